@@ -1,0 +1,69 @@
+# rankmap: non-recursive build. Each module describes itself in <dir>/module.mk.
+# Targets: all deps test run bench install clean fuzz.  Variables: PREFIX DESTDIR SANITIZE=1.
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR  ?= $(PREFIX)/lib
+MANDIR  ?= $(PREFIX)/share/man
+SYSCONFDIR ?= $(PREFIX)/etc
+DATADIR ?= $(PREFIX)/share/rankmap
+
+CC      ?= cc
+B       := build
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
+VERSION := 0.1.0
+PKGS    := hwloc jansson libibnetdisc libibmad libibumad
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+SCOTCH_CFLAGS := -I/usr/include/scotch
+SCOTCH_LIBS   := -lscotch -lscotcherr
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -DRANKMAP_VERSION=\"$(VERSION)\" -fPIC -fvisibility=hidden -MMD -MP \
+             -I. -Icommon -Itopo -Iorder -Imapping $(PKG_CFLAGS) $(SCOTCH_CFLAGS) $(EXTRA_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
+LIBS_ALL = $(PKG_LIBS) $(SCOTCH_LIBS) -lm -lpthread
+
+ifeq ($(SANITIZE),1)
+CFLAGS := -O1 -g -fno-omit-frame-pointer
+EXTRA_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+EXTRA_LDFLAGS += -fsanitize=address,undefined
+endif
+
+.PHONY: all deps test run bench install uninstall clean check-format
+all:
+
+# Core static libraries, in link order (later ones are used by earlier ones).
+CORE_LIBS := $(B)/libmapping.a $(B)/liborder.a $(B)/libtopo.a $(B)/libcommon.a
+
+define objs_of
+$(patsubst %.c,$(B)/%.o,$(1))
+endef
+
+include common/module.mk topo/module.mk order/module.mk mapping/module.mk
+include daemon/module.mk plugin/module.mk tests/module.mk
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+deps:
+	@sh scripts/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all test-progs
+	@sh tests/run.sh
+
+run: all
+	@sh scripts/run.sh
+
+bench: all test-progs
+	@sh tests/bench/run.sh
+
+clean:
+	rm -rf $(B)
+
+check-format:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

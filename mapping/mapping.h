@@ -1,0 +1,105 @@
+/*
+ * mapping/mapping.h: communication graphs and the engines that map them onto a target's slots.
+ *
+ * A graph (map_graph_t) is who talks to whom and how much: symmetric, no self loops, duplicate edges
+ * merged (weights summed). An engine chooses perm[rank] = slot so that heavy edges join close slots.
+ * Every result is a bijection onto distinct slots and never costs more than the identity placement
+ * (rank i on slot i). Engines are chosen by name: "treematch", "scotch", "refine", "auto", "identity".
+ *
+ * Error rule: 0 on success, -1 with errno set on failure; pointer-returning functions return NULL.
+ * Parsers and engines fill a caller-owned rm_error_t (may be NULL); the first error wins.
+ * Memory: O(edges + slots); nothing dense above 4,096 ranks. No exit(), no printing.
+ */
+#ifndef RANKMAP_MAPPING_H
+#define RANKMAP_MAPPING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rm_error.h"
+#include "topo.h"
+
+/* CSR graph. Both directions of every edge are stored; w[] is the weight the engines use. */
+typedef struct map_graph {
+	uint32_t n;       /* vertices (ranks) */
+	uint64_t *xadj;   /* n + 1 offsets into adj and w */
+	uint32_t *adj;    /* neighbours, sorted per vertex, no self loops, no duplicates */
+	double *w;        /* weight of each adjacency entry (same value in both directions), > 0 */
+	double *bytes;    /* optional metric columns from a traced pattern (NULL when absent) */
+	double *msgs;
+} map_graph_t;
+
+/* Which metric of a two-metric pattern becomes w. */
+typedef enum map_metric {
+	MAP_METRIC_DEFAULT = 0, /* first weight column */
+	MAP_METRIC_BYTES,
+	MAP_METRIC_MESSAGES,
+	MAP_METRIC_LOGGP        /* msgs * (L + 2o) + bytes * G, REFERENCE.md section 4 */
+} map_metric_t;
+
+/* Parses "bytes", "messages", "loggp" (or "default"); -1 (EINVAL) otherwise. */
+int map_metric_parse(const char *s, map_metric_t *out);
+
+/* Loads a pattern file: Matrix Market coordinate (general or symmetric, real/integer, one or two weight
+ * columns: bytes then messages) or TreeMatch's dense text (N lines of N numbers), detected from the
+ * content. Self loops are ignored; negative, NaN or infinite weights are errors naming file and line.
+ * Caller owns the graph. */
+map_graph_t *map_graph_load(const char *path, map_metric_t metric, rm_error_t *err);
+/* Builds a graph from an edge list (either direction, duplicates summed, self loops dropped). */
+map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
+				  const double *w, rm_error_t *err);
+
+/* A Cartesian spec: "8x4", "8x4:1,0" (periods), "8x4:1,1:10,1" (per-dimension weights). */
+#define MAP_CART_MAXDIMS 16
+typedef struct map_cart {
+	int ndims;
+	int dims[MAP_CART_MAXDIMS];
+	int periods[MAP_CART_MAXDIMS];
+	double weights[MAP_CART_MAXDIMS];
+} map_cart_t;
+
+/* Parses a Cartesian spec; errors name the field. Default: all periodic, all weights 1. */
+int map_cart_parse(const char *spec, map_cart_t *out, rm_error_t *err);
+/* The halo-exchange graph of a Cartesian grid in MPI's row-major rank order (last dimension fastest).
+ * A periodic dimension of extent 2 yields one edge whose weight counts both exchanges. */
+map_graph_t *map_graph_cart(const map_cart_t *cart, rm_error_t *err);
+
+/* Frees a graph. NULL is fine. */
+void map_graph_destroy(map_graph_t *g);
+
+typedef struct map_options {
+	double time_budget_ms;  /* for "auto" and "refine"; <= 0: the default budget */
+	unsigned seed;          /* for randomised steps; results are deterministic for a seed */
+	const uint32_t *start;  /* optional start mapping for "refine" (NULL: identity) */
+} map_options_t;
+
+typedef struct map_result {
+	double cost;            /* cost of the returned mapping */
+	double identity_cost;   /* cost of rank i on slot i */
+	double time_ms;         /* wall time of the computation */
+	char algo[32];          /* engine that produced the returned mapping ("identity" if it won) */
+} map_result_t;
+
+/* Maps g onto t with the named engine: perm[i] = slot of rank i (perm has g->n entries). Requires
+ * g->n <= t->nslots (more ranks than slots is an error naming both counts); with fewer ranks the engine
+ * chooses the best subset of slots. opt and res may be NULL. Returns 0, or -1 (unknown engine, bad
+ * sizes, allocation failure); on failure perm holds the identity. */
+int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
+		uint32_t *perm, map_result_t *res, rm_error_t *err);
+
+/* Names of the engines, NULL-terminated (static). */
+const char *const *map_algorithms(void);
+
+/* Cost of a mapping: sum over undirected edges of weight x target distance. */
+double map_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm);
+/* Traffic (sum of weights of undirected edges) per deepest common level: per_level has t->nlevels
+ * entries; per_level[l] is the weight of edges whose two slots first share level l. */
+void map_breakdown(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm, double *per_level);
+/* Checks that perm is a bijection of n ranks onto distinct slots < nslots. Returns 0 or -1. */
+int map_check_perm(const uint32_t *perm, uint32_t n, uint32_t nslots);
+
+/* Writes / reads a permutation file: one line per rank, the slot index of rank i. */
+int map_perm_write(const char *path, const uint32_t *perm, uint32_t n, rm_error_t *err);
+uint32_t *map_perm_read(const char *path, uint32_t *n_out, rm_error_t *err);
+
+#endif

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install the Debian packages rankmap needs; skip everything already installed.
+set -e
+PKGS="build-essential pkg-config clang libclang-rt-14-dev libhwloc-dev hwloc libscotch-dev libjansson-dev
+ libslurm-dev slurm-wlm slurmctld slurmd slurm-client munge libopenmpi-dev openmpi-bin libmpich-dev mpich
+ infiniband-diags ibsim-utils libumad2sim0 libibnetdisc-dev libibmad-dev libibumad-dev libxml2-utils
+ python3 procps psmisc"
+[ -n "$RANKMAP_EXTRA_PKGS" ] && PKGS="$PKGS $RANKMAP_EXTRA_PKGS"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "deps: all packages present"
+	exit 0
+fi
+echo "deps: installing$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: need root to install:$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "deps: done"

@@ -1,0 +1,228 @@
+/*
+ * topo/topo.h: rankmap's model of the machine.
+ *
+ * A cluster (topo_cluster_t) is assembled from sources: per-node hwloc trees (XML files, a directory of
+ * them with *.diff.xml topology diffs, synthetic strings, the live machine), the InfiniBand fabric
+ * (ibnetdiscover topology files and -p ports reports, live libibnetdisc discovery or its cache file,
+ * a node-name map) and an optional 3D torus. topo_cluster_finalize() joins them; the cluster can then be
+ * queried for hosts, hop counts and slot distances, and restricted to a set of slots as a
+ * topo_target_t, the form the mapping engines consume.
+ *
+ * Error rule: functions return 0 on success and -1 with errno set on failure; functions returning a
+ * pointer return NULL on failure. Loaders also fill a caller-owned rm_error_t (may be NULL) naming the
+ * file and line, or the field; the first error wins. A failed load leaves the cluster as it was before
+ * the call. No function here calls exit() or prints.
+ *
+ * Memory: nothing is quadratic in hosts; hop counts come from the switch graph (per leaf switch).
+ */
+#ifndef RANKMAP_TOPO_H
+#define RANKMAP_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <hwloc.h>
+
+#include "rm_error.h"
+
+typedef struct topo_cluster *topo_cluster_t;
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+/* Returns a new empty cluster (NULL on allocation failure). Caller owns it. */
+topo_cluster_t topo_cluster_create(void);
+/* Frees the cluster and everything it owns. NULL is fine. */
+void topo_cluster_destroy(topo_cluster_t c);
+
+/* ---- hardware sources (topo/node_hwloc.c) --------------------------------------------------- */
+
+/* Loads one hwloc XML file. host NULL: the HostName info of the root object, else the file name
+ * without ".xml". Identical contents are shared between hosts (one parsed tree per node type).
+ * A host loaded twice is an error (duplicate host). */
+int topo_load_hwloc_xml(topo_cluster_t c, const char *path, const char *host, rm_error_t *err);
+/* Same from a memory buffer (rankmapd's `register`); source names the origin in errors. */
+int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len,
+			   const char *source, rm_error_t *err);
+/* Loads every <host>.xml of a directory, and every <host>.diff.xml applied to the reference XML it
+ * names (hwloc topology diff, refname attribute). An empty directory is an error. */
+int topo_load_hwloc_dir(topo_cluster_t c, const char *dir, rm_error_t *err);
+/* Adds host with the hardware of an hwloc synthetic description ("pack:2 core:4 pu:1"). */
+int topo_load_hwloc_synthetic(topo_cluster_t c, const char *host, const char *desc, rm_error_t *err);
+/* Adds host (NULL: gethostname()) with the hardware of the machine this runs on. */
+int topo_load_hwloc_live(topo_cluster_t c, const char *host, rm_error_t *err);
+/* CLI convenience: spec is a directory, an XML file, "synthetic:<desc>[@host1,host2...]" or "live". */
+int topo_load_hwloc_spec(topo_cluster_t c, const char *spec, rm_error_t *err);
+
+/* ---- InfiniBand sources (topo/net_ib*.c) ---------------------------------------------------- */
+
+/* Loads an ibnetdiscover output file: topology-file form or -p ports report, detected from the
+ * content; -s verbose "DR path" lines are skipped. Each file is one subnet. */
+int topo_load_ib_file(topo_cluster_t c, const char *path, rm_error_t *err);
+/* Discovers the fabric live through libibnetdisc (ca NULL/port 0: the default port). */
+int topo_load_ib_live(topo_cluster_t c, const char *ca, int port, rm_error_t *err);
+/* Loads a libibnetdisc cache file (ibnd_cache_fabric / ibnetdiscover --cache). */
+int topo_load_ib_cache(topo_cluster_t c, const char *path, rm_error_t *err);
+/* Loads a node-name map (lines `0xGUID "name"`, # comments). Applies to every fabric of the cluster,
+ * whenever it is loaded. */
+int topo_load_node_name_map(topo_cluster_t c, const char *path, rm_error_t *err);
+
+/* ---- 3D torus (topo/net_torus.c) ------------------------------------------------------------ */
+
+typedef struct topo_torus_spec {
+	int dims[3];           /* router extents in x, y, z (each >= 1) */
+	int wrap[3];           /* 1 when that dimension wraps around */
+	double link_cost[3];   /* cost of one hop along each dimension (anisotropy), > 0 */
+	int nodes_per_router;  /* >= 1 */
+} topo_torus_spec_t;
+
+/* Loads a torus config file (dims, wrap, link costs, nodes per router, hosts by table or pattern). */
+int topo_load_torus(topo_cluster_t c, const char *path, rm_error_t *err);
+/* Sets a torus from a spec (no host names: nodes are named by coordinates). */
+int topo_set_torus(topo_cluster_t c, const topo_torus_spec_t *spec, rm_error_t *err);
+/* Returns the cluster's torus spec, or NULL when it has none (borrowed). */
+const topo_torus_spec_t *topo_torus(topo_cluster_t c);
+
+/* ---- cluster files ---------------------------------------------------------------------------- */
+
+/* Loads a cluster description: `key = value` lines, # comments, keys hwloc (as topo_load_hwloc_spec),
+ * ib, ib_cache, node_name_map, torus, and the cost parameters of topo_costs_t by name. Relative paths
+ * are relative to the file's directory. Used by `--cluster FILE` and RANKMAP_CLUSTER. */
+int topo_load_cluster_file(topo_cluster_t c, const char *path, rm_error_t *err);
+
+/* ---- finalize and hosts --------------------------------------------------------------------- */
+
+/* Joins the sources: host names from the fabric, switch levels, leaf of every host, torus coordinates.
+ * Call after loading and before any query; may be called again after more loads. */
+int topo_cluster_finalize(topo_cluster_t c, rm_error_t *err);
+
+/* Number of hosts: the union of hosts with hardware data, fabric hosts and torus hosts. */
+size_t topo_nhosts(topo_cluster_t c);
+/* Name of host h (borrowed, valid until the cluster is destroyed). */
+const char *topo_host_name(topo_cluster_t c, size_t h);
+/* Index of a host by name, or -1 (errno ENOENT). */
+long topo_host_find(topo_cluster_t c, const char *name);
+/* Hardware tree of host h (borrowed, shared by all hosts of the same node type), NULL if unknown. */
+hwloc_topology_t topo_host_hwloc(topo_cluster_t c, size_t h);
+/* PUs and cores of host h (0 when it has no hardware data). */
+unsigned topo_host_npus(topo_cluster_t c, size_t h);
+unsigned topo_host_ncores(topo_cluster_t c, size_t h);
+/* Number of links on the shortest fabric path between the HCAs of two hosts (2 under one leaf switch),
+ * 0 for the same host, -1 when either host is not in the fabric or they are not connected. */
+int topo_host_hops(topo_cluster_t c, size_t a, size_t b);
+
+/* ---- cost model (topo/cost.c) --------------------------------------------------------------- */
+
+/* Kinds of level a slot hierarchy has, outermost first. */
+typedef enum topo_level_kind {
+	TOPO_LEVEL_ROOT = 0,   /* the whole set */
+	TOPO_LEVEL_NETWORK,    /* a switch group, leaf switch, torus block or router */
+	TOPO_LEVEL_HOST,
+	TOPO_LEVEL_PACKAGE,
+	TOPO_LEVEL_NUMA,
+	TOPO_LEVEL_CACHE,
+	TOPO_LEVEL_CORE,
+	TOPO_LEVEL_PU,
+	TOPO_LEVEL_OTHER       /* levels of a tleaf string */
+} topo_level_kind_t;
+
+/* Per-level latency (microseconds) and bandwidth (GB/s) of the cost model, with LogGP-based defaults
+ * (REFERENCE.md section 4). The distance between two slots is latency + ref_bytes / bandwidth of the
+ * level where they first share an ancestor; network distance grows with hops (or torus link costs). */
+typedef struct topo_costs {
+	double lat_core, bw_core;       /* SMT siblings */
+	double lat_cache, bw_cache;     /* shared cache */
+	double lat_numa, bw_numa;       /* same NUMA node / package */
+	double lat_host, bw_host;       /* same host, across packages */
+	double lat_net, bw_net;         /* between hosts: base cost (HCA to HCA, one switch) */
+	double lat_hop;                 /* each extra switch hop, or torus hop of link cost 1 */
+	double ref_bytes;               /* message size the distance is quoted for */
+} topo_costs_t;
+
+/* Fills costs with the defaults. */
+void topo_costs_default(topo_costs_t *costs);
+/* Returns the cluster's cost parameters (borrowed, modifiable before targets are built). */
+topo_costs_t *topo_cluster_costs(topo_cluster_t c);
+
+/* A slot: one PU of one host, by the PU's logical index in the host's hwloc tree. */
+typedef struct topo_slot {
+	uint32_t host;
+	uint32_t pu;
+} topo_slot_t;
+
+/* Distance between two slots of the cluster under its cost model (0 for the same slot); a negative
+ * value when a slot is invalid or the hosts are not connected. */
+double topo_slot_distance(topo_cluster_t c, topo_slot_t a, topo_slot_t b);
+
+/* ---- targets: a set of slots with the cost model restricted to them (topo/target*.c) --------- */
+
+/*
+ * A target is a hierarchy of levels over nslots slots, level 0 the root (one group holding every
+ * slot) and level nlevels-1 the slots themselves. group[s * nlevels + l] is the dense id (0 ..
+ * ngroups[l]-1) of slot s's ancestor at level l. Two slots whose deepest common level is l are at
+ * distance cost[l] (cost[nlevels-1] == 0), unless net_dist is set: then slots on different hosts
+ * (deepest common level < host_level) are at net_dist(t, slot_host[a], slot_host[b]). Slots are
+ * numbered depth-first, so a subtree is a contiguous range of slots.
+ * The struct is public so that mapping inner loops can read it directly; build it only with the
+ * functions below.
+ */
+typedef struct topo_target topo_target_t;
+struct topo_target {
+	uint32_t nslots;
+	int nlevels;
+	uint32_t *group;              /* nslots * nlevels */
+	uint32_t *ngroups;            /* nlevels */
+	double *cost;                 /* nlevels */
+	topo_level_kind_t *kind;      /* nlevels */
+	char **level_name;            /* nlevels, e.g. "root", "leaf", "host", "package", "core" */
+	int host_level;               /* level whose groups are hosts, -1 for a tleaf target */
+	/* where every slot is in the cluster (NULL for a tleaf target) */
+	uint32_t nhosts;              /* distinct hosts of the target */
+	uint32_t *slot_host;          /* nslots: target-local host index, 0 .. nhosts-1 */
+	topo_slot_t *slot;            /* nslots: cluster host index and PU logical index */
+	unsigned *slot_pu_os;         /* nslots: PU OS index, for binding (NULL for tleaf) */
+	char **host_name;             /* nhosts (NULL for tleaf) */
+	/* optional non-tree network distance between target-local hosts */
+	double (*net_dist)(const topo_target_t *t, uint32_t ha, uint32_t hb);
+	void *net_ctx;
+	void (*net_free)(void *net_ctx);
+};
+
+/* Parses a Scotch tleaf string "tleaf N a1 c1 a2 c2 ... aN cN": N levels, arity a_i, and cost c_i
+ * between slots that first differ at level i. Errors name the field. Caller owns the target. */
+topo_target_t *topo_target_from_tleaf(const char *s, rm_error_t *err);
+/* Restricts the cluster to the given slots (in that order: slot i of the target is slots[i] when the
+ * order is already depth-first, else the target renumbers them depth-first and `slot` says which is
+ * which). The cluster must be finalized and must outlive nothing: the target copies what it needs. */
+topo_target_t *topo_target_from_slots(topo_cluster_t c, const topo_slot_t *slots, size_t n, rm_error_t *err);
+/* Convenience: every core (per_core != 0: first PU of each core) or every PU of the named hosts, in
+ * the given host order. Unknown hosts and hosts without hardware data are errors naming the host. */
+topo_target_t *topo_target_from_hosts(topo_cluster_t c, const char *const *hosts, size_t nhosts,
+				      int per_core, rm_error_t *err);
+/* Frees a target. NULL is fine. */
+void topo_target_destroy(topo_target_t *t);
+
+/* Deepest level shared by slots a and b (nlevels-1 when a == b). */
+static inline int topo_target_common_level(const topo_target_t *t, uint32_t a, uint32_t b)
+{
+	const uint32_t *ga = t->group + (size_t)a * t->nlevels, *gb = t->group + (size_t)b * t->nlevels;
+	int l = 0;
+
+	while (l + 1 < t->nlevels && ga[l + 1] == gb[l + 1])
+		l++;
+	return l;
+}
+
+/* Distance between slots a and b of the target. */
+static inline double topo_target_distance(const topo_target_t *t, uint32_t a, uint32_t b)
+{
+	int l = topo_target_common_level(t, a, b);
+
+	if (t->net_dist && t->host_level >= 0 && l < t->host_level)
+		return t->net_dist(t, t->slot_host[a], t->slot_host[b]);
+	return t->cost[l];
+}
+
+/* Writes the target as a Scotch tleaf string when it is a uniform tree without net_dist (every group
+ * of a level has the same arity). Returns 0, or -1 (errno EINVAL) when it is not uniform. */
+int topo_target_tleaf_string(const topo_target_t *t, char *buf, size_t len);
+
+#endif

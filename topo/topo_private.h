@@ -1,0 +1,89 @@
+/*
+ * topo/topo_private.h: internals of topo/, shared by its source files only.
+ *
+ * Ownership inside topo/: cluster.c, node_hwloc.c, cost.c, target_cluster.c, cluster_file.c and
+ * report.c hold the cluster container and the hardware side; net_ib*.c the fabric (struct topo_fabric,
+ * defined in net_ib_private.h); net_torus.c the torus (struct topo_torus_model, defined there).
+ * The cluster only talks to the fabric and the torus through the functions declared below.
+ */
+#ifndef RANKMAP_TOPO_PRIVATE_H
+#define RANKMAP_TOPO_PRIVATE_H
+
+#include <jansson.h>
+
+#include "topo.h"
+
+struct topo_fabric;       /* net_ib*.c */
+struct topo_torus_model;  /* net_torus.c */
+
+/* ---- fabric, implemented in net_ib*.c ------------------------------------------------------- */
+
+/* New empty fabric; NULL on allocation failure. */
+struct topo_fabric *topo_fabric_create(void);
+void topo_fabric_destroy(struct topo_fabric *f);
+/* Parsers add one subnet each (see topo_load_ib_file / _live / _cache / topo_load_node_name_map). */
+int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *err);
+int topo_fabric_load_live(struct topo_fabric *f, const char *ca, int port, rm_error_t *err);
+int topo_fabric_load_cache(struct topo_fabric *f, const char *path, rm_error_t *err);
+int topo_fabric_load_node_name_map(struct topo_fabric *f, const char *path, rm_error_t *err);
+/* Names hosts (node-name map, else first word of the HCA description, else the GUID), computes
+ * switch levels, the leaf switch of each host and switch-to-switch hop counts. Idempotent. */
+int topo_fabric_finalize(struct topo_fabric *f, rm_error_t *err);
+/* Hosts the fabric knows (after finalize). A host with several HCAs is one host. */
+size_t topo_fabric_nhosts(const struct topo_fabric *f);
+const char *topo_fabric_host_name(const struct topo_fabric *f, size_t i);
+/* Links between the HCAs of two fabric hosts (0 for the same host, -1 if unconnected). */
+int topo_fabric_hops(const struct topo_fabric *f, size_t a, size_t b);
+/* Leaf switch (dense switch index) of fabric host i, -1 if it hangs on no switch. */
+long topo_fabric_host_leaf(const struct topo_fabric *f, size_t i);
+/* Group of switch s at "network level" k above the leaves (k = 0: the leaf itself; k = 1: leaves that
+ * share a spine set, ...), for building target hierarchies; number of such levels in *nlevels. */
+int topo_fabric_network_levels(const struct topo_fabric *f);
+long topo_fabric_leaf_group(const struct topo_fabric *f, long leaf, int k);
+/* The fabric's part of `rankmapctl report` (new reference): switches per level, HCA ports, subnets,
+ * link speeds, anomalies. */
+json_t *topo_fabric_report(const struct topo_fabric *f);
+
+/* ---- torus, implemented in net_torus.c ------------------------------------------------------ */
+
+struct topo_torus_model *topo_torus_model_load(const char *path, rm_error_t *err);
+struct topo_torus_model *topo_torus_model_from_spec(const topo_torus_spec_t *spec, rm_error_t *err);
+void topo_torus_model_destroy(struct topo_torus_model *t);
+const topo_torus_spec_t *topo_torus_model_spec(const struct topo_torus_model *t);
+/* Hosts named by the torus config (table or pattern); 0 when nodes are named by coordinates. */
+size_t topo_torus_model_nhosts(const struct topo_torus_model *t);
+const char *topo_torus_model_host_name(const struct topo_torus_model *t, size_t i);
+/* Node index (router-major: ((x * Y + y) * Z + z) * nodes_per_router + n) of a host name, -1 if none. */
+long topo_torus_model_host_node(const struct topo_torus_model *t, const char *name);
+/* Link-cost-weighted hop distance between two node indices (0 inside one router). */
+double topo_torus_model_distance(const struct topo_torus_model *t, long a, long b);
+/* The torus's part of `rankmapctl report` (new reference). */
+json_t *topo_torus_model_report(const struct topo_torus_model *t);
+
+/* ---- the cluster -------------------------------------------------------------------------------- */
+
+struct topo_nodetype;     /* one parsed hwloc tree shared by all hosts with identical hardware */
+
+struct topo_host {
+	char *name;
+	struct topo_nodetype *type;  /* NULL without hardware data */
+	long fabric_host;            /* index in the fabric, -1 */
+	long torus_node;             /* node index in the torus, -1 */
+};
+
+struct topo_cluster {
+	struct topo_host *hosts;
+	size_t nhosts, hosts_cap;
+	void *host_index;            /* name -> index hash (cluster.c) */
+	struct topo_nodetype **types;
+	size_t ntypes, types_cap;
+	struct topo_fabric *fabric;  /* NULL until an IB source is loaded */
+	struct topo_torus_model *torus;
+	topo_costs_t costs;
+	int finalized;
+};
+
+/* Adds a host, or returns the existing index; -1 on allocation failure (cluster.c). */
+long topo_cluster_add_host(struct topo_cluster *c, const char *name);
+
+#endif
