@@ -1,0 +1,215 @@
+/*
+ * topo/net_ib_private.h: the InfiniBand fabric model (struct topo_fabric) and the internals shared by
+ * topo/net_ib*.c. The rest of topo/ talks to the fabric only through topo_private.h's "fabric" section,
+ * plus the read-only helpers declared at the end of this file.
+ *
+ * Model. A fabric is a set of subnets (one per loaded file, live discovery or cache). Each subnet holds
+ * nodes (switches, channel adapters, routers) keyed by GUID and links between (node, port) pairs with
+ * a width (lanes) and a speed. topo_fabric_finalize() derives:
+ *   - hosts: every CA that is not a SHARP aggregation node, named by the node-name map (node or port
+ *     GUID), else by the first word of its description, else (generic vendor description) by its GUID
+ *     "0x%016llx". CAs with the same name are one host, across subnets too;
+ *   - dense switch indices 0 .. nsw-1 in load order, and the switch-to-switch adjacency (CSR);
+ *   - switch levels: leaves (level 0) are switches with a host attached; upper levels by a multi-source
+ *     BFS from the leaves (spines 1, cores 2, ...); switches no leaf reaches get level -1;
+ *   - the leaf switch of every host (its first attachment), and host-to-host hop counts: 2 + the
+ *     switch hops between the two leaves, minimised over the hosts' HCA ports that share a subnet.
+ *     Leaf-to-leaf hops are a uint8 table when there are at most IB_LEAF_TABLE_MAX leaves, else one BFS
+ *     per source leaf on demand with a small row cache (no host x host matrix anywhere);
+ *   - network levels for target hierarchies: the group of a leaf at level k >= 1 is the connected
+ *     component of the leaf among switches of level <= k (a pod at k = 1 in a 3-level fat tree, the
+ *     whole subnet at the top level; in a 2-level fat tree k = 1 holds every leaf). A group is named by
+ *     its representative: the smallest dense switch index in it. k = 0 is the leaf itself.
+ */
+#ifndef RANKMAP_NET_IB_PRIVATE_H
+#define RANKMAP_NET_IB_PRIVATE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "topo_private.h"
+
+#define IB_NONE UINT32_MAX
+#define IB_MAX_PORTS 254          /* IB switches have at most 254 external ports */
+#define IB_LEAF_TABLE_MAX 8192    /* leaves for the precomputed uint8 leaf-to-leaf table (64 MiB) */
+#define IB_ROW_CACHE 64           /* BFS rows kept when the table is not precomputed */
+#define IB_HOPS_INF 0xff
+
+enum ib_node_type { IB_NODE_CA = 1, IB_NODE_SW = 2, IB_NODE_RT = 3 };
+
+/* Link speeds, in increasing order of lane rate. */
+enum ib_speed {
+	IB_SPEED_UNKNOWN = 0, IB_SPEED_SDR, IB_SPEED_DDR, IB_SPEED_QDR, IB_SPEED_FDR10, IB_SPEED_FDR,
+	IB_SPEED_EDR, IB_SPEED_HDR, IB_SPEED_NDR, IB_SPEED_XDR, IB_SPEED_COUNT
+};
+
+struct ib_node {
+	uint64_t guid;        /* node GUID (the port GUID for a CA known only from a ports report) */
+	uint64_t port_guid;   /* a port GUID of a CA (0 if unknown), for node-name map look-ups */
+	char *desc;           /* node description (owned), "" if none */
+	uint32_t subnet;
+	uint32_t lid;         /* switch port 0 or first CA port LID, 0 if unknown */
+	uint32_t *port_link;  /* [0 .. nports]: link index per port, IB_NONE when unconnected (owned) */
+	uint16_t nports;      /* declared or highest seen port number */
+	uint8_t type;         /* enum ib_node_type */
+	uint8_t declared;     /* port count declared by the source (topology file, libibnetdisc) */
+	uint8_t aggregation;  /* CA that is a SHARP aggregation node: not a host */
+	uint8_t generic;      /* CA whose description names no host (finalize) */
+	uint16_t down_ports;  /* ports a ports report lists as unconnected */
+	long host;            /* host index (finalize), -1 */
+	long sw;              /* dense switch index (finalize), -1 */
+};
+
+struct ib_link {
+	uint32_t node[2];
+	uint16_t port[2];
+	uint8_t width;        /* lanes: 1, 2, 4, 8, 12; 0 unknown */
+	uint8_t speed;        /* enum ib_speed */
+};
+
+/* uint64 -> uint32 open-addressing map; key 0 is never stored (GUID 0 is invalid). */
+struct ib_u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n;
+};
+
+/* string -> uint32 open-addressing map; keys are borrowed. */
+struct ib_strmap {
+	const char **keys;
+	uint32_t *vals;
+	size_t cap, n;
+};
+
+/* One attachment of a host: an HCA port and the switch (or CA) at the other end. */
+struct ib_attach {
+	uint32_t ca;          /* node index of the HCA */
+	uint32_t subnet;
+	long sw;              /* dense switch index of the peer, -1 if the peer is not a switch */
+	uint32_t peer_ca;     /* node index of a directly connected CA (back-to-back), IB_NONE */
+};
+
+struct ib_host {
+	char *name;           /* owned */
+	uint32_t first, n;    /* attachments att[first .. first+n-1] */
+	long leaf;            /* dense switch index of the first switch attachment, -1 */
+};
+
+/* Nodes and links of one source, built by a parser and merged into the fabric on success only. */
+struct ib_build {
+	const char *source;   /* file path or "libibnetdisc" for errors */
+	struct ib_node *nodes;
+	size_t nnodes, nodes_cap;
+	struct ib_link *links;
+	size_t nlinks, links_cap;
+	struct ib_u64map by_guid;
+	rm_error_t *err;
+};
+
+struct topo_fabric {
+	struct ib_node *nodes;
+	size_t nnodes, nodes_cap;
+	struct ib_link *links;
+	size_t nlinks, links_cap;
+	uint32_t nsubnets;
+	char **subnet_source;          /* nsubnets, owned */
+	/* node-name map */
+	struct ib_u64map name_by_guid; /* GUID -> index in map_names */
+	char **map_names;
+	size_t nmap_names, map_names_cap;
+	/* finalize results */
+	int finalized;
+	struct ib_host *hosts;
+	size_t nhosts;
+	struct ib_strmap host_by_name;
+	struct ib_attach *att;
+	size_t natt;
+	uint32_t *sw_node;             /* nsw: node index of dense switch s */
+	size_t nsw;
+	uint32_t *adj_off, *adj;       /* CSR switch adjacency (nsw + 1 offsets), parallel links merged */
+	int *sw_level;                 /* nsw */
+	int max_level;                 /* -1 without switches */
+	long *leaf_of_sw;              /* nsw: leaf index or -1 */
+	uint32_t *leaf_sw;             /* nleaves: dense switch index */
+	size_t nleaves;
+	uint8_t *leaf_hops;            /* nleaves^2 or NULL (then BFS rows on demand) */
+	uint32_t *group;               /* (max_level + 1) * nsw: representative switch per level */
+	int nlevels;
+	/* BFS row cache for large fabrics (mutable through const queries) */
+	pthread_mutex_t cache_lock;
+	uint8_t *row_cache;            /* IB_ROW_CACHE rows of nsw */
+	long row_src[IB_ROW_CACHE];
+	unsigned row_next;
+};
+
+/* ---- net_ib_util.c ---- */
+int ib_u64map_put(struct ib_u64map *m, uint64_t key, uint32_t val);
+/* Value of key, IB_NONE when absent. */
+uint32_t ib_u64map_get(const struct ib_u64map *m, uint64_t key);
+void ib_u64map_free(struct ib_u64map *m);
+int ib_strmap_put(struct ib_strmap *m, const char *key, uint32_t val);
+uint32_t ib_strmap_get(const struct ib_strmap *m, const char *key);
+void ib_strmap_free(struct ib_strmap *m);
+/* Reads one line (without the newline) into *buf; returns its length or -1 at EOF/error. */
+long ib_getline(char **buf, size_t *cap, FILE *fp);
+/* Parses a GUID (0x... or bare hex, up to 16 digits) at *p, advancing *p; 0 and -1 on error. */
+int ib_parse_guid(const char **p, uint64_t *guid);
+/* Parses "4xNDR", "4x NDR", "4X", "NDR"...; returns 0 on success, -1 if not a width/speed. */
+int ib_parse_width(const char *s, uint8_t *width);
+int ib_parse_speed(const char *s, uint8_t *speed);
+const char *ib_speed_name(uint8_t speed);
+/* Link rate in Gb/s per lane x lanes (0 when unknown). */
+double ib_link_gbps(const struct ib_link *l);
+char *ib_strndup(const char *s, size_t n);
+const char *ib_skip_ws(const char *p);
+
+/* ---- build (net_ib.c) ---- */
+/* Adds a node to the build (desc copied); returns its index or IB_NONE with err set. */
+uint32_t ib_build_add_node(struct ib_build *b, int line, uint8_t type, uint64_t guid, const char *desc,
+			   size_t desclen, unsigned nports);
+/* Connects (a, pa) to (b, pb); checks port ranges and conflicting duplicate links. A link already
+ * recorded from the other side is accepted once. Returns 0 or -1 with err set (naming line). */
+int ib_build_link(struct ib_build *b, int line, uint32_t a, unsigned pa, uint32_t bn, unsigned pb,
+		  uint8_t width, uint8_t speed);
+/* Grows the port table of node n to hold port p (when the source does not declare port counts). */
+int ib_build_grow_ports(struct ib_build *b, int line, uint32_t n, unsigned p);
+void ib_build_free(struct ib_build *b);
+/* True for a CA description that is a SHARP aggregation node. */
+int ib_desc_is_aggregation(const char *desc);
+
+/* ---- parsers: net_ib_topofile.c, net_ib_ports.c, net_ib_live.c, net_ib_namemap.c ---- */
+struct ib_format {
+	const char *name;
+	/* Scores how likely the first lines look like this format (0: not at all). */
+	int (*detect)(const char *line);
+	int (*parse)(struct ib_build *b, FILE *fp);
+};
+extern const struct ib_format ib_format_topofile;
+extern const struct ib_format ib_format_ports;
+/* Fills b from a libibnetdisc fabric (ibnd_fabric_t *), 0 or -1 with b->err set. */
+int ib_build_from_ibnd(struct ib_build *b, void *ibnd_fabric);
+/* Parses a node-name map into f (all or nothing). */
+int ib_namemap_load(struct topo_fabric *f, const char *path, rm_error_t *err);
+/* Name of a GUID in the node-name map, NULL if none. */
+const char *ib_namemap_lookup(const struct topo_fabric *f, uint64_t guid);
+
+/* ---- net_ib_graph.c ---- */
+/* Frees the finalize results (idempotent). */
+void ib_graph_reset(struct topo_fabric *f);
+int ib_graph_build(struct topo_fabric *f, rm_error_t *err);
+/* Hops between dense switches s and t, IB_HOPS_INF when unreachable. */
+unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t);
+/* True when a CA description names no host (vendor strings, empty). */
+int ib_desc_is_generic(const char *desc);
+
+/* ---- read-only helpers for other topo/ files and tests ---- */
+/* Dense switch count (after finalize), name (description, borrowed) and level (-1 unknown). */
+size_t topo_fabric_nswitches(const struct topo_fabric *f);
+const char *topo_fabric_switch_name(const struct topo_fabric *f, long s);
+int topo_fabric_switch_level(const struct topo_fabric *f, long s);
+/* Number of subnets loaded. */
+size_t topo_fabric_nsubnets(const struct topo_fabric *f);
+
+#endif
