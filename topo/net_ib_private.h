@@ -37,7 +37,7 @@
 #define IB_ROW_CACHE 64           /* BFS rows kept when the table is not precomputed */
 #define IB_HOPS_INF 0xff
 
-enum ib_node_type { IB_NODE_CA = 1, IB_NODE_SW = 2, IB_NODE_RT = 3 };
+enum ib_node_type { IBN_CA = 1, IBN_SW = 2, IBN_RT = 3 };
 
 /* Link speeds, in increasing order of lane rate. */
 enum ib_speed {
@@ -140,6 +140,7 @@ struct topo_fabric {
 	/* BFS row cache for large fabrics (mutable through const queries) */
 	pthread_mutex_t cache_lock;
 	uint8_t *row_cache;            /* IB_ROW_CACHE rows of nsw */
+	uint32_t *bfs_queue;           /* nsw, scratch of BFS under cache_lock */
 	long row_src[IB_ROW_CACHE];
 	unsigned row_next;
 };
@@ -152,8 +153,15 @@ void ib_u64map_free(struct ib_u64map *m);
 int ib_strmap_put(struct ib_strmap *m, const char *key, uint32_t val);
 uint32_t ib_strmap_get(const struct ib_strmap *m, const char *key);
 void ib_strmap_free(struct ib_strmap *m);
-/* Reads one line (without the newline) into *buf; returns its length or -1 at EOF/error. */
-long ib_getline(char **buf, size_t *cap, FILE *fp);
+/* Lines of a file read into memory; ib_next_line() cuts the buffer in place and returns the next
+ * line without its end of line (NULL at the end), counting lines in ->lineno. */
+struct ib_lines {
+	char *p, *end;
+	int lineno;
+};
+char *ib_next_line(struct ib_lines *ln);
+/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with err set (naming path). */
+char *ib_read_file(const char *path, size_t *len, rm_error_t *err);
 /* Parses a GUID (0x... or bare hex, up to 16 digits) at *p, advancing *p; 0 and -1 on error. */
 int ib_parse_guid(const char **p, uint64_t *guid);
 /* Parses "4xNDR", "4x NDR", "4X", "NDR"...; returns 0 on success, -1 if not a width/speed. */
@@ -176,6 +184,9 @@ int ib_build_link(struct ib_build *b, int line, uint32_t a, unsigned pa, uint32_
 /* Grows the port table of node n to hold port p (when the source does not declare port counts). */
 int ib_build_grow_ports(struct ib_build *b, int line, uint32_t n, unsigned p);
 void ib_build_free(struct ib_build *b);
+/* Merges a finished build into f as a new subnet, or fails leaving f unchanged (an empty build is an
+ * error naming source). Frees the build either way. */
+int ib_fabric_add_build(struct topo_fabric *f, struct ib_build *b, const char *source);
 /* True for a CA description that is a SHARP aggregation node. */
 int ib_desc_is_aggregation(const char *desc);
 
@@ -184,7 +195,7 @@ struct ib_format {
 	const char *name;
 	/* Scores how likely the first lines look like this format (0: not at all). */
 	int (*detect)(const char *line);
-	int (*parse)(struct ib_build *b, FILE *fp);
+	int (*parse)(struct ib_build *b, struct ib_lines *ln);
 };
 extern const struct ib_format ib_format_topofile;
 extern const struct ib_format ib_format_ports;
@@ -199,7 +210,9 @@ const char *ib_namemap_lookup(const struct topo_fabric *f, uint64_t guid);
 /* Frees the finalize results (idempotent). */
 void ib_graph_reset(struct topo_fabric *f);
 int ib_graph_build(struct topo_fabric *f, rm_error_t *err);
-/* Hops between dense switches s and t, IB_HOPS_INF when unreachable. */
+/* BFS from dense switch src: dist[nsw] (IB_HOPS_INF unreachable); queue is nsw scratch. */
+void ib_bfs(const struct topo_fabric *f, uint32_t *queue, uint8_t *dist, long src);
+/* Hops between dense switches s and t, IB_HOPS_INF when unreachable (net_ib_hops.c). */
 unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t);
 /* True when a CA description names no host (vendor strings, empty). */
 int ib_desc_is_generic(const char *desc);

@@ -1,0 +1,83 @@
+/*
+ * topo/net_ib_hops.c: hop counts between switches and between hosts. Leaf-to-leaf hops come from the
+ * table built at finalize when the fabric is small enough; otherwise (and for non-leaf switches) from
+ * BFS rows computed on demand and kept in a small cache (IB_ROW_CACHE rows, round robin), guarded by
+ * a mutex so that concurrent const queries are safe.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "net_ib_private.h"
+
+static unsigned cached_hops(const struct topo_fabric *cf, long s, long t)
+{
+	struct topo_fabric *f = (struct topo_fabric *)cf; /* the cache is mutable state behind const */
+	unsigned i, d;
+	uint8_t *row = NULL;
+
+	pthread_mutex_lock(&f->cache_lock);
+	for (i = 0; i < IB_ROW_CACHE; i++)
+		if (f->row_src[i] == s) {
+			row = f->row_cache + (size_t)i * f->nsw;
+			break;
+		}
+	if (!row) {
+		i = f->row_next++ % IB_ROW_CACHE;
+		row = f->row_cache + (size_t)i * f->nsw;
+		ib_bfs(f, f->bfs_queue, row, s);
+		f->row_src[i] = s;
+	}
+	d = row[t];
+	pthread_mutex_unlock(&f->cache_lock);
+	return d;
+}
+
+unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t)
+{
+	long ls, lt;
+
+	if (s < 0 || t < 0 || (size_t)s >= f->nsw || (size_t)t >= f->nsw)
+		return IB_HOPS_INF;
+	if (s == t)
+		return 0;
+	ls = f->leaf_of_sw[s];
+	lt = f->leaf_of_sw[t];
+	if (f->leaf_hops && ls >= 0 && lt >= 0)
+		return f->leaf_hops[(size_t)ls * f->nleaves + (size_t)lt];
+	return cached_hops(f, s, t);
+}
+
+int topo_fabric_hops(const struct topo_fabric *f, size_t a, size_t b)
+{
+	const struct ib_host *ha, *hb;
+	int best = INT_MAX;
+	uint32_t i, j;
+
+	if (!f->finalized || a >= f->nhosts || b >= f->nhosts)
+		return -1;
+	if (a == b)
+		return 0;
+	ha = &f->hosts[a];
+	hb = &f->hosts[b];
+	for (i = 0; i < ha->n; i++) {
+		const struct ib_attach *x = &f->att[ha->first + i];
+
+		for (j = 0; j < hb->n; j++) {
+			const struct ib_attach *y = &f->att[hb->first + j];
+			unsigned d;
+
+			if (x->subnet != y->subnet)
+				continue;
+			if (x->peer_ca == y->ca) {
+				best = 1;
+				continue;
+			}
+			if (x->sw < 0 || y->sw < 0)
+				continue;
+			d = ib_switch_hops(f, x->sw, y->sw);
+			if (d != IB_HOPS_INF && (int)d + 2 < best)
+				best = (int)d + 2;
+		}
+	}
+	return best == INT_MAX ? -1 : best;
+}

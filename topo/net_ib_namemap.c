@@ -1,0 +1,184 @@
+/*
+ * topo/net_ib_namemap.c: node-name maps as ibnetdiscover --node-name-map reads them:
+ *
+ *   # comment
+ *   0x0002c903000c8c90 "node001"
+ *   0002c903000c8c91   node001      (bare hex GUID, unquoted one-word name)
+ *
+ * A GUID is a node GUID or a port GUID. A map is applied all or nothing; a later map overrides the
+ * names an earlier one gave.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net_ib_private.h"
+
+struct entry {
+	uint64_t guid;
+	char *name;
+	int line;
+};
+
+static int bad(rm_error_t *err, const char *path, int line, int col, const char *what)
+{
+	errno = EINVAL;
+	return rm_error_set(err, path, line, col, "malformed node-name map line: %s", what);
+}
+
+/* Parses one non-comment line into e (name malloc'd); -1 with err set. */
+static int parse_entry(const char *path, int line, const char *s, struct entry *e, rm_error_t *err)
+{
+	const char *p = s, *q, *end;
+
+	if (ib_parse_guid(&p, &e->guid) < 0 || (*p != ' ' && *p != '\t'))
+		return bad(err, path, line, 1, "expected a GUID (0x...) followed by a name");
+	p = ib_skip_ws(p);
+	if (*p == '"') {
+		q = strchr(++p, '"');
+		if (!q)
+			return bad(err, path, line, (int)(p - s), "unterminated quoted name");
+		end = q + 1;
+	} else {
+		for (q = p; *q && *q != ' ' && *q != '\t' && *q != '#'; q++)
+			;
+		end = q;
+	}
+	if (q == p)
+		return bad(err, path, line, (int)(p - s) + 1, "empty name");
+	end = ib_skip_ws(end);
+	if (*end && *end != '#')
+		return bad(err, path, line, (int)(end - s) + 1, "unexpected text after the name");
+	e->name = ib_strndup(p, (size_t)(q - p));
+	if (!e->name) {
+		errno = ENOMEM;
+		return rm_error_set(err, path, line, 0, "out of memory");
+	}
+	e->line = line;
+	return 0;
+}
+
+static void free_entries(struct entry *v, size_t n)
+{
+	while (n)
+		free(v[--n].name);
+	free(v);
+}
+
+static int read_entries(const char *path, char *buf, size_t len, struct entry **out, size_t *n, rm_error_t *err)
+{
+	struct ib_lines ln = { buf, buf + len, 0 };
+	struct entry *v = NULL, *nv;
+	size_t cap = 0;
+	char *s;
+
+	*n = 0;
+	while ((s = ib_next_line(&ln))) {
+		s = (char *)ib_skip_ws(s);
+		if (!*s || *s == '#')
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				errno = ENOMEM;
+				rm_error_set(err, path, ln.lineno, 0, "out of memory");
+				goto fail;
+			}
+			v = nv;
+		}
+		if (parse_entry(path, ln.lineno, s, &v[*n], err) < 0)
+			goto fail;
+		(*n)++;
+	}
+	*out = v;
+	return 0;
+fail:
+	free_entries(v, *n);
+	return -1;
+}
+
+/* One GUID, one name inside a map. */
+static int check_dups(const char *path, const struct entry *v, size_t n, rm_error_t *err)
+{
+	struct ib_u64map seen = { 0 };
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		uint32_t j = ib_u64map_get(&seen, v[i].guid);
+
+		if (j != IB_NONE && strcmp(v[j].name, v[i].name)) {
+			errno = EINVAL;
+			rc = rm_error_set(err, path, v[i].line, 1, "GUID 0x%016llx already named \"%s\" at line %d",
+					  (unsigned long long)v[i].guid, v[j].name, v[j].line);
+		} else if (ib_u64map_put(&seen, v[i].guid, (uint32_t)i) < 0) {
+			errno = ENOMEM;
+			rc = rm_error_set(err, path, v[i].line, 0, "out of memory");
+		}
+	}
+	ib_u64map_free(&seen);
+	return rc;
+}
+
+/* Builds the merged map aside and swaps it in, so that a failure leaves f as it was. */
+static int commit(struct topo_fabric *f, struct entry *v, size_t n)
+{
+	size_t i, total = f->nmap_names + n;
+	struct ib_u64map m = { 0 };
+	char **names = malloc((total ? total : 1) * sizeof(*names));
+
+	if (!names)
+		return -1;
+	for (i = 0; i < f->name_by_guid.cap; i++)
+		if (f->name_by_guid.keys[i] && ib_u64map_put(&m, f->name_by_guid.keys[i], f->name_by_guid.vals[i]) < 0)
+			goto fail;
+	for (i = 0; i < n; i++)
+		if (ib_u64map_put(&m, v[i].guid, (uint32_t)(f->nmap_names + i)) < 0)
+			goto fail;
+	if (f->nmap_names)
+		memcpy(names, f->map_names, f->nmap_names * sizeof(*names));
+	for (i = 0; i < n; i++) {
+		names[f->nmap_names + i] = v[i].name;
+		v[i].name = NULL;
+	}
+	free(f->map_names);
+	ib_u64map_free(&f->name_by_guid);
+	f->map_names = names;
+	f->nmap_names = f->map_names_cap = total;
+	f->name_by_guid = m;
+	return 0;
+fail:
+	ib_u64map_free(&m);
+	free(names);
+	return -1;
+}
+
+int ib_namemap_load(struct topo_fabric *f, const char *path, rm_error_t *err)
+{
+	struct entry *v = NULL;
+	size_t len, n = 0;
+	char *buf = ib_read_file(path, &len, err);
+	int rc;
+
+	if (!buf)
+		return -1;
+	rc = read_entries(path, buf, len, &v, &n, err);
+	free(buf);
+	if (rc < 0)
+		return -1;
+	rc = check_dups(path, v, n, err);
+	if (rc == 0 && commit(f, v, n) < 0) {
+		errno = ENOMEM;
+		rc = rm_error_set(err, path, 0, 0, "out of memory");
+	}
+	free_entries(v, n);
+	return rc;
+}
+
+const char *ib_namemap_lookup(const struct topo_fabric *f, uint64_t guid)
+{
+	uint32_t i = ib_u64map_get(&f->name_by_guid, guid);
+
+	return i == IB_NONE ? NULL : f->map_names[i];
+}

@@ -1,0 +1,311 @@
+/*
+ * topo/net_ib_report.c: the fabric's part of `rankmapctl report` as one JSON object:
+ *
+ *   switches, switches_per_level [leaf, spine, ...], switches_unreached (no path to any host),
+ *   hosts, hcas, hca_ports (connected HCA ports), aggregation_nodes, subnets, subnet_sources, links,
+ *   link_speeds {"QDR": n}, link_widths {"4x": n}, link_rates {"4x QDR": n},
+ *   leaves [{switch, guid, down_ports, up_ports, lateral_ports, unconnected_ports, oversubscription}],
+ *   unconnected_switch_ports, hop_histogram {"2": pairs, ...}, anomalies [{kind, text}].
+ *
+ * Anomaly kinds: slow_link, narrow_link (below the most common speed/width of the link's subnet),
+ * unknown_speed_link, unconnected_ports (per switch), generic_hca (HCA named by its GUID),
+ * unconnected_hca, unreached_switch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net_ib_private.h"
+
+#define HOP_PAIRS_EXACT 4096 /* hosts up to which the hop histogram tries every pair */
+
+static void anomaly(json_t *list, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void anomaly(json_t *list, const char *kind, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	json_array_append_new(list, json_pack("{s:s, s:s}", "kind", kind, "text", text));
+}
+
+/* Display name of a node: node-name map, else host name, else description, else GUID. */
+static const char *node_name(const struct topo_fabric *f, const struct ib_node *nd, char *buf, size_t len)
+{
+	const char *m = ib_namemap_lookup(f, nd->guid);
+
+	if (m)
+		return m;
+	if (nd->host >= 0)
+		return f->hosts[nd->host].name;
+	if (nd->desc[0])
+		return nd->desc;
+	snprintf(buf, len, "0x%016llx", (unsigned long long)nd->guid);
+	return buf;
+}
+
+static void count(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	json_object_set_new(obj, key, json_integer(v ? json_integer_value(v) + 1 : 1));
+}
+
+/* Most common known speed and width of each subnet's links. */
+static void link_norms(const struct topo_fabric *f, uint8_t *nspeed, uint8_t *nwidth)
+{
+	uint32_t s;
+	size_t i;
+
+	for (s = 0; s < f->nsubnets; s++) {
+		size_t sc[IB_SPEED_COUNT] = { 0 }, wc[13] = { 0 }, bs = 0, bw = 0;
+		int k;
+
+		for (i = 0; i < f->nlinks; i++) {
+			const struct ib_link *l = &f->links[i];
+
+			if (f->nodes[l->node[0]].subnet != s)
+				continue;
+			if (l->speed)
+				sc[l->speed]++;
+			if (l->width)
+				wc[l->width]++;
+		}
+		nspeed[s] = nwidth[s] = 0;
+		for (k = 1; k < IB_SPEED_COUNT; k++)
+			if (sc[k] > bs)
+				bs = sc[k], nspeed[s] = (uint8_t)k;
+		for (k = 1; k < 13; k++)
+			if (wc[k] > bw)
+				bw = wc[k], nwidth[s] = (uint8_t)k;
+	}
+}
+
+static void link_anomaly(const struct topo_fabric *f, json_t *an, const struct ib_link *l, const char *kind,
+			 const char *what, uint8_t nw, uint8_t ns)
+{
+	char b0[24], b1[24];
+
+	anomaly(an, kind, "link %s port %u <-> %s port %u is %ux %s, %s the subnet norm %ux %s",
+		node_name(f, &f->nodes[l->node[0]], b0, sizeof(b0)), l->port[0],
+		node_name(f, &f->nodes[l->node[1]], b1, sizeof(b1)), l->port[1], l->width, ib_speed_name(l->speed), what,
+		nw, ib_speed_name(ns));
+}
+
+static void report_links(const struct topo_fabric *f, json_t *r, json_t *an)
+{
+	json_t *speeds = json_object(), *widths = json_object(), *rates = json_object();
+	uint8_t *ns = calloc(f->nsubnets + 1, 1), *nw = calloc(f->nsubnets + 1, 1);
+	size_t i;
+
+	if (ns && nw)
+		link_norms(f, ns, nw);
+	for (i = 0; i < f->nlinks; i++) {
+		const struct ib_link *l = &f->links[i];
+		uint32_t s = f->nodes[l->node[0]].subnet;
+		char key[32];
+
+		snprintf(key, sizeof(key), "%ux", l->width);
+		count(widths, l->width ? key : "unknown");
+		count(speeds, ib_speed_name(l->speed));
+		snprintf(key, sizeof(key), "%ux %s", l->width, ib_speed_name(l->speed));
+		count(rates, key);
+		if (!ns || !nw)
+			continue;
+		if (!l->speed)
+			link_anomaly(f, an, l, "unknown_speed_link", "unlike", nw[s], ns[s]);
+		else if (l->speed < ns[s])
+			link_anomaly(f, an, l, "slow_link", "slower than", nw[s], ns[s]);
+		if (l->width && l->width < nw[s])
+			link_anomaly(f, an, l, "narrow_link", "narrower than", nw[s], ns[s]);
+	}
+	free(ns);
+	free(nw);
+	json_object_set_new(r, "links", json_integer((json_int_t)f->nlinks));
+	json_object_set_new(r, "link_speeds", speeds);
+	json_object_set_new(r, "link_widths", widths);
+	json_object_set_new(r, "link_rates", rates);
+}
+
+/* Unconnected ports of a switch: declared ports without a link, or those a ports report listed. */
+static unsigned unconnected_ports(const struct ib_node *nd)
+{
+	unsigned p, n = 0;
+
+	if (!nd->declared)
+		return nd->down_ports;
+	for (p = 1; nd->port_link && p <= nd->nports; p++)
+		n += nd->port_link[p] == IB_NONE;
+	return n;
+}
+
+static json_t *leaf_entry(const struct topo_fabric *f, long s, unsigned unconn)
+{
+	const struct ib_node *nd = &f->nodes[f->sw_node[s]];
+	unsigned p, down = 0, up = 0, lateral = 0;
+	char guid[24], b[24];
+	json_t *e;
+
+	for (p = 1; nd->port_link && p <= nd->nports; p++) {
+		const struct ib_link *l;
+		const struct ib_node *o;
+
+		if (nd->port_link[p] == IB_NONE)
+			continue;
+		l = &f->links[nd->port_link[p]];
+		o = &f->nodes[l->node[0] == f->sw_node[s] && l->port[0] == p ? l->node[1] : l->node[0]];
+		if (o->sw < 0)
+			down += o->host >= 0;
+		else if (f->sw_level[o->sw] > f->sw_level[s])
+			up++;
+		else
+			lateral++;
+	}
+	snprintf(guid, sizeof(guid), "0x%016llx", (unsigned long long)nd->guid);
+	e = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i}", "switch", node_name(f, nd, b, sizeof(b)), "guid", guid,
+		      "down_ports", down, "up_ports", up, "lateral_ports", lateral, "unconnected_ports", unconn);
+	if (up)
+		json_object_set_new(e, "oversubscription", json_real((double)down / up));
+	return e;
+}
+
+static void report_switches(const struct topo_fabric *f, json_t *r, json_t *an)
+{
+	json_t *levels = json_array(), *leaves = json_array();
+	size_t s, unreached = 0, total_unconn = 0;
+	int k;
+
+	for (k = 0; k <= f->max_level; k++) {
+		size_t n = 0;
+
+		for (s = 0; s < f->nsw; s++)
+			n += f->sw_level[s] == k;
+		json_array_append_new(levels, json_integer((json_int_t)n));
+	}
+	for (s = 0; s < f->nsw; s++) {
+		const struct ib_node *nd = &f->nodes[f->sw_node[s]];
+		unsigned u = unconnected_ports(nd);
+		char b[24];
+
+		total_unconn += u;
+		if (u)
+			anomaly(an, "unconnected_ports", "switch %s (0x%016llx): %u of %u ports unconnected",
+				node_name(f, nd, b, sizeof(b)), (unsigned long long)nd->guid, u,
+				nd->declared ? nd->nports : nd->nports);
+		if (f->sw_level[s] < 0) {
+			unreached++;
+			anomaly(an, "unreached_switch", "switch %s (0x%016llx) has no path to any host",
+				node_name(f, nd, b, sizeof(b)), (unsigned long long)nd->guid);
+		}
+		if (f->sw_level[s] == 0)
+			json_array_append_new(leaves, leaf_entry(f, (long)s, u));
+	}
+	json_object_set_new(r, "switches", json_integer((json_int_t)f->nsw));
+	json_object_set_new(r, "switches_per_level", levels);
+	json_object_set_new(r, "switches_unreached", json_integer((json_int_t)unreached));
+	json_object_set_new(r, "leaves", leaves);
+	json_object_set_new(r, "unconnected_switch_ports", json_integer((json_int_t)total_unconn));
+}
+
+static void report_cas(const struct topo_fabric *f, json_t *r, json_t *an)
+{
+	size_t i, hcas = 0, ports = 0, agg = 0;
+
+	for (i = 0; i < f->nnodes; i++) {
+		const struct ib_node *nd = &f->nodes[i];
+		unsigned p, conn = 0;
+
+		if (nd->type != IBN_CA)
+			continue;
+		if (nd->aggregation) {
+			agg++;
+			continue;
+		}
+		hcas++;
+		for (p = 1; nd->port_link && p <= nd->nports; p++)
+			conn += nd->port_link[p] != IB_NONE;
+		ports += conn;
+		if (nd->generic)
+			anomaly(an, "generic_hca", "HCA 0x%016llx has the generic description \"%s\" and no node-name "
+				"map entry: host named by its GUID", (unsigned long long)nd->guid, nd->desc);
+	}
+	for (i = 0; i < f->nhosts; i++)
+		if (!f->hosts[i].n)
+			anomaly(an, "unconnected_hca", "host %s has no connected HCA port", f->hosts[i].name);
+	json_object_set_new(r, "hosts", json_integer((json_int_t)f->nhosts));
+	json_object_set_new(r, "hcas", json_integer((json_int_t)hcas));
+	json_object_set_new(r, "hca_ports", json_integer((json_int_t)ports));
+	json_object_set_new(r, "aggregation_nodes", json_integer((json_int_t)agg));
+}
+
+/* Pairs of hosts per hop count: every pair for small fabrics, else per pair of leaves using each
+ * host's leaf (exact when hosts have one HCA port; flagged approximate otherwise). */
+static void report_hops(const struct topo_fabric *f, json_t *r)
+{
+	json_t *h = json_object();
+	size_t a, b, multi = 0;
+	size_t *per_leaf = calloc(f->nleaves + 1, sizeof(*per_leaf)), unleafed = 0;
+	char key[16];
+
+	for (a = 0; a < f->nhosts; a++)
+		multi += f->hosts[a].n > 1;
+	if (f->nhosts <= HOP_PAIRS_EXACT || !per_leaf) {
+		for (a = 0; a < f->nhosts; a++)
+			for (b = a + 1; b < f->nhosts; b++) {
+				int d = topo_fabric_hops(f, a, b);
+
+				snprintf(key, sizeof(key), "%d", d);
+				count(h, d < 0 ? "unconnected" : key);
+			}
+	} else {
+		for (a = 0; a < f->nhosts; a++)
+			if (f->hosts[a].leaf >= 0)
+				per_leaf[f->leaf_of_sw[f->hosts[a].leaf]]++;
+			else
+				unleafed++;
+		for (a = 0; a < f->nleaves; a++)
+			for (b = a; b < f->nleaves; b++) {
+				size_t pairs = a == b ? per_leaf[a] * (per_leaf[a] - (per_leaf[a] > 0)) / 2
+						      : per_leaf[a] * per_leaf[b];
+				unsigned d = ib_switch_hops(f, f->leaf_sw[a], f->leaf_sw[b]);
+				json_t *v;
+
+				if (!pairs)
+					continue;
+				snprintf(key, sizeof(key), "%u", d + 2);
+				if (d == IB_HOPS_INF)
+					snprintf(key, sizeof(key), "unconnected");
+				v = json_object_get(h, key);
+				json_object_set_new(h, key, json_integer((json_int_t)pairs + (v ? json_integer_value(v) : 0)));
+			}
+		json_object_set_new(r, "hop_histogram_approximate", json_boolean(multi > 0 || unleafed > 0));
+	}
+	free(per_leaf);
+	json_object_set_new(r, "hop_histogram", h);
+}
+
+json_t *topo_fabric_report(const struct topo_fabric *f)
+{
+	json_t *r = json_object(), *an = json_array(), *src = json_array();
+	uint32_t s;
+
+	if (!r || !an || !src) {
+		json_decref(r);
+		json_decref(an);
+		json_decref(src);
+		return NULL;
+	}
+	for (s = 0; s < f->nsubnets; s++)
+		json_array_append_new(src, json_string(f->subnet_source[s]));
+	json_object_set_new(r, "subnets", json_integer(f->nsubnets));
+	json_object_set_new(r, "subnet_sources", src);
+	report_switches(f, r, an);
+	report_cas(f, r, an);
+	report_links(f, r, an);
+	report_hops(f, r);
+	json_object_set_new(r, "anomalies", an);
+	return r;
+}
