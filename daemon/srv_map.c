@@ -1,0 +1,205 @@
+/*
+ * daemon/srv_map.c: the `map` request (a communication pattern, inline edges or a Cartesian spec, onto
+ * hosts or slots, with a mapping engine by name) and the `order` request (torus node orderings).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib_proto.h"
+#include "mapping.h"
+#include "srv.h"
+#include "srv_requests.h"
+
+#if __has_include("order.h")
+#include "order.h"
+#define HAVE_ORDER 1
+#endif
+
+#define MAP_SCHEMA SRV_ENVELOPE " pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f"
+#define MAX_RANKS (1u << 24)
+
+/* {"n": N, "edges": [[src, dst, weight], ...]} -> graph. NULL with *error set. */
+static map_graph_t *pattern_graph(const json_t *pat, const json_t *id, json_t **error)
+{
+	json_error_t jerr;
+	json_t *edges, *e;
+	json_int_t n;
+	size_t i, ne;
+	uint32_t *src = NULL, *dst = NULL;
+	double *w = NULL;
+	map_graph_t *g = NULL;
+	rm_error_t err = { 0 };
+	char msg[600];
+
+	if (json_unpack_ex((json_t *)pat, &jerr, JSON_STRICT, "{s:I, s:o}", "n", &n, "edges", &edges) < 0 ||
+	    !json_is_array(edges))
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: expected {\"n\": ranks, \"edges\": "
+					       "[[src, dst, weight], ...]} (%s)", jerr.text), NULL;
+	if (n < 1 || n > MAX_RANKS)
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.n: %lld outside 1..%u", (long long)n,
+					       MAX_RANKS), NULL;
+	ne = json_array_size(edges);
+	src = malloc((ne + 1) * sizeof(*src));
+	dst = malloc((ne + 1) * sizeof(*dst));
+	w = malloc((ne + 1) * sizeof(*w));
+	if (!src || !dst || !w) {
+		*error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory");
+		goto out;
+	}
+	json_array_foreach(edges, i, e) {
+		json_t *a = json_array_get(e, 0), *b = json_array_get(e, 1), *c = json_array_get(e, 2);
+		if (json_array_size(e) != 3 || !json_is_integer(a) || !json_is_integer(b) || !json_is_number(c) ||
+		    json_integer_value(a) < 0 || json_integer_value(a) >= n || json_integer_value(b) < 0 ||
+		    json_integer_value(b) >= n || !(json_number_value(c) >= 0)) {
+			*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.edges[%zu]: expected [src, dst, "
+						"weight] with 0 <= src, dst < %lld and weight >= 0", i, (long long)n);
+			goto out;
+		}
+		src[i] = (uint32_t)json_integer_value(a);
+		dst[i] = (uint32_t)json_integer_value(b);
+		w[i] = json_number_value(c);
+	}
+	g = map_graph_from_edges((uint32_t)n, ne, src, dst, w, &err);
+	if (!g)
+		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: %s", rm_error_format(&err, msg, sizeof(msg)));
+out:
+	free(src);
+	free(dst);
+	free(w);
+	return g;
+}
+
+static map_graph_t *cart_graph(const char *spec, const json_t *id, json_t **error)
+{
+	rm_error_t err = { 0 };
+	map_cart_t cart;
+	map_graph_t *g = NULL;
+	char msg[600];
+
+	if (map_cart_parse(spec, &cart, &err) == 0)
+		g = map_graph_cart(&cart, &err);
+	if (!g)
+		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "cart: %s", rm_error_format(&err, msg, sizeof(msg)));
+	return g;
+}
+
+/* The target: every core (per_core) or PU of the named hosts, or the listed [host, pu] slots. */
+static topo_target_t *request_target(topo_cluster_t c, const json_t *hosts, const json_t *slots, int per_core,
+				     const json_t *id, json_t **error)
+{
+	rm_error_t err = { 0 };
+	topo_target_t *t = NULL;
+	topo_slot_t *s;
+	const char **names;
+	char msg[600];
+	size_t i, n = json_array_size(hosts ? hosts : slots);
+
+	if (n == 0)
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: empty list", hosts ? "hosts" : "slots"),
+		       NULL;
+	if (hosts) {
+		if (!(names = calloc(n, sizeof(*names))))
+			return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), NULL;
+		for (i = 0; i < n; i++)
+			if (!(names[i] = json_string_value(json_array_get(hosts, i)))) {
+				free(names);
+				return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "hosts[%zu]: expected a host name",
+							       i), NULL;
+			}
+		t = topo_target_from_hosts(c, names, n, per_core, &err);
+		free(names);
+	} else {
+		if (!(s = calloc(n, sizeof(*s))))
+			return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), NULL;
+		for (i = 0; i < n; i++)
+			if (srv_parse_slot(c, json_array_get(slots, i), id, "slots", &s[i], error) < 0) {
+				free(s);
+				return NULL;
+			}
+		t = topo_target_from_slots(c, s, n, &err);
+		free(s);
+	}
+	if (!t)
+		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s", rm_error_format(&err, msg, sizeof(msg)));
+	return t;
+}
+
+static json_t *map_response(const json_t *id, const topo_target_t *t, topo_cluster_t c, const uint32_t *perm,
+			    uint32_t n, const map_result_t *res)
+{
+	json_t *resp = rm_proto_ok(id), *p = json_array(), *sl = json_array();
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(p, json_integer(perm[i]));
+	for (i = 0; t->slot && i < t->nslots; i++)
+		json_array_append_new(sl, json_pack("[s, i]", topo_host_name(c, t->slot[i].host), (int)t->slot[i].pu));
+	json_object_set_new(resp, "permutation", p);
+	json_object_set_new(resp, "slots", sl);
+	json_object_set_new(resp, "cost", json_real(res->cost));
+	json_object_set_new(resp, "identity_cost", json_real(res->identity_cost));
+	json_object_set_new(resp, "algorithm", json_string(res->algo));
+	json_object_set_new(resp, "time_ms", json_real(res->time_ms));
+	return resp;
+}
+
+json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	json_t *pat = NULL, *hosts = NULL, *slots = NULL, *error = NULL, *resp = NULL;
+	const char *cart = NULL, *algo = "auto";
+	int per_core = 1, seed = 0;
+	double budget = 0;
+	json_error_t jerr;
+	rm_error_t err = { 0 };
+	map_options_t opt = { 0 };
+	map_result_t res = { 0 };
+	map_graph_t *g = NULL;
+	topo_target_t *t = NULL;
+	srv_model_t *m = NULL;
+	uint32_t *perm = NULL;
+	char msg[600];
+
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?i, s?F}",
+			   "version", &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "pattern",
+			   &pat, "cart", &cart, "hosts", &hosts, "slots", &slots, "per_core", &per_core, "algorithm",
+			   &algo, "seed", &seed, "time_budget_ms", &budget) < 0 ||
+	    (hosts && !json_is_array(hosts)) || (slots && !json_is_array(slots)) || (pat && !json_is_object(pat)))
+		return srv_request_invalid(req, id, MAP_SCHEMA, &jerr);
+	if (!pat == !cart)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'pattern' and 'cart'");
+	if (!hosts == !slots)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'hosts' and 'slots'");
+	if (!(m = srv_model_get(ctx)))
+		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
+	g = pat ? pattern_graph(pat, id, &error) : cart_graph(cart, id, &error);
+	if (g)
+		t = request_target(m->cluster, hosts, slots, per_core, id, &error);
+	if (!g || !t)
+		goto out;
+	if (!(perm = calloc(g->n, sizeof(*perm)))) {
+		error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory");
+		goto out;
+	}
+	opt.seed = (unsigned)seed;
+	opt.time_budget_ms = budget;
+	if (map_compute(algo, g, t, &opt, perm, &res, &err) < 0)
+		error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s", rm_error_format(&err, msg, sizeof(msg)));
+	else
+		resp = map_response(id, t, m->cluster, perm, g->n, &res);
+out:
+	free(perm);
+	topo_target_destroy(t);
+	map_graph_destroy(g);
+	srv_model_put(m);
+	return resp ? resp : error;
+}
+
+/* ---- order ---------------------------------------------------------------------------------------- */
+
+json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	return rm_proto_error(id, RM_ERR_FAILED, "torus orderings are not part of this build");
+}

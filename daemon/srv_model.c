@@ -1,0 +1,330 @@
+/*
+ * daemon/srv_model.c: the cluster model rankmapd serves. A model is built from the configured sources
+ * (cluster file, hwloc directory, ibnetdiscover files, node-name map, live fabric, torus) and the
+ * nodes' registrations, then published; requests take a reference on the current model and never
+ * see it change under them. register/reload/refresh build a new one and swap it in.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <infiniband/ibnetdisc.h>
+
+#include "srv.h"
+
+srv_model_t *srv_model_get(srv_ctx_t *ctx)
+{
+	srv_model_t *m;
+
+	pthread_mutex_lock(&ctx->model_lock);
+	m = ctx->model;
+	if (m)
+		__atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ctx->model_lock);
+	return m;
+}
+
+void srv_model_put(srv_model_t *m)
+{
+	if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	topo_cluster_destroy(m->cluster);
+	json_decref(m->sources);
+	json_decref(m->warnings);
+	free(m);
+}
+
+void srv_model_publish(srv_ctx_t *ctx, srv_model_t *m)
+{
+	srv_model_t *old;
+
+	pthread_mutex_lock(&ctx->model_lock);
+	old = ctx->model;
+	m->generation = ++ctx->generation;
+	ctx->model = m;
+	pthread_mutex_unlock(&ctx->model_lock);
+	srv_model_put(old);
+}
+
+/* ---- hwloc directory, with registrations taking precedence ---------------------------------- */
+
+typedef struct build {
+	srv_ctx_t *ctx;
+	topo_cluster_t c;
+	json_t *sources;
+	json_t *warnings;
+	size_t nreg;
+	unsigned long reg_seq;
+	rm_error_t *err;
+	int failed;
+} build_t;
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+
+	return a > b && !strcmp(s + a - b, suf);
+}
+
+/* Does the directory hold <host>.xml or <host>.diff.xml for a registered host? */
+static int dir_overlaps(build_t *b, const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *d;
+	char host[256];
+	int hit = 0;
+
+	if (!dp)
+		return 0;
+	pthread_mutex_lock(&b->ctx->reg_lock);
+	while (!hit && (d = readdir(dp))) {
+		size_t n = strlen(d->d_name), cut = has_suffix(d->d_name, ".diff.xml") ? 9 : 4;
+		if (!has_suffix(d->d_name, ".xml") || n - cut >= sizeof(host))
+			continue;
+		memcpy(host, d->d_name, n - cut);
+		host[n - cut] = 0;
+		hit = json_object_get(b->ctx->registrations, host) != NULL;
+	}
+	pthread_mutex_unlock(&b->ctx->reg_lock);
+	closedir(dp);
+	return hit;
+}
+
+/* Loads the directory file by file, skipping registered hosts (diffs of unregistered hosts cannot be
+ * loaded one by one and are skipped with a warning). */
+static int load_dir_filtered(build_t *b, const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *d;
+	char path[4096 + 256], host[256];
+	int reg, rc = 0;
+
+	if (!dp)
+		return rm_error_set(b->err, dir, 0, 0, "cannot open: %s", strerror(errno));
+	while (rc == 0 && (d = readdir(dp))) {
+		size_t n = strlen(d->d_name);
+		if (!has_suffix(d->d_name, ".xml") || d->d_name[0] == '.' || n - 4 >= sizeof(host))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		if (has_suffix(d->d_name, ".diff.xml")) {
+			json_array_append_new(b->warnings, json_sprintf("%s: diff skipped (a registered node "
+									"overrides this directory)", path));
+			continue;
+		}
+		memcpy(host, d->d_name, n - 4);
+		host[n - 4] = 0;
+		pthread_mutex_lock(&b->ctx->reg_lock);
+		reg = json_object_get(b->ctx->registrations, host) != NULL;
+		pthread_mutex_unlock(&b->ctx->reg_lock);
+		if (!reg)
+			rc = topo_load_hwloc_xml(b->c, path, host, b->err);
+	}
+	closedir(dp);
+	return rc;
+}
+
+static void load_registration(void *arg, const char *host, const char *file, const char *xml, size_t len)
+{
+	build_t *b = arg;
+	rm_error_t e = { 0 };
+	char msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	int rc;
+
+	rc = file ? topo_load_hwloc_xml(b->c, file, host, &e)
+		  : topo_load_hwloc_xmlbuf(b->c, host, xml, len, host, &e);
+	if (rc < 0) { /* one bad registration must not cost the others */
+		srv_log(SRV_LOG_WARNING, "registration of %s ignored: %s", host, rm_error_format(&e, msg, sizeof(msg)));
+		json_array_append_new(b->warnings, json_sprintf("registration of %s ignored: %s", host, msg));
+		return;
+	}
+	b->nreg++;
+}
+
+/* ---- live fabric -------------------------------------------------------------------------------- */
+
+static size_t count_nodes(ibnd_fabric_t *f, int type)
+{
+	ibnd_node_t *n;
+	size_t k = 0;
+
+	for (n = f->nodes; n; n = n->next)
+		if (!type || n->type == type)
+			k++;
+	return k;
+}
+
+/* Discovers the fabric with libibnetdisc and keeps it as a cache file in the state directory, written
+ * to a temporary name, fsync'ed and renamed like every other state file. */
+int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
+{
+	struct ibnd_config icfg = { .timeout_ms = 1000, .retries = 2 };
+	char tmp[4096];
+	ibnd_fabric_t *f;
+	json_t *st;
+	int fd, rc = -1;
+	long long t0 = srv_now_ms();
+
+	snprintf(tmp, sizeof(tmp), "%s/.ib-live.cache.tmp", ctx->cfg.state_dir);
+	f = ibnd_discover_fabric(ctx->cfg.ib_ca, ctx->cfg.ib_port, NULL, &icfg);
+	if (!f)
+		return rm_error_set(err, "libibnetdisc", 0, 0, "fabric discovery failed (ca %s port %d)",
+				    ctx->cfg.ib_ca ? ctx->cfg.ib_ca : "default", ctx->cfg.ib_port);
+	unlink(tmp); /* ibnd_cache_fabric refuses to overwrite */
+	if (ibnd_cache_fabric(f, tmp, 0) < 0) {
+		rm_error_set(err, tmp, 0, 0, "cannot write the fabric cache");
+	} else if ((fd = open(tmp, O_RDONLY | O_CLOEXEC)) < 0 || fsync(fd) < 0) {
+		rm_error_set(err, tmp, 0, 0, "cannot sync the fabric cache: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	} else {
+		close(fd);
+		if (rename(tmp, ctx->ib_cache_path) < 0)
+			rm_error_set(err, ctx->ib_cache_path, 0, 0, "cannot rename: %s", strerror(errno));
+		else
+			rc = 0;
+	}
+	st = json_pack("{s:b, s:I, s:I, s:I, s:f}", "ok", rc == 0, "nodes", (json_int_t)count_nodes(f, 0),
+		       "switches", (json_int_t)count_nodes(f, IB_NODE_SWITCH), "cas",
+		       (json_int_t)count_nodes(f, IB_NODE_CA), "discovery_ms", (double)(srv_now_ms() - t0));
+	ibnd_destroy_fabric(f);
+	pthread_mutex_lock(&ctx->ib_lock);
+	json_decref(ctx->ib_status);
+	ctx->ib_status = st;
+	if (rc == 0)
+		ctx->ib_cached = 1;
+	pthread_mutex_unlock(&ctx->ib_lock);
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* The live fabric: from the cache of the last discovery when there is one, else discovered now. */
+static int load_ib_live(build_t *b)
+{
+	rm_error_t e = { 0 };
+	char msg[600];
+	struct stat st;
+
+	if (stat(b->ctx->ib_cache_path, &st) == 0) {
+		if (topo_load_ib_cache(b->c, b->ctx->ib_cache_path, &e) == 0) {
+			json_object_set_new(b->sources, "ib_live", json_pack("{s:s, s:s}", "from", "cache", "cache",
+									     b->ctx->ib_cache_path));
+			return 0;
+		}
+		srv_log(SRV_LOG_WARNING, "fabric cache unusable (%s); discovering live",
+			rm_error_format(&e, msg, sizeof(msg)));
+		rm_error_clear(&e);
+	}
+	if (topo_load_ib_live(b->c, b->ctx->cfg.ib_ca, b->ctx->cfg.ib_port, &e) == 0) {
+		json_object_set_new(b->sources, "ib_live", json_pack("{s:s}", "from", "libibnetdisc"));
+		return 0;
+	}
+	/* No fabric is a degraded model, not a reason to stop serving hardware data. */
+	rm_error_format(&e, msg, sizeof(msg));
+	srv_log(SRV_LOG_WARNING, "live fabric unavailable: %s", msg);
+	json_array_append_new(b->warnings, json_sprintf("live fabric unavailable: %s", msg));
+	return 0;
+}
+
+/* ---- building ----------------------------------------------------------------------------------- */
+
+static int load_sources(build_t *b)
+{
+	const srv_config_t *cfg = &b->ctx->cfg;
+	json_t *ib = json_array();
+	int i;
+
+	if (cfg->cluster_file && topo_load_cluster_file(b->c, cfg->cluster_file, b->err) < 0)
+		return -1;
+	if (cfg->cluster_file)
+		json_object_set_new(b->sources, "cluster", json_string(cfg->cluster_file));
+	if (cfg->hwloc_dir) {
+		if (dir_overlaps(b, cfg->hwloc_dir) ? load_dir_filtered(b, cfg->hwloc_dir) < 0
+						    : topo_load_hwloc_dir(b->c, cfg->hwloc_dir, b->err) < 0)
+			return -1;
+		json_object_set_new(b->sources, "hwloc_dir", json_string(cfg->hwloc_dir));
+	}
+	srv_reg_foreach(b->ctx, load_registration, b, &b->reg_seq);
+	json_object_set_new(b->sources, "registrations", json_integer((json_int_t)b->nreg));
+	if (cfg->node_name_map && topo_load_node_name_map(b->c, cfg->node_name_map, b->err) < 0)
+		return -1;
+	if (cfg->node_name_map)
+		json_object_set_new(b->sources, "node_name_map", json_string(cfg->node_name_map));
+	for (i = 0; i < cfg->n_ib_files; i++) {
+		if (topo_load_ib_file(b->c, cfg->ib_files[i], b->err) < 0)
+			return json_decref(ib), -1;
+		json_array_append_new(ib, json_string(cfg->ib_files[i]));
+	}
+	json_object_set_new(b->sources, "ib_files", ib);
+	if (cfg->ib_live)
+		load_ib_live(b);
+	if (cfg->torus && topo_load_torus(b->c, cfg->torus, b->err) < 0)
+		return -1;
+	if (cfg->torus)
+		json_object_set_new(b->sources, "torus", json_string(cfg->torus));
+	return topo_cluster_finalize(b->c, b->err);
+}
+
+srv_model_t *srv_model_build(srv_ctx_t *ctx, rm_error_t *err)
+{
+	build_t b = { .ctx = ctx, .err = err };
+	long long t0 = srv_now_ms();
+	srv_model_t *m = calloc(1, sizeof(*m));
+
+	b.c = topo_cluster_create();
+	b.sources = json_object();
+	b.warnings = json_array();
+	if (!m || !b.c || !b.sources || !b.warnings) {
+		rm_error_set(err, "model", 0, 0, "out of memory");
+		goto fail;
+	}
+	if (load_sources(&b) < 0)
+		goto fail;
+	m->refs = 1;
+	m->cluster = b.c;
+	m->sources = b.sources;
+	m->warnings = b.warnings;
+	m->nregistered = b.nreg;
+	m->built_at = (long long)time(NULL);
+	m->build_ms = (double)(srv_now_ms() - t0);
+	m->reg_seq = b.reg_seq;
+	return m;
+fail:
+	topo_cluster_destroy(b.c);
+	json_decref(b.sources);
+	json_decref(b.warnings);
+	free(m);
+	return NULL;
+}
+
+int srv_model_rebuild(srv_ctx_t *ctx, unsigned long reg_seq, rm_error_t *err)
+{
+	srv_model_t *m;
+	char msg[600];
+	rm_error_t serr = { 0 };
+	int rc = 0;
+
+	pthread_mutex_lock(&ctx->build_lock);
+	if (reg_seq && ctx->built_reg_seq >= reg_seq)
+		goto out; /* another build already covered this registration */
+	m = srv_model_build(ctx, err);
+	if (!m) {
+		rc = -1;
+		goto out;
+	}
+	ctx->built_reg_seq = m->reg_seq;
+	srv_model_publish(ctx, m);
+	srv_log(SRV_LOG_INFO, "model %lu: %zu hosts, %zu registered, built in %.0f ms", m->generation,
+		topo_nhosts(m->cluster), m->nregistered, m->build_ms);
+	if (srv_state_save_model(ctx, m, &serr) < 0)
+		srv_log(SRV_LOG_ERR, "state not saved: %s", rm_error_format(&serr, msg, sizeof(msg)));
+out:
+	pthread_mutex_unlock(&ctx->build_lock);
+	return rc;
+}

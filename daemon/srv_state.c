@@ -1,0 +1,201 @@
+/*
+ * daemon/srv_state.c: what rankmapd keeps across restarts, under the state directory:
+ *   registrations/<host>.xml   the hwloc XML each node registered (one file per node)
+ *   state.json                 the sources of the last model built, its generation and hosts
+ *   ib-live.cache              the last live fabric discovery (libibnetdisc cache format)
+ * Every file is written to a temporary name, fsync'ed, renamed over the old one, and the directory is
+ * fsync'ed, so a crash (kill -9, power loss) leaves either the old or the new file, never a mix.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "srv.h"
+
+int srv_state_host_ok(const char *name)
+{
+	const char *p;
+
+	if (!name || !*name || name[0] == '.' || strlen(name) > 255)
+		return 0;
+	for (p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '.' || *p == '-' || *p == '_'))
+			return 0;
+	return 1;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int srv_state_write_file(const char *dir, const char *name, const void *data, size_t len, rm_error_t *err)
+{
+	char tmp[4096], path[4096];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return rm_error_set(err, tmp, 0, 0, "cannot create: %s", strerror(errno));
+	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		e = errno;
+		close(fd);
+		unlink(tmp);
+		return rm_error_set(err, tmp, 0, 0, "cannot write: %s", strerror(e));
+	}
+	if (close(fd) < 0) {
+		e = errno;
+		unlink(tmp);
+		return rm_error_set(err, tmp, 0, 0, "cannot write: %s", strerror(e));
+	}
+	if (rename(tmp, path) < 0) {
+		e = errno;
+		unlink(tmp);
+		return rm_error_set(err, path, 0, 0, "cannot rename into place: %s", strerror(e));
+	}
+	if (fsync_dir(dir) < 0)
+		return rm_error_set(err, dir, 0, 0, "cannot fsync directory: %s", strerror(errno));
+	return 0;
+}
+
+static int make_dir(const char *path, rm_error_t *err)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return rm_error_set(err, path, 0, 0, "cannot create directory: %s", strerror(errno));
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return rm_error_set(err, path, 0, 0, "not a directory");
+	return 0;
+}
+
+int srv_state_init(const char *state_dir, rm_error_t *err)
+{
+	char path[4096];
+
+	if (make_dir(state_dir, err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/registrations", state_dir);
+	return make_dir(path, err);
+}
+
+int srv_state_load_registrations(srv_ctx_t *ctx, rm_error_t *err)
+{
+	char dir[4096], path[4096 + 256], host[256];
+	struct dirent *d;
+	size_t nl;
+	DIR *dp;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/registrations", ctx->cfg.state_dir);
+	dp = opendir(dir);
+	if (!dp)
+		return rm_error_set(err, dir, 0, 0, "cannot open: %s", strerror(errno));
+	while ((d = readdir(dp))) {
+		nl = strlen(d->d_name);
+		if (nl <= 4 || nl - 4 >= sizeof(host) || strcmp(d->d_name + nl - 4, ".xml") || d->d_name[0] == '.')
+			continue; /* also skips .<name>.tmp left by a crash during a save */
+		memcpy(host, d->d_name, nl - 4);
+		host[nl - 4] = 0;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		if (!srv_state_host_ok(host) || access(path, R_OK) < 0) {
+			srv_log(SRV_LOG_WARNING, "%s: unreadable registration skipped", path);
+			continue;
+		}
+		srv_reg_put(ctx, host, path, NULL, 0);
+		n++;
+	}
+	closedir(dp);
+	if (n)
+		srv_log(SRV_LOG_INFO, "%d registration(s) restored from %s", n, dir);
+	return 0;
+}
+
+int srv_state_save_registration(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, char *path,
+				size_t pathlen, rm_error_t *err)
+{
+	char dir[4096], name[300];
+
+	snprintf(dir, sizeof(dir), "%s/registrations", ctx->cfg.state_dir);
+	snprintf(name, sizeof(name), "%s.xml", host);
+	snprintf(path, pathlen, "%s/%s", dir, name);
+	return srv_state_write_file(dir, name, xml, len, err);
+}
+
+int srv_state_save_model(srv_ctx_t *ctx, const srv_model_t *m, rm_error_t *err)
+{
+	json_t *st = json_pack("{s:i, s:I, s:I, s:O, s:I}", "version", 1, "generation", (json_int_t)m->generation,
+			       "built_at", (json_int_t)m->built_at, "sources", m->sources, "registered",
+			       (json_int_t)m->nregistered);
+	char *text = st ? json_dumps(st, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
+	int rc;
+
+	json_decref(st);
+	if (!text)
+		return rm_error_set(err, "state.json", 0, 0, "cannot encode the state");
+	rc = srv_state_write_file(ctx->cfg.state_dir, "state.json", text, strlen(text), err);
+	free(text);
+	return rc;
+}
+
+/* ---- registrations in memory ---------------------------------------------------------------- */
+
+/* Saved registrations are remembered by file (memory stays O(hosts)); one that could not be saved
+ * keeps its XML in memory so that it still takes effect until the next restart. */
+unsigned long srv_reg_put(srv_ctx_t *ctx, const char *host, const char *file, const char *xml, size_t len)
+{
+	unsigned long seq;
+	json_t *v = file ? json_pack("{s:s}", "file", file)
+			 : json_pack("{s:o}", "xml", json_stringn_nocheck(xml, len));
+
+	pthread_mutex_lock(&ctx->reg_lock);
+	json_object_set_new(ctx->registrations, host, v);
+	seq = ++ctx->reg_seq;
+	pthread_mutex_unlock(&ctx->reg_lock);
+	return seq;
+}
+
+void srv_reg_foreach(srv_ctx_t *ctx, srv_reg_fn_t fn, void *arg, unsigned long *seq_out)
+{
+	const char *host;
+	json_t *v, *x;
+
+	pthread_mutex_lock(&ctx->reg_lock);
+	json_object_foreach(ctx->registrations, host, v) {
+		x = json_object_get(v, "xml");
+		fn(arg, host, json_string_value(json_object_get(v, "file")), json_string_value(x),
+		   json_string_length(x));
+	}
+	if (seq_out)
+		*seq_out = ctx->reg_seq;
+	pthread_mutex_unlock(&ctx->reg_lock);
+}
