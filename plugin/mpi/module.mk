@@ -1,0 +1,41 @@
+# plugin/mpi: the PMPI library, built once per MPI implementation from the same sources:
+#   $(B)/librankmap_mpi_openmpi.so (mpicc.openmpi) and $(B)/librankmap_mpi_mpich.so (mpicc.mpich),
+# each linked with the core static libraries and exporting only MPI_* (plugin/mpi/rankmap_mpi.map).
+# MPI test programs (tests/mpi/*.c) are built per MPI into $(B)/tests/mpi/<mpi>/.
+# The SimGrid SMPI variant (-DRANKMAP_SMPI) is described by plugin/mpi/smpi.mk.
+PMPI_SRC := $(wildcard plugin/mpi/*.c)
+PMPI_MAP := plugin/mpi/rankmap_mpi.map
+PMPI_CFLAGS = $(filter-out -fvisibility=hidden,$(ALL_CFLAGS)) -fvisibility=hidden -Iplugin/mpi -Idaemon
+PMPI_TESTS_SRC := $(wildcard tests/mpi/*.c)
+MPICC_openmpi := mpicc.openmpi
+MPICC_mpich := mpicc.mpich
+
+define pmpi_variant
+$(B)/plugin/$(1)/%.o: plugin/mpi/%.c
+	@mkdir -p $$(dir $$@)
+	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) $$(PMPI_CFLAGS) -c -o $$@ $$<
+
+$(B)/librankmap_mpi_$(1).so: $(patsubst plugin/mpi/%.c,$(B)/plugin/$(1)/%.o,$(PMPI_SRC)) $(CORE_LIBS) $(PMPI_MAP)
+	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) -shared $$(ALL_LDFLAGS) -Wl,--version-script=$(PMPI_MAP) \
+		-o $$@ $$(filter %.o,$$^) $(CORE_LIBS) $$(LIBS_ALL)
+
+$(B)/tests/mpi/$(1)/%: tests/mpi/%.c
+	@mkdir -p $$(dir $$@)
+	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) -O2 -g -Wall -Wextra -Werror -std=gnu11 -o $$@ $$< -lm
+
+all: $(B)/librankmap_mpi_$(1).so
+pmpi-tests: $(patsubst tests/mpi/%.c,$(B)/tests/mpi/$(1)/%,$(PMPI_TESTS_SRC))
+endef
+
+$(eval $(call pmpi_variant,openmpi))
+$(eval $(call pmpi_variant,mpich))
+
+.PHONY: pmpi-tests
+test-progs: pmpi-tests
+
+install: install-pmpi
+.PHONY: install-pmpi
+install-pmpi: $(B)/librankmap_mpi_openmpi.so $(B)/librankmap_mpi_mpich.so
+	install -d $(DESTDIR)$(LIBDIR)/rankmap
+	install -m 755 $(B)/librankmap_mpi_openmpi.so $(DESTDIR)$(LIBDIR)/rankmap/librankmap_mpi_openmpi.so
+	install -m 755 $(B)/librankmap_mpi_mpich.so $(DESTDIR)$(LIBDIR)/rankmap/librankmap_mpi_mpich.so

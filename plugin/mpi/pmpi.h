@@ -1,0 +1,130 @@
+/*
+ * plugin/mpi/pmpi.h: internals of the rankmap PMPI library (librankmap_mpi_<mpi>.so).
+ *
+ * The library is preloaded into unmodified MPI programs. It defines MPI_Cart_create, MPI_Graph_create,
+ * MPI_Dist_graph_create(_adjacent) (pmpi_topo.c) which, with reorder=1, learn where every process runs
+ * (pmpi_place.c), build the communication graph (pmpi_graph.c), map it with mapping/ at one root and
+ * create the reordered communicator (pmpi_reorder.c); and a tracer of point-to-point traffic
+ * (pmpi_trace.c, pmpi_trace_mpi.c). Only MPI_* symbols are exported (rankmap_mpi.map).
+ *
+ * Rules: nothing here exits, aborts or prints, except rmp_warn(), which prints one line prefixed
+ * "rankmap: " from one rank. Every collective decision is taken together (an allreduce or a broadcast
+ * from the root) so that all ranks take the same branch. Nothing is O(p^2) at any rank.
+ *
+ * Built three ways: Open MPI and MPICH (shared objects), and SimGrid SMPI (-DRANKMAP_SMPI, a static
+ * archive built by plugin/mpi/smpi.mk): code that SMPI cannot run is guarded by RANKMAP_SMPI.
+ *
+ * Error rule: functions return 0 on success and -1 on failure, filling the caller's rm_error_t.
+ */
+#ifndef RANKMAP_PMPI_H
+#define RANKMAP_PMPI_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "mapping.h"
+#include "rm_error.h"
+#include "topo.h"
+
+#define RMP_HOST_LEN 64
+
+/* Settings read from the environment at each topology call (see rmp_env_read for the names). */
+typedef struct rmp_env {
+	int disable;            /* RANKMAP_DISABLE=1 */
+	int verbose;            /* RANKMAP_VERBOSE=1: rank 0 prints the mapping outcome */
+	const char *report;     /* RANKMAP_REPORT=FILE: rank 0 appends the outcome line */
+	const char *algo;       /* RANKMAP_ALGO, default "auto" */
+	const char *pattern;    /* RANKMAP_PATTERN: recorded traffic used as weights */
+	map_metric_t metric;    /* RANKMAP_METRIC */
+	const char *cluster;    /* RANKMAP_CLUSTER: cluster file (network, hardware) */
+	const char *socket;     /* RANKMAP_SOCKET: rankmapd */
+	const char *trace;      /* RANKMAP_TRACE: tracing runs never reorder */
+	int fake_hosts;         /* test-only RANKMAP_FAKE_HOSTS (0: real placement) */
+	const char *fake_node;  /* test-only RANKMAP_FAKE_NODE: hwloc synthetic string */
+	int fake_cyclic;        /* test-only RANKMAP_FAKE_PLACEMENT=cyclic */
+} rmp_env_t;
+
+/* Reads the environment into env. Returns 0, or -1 with err naming the bad variable. */
+int rmp_env_read(rmp_env_t *env, rm_error_t *err);
+/* True when RANKMAP_DISABLE=1 (cheap, for the fast path). */
+int rmp_disabled(void);
+
+/* One intercepted topology call. */
+typedef struct rmp_call {
+	const char *fn;         /* "MPI_Cart_create"... */
+	MPI_Comm comm;
+	int rank, size;
+	uint32_t nverts;        /* vertices of the graph: ranks of the new communicator (<= size) */
+	rmp_env_t env;
+	rm_error_t err;         /* this rank's first error */
+	double t0;              /* PMPI_Wtime at entry */
+} rmp_call_t;
+
+/* Prints "rankmap: <fn>: <error>; continuing without reordering" on stderr (the caller decides that
+ * exactly one rank calls it). */
+void rmp_warn(const rmp_call_t *call);
+
+/* Collective over call->comm: combines every rank's local status (local_fail) and an argument hash.
+ * Returns 0 when every rank succeeded with the same hash. Otherwise returns -1 and exactly one rank
+ * (the lowest failing one, or rank 0 for differing arguments) has printed the warning. */
+int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash);
+/* Collective: broadcasts the root's status. Returns 0 when the root succeeded; else -1 and the root
+ * has printed its warning. */
+int rmp_root_status(rmp_call_t *call, int root_fail);
+
+/* FNV-1a over ints, chained from h. */
+uint64_t rmp_hash_ints(uint64_t h, const int *v, size_t n);
+#define RMP_HASH_INIT 14695981039346656037ULL
+
+/* Where the ranks of a communicator run, known at the root (pmpi_place.c). */
+typedef struct rmp_place {
+	topo_cluster_t cluster;
+	topo_target_t *target;  /* one slot per rank of the communicator */
+	uint32_t *slot_rank;    /* target slot -> rank occupying it */
+	uint32_t *rank_slot;    /* rank -> target slot */
+} rmp_place_t;
+
+/* Collective: every rank takes part; on the root (rank 0) fills pl. Returns this rank's status
+ * (0 or -1 with call->err set); combine with rmp_root_status / rmp_agree. */
+int rmp_place_learn(rmp_call_t *call, rmp_place_t *pl);
+/* Frees what pl holds (root). */
+void rmp_place_free(rmp_place_t *pl);
+
+/* Builds a graph at the root from edges gathered from every rank (collective; local edges are
+ * borrowed). weights NULL: all 1. Edges of weight <= 0 are dropped. Returns the graph on the root,
+ * NULL elsewhere and on failure (call->err set at the root). *root_fail says whether the root failed. */
+map_graph_t *rmp_graph_gather(rmp_call_t *call, size_t nedges, const int *src, const int *dst,
+			      const int *weights, int *root_fail);
+/* Root only: the graph of a Cartesian call (pattern file if RANKMAP_PATTERN is set). */
+map_graph_t *rmp_graph_cart(rmp_call_t *call, int ndims, const int dims[], const int periods[]);
+/* Root only: the graph of MPI_Graph_create arguments (pattern file if RANKMAP_PATTERN is set). */
+map_graph_t *rmp_graph_graph(rmp_call_t *call, int nnodes, const int index[], const int edges[]);
+
+/* The whole reordering after the graph is known (collective). g is the root's graph (NULL elsewhere,
+ * consumed), root_fail the root's status so far. On success returns 0 and *newcomm is the reordered
+ * communicator (MPI_COMM_NULL on ranks left out when nverts < size); on failure returns -1 (one
+ * warning printed) and *newcomm is untouched. */
+int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newcomm);
+
+/* Starts a topology call: fills call and reads the environment. Returns 0 when reordering should be
+ * attempted (every rank decides the same, from the environment and the collective check done later). */
+int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm);
+
+/* Tracer (pmpi_trace.c). */
+void rmp_trace_init(void);
+void rmp_trace_finalize(void);
+int rmp_trace_on(void);
+/* Records count elements of type sent to rank dest of comm. */
+void rmp_trace_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
+/* Records bytes sent to rank dest of comm (already in bytes). */
+void rmp_trace_bytes(MPI_Comm comm, int dest, uint64_t bytes);
+/* Persistent requests: remember at *_init, record at MPI_Start, forget at MPI_Request_free. */
+void rmp_trace_persist_add(MPI_Request req, MPI_Comm comm, int dest, int count, MPI_Datatype type);
+void rmp_trace_persist_start(MPI_Request req);
+void rmp_trace_persist_del(MPI_Request req);
+/* Neighbourhood collectives: counts[i] elements of types[i] (or count/type for all when counts is
+ * NULL) to the i-th out-neighbour of comm. */
+void rmp_trace_neighbors(MPI_Comm comm, int count, MPI_Datatype type, const int counts[],
+			 const MPI_Datatype types[]);
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * plugin/mpi/pmpi_env.c: the environment of the PMPI library, its single warning, and the collective
+ * decisions every rank takes together.
+ *
+ * Variables:
+ *   RANKMAP_DISABLE=1        behave exactly like the MPI library underneath
+ *   RANKMAP_ALGO=NAME        mapping engine (mapping/: auto, treematch, scotch, refine, identity)
+ *   RANKMAP_PATTERN=FILE     recorded traffic (Matrix Market, RANKMAP_TRACE's output) used as weights
+ *   RANKMAP_METRIC=M         bytes | messages | loggp: which column of the pattern
+ *   RANKMAP_CLUSTER=FILE     cluster description (network, hardware), topo_load_cluster_file
+ *   RANKMAP_SOCKET=PATH      rankmapd socket (network distances from the daemon)
+ *   RANKMAP_TRACE=FILE       record point-to-point traffic, written at MPI_Finalize
+ *   RANKMAP_VERBOSE=1        rank 0 prints one line with the mapping outcome
+ *   RANKMAP_REPORT=FILE      rank 0 appends that line to FILE
+ * Test-only (they invent a placement so that one machine can exercise multi-node mapping):
+ *   RANKMAP_FAKE_HOSTS=N     ranks are spread over N virtual hosts
+ *   RANKMAP_FAKE_NODE=DESC   hwloc synthetic description of each virtual host ('pack:2 core:4')
+ *   RANKMAP_FAKE_PLACEMENT=block|cyclic
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi.h"
+
+static const char *env_str(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+int rmp_disabled(void)
+{
+	const char *v = env_str("RANKMAP_DISABLE");
+
+	return v && strcmp(v, "0") != 0;
+}
+
+static int env_fake(rmp_env_t *env, rm_error_t *err)
+{
+	const char *v = env_str("RANKMAP_FAKE_HOSTS");
+	char *end;
+
+	if (v) {
+		long n = strtol(v, &end, 10);
+
+		if (*end || n < 1 || n > 1000000)
+			return rm_error_set(err, "RANKMAP_FAKE_HOSTS", 0, 0, "'%s' is not a host count >= 1", v);
+		env->fake_hosts = (int)n;
+	}
+	env->fake_node = env_str("RANKMAP_FAKE_NODE");
+	if (env->fake_node && !env->fake_hosts)
+		env->fake_hosts = 1;
+	v = env_str("RANKMAP_FAKE_PLACEMENT");
+	if (v && strcmp(v, "cyclic") == 0)
+		env->fake_cyclic = 1;
+	else if (v && strcmp(v, "block") != 0)
+		return rm_error_set(err, "RANKMAP_FAKE_PLACEMENT", 0, 0, "'%s' is not block or cyclic", v);
+	return 0;
+}
+
+int rmp_env_read(rmp_env_t *env, rm_error_t *err)
+{
+	const char *v;
+
+	memset(env, 0, sizeof(*env));
+	env->disable = rmp_disabled();
+	v = env_str("RANKMAP_VERBOSE");
+	env->verbose = v && strcmp(v, "0") != 0;
+	env->report = env_str("RANKMAP_REPORT");
+	env->algo = env_str("RANKMAP_ALGO");
+	if (!env->algo)
+		env->algo = "auto";
+	env->pattern = env_str("RANKMAP_PATTERN");
+	env->cluster = env_str("RANKMAP_CLUSTER");
+	env->socket = env_str("RANKMAP_SOCKET");
+	env->trace = env_str("RANKMAP_TRACE");
+	v = env_str("RANKMAP_METRIC");
+	env->metric = MAP_METRIC_DEFAULT;
+	if (v && map_metric_parse(v, &env->metric) != 0)
+		return rm_error_set(err, "RANKMAP_METRIC", 0, 0, "'%s' is not bytes, messages or loggp", v);
+	return env_fake(env, err);
+}
+
+void rmp_warn(const rmp_call_t *call)
+{
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 64];
+
+	rm_error_format(&call->err, buf, sizeof(buf));
+	fprintf(stderr, "rankmap: %s: %s; continuing without reordering\n", call->fn,
+		rm_error_isset(&call->err) ? buf : "unknown error");
+	fflush(stderr);
+}
+
+uint64_t rmp_hash_ints(uint64_t h, const int *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t x = (uint32_t)v[i];
+
+		for (int b = 0; b < 4; b++) {
+			h ^= (x >> (8 * b)) & 0xff;
+			h *= 1099511628211ULL;
+		}
+	}
+	return h;
+}
+
+int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash)
+{
+	/* max of (hash, ~hash) is (hash, ~hash) only when all hashes are equal; the third entry
+	 * elects the lowest failing rank. */
+	uint64_t in[3] = { hash, ~hash, local_fail ? UINT64_MAX - (uint64_t)call->rank : 0 }, out[3];
+
+	if (PMPI_Allreduce(in, out, 3, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
+		/* With MPI_ERRORS_ARE_FATAL we never get here; with ERRORS_RETURN every rank sees it. */
+		if (call->rank == 0) {
+			rm_error_set(&call->err, "MPI", 0, 0, "MPI_Allreduce failed");
+			rmp_warn(call);
+		}
+		return -1;
+	}
+	if (out[2] != 0) {
+		if (UINT64_MAX - out[2] == (uint64_t)call->rank)
+			rmp_warn(call);
+		return -1;
+	}
+	if (out[0] != hash || out[1] != ~hash) {
+		if (call->rank == 0) {
+			rm_error_set(&call->err, "arguments", 0, 0, "ranks passed different arguments");
+			rmp_warn(call);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+int rmp_root_status(rmp_call_t *call, int root_fail)
+{
+	int st = root_fail ? 1 : 0;
+
+	PMPI_Bcast(&st, 1, MPI_INT, 0, call->comm);
+	if (st && call->rank == 0)
+		rmp_warn(call);
+	return st ? -1 : 0;
+}
+
+int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
+{
+	memset(call, 0, sizeof(*call));
+	call->fn = fn;
+	call->comm = comm;
+	call->t0 = PMPI_Wtime();
+	if (comm == MPI_COMM_NULL)
+		return -1;
+	int inter = 0;
+
+	if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+		return -1; /* the real call reports the error */
+	PMPI_Comm_rank(comm, &call->rank);
+	PMPI_Comm_size(comm, &call->size);
+	if (rmp_env_read(&call->env, &call->err) != 0)
+		return 0; /* reported collectively by rmp_agree */
+	if (call->env.disable || call->env.trace)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,481 @@
+/*
+ * plugin/mpi/pmpi_place.c: where the ranks of a communicator run, as a topo target at the root.
+ *
+ * Real placement: every rank reports its host (SLURMD_NODENAME, else gethostname(); under SMPI the
+ * processor name) and the PU it is bound to (its affinity mask when that holds a single CPU, else
+ * unknown). One leader per host exports its hwloc tree as XML; the root fetches one XML per distinct
+ * tree (hash), so identical nodes cost one transfer. Records are fixed-size, O(p) at the root only.
+ * Ranks whose PU is unknown (unbound, or sharing a PU) get the free PUs of their host in rank order.
+ *
+ * Test-only placement (RANKMAP_FAKE_HOSTS / RANKMAP_FAKE_NODE / RANKMAP_FAKE_PLACEMENT): computed at
+ * the root from rank numbers, no communication.
+ *
+ * Connectivity: RANKMAP_CLUSTER (a cluster file: fabric, torus, hardware) when set, else a flat
+ * network above the hosts (pmpi_daemon.c adds rankmapd's view when RANKMAP_SOCKET is set).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmpi.h"
+
+typedef struct rmp_rec {
+	char host[RMP_HOST_LEN];
+	int32_t cpu;        /* OS index of the single PU this rank is bound to, -1 if unknown */
+	int32_t xml_len;    /* length of the leader's hwloc XML (0: not a leader or failed) */
+	uint64_t xml_hash;
+} rmp_rec_t;
+
+/* What the root collects before building the cluster. */
+typedef struct rmp_gather {
+	rmp_rec_t *rec;     /* size records (real placement) */
+	char *xml;          /* concatenated XMLs of the requested leaders */
+	int *xml_off;       /* size: offset of rank r's XML in xml, -1 if none */
+} rmp_gather_t;
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = RMP_HASH_INIT;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+static void local_identity(rmp_rec_t *rec)
+{
+	const char *slurm = getenv("SLURMD_NODENAME");
+
+	memset(rec, 0, sizeof(*rec));
+	rec->cpu = -1;
+#ifdef RANKMAP_SMPI
+	int len = 0;
+	char name[MPI_MAX_PROCESSOR_NAME];
+
+	PMPI_Get_processor_name(name, &len);
+	snprintf(rec->host, sizeof(rec->host), "%s", name);
+	(void)slurm;
+#else
+	cpu_set_t set;
+
+	if (slurm && *slurm)
+		snprintf(rec->host, sizeof(rec->host), "%s", slurm);
+	else if (gethostname(rec->host, sizeof(rec->host) - 1) != 0)
+		snprintf(rec->host, sizeof(rec->host), "localhost");
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) == 1) {
+		for (int i = 0; i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &set)) {
+				rec->cpu = i;
+				break;
+			}
+	}
+#endif
+}
+
+#ifndef RANKMAP_SMPI
+/* The live hwloc tree as XML (malloc'ed), NULL on failure. */
+static char *live_xml(int *len)
+{
+	hwloc_topology_t topo;
+	char *buf = NULL, *out = NULL;
+	int blen = 0;
+
+	*len = 0;
+	if (hwloc_topology_init(&topo) != 0)
+		return NULL;
+	if (hwloc_topology_load(topo) == 0 && hwloc_topology_export_xmlbuffer(topo, &buf, &blen, 0) == 0) {
+		out = malloc((size_t)blen + 1);
+		if (out) {
+			memcpy(out, buf, (size_t)blen);
+			out[blen] = 0;
+			*len = blen;
+		}
+		hwloc_free_xmlbuffer(topo, buf);
+	}
+	hwloc_topology_destroy(topo);
+	return out;
+}
+
+/* Collective: the host leader (rank 0 of the shared-memory communicator) exports its hardware and
+ * every rank of the host learns the hash of that XML (0 when it failed). The leader keeps the XML. */
+static char *host_xml(MPI_Comm comm, int *len, uint64_t *hash)
+{
+	MPI_Comm node;
+	int nrank = 1;
+	char *xml = NULL;
+
+	*len = 0;
+	*hash = 0;
+	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+		return NULL;
+	PMPI_Comm_rank(node, &nrank);
+	if (nrank == 0) {
+		xml = live_xml(len);
+		*hash = xml ? hash_bytes(xml, (size_t)*len) : 0;
+	}
+	PMPI_Bcast(hash, 1, MPI_UINT64_T, 0, node);
+	PMPI_Comm_free(&node);
+	return xml;
+}
+#endif
+
+/* Root: which ranks send their XML (one per distinct tree), their counts and offsets. */
+static int plan_xml(rmp_call_t *call, rmp_gather_t *ga, int *req, int *counts, int *displs)
+{
+	size_t total = 0;
+
+	for (int r = 0; r < call->size; r++) {
+		ga->xml_off[r] = -1;
+		displs[r] = 0;
+		if (ga->rec[r].xml_len <= 0)
+			continue;
+		int dup = 0;
+
+		for (int q = 0; q < r && !dup; q++) /* distinct trees are few: linear scan over leaders */
+			dup = req[q] && ga->rec[q].xml_hash == ga->rec[r].xml_hash;
+		if (!dup) {
+			req[r] = 1;
+			counts[r] = ga->rec[r].xml_len;
+			displs[r] = ga->xml_off[r] = (int)total;
+			total += (size_t)counts[r];
+			if (total > (size_t)INT32_MAX)
+				return -1;
+		}
+	}
+	ga->xml = malloc(total + 1);
+	return ga->xml ? 0 : -1;
+}
+
+/* Collective: gathers every rank's record, then one XML per distinct hardware tree, at the root. */
+static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
+{
+	rmp_rec_t me;
+	char *xml = NULL;
+	int len = 0, want = 0, rc = 0;
+	int *req = NULL, *counts = NULL, *displs = NULL;
+
+	local_identity(&me);
+#ifndef RANKMAP_SMPI
+	xml = host_xml(call->comm, &len, &me.xml_hash);
+	me.xml_len = len;
+#else
+	(void)hash_bytes;
+#endif
+	if (call->rank == 0) {
+		size_t n = (size_t)call->size;
+
+		ga->rec = malloc(sizeof(rmp_rec_t) * n);
+		ga->xml_off = malloc(sizeof(int) * n);
+		req = calloc(n, sizeof(int));
+		counts = calloc(n, sizeof(int));
+		displs = calloc(n, sizeof(int));
+		if (!ga->rec || !req || !counts || !displs || !ga->xml_off)
+			rc = -1;
+	}
+	PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, ga->rec, (int)sizeof(me), MPI_BYTE, 0, call->comm);
+	if (call->rank == 0 && rc == 0)
+		rc = plan_xml(call, ga, req, counts, displs);
+	PMPI_Bcast(&rc, 1, MPI_INT, 0, call->comm);
+	if (rc == 0) {
+		PMPI_Scatter(req, 1, MPI_INT, &want, 1, MPI_INT, 0, call->comm);
+		PMPI_Gatherv(xml, want ? len : 0, MPI_CHAR, ga->xml, counts, displs, MPI_CHAR, 0, call->comm);
+	}
+	free(displs);
+	free(req);
+	free(counts);
+	free(xml);
+	if (rc)
+		rm_error_set(&call->err, "placement", 0, 0, "cannot gather the hardware of %d ranks", call->size);
+	return rc;
+}
+
+/* Root: the name of virtual host h (the cluster's h-th host when a cluster file is loaded). */
+static int fake_host_name(rmp_call_t *call, topo_cluster_t c, int h, char *buf, size_t len)
+{
+	size_t nh = call->env.cluster || call->env.socket ? topo_nhosts(c) : 0;
+
+	if (nh == 0) {
+		snprintf(buf, len, "rmfake%d", h);
+		return 0;
+	}
+	if ((size_t)h >= nh)
+		return rm_error_set(&call->err, "RANKMAP_FAKE_HOSTS", 0, 0,
+				    "%d virtual hosts, but the cluster has only %zu hosts", call->env.fake_hosts, nh);
+	snprintf(buf, len, "%s", topo_host_name(c, (size_t)h));
+	return 0;
+}
+
+/* Root: makes sure host name has hardware data (from the cluster file, else xml, else desc). The
+ * caller finalizes the cluster after the last load. Returns 0 or -1. */
+static int ensure_hw(rmp_call_t *call, topo_cluster_t c, const char *name, const char *xml, size_t len,
+		     const char *desc)
+{
+	long h = topo_host_find(c, name);
+
+	if (h >= 0 && topo_host_npus(c, (size_t)h) > 0)
+		return 0;
+	if (xml)
+		return topo_load_hwloc_xmlbuf(c, name, xml, len, "hwloc XML gathered from the host", &call->err);
+	if (desc)
+		return topo_load_hwloc_synthetic(c, name, desc, &call->err);
+	return rm_error_set(&call->err, name, 0, 0, "no hardware description for this host");
+}
+
+/* Root: cluster index of a host that must exist after finalize, or -1. */
+static long host_index(rmp_call_t *call, topo_cluster_t c, const char *name)
+{
+	long h = topo_host_find(c, name);
+
+	if (h < 0 || topo_host_npus(c, (size_t)h) == 0) {
+		rm_error_set(&call->err, name, 0, 0, "host has no hardware description");
+		return -1;
+	}
+	return h;
+}
+
+/* Root, test-only placement: host and logical PU of every rank from its number. */
+static int where_fake(rmp_call_t *call, topo_cluster_t c, int32_t *host, int32_t *pu)
+{
+	int n = call->env.fake_hosts, size = call->size;
+	int per = (size + n - 1) / n, rc = 0;
+	char name[RMP_HOST_LEN], desc[64];
+	long *hidx = malloc(sizeof(long) * (size_t)n);
+
+	if (!hidx)
+		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+	snprintf(desc, sizeof(desc), "core:%d", per);
+	for (int h = 0; h < n && rc == 0; h++)
+		rc = fake_host_name(call, c, h, name, sizeof(name)) ||
+		     ensure_hw(call, c, name, NULL, 0, call->env.fake_node ? call->env.fake_node : desc);
+	if (rc == 0)
+		rc = topo_cluster_finalize(c, &call->err);
+	for (int h = 0; h < n && rc == 0; h++)
+		if (fake_host_name(call, c, h, name, sizeof(name)) != 0 || (hidx[h] = host_index(call, c, name)) < 0)
+			rc = -1;
+	for (int r = 0; r < size && rc == 0; r++) {
+		int h = call->env.fake_cyclic ? r % n : r / per;
+
+		host[r] = (int32_t)hidx[h];
+		pu[r] = call->env.fake_cyclic ? r / n : r % per;
+	}
+	free(hidx);
+	return rc ? -1 : 0;
+}
+
+static int cmp_host(const void *a, const void *b, void *base)
+{
+	const rmp_rec_t *rec = base;
+
+	return strcmp(rec[*(const int *)a].host, rec[*(const int *)b].host);
+}
+
+/* Root: loads the hardware of every distinct host once (hosts sorted by name), then finalizes. */
+static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga, const int *tree,
+			   int ntrees)
+{
+	int *ord = malloc(sizeof(int) * (size_t)call->size), rc = 0;
+
+	if (!ord)
+		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+	for (int r = 0; r < call->size; r++)
+		ord[r] = r;
+	qsort_r(ord, (size_t)call->size, sizeof(int), cmp_host, ga->rec);
+	for (int i = 0; i < call->size && rc == 0; i++) {
+		const rmp_rec_t *rec = &ga->rec[ord[i]];
+		const char *xml = NULL;
+		size_t len = 0;
+
+		if (i > 0 && strcmp(ga->rec[ord[i - 1]].host, rec->host) == 0)
+			continue;
+		for (int k = 0; k < ntrees && !xml && rec->xml_hash; k++)
+			if (ga->rec[tree[k]].xml_hash == rec->xml_hash)
+				xml = ga->xml + ga->xml_off[tree[k]], len = (size_t)ga->rec[tree[k]].xml_len;
+		rc = ensure_hw(call, c, rec->host, xml, len, NULL);
+	}
+	free(ord);
+	return rc ? -1 : topo_cluster_finalize(c, &call->err);
+}
+
+/* Root, real placement: cluster host index and logical PU (-1 unknown) of every rank. Distinct
+ * hardware trees are few, so finding a rank's XML scans the short list of trees. */
+static int where_real(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga, int32_t *host, int32_t *pu)
+{
+	int ntrees = 0, *tree = malloc(sizeof(int) * (size_t)call->size);
+
+	if (!tree)
+		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+	for (int r = 0; r < call->size; r++)
+		if (ga->xml_off[r] >= 0)
+			tree[ntrees++] = r;
+	int rc = load_real_hosts(call, c, ga, tree, ntrees);
+
+	free(tree);
+	for (int r = 0; r < call->size && rc == 0; r++) {
+		const rmp_rec_t *rec = &ga->rec[r];
+		long h = host_index(call, c, rec->host);
+
+		if (h < 0)
+			return -1;
+		host[r] = (int32_t)h;
+		pu[r] = -1;
+		hwloc_topology_t t = topo_host_hwloc(c, (size_t)h);
+		hwloc_obj_t o = t && rec->cpu >= 0 ? hwloc_get_pu_obj_by_os_index(t, (unsigned)rec->cpu) : NULL;
+
+		if (o)
+			pu[r] = (int32_t)o->logical_index;
+	}
+	return rc;
+}
+
+/* Root: gives ranks of unknown PU (unbound, or sharing a PU with a lower rank) the free PUs of their
+ * host, in rank order. Fails when a host has more ranks than PUs. */
+static int assign_pus(rmp_call_t *call, topo_cluster_t c, const int32_t *host, int32_t *pu)
+{
+	size_t nh = topo_nhosts(c);
+	uint8_t **used = calloc(nh, sizeof(*used));
+	unsigned *next = calloc(nh, sizeof(unsigned));
+	int rc = 0;
+
+	if (!used || !next)
+		rc = rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+	for (int r = 0; r < call->size && rc == 0; r++) {
+		size_t h = (size_t)host[r];
+		unsigned np = topo_host_npus(c, h);
+
+		if (!used[h] && !(used[h] = calloc(np, 1)))
+			rc = rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+		else if (pu[r] >= 0 && (unsigned)pu[r] < np && !used[h][pu[r]])
+			used[h][pu[r]] = 1;
+		else if (pu[r] >= 0 && call->env.fake_hosts)
+			rc = rm_error_set(&call->err, "RANKMAP_FAKE_NODE", 0, 0,
+					  "host %s has %u PUs, fewer than its %d ranks", topo_host_name(c, h), np,
+					  pu[r] + 1);
+		else
+			pu[r] = -1;
+	}
+	for (int r = 0; r < call->size && rc == 0; r++) {
+		size_t h = (size_t)host[r];
+		unsigned np = topo_host_npus(c, h);
+
+		if (pu[r] >= 0)
+			continue;
+		while (next[h] < np && used[h][next[h]])
+			next[h]++;
+		if (next[h] >= np)
+			rc = rm_error_set(&call->err, topo_host_name(c, h), 0, 0,
+					  "more ranks on this host than its %u PUs", np);
+		else
+			used[h][next[h]] = 1, pu[r] = (int32_t)next[h];
+	}
+	for (size_t h = 0; used && h < nh; h++)
+		free(used[h]);
+	free(used);
+	free(next);
+	return rc;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Root: the target over the ranks' slots, and which rank sits on which target slot. */
+static int make_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, const int32_t *pu)
+{
+	size_t n = (size_t)call->size;
+	topo_slot_t *slots = malloc(sizeof(*slots) * n);
+	uint64_t *key = malloc(sizeof(uint64_t) * 2 * n); /* (host << 32 | pu, rank) pairs */
+	int rc = 0;
+
+	pl->slot_rank = malloc(sizeof(uint32_t) * n);
+	pl->rank_slot = malloc(sizeof(uint32_t) * n);
+	if (!slots || !key || !pl->slot_rank || !pl->rank_slot) {
+		rc = rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+		goto out;
+	}
+	for (size_t r = 0; r < n; r++) {
+		slots[r].host = (uint32_t)host[r];
+		slots[r].pu = (uint32_t)pu[r];
+		key[2 * r] = (uint64_t)host[r] << 32 | (uint32_t)pu[r];
+		key[2 * r + 1] = r;
+	}
+	pl->target = topo_target_from_slots(pl->cluster, slots, n, &call->err);
+	if (!pl->target || pl->target->nslots != n || !pl->target->slot) {
+		rc = rm_error_set(&call->err, "placement", 0, 0, "cannot build the target of %zu slots", n);
+		goto out;
+	}
+	qsort(key, n, 2 * sizeof(uint64_t), cmp_key);
+	for (uint32_t s = 0; s < n && rc == 0; s++) {
+		uint64_t k[2] = { (uint64_t)pl->target->slot[s].host << 32 | pl->target->slot[s].pu, 0 };
+		uint64_t *hit = bsearch(k, key, n, 2 * sizeof(uint64_t), cmp_key);
+
+		if (!hit)
+			rc = rm_error_set(&call->err, "placement", 0, 0, "target slot %u is no rank's", s);
+		else
+			pl->slot_rank[s] = (uint32_t)hit[1], pl->rank_slot[hit[1]] = s;
+	}
+out:
+	free(slots);
+	free(key);
+	return rc;
+}
+
+/* Root: the cluster's connectivity (daemon, cluster file, or nothing: a flat network). */
+static int load_network(rmp_call_t *call, topo_cluster_t c)
+{
+	if (call->env.cluster && topo_load_cluster_file(c, call->env.cluster, &call->err) != 0)
+		return -1;
+	return topo_cluster_finalize(c, &call->err);
+}
+
+int rmp_place_learn(rmp_call_t *call, rmp_place_t *pl)
+{
+	rmp_gather_t ga = { 0 };
+	int rc = 0;
+	int32_t *host = NULL, *pu = NULL;
+
+	memset(pl, 0, sizeof(*pl));
+	if (!call->env.fake_hosts)
+		rc = gather_real(call, &ga); /* collective: every rank reads the same environment */
+	if (call->rank != 0 || rc != 0)
+		goto out;
+	pl->cluster = topo_cluster_create();
+	host = malloc(sizeof(int32_t) * (size_t)call->size);
+	pu = malloc(sizeof(int32_t) * (size_t)call->size);
+	if (!pl->cluster || !host || !pu) {
+		rc = rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+		goto out;
+	}
+	rc = load_network(call, pl->cluster);
+	if (rc == 0)
+		rc = call->env.fake_hosts ? where_fake(call, pl->cluster, host, pu)
+					  : where_real(call, pl->cluster, &ga, host, pu);
+	if (rc == 0)
+		rc = assign_pus(call, pl->cluster, host, pu);
+	if (rc == 0)
+		rc = make_target(call, pl, host, pu);
+out:
+	free(host);
+	free(pu);
+	free(ga.rec);
+	free(ga.xml);
+	free(ga.xml_off);
+	return rc ? -1 : 0;
+}
+
+void rmp_place_free(rmp_place_t *pl)
+{
+	topo_target_destroy(pl->target);
+	topo_cluster_destroy(pl->cluster);
+	free(pl->slot_rank);
+	free(pl->rank_slot);
+	memset(pl, 0, sizeof(*pl));
+}

@@ -1,0 +1,112 @@
+/*
+ * plugin/mpi/pmpi_reorder.c: from a communication graph to the reordered communicator.
+ *
+ * The root maps the graph onto the slots the ranks occupy (mapping/'s map_compute): perm[v] is the slot
+ * that should run vertex v, i.e. the process now on that slot gets new rank v. The mapping is kept only
+ * when it costs less than the current placement (vertex v on the process of rank v). New ranks are
+ * scattered (one int per rank) and the communicator is split with them as keys.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi.h"
+
+/* Root: one line describing the outcome, printed (RANKMAP_VERBOSE) and/or appended (RANKMAP_REPORT). */
+static void report(const rmp_call_t *call, const char *algo, double before, double after, uint32_t moved)
+{
+	char line[512];
+	double ms = (PMPI_Wtime() - call->t0) * 1e3;
+
+	snprintf(line, sizeof(line),
+		 "rankmap: report fn=%s ranks=%u size=%d algo=%s cost_before=%.6g cost_after=%.6g moved=%u "
+		 "time_ms=%.3f\n",
+		 call->fn, call->nverts, call->size, algo, before, after, moved, ms);
+	if (call->env.verbose) {
+		fputs(line, stderr);
+		fflush(stderr);
+	}
+	if (call->env.report) {
+		FILE *f = fopen(call->env.report, "a");
+
+		if (f) {
+			fputs(line, f);
+			fclose(f);
+		}
+	}
+}
+
+/* Root: computes newrank[r] for every rank r of the communicator (-1: left out). */
+static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g, int **newrank_out)
+{
+	uint32_t n = call->nverts;
+	uint32_t *perm = malloc(sizeof(uint32_t) * n), *cur = malloc(sizeof(uint32_t) * n);
+	int *newrank = malloc(sizeof(int) * (size_t)call->size), rc = 0;
+	map_result_t res;
+
+	memset(&res, 0, sizeof(res));
+	if (!perm || !cur || !newrank) {
+		rc = rm_error_set(&call->err, "mapping", 0, 0, "out of memory");
+		goto out;
+	}
+	if (g->n != n) {
+		rc = rm_error_set(&call->err, "mapping", 0, 0, "graph has %u vertices, the call %u", g->n, n);
+		goto out;
+	}
+	for (uint32_t v = 0; v < n; v++)
+		cur[v] = pl->rank_slot[v];
+	if (map_compute(call->env.algo, g, pl->target, NULL, perm, &res, &call->err) != 0 ||
+	    map_check_perm(perm, n, pl->target->nslots) != 0) {
+		rc = rm_error_set(&call->err, "mapping", 0, 0, "engine '%s' failed", call->env.algo);
+		goto out;
+	}
+	double before = map_cost(g, pl->target, cur), after = map_cost(g, pl->target, perm);
+	const char *algo = res.algo[0] ? res.algo : call->env.algo;
+
+	if (!(after < before)) { /* never worse than where the ranks already are */
+		memcpy(perm, cur, sizeof(uint32_t) * n);
+		after = before;
+		algo = "current";
+	}
+	uint32_t moved = 0;
+
+	for (int r = 0; r < call->size; r++)
+		newrank[r] = -1;
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t r = pl->slot_rank[perm[v]];
+
+		newrank[r] = (int)v;
+		moved += r != v;
+	}
+	report(call, algo, before, after, moved);
+	*newrank_out = newrank;
+	newrank = NULL;
+out:
+	free(perm);
+	free(cur);
+	free(newrank);
+	return rc;
+}
+
+int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newcomm)
+{
+	rmp_place_t pl;
+	int *newrank = NULL, mine = -1;
+	int rc = rmp_place_learn(call, &pl);
+
+	if (call->rank == 0 && !root_fail && rc == 0)
+		rc = compute(call, &pl, g, &newrank);
+	if (call->rank == 0)
+		rmp_place_free(&pl);
+	map_graph_destroy(g);
+	if (rmp_root_status(call, root_fail || rc != 0) != 0) {
+		free(newrank);
+		return -1;
+	}
+	PMPI_Scatter(newrank, 1, MPI_INT, &mine, 1, MPI_INT, 0, call->comm);
+	free(newrank);
+	if (PMPI_Comm_split(call->comm, mine >= 0 ? 0 : MPI_UNDEFINED, mine, newcomm) != MPI_SUCCESS)
+		return -1; /* only with MPI_ERRORS_RETURN; the caller then returns the unreordered result */
+	return 0;
+}

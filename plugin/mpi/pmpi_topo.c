@@ -1,0 +1,283 @@
+/*
+ * plugin/mpi/pmpi_topo.c: the intercepted topology constructors.
+ *
+ * reorder=0, RANKMAP_DISABLE=1 or a tracing run (RANKMAP_TRACE): exactly the real call. reorder=1:
+ * check collectively that the ranks agree on the arguments, build the graph, reorder (pmpi_reorder.c),
+ * then call the real constructor with reorder=0 on the reordered communicator. Any failure: one
+ * warning and the real call with reorder=0 (the unreordered result).
+ *
+ * Vertex v of the graph is new rank v. Cart_create and Graph_create: the arguments describe vertices
+ * by rank, so the real call on the reordered communicator gets them unchanged, and MPI_Cart_coords,
+ * MPI_Cart_shift and the neighbourhood collectives follow. Dist_graph_create: edges are between
+ * vertices, which are new ranks, so the arguments are passed unchanged too. Dist_graph_create_adjacent:
+ * each process described its own vertex (its old rank); after reordering, vertex v is run by the
+ * process that received new rank v, so the lists of old rank v travel to that process (one message
+ * each on the fresh communicator) and are used there, their entries being vertex numbers, i.e. the
+ * new ranks. MPI_Dist_graph_neighbors then returns, at new rank v, what old rank v passed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi.h"
+
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+		    MPI_Comm *comm_cart)
+{
+	rmp_call_t call;
+	MPI_Comm split;
+	int bad = 0;
+	long long n = 1;
+
+	if (!reorder || rmp_call_begin(&call, "MPI_Cart_create", comm) != 0)
+		return PMPI_Cart_create(comm, ndims, dims, periods, reorder, comm_cart);
+	uint64_t h = rmp_hash_ints(RMP_HASH_INIT, &ndims, 1);
+
+	bad = ndims < 1 || ndims > MAP_CART_MAXDIMS || !dims || !periods;
+	for (int i = 0; !bad && i < ndims; i++) {
+		int p = periods[i] != 0;
+
+		bad = dims[i] < 1 || (n *= dims[i]) > call.size;
+		h = rmp_hash_ints(rmp_hash_ints(h, &dims[i], 1), &p, 1);
+	}
+	if (bad)
+		rm_error_set(&call.err, "dims", 0, 0, "invalid dimensions for %d ranks", call.size);
+	if (rmp_agree(&call, rm_error_isset(&call.err), h) != 0)
+		return PMPI_Cart_create(comm, ndims, dims, periods, 0, comm_cart);
+	call.nverts = (uint32_t)n;
+	map_graph_t *g = call.rank == 0 ? rmp_graph_cart(&call, ndims, dims, periods) : NULL;
+
+	if (rmp_reorder(&call, g, call.rank == 0 && !g, &split) != 0)
+		return PMPI_Cart_create(comm, ndims, dims, periods, 0, comm_cart);
+	if (split == MPI_COMM_NULL) {
+		*comm_cart = MPI_COMM_NULL;
+		return MPI_SUCCESS;
+	}
+	int rc = PMPI_Cart_create(split, ndims, dims, periods, 0, comm_cart);
+
+	PMPI_Comm_free(&split);
+	return rc;
+}
+
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
+		     MPI_Comm *comm_graph)
+{
+	rmp_call_t call;
+	MPI_Comm split;
+
+	if (!reorder || rmp_call_begin(&call, "MPI_Graph_create", comm) != 0)
+		return PMPI_Graph_create(comm, nnodes, index, edges, reorder, comm_graph);
+	int bad = nnodes < 1 || nnodes > call.size || !index;
+
+	for (int i = 0; !bad && i < nnodes; i++)
+		bad = index[i] < (i ? index[i - 1] : 0);
+	bad = bad || (index[nnodes - 1] > 0 && !edges);
+	if (bad)
+		rm_error_set(&call.err, "index", 0, 0, "invalid graph of %d nodes for %d ranks", nnodes, call.size);
+	uint64_t h = rmp_hash_ints(RMP_HASH_INIT, &nnodes, 1);
+
+	if (!bad)
+		h = rmp_hash_ints(rmp_hash_ints(h, index, (size_t)nnodes), edges, (size_t)index[nnodes - 1]);
+	if (rmp_agree(&call, bad || rm_error_isset(&call.err), h) != 0)
+		return PMPI_Graph_create(comm, nnodes, index, edges, 0, comm_graph);
+	call.nverts = (uint32_t)nnodes;
+	map_graph_t *g = call.rank == 0 ? rmp_graph_graph(&call, nnodes, index, edges) : NULL;
+
+	if (rmp_reorder(&call, g, call.rank == 0 && !g, &split) != 0)
+		return PMPI_Graph_create(comm, nnodes, index, edges, 0, comm_graph);
+	if (split == MPI_COMM_NULL) {
+		*comm_graph = MPI_COMM_NULL;
+		return MPI_SUCCESS;
+	}
+	int rc = PMPI_Graph_create(split, nnodes, index, edges, 0, comm_graph);
+
+	PMPI_Comm_free(&split);
+	return rc;
+}
+
+/* The real distributed-graph constructors (SMPI has none: its variant returns a plain duplicate and
+ * programs keep their own neighbour lists). */
+static int real_dist(MPI_Comm comm, int n, const int sources[], const int degrees[], const int dests[],
+		     const int weights[], MPI_Info info, int reorder, MPI_Comm *out)
+{
+#ifdef RANKMAP_SMPI
+	(void)n, (void)sources, (void)degrees, (void)dests, (void)weights, (void)info, (void)reorder;
+	return PMPI_Comm_dup(comm, out);
+#else
+	return PMPI_Dist_graph_create(comm, n, sources, degrees, dests, weights, info, reorder, out);
+#endif
+}
+
+static int real_adjacent(MPI_Comm comm, int indeg, const int sources[], const int sw[], int outdeg,
+			 const int dests[], const int dw[], MPI_Info info, int reorder, MPI_Comm *out)
+{
+#ifdef RANKMAP_SMPI
+	(void)indeg, (void)sources, (void)sw, (void)outdeg, (void)dests, (void)dw, (void)info, (void)reorder;
+	return PMPI_Comm_dup(comm, out);
+#else
+	return PMPI_Dist_graph_create_adjacent(comm, indeg, sources, sw, outdeg, dests, dw, info, reorder, out);
+#endif
+}
+
+/* Checks that ranks are in 0..size-1; sets call->err otherwise. */
+static int check_ranks(rmp_call_t *call, const char *what, const int *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] < 0 || v[i] >= call->size)
+			return rm_error_set(&call->err, what, 0, (int)i + 1, "rank %d outside 0..%d", v[i],
+					    call->size - 1);
+	return 0;
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
+			  const int destinations[], const int weights[], MPI_Info info, int reorder,
+			  MPI_Comm *comm_dist_graph)
+{
+	rmp_call_t call;
+	MPI_Comm split;
+	size_t ne = 0;
+
+	if (!reorder || rmp_call_begin(&call, "MPI_Dist_graph_create", comm) != 0)
+		return real_dist(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
+	int bad = n < 0 || check_ranks(&call, "sources", sources, (size_t)(n > 0 ? n : 0)) != 0;
+
+	for (int i = 0; !bad && i < n; i++)
+		bad = degrees[i] < 0, ne += (size_t)degrees[i];
+	bad = bad || check_ranks(&call, "destinations", destinations, ne) != 0;
+	if (bad && !rm_error_isset(&call.err))
+		rm_error_set(&call.err, "degrees", 0, 0, "negative degree");
+	int *src = bad ? NULL : malloc(sizeof(int) * (ne + 1));
+
+	if (!bad && !src)
+		bad = rm_error_set(&call.err, "edges", 0, 0, "out of memory");
+	for (size_t i = 0, k = 0; !bad && i < (size_t)n; i++)
+		for (int d = 0; d < degrees[i]; d++)
+			src[k++] = sources[i];
+	if (rmp_agree(&call, bad || rm_error_isset(&call.err), 0) != 0) {
+		free(src);
+		return real_dist(comm, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph);
+	}
+	int root_fail = 0;
+	const int *w = weights == MPI_UNWEIGHTED || weights == MPI_WEIGHTS_EMPTY ? NULL : weights;
+
+	call.nverts = (uint32_t)call.size;
+	map_graph_t *g = rmp_graph_gather(&call, ne, src, destinations, w, &root_fail);
+
+	free(src);
+	if (rmp_reorder(&call, g, root_fail, &split) != 0)
+		return real_dist(comm, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph);
+	int rc = real_dist(split, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph);
+
+	PMPI_Comm_free(&split);
+	return rc;
+}
+
+/* The lists of one vertex of Dist_graph_create_adjacent, packed as ints:
+ * indeg, outdeg, source-weight kind, destination-weight kind, sources, [weights], dests, [weights].
+ * Weight kinds: 0 MPI_UNWEIGHTED, 1 an array, 2 MPI_WEIGHTS_EMPTY. */
+static int weight_kind(const int *w)
+{
+	return w == MPI_UNWEIGHTED ? 0 : w == MPI_WEIGHTS_EMPTY ? 2 : 1;
+}
+
+static int *pack_lists(int indeg, const int src[], const int sw[], int outdeg, const int dst[], const int dw[],
+		       int *len)
+{
+	int sk = weight_kind(sw), dk = weight_kind(dw);
+	size_t n = 4 + (size_t)indeg * (sk == 1 ? 2 : 1) + (size_t)outdeg * (dk == 1 ? 2 : 1);
+	int *p = malloc(sizeof(int) * n), *q = p + 4;
+
+	if (!p || n > INT32_MAX)
+		return free(p), NULL;
+	p[0] = indeg, p[1] = outdeg, p[2] = sk, p[3] = dk;
+	memcpy(q, src, sizeof(int) * (size_t)indeg), q += indeg;
+	if (sk == 1)
+		memcpy(q, sw, sizeof(int) * (size_t)indeg), q += indeg;
+	memcpy(q, dst, sizeof(int) * (size_t)outdeg), q += outdeg;
+	if (dk == 1)
+		memcpy(q, dw, sizeof(int) * (size_t)outdeg);
+	*len = (int)n;
+	return p;
+}
+
+/* Sends this process's lists to the process now running its vertex (new rank = old rank) and
+ * receives the lists of its new vertex; then creates the topology on split. */
+static int move_lists(MPI_Comm split, int oldrank, const int *mine, int len, MPI_Info info, MPI_Comm *out)
+{
+	MPI_Request req;
+	MPI_Status st;
+	int n = 0;
+	const int tag = 7101;
+
+	PMPI_Isend(mine, len, MPI_INT, oldrank, tag, split, &req);
+	PMPI_Probe(MPI_ANY_SOURCE, tag, split, &st); /* exactly one message comes to each rank */
+	PMPI_Get_count(&st, MPI_INT, &n);
+	int *p = malloc(sizeof(int) * (size_t)(n > 4 ? n : 4));
+
+	PMPI_Recv(p ? p : (int *)mine, p ? n : 0, MPI_INT, st.MPI_SOURCE, tag, split, MPI_STATUS_IGNORE);
+	PMPI_Wait(&req, MPI_STATUS_IGNORE);
+	if (!p)
+		return MPI_ERR_NO_MEM;
+	int indeg = p[0], outdeg = p[1], *q = p + 4;
+	const int *src = q, *sw, *dst, *dw;
+
+	q += indeg;
+	sw = p[2] == 0 ? MPI_UNWEIGHTED : p[2] == 2 ? MPI_WEIGHTS_EMPTY : q;
+	q += p[2] == 1 ? indeg : 0;
+	dst = q;
+	q += outdeg;
+	dw = p[3] == 0 ? MPI_UNWEIGHTED : p[3] == 2 ? MPI_WEIGHTS_EMPTY : q;
+	int rc = real_adjacent(split, indeg, src, sw, outdeg, dst, dw, info, 0, out);
+
+	free(p);
+	return rc;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+				   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+				   int reorder, MPI_Comm *comm_dist_graph)
+{
+	rmp_call_t call;
+	MPI_Comm split;
+	int len = 0, *packed = NULL;
+
+	if (!reorder || rmp_call_begin(&call, "MPI_Dist_graph_create_adjacent", comm) != 0)
+		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights,
+				     info, reorder, comm_dist_graph);
+	int bad = indegree < 0 || outdegree < 0 ||
+		  check_ranks(&call, "sources", sources, (size_t)(indegree > 0 ? indegree : 0)) != 0 ||
+		  check_ranks(&call, "destinations", destinations, (size_t)(outdegree > 0 ? outdegree : 0)) != 0;
+
+	if (!bad && !(packed = pack_lists(indegree, sources, sourceweights, outdegree, destinations, destweights,
+					  &len)))
+		bad = rm_error_set(&call.err, "lists", 0, 0, "out of memory");
+	if (bad && !rm_error_isset(&call.err))
+		rm_error_set(&call.err, "degrees", 0, 0, "negative degree");
+	int *src = bad ? NULL : malloc(sizeof(int) * ((size_t)outdegree + 1));
+
+	for (int i = 0; src && i < outdegree; i++)
+		src[i] = call.rank;
+	if (rmp_agree(&call, bad || !src, 0) != 0) {
+		free(src);
+		free(packed);
+		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights,
+				     info, 0, comm_dist_graph);
+	}
+	int root_fail = 0, k = weight_kind(destweights);
+
+	call.nverts = (uint32_t)call.size;
+	map_graph_t *g = rmp_graph_gather(&call, (size_t)outdegree, src, destinations, k == 1 ? destweights : NULL,
+					  &root_fail);
+
+	free(src);
+	if (rmp_reorder(&call, g, root_fail, &split) != 0) {
+		free(packed);
+		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights,
+				     info, 0, comm_dist_graph);
+	}
+	int rc = move_lists(split, call.rank, packed, len, info, comm_dist_graph);
+
+	free(packed);
+	PMPI_Comm_free(&split);
+	return rc;
+}

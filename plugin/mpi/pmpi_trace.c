@@ -1,0 +1,479 @@
+/*
+ * plugin/mpi/pmpi_trace.c: the traffic tracer (RANKMAP_TRACE=PATH).
+ *
+ * Each process counts, per destination, the bytes and messages it sends, in an open-addressing hash
+ * table keyed by the destination's rank in MPI_COMM_WORLD: memory grows with the number of peers a
+ * process really talks to, never with the job size. Ranks of other communicators are translated
+ * through a table cached on the communicator (an attribute), built on first use. Persistent requests
+ * are remembered at *_init and counted at each MPI_Start. At MPI_Finalize rank 0 gathers every table
+ * and writes one Matrix Market file (coordinate, general; row = sender, column = receiver, 1-based
+ * MPI_COMM_WORLD ranks; two values per entry: bytes, then messages) through a temporary file renamed
+ * into place, so readers never see a partial pattern.
+ *
+ * State: one context per process (per rank under SMPI without privatization: RANKMAP_SMPI).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmpi.h"
+
+typedef struct trace_ent {
+	int64_t peer;       /* world rank + 1; 0: empty */
+	uint64_t bytes, msgs;
+} trace_ent_t;
+
+typedef struct persist_ent {
+	uint64_t key;       /* request handle bits; 0: empty, 1: deleted */
+	int peer;           /* world rank */
+	uint64_t bytes;
+} persist_ent_t;
+
+typedef struct trace_ctx {
+	char *path;
+	int wrank, wsize;
+	trace_ent_t *tab;
+	size_t cap, used;
+	persist_ent_t *ptab;
+	size_t pcap, pused;
+	int keyval;         /* comm attribute: translation table (comm_map_t) */
+} trace_ctx_t;
+
+/* Rank translation of one communicator to MPI_COMM_WORLD, cached as an attribute. */
+typedef struct comm_map {
+	int inter;          /* intercommunicators are not traced */
+	int size;
+	int *world;         /* size entries */
+} comm_map_t;
+
+#ifdef RANKMAP_SMPI
+/* SMPI may run every rank in one address space: one context per world rank. */
+static trace_ctx_t **trace_by_rank;
+static int trace_nranks;
+
+static trace_ctx_t *ctx_get(void)
+{
+	int r = 0;
+
+	if (!trace_by_rank)
+		return NULL;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+	return r < trace_nranks ? trace_by_rank[r] : NULL;
+}
+
+static void ctx_set(trace_ctx_t *t)
+{
+	int r = 0, n = 0;
+
+	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+	PMPI_Comm_size(MPI_COMM_WORLD, &n);
+	if (!trace_by_rank && t) {
+		trace_by_rank = calloc((size_t)n, sizeof(*trace_by_rank));
+		trace_nranks = trace_by_rank ? n : 0;
+	}
+	if (r < trace_nranks)
+		trace_by_rank[r] = t;
+}
+#else
+static trace_ctx_t *trace_ctx; /* the process's only tracer context */
+
+static trace_ctx_t *ctx_get(void)
+{
+	return trace_ctx;
+}
+
+static void ctx_set(trace_ctx_t *t)
+{
+	trace_ctx = t;
+}
+#endif
+
+int rmp_trace_on(void)
+{
+	return ctx_get() != NULL;
+}
+
+static int map_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+	comm_map_t *m = val;
+
+	(void)comm, (void)keyval, (void)extra;
+	if (m) {
+		free(m->world);
+		free(m);
+	}
+	return MPI_SUCCESS;
+}
+
+void rmp_trace_init(void)
+{
+	const char *p = getenv("RANKMAP_TRACE");
+	trace_ctx_t *t;
+
+	if (!p || !*p || rmp_disabled() || ctx_get())
+		return;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return;
+	t->path = strdup(p);
+	t->cap = 64;
+	t->tab = calloc(t->cap, sizeof(*t->tab));
+	PMPI_Comm_rank(MPI_COMM_WORLD, &t->wrank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &t->wsize);
+	if (!t->path || !t->tab ||
+	    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, map_delete, &t->keyval, NULL) != MPI_SUCCESS) {
+		free(t->path);
+		free(t->tab);
+		free(t);
+		return;
+	}
+	ctx_set(t);
+}
+
+/* Builds the translation of comm's ranks to world ranks. */
+static comm_map_t *map_build(MPI_Comm comm)
+{
+	comm_map_t *m = calloc(1, sizeof(*m));
+	MPI_Group g, wg;
+
+	if (!m)
+		return NULL;
+	PMPI_Comm_test_inter(comm, &m->inter);
+	if (m->inter)
+		return m;
+	PMPI_Comm_size(comm, &m->size);
+	m->world = malloc(sizeof(int) * (size_t)m->size);
+	int *idx = malloc(sizeof(int) * (size_t)m->size);
+
+	if (!m->world || !idx) {
+		free(idx);
+		m->inter = 1; /* untraceable: count nothing rather than fail */
+		return m;
+	}
+	for (int i = 0; i < m->size; i++)
+		idx[i] = i;
+	PMPI_Comm_group(comm, &g);
+	PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+	PMPI_Group_translate_ranks(g, m->size, idx, wg, m->world);
+	PMPI_Group_free(&g);
+	PMPI_Group_free(&wg);
+	free(idx);
+	return m;
+}
+
+/* World rank of rank r of comm, or -1 (not traceable). */
+static int world_rank(trace_ctx_t *t, MPI_Comm comm, int r)
+{
+	if (comm == MPI_COMM_WORLD)
+		return r;
+	if (comm == MPI_COMM_NULL || r < 0)
+		return -1;
+	comm_map_t *m = NULL;
+	int flag = 0;
+
+	PMPI_Comm_get_attr(comm, t->keyval, &m, &flag);
+	if (!flag) {
+		m = map_build(comm);
+		if (!m)
+			return -1;
+		PMPI_Comm_set_attr(comm, t->keyval, m);
+	}
+	if (m->inter || r >= m->size)
+		return -1;
+	return m->world[r];
+}
+
+static void tab_grow(trace_ctx_t *t)
+{
+	size_t ncap = t->cap * 2;
+	trace_ent_t *n = calloc(ncap, sizeof(*n));
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->tab[i].peer)
+			continue;
+		size_t j = (size_t)t->tab[i].peer * 0x9E3779B97F4A7C15ULL & (ncap - 1);
+
+		while (n[j].peer)
+			j = (j + 1) & (ncap - 1);
+		n[j] = t->tab[i];
+	}
+	free(t->tab);
+	t->tab = n;
+	t->cap = ncap;
+}
+
+static void count(trace_ctx_t *t, int wdest, uint64_t bytes)
+{
+	int64_t key = (int64_t)wdest + 1;
+
+	if (4 * (t->used + 1) > 3 * t->cap)
+		tab_grow(t);
+	size_t j = (size_t)key * 0x9E3779B97F4A7C15ULL & (t->cap - 1);
+
+	while (t->tab[j].peer && t->tab[j].peer != key)
+		j = (j + 1) & (t->cap - 1);
+	if (!t->tab[j].peer) {
+		if (4 * (t->used + 1) > 3 * t->cap + 1)
+			return; /* could not grow: drop rather than loop forever */
+		t->tab[j].peer = key;
+		t->used++;
+	}
+	t->tab[j].bytes += bytes;
+	t->tab[j].msgs++;
+}
+
+void rmp_trace_bytes(MPI_Comm comm, int dest, uint64_t bytes)
+{
+	trace_ctx_t *t = ctx_get();
+	int w;
+
+	if (!t || dest == MPI_PROC_NULL || (w = world_rank(t, comm, dest)) < 0)
+		return;
+	count(t, w, bytes);
+}
+
+void rmp_trace_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+{
+	int sz = 0;
+
+	if (!ctx_get() || dest == MPI_PROC_NULL)
+		return;
+	PMPI_Type_size(type, &sz);
+	rmp_trace_bytes(comm, dest, (uint64_t)(n > 0 ? n : 0) * (uint64_t)(sz > 0 ? sz : 0));
+}
+
+/* ---- persistent requests -------------------------------------------------------------------- */
+
+static uint64_t req_key(MPI_Request req)
+{
+	uint64_t k = 0;
+
+	memcpy(&k, &req, sizeof(req) < sizeof(k) ? sizeof(req) : sizeof(k));
+	return k + 2; /* 0 and 1 mark empty and deleted entries */
+}
+
+static persist_ent_t *persist_find(trace_ctx_t *t, uint64_t key, int insert)
+{
+	if (insert && 2 * (t->pused + 1) > t->pcap) {
+		size_t ncap = t->pcap ? 2 * t->pcap : 64;
+		persist_ent_t *n = calloc(ncap, sizeof(*n)), *old = t->ptab;
+
+		if (!n)
+			return NULL;
+		t->ptab = n, t->pused = 0;
+		size_t ocap = t->pcap;
+
+		t->pcap = ncap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].key > 1)
+				*persist_find(t, old[i].key, 1) = old[i];
+		free(old);
+	}
+	if (!t->pcap)
+		return NULL;
+	size_t j = (size_t)(key * 0x9E3779B97F4A7C15ULL) & (t->pcap - 1), tomb = SIZE_MAX;
+
+	while (t->ptab[j].key) {
+		if (t->ptab[j].key == key)
+			return &t->ptab[j];
+		if (t->ptab[j].key == 1 && tomb == SIZE_MAX)
+			tomb = j;
+		j = (j + 1) & (t->pcap - 1);
+	}
+	if (!insert)
+		return NULL;
+	if (tomb != SIZE_MAX)
+		j = tomb;
+	else
+		t->pused++;
+	t->ptab[j].key = key;
+	return &t->ptab[j];
+}
+
+void rmp_trace_persist_add(MPI_Request req, MPI_Comm comm, int dest, int n, MPI_Datatype type)
+{
+	trace_ctx_t *t = ctx_get();
+	int sz = 0, w;
+	persist_ent_t *e;
+
+	if (!t || req == MPI_REQUEST_NULL || dest == MPI_PROC_NULL || (w = world_rank(t, comm, dest)) < 0)
+		return;
+	PMPI_Type_size(type, &sz);
+	e = persist_find(t, req_key(req), 1);
+	if (e) {
+		e->peer = w;
+		e->bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)(sz > 0 ? sz : 0);
+	}
+}
+
+void rmp_trace_persist_start(MPI_Request req)
+{
+	trace_ctx_t *t = ctx_get();
+	persist_ent_t *e;
+
+	if (t && req != MPI_REQUEST_NULL && (e = persist_find(t, req_key(req), 0)))
+		count(t, e->peer, e->bytes);
+}
+
+void rmp_trace_persist_del(MPI_Request req)
+{
+	trace_ctx_t *t = ctx_get();
+	persist_ent_t *e;
+
+	if (t && req != MPI_REQUEST_NULL && (e = persist_find(t, req_key(req), 0)))
+		e->key = 1;
+}
+
+/* ---- neighbourhood collectives -------------------------------------------------------------- */
+
+/* Out-neighbours of comm in the order neighbourhood collectives use (malloc'ed), NULL if none. */
+static int *out_neighbors(MPI_Comm comm, int *n)
+{
+	int status = MPI_UNDEFINED, *v = NULL;
+
+	*n = 0;
+	PMPI_Topo_test(comm, &status);
+	if (status == MPI_CART) {
+		int nd = 0;
+
+		PMPI_Cartdim_get(comm, &nd);
+		v = malloc(sizeof(int) * (size_t)(2 * nd + 1));
+		for (int d = 0; v && d < nd; d++)
+			PMPI_Cart_shift(comm, d, 1, &v[2 * d], &v[2 * d + 1]);
+		*n = v ? 2 * nd : 0;
+	} else if (status == MPI_GRAPH) {
+		int me = 0;
+
+		PMPI_Comm_rank(comm, &me);
+		PMPI_Graph_neighbors_count(comm, me, n);
+		v = malloc(sizeof(int) * (size_t)(*n + 1));
+		if (v)
+			PMPI_Graph_neighbors(comm, me, *n, v);
+	} else if (status == MPI_DIST_GRAPH) {
+		int in = 0, out = 0, w = 0;
+
+		PMPI_Dist_graph_neighbors_count(comm, &in, &out, &w);
+		int *src = malloc(sizeof(int) * (size_t)(in + 1));
+
+		v = malloc(sizeof(int) * (size_t)(out + 1));
+		/* MPI_UNWEIGHTED is a sentinel address that GCC takes for a zero-sized array */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+		if (src && v)
+			PMPI_Dist_graph_neighbors(comm, in, src, MPI_UNWEIGHTED, out, v, MPI_UNWEIGHTED);
+#pragma GCC diagnostic pop
+		free(src);
+		*n = src && v ? out : 0;
+	}
+	if (!v)
+		*n = 0;
+	return v;
+}
+
+void rmp_trace_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[])
+{
+	int nn = 0, sz = 0, *v;
+
+	if (!ctx_get())
+		return;
+	v = out_neighbors(comm, &nn);
+	if (!types)
+		PMPI_Type_size(type, &sz);
+	for (int i = 0; i < nn; i++) {
+		if (types)
+			PMPI_Type_size(types[i], &sz);
+		int c = counts ? counts[i] : n;
+
+		rmp_trace_bytes(comm, v[i], (uint64_t)(c > 0 ? c : 0) * (uint64_t)(sz > 0 ? sz : 0));
+	}
+	free(v);
+}
+
+/* ---- writing the pattern at MPI_Finalize ------------------------------------------------------ */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Rank 0: writes the gathered triples (sender ranks in order) atomically. */
+static void write_pattern(const trace_ctx_t *t, const uint64_t *all, const int *cnt, long total)
+{
+	char tmp[4096];
+	FILE *f;
+	long k = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", t->path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n"
+		   "%% rankmap trace: row = sending rank, column = receiving rank (MPI_COMM_WORLD, 1-based)\n"
+		   "%% values: bytes messages\n%d %d %ld\n",
+		t->wsize, t->wsize, total);
+	for (int r = 0; r < t->wsize; r++)
+		for (int i = 0; i < cnt[r]; i++, k++)
+			fprintf(f, "%d %llu %llu %llu\n", r + 1, (unsigned long long)all[3 * k],
+				(unsigned long long)all[3 * k + 1], (unsigned long long)all[3 * k + 2]);
+	if (fclose(f) != 0 || rename(tmp, t->path) != 0)
+		unlink(tmp);
+}
+
+/* Collective over MPI_COMM_WORLD: gathers every table to rank 0, which writes the pattern. */
+void rmp_trace_finalize(void)
+{
+	trace_ctx_t *t = ctx_get();
+
+	if (!t)
+		return;
+	uint64_t *mine = malloc(sizeof(uint64_t) * 3 * (t->used + 1));
+	int n = 0, *cnt = NULL, *rc3 = NULL, *dis = NULL;
+	uint64_t *all = NULL;
+	long total = 0;
+
+	for (size_t i = 0; mine && i < t->cap; i++)
+		if (t->tab[i].peer) {
+			mine[3 * n] = (uint64_t)t->tab[i].peer; /* 1-based already */
+			mine[3 * n + 1] = t->tab[i].bytes;
+			mine[3 * n + 2] = t->tab[i].msgs;
+			n++;
+		}
+	if (mine)
+		qsort(mine, (size_t)n, 3 * sizeof(uint64_t), cmp_u64);
+	if (t->wrank == 0) {
+		cnt = calloc((size_t)t->wsize, sizeof(int));
+		rc3 = calloc((size_t)t->wsize, sizeof(int));
+		dis = calloc((size_t)t->wsize, sizeof(int));
+	}
+	PMPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	int go = 1;
+
+	if (t->wrank == 0) {
+		for (int r = 0; cnt && rc3 && dis && r < t->wsize; r++)
+			rc3[r] = 3 * cnt[r], dis[r] = (int)(3 * total), total += cnt[r];
+		all = cnt && rc3 && dis && 3 * total < INT32_MAX ? malloc(sizeof(uint64_t) * 3 * (size_t)(total + 1)) : NULL;
+		go = all != NULL;
+	}
+	PMPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (go)
+		PMPI_Gatherv(mine, 3 * n, MPI_UINT64_T, all, rc3, dis, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	if (go && t->wrank == 0)
+		write_pattern(t, all, cnt, total);
+	free(all);
+	free(cnt);
+	free(rc3);
+	free(dis);
+	free(mine);
+	PMPI_Comm_free_keyval(&t->keyval);
+	free(t->tab);
+	free(t->ptab);
+	free(t->path);
+	free(t);
+	ctx_set(NULL);
+}
