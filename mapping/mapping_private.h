@@ -1,0 +1,79 @@
+/*
+ * mapping/mapping_private.h: internals shared by the files of mapping/.
+ *
+ * graph.c        graph allocation, edge lists -> CSR, metrics
+ * cart.c         Cartesian specs and their halo-exchange graphs
+ * pattern_mtx.c  Matrix Market loader and format detection (map_graph_load)
+ * pattern_dense.c TreeMatch dense text loader
+ * cost.c         cost, breakdown, permutation checks and the bijection repair
+ * perm.c         permutation files
+ * engine.c       the engine table and map_compute (identity guard, timing)
+ * treematch.c    bottom-up grouping (TreeMatch), sparse
+ * scotch.c       Scotch static mapping + repair
+ * refine.c       swap-based local search
+ * auto.c         portfolio of the above within a time budget
+ */
+#ifndef RANKMAP_MAPPING_PRIVATE_H
+#define RANKMAP_MAPPING_PRIVATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mapping.h"
+
+/* Default time budget of "refine" and "auto" (milliseconds). */
+#define MAP_DEFAULT_BUDGET_MS 1500.0
+/* Above this many ranks nothing dense (n x n) may be allocated. */
+#define MAP_DENSE_MAX 4096
+
+/* Everything an engine sees. perm has g->n entries; the engine writes a mapping into it (it need not be
+ * a bijection: map_compute repairs it) and returns 0 or -1 (err set). */
+typedef struct map_ctx {
+	const map_graph_t *g;
+	const topo_target_t *t;
+	map_options_t opt;      /* defaults filled in */
+	double deadline;        /* absolute time (map_now_ms) after which refining stops */
+	rm_error_t *err;
+} map_ctx_t;
+
+typedef int (*map_engine_fn)(const map_ctx_t *ctx, uint32_t *perm);
+
+/* Engines. */
+int map_engine_identity(const map_ctx_t *ctx, uint32_t *perm);
+int map_engine_treematch(const map_ctx_t *ctx, uint32_t *perm);
+int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm);
+int map_engine_refine(const map_ctx_t *ctx, uint32_t *perm);
+int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm);
+
+/* Monotonic clock in milliseconds. */
+double map_now_ms(void);
+
+/* graph.c: an empty graph with n vertices and room for nadj adjacency entries (NULL on failure). */
+map_graph_t *map_graph_alloc(uint32_t n, uint64_t nadj, int with_metrics);
+/* Builds a graph from edges with two optional metric arrays (bytes, msgs, may be NULL); w is the
+ * weight (may be NULL when metrics are given: then w = metric chosen). */
+map_graph_t *map_graph_from_edges_metric(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
+					 const double *w, const double *bytes, const double *msgs,
+					 map_metric_t metric, rm_error_t *err);
+/* The weight of a (bytes, msgs) pair under a metric (has_msgs: msgs column present). */
+double map_metric_weight(map_metric_t m, double bytes, double msgs, int has_msgs);
+
+/* pattern_dense.c: loads TreeMatch's dense format from an open file (path for errors). */
+map_graph_t *map_pattern_dense_load(FILE *f, const char *path, rm_error_t *err);
+/* pattern_mtx.c: loads a Matrix Market coordinate file from an open file. */
+map_graph_t *map_pattern_mtx_load(FILE *f, const char *path, map_metric_t metric, rm_error_t *err);
+
+/* cost.c: turns any perm (duplicates, out-of-range slots) into a bijection onto distinct slots, keeping
+ * the first holder of each slot and moving the others to the free slot closest to their neighbours'
+ * slots (or the lowest free slot). Returns the number of ranks moved, -1 on allocation failure. */
+long map_repair(const map_graph_t *g, const topo_target_t *t, uint32_t *perm);
+/* Cost contribution of rank r placed on slot s, other ranks as in perm (slot_rank: inverse, UINT32_MAX
+ * for empty slots); edges to `skip` are ignored. */
+double map_rank_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm, uint32_t r,
+		     uint32_t s, uint32_t skip);
+
+/* refine.c: improves perm in place (must be a bijection) until no gain or the deadline. Returns the
+ * number of improving moves. */
+long map_refine_run(const map_ctx_t *ctx, uint32_t *perm);
+
+#endif

@@ -1,0 +1,255 @@
+#define _GNU_SOURCE
+/*
+ * mapping/tm_group.c: TreeMatch's greedy grouping of one level, and swaps between groups.
+ *
+ * Greedy: seeds are taken by decreasing traffic; a group grows by the free unit with the most
+ * traffic to it (ties: less traffic elsewhere, then lower index); when no free unit talks to the group,
+ * it is padded with the least-communicating free unit (virtual units first).
+ * Improve: a unit x of group A is swapped with a unit y of the group B that x talks to most when
+ * the traffic kept inside groups grows: gain = c(x,B) - c(x,A) + c(y,A) - c(y,B) - 2 w(x,y).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tm_private.h"
+
+#define IMPROVE_PASSES 4
+
+struct greedy {
+	const tm_units_t *u;
+	double *deg, *conn;
+	unsigned char *used;
+	uint32_t *cand, ncand, *members, pos;
+};
+
+static int by_deg_desc(const void *a, const void *b, void *arg)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const double *sort_key = arg;
+
+	if (sort_key[x] != sort_key[y])
+		return sort_key[x] > sort_key[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+static void greedy_add(struct greedy *s, uint32_t x)
+{
+	const tm_units_t *u = s->u;
+	uint64_t k;
+
+	s->used[x] = 1;
+	s->members[s->pos++] = x;
+	if (x >= u->nreal)
+		return;
+	for (k = u->xadj[x]; k < u->xadj[x + 1]; k++) {
+		uint32_t y = u->adj[k];
+
+		if (s->used[y])
+			continue;
+		if (s->conn[y] == 0)
+			s->cand[s->ncand++] = y;
+		s->conn[y] += u->w[k];
+	}
+}
+
+/* Best free candidate (most traffic to the group), UINT32_MAX if none; drops used entries. */
+static uint32_t greedy_pick(struct greedy *s)
+{
+	uint32_t i, j = 0, best = UINT32_MAX;
+
+	for (i = 0; i < s->ncand; i++) {
+		uint32_t y = s->cand[i];
+
+		if (s->used[y]) {
+			s->conn[y] = 0;
+			continue;
+		}
+		s->cand[j++] = y;
+		if (best == UINT32_MAX || s->conn[y] > s->conn[best] ||
+		    (s->conn[y] == s->conn[best] &&
+		     (s->deg[y] < s->deg[best] || (s->deg[y] == s->deg[best] && y < best))))
+			best = y;
+	}
+	s->ncand = j;
+	return best;
+}
+
+static void deg_of(const tm_units_t *u, double *deg)
+{
+	uint32_t i;
+
+	for (i = 0; i < u->n; i++) {
+		uint64_t k;
+
+		deg[i] = 0;
+		for (k = i < u->nreal ? u->xadj[i] : 0; i < u->nreal && k < u->xadj[i + 1]; k++)
+			deg[i] += u->w[k];
+	}
+}
+
+int tm_group_greedy(const tm_units_t *u, uint32_t a, uint32_t *members)
+{
+	struct greedy s = { .u = u, .members = members };
+	uint32_t *order = malloc((size_t)u->n * sizeof(*order)), seed = 0, fill = u->n, g, i;
+
+	s.deg = malloc((size_t)u->n * sizeof(double));
+	s.conn = calloc(u->n, sizeof(double));
+	s.used = calloc(u->n, 1);
+	s.cand = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
+	if (!order || !s.deg || !s.conn || !s.used || !s.cand) {
+		free(order), free(s.deg), free(s.conn), free(s.used), free(s.cand);
+		errno = ENOMEM;
+		return -1;
+	}
+	deg_of(u, s.deg);
+	for (i = 0; i < u->n; i++)
+		order[i] = i;
+	qsort_r(order, u->n, sizeof(*order), by_deg_desc, s.deg);
+	for (g = 0; g < u->n / a; g++) {
+		while (s.used[order[seed]])
+			seed++;
+		greedy_add(&s, order[seed]);
+		for (i = 1; i < a; i++) {
+			uint32_t y = greedy_pick(&s);
+
+			if (y == UINT32_MAX) {
+				while (s.used[order[fill - 1]])
+					fill--;
+				y = order[fill - 1];
+			}
+			greedy_add(&s, y);
+		}
+		for (i = 0; i < s.ncand; i++)
+			s.conn[s.cand[i]] = 0;
+		s.ncand = 0;
+	}
+	free(order), free(s.deg), free(s.conn), free(s.used), free(s.cand);
+	return 0;
+}
+
+struct improve {
+	const tm_units_t *u;
+	uint32_t a, *members, *grp, *slot; /* slot: position of a unit in members */
+	double *gconn;
+	uint32_t *touched, ntouched;
+};
+
+/* Traffic of unit y to groups A and B and to unit x. */
+static void unit_conn(const struct improve *m, uint32_t y, uint32_t A, uint32_t B, uint32_t x, double *cA,
+		      double *cB, double *wxy)
+{
+	const tm_units_t *u = m->u;
+	uint64_t k;
+
+	*cA = *cB = *wxy = 0;
+	if (y >= u->nreal)
+		return;
+	for (k = u->xadj[y]; k < u->xadj[y + 1]; k++) {
+		uint32_t z = u->adj[k], gz = m->grp[z];
+
+		if (z == x)
+			*wxy += u->w[k];
+		if (gz == A)
+			*cA += u->w[k];
+		else if (gz == B)
+			*cB += u->w[k];
+	}
+}
+
+/* Best swap partner of x in group B; returns its gain (<= 0: none) and the partner in *best. */
+static double best_partner(const struct improve *m, uint32_t x, uint32_t A, uint32_t B, uint32_t *best)
+{
+	double base = m->gconn[B] - m->gconn[A], bg = 0;
+	uint32_t p;
+
+	for (p = 0; p < m->a; p++) {
+		uint32_t y = m->members[(size_t)B * m->a + p];
+		double cA, cB, wxy, gain;
+
+		unit_conn(m, y, A, B, x, &cA, &cB, &wxy);
+		gain = base + cA - cB - 2 * wxy;
+		if (gain > bg + 1e-12 * (m->gconn[B] + 1)) {
+			bg = gain;
+			*best = y;
+		}
+	}
+	return bg;
+}
+
+static void do_swap(struct improve *m, uint32_t x, uint32_t y)
+{
+	uint32_t gx = m->grp[x], sx = m->slot[x];
+
+	m->grp[x] = m->grp[y], m->slot[x] = m->slot[y];
+	m->grp[y] = gx, m->slot[y] = sx;
+	m->members[m->slot[x]] = x;
+	m->members[m->slot[y]] = y;
+}
+
+/* Tries to move unit x into the group it talks to most (by a swap); returns 1 when it did. */
+static int improve_unit(struct improve *m, uint32_t x)
+{
+	const tm_units_t *u = m->u;
+	uint32_t A = m->grp[x], B1 = UINT32_MAX, B2 = UINT32_MAX, i, y = 0;
+	uint64_t k;
+	double gain = 0;
+
+	m->ntouched = 0;
+	for (k = u->xadj[x]; k < u->xadj[x + 1]; k++) {
+		uint32_t gz = m->grp[u->adj[k]];
+
+		if (m->gconn[gz] == 0)
+			m->touched[m->ntouched++] = gz;
+		m->gconn[gz] += u->w[k];
+	}
+	for (i = 0; i < m->ntouched; i++) {
+		uint32_t B = m->touched[i];
+
+		if (B == A || m->gconn[B] <= m->gconn[A])
+			continue;
+		if (B1 == UINT32_MAX || m->gconn[B] > m->gconn[B1])
+			B2 = B1, B1 = B;
+		else if (B2 == UINT32_MAX || m->gconn[B] > m->gconn[B2])
+			B2 = B;
+	}
+	if (B1 != UINT32_MAX)
+		gain = best_partner(m, x, A, B1, &y);
+	if (gain <= 0 && B2 != UINT32_MAX)
+		gain = best_partner(m, x, A, B2, &y);
+	for (i = 0; i < m->ntouched; i++)
+		m->gconn[m->touched[i]] = 0;
+	if (gain <= 0)
+		return 0;
+	do_swap(m, x, y);
+	return 1;
+}
+
+int tm_group_improve(const tm_units_t *u, uint32_t a, uint32_t *members, double deadline)
+{
+	struct improve m = { .u = u, .a = a, .members = members };
+	uint32_t i, pass, moved = 1;
+	uint64_t maxdeg = 1;
+
+	for (i = 0; i < u->nreal; i++)
+		if (u->xadj[i + 1] - u->xadj[i] > maxdeg)
+			maxdeg = u->xadj[i + 1] - u->xadj[i];
+	m.grp = malloc((size_t)u->n * sizeof(uint32_t));
+	m.slot = malloc((size_t)u->n * sizeof(uint32_t));
+	m.gconn = calloc(u->n / a + 1, sizeof(double));
+	m.touched = malloc((maxdeg + 1) * sizeof(uint32_t));
+	if (!m.grp || !m.slot || !m.gconn || !m.touched) {
+		free(m.grp), free(m.slot), free(m.gconn), free(m.touched);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (i = 0; i < u->n; i++) {
+		m.grp[members[i]] = i / a;
+		m.slot[members[i]] = i;
+	}
+	for (pass = 0; moved && pass < IMPROVE_PASSES && map_now_ms() < deadline; pass++)
+		for (moved = 0, i = 0; i < u->nreal; i++)
+			moved += (uint32_t)improve_unit(&m, i);
+	free(m.grp), free(m.slot), free(m.gconn), free(m.touched);
+	return 0;
+}

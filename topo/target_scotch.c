@@ -1,0 +1,186 @@
+/*
+ * topo/target_scotch.c: Scotch target architectures from topo_target_t (see topo_scotch.h).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo_scotch.h"
+
+/* Integer distances D[l] for Scotch: the costs themselves when they are small integers, else scaled so
+ * that the largest is 1000. Every level above the slots gets at least 1. */
+static void integer_costs(const topo_target_t *t, SCOTCH_Num *D)
+{
+	double max = 0, scale = 1;
+	int l, integral = 1;
+
+	for (l = 0; l < t->nlevels; l++) {
+		if (t->cost[l] > max)
+			max = t->cost[l];
+		if (t->cost[l] != floor(t->cost[l]))
+			integral = 0;
+	}
+	if (!integral || max > 1e6)
+		scale = max > 0 ? 1000.0 / max : 1;
+	for (l = 0; l < t->nlevels; l++) {
+		double v = floor(t->cost[l] * scale + 0.5);
+
+		D[l] = l == t->nlevels - 1 ? 0 : (SCOTCH_Num)(v < 1 ? 1 : v);
+	}
+}
+
+/* Arity of each level when every group of the level above has the same number of children; 0 when the
+ * tree is not uniform. */
+static int uniform_arities(const topo_target_t *t, SCOTCH_Num *ar)
+{
+	uint32_t s, *count;
+	int l, ok = 1;
+
+	for (l = 1; ok && l < t->nlevels; l++) {
+		uint32_t g;
+
+		count = calloc(t->ngroups[l - 1], sizeof(*count));
+		if (!count)
+			return 0;
+		for (s = 0; s < t->nslots; s++) {
+			const uint32_t *gs = t->group + (size_t)s * t->nlevels;
+
+			if (s == 0 || gs[l] != gs[l - t->nlevels])
+				count[gs[l - 1]]++;
+		}
+		ar[l - 1] = count[0];
+		for (g = 1; g < t->ngroups[l - 1]; g++)
+			if (count[g] != count[0])
+				ok = 0;
+		free(count);
+	}
+	return ok;
+}
+
+struct hub_graph {
+	SCOTCH_Num nv, ne, *vert, *edge, *edlo;
+};
+
+/* Adds the edge a-b (weight w) in both directions; degrees were counted beforehand into fill. */
+static void hub_edge(struct hub_graph *h, SCOTCH_Num *fill, SCOTCH_Num a, SCOTCH_Num b, SCOTCH_Num w)
+{
+	h->edge[fill[a]] = b, h->edlo[fill[a]++] = w;
+	h->edge[fill[b]] = a, h->edlo[fill[b]++] = w;
+}
+
+/* Node of slot s at level l: the slot itself at the deepest level, else the hub of its group. */
+static SCOTCH_Num hub_of(const topo_target_t *t, const SCOTCH_Num *off, uint32_t s, int l)
+{
+	return l == t->nlevels - 1 ? (SCOTCH_Num)s : off[l] + (SCOTCH_Num)t->group[(size_t)s * t->nlevels + l];
+}
+
+/* Visits each tree edge (node at level l, l >= 1, to its parent) exactly once, and each host pair. */
+static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTCH_Num *D, struct hub_graph *h,
+		      SCOTCH_Num *fill, int count_only)
+{
+	uint32_t s, a, b;
+	int l, L = t->nlevels;
+
+	for (s = 0; s < t->nslots; s++) {
+		for (l = 1; l < L; l++) {
+			const uint32_t *gs = t->group + (size_t)s * L;
+			SCOTCH_Num w = D[l - 1] - D[l] > 0 ? D[l - 1] - D[l] : 1;
+
+			if (s > 0 && l < L - 1 && gs[l] == gs[l - L])
+				continue; /* this group's edge was added at its first slot */
+			if (count_only)
+				fill[hub_of(t, off, s, l)]++, fill[hub_of(t, off, s, l - 1)]++;
+			else
+				hub_edge(h, fill, hub_of(t, off, s, l), hub_of(t, off, s, l - 1), w);
+		}
+	}
+	if (!t->net_dist || t->host_level < 0 || t->nhosts > TOPO_SCOTCH_MAX_NET_HOSTS)
+		return;
+	for (a = 0; a < t->nhosts; a++)
+		for (b = a + 1; b < t->nhosts; b++) {
+			SCOTCH_Num ha = off[t->host_level] + (SCOTCH_Num)a, hb = off[t->host_level] + (SCOTCH_Num)b;
+			double nd = t->net_dist(t, a, b) * (D[0] / (t->cost[0] > 0 ? t->cost[0] : 1));
+			SCOTCH_Num w = (SCOTCH_Num)(2 * nd - 2 * D[t->host_level]);
+
+			if (count_only)
+				fill[ha]++, fill[hb]++;
+			else
+				hub_edge(h, fill, ha, hb, w > 0 ? w : 1);
+		}
+}
+
+static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, SCOTCH_Arch *arch, rm_error_t *err)
+{
+	struct hub_graph h = { 0 };
+	SCOTCH_Num off[64], *fill, *list, i;
+	SCOTCH_Graph graph;
+	int l, rc = -1;
+
+	if (t->net_dist && t->host_level >= 0 && t->nhosts <= TOPO_SCOTCH_MAX_NET_HOSTS) {
+		/* host-level group ids must be host indices for the direct links */
+		if (t->ngroups[t->host_level] != t->nhosts)
+			return rm_error_set(err, "scotch target", 0, 0, "host level does not match the hosts");
+	}
+	h.nv = (SCOTCH_Num)t->nslots;
+	for (l = 0; l < t->nlevels - 1; l++)
+		off[l] = h.nv, h.nv += (SCOTCH_Num)t->ngroups[l];
+	fill = calloc((size_t)h.nv + 1, sizeof(*fill));
+	h.vert = malloc(((size_t)h.nv + 1) * sizeof(*h.vert));
+	list = malloc(((size_t)t->nslots + 1) * sizeof(*list));
+	if (!fill || !h.vert || !list)
+		goto out;
+	hub_edges(t, off, D, &h, fill, 1);
+	for (h.vert[0] = 0, i = 0; i < h.nv; i++)
+		h.vert[i + 1] = h.vert[i] + fill[i], fill[i] = h.vert[i];
+	h.ne = h.vert[h.nv];
+	h.edge = malloc(((size_t)h.ne + 1) * sizeof(*h.edge));
+	h.edlo = malloc(((size_t)h.ne + 1) * sizeof(*h.edlo));
+	if (!h.edge || !h.edlo)
+		goto out;
+	hub_edges(t, off, D, &h, fill, 0);
+	for (i = 0; i < (SCOTCH_Num)t->nslots; i++)
+		list[i] = i;
+	if (SCOTCH_graphInit(&graph) == 0) {
+		if (SCOTCH_graphBuild(&graph, 0, h.nv, h.vert, NULL, NULL, NULL, h.ne, h.edge, h.edlo) == 0 &&
+		    SCOTCH_archBuild2(arch, &graph, (SCOTCH_Num)t->nslots, list) == 0)
+			rc = 0;
+		SCOTCH_graphExit(&graph);
+	}
+out:
+	if (rc < 0)
+		rm_error_set(err, "scotch target", 0, 0, "cannot build the Scotch target (%u slots)", t->nslots);
+	free(fill), free(h.vert), free(h.edge), free(h.edlo), free(list);
+	return rc;
+}
+
+int topo_target_scotch_arch(const topo_target_t *t, SCOTCH_Arch *arch, rm_error_t *err)
+{
+	SCOTCH_Num D[64], ar[64], link[64];
+	int l, rc;
+
+	if (!t || !arch || t->nlevels < 1 || t->nlevels > 64 || t->nslots == 0 || t->nslots > INT32_MAX / 4) {
+		errno = EINVAL;
+		return rm_error_set(err, "scotch target", 0, 0, "invalid target");
+	}
+	if (SCOTCH_archInit(arch) != 0) {
+		errno = ENOMEM;
+		return rm_error_set(err, "scotch target", 0, 0, "SCOTCH_archInit failed");
+	}
+	integer_costs(t, D);
+	if (t->nlevels == 1)
+		rc = SCOTCH_archCmplt(arch, 1);
+	else if (!t->net_dist && uniform_arities(t, ar)) {
+		for (l = 0; l < t->nlevels - 1; l++)
+			link[l] = D[l];
+		rc = SCOTCH_archTleaf(arch, t->nlevels - 1, ar, link);
+	} else {
+		rc = build_deco(t, D, arch, err);
+	}
+	if (rc != 0) {
+		SCOTCH_archExit(arch);
+		errno = EINVAL;
+		return rm_error_set(err, "scotch target", 0, 0, "Scotch rejected the target");
+	}
+	return 0;
+}
