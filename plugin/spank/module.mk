@@ -1,0 +1,30 @@
+# plugin/spank: the Slurm SPANK plugin spank_rankmap.so (Slurm 22.05 SPANK API, /usr/include/slurm).
+# Its pure pieces (ELF/MPI detection, options, CPU lists) also go into libspank_rm.a for the unit tests
+# tests/unit/test_spank_*.c.
+SPANK_SRC  := $(wildcard plugin/spank/*.c)
+SPANK_OBJS := $(call objs_of,$(SPANK_SRC))
+SPANK_PURE := $(call objs_of,plugin/spank/spank_elf.c plugin/spank/spank_opts.c plugin/spank/spank_bind.c)
+SPANK_SO   := $(B)/spank_rankmap.so
+
+$(SPANK_OBJS): ALL_CFLAGS += -Iplugin/spank -Idaemon -DRANKMAP_LIBDIR=\"$(LIBDIR)/rankmap\"
+
+$(B)/libspank_rm.a: $(SPANK_PURE)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(SPANK_SO): $(SPANK_OBJS) $(B)/libdaemon.a $(CORE_LIBS) plugin/spank/spank_rankmap.map
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,--version-script=plugin/spank/spank_rankmap.map \
+		-o $@ $(SPANK_OBJS) $(B)/libdaemon.a $(CORE_LIBS) $(LIBS_ALL)
+
+# Unit tests of the pure pieces link libspank_rm.a ahead of the core libraries.
+SPANK_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_spank_*.c))
+$(SPANK_TESTS): $(B)/libspank_rm.a
+$(patsubst $(B)/tests/%,$(B)/tests/unit/%.o,$(SPANK_TESTS)): ALL_CFLAGS += -Iplugin/spank -Idaemon
+
+all: $(SPANK_SO)
+
+install: install-spank
+.PHONY: install-spank
+install-spank: $(SPANK_SO)
+	install -d $(DESTDIR)$(LIBDIR)/rankmap
+	install -m 755 $(SPANK_SO) $(DESTDIR)$(LIBDIR)/rankmap/spank_rankmap.so

@@ -1,0 +1,279 @@
+/*
+ * plugin/spank/spank_opts.c: plugstack.conf arguments, --rankmap* options and the task environment.
+ */
+#include "spank_opts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mapping.h"
+
+static int parse_onoff(const char *v, int *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "yes") || !strcmp(v, "1") || !strcmp(v, "true"))
+		*out = 1;
+	else if (!strcmp(v, "off") || !strcmp(v, "no") || !strcmp(v, "0") || !strcmp(v, "false"))
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
+static int set_path(char *dst, size_t len, const char *v)
+{
+	if (v[0] != '/' || strlen(v) >= len)
+		return -1;
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+/* Applies one NAME=VALUE argument. Returns 0 or -1 with err set. */
+static int conf_apply(spank_conf_t *c, const char *arg, rm_error_t *err)
+{
+	const char *eq = strchr(arg, '=');
+	const char *v = eq ? eq + 1 : "";
+	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+	int rc = -1;
+	char *end;
+
+#define IS(name) (n == strlen(name) && !strncmp(arg, name, n))
+	if (!eq)
+		return rm_error_set(err, arg, 0, 0, "plugstack.conf argument '%s' is not NAME=VALUE", arg);
+	if (IS("socket"))
+		rc = set_path(c->socket, sizeof(c->socket), v);
+	else if (IS("libdir"))
+		rc = set_path(c->libdir, sizeof(c->libdir), v);
+	else if (IS("default"))
+		rc = parse_onoff(v, &c->default_on);
+	else if (IS("bind"))
+		rc = parse_onoff(v, &c->bind_default);
+	else if (IS("register"))
+		rc = parse_onoff(v, &c->register_on);
+	else if (IS("timeout")) {
+		long t = strtol(v, &end, 10);
+		rc = (*v && !*end && t >= 1 && t <= 60000) ? 0 : -1;
+		if (rc == 0)
+			c->timeout_ms = (int)t;
+	} else {
+		return rm_error_set(err, arg, 0, 0, "unknown plugstack.conf argument '%.*s' (known: socket, "
+				    "libdir, default, bind, register, timeout)", (int)n, arg);
+	}
+#undef IS
+	if (rc < 0)
+		return rm_error_set(err, arg, 0, 0, "bad value in plugstack.conf argument '%s' (%s)", arg,
+				    !strncmp(arg, "socket", 6) || !strncmp(arg, "libdir", 6) ? "an absolute path"
+				    : !strncmp(arg, "timeout", 7) ? "milliseconds, 1 to 60000" : "on or off");
+	return 0;
+}
+
+int spank_conf_parse(int argc, char *const argv[], spank_conf_t *conf, rm_error_t *err)
+{
+	memset(conf, 0, sizeof(*conf));
+	snprintf(conf->socket, sizeof(conf->socket), "%s", SPANK_RM_SOCKET_DEFAULT);
+	snprintf(conf->libdir, sizeof(conf->libdir), "%s", RANKMAP_LIBDIR);
+	conf->register_on = 1;
+	conf->timeout_ms = SPANK_RM_TIMEOUT_DEFAULT;
+	for (int i = 0; i < argc; i++) {
+		if (conf_apply(conf, argv[i], err) < 0) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --rankmap[=auto|treematch|scotch|off|required] */
+static int job_set_mode(spank_job_t *job, const char *v, rm_error_t *err)
+{
+	static const char *const algos[] = { "auto", "treematch", "scotch", NULL };
+
+	if (!v || !*v || !strcmp(v, "on"))
+		v = "auto";
+	if (!strcmp(v, "off")) {
+		job->mode = SPANK_MODE_OFF;
+		return 0;
+	}
+	if (!strcmp(v, "required")) {
+		job->mode = SPANK_MODE_REQUIRED;
+		if (!job->algo[0])
+			snprintf(job->algo, sizeof(job->algo), "auto");
+		return 0;
+	}
+	for (int i = 0; algos[i]; i++) {
+		if (!strcmp(v, algos[i])) {
+			if (job->mode != SPANK_MODE_REQUIRED)
+				job->mode = SPANK_MODE_ON;
+			snprintf(job->algo, sizeof(job->algo), "%s", v);
+			return 0;
+		}
+	}
+	errno = EINVAL;
+	return rm_error_set(err, "--rankmap", 0, 0,
+			    "invalid value '%s' (expected auto, treematch, scotch, off or required)", v);
+}
+
+/* Parses the whole pattern file, as the MPI library will. */
+static int check_pattern(const char *path, rm_error_t *err)
+{
+	map_graph_t *g = map_graph_load(path, MAP_METRIC_DEFAULT, err);
+
+	if (!g) {
+		int e = errno ? errno : EINVAL;
+		rm_error_set(err, path, 0, 0, "cannot read the pattern: %s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	map_graph_destroy(g);
+	return 0;
+}
+
+/* The trace is written at MPI_Finalize: its directory must exist and be writable now. */
+static int check_trace(const char *path, rm_error_t *err)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (access(dir, W_OK | X_OK) < 0) {
+		int e = errno;
+		rm_error_set(err, "--rankmap-trace", 0, 0, "cannot write the trace '%s': directory '%s': %s",
+			     path, dir, strerror(e));
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static int copy_arg(char *dst, size_t len, const char *opt, const char *v, rm_error_t *err)
+{
+	if (!v || !*v) {
+		errno = EINVAL;
+		return rm_error_set(err, opt, 0, 0, "%s needs a value", opt);
+	}
+	if (strlen(v) >= len) {
+		errno = ENAMETOOLONG;
+		return rm_error_set(err, opt, 0, 0, "%s value is too long", opt);
+	}
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+int spank_job_set(spank_job_t *job, int opt, const char *v, int check_files, rm_error_t *err)
+{
+	map_metric_t m;
+
+	switch (opt) {
+	case SPANK_OPT_RANKMAP:
+		return job_set_mode(job, v, err);
+	case SPANK_OPT_PATTERN:
+		if (copy_arg(job->pattern, sizeof(job->pattern), "--rankmap-pattern", v, err) < 0)
+			return -1;
+		return check_files ? check_pattern(v, err) : 0;
+	case SPANK_OPT_METRIC:
+		if (copy_arg(job->metric, sizeof(job->metric), "--rankmap-metric", v, err) < 0)
+			return -1;
+		if (!strcmp(v, "default") || map_metric_parse(v, &m) < 0) {
+			errno = EINVAL;
+			return rm_error_set(err, "--rankmap-metric", 0, 0,
+					    "invalid value '%s' (expected bytes, messages or loggp)", v);
+		}
+		return 0;
+	case SPANK_OPT_TRACE:
+		if (copy_arg(job->trace, sizeof(job->trace), "--rankmap-trace", v, err) < 0)
+			return -1;
+		return check_files ? check_trace(v, err) : 0;
+	case SPANK_OPT_BIND:
+		job->bind = 1;
+		return 0;
+	default:
+		errno = EINVAL;
+		return rm_error_set(err, "option", 0, 0, "unknown option %d", opt);
+	}
+}
+
+int spank_job_active(const spank_job_t *job, const spank_conf_t *conf)
+{
+	if (job->mode == SPANK_MODE_OFF)
+		return 0;
+	if (job->mode != SPANK_MODE_UNSET)
+		return 1;
+	return conf->default_on || job->pattern[0] || job->metric[0] || job->trace[0] || job->bind;
+}
+
+int spank_job_binds(const spank_job_t *job, const spank_conf_t *conf)
+{
+	return spank_job_active(job, conf) && (job->bind || conf->bind_default);
+}
+
+/* True when lib is one of the entries of a colon/space separated list. */
+static int preload_has(const char *list, const char *lib)
+{
+	size_t n = strlen(lib);
+
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ": ");
+		if (len == n && !strncmp(p, lib, n))
+			return 1;
+		p += len;
+		p += strspn(p, ": ");
+	}
+	return 0;
+}
+
+char *spank_preload_prepend(const char *lib, const char *existing)
+{
+	char *out;
+	size_t len;
+
+	if (existing && existing[strspn(existing, ": ")] == '\0')
+		existing = NULL;
+	if (existing && preload_has(existing, lib))
+		return strdup(existing);
+	len = strlen(lib) + (existing ? strlen(existing) + 1 : 0) + 1;
+	out = malloc(len);
+	if (!out)
+		return NULL;
+	snprintf(out, len, existing ? "%s:%s" : "%s", lib, existing ? existing : "");
+	return out;
+}
+
+int spank_mpi_library(const spank_conf_t *conf, spank_mpi_t mpi, char *buf, size_t len)
+{
+	int n;
+
+	if (mpi == SPANK_MPI_NONE) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = snprintf(buf, len, "%s/librankmap_mpi_%s.so", conf->libdir, spank_mpi_name(mpi));
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+size_t spank_job_env(const spank_job_t *job, const spank_conf_t *conf, spank_envvar_t *vars)
+{
+	size_t n = 0;
+
+	vars[n++] = (spank_envvar_t){ "RANKMAP_SOCKET", conf->socket };
+	vars[n++] = (spank_envvar_t){ "RANKMAP_ALGO", job->algo[0] ? job->algo : "auto" };
+	if (job->pattern[0])
+		vars[n++] = (spank_envvar_t){ "RANKMAP_PATTERN", job->pattern };
+	if (job->metric[0])
+		vars[n++] = (spank_envvar_t){ "RANKMAP_METRIC", job->metric };
+	if (job->trace[0])
+		vars[n++] = (spank_envvar_t){ "RANKMAP_TRACE", job->trace };
+	return n;
+}

@@ -1,0 +1,170 @@
+/*
+ * plugin/spank/spank_rankmap.c: the SPANK entry points of spank_rankmap.so (Slurm 22.05).
+ *
+ *   srun/sbatch/salloc   slurm_spank_init registers --rankmap, --rankmap-pattern, --rankmap-metric,
+ *                        --rankmap-trace, --rankmap-bind; their callbacks validate the values before
+ *                        submission (the pattern file is parsed completely).
+ *   slurmd               slurm_spank_init registers the node's hwloc topology with rankmapd
+ *                        (register=on, the default); a dead daemon is logged, never fatal.
+ *   slurmstepd           slurm_spank_user_init (once per node) computes the --rankmap-bind plan;
+ *                        slurm_spank_task_init (in each task, as the user) preloads the rankmap MPI
+ *                        library matching the program's MPI, exports RANKMAP_*, and binds the task.
+ *
+ * SPANK gives callbacks no user pointer, so every callback rebuilds its state in one context struct
+ * (spank_rm_ctx_t, on the stack) from the plugstack.conf arguments and spank_option_getopt(); what
+ * user_init hands to the tasks travels in the step environment. No mutable globals, no exit().
+ * Failure never fails a step unless the user asked --rankmap=required; the user sees one warning at
+ * most (printed by global task 0), everything else goes to the slurmd log.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "rm_error.h"
+#include "spank_bind.h"
+#include "spank_elf.h"
+#include "spank_opts.h"
+#include "spank_rm.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* SPANK_PLUGIN(rankmap, 1), spelled out to give the symbols default visibility. */
+EXPORT const char plugin_name[] = "rankmap";
+EXPORT const char plugin_type[] = "spank";
+EXPORT const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+EXPORT const unsigned int spank_plugin_version = 1;
+
+static int opt_cb(int val, const char *optarg, int remote);
+
+/* Option descriptions (read-only; SPANK's API wants non-const pointers). */
+static struct spank_option rm_options[] = {
+	{ "rankmap", "[MODE]",
+	  "Topology-aware MPI rank reordering (rankmap). MODE: auto (default), treematch, scotch, "
+	  "off, or required (fail the step if rankmap cannot be applied).", 2, SPANK_OPT_RANKMAP, opt_cb },
+	{ "rankmap-pattern", "FILE",
+	  "rankmap: weight rank pairs by this recorded communication pattern (Matrix Market, as "
+	  "written by --rankmap-trace). Implies --rankmap.", 1, SPANK_OPT_PATTERN, opt_cb },
+	{ "rankmap-metric", "METRIC",
+	  "rankmap: which pattern column to use: bytes, messages or loggp (both, LogGP-weighted). "
+	  "Implies --rankmap.", 1, SPANK_OPT_METRIC, opt_cb },
+	{ "rankmap-trace", "FILE",
+	  "rankmap: record the point-to-point traffic of this run into FILE at MPI_Finalize "
+	  "(a traced run is not reordered). Implies --rankmap.", 1, SPANK_OPT_TRACE, opt_cb },
+	{ "rankmap-bind", NULL,
+	  "rankmap: bind each task to a core of the step's allocation, placed by rankmapd "
+	  "according to the pattern (or rank order). Implies --rankmap.", 0, SPANK_OPT_BIND, opt_cb },
+	SPANK_OPTIONS_TABLE_END
+};
+
+/* Validates an option at submission (srun, sbatch, salloc). The value itself is read again with
+ * spank_option_getopt() where it is used. */
+static int opt_cb(int val, const char *optarg, int remote)
+{
+	spank_job_t scratch = { .mode = SPANK_MODE_UNSET };
+	rm_error_t err = { 0 };
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+
+	if (remote)
+		return 0;
+	if (spank_job_set(&scratch, val, optarg, 1, &err) < 0) {
+		slurm_error("rankmap: %s", rm_error_format(&err, buf, sizeof(buf)));
+		return -1;
+	}
+	return 0;
+}
+
+/* Fills ctx->job from the options the user gave (contexts where spank_option_getopt works). */
+static void ctx_read_options(spank_rm_ctx_t *ctx)
+{
+	for (int i = 0; rm_options[i].name; i++) {
+		char *arg = NULL;
+		rm_error_t err = { 0 };
+		char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+
+		if (spank_option_getopt(ctx->sp, &rm_options[i], &arg) != ESPANK_SUCCESS)
+			continue;
+		if (spank_job_set(&ctx->job, rm_options[i].val, arg, 0, &err) < 0)
+			slurm_error("rankmap: ignoring --%s: %s", rm_options[i].name,
+				    rm_error_format(&err, buf, sizeof(buf)));
+	}
+}
+
+/* Builds the context of one callback. Returns 0, or -1 when the plugstack.conf arguments are bad
+ * (logged; the plugin then stays out of the way). */
+static int ctx_load(spank_rm_ctx_t *ctx, spank_t sp, int ac, char **av, int with_options)
+{
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->sp = sp;
+	ctx->where = spank_context();
+	if (spank_conf_parse(ac, av, &ctx->conf, &ctx->err) < 0) {
+		slurm_error("rankmap: plugin disabled: %s", rm_error_format(&ctx->err, buf, sizeof(buf)));
+		return -1;
+	}
+	if (with_options)
+		ctx_read_options(ctx);
+	return 0;
+}
+
+EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_rm_ctx_t ctx;
+	spank_context_t where = spank_context();
+
+	if (where == S_CTX_LOCAL || where == S_CTX_REMOTE || where == S_CTX_ALLOCATOR) {
+		for (int i = 0; rm_options[i].name; i++)
+			if (spank_option_register(sp, &rm_options[i]) != ESPANK_SUCCESS)
+				slurm_error("rankmap: cannot register --%s", rm_options[i].name);
+		return 0;
+	}
+	if (where == S_CTX_SLURMD && ctx_load(&ctx, sp, ac, av, 0) == 0 && ctx.conf.register_on)
+		spank_rm_register_node(&ctx);
+	return 0;
+}
+
+EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	spank_rm_ctx_t ctx;
+
+	if (ctx_load(&ctx, sp, ac, av, 1) < 0 || !spank_job_active(&ctx.job, &ctx.conf))
+		return 0;
+	spank_rm_ensure_nodename(&ctx);
+	if (spank_job_binds(&ctx.job, &ctx.conf))
+		spank_rm_bind_plan(&ctx);
+	return 0;
+}
+
+EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	spank_rm_ctx_t ctx;
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+
+	if (ctx_load(&ctx, sp, ac, av, 1) < 0 || !spank_job_active(&ctx.job, &ctx.conf))
+		return 0;
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &ctx.global_id) != ESPANK_SUCCESS)
+		ctx.global_id = UINT32_MAX;
+	if (spank_get_item(sp, S_TASK_ID, &ctx.local_id) != ESPANK_SUCCESS)
+		ctx.local_id = -1;
+	spank_rm_task_preload(&ctx);
+	if (spank_job_binds(&ctx.job, &ctx.conf))
+		spank_rm_task_bind(&ctx);
+	if (!rm_error_isset(&ctx.err))
+		return 0;
+	rm_error_format(&ctx.err, buf, sizeof(buf));
+	if (ctx.job.mode == SPANK_MODE_REQUIRED) {
+		if (ctx.global_id == 0)
+			fprintf(stderr, "rankmap: error: %s (--rankmap=required)\n", buf);
+		slurm_error("rankmap: task %u: %s (--rankmap=required: failing the task)", ctx.global_id, buf);
+		return -1;
+	}
+	if (ctx.global_id == 0)
+		fprintf(stderr, "rankmap: warning: %s\n", buf);
+	slurm_info("rankmap: task %u: %s", ctx.global_id, buf);
+	return 0;
+}

@@ -1,0 +1,130 @@
+/*
+ * plugin/spank/spank_register.c: at slurmd start, send this node's hwloc topology to rankmapd
+ * ({"type": "register", "host": NODENAME, "xml": HWLOC_XML}) so the daemon's model follows the
+ * hardware. Runs inside slurmd: bounded by the plugin's timeout, logs, never fails slurmd.
+ *
+ * The node name is slurmd's -N argument when given (several slurmd on one host), else the short host
+ * name (Slurm's default NodeName). Test-only: RANKMAP_FAKE_NODE='<hwloc synthetic description>' in
+ * slurmd's environment registers that synthetic hardware instead of the real one, so that virtual
+ * nodes (slurmd -N) can look like the nodes slurm.conf declares.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+#include <jansson.h>
+
+#include "lib_client.h"
+#include "spank_rm.h"
+
+/* Finds "-N name" / "-Nname" in slurmd's command line. Returns 0 with the name in buf, or -1. */
+static int slurmd_nodename(char *buf, size_t len)
+{
+	char cmd[8192];
+	ssize_t n;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	cmd[n] = '\0';
+	for (char *p = cmd; p < cmd + n; p += strlen(p) + 1) {
+		const char *v = NULL;
+		if (!strcmp(p, "-N") && p + strlen(p) + 1 < cmd + n)
+			v = p + strlen(p) + 1;
+		else if (!strncmp(p, "-N", 2) && p[2])
+			v = p + 2;
+		if (v && *v && strlen(v) < len) {
+			memcpy(buf, v, strlen(v) + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int node_name(char *buf, size_t len)
+{
+	char *dot;
+
+	if (slurmd_nodename(buf, len) == 0)
+		return 0;
+	if (gethostname(buf, len) < 0)
+		return -1;
+	buf[len - 1] = '\0';
+	dot = strchr(buf, '.');
+	if (dot)
+		*dot = '\0';
+	return 0;
+}
+
+/* Exports this host's topology (or the test-only synthetic one) as hwloc XML. Returns a string to free
+ * with hwloc_free_xmlbuffer (through *topo), or NULL with err set. */
+static char *node_xml(hwloc_topology_t *topo, int *len, rm_error_t *err)
+{
+	const char *fake = getenv("RANKMAP_FAKE_NODE");
+	char *xml = NULL;
+
+	if (hwloc_topology_init(topo) < 0)
+		return rm_error_set(err, "hwloc", 0, 0, "init: %s", strerror(errno)), NULL;
+	if (fake && *fake && hwloc_topology_set_synthetic(*topo, fake) < 0) {
+		rm_error_set(err, "RANKMAP_FAKE_NODE", 0, 0, "bad hwloc synthetic description '%s'", fake);
+		goto fail;
+	}
+	if (hwloc_topology_load(*topo) < 0) {
+		rm_error_set(err, "hwloc", 0, 0, "load: %s", strerror(errno));
+		goto fail;
+	}
+	if (hwloc_topology_export_xmlbuffer(*topo, &xml, len, 0) < 0) {
+		rm_error_set(err, "hwloc", 0, 0, "XML export: %s", strerror(errno));
+		goto fail;
+	}
+	return xml;
+fail:
+	hwloc_topology_destroy(*topo);
+	return NULL;
+}
+
+void spank_rm_register_node(spank_rm_ctx_t *ctx)
+{
+	char host[256], buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	hwloc_topology_t topo;
+	rm_error_t err = { 0 };
+	json_t *req, *resp = NULL;
+	char *xml;
+	int len = 0;
+
+	if (node_name(host, sizeof(host)) < 0) {
+		slurm_error("rankmap: cannot register this node: no node name");
+		return;
+	}
+	xml = node_xml(&topo, &len, &err);
+	if (!xml) {
+		slurm_error("rankmap: cannot register %s: %s", host, rm_error_format(&err, buf, sizeof(buf)));
+		return;
+	}
+	req = rm_proto_request("register", 1);
+	if (req) {
+		json_object_set_new(req, "host", json_string(host));
+		json_object_set_new(req, "xml", json_stringn(xml, len > 0 && xml[len - 1] == '\0' ? (size_t)len - 1
+									      : (size_t)len));
+	}
+	hwloc_free_xmlbuffer(topo, xml);
+	hwloc_topology_destroy(topo);
+	if (!req) {
+		slurm_error("rankmap: cannot register %s: out of memory", host);
+		return;
+	}
+	if (rm_client_call(ctx->conf.socket, req, &resp, ctx->conf.timeout_ms, &err) < 0)
+		slurm_error("rankmap: registering %s with rankmapd at %s failed (slurmd continues): %s", host,
+			    ctx->conf.socket, rm_error_format(&err, buf, sizeof(buf)));
+	else
+		slurm_info("rankmap: registered %s's topology with rankmapd at %s", host, ctx->conf.socket);
+	json_decref(resp);
+}

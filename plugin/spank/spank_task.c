@@ -1,0 +1,203 @@
+/*
+ * plugin/spank/spank_task.c: the slurmstepd side of spank_rankmap.so: node name, LD_PRELOAD and
+ * RANKMAP_* in each task's environment, the binding plan (once per node) and its application (per task).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spank_bind.h"
+#include "spank_elf.h"
+#include "spank_rm.h"
+
+#define ENV_BUF 65536
+
+/* Reads a variable of the step environment into a malloc'd string; NULL when unset (or ENOMEM). */
+static char *step_getenv(spank_t sp, const char *name)
+{
+	size_t len = 4096;
+
+	for (;;) {
+		char *buf = malloc(len);
+		spank_err_t rc;
+		if (!buf)
+			return NULL;
+		rc = spank_getenv(sp, name, buf, (int)len);
+		if (rc == ESPANK_SUCCESS)
+			return buf;
+		free(buf);
+		if (rc != ESPANK_NOSPACE || len >= 16 * ENV_BUF)
+			return NULL;
+		len *= 4;
+	}
+}
+
+void spank_rm_ensure_nodename(spank_rm_ctx_t *ctx)
+{
+	char *name = step_getenv(ctx->sp, "SLURMD_NODENAME");
+	const char *env = getenv("SLURMD_NODENAME");
+
+	/* slurmstepd sets it for the tasks; when it has not (older or patched Slurm), take slurmstepd's own
+	 * (inherited from slurmd, which sets it) */
+	if (!name && env && *env)
+		spank_setenv(ctx->sp, "SLURMD_NODENAME", env, 1);
+	else if (!name)
+		slurm_info("rankmap: SLURMD_NODENAME unset; the MPI library will name this node by host name");
+	free(name);
+}
+
+/* Finds the program the task executes. Returns 0 with its path in prog, or -1. */
+static int task_program(spank_rm_ctx_t *ctx, char *prog, size_t len)
+{
+	int argc = 0;
+	char **argv = NULL;
+	char *path;
+	int rc;
+
+	if (spank_get_item(ctx->sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv[0])
+		return -1;
+	path = step_getenv(ctx->sp, "PATH");
+	rc = spank_which(argv[0], path, prog, len);
+	free(path);
+	return rc;
+}
+
+/* Exports the RANKMAP_* variables of an active job. */
+static void task_export(spank_rm_ctx_t *ctx)
+{
+	spank_envvar_t vars[SPANK_ENV_MAX];
+	size_t n = spank_job_env(&ctx->job, &ctx->conf, vars);
+
+	for (size_t i = 0; i < n; i++)
+		if (spank_setenv(ctx->sp, vars[i].name, vars[i].value, 1) != ESPANK_SUCCESS)
+			slurm_info("rankmap: cannot set %s", vars[i].name);
+}
+
+void spank_rm_task_preload(spank_rm_ctx_t *ctx)
+{
+	char prog[PATH_MAX], lib[PATH_MAX];
+	char *llp, *old, *val;
+	spank_mpi_t mpi;
+
+	if (task_program(ctx, prog, sizeof(prog)) < 0) {
+		slurm_verbose("rankmap: cannot locate the step's program; nothing to preload");
+		return; /* execve will report it */
+	}
+	llp = step_getenv(ctx->sp, "LD_LIBRARY_PATH");
+	mpi = spank_mpi_detect(prog, llp);
+	free(llp);
+	if (mpi == SPANK_MPI_NONE) {
+		if (ctx->job.mode == SPANK_MODE_REQUIRED)
+			rm_error_set(&ctx->err, prog, 0, 0, "not linked with Open MPI or MPICH: nothing to reorder");
+		return;
+	}
+	if (spank_mpi_library(&ctx->conf, mpi, lib, sizeof(lib)) < 0 || access(lib, R_OK) < 0) {
+		rm_error_set(&ctx->err, lib, 0, 0, "%s (needed for %s, an %s program); running without rank "
+			     "reordering", strerror(errno), prog, mpi == SPANK_MPI_OPENMPI ? "Open MPI" : "MPICH");
+		return;
+	}
+	old = step_getenv(ctx->sp, "LD_PRELOAD");
+	val = spank_preload_prepend(lib, old);
+	if (!val || spank_setenv(ctx->sp, "LD_PRELOAD", val, 1) != ESPANK_SUCCESS)
+		rm_error_set(&ctx->err, "LD_PRELOAD", 0, 0, "cannot set; running without rank reordering");
+	else
+		task_export(ctx);
+	free(old);
+	free(val);
+}
+
+/* Prefixes of RANKMAP_BIND_ERROR: the daemon could not be reached, or the plan failed otherwise. */
+#define BIND_ERR_DAEMON "daemon:"
+#define BIND_ERR_PLAN "plan:"
+
+/* Gathers the node's tasks (global ranks in local order). Returns a malloc'd array or NULL. */
+static uint32_t *local_ranks(spank_t sp, uint32_t *ntasks, uint32_t *total)
+{
+	uint32_t *g;
+
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, ntasks) != ESPANK_SUCCESS || *ntasks == 0 ||
+	    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, total) != ESPANK_SUCCESS)
+		return NULL;
+	g = calloc(*ntasks, sizeof(*g));
+	for (uint32_t i = 0; g && i < *ntasks; i++) {
+		if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, i, &g[i]) != ESPANK_SUCCESS) {
+			free(g);
+			return NULL;
+		}
+	}
+	return g;
+}
+
+void spank_rm_bind_plan(spank_rm_ctx_t *ctx)
+{
+	spank_bind_req_t req = { .socket = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms };
+	char *node = step_getenv(ctx->sp, "SLURMD_NODENAME"), *cores = NULL, *plan = NULL;
+	uint32_t *global = NULL;
+	rm_error_t err = { 0 };
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 64], msg[sizeof(buf) + 16];
+
+	if (spank_get_item(ctx->sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores || !*cores)
+		rm_error_set(&err, "S_STEP_ALLOC_CORES", 0, 0, "Slurm did not say which cores the step has");
+	else if (!(global = local_ranks(ctx->sp, &req.ntasks, &req.total_tasks)))
+		rm_error_set(&err, "S_JOB_LOCAL_TASK_COUNT", 0, 0, "Slurm did not list the node's tasks");
+	if (!rm_error_isset(&err)) {
+		req.node = node ? node : "";
+		req.alloc_cores = cores;
+		req.global = global;
+		req.pattern = ctx->job.pattern[0] ? ctx->job.pattern : NULL;
+		req.metric = ctx->job.metric[0] ? ctx->job.metric : NULL;
+		req.algo = ctx->job.algo[0] ? ctx->job.algo : "auto";
+		plan = spank_bind_plan(&req, &err);
+	}
+	if (plan) {
+		spank_setenv(ctx->sp, SPANK_BIND_PLAN_ENV, plan, 1);
+		slurm_verbose("rankmap: binding plan on %s (cores %s): %s", req.node, cores, plan);
+	} else {
+		int daemon = !strcmp(err.source, "socket") || !strcmp(err.source, "frame");
+		rm_error_format(&err, buf, sizeof(buf));
+		snprintf(msg, sizeof(msg), "%s%s", daemon ? BIND_ERR_DAEMON : BIND_ERR_PLAN, buf);
+		spank_setenv(ctx->sp, SPANK_BIND_ERROR_ENV, msg, 1);
+		slurm_info("rankmap: no binding plan on %s: %s", node ? node : "?", buf);
+	}
+	free(plan);
+	free(global);
+	free(node);
+}
+
+void spank_rm_task_bind(spank_rm_ctx_t *ctx)
+{
+	char *plan = step_getenv(ctx->sp, SPANK_BIND_PLAN_ENV);
+	char *why = plan ? NULL : step_getenv(ctx->sp, SPANK_BIND_ERROR_ENV);
+	rm_error_t err = { 0 };
+	char cpus[4096];
+
+	spank_unsetenv(ctx->sp, SPANK_BIND_PLAN_ENV);
+	spank_unsetenv(ctx->sp, SPANK_BIND_ERROR_ENV);
+	if (!plan) {
+		const char *w = why ? why : "no binding plan";
+		if (!strncmp(w, BIND_ERR_DAEMON, strlen(BIND_ERR_DAEMON))) {
+			/* Say it once, here: the MPI library then reorders on its local model quietly. */
+			spank_unsetenv(ctx->sp, "RANKMAP_SOCKET");
+			rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); tasks not bound, ranks "
+				     "reordered on the local model", w + strlen(BIND_ERR_DAEMON));
+		} else {
+			if (!strncmp(w, BIND_ERR_PLAN, strlen(BIND_ERR_PLAN)))
+				w += strlen(BIND_ERR_PLAN);
+			rm_error_set(&ctx->err, "--rankmap-bind", 0, 0, "%s; tasks not bound", w);
+		}
+		free(why);
+		return;
+	}
+	if (ctx->local_id < 0) {
+		rm_error_set(&ctx->err, "--rankmap-bind", 0, 0, "no local task id; task not bound");
+	} else if (spank_bind_apply(plan, (uint32_t)ctx->local_id, cpus, sizeof(cpus), &err) < 0) {
+		char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+		rm_error_set(&ctx->err, "--rankmap-bind", 0, 0, "task %u: %s; task not bound", ctx->global_id,
+			     rm_error_format(&err, buf, sizeof(buf)));
+	} else {
+		spank_setenv(ctx->sp, SPANK_BIND_CPUS_ENV, cpus, 1);
+	}
+	free(plan);
+}

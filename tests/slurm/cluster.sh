@@ -1,0 +1,153 @@
+#!/bin/sh
+# tests/slurm/cluster.sh: start and stop a throw-away local Slurm cluster for the SPANK tests.
+#
+#   cluster.sh start DIR [PLUGIN_SO [PLUGIN_ARGS...]]   start munged, slurmctld and slurmd n1..n4 under DIR
+#   cluster.sh stop DIR                                 stop every daemon started under DIR, by PID
+#   cluster.sh env DIR                                  print the environment lines (SLURM_CONF=...)
+#
+# Everything (key, sockets, state, logs, spool, TmpFS) lives under DIR; nothing is written to /etc.
+# The cluster: n[1-4], one host (127.0.0.1), CPUs=16 as 2 sockets x 8 cores each, a two-leaf
+# topology/tree (s1: n1,n2; s2: n3,n4), proctrack/linuxproc, task/none, SlurmdParameters=config_overrides.
+set -u
+
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+# free_port_base: print a base port P such that P..P+4 are free on 127.0.0.1.
+free_port_base() {
+	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://')
+	tries=0
+	while [ $tries -lt 50 ]; do
+		base=$(( ( $(od -An -N2 -tu2 /dev/urandom) % 20000 ) + 20000 ))
+		clash=0
+		for p in $base $((base+1)) $((base+2)) $((base+3)) $((base+4)); do
+			echo "$used" | grep -qx "$p" && clash=1
+		done
+		[ $clash -eq 0 ] && { echo $base; return 0; }
+		tries=$((tries+1))
+	done
+	return 1
+}
+
+write_conf() { # dir port plugin args...
+	d=$1; port=$2; plugin=$3; shift 3
+	cat >"$d/slurm.conf" <<EOC
+ClusterName=rmtest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$d/munge/munge.sock
+StateSaveLocation=$d/ctld
+SlurmdSpoolDir=$d/spool/%n
+SlurmctldPidFile=$d/run/slurmctld.pid
+SlurmdPidFile=$d/run/slurmd.%n.pid
+SlurmctldLogFile=$d/log/slurmctld.log
+SlurmdLogFile=$d/log/slurmd.%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+TopologyPlugin=topology/tree
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+SlurmdParameters=config_overrides
+PlugStackConfig=$d/plugstack.conf
+TmpFS=$d/tmp/%n
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+MailProg=/bin/true
+KillWait=5
+MessageTimeout=10
+InactiveLimit=0
+NodeName=n[1-4] NodeHostname=localhost NodeAddr=127.0.0.1 Port=[$((port+1))-$((port+4))] CPUs=16 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=1000
+PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+EOC
+	cat >"$d/topology.conf" <<EOC
+SwitchName=s1 Nodes=n[1-2]
+SwitchName=s2 Nodes=n[3-4]
+SwitchName=top Switches=s[1-2]
+EOC
+	if [ -n "$plugin" ]; then
+		echo "optional $plugin $*" >"$d/plugstack.conf"
+	else
+		: >"$d/plugstack.conf"
+	fi
+}
+
+# wait_for CMD...: retry CMD for up to 30 s (0.2 s steps).
+wait_for() {
+	i=0
+	while [ $i -lt 150 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2; i=$((i+1))
+	done
+	return 1
+}
+
+start_munge() {
+	d=$1
+	mkdir -p "$d/munge" && chmod 700 "$d/munge" || return 1
+	# munged wants a 0700 key directory but an executable-by-all path to its socket.
+	chmod 755 "$d" "$d/munge"
+	mungekey --create --keyfile="$d/munge/munge.key" >/dev/null 2>&1 ||
+		dd if=/dev/urandom of="$d/munge/munge.key" bs=128 count=1 2>/dev/null
+	chmod 600 "$d/munge/munge.key"
+	munged --force --socket="$d/munge/munge.sock" --key-file="$d/munge/munge.key" \
+		--pid-file="$d/run/munged.pid" --log-file="$d/log/munged.log" \
+		--seed-file="$d/munge/munged.seed" || return 1
+	wait_for sh -c "munge -S '$d/munge/munge.sock' -n | unmunge -S '$d/munge/munge.sock'"
+}
+
+nodes_idle() {
+	n=$(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$')
+	[ "$n" -eq 4 ]
+}
+
+cmd_start() {
+	d=$1; plugin=${2:-}; [ $# -ge 2 ] && shift 2 || shift $#
+	mkdir -p "$d" "$d/run" "$d/log" "$d/ctld" "$d/spool" || die "cannot create $d"
+	for n in n1 n2 n3 n4; do mkdir -p "$d/spool/$n" "$d/tmp/$n"; done
+	port=$(free_port_base) || die "no free ports"
+	write_conf "$d" "$port" "$plugin" "$@"
+	export SLURM_CONF="$d/slurm.conf"
+	start_munge "$d" || die "munged did not start (see $d/log/munged.log)"
+	slurmctld -i -f "$SLURM_CONF" || die "slurmctld did not start (see $d/log/slurmctld.log)"
+	wait_for scontrol ping || die "slurmctld does not answer (see $d/log/slurmctld.log)"
+	for n in n1 n2 n3 n4; do
+		slurmd -N "$n" -f "$SLURM_CONF" || die "slurmd -N $n did not start (see $d/log/slurmd.$n.log)"
+	done
+	wait_for nodes_idle || { sinfo -N >&2; die "nodes did not become idle (see $d/log)"; }
+	echo "SLURM_CONF=$SLURM_CONF"
+}
+
+# kill_pidfile FILE: TERM the daemon named in FILE, wait for it, KILL it after 10 s.
+kill_pidfile() {
+	[ -s "$1" ] || return 0
+	pid=$(cat "$1")
+	kill "$pid" 2>/dev/null || return 0
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done
+	kill -9 "$pid" 2>/dev/null
+	return 0
+}
+
+cmd_stop() {
+	d=$1
+	for n in n1 n2 n3 n4; do kill_pidfile "$d/run/slurmd.$n.pid"; done
+	kill_pidfile "$d/run/slurmctld.pid"
+	kill_pidfile "$d/run/munged.pid"
+}
+
+case "${1:-}" in
+start) shift; [ $# -ge 1 ] || die "usage: cluster.sh start DIR [PLUGIN [ARGS...]]"; cmd_start "$@" ;;
+stop) [ $# -eq 2 ] || die "usage: cluster.sh stop DIR"; cmd_stop "$2" ;;
+env) [ $# -eq 2 ] || die "usage: cluster.sh env DIR"; echo "SLURM_CONF=$2/slurm.conf" ;;
+*) die "usage: cluster.sh start|stop|env DIR ..." ;;
+esac
