@@ -1,0 +1,312 @@
+/*
+ * order/order_bbb.c: BBB, basic building blocks (Albing et al., EuroMPI 2011).
+ *
+ * Block extents: slow dimensions short, fast ones long, extent times link cost about equal in every
+ * dimension, about BBB_BLOCK_NODES nodes per block (17x8x24 routers with costs 1,2,0.67 and two
+ * nodes per router give the paper's 4x2x8). Weave: a Hamiltonian path over the block, one hop per
+ * step, found by a depth-first search that prefers, in order: no straight run longer than two, staying
+ * inside the smallest aligned 2x2x2 (then 4x4x4, ...) group, the neighbour with the fewest onward
+ * moves (Warnsdorff), turning, the faster link. It starts at local (0,0,0) and ends on the far face
+ * of the chain axis at the same cross-section position when parity allows (else at a corner), so the
+ * blocks of a column chain with one hop. Dead ends and disconnected remainders are pruned; a search
+ * over budget falls back to the snake weave.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "order_private.h"
+
+#define BBB_BLOCK_NODES 128
+#define BBB_MAX_WEAVE 4096   /* larger blocks use the snake weave */
+
+void order_bbb_default_block(const topo_torus_spec_t *spec, int ext[3])
+{
+	double target = (double)BBB_BLOCK_NODES / spec->nodes_per_router, best = 1e300;
+	int e[3], d, lim[3];
+
+	if (target < 1)
+		target = 1;
+	for (d = 0; d < 3; d++) {
+		lim[d] = spec->dims[d] < 32 ? spec->dims[d] : 32;
+		ext[d] = 1;
+	}
+	for (e[0] = 1; e[0] <= lim[0]; e[0]++)
+		for (e[1] = 1; e[1] <= lim[1]; e[1]++)
+			for (e[2] = 1; e[2] <= lim[2]; e[2]++) {
+				double vol = (double)e[0] * e[1] * e[2], g = 0, score;
+				int ndims = 0;
+
+				for (d = 0; d < 3; d++)
+					if (spec->dims[d] > 1) {
+						g += log(e[d] * spec->link_cost[d]);
+						ndims++;
+					}
+				g = ndims ? g / ndims : 0;
+				score = 2.0 * fabs(log(vol / target));
+				for (d = 0; d < 3; d++) {
+					if (spec->dims[d] > 1)
+						score += fabs(log(e[d] * spec->link_cost[d]) - g);
+					if (spec->dims[d] % e[d] == 1)
+						score += 0.15;       /* needs a widened last block */
+					else if (spec->dims[d] % e[d])
+						score += 0.3;        /* leaves a narrower block */
+					if (e[d] % 2 && e[d] > 1)
+						score += 0.1;        /* odd extents weave less well */
+				}
+				if (score < best - 1e-9) {
+					best = score;
+					memcpy(ext, e, sizeof(e));
+				}
+			}
+}
+
+/* ---- the weave search -------------------------------------------------------------------------- */
+
+struct wsearch {
+	int w[3];
+	int n;
+	double cost[3];
+	unsigned char *used;
+	int *path;            /* cell per depth */
+	int *dir;             /* direction (0..5) of the step into path[depth] */
+	int *cand;            /* 6 candidate directions per depth, sorted */
+	int *ncand, *next;
+	int *queue;
+	unsigned char *seen;
+	int end;
+	long budget;
+	int max_run;          /* straight runs longer than this are not tried (0: no limit) */
+};
+
+static void cell_xyz(const struct wsearch *S, int c, int l[3])
+{
+	l[2] = c % S->w[2];
+	l[1] = (c / S->w[2]) % S->w[1];
+	l[0] = c / (S->w[2] * S->w[1]);
+}
+
+/* Neighbour of c in direction d (axis d / 2, sign by d % 2), or -1. */
+static int step(const struct wsearch *S, int c, int d)
+{
+	int l[3], a = d / 2;
+
+	cell_xyz(S, c, l);
+	l[a] += (d & 1) ? -1 : 1;
+	if (l[a] < 0 || l[a] >= S->w[a])
+		return -1;
+	return (l[0] * S->w[1] + l[1]) * S->w[2] + l[2];
+}
+
+/* Available degree of an unvisited cell: unvisited neighbours plus the head. */
+static int avail(const struct wsearch *S, int u, int head)
+{
+	int d, k = 0;
+
+	for (d = 0; d < 6; d++) {
+		int v = step(S, u, d);
+
+		if (v >= 0 && (!S->used[v] || v == head))
+			k++;
+	}
+	return k;
+}
+
+/* After moving to head (from prev): false when a dead end or a split remainder makes the rest
+ * impossible. */
+static int feasible(struct wsearch *S, int head, int prev, int depth)
+{
+	int d, qh = 0, qt = 0, reached = 0, remaining = S->n - depth - 2;
+
+	if (head == S->end)
+		return remaining == 0;
+	for (d = 0; d < 12; d++) {
+		int u = step(S, d < 6 ? head : prev, d % 6);
+
+		if (u < 0 || S->used[u])
+			continue;
+		if (avail(S, u, head) < (u == S->end ? 1 : 2))
+			return 0;
+	}
+	memset(S->seen, 0, (size_t)S->n);
+	S->queue[qt++] = head;
+	S->seen[head] = 1;
+	while (qh < qt) {
+		int c = S->queue[qh++];
+
+		for (d = 0; d < 6; d++) {
+			int v = step(S, c, d);
+
+			if (v >= 0 && !S->used[v] && !S->seen[v]) {
+				S->seen[v] = 1;
+				S->queue[qt++] = v;
+				reached++;
+			}
+		}
+	}
+	return reached == remaining;
+}
+
+/* Level of the smallest aligned power-of-two group holding both a and b (they differ by one step). */
+static int group_level(const struct wsearch *S, int a, int b)
+{
+	int la[3], lb[3], i, lvl = 0;
+
+	cell_xyz(S, a, la);
+	cell_xyz(S, b, lb);
+	for (i = 0; i < 3; i++)
+		while ((la[i] >> lvl) != (lb[i] >> lvl))
+			lvl++;
+	return lvl;
+}
+
+/* Sorts the candidate moves from path[depth] into cand[depth*6..]. */
+static void order_moves(struct wsearch *S, int depth)
+{
+	int c = S->path[depth], d, k = 0, i, j;
+	double key[6];
+	int *cd = S->cand + 6 * depth;
+	int run = depth >= 2 && S->dir[depth] == S->dir[depth - 1];
+
+	for (d = 0; d < 6; d++) {
+		int v = step(S, c, d);
+
+		if (v < 0 || S->used[v])
+			continue;
+		key[k] = 0;
+		if (depth >= 1 && d == S->dir[depth] && run) {
+			if (S->max_run)
+				continue;                  /* a third straight step */
+			key[k] += 1e6;
+		}
+		key[k] += 1e4 * group_level(S, c, v);
+		key[k] += 1e2 * avail(S, v, v);
+		if (depth >= 1 && d == S->dir[depth])
+			key[k] += 10;
+		key[k] += S->cost[d / 2];
+		cd[k++] = d;
+	}
+	for (i = 1; i < k; i++)
+		for (j = i; j > 0 && key[j] < key[j - 1]; j--) {
+			double t = key[j];
+			int td = cd[j];
+
+			key[j] = key[j - 1];
+			key[j - 1] = t;
+			cd[j] = cd[j - 1];
+			cd[j - 1] = td;
+		}
+	S->ncand[depth] = k;
+	S->next[depth] = 0;
+}
+
+/* Depth-first search for a Hamiltonian path from cell 0 to S->end. Returns 1 when found. */
+static int search(struct wsearch *S)
+{
+	int depth = 0;
+
+	memset(S->used, 0, (size_t)S->n);
+	S->path[0] = 0;
+	S->used[0] = 1;
+	S->dir[0] = -1;
+	if (S->n == 1)
+		return S->end == 0;
+	order_moves(S, 0);
+	while (depth >= 0) {
+		int d, v;
+
+		if (S->next[depth] == S->ncand[depth]) {
+			S->used[S->path[depth]] = 0;
+			depth--;
+			continue;
+		}
+		if (--S->budget < 0)
+			return 0;
+		d = S->cand[6 * depth + S->next[depth]++];
+		v = step(S, S->path[depth], d);
+		S->used[v] = 1;
+		if (!feasible(S, v, S->path[depth], depth)) {
+			S->used[v] = 0;
+			continue;
+		}
+		S->path[++depth] = v;
+		S->dir[depth] = d;
+		if (depth == S->n - 1)
+			return 1;
+		order_moves(S, depth);
+	}
+	return 0;
+}
+
+static int wsearch_alloc(struct wsearch *S)
+{
+	S->used = malloc((size_t)S->n);
+	S->seen = malloc((size_t)S->n);
+	S->path = malloc((size_t)S->n * sizeof(int));
+	S->dir = malloc((size_t)S->n * sizeof(int));
+	S->cand = malloc((size_t)S->n * 6 * sizeof(int));
+	S->ncand = malloc((size_t)S->n * sizeof(int));
+	S->next = malloc((size_t)S->n * sizeof(int));
+	S->queue = malloc((size_t)S->n * sizeof(int));
+	return (S->used && S->seen && S->path && S->dir && S->cand && S->ncand && S->next && S->queue) ? 0
+													  : -1;
+}
+
+static void wsearch_free(struct wsearch *S)
+{
+	free(S->used);
+	free(S->seen);
+	free(S->path);
+	free(S->dir);
+	free(S->cand);
+	free(S->ncand);
+	free(S->next);
+	free(S->queue);
+}
+
+/* The BBB weave of one block shape: tries end cells on the far chain face (same cross-section
+ * position as the start first, then the corners) and falls back to the snake weave. */
+static int weave_bbb(order_weave_t *wv, const double cost[3])
+{
+	struct wsearch S;
+	int ends[8][2] = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 } };
+	int i, found = 0;
+
+	memset(&S, 0, sizeof(S));
+	memcpy(S.w, wv->w, sizeof(S.w));
+	memcpy(S.cost, cost, sizeof(S.cost));
+	S.n = wv->w[0] * wv->w[1] * wv->w[2];
+	if (S.n > BBB_MAX_WEAVE || wsearch_alloc(&S) < 0) {
+		wsearch_free(&S);
+		return order_weave_snake(wv, cost);
+	}
+	for (i = 0; i < 8 && !found; i++) {
+		int l1 = ends[i][0] * (wv->w[1] - 1), l2 = ends[i][1] * (wv->w[2] - 1);
+		int par = (wv->w[0] - 1 + l1 + l2) & 1;
+
+		if ((ends[i][0] && wv->w[1] == 1) || (ends[i][1] && wv->w[2] == 1))
+			continue;
+		if ((S.n % 2 == 0) != (par == 1))   /* bipartite parity of a Hamiltonian path */
+			continue;
+		S.end = ((wv->w[0] - 1) * wv->w[1] + l1) * wv->w[2] + l2;
+		S.budget = 3L * S.n + 3000;
+		S.max_run = i < 4 ? 2 : 0;  /* first with runs of at most two, then without the limit */
+		found = search(&S);
+	}
+	if (found)
+		for (i = 0; i < S.n; i++) {
+			int l[3];
+
+			cell_xyz(&S, S.path[i], l);
+			wv->cell[3 * i] = (int16_t)l[0];
+			wv->cell[3 * i + 1] = (int16_t)l[1];
+			wv->cell[3 * i + 2] = (int16_t)l[2];
+		}
+	wsearch_free(&S);
+	return found ? 0 : order_weave_snake(wv, cost);
+}
+
+int order_method_bbb(order_ctx_t *ctx, rm_error_t *err)
+{
+	return order_blocks_layout(ctx, weave_bbb, err);
+}
