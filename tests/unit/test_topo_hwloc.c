@@ -1,0 +1,309 @@
+/*
+ * tests/unit/test_topo_hwloc.c: node hardware from hwloc: XML files, directories with topology diffs
+ * (made here with the real hwloc-diff and hwloc-compress-dir tools), synthetic, live; node type
+ * sharing; bad input (truncated, garbage, empty directory, missing diff reference, duplicate host).
+ * Expected values come from an independent hwloc parse of the same files.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster_private.h"
+#include "tests/harness.h"
+
+static char tmp[256];
+static char plafrim[512];
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* Counts objects of a type and the machine's memory with a fresh hwloc parse of path. */
+static int ref_counts(const char *path, unsigned *pus, unsigned *cores, unsigned long long *mem)
+{
+	hwloc_topology_t t;
+
+	if (hwloc_topology_init(&t) < 0)
+		return -1;
+	if (hwloc_topology_set_xml(t, path) < 0 || hwloc_topology_load(t) < 0) {
+		hwloc_topology_destroy(t);
+		return -1;
+	}
+	*pus = (unsigned)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+	*cores = (unsigned)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+	*mem = hwloc_get_root_obj(t)->total_memory;
+	hwloc_topology_destroy(t);
+	return 0;
+}
+
+static unsigned long long host_mem(topo_cluster_t c, const char *name)
+{
+	long h = topo_host_find(c, name);
+
+	return h < 0 || !topo_host_hwloc(c, h) ? 0 : hwloc_get_root_obj(topo_host_hwloc(c, h))->total_memory;
+}
+
+static void test_file(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t err;
+	char path[600];
+	unsigned pus, cores;
+	unsigned long long mem;
+	long h;
+
+	rm_error_clear(&err);
+	snprintf(path, sizeof(path), "%s/fourmi001.xml", plafrim);
+	check(topo_load_hwloc_xml(c, path, NULL, &err) == 0, "load %s: %s", path, err.text);
+	h = topo_host_find(c, "fourmi001");
+	check(h == 0, "host named from HostName info");
+	check(ref_counts(path, &pus, &cores, &mem) == 0, "reference parse");
+	check(topo_host_npus(c, 0) == pus && topo_host_ncores(c, 0) == cores, "counts %u/%u vs %u/%u",
+	      topo_host_npus(c, 0), topo_host_ncores(c, 0), pus, cores);
+	check(pus > 0 && cores > 0, "non-empty node");
+	/* the same file again: duplicate host, cluster unchanged */
+	check(topo_load_hwloc_xml(c, path, NULL, &err) < 0 && errno == EEXIST, "duplicate host refused");
+	check(strstr(err.source, "fourmi001.xml") && strstr(err.text, "duplicate"), "names file: %s: %s",
+	      err.source, err.text);
+	check(topo_nhosts(c) == 1 && c->ntypes == 1, "unchanged after duplicate");
+	/* explicit name: shares the type */
+	check(topo_load_hwloc_xml(c, path, "other", NULL) == 0, "explicit host name");
+	check(topo_host_hwloc(c, 1) == topo_host_hwloc(c, 0) && c->ntypes == 1, "identical content shared");
+	check(topo_host_find(c, "nosuch") == -1 && errno == ENOENT, "unknown host");
+	topo_cluster_destroy(c);
+}
+
+static void test_dir(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t err;
+	char path[600];
+	size_t i, checked = 0;
+	unsigned pus, cores;
+	unsigned long long mem;
+
+	rm_error_clear(&err);
+	check(topo_load_hwloc_dir(c, plafrim, &err) == 0, "load dir: %s", err.text);
+	check(topo_nhosts(c) == 122, "122 hosts, got %zu", topo_nhosts(c));
+	check(c->ntypes < 122 && c->ntypes >= 4, "node types shared: %zu", c->ntypes);
+	for (i = 0; i < topo_nhosts(c); i += 7, checked++) {
+		snprintf(path, sizeof(path), "%s/%s.xml", plafrim, topo_host_name(c, i));
+		if (ref_counts(path, &pus, &cores, &mem) < 0) {
+			fail("reference parse of %s", path);
+			continue;
+		}
+		check(topo_host_npus(c, i) == pus && topo_host_ncores(c, i) == cores &&
+			      host_mem(c, topo_host_name(c, i)) == mem,
+		      "host %s matches an independent parse", topo_host_name(c, i));
+	}
+	check(checked > 10, "sampled hosts");
+	check(topo_host_hwloc(c, topo_host_find(c, "bonobo001")) ==
+		      topo_host_hwloc(c, topo_host_find(c, "bonobo002")),
+	      "bonobo001/002 differ only in infos: shared");
+	check(topo_host_hwloc(c, topo_host_find(c, "bonobo001")) !=
+		      topo_host_hwloc(c, topo_host_find(c, "fourmi001")),
+	      "different hardware: not shared");
+	/* loading the directory again: every host is a duplicate, nothing changes */
+	check(topo_load_hwloc_dir(c, plafrim, &err) < 0 && strstr(err.text, "duplicate"), "dir twice refused");
+	check(topo_nhosts(c) == 122, "unchanged");
+	topo_cluster_destroy(c);
+}
+
+/* hwloc-compress-dir turns most files into diffs against another file: same hardware expected. */
+static void test_compressed_dir(void)
+{
+	topo_cluster_t a = topo_cluster_create(), b = topo_cluster_create();
+	char dir[400], src[400];
+	rm_error_t err;
+	size_t i, ndiff = 0, bad = 0;
+
+	rm_error_clear(&err);
+	/* a subset keeps it quick (hwloc-compress-dir tries every pair) */
+	snprintf(src, sizeof(src), "%s/subset", tmp);
+	snprintf(dir, sizeof(dir), "%s/compressed", tmp);
+	sh("mkdir -p %s && cp %s/bonobo0*.xml %s/devel*.xml %s/mirage*.xml %s/", src, plafrim, plafrim, plafrim, src);
+	if (sh("mkdir -p %s && hwloc-compress-dir %s %s >/dev/null 2>&1", dir, src, dir) != 0) {
+		fail("hwloc-compress-dir failed");
+		goto out;
+	}
+	ndiff = (size_t)sh("test $(ls %s/*.diff.xml | wc -l) -gt 20", dir) == 0;
+	check(ndiff, "hwloc-compress-dir made diffs");
+	check(topo_load_hwloc_dir(a, src, NULL) == 0, "plain dir");
+	check(topo_load_hwloc_dir(b, dir, &err) == 0, "compressed dir: %s: %s", err.source, err.text);
+	check(topo_nhosts(a) == topo_nhosts(b), "same hosts %zu/%zu", topo_nhosts(a), topo_nhosts(b));
+	for (i = 0; i < topo_nhosts(a); i++) {
+		const char *n = topo_host_name(a, i);
+		long j = topo_host_find(b, n);
+
+		if (j < 0 || topo_host_npus(a, i) != topo_host_npus(b, j) ||
+		    topo_host_ncores(a, i) != topo_host_ncores(b, j) || host_mem(a, n) != host_mem(b, n))
+			bad++;
+	}
+	check(bad == 0, "%zu hosts differ after diffs", bad);
+	check(b->ntypes <= a->ntypes + 5, "diffed hosts share types too (%zu vs %zu)", b->ntypes, a->ntypes);
+out:
+	topo_cluster_destroy(a);
+	topo_cluster_destroy(b);
+}
+
+/* A diff that changes memory (not only infos): the result is the modified XML's hardware. */
+static void test_diff(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	char dir[400], mod[400];
+	rm_error_t err;
+	unsigned pus, cores;
+	unsigned long long mem, refmem;
+
+	rm_error_clear(&err);
+	snprintf(dir, sizeof(dir), "%s/diff", tmp);
+	snprintf(mod, sizeof(mod), "%s/modified.xml", tmp);
+	sh("mkdir -p %s && cp %s/bonobo001.xml %s/", dir, plafrim, dir);
+	sh("sed 's/local_memory=\"33738452992\"/local_memory=\"67476905984\"/; "
+	   "s/\"HostName\" value=\"bonobo001\"/\"HostName\" value=\"newhost\"/' %s/bonobo001.xml > %s",
+	   dir, mod);
+	check(sh("hwloc-diff --refname bonobo001.xml %s/bonobo001.xml %s %s/newhost.diff.xml >/dev/null 2>&1",
+		 dir, mod, dir) == 0, "hwloc-diff");
+	check(ref_counts(mod, &pus, &cores, &mem) == 0, "reference parse of the modified XML");
+	check(topo_load_hwloc_dir(c, dir, &err) == 0, "dir with diff: %s", err.text);
+	check(topo_nhosts(c) == 2, "reference host and diffed host");
+	refmem = host_mem(c, "bonobo001");
+	check(host_mem(c, "newhost") == mem && mem != refmem, "diffed memory %llu == %llu (ref %llu)",
+	      host_mem(c, "newhost"), mem, refmem);
+	check(topo_host_npus(c, topo_host_find(c, "newhost")) == pus, "diffed PUs");
+	check(c->ntypes == 2, "diffed hardware is its own type");
+	topo_cluster_destroy(c);
+
+	/* the reference is missing: error names the diff, cluster unchanged */
+	c = topo_cluster_create();
+	rm_error_clear(&err);
+	sh("rm %s/bonobo001.xml", dir);
+	check(topo_load_hwloc_dir(c, dir, &err) < 0, "missing reference refused");
+	check(strstr(err.source, "newhost.diff.xml") && strstr(err.text, "bonobo001.xml") &&
+		      strstr(err.text, "missing"),
+	      "message: %s: %s", err.source, err.text);
+	check(topo_nhosts(c) == 0 && c->ntypes == 0, "cluster unchanged");
+	topo_cluster_destroy(c);
+}
+
+static void expect_bad(const char *what, const char *dir, const char *file, const char *text)
+{
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t err;
+	size_t nh, nt;
+
+	rm_error_clear(&err);
+	topo_load_hwloc_synthetic(c, "pre", "pack:1 core:2 pu:1", NULL);
+	nh = topo_nhosts(c);
+	nt = c->ntypes;
+	check(topo_load_hwloc_dir(c, dir, &err) < 0, "%s: refused", what);
+	check(!file || strstr(err.source, file), "%s: names %s: got '%s'", what, file, err.source);
+	check(strstr(err.text, text) != NULL, "%s: says '%s': got '%s'", what, text, err.text);
+	check(topo_nhosts(c) == nh && c->ntypes == nt, "%s: cluster unchanged", what);
+	check(topo_host_npus(c, 0) == 2, "%s: earlier host intact", what);
+	topo_cluster_destroy(c);
+}
+
+static void test_bad(void)
+{
+	char d[400];
+	topo_cluster_t c;
+	rm_error_t err;
+
+	snprintf(d, sizeof(d), "%s/trunc", tmp);
+	sh("mkdir -p %s && cp %s/bonobo001.xml %s/bonobo002.xml %s/ && head -c 5000 %s/fourmi001.xml > %s/fourmi001.xml",
+	   d, plafrim, plafrim, d, plafrim, d);
+	expect_bad("truncated", d, "fourmi001.xml", "truncated");
+	snprintf(d, sizeof(d), "%s/garbage", tmp);
+	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && head -c 3000 /bin/sh > %s/zz.xml", d, plafrim, d, d);
+	expect_bad("garbage", d, "zz.xml", "not an hwloc XML");
+	snprintf(d, sizeof(d), "%s/emptyfile", tmp);
+	sh("mkdir -p %s && : > %s/a.xml", d, d);
+	expect_bad("empty file", d, "a.xml", "empty");
+	snprintf(d, sizeof(d), "%s/empty", tmp);
+	sh("mkdir -p %s && touch %s/README", d, d);
+	expect_bad("empty directory", d, "empty", "empty directory");
+	snprintf(d, sizeof(d), "%s/nosuchdir", tmp);
+	expect_bad("missing directory", d, "nosuchdir", "cannot open");
+	snprintf(d, sizeof(d), "%s/baddiff", tmp);
+	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && echo '<topologydiff refname=' > %s/x.diff.xml", d, plafrim,
+	   d, d);
+	expect_bad("garbage diff", d, "x.diff.xml", "diff");
+	snprintf(d, sizeof(d), "%s/dupdiff", tmp);
+	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && cp %s/diff/newhost.diff.xml %s/bonobo001.diff.xml", d,
+	   plafrim, d, tmp, d);
+	expect_bad("host as XML and diff", d, "bonobo001", "duplicate");
+
+	c = topo_cluster_create();
+	rm_error_clear(&err);
+	check(topo_load_hwloc_xmlbuf(c, NULL, "<topology>", 10, "request", &err) < 0 &&
+		      !strcmp(err.source, "request"),
+	      "buffer without host name refused: %s", err.text);
+	rm_error_clear(&err);
+	check(topo_load_hwloc_xmlbuf(c, "h", "<topology>", 10, "request", &err) < 0 &&
+		      strstr(err.text, "truncated"),
+	      "truncated buffer: %s", err.text);
+	rm_error_clear(&err);
+	check(topo_load_hwloc_synthetic(c, "h", "pack:2 bogus:3", &err) < 0 && strstr(err.text, "synthetic"),
+	      "bad synthetic: %s", err.text);
+	rm_error_clear(&err);
+	check(topo_load_hwloc_spec(c, "/nonexistent/x.xml", &err) < 0 && strstr(err.source, "/nonexistent"),
+	      "missing file named");
+	check(topo_nhosts(c) == 0 && c->ntypes == 0, "nothing added by failed loads");
+	topo_cluster_destroy(c);
+}
+
+static void test_synthetic_live(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t err;
+	char name[256];
+	long h;
+	unsigned n;
+
+	rm_error_clear(&err);
+	check(topo_load_hwloc_synthetic(c, "s1", "pack:2 core:4 pu:2", &err) == 0, "synthetic: %s", err.text);
+	check(topo_host_npus(c, 0) == 16 && topo_host_ncores(c, 0) == 8, "2x4x2");
+	check(topo_load_hwloc_spec(c, "synthetic:pack:2 core:4 pu:2@s2,s3", &err) == 0, "spec: %s", err.text);
+	check(topo_nhosts(c) == 3 && c->ntypes == 1, "same description shares the type");
+	check(topo_load_hwloc_spec(c, "synthetic:pack:1 core:2@s4,s1", &err) < 0 && topo_nhosts(c) == 3,
+	      "spec with a duplicate adds nothing");
+	rm_error_clear(&err);
+	check(topo_load_hwloc_live(c, NULL, &err) == 0, "live: %s", err.text);
+	gethostname(name, sizeof(name));
+	h = topo_host_find(c, name);
+	check(h >= 0, "live host named by gethostname");
+	n = topo_host_npus(c, (size_t)h);
+	check(n >= 1 && n <= (unsigned)sysconf(_SC_NPROCESSORS_CONF), "live PUs %u", n);
+	check(topo_host_ncores(c, (size_t)h) >= 1 && topo_host_ncores(c, (size_t)h) <= n, "live cores");
+	check(topo_load_hwloc_spec(c, "live", &err) < 0 && errno == EEXIST, "live twice is a duplicate");
+	topo_cluster_destroy(c);
+}
+
+int main(void)
+{
+	snprintf(plafrim, sizeof(plafrim), "%s/plafrim/hwloc", harness_data_dir());
+	snprintf(tmp, sizeof(tmp), "/tmp/rankmap-hwloc.XXXXXX");
+	if (!mkdtemp(tmp)) {
+		fail("mkdtemp");
+		return harness_done();
+	}
+	test_file();
+	test_dir();
+	test_compressed_dir();
+	test_diff();
+	test_bad();
+	test_synthetic_live();
+	sh("rm -rf %s", tmp);
+	return harness_done();
+}

@@ -1,0 +1,490 @@
+/*
+ * topo/cluster.c: the cluster container: host table (name -> index hash), node types, finalize (joins
+ * hardware, fabric and torus hosts by name), host queries, and the thin wrappers over the fabric and
+ * torus loaders. A failed load leaves the cluster as it was.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_private.h"
+
+/* Open-addressing tables of index+1 (0 = empty); capacities are powers of two, load <= 1/2. */
+struct cluster_index {
+	uint32_t *hslot;
+	size_t hcap;
+	uint32_t *tslot;
+	size_t tcap;
+};
+
+uint64_t topo_hash_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static uint64_t hash_name(const char *s)
+{
+	return topo_hash_bytes(TOPO_HASH_SEED, s, strlen(s));
+}
+
+topo_cluster_t topo_cluster_create(void)
+{
+	struct topo_cluster *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->host_index = calloc(1, sizeof(struct cluster_index));
+	if (!c->host_index) {
+		free(c);
+		return NULL;
+	}
+	topo_costs_default(&c->costs);
+	return c;
+}
+
+void topo_cluster_destroy(topo_cluster_t c)
+{
+	struct cluster_index *ix;
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->nhosts; i++)
+		free(c->hosts[i].name);
+	free(c->hosts);
+	for (i = 0; i < c->ntypes; i++)
+		topo_nodetype_free(c->types[i]);
+	free(c->types);
+	ix = c->host_index;
+	free(ix->hslot);
+	free(ix->tslot);
+	free(ix);
+	topo_fabric_destroy(c->fabric);
+	topo_torus_model_destroy(c->torus);
+	free(c);
+}
+
+/* ---- host table ----------------------------------------------------------------------------- */
+
+static void host_insert(struct cluster_index *ix, const struct topo_host *hosts, size_t h)
+{
+	size_t m = ix->hcap - 1, i = hash_name(hosts[h].name) & m;
+
+	while (ix->hslot[i])
+		i = (i + 1) & m;
+	ix->hslot[i] = (uint32_t)h + 1;
+}
+
+static int host_index_grow(struct topo_cluster *c)
+{
+	struct cluster_index *ix = c->host_index;
+	size_t cap = ix->hcap ? ix->hcap * 2 : 64, h;
+	uint32_t *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -1;
+	free(ix->hslot);
+	ix->hslot = n;
+	ix->hcap = cap;
+	for (h = 0; h < c->nhosts; h++)
+		host_insert(ix, c->hosts, h);
+	return 0;
+}
+
+long topo_host_find(topo_cluster_t c, const char *name)
+{
+	struct cluster_index *ix = c->host_index;
+	size_t m, i;
+
+	if (ix->hcap && name) {
+		m = ix->hcap - 1;
+		for (i = hash_name(name) & m; ix->hslot[i]; i = (i + 1) & m)
+			if (!strcmp(c->hosts[ix->hslot[i] - 1].name, name))
+				return (long)ix->hslot[i] - 1;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+long topo_cluster_add_host(struct topo_cluster *c, const char *name)
+{
+	struct cluster_index *ix = c->host_index;
+	int saved = errno;
+	long h = topo_host_find(c, name);
+	struct topo_host *nh;
+
+	errno = saved;
+	if (h >= 0)
+		return h;
+	if (c->nhosts >= UINT32_MAX - 1) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if ((c->nhosts + 1) * 2 > ix->hcap && host_index_grow(c) < 0)
+		return -1;
+	if (c->nhosts == c->hosts_cap) {
+		size_t cap = c->hosts_cap ? c->hosts_cap * 2 : 64;
+
+		nh = realloc(c->hosts, cap * sizeof(*nh));
+		if (!nh)
+			return -1;
+		c->hosts = nh;
+		c->hosts_cap = cap;
+	}
+	nh = &c->hosts[c->nhosts];
+	nh->name = strdup(name);
+	if (!nh->name)
+		return -1;
+	nh->type = NULL;
+	nh->fabric_host = -1;
+	nh->torus_node = -1;
+	host_insert(ix, c->hosts, c->nhosts);
+	return (long)c->nhosts++;
+}
+
+/* ---- node types ------------------------------------------------------------------------------ */
+
+static void type_insert(struct cluster_index *ix, struct topo_nodetype **types, size_t t)
+{
+	size_t m = ix->tcap - 1, i = types[t]->key & m;
+
+	while (ix->tslot[i])
+		i = (i + 1) & m;
+	ix->tslot[i] = (uint32_t)t + 1;
+}
+
+static int type_index_rebuild(struct topo_cluster *c, size_t cap)
+{
+	struct cluster_index *ix = c->host_index;
+	uint32_t *n = calloc(cap, sizeof(*n));
+	size_t t;
+
+	if (!n)
+		return -1;
+	free(ix->tslot);
+	ix->tslot = n;
+	ix->tcap = cap;
+	for (t = 0; t < c->ntypes; t++)
+		type_insert(ix, c->types, t);
+	return 0;
+}
+
+struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t key, const char *norm,
+					     size_t len)
+{
+	struct cluster_index *ix = c->host_index;
+	size_t m, i;
+
+	if (!ix->tcap)
+		return NULL;
+	m = ix->tcap - 1;
+	for (i = key & m; ix->tslot[i]; i = (i + 1) & m) {
+		struct topo_nodetype *t = c->types[ix->tslot[i] - 1];
+
+		if (t->key == key && t->norm_len == len && !memcmp(t->norm, norm, len))
+			return t;
+	}
+	return NULL;
+}
+
+int topo_cluster_add_type(struct topo_cluster *c, struct topo_nodetype *t)
+{
+	struct cluster_index *ix = c->host_index;
+
+	if ((c->ntypes + 1) * 2 > ix->tcap && type_index_rebuild(c, ix->tcap ? ix->tcap * 2 : 64) < 0)
+		return -1;
+	if (c->ntypes == c->types_cap) {
+		size_t cap = c->types_cap ? c->types_cap * 2 : 16;
+		struct topo_nodetype **n = realloc(c->types, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		c->types = n;
+		c->types_cap = cap;
+	}
+	c->types[c->ntypes] = t;
+	type_insert(ix, c->types, c->ntypes);
+	c->ntypes++;
+	return 0;
+}
+
+void topo_cluster_drop_types(struct topo_cluster *c, size_t ntypes_before)
+{
+	struct cluster_index *ix = c->host_index;
+	size_t t, n = ntypes_before;
+
+	for (t = ntypes_before; t < c->ntypes; t++) {
+		if (c->types[t]->nhosts)
+			c->types[n++] = c->types[t];
+		else
+			topo_nodetype_free(c->types[t]);
+	}
+	if (n == c->ntypes)
+		return;
+	c->ntypes = n;
+	if (type_index_rebuild(c, ix->tcap) < 0) { /* keep the old table: rebuild in place */
+		memset(ix->tslot, 0, ix->tcap * sizeof(*ix->tslot));
+		for (t = 0; t < c->ntypes; t++)
+			type_insert(ix, c->types, t);
+	}
+}
+
+/* ---- a string set for duplicate checks ---------------------------------------------------- */
+
+struct topo_nameset {
+	char **slot;
+	size_t cap, n;
+};
+
+struct topo_nameset *topo_nameset_create(size_t hint)
+{
+	struct topo_nameset *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->cap = 64;
+	while (s->cap < hint * 2)
+		s->cap *= 2;
+	s->slot = calloc(s->cap, sizeof(*s->slot));
+	if (!s->slot) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void nameset_put(char **slot, size_t cap, char *name)
+{
+	size_t i = hash_name(name) & (cap - 1);
+
+	while (slot[i])
+		i = (i + 1) & (cap - 1);
+	slot[i] = name;
+}
+
+int topo_nameset_add(struct topo_nameset *s, const char *name)
+{
+	size_t i, m = s->cap - 1;
+	char *copy;
+
+	for (i = hash_name(name) & m; s->slot[i]; i = (i + 1) & m)
+		if (!strcmp(s->slot[i], name))
+			return 0;
+	if ((s->n + 1) * 2 > s->cap) {
+		char **n = calloc(s->cap * 2, sizeof(*n));
+
+		if (!n)
+			return -1;
+		for (i = 0; i < s->cap; i++)
+			if (s->slot[i])
+				nameset_put(n, s->cap * 2, s->slot[i]);
+		free(s->slot);
+		s->slot = n;
+		s->cap *= 2;
+	}
+	copy = strdup(name);
+	if (!copy)
+		return -1;
+	nameset_put(s->slot, s->cap, copy);
+	s->n++;
+	return 1;
+}
+
+void topo_nameset_destroy(struct topo_nameset *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->cap; i++)
+		free(s->slot[i]);
+	free(s->slot);
+	free(s);
+}
+
+/* ---- finalize --------------------------------------------------------------------------------- */
+
+/* Adds every fabric and torus host; on allocation failure the hosts added so far stay (harmless:
+ * hosts without data) and -1 is returned. */
+static int join_hosts(struct topo_cluster *c, rm_error_t *err)
+{
+	size_t i, n;
+	long h;
+
+	for (i = 0; i < c->nhosts; i++) {
+		c->hosts[i].fabric_host = -1;
+		c->hosts[i].torus_node = -1;
+	}
+	n = c->fabric ? topo_fabric_nhosts(c->fabric) : 0;
+	for (i = 0; i < n; i++) {
+		const char *name = topo_fabric_host_name(c->fabric, i);
+
+		if (!name || (h = topo_cluster_add_host(c, name)) < 0)
+			return rm_error_set(err, "finalize", 0, 0, "cannot add fabric host %zu", i);
+		c->hosts[h].fabric_host = (long)i;
+	}
+	n = c->torus ? topo_torus_model_nhosts(c->torus) : 0;
+	for (i = 0; i < n; i++) {
+		const char *name = topo_torus_model_host_name(c->torus, i);
+
+		if (!name || topo_cluster_add_host(c, name) < 0)
+			return rm_error_set(err, "finalize", 0, 0, "cannot add torus host %zu", i);
+	}
+	if (c->torus)
+		for (i = 0; i < c->nhosts; i++)
+			c->hosts[i].torus_node = topo_torus_model_host_node(c->torus, c->hosts[i].name);
+	return 0;
+}
+
+int topo_cluster_finalize(topo_cluster_t c, rm_error_t *err)
+{
+	if (c->fabric && topo_fabric_finalize(c->fabric, err) < 0)
+		return -1;
+	if (join_hosts(c, err) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	c->finalized = 1;
+	return 0;
+}
+
+/* ---- host queries ---------------------------------------------------------------------------- */
+
+size_t topo_nhosts(topo_cluster_t c)
+{
+	return c->nhosts;
+}
+
+const char *topo_host_name(topo_cluster_t c, size_t h)
+{
+	return h < c->nhosts ? c->hosts[h].name : NULL;
+}
+
+hwloc_topology_t topo_host_hwloc(topo_cluster_t c, size_t h)
+{
+	return h < c->nhosts && c->hosts[h].type ? c->hosts[h].type->topo : NULL;
+}
+
+unsigned topo_host_npus(topo_cluster_t c, size_t h)
+{
+	return h < c->nhosts && c->hosts[h].type ? c->hosts[h].type->npus : 0;
+}
+
+unsigned topo_host_ncores(topo_cluster_t c, size_t h)
+{
+	return h < c->nhosts && c->hosts[h].type ? c->hosts[h].type->ncores : 0;
+}
+
+int topo_host_hops(topo_cluster_t c, size_t a, size_t b)
+{
+	if (a >= c->nhosts || b >= c->nhosts)
+		return -1;
+	if (a == b)
+		return 0;
+	if (!c->fabric || c->hosts[a].fabric_host < 0 || c->hosts[b].fabric_host < 0)
+		return -1;
+	return topo_fabric_hops(c->fabric, (size_t)c->hosts[a].fabric_host, (size_t)c->hosts[b].fabric_host);
+}
+
+/* ---- fabric and torus wrappers --------------------------------------------------------------- */
+
+typedef int (*fabric_loader_t)(struct topo_fabric *f, const char *arg, rm_error_t *err);
+
+/* Creates the fabric on first use; a failed first load drops it again. */
+static int with_fabric(struct topo_cluster *c, fabric_loader_t load, const char *arg, rm_error_t *err)
+{
+	int fresh = !c->fabric;
+
+	if (fresh && !(c->fabric = topo_fabric_create())) {
+		errno = ENOMEM;
+		return rm_error_set(err, arg, 0, 0, "out of memory");
+	}
+	if (load(c->fabric, arg, err) < 0) {
+		int saved = errno;
+
+		if (fresh) {
+			topo_fabric_destroy(c->fabric);
+			c->fabric = NULL;
+		}
+		errno = saved ? saved : EINVAL;
+		return -1;
+	}
+	c->finalized = 0;
+	return 0;
+}
+
+int topo_load_ib_file(topo_cluster_t c, const char *path, rm_error_t *err)
+{
+	return with_fabric(c, topo_fabric_load_file, path, err);
+}
+
+int topo_load_ib_cache(topo_cluster_t c, const char *path, rm_error_t *err)
+{
+	return with_fabric(c, topo_fabric_load_cache, path, err);
+}
+
+int topo_load_node_name_map(topo_cluster_t c, const char *path, rm_error_t *err)
+{
+	return with_fabric(c, topo_fabric_load_node_name_map, path, err);
+}
+
+int topo_load_ib_live(topo_cluster_t c, const char *ca, int port, rm_error_t *err)
+{
+	int fresh = !c->fabric;
+
+	if (fresh && !(c->fabric = topo_fabric_create())) {
+		errno = ENOMEM;
+		return rm_error_set(err, "libibnetdisc", 0, 0, "out of memory");
+	}
+	if (topo_fabric_load_live(c->fabric, ca, port, err) < 0) {
+		int saved = errno;
+
+		if (fresh) {
+			topo_fabric_destroy(c->fabric);
+			c->fabric = NULL;
+		}
+		errno = saved ? saved : EIO;
+		return -1;
+	}
+	c->finalized = 0;
+	return 0;
+}
+
+static void set_torus(struct topo_cluster *c, struct topo_torus_model *t)
+{
+	topo_torus_model_destroy(c->torus);
+	c->torus = t;
+	c->finalized = 0;
+}
+
+int topo_load_torus(topo_cluster_t c, const char *path, rm_error_t *err)
+{
+	struct topo_torus_model *t = topo_torus_model_load(path, err);
+
+	if (!t)
+		return -1;
+	set_torus(c, t);
+	return 0;
+}
+
+int topo_set_torus(topo_cluster_t c, const topo_torus_spec_t *spec, rm_error_t *err)
+{
+	struct topo_torus_model *t = topo_torus_model_from_spec(spec, err);
+
+	if (!t)
+		return -1;
+	set_torus(c, t);
+	return 0;
+}
+
+const topo_torus_spec_t *topo_torus(topo_cluster_t c)
+{
+	return c->torus ? topo_torus_model_spec(c->torus) : NULL;
+}

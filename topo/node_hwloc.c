@@ -1,0 +1,756 @@
+/*
+ * topo/node_hwloc.c: node hardware from hwloc (XML files and buffers, directories with *.diff.xml
+ * topology diffs, synthetic descriptions, the live machine).
+ *
+ * Node types: hosts whose XML is identical once the <info .../> elements (host name, addresses,
+ * GUIDs, cgroup, ...) are left out share one parsed hwloc tree (struct topo_nodetype). The check
+ * hashes the normalised bytes and compares them exactly, so a replicated node costs one read and one
+ * scan of its file, not an hwloc parse (10,000 replicated nodes load in well under a second).
+ * A shared tree keeps the infos of the first host that brought it.
+ *
+ * Loads are staged in a batch and committed only when every file is good: a failed load leaves the
+ * cluster as it was.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+#include <hwloc/diff.h>
+
+#include "cluster_private.h"
+
+/* ---- reading and normalising XML ------------------------------------------------------------ */
+
+static char *read_file(const char *path, size_t *len, rm_error_t *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	if (!f) {
+		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
+		return NULL;
+	}
+	do {
+		if (n + 4096 > cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				rm_error_set(err, path, 0, 0, "out of memory");
+				return NULL;
+			}
+			buf = nb;
+		}
+		r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+	} while (r > 0);
+	if (ferror(f)) {
+		rm_error_set(err, path, 0, 0, "read error: %s", strerror(errno));
+		free(buf);
+		buf = NULL;
+	} else {
+		buf[n] = '\0';
+		*len = n;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Copies buf without its <info .../> elements into a new string. */
+static char *normalise(const char *buf, size_t len, size_t *out_len)
+{
+	char *out = malloc(len + 1), *o = out;
+	const char *p = buf, *end = buf + len;
+
+	if (!out)
+		return NULL;
+	while (p < end) {
+		const char *s = memmem(p, (size_t)(end - p), "<info ", 6), *e;
+
+		if (!s || !(e = memmem(s, (size_t)(end - s), "/>", 2))) {
+			memcpy(o, p, (size_t)(end - p));
+			o += end - p;
+			break;
+		}
+		memcpy(o, p, (size_t)(s - p));
+		o += s - p;
+		p = e + 2;
+	}
+	*o = '\0';
+	*out_len = (size_t)(o - out);
+	return out;
+}
+
+/* The root's HostName info (the first one in the file), unescaped, or NULL. Caller frees. */
+static char *xml_hostname(const char *buf, size_t len)
+{
+	static const char tag[] = "<info name=\"HostName\" value=\"";
+	const char *s = memmem(buf, len, tag, sizeof(tag) - 1), *e;
+	char *out, *o;
+
+	if (!s)
+		return NULL;
+	s += sizeof(tag) - 1;
+	e = memchr(s, '"', len - (size_t)(s - buf));
+	if (!e || e == s || !(out = malloc((size_t)(e - s) + 1)))
+		return NULL;
+	for (o = out; s < e; s++) {
+		static const struct { const char *ent; char c; } ents[] = {
+			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' } };
+		size_t k;
+
+		for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++)
+			if (!strncmp(s, ents[k].ent, strlen(ents[k].ent)))
+				break;
+		if (k < sizeof(ents) / sizeof(ents[0])) {
+			*o++ = ents[k].c;
+			s += strlen(ents[k].ent) - 1;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Explains why hwloc refused buf: a line number where we can tell. */
+static int xml_error(const char *buf, size_t len, const char *source, rm_error_t *err)
+{
+	int lines = 1;
+	size_t i;
+
+	errno = EINVAL;
+	for (i = 0; i < len; i++)
+		lines += buf[i] == '\n';
+	if (len == 0)
+		return rm_error_set(err, source, 0, 0, "empty file, not an hwloc XML topology");
+	if (!memmem(buf, len, "<topology", 9))
+		return rm_error_set(err, source, 1, 0, "not an hwloc XML topology (no <topology> element)");
+	if (!memmem(buf, len, "</topology>", 11))
+		return rm_error_set(err, source, lines, 0, "truncated hwloc XML topology (no </topology>)");
+	return rm_error_set(err, source, 0, 0, "malformed hwloc XML topology (hwloc cannot parse it)");
+}
+
+/* ---- node types -------------------------------------------------------------------------------- */
+
+void topo_nodetype_free(struct topo_nodetype *t)
+{
+	if (!t)
+		return;
+	if (t->topo)
+		hwloc_topology_destroy(t->topo);
+	free(t->norm);
+	free(t);
+}
+
+/* Wraps a loaded topology (taken) and its normalised key (taken) into a type, registered in the
+ * cluster; or returns the existing type with that key (both freed then). NULL on error. */
+static struct topo_nodetype *type_intern(struct topo_cluster *c, hwloc_topology_t topo, char *norm,
+					 size_t norm_len, const char *source, rm_error_t *err)
+{
+	uint64_t key = topo_hash_bytes(TOPO_HASH_SEED, norm, norm_len);
+	struct topo_nodetype *t = topo_cluster_find_type(c, key, norm, norm_len);
+	int npus;
+
+	if (t) {
+		if (topo)
+			hwloc_topology_destroy(topo);
+		free(norm);
+		return t;
+	}
+	npus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+	if (npus <= 0) {
+		rm_error_set(err, source, 0, 0, "hwloc topology has no PU");
+		goto fail;
+	}
+	if (!(t = calloc(1, sizeof(*t)))) {
+		rm_error_set(err, source, 0, 0, "out of memory");
+		goto fail;
+	}
+	t->topo = topo;
+	t->key = key;
+	t->norm = norm;
+	t->norm_len = norm_len;
+	t->npus = (unsigned)npus;
+	t->ncores = (unsigned)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+	t->npackages = (unsigned)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+	if (t->ncores == 0) /* hwloc trees without cores: count PUs as cores */
+		t->ncores = t->npus;
+	if (topo_cluster_add_type(c, t) == 0)
+		return t;
+	free(t);
+	rm_error_set(err, source, 0, 0, "out of memory");
+fail:
+	hwloc_topology_destroy(topo);
+	free(norm);
+	errno = errno ? errno : EINVAL;
+	return NULL;
+}
+
+/* The type of an XML buffer: shared if its normalised content is known, else parsed. */
+static struct topo_nodetype *type_from_xml(struct topo_cluster *c, const char *buf, size_t len,
+					   const char *source, rm_error_t *err)
+{
+	size_t norm_len;
+	char *norm = normalise(buf, len, &norm_len);
+	struct topo_nodetype *t;
+	hwloc_topology_t topo;
+
+	if (!norm) {
+		rm_error_set(err, source, 0, 0, "out of memory");
+		return NULL;
+	}
+	t = topo_cluster_find_type(c, topo_hash_bytes(TOPO_HASH_SEED, norm, norm_len), norm, norm_len);
+	if (t) {
+		free(norm);
+		return t;
+	}
+	if (hwloc_topology_init(&topo) < 0) {
+		free(norm);
+		rm_error_set(err, source, 0, 0, "hwloc_topology_init failed");
+		return NULL;
+	}
+	if (len > (size_t)0x7fffffff || hwloc_topology_set_xmlbuffer(topo, buf, (int)len) < 0 ||
+	    hwloc_topology_load(topo) < 0) {
+		hwloc_topology_destroy(topo);
+		free(norm);
+		xml_error(buf, len, source, err);
+		return NULL;
+	}
+	return type_intern(c, topo, norm, norm_len, source, err);
+}
+
+/* A type for a non-XML source (synthetic description, live machine) keyed by a string. */
+static struct topo_nodetype *type_from_key(struct topo_cluster *c, hwloc_topology_t topo, const char *k,
+					   const char *source, rm_error_t *err)
+{
+	char *norm = strdup(k);
+
+	if (!norm) {
+		hwloc_topology_destroy(topo);
+		rm_error_set(err, source, 0, 0, "out of memory");
+		return NULL;
+	}
+	return type_intern(c, topo, norm, strlen(norm), source, err);
+}
+
+/* ---- batches: stage hosts, then commit all or nothing ------------------------------------------ */
+
+struct batch {
+	struct topo_cluster *c;
+	size_t ntypes_before;
+	char **names;
+	struct topo_nodetype **types;
+	size_t n, cap;
+	struct topo_nameset *seen;
+};
+
+static int batch_init(struct batch *b, struct topo_cluster *c, size_t hint)
+{
+	memset(b, 0, sizeof(*b));
+	b->c = c;
+	b->ntypes_before = c->ntypes;
+	b->seen = topo_nameset_create(hint);
+	return b->seen ? 0 : -1;
+}
+
+static int batch_add(struct batch *b, const char *name, struct topo_nodetype *t, const char *source,
+		     rm_error_t *err)
+{
+	long h = topo_host_find(b->c, name);
+	int r;
+
+	errno = EEXIST;
+	if (h >= 0 && b->c->hosts[h].type)
+		return rm_error_set(err, source, 0, 0, "duplicate host '%s': its hardware is already loaded",
+				    name);
+	if ((r = topo_nameset_add(b->seen, name)) == 0)
+		return rm_error_set(err, source, 0, 0, "duplicate host '%s' in this load", name);
+	if (r < 0 || (b->n == b->cap && b->cap > SIZE_MAX / 4)) {
+		errno = ENOMEM;
+		return rm_error_set(err, source, 0, 0, "out of memory");
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+		char **nn = realloc(b->names, cap * sizeof(*nn));
+		struct topo_nodetype **nt;
+
+		if (nn)
+			b->names = nn;
+		nt = nn ? realloc(b->types, cap * sizeof(*nt)) : NULL;
+		if (!nt) {
+			errno = ENOMEM;
+			return rm_error_set(err, source, 0, 0, "out of memory");
+		}
+		b->types = nt;
+		b->cap = cap;
+	}
+	if (!(b->names[b->n] = strdup(name))) {
+		errno = ENOMEM;
+		return rm_error_set(err, source, 0, 0, "out of memory");
+	}
+	b->types[b->n++] = t;
+	t->nhosts++;
+	return 0;
+}
+
+static void batch_free(struct batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		free(b->names[i]);
+	free(b->names);
+	free(b->types);
+	topo_nameset_destroy(b->seen);
+}
+
+static int batch_abort(struct batch *b)
+{
+	size_t i;
+	int saved = errno;
+
+	for (i = 0; i < b->n; i++)
+		b->types[i]->nhosts--;
+	topo_cluster_drop_types(b->c, b->ntypes_before);
+	batch_free(b);
+	errno = saved ? saved : EINVAL;
+	return -1;
+}
+
+static int batch_commit(struct batch *b, const char *source, rm_error_t *err)
+{
+	size_t i, j;
+	long h;
+
+	for (i = 0; i < b->n; i++) {
+		if ((h = topo_cluster_add_host(b->c, b->names[i])) < 0) {
+			for (j = 0; j < i; j++) /* undo: hosts stay, without hardware */
+				b->c->hosts[topo_host_find(b->c, b->names[j])].type = NULL;
+			errno = ENOMEM;
+			rm_error_set(err, source, 0, 0, "out of memory");
+			return batch_abort(b);
+		}
+		b->c->hosts[h].type = b->types[i];
+	}
+	b->c->finalized = 0;
+	batch_free(b);
+	return 0;
+}
+
+/* ---- public loaders --------------------------------------------------------------------------- */
+
+/* File name without directory and without suffix (".xml" or ".diff.xml"); caller frees. */
+static char *host_of_path(const char *path, const char *suffix)
+{
+	const char *base = strrchr(path, '/');
+	size_t n, sl = strlen(suffix);
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	if (n > sl && !strcmp(base + n - sl, suffix))
+		n -= sl;
+	return strndup(base, n);
+}
+
+static int load_buf(struct batch *b, const char *host, const char *buf, size_t len, const char *source,
+		    rm_error_t *err)
+{
+	struct topo_nodetype *t = type_from_xml(b->c, buf, len, source, err);
+
+	return t ? batch_add(b, host, t, source, err) : -1;
+}
+
+int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len,
+			   const char *source, rm_error_t *err)
+{
+	struct batch b;
+	char *name = host ? strdup(host) : xml_hostname(buf, len);
+	int r;
+
+	source = source ? source : "hwloc XML buffer";
+	if (!name) {
+		errno = EINVAL;
+		return rm_error_set(err, source, 0, 0, "no host name given and no HostName info in the XML");
+	}
+	if (batch_init(&b, c, 1) < 0) {
+		free(name);
+		errno = ENOMEM;
+		return rm_error_set(err, source, 0, 0, "out of memory");
+	}
+	r = load_buf(&b, name, buf, len, source, err);
+	free(name);
+	return r < 0 ? batch_abort(&b) : batch_commit(&b, source, err);
+}
+
+int topo_load_hwloc_xml(topo_cluster_t c, const char *path, const char *host, rm_error_t *err)
+{
+	size_t len;
+	char *buf = read_file(path, &len, err), *name = NULL;
+	int r;
+
+	if (!buf)
+		return -1;
+	if (!host)
+		host = name = xml_hostname(buf, len);
+	if (!host)
+		host = name = host_of_path(path, ".xml");
+	r = host ? topo_load_hwloc_xmlbuf(c, host, buf, len, path, err)
+		 : rm_error_set(err, path, 0, 0, "out of memory");
+	free(name);
+	free(buf);
+	return r;
+}
+
+/* ---- topology diffs ----------------------------------------------------------------------------- */
+
+static int diff_only_infos(hwloc_topology_diff_t d)
+{
+	for (; d; d = d->generic.next)
+		if (d->generic.type != HWLOC_TOPOLOGY_DIFF_OBJ_ATTR ||
+		    d->obj_attr.diff.generic.type != HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO)
+			return 0;
+	return 1;
+}
+
+/* Applies diff to the reference XML buf and interns the result. */
+static struct topo_nodetype *type_from_diff(struct topo_cluster *c, const char *buf, size_t len,
+					    hwloc_topology_diff_t diff, const char *path, const char *ref,
+					    rm_error_t *err)
+{
+	hwloc_topology_t topo;
+	char *xml = NULL, *norm;
+	int xlen = 0;
+	size_t norm_len;
+
+	if (diff_only_infos(diff)) /* same hardware as the reference */
+		return type_from_xml(c, buf, len, ref, err);
+	if (hwloc_topology_init(&topo) < 0)
+		return rm_error_set(err, path, 0, 0, "hwloc_topology_init failed"), NULL;
+	/* diffs address I/O objects too (hwloc-compress-dir keeps them): load everything */
+	hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (hwloc_topology_set_xmlbuffer(topo, buf, (int)len) < 0 || hwloc_topology_load(topo) < 0) {
+		hwloc_topology_destroy(topo);
+		xml_error(buf, len, ref, err);
+		return NULL;
+	}
+	if (hwloc_topology_diff_apply(topo, diff, 0) < 0) {
+		hwloc_topology_destroy(topo);
+		errno = EINVAL;
+		return rm_error_set(err, path, 0, 0, "this diff does not apply to its reference %s", ref), NULL;
+	}
+	if (hwloc_topology_export_xmlbuffer(topo, &xml, &xlen, 0) < 0) {
+		hwloc_topology_destroy(topo);
+		return rm_error_set(err, path, 0, 0, "cannot export the patched topology"), NULL;
+	}
+	norm = normalise(xml, (size_t)xlen, &norm_len);
+	hwloc_free_xmlbuffer(topo, xml);
+	if (!norm) {
+		hwloc_topology_destroy(topo);
+		return rm_error_set(err, path, 0, 0, "out of memory"), NULL;
+	}
+	return type_intern(c, topo, norm, norm_len, path, err);
+}
+
+/* Resolves the diff's reference relative to the diff's directory; caller frees. */
+static char *ref_path(const char *diffpath, const char *refname)
+{
+	const char *slash = strrchr(diffpath, '/');
+	size_t dl = slash ? (size_t)(slash - diffpath) + 1 : 0;
+	char *p;
+
+	if (refname[0] == '/')
+		return strdup(refname);
+	if (!(p = malloc(dl + strlen(refname) + 1)))
+		return NULL;
+	memcpy(p, diffpath, dl);
+	strcpy(p + dl, refname);
+	return p;
+}
+
+static struct topo_nodetype *load_diff(struct topo_cluster *c, const char *path, rm_error_t *err)
+{
+	hwloc_topology_diff_t diff = NULL;
+	char *refname = NULL, *ref = NULL, *buf = NULL;
+	struct topo_nodetype *t = NULL;
+	size_t len;
+
+	errno = EINVAL;
+	if (hwloc_topology_diff_load_xml(path, &diff, &refname) < 0) {
+		rm_error_set(err, path, 0, 0, "malformed hwloc topology diff (hwloc cannot parse it)");
+		goto out;
+	}
+	if (!refname || !refname[0]) {
+		rm_error_set(err, path, 0, 0, "topology diff names no reference (refname attribute)");
+		goto out;
+	}
+	if (!(ref = ref_path(path, refname))) {
+		rm_error_set(err, path, 0, 0, "out of memory");
+		goto out;
+	}
+	if (access(ref, R_OK) < 0) {
+		errno = ENOENT;
+		rm_error_set(err, path, 0, 0, "reference topology '%s' of this diff is missing (%s)", refname,
+			     strerror(errno));
+		goto out;
+	}
+	if ((buf = read_file(ref, &len, err)))
+		t = type_from_diff(c, buf, len, diff, path, ref, err);
+out:
+	if (diff)
+		hwloc_topology_diff_destroy(diff);
+	free(refname);
+	free(ref);
+	free(buf);
+	return t;
+}
+
+/* ---- directories ----------------------------------------------------------------------------- */
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n > m && !strcmp(s + n - m, suf);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of the *.xml files of dir (NULL-terminated, count in *n). */
+static char **list_xml(const char *dir, size_t *n, rm_error_t *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!d)
+		return rm_error_set(err, dir, 0, 0, "cannot open directory: %s", strerror(errno)), NULL;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !has_suffix(e->d_name, ".xml"))
+			continue;
+		if (*n + 2 > cap) {
+			char **nv = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*nv));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		if (!(v[*n] = strdup(e->d_name)))
+			break;
+		v[++*n] = NULL;
+	}
+	closedir(d);
+	if (e) { /* stopped early: out of memory */
+		while (*n)
+			free(v[--*n]);
+		free(v);
+		errno = ENOMEM;
+		return rm_error_set(err, dir, 0, 0, "out of memory"), NULL;
+	}
+	if (*n == 0) {
+		free(v);
+		errno = ENOENT;
+		return rm_error_set(err, dir, 0, 0, "empty directory: no hwloc *.xml files"), NULL;
+	}
+	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+static int load_dir_entry(struct batch *b, const char *dir, const char *file, rm_error_t *err)
+{
+	char *path = malloc(strlen(dir) + strlen(file) + 2), *host = NULL, *buf = NULL;
+	struct topo_nodetype *t = NULL;
+	int diff = has_suffix(file, ".diff.xml"), r = -1;
+	size_t len;
+
+	if (!path)
+		return rm_error_set(err, dir, 0, 0, "out of memory");
+	sprintf(path, "%s/%s", dir, file);
+	host = host_of_path(file, diff ? ".diff.xml" : ".xml");
+	if (diff)
+		t = load_diff(b->c, path, err);
+	else if ((buf = read_file(path, &len, err)))
+		t = type_from_xml(b->c, buf, len, path, err);
+	if (t && host)
+		r = batch_add(b, host, t, path, err);
+	free(buf);
+	free(host);
+	free(path);
+	return r;
+}
+
+int topo_load_hwloc_dir(topo_cluster_t c, const char *dir, rm_error_t *err)
+{
+	struct batch b;
+	size_t n, i;
+	char **files = list_xml(dir, &n, err);
+	int r = 0;
+
+	if (!files)
+		return -1;
+	if (batch_init(&b, c, n) < 0) {
+		r = rm_error_set(err, dir, 0, 0, "out of memory");
+	} else {
+		for (i = 0; i < n && r == 0; i++)
+			r = load_dir_entry(&b, dir, files[i], err);
+		r = r < 0 ? batch_abort(&b) : batch_commit(&b, dir, err);
+	}
+	for (i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+	return r;
+}
+
+/* ---- synthetic, live, spec -------------------------------------------------------------------- */
+
+/* Registers the hosts names[0..n-1] with the hardware topo (taken), typed by key: all or none. */
+static int load_hosts(struct topo_cluster *c, char *const *names, size_t n, hwloc_topology_t topo,
+		      const char *key, const char *source, rm_error_t *err)
+{
+	struct batch b;
+	struct topo_nodetype *t;
+	size_t i;
+
+	if (batch_init(&b, c, n) < 0) {
+		hwloc_topology_destroy(topo);
+		errno = ENOMEM;
+		return rm_error_set(err, source, 0, 0, "out of memory");
+	}
+	if (!(t = type_from_key(c, topo, key, source, err)))
+		return batch_abort(&b);
+	for (i = 0; i < n; i++)
+		if (batch_add(&b, names[i], t, source, err) < 0)
+			return batch_abort(&b);
+	if (n == 0) { /* keep the batch from leaving an unused type */
+		errno = EINVAL;
+		rm_error_set(err, source, 0, 0, "no host name");
+		return batch_abort(&b);
+	}
+	return batch_commit(&b, source, err);
+}
+
+static int load_synthetic_hosts(struct topo_cluster *c, char *const *names, size_t n, const char *desc,
+				rm_error_t *err)
+{
+	hwloc_topology_t topo;
+	char *key;
+	int r;
+
+	errno = EINVAL;
+	if (!desc)
+		return rm_error_set(err, "synthetic", 0, 0, "a description is required");
+	if (hwloc_topology_init(&topo) < 0)
+		return rm_error_set(err, "synthetic", 0, 0, "hwloc_topology_init failed");
+	if (hwloc_topology_set_synthetic(topo, desc) < 0 || hwloc_topology_load(topo) < 0) {
+		hwloc_topology_destroy(topo);
+		errno = EINVAL;
+		return rm_error_set(err, "synthetic", 0, 0, "invalid hwloc synthetic description '%s'", desc);
+	}
+	if (!(key = malloc(strlen(desc) + 11))) {
+		hwloc_topology_destroy(topo);
+		return rm_error_set(err, "synthetic", 0, 0, "out of memory");
+	}
+	sprintf(key, "synthetic:%s", desc);
+	r = load_hosts(c, names, n, topo, key, "synthetic", err);
+	free(key);
+	return r;
+}
+
+int topo_load_hwloc_synthetic(topo_cluster_t c, const char *host, const char *desc, rm_error_t *err)
+{
+	char *names[1] = { (char *)host };
+
+	if (!host || !host[0]) {
+		errno = EINVAL;
+		return rm_error_set(err, "synthetic", 0, 0, "a host name is required");
+	}
+	return load_synthetic_hosts(c, names, 1, desc, err);
+}
+
+int topo_load_hwloc_live(topo_cluster_t c, const char *host, rm_error_t *err)
+{
+	hwloc_topology_t topo;
+	char name[256], *names[1];
+
+	if (!host) {
+		if (gethostname(name, sizeof(name)) < 0)
+			return rm_error_set(err, "live", 0, 0, "gethostname: %s", strerror(errno));
+		name[sizeof(name) - 1] = '\0';
+		host = name;
+	}
+	if (hwloc_topology_init(&topo) < 0)
+		return rm_error_set(err, "live", 0, 0, "hwloc_topology_init failed");
+	if (hwloc_topology_load(topo) < 0) {
+		hwloc_topology_destroy(topo);
+		errno = EIO;
+		return rm_error_set(err, "live", 0, 0, "hwloc cannot read this machine's topology");
+	}
+	names[0] = (char *)host;
+	return load_hosts(c, names, 1, topo, "live", "live", err);
+}
+
+/* "synthetic:<desc>[@h1,h2...]": one host per name (default "node0"), all of the same type. */
+static int load_synthetic_spec(struct topo_cluster *c, const char *spec, rm_error_t *err)
+{
+	char *copy = strdup(spec + 10), *at, *h, *save = NULL, **names = NULL;
+	size_t n = 0, cap = 0;
+	int r = -1;
+
+	if (!copy)
+		return rm_error_set(err, spec, 0, 0, "out of memory");
+	at = strrchr(copy, '@');
+	if (at)
+		*at++ = '\0';
+	if (!at || !*at)
+		at = "node0";
+	for (h = strtok_r(at, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
+
+			if (!nn)
+				goto out;
+			names = nn;
+		}
+		names[n++] = h;
+	}
+	r = load_synthetic_hosts(c, names, n, copy, err);
+out:
+	if (r < 0 && !rm_error_isset(err))
+		rm_error_set(err, spec, 0, 0, "out of memory");
+	free(names);
+	free(copy);
+	return r;
+}
+
+int topo_load_hwloc_spec(topo_cluster_t c, const char *spec, rm_error_t *err)
+{
+	struct stat st;
+
+	if (!strcmp(spec, "live"))
+		return topo_load_hwloc_live(c, NULL, err);
+	if (!strncmp(spec, "synthetic:", 10))
+		return load_synthetic_spec(c, spec, err);
+	if (stat(spec, &st) < 0) {
+		int e = errno;
+
+		rm_error_set(err, spec, 0, 0, "cannot open: %s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode))
+		return topo_load_hwloc_dir(c, spec, err);
+	return topo_load_hwloc_xml(c, spec, NULL, err);
+}
