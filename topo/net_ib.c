@@ -315,19 +315,29 @@ int ib_fabric_add_build(struct topo_fabric *f, struct ib_build *b, const char *s
 
 /* ---- file loading ---- */
 
-/* First meaningful line decides: topology file or ports report. */
-static const struct ib_format *detect(struct ib_lines ln, int *line)
+/* First meaningful line decides: topology file or ports report. Reads without cutting the buffer. */
+static const struct ib_format *detect(const char *p, const char *end, int *line)
 {
-	char *s;
+	char s[256];
 	size_t i;
 
-	while ((s = ib_next_line(&ln))) {
-		s = (char *)ib_skip_ws(s);
-		if (!*s || *s == '#' || !strncmp(s, "DR path", 7))
+	for (*line = 1; p < end; (*line)++) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((e ? e : end) - p);
+		const char *t;
+
+		if (n >= sizeof(s))
+			n = sizeof(s) - 1;
+		memcpy(s, p, n);
+		s[n] = '\0';
+		p = e ? e + 1 : end;
+		while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+			s[--n] = '\0';
+		t = ib_skip_ws(s);
+		if (!*t || *t == '#' || !strncmp(t, "DR path", 7))
 			continue;
-		*line = ln.lineno;
 		for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-			if (formats[i]->detect(s))
+			if (formats[i]->detect(t))
 				return formats[i];
 		return NULL;
 	}
@@ -347,7 +357,7 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 	if (!buf)
 		return -1;
 	ln = (struct ib_lines){ buf, buf + len, 0 };
-	fmt = detect(ln, &line);
+	fmt = detect(buf, buf + len, &line);
 	if (!fmt) {
 		free(buf);
 		errno = EINVAL;
@@ -357,6 +367,11 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 				    "not ibnetdiscover output (expected a topology file or a -p ports report)");
 	}
 	rc = fmt->parse(&b, &ln);
+	if (rc < 0 && err && len && buf[len - 1] != '\n') {
+		size_t n = strlen(err->text);
+
+		snprintf(err->text + n, sizeof(err->text) - n, " (the file ends in mid-line: truncated?)");
+	}
 	free(buf);
 	if (rc < 0) {
 		ib_build_free(&b);

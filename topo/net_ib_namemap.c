@@ -31,8 +31,10 @@ static int parse_entry(const char *path, int line, const char *s, struct entry *
 {
 	const char *p = s, *q, *end;
 
-	if (ib_parse_guid(&p, &e->guid) < 0 || (*p != ' ' && *p != '\t'))
+	if (ib_parse_guid(&p, &e->guid) < 0 || (*p && *p != ' ' && *p != '\t'))
 		return bad(err, path, line, 1, "expected a GUID (0x...) followed by a name");
+	if (!*ib_skip_ws(p) || *ib_skip_ws(p) == '#')
+		return bad(err, path, line, (int)(p - s) + 1, "missing name after the GUID");
 	p = ib_skip_ws(p);
 	if (*p == '"') {
 		q = strchr(++p, '"');
