@@ -18,7 +18,9 @@ $(SPANK_SO): $(SPANK_OBJS) $(B)/libdaemon.a $(CORE_LIBS) plugin/spank/spank_rank
 
 # Unit tests of the pure pieces link libspank_rm.a ahead of the core libraries.
 SPANK_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_spank_*.c))
-$(SPANK_TESTS): $(B)/libspank_rm.a
+$(SPANK_TESTS): $(B)/tests/%: $(B)/tests/unit/%.o $(B)/libspank_rm.a $(B)/libdaemon.a $(CORE_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
 $(patsubst $(B)/tests/%,$(B)/tests/unit/%.o,$(SPANK_TESTS)): ALL_CFLAGS += -Iplugin/spank -Idaemon
 
 all: $(SPANK_SO)

@@ -65,8 +65,11 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
 		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0)
+		if (r < 0) {
+			if (errno == EINVAL) /* offset beyond what a file can hold: a corrupt header */
+				errno = ENOEXEC;
 			return -1;
+		}
 		if (r == 0) {
 			errno = ENOEXEC;
 			return -1;
