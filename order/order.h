@@ -88,6 +88,25 @@ static inline int order_dim_hops(const topo_torus_spec_t *s, int d, int a, int b
 	return h;
 }
 
+/* ---- torus config (order_torus.c) --------------------------------------------------------------- */
+
+/* A torus as the orderings need it: the spec and, when the config names hosts, names[node]. */
+typedef struct order_torus {
+	topo_torus_spec_t spec;
+	size_t nnodes;
+	char **names;         /* nnodes entries (NULL where the table names no host), or NULL */
+} order_torus_t;
+
+/* Loads a torus config file (format in conf/torus.conf.example) through topo's torus model.
+ * Returns 0, or -1 with err naming the file and line. Free with order_torus_free. */
+int order_torus_load(const char *path, order_torus_t *t, rm_error_t *err);
+void order_torus_free(order_torus_t *t);
+/* The CLI's torus: a config file (path), or dims "XxYxZ[:N]" with optional link costs "CX,CY,CZ"
+ * (exactly one of path and dims). A link_cost given with a file overrides the file's. mesh != 0
+ * turns wrap-around off in every dimension. Returns 0 or -1 with err set. */
+int order_torus_setup(const char *path, const char *dims, const char *link_cost, int mesh,
+		      order_torus_t *t, rm_error_t *err);
+
 /* ---- export (order_export.c) ------------------------------------------------------------------ */
 
 /* Output formats of `rankmapctl order`. */

@@ -1,0 +1,275 @@
+/*
+ * daemon/ctl_simulate.c: `rankmapctl simulate`, allocation from a free list in a torus ordering,
+ * on a synthetic job mix or an SWF trace, with per job-size class metrics; --compare runs every
+ * ordering on the same jobs and prints one table.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "order.h"
+
+static void sim_usage(FILE *f)
+{
+	fprintf(f,
+		"NAME\n"
+		"    rankmapctl simulate - compare torus node orderings by simulating allocation\n\n"
+		"SYNOPSIS\n"
+		"    rankmapctl simulate (--torus FILE | --dims XxYxZ[:NODES_PER_ROUTER]) [--link-cost CX,CY,CZ]\n"
+		"                        [--mesh] [--method METHOD | --compare] [--axes AXES]\n"
+		"                        [--swf FILE [--procs-per-node P]] [--jobs N] [--seed S]\n"
+		"                        [--load L] [--json]\n\n"
+		"DESCRIPTION\n"
+		"    Jobs arrive and start first-come first-served; each takes the first free nodes in\n"
+		"    the ordering (skipping busy ones), runs, and leaves. For each job-size class (2-16,\n"
+		"    32-128, 256+ nodes, and all jobs) it reports the means over jobs of:\n"
+		"      hop           pairwise hop distance between the job's nodes, weighted by the link\n"
+		"                    cost of each dimension, wrap-around honoured (lower is better)\n"
+		"      thickness     links between the job's routers per router (higher: less planar\n"
+		"                    or stringy, more bisection)\n"
+		"      interference  share of the hops of the job's rank-to-next-rank routes (dimension-\n"
+		"                    ordered x, y, z) that enter routers holding other jobs' nodes\n"
+		"      pieces        connected pieces of the allocation (1: one piece; fragmentation)\n\n"
+		"OPTIONS\n"
+		"    --torus FILE, --dims XxYxZ[:N], --link-cost CX,CY,CZ, --mesh, --axes AXES\n"
+		"                        the torus and ordering options, as for rankmapctl order\n"
+		"    --method METHOD     the ordering to simulate (default bbb)\n"
+		"    --compare           run xyz, mdf, gray, hilbert and bbb on the same jobs, one table\n"
+		"    --swf FILE          jobs from a Standard Workload Format trace (Parallel Workloads\n"
+		"                        Archive); a malformed line is an error naming file and line\n"
+		"    --procs-per-node P  processors per node in the trace (default 1)\n"
+		"    --jobs N            synthetic jobs (default 2000): half 2-16 nodes, a third 32-128,\n"
+		"                        the rest 256 and more, exponential run times\n"
+		"    --seed S            seed of the synthetic mix (default 1): same seed, same jobs\n"
+		"    --load L            offered load of the synthetic mix, 0 < L <= 1 (default 0.9)\n"
+		"    --json              print one JSON object instead of the table\n"
+		"    -h, --help          this text\n\n"
+		"EXAMPLES\n"
+		"    rankmapctl simulate --dims 17x8x24:2 --link-cost 1,2,0.67 --compare\n"
+		"    rankmapctl simulate --torus torus.conf --swf trace.swf --procs-per-node 32 --method bbb\n\n"
+		"EXIT STATUS\n"
+		"    0 success, 1 bad input (config, trace, a job larger than the machine), 2 usage error\n");
+}
+
+struct sim_args {
+	const char *torus, *dims, *cost, *method, *axes, *swf;
+	int mesh, compare, json;
+	unsigned long jobs, ppn;
+	unsigned long long seed;
+	double load;
+};
+
+static int num_arg(const char *opt, const char *s, double lo, double hi, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	if (end == s || *end || !(*v >= lo) || !(*v <= hi)) {
+		fprintf(stderr, "rankmapctl simulate: %s '%s': expected a number from %g to %g\n", opt, s, lo,
+			hi);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parses the options; returns -1 on success, else the exit status. */
+static int sim_parse(int argc, char **argv, struct sim_args *a)
+{
+	static const struct option opts[] = {
+		{ "torus", required_argument, NULL, 't' }, { "dims", required_argument, NULL, 'd' },
+		{ "link-cost", required_argument, NULL, 'c' }, { "mesh", no_argument, NULL, 'M' },
+		{ "method", required_argument, NULL, 'm' }, { "compare", no_argument, NULL, 'C' },
+		{ "axes", required_argument, NULL, 'a' }, { "swf", required_argument, NULL, 's' },
+		{ "procs-per-node", required_argument, NULL, 'P' }, { "jobs", required_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, 'S' }, { "load", required_argument, NULL, 'L' },
+		{ "json", no_argument, NULL, 'J' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	double v;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->method = "bbb";
+	a->jobs = 2000;
+	a->ppn = 1;
+	a->seed = 1;
+	a->load = 0.9;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': a->torus = optarg; break;
+		case 'd': a->dims = optarg; break;
+		case 'c': a->cost = optarg; break;
+		case 'M': a->mesh = 1; break;
+		case 'm': a->method = optarg; break;
+		case 'C': a->compare = 1; break;
+		case 'a': a->axes = optarg; break;
+		case 's': a->swf = optarg; break;
+		case 'J': a->json = 1; break;
+		case 'P': if (num_arg("--procs-per-node", optarg, 1, 1e6, &v) < 0) return 2;
+			a->ppn = (unsigned long)v; break;
+		case 'j': if (num_arg("--jobs", optarg, 1, 1e7, &v) < 0) return 2;
+			a->jobs = (unsigned long)v; break;
+		case 'S': if (num_arg("--seed", optarg, 0, 1e18, &v) < 0) return 2;
+			a->seed = (unsigned long long)v; break;
+		case 'L': if (num_arg("--load", optarg, 0.01, 1, &v) < 0) return 2;
+			a->load = v; break;
+		case 'h': sim_usage(stdout); return 0;
+		default: fprintf(stderr, "Try 'rankmapctl simulate --help'.\n"); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rankmapctl simulate: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!a->torus == !a->dims) {
+		fprintf(stderr, "rankmapctl simulate: give exactly one of --torus FILE and --dims XxYxZ\n");
+		return 2;
+	}
+	return -1;
+}
+
+static const char *metric_names[4] = { "hop", "thickness", "interference", "pieces" };
+
+static double metric(const sim_class_stats_t *c, int m)
+{
+	return m == 0 ? c->hop : m == 1 ? c->thickness : m == 2 ? c->interference : c->pieces;
+}
+
+static void print_table(char **methods, int nm, const sim_result_t *res, const sim_jobs_t *jobs)
+{
+	int c, m, k;
+
+	printf("%zu jobs%s; means per job of each class\n\n%-8s %-13s", jobs->njobs,
+	       jobs->skipped ? " (some trace jobs skipped)" : "", "class", "metric");
+	for (k = 0; k < nm; k++)
+		printf(" %10s", methods[k]);
+	printf("\n");
+	for (c = 0; c < SIM_NCLASSES; c++) {
+		printf("%-8s %-13s", sim_class_name(c), "jobs");
+		for (k = 0; k < nm; k++)
+			printf(" %10zu", res[k].cls[c].jobs);
+		printf("\n");
+		for (m = 0; m < 4; m++) {
+			printf("%-8s %-13s", "", metric_names[m]);
+			for (k = 0; k < nm; k++)
+				printf(" %10.3f", metric(&res[k].cls[c], m));
+			printf("\n");
+		}
+	}
+	printf("%-22s", "utilisation");
+	for (k = 0; k < nm; k++)
+		printf(" %10.3f", res[k].utilisation);
+	printf("\n%-22s", "mean wait (s)");
+	for (k = 0; k < nm; k++)
+		printf(" %10.0f", res[k].mean_wait);
+	printf("\n");
+}
+
+static void print_json(char **methods, int nm, const sim_result_t *res, const sim_jobs_t *jobs,
+		       const topo_torus_spec_t *s)
+{
+	json_t *root = json_pack("{s:{s:[iii],s:[fff],s:i},s:I,s:I,s:{}}", "torus", "dims", s->dims[0],
+				 s->dims[1], s->dims[2], "link_cost", s->link_cost[0], s->link_cost[1],
+				 s->link_cost[2], "nodes_per_router", s->nodes_per_router, "jobs",
+				 (json_int_t)jobs->njobs, "skipped", (json_int_t)jobs->skipped, "methods");
+	json_t *jm = json_object_get(root, "methods");
+	char *txt;
+	int k, c, m;
+
+	for (k = 0; k < nm; k++) {
+		json_t *jr = json_pack("{s:f,s:f,s:{}}", "utilisation", res[k].utilisation, "mean_wait",
+				       res[k].mean_wait, "classes");
+		json_t *jc = json_object_get(jr, "classes");
+
+		for (c = 0; c < SIM_NCLASSES; c++) {
+			json_t *o = json_pack("{s:I}", "jobs", (json_int_t)res[k].cls[c].jobs);
+
+			for (m = 0; m < 4; m++)
+				json_object_set_new(o, metric_names[m], json_real(metric(&res[k].cls[c], m)));
+			json_object_set_new(jc, sim_class_name(c), o);
+		}
+		json_object_set_new(jm, methods[k], jr);
+	}
+	txt = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	printf("%s\n", txt ? txt : "{}");
+	free(txt);
+	json_decref(root);
+}
+
+static int sim_fail(const rm_error_t *err)
+{
+	char buf[600];
+
+	fprintf(stderr, "rankmapctl simulate: %s\n", rm_error_format(err, buf, sizeof(buf)));
+	return 1;
+}
+
+/* Builds and simulates each method; returns the exit status. */
+static int run_methods(const struct sim_args *a, const order_torus_t *t, const sim_jobs_t *jobs,
+		       const order_opts_t *opts)
+{
+	const char *const *all = order_method_names();
+	char *methods[16];
+	sim_result_t res[16];
+	rm_error_t err;
+	int nm = 0, k;
+
+	rm_error_clear(&err);
+	if (a->compare)
+		for (; all[nm] && nm < 16; nm++)
+			methods[nm] = (char *)all[nm];
+	else
+		methods[nm++] = (char *)a->method;
+	for (k = 0; k < nm; k++) {
+		order_t *o = order_build(&t->spec, methods[k], opts, &err);
+
+		if (!o)
+			return sim_fail(&err);
+		if (sim_run(o, jobs, &res[k], &err) < 0) {
+			order_destroy(o);
+			return sim_fail(&err);
+		}
+		order_destroy(o);
+	}
+	if (a->json)
+		print_json(methods, nm, res, jobs, &t->spec);
+	else
+		print_table(methods, nm, res, jobs);
+	return 0;
+}
+
+int ctl_simulate_main(int argc, char **argv)
+{
+	struct sim_args a;
+	order_opts_t opts;
+	order_torus_t t;
+	sim_jobs_t jobs;
+	rm_error_t err;
+	int rc = sim_parse(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	rm_error_clear(&err);
+	order_opts_default(&opts);
+	if (a.axes && order_parse_axes(a.axes, opts.axes, &err) < 0) {
+		sim_fail(&err);
+		return 2;
+	}
+	if (order_torus_setup(a.torus, a.dims, a.cost, a.mesh, &t, &err) < 0)
+		return sim_fail(&err);
+	if (a.swf)
+		rc = sim_jobs_swf(&jobs, a.swf, (unsigned)a.ppn, t.nnodes, &err);
+	else
+		rc = sim_jobs_synthetic(&jobs, t.nnodes, a.jobs, a.seed, a.load, &err);
+	if (rc < 0) {
+		order_torus_free(&t);
+		return sim_fail(&err);
+	}
+	rc = run_methods(&a, &t, &jobs, &opts);
+	sim_jobs_free(&jobs);
+	order_torus_free(&t);
+	return rc;
+}
