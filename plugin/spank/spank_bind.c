@@ -275,7 +275,8 @@ static json_t *plan_edges(const spank_bind_req_t *req, rm_error_t *err)
 }
 
 /* Sends the map request; returns the daemon's permutation as core positions (malloc'd) or NULL. */
-static uint32_t *plan_request(const spank_bind_req_t *req, const bind_cores_t *c, rm_error_t *err)
+static uint32_t *plan_request(const spank_bind_req_t *req, const bind_cores_t *c, int *unreachable,
+			      rm_error_t *err)
 {
 	json_t *edges = plan_edges(req, err), *slots = json_array(), *q, *resp = NULL, *perm, *rslots;
 	uint32_t *pos = NULL;
@@ -295,6 +296,7 @@ static uint32_t *plan_request(const spank_bind_req_t *req, const bind_cores_t *c
 		return NULL;
 	}
 	if (rm_client_call(req->socket, q, &resp, req->timeout_ms, err) < 0) {
+		*unreachable = resp == NULL;
 		json_decref(resp);
 		return NULL;
 	}
@@ -325,9 +327,9 @@ static uint32_t *plan_request(const spank_bind_req_t *req, const bind_cores_t *c
 	return pos;
 }
 
-char *spank_bind_plan(const spank_bind_req_t *req, rm_error_t *err)
+char *spank_bind_plan(const spank_bind_req_t *req, int *unreachable, rm_error_t *err)
 {
-	bind_cores_t c;
+	bind_cores_t c = { 0 };
 	uint32_t *pos = NULL;
 	char *plan = NULL;
 	size_t len = 0, off = 0;
@@ -339,7 +341,8 @@ char *spank_bind_plan(const spank_bind_req_t *req, rm_error_t *err)
 			     req->alloc_cores);
 		goto out;
 	}
-	if (!(pos = plan_request(req, &c, err)))
+	*unreachable = 0;
+	if (!(pos = plan_request(req, &c, unreachable, err)))
 		goto out;
 	for (uint32_t i = 0; i < req->ntasks; i++)
 		len += strlen(c.cpus[pos[i]]) + 1;

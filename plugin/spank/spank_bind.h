@@ -45,8 +45,9 @@ typedef struct spank_bind_req {
 
 /* Computes the plan: asks rankmapd, translates cores to OS CPUs (hwloc, this host). Returns a malloc'd
  * RANKMAP_BIND_PLAN value (ntasks CPU lists separated by ';', in local task order) or NULL with err
- * saying why (daemon unreachable, more tasks than cores, unknown core...). */
-char *spank_bind_plan(const spank_bind_req_t *req, rm_error_t *err);
+ * saying why (daemon unreachable, more tasks than cores, unknown core...); *unreachable is set to 1
+ * when the daemon did not answer at all (no socket, refused, timed out), else 0. */
+char *spank_bind_plan(const spank_bind_req_t *req, int *unreachable, rm_error_t *err);
 
 /* Binds the calling process to entry local_id of plan with sched_setaffinity. On success writes the CPU
  * list into cpus (size len). Returns 0 or -1 (EINVAL: no such entry; sched_setaffinity's errno). */

@@ -160,7 +160,7 @@ EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (ctx.job.mode == SPANK_MODE_REQUIRED) {
 		if (ctx.global_id == 0)
 			fprintf(stderr, "rankmap: error: %s (--rankmap=required)\n", buf);
-		slurm_error("rankmap: task %u: %s (--rankmap=required: failing the task)", ctx.global_id, buf);
+		slurm_info("rankmap: task %u: %s (--rankmap=required: failing the task)", ctx.global_id, buf);
 		return -1;
 	}
 	if (ctx.global_id == 0)

@@ -135,6 +135,7 @@ void spank_rm_bind_plan(spank_rm_ctx_t *ctx)
 	spank_bind_req_t req = { .socket = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms };
 	char *node = step_getenv(ctx->sp, "SLURMD_NODENAME"), *cores = NULL, *plan = NULL;
 	uint32_t *global = NULL;
+	int unreachable = 0;
 	rm_error_t err = { 0 };
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 64], msg[sizeof(buf) + 16];
 
@@ -149,15 +150,14 @@ void spank_rm_bind_plan(spank_rm_ctx_t *ctx)
 		req.pattern = ctx->job.pattern[0] ? ctx->job.pattern : NULL;
 		req.metric = ctx->job.metric[0] ? ctx->job.metric : NULL;
 		req.algo = ctx->job.algo[0] ? ctx->job.algo : "auto";
-		plan = spank_bind_plan(&req, &err);
+		plan = spank_bind_plan(&req, &unreachable, &err);
 	}
 	if (plan) {
 		spank_setenv(ctx->sp, SPANK_BIND_PLAN_ENV, plan, 1);
 		slurm_verbose("rankmap: binding plan on %s (cores %s): %s", req.node, cores, plan);
 	} else {
-		int daemon = !strcmp(err.source, "socket") || !strcmp(err.source, "frame");
 		rm_error_format(&err, buf, sizeof(buf));
-		snprintf(msg, sizeof(msg), "%s%s", daemon ? BIND_ERR_DAEMON : BIND_ERR_PLAN, buf);
+		snprintf(msg, sizeof(msg), "%s%s", unreachable ? BIND_ERR_DAEMON : BIND_ERR_PLAN, buf);
 		spank_setenv(ctx->sp, SPANK_BIND_ERROR_ENV, msg, 1);
 		slurm_info("rankmap: no binding plan on %s: %s", node ? node : "?", buf);
 	}
@@ -180,8 +180,8 @@ void spank_rm_task_bind(spank_rm_ctx_t *ctx)
 		if (!strncmp(w, BIND_ERR_DAEMON, strlen(BIND_ERR_DAEMON))) {
 			/* Say it once, here: the MPI library then reorders on its local model quietly. */
 			spank_unsetenv(ctx->sp, "RANKMAP_SOCKET");
-			rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); tasks not bound, ranks "
-				     "reordered on the local model", w + strlen(BIND_ERR_DAEMON));
+			rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); tasks not bound, MPI "
+				     "reordering uses the local model", w + strlen(BIND_ERR_DAEMON));
 		} else {
 			if (!strncmp(w, BIND_ERR_PLAN, strlen(BIND_ERR_PLAN)))
 				w += strlen(BIND_ERR_PLAN);
