@@ -199,7 +199,87 @@ out:
 
 /* ---- order ---------------------------------------------------------------------------------------- */
 
+#ifdef HAVE_ORDER
+#define ORDER_SCHEMA SRV_ENVELOPE " method:s dims?a wrap?a link_cost?a nodes_per_router?i axes?s"
+
+/* The torus: given in the request (dims, wrap, link_cost, nodes_per_router) or the model's own. */
+static int order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const json_t *cost, int npr,
+		      topo_torus_spec_t *spec, const json_t *id, json_t **error)
+{
+	srv_model_t *m;
+	const topo_torus_spec_t *own;
+	int d;
+
+	if (!dims) {
+		m = srv_model_get(ctx);
+		own = m ? topo_torus(m->cluster) : NULL;
+		if (own)
+			*spec = *own;
+		srv_model_put(m);
+		if (!own)
+			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "the model has no torus: give 'dims'"), -1;
+		return 0;
+	}
+	if (json_array_size(dims) != 3 || (wrap && json_array_size(wrap) != 3) || (cost && json_array_size(cost) != 3))
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "dims, wrap, link_cost: 3 entries each"), -1;
+	for (d = 0; d < 3; d++) {
+		spec->dims[d] = (int)json_integer_value(json_array_get(dims, (size_t)d));
+		spec->wrap[d] = wrap ? json_is_true(json_array_get(wrap, (size_t)d)) : 1;
+		spec->link_cost[d] = cost ? json_number_value(json_array_get(cost, (size_t)d)) : 1.0;
+		if (spec->dims[d] < 1 || spec->dims[d] > 4096 || !(spec->link_cost[d] > 0))
+			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "dims[%d] must be 1..4096 and link_cost[%d] "
+						       "> 0", d, d), -1;
+	}
+	spec->nodes_per_router = npr;
+	if (npr < 1 || npr > 1024)
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "nodes_per_router: %d outside 1..1024", npr), -1;
+	return 0;
+}
+
+json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	json_t *dims = NULL, *wrap = NULL, *cost = NULL, *error = NULL, *resp, *nodes, *blocks;
+	const char *method, *axes = NULL;
+	int npr = 1;
+	json_error_t jerr;
+	rm_error_t err = { 0 };
+	topo_torus_spec_t spec = { 0 };
+	order_opts_t opts;
+	order_t *o;
+	char msg[600];
+	size_t i;
+
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s:s, s?o, s?o, s?o, s?i, s?s}",
+			   "version", &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "method",
+			   &method, "dims", &dims, "wrap", &wrap, "link_cost", &cost, "nodes_per_router", &npr, "axes",
+			   &axes) < 0)
+		return srv_request_invalid(req, id, ORDER_SCHEMA, &jerr);
+	order_opts_default(&opts);
+	if (order_spec(ctx, dims, wrap, cost, npr, &spec, id, &error) < 0)
+		return error;
+	if (axes && order_parse_axes(axes, opts.axes, &err) < 0)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "axes: %s", rm_error_format(&err, msg, sizeof(msg)));
+	if (!(o = order_build(&spec, method, &opts, &err)))
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s", rm_error_format(&err, msg, sizeof(msg)));
+	nodes = json_array();
+	blocks = json_array();
+	for (i = 0; i < o->nnodes; i++) {
+		json_array_append_new(nodes, json_integer(o->node[i]));
+		json_array_append_new(blocks, json_integer(o->block[i]));
+	}
+	resp = rm_proto_ok(id);
+	json_object_update_new(resp, json_pack("{s:s, s:o, s:o, s:I, s:[iii], s:[iii], s:[iii], s:i}", "method",
+					       o->method, "order", nodes, "block", blocks, "nblocks",
+					       (json_int_t)o->nblocks, "block_ext", o->block_ext[0], o->block_ext[1],
+					       o->block_ext[2], "axes", o->axes[0], o->axes[1], o->axes[2], "dims",
+					       spec.dims[0], spec.dims[1], spec.dims[2], "nodes_per_router",
+					       spec.nodes_per_router));
+	order_destroy(o);
+	return resp;
+}
+#else
 json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
 {
 	return rm_proto_error(id, RM_ERR_FAILED, "torus orderings are not part of this build");
 }
+#endif
