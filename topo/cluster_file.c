@@ -1,0 +1,269 @@
+/*
+ * topo/cluster_file.c: cluster description files (topo_load_cluster_file).
+ *
+ *   # PlaFRIM, hardware and fabric
+ *   hwloc = hwloc/                  directory, XML file, synthetic:<desc>[@hosts] or live
+ *   ib = ib/ib-subnet0.txt          ibnetdiscover output (topology file or -p report); repeatable
+ *   ib_cache = fabric.cache         libibnetdisc cache file
+ *   node_name_map = names.map
+ *   torus = torus.conf
+ *   lat_net = 1.5                   any cost parameter of topo_costs_t, by name
+ *
+ * Relative paths are relative to the file's directory; values may be double-quoted. Every line is
+ * checked before anything is loaded. Into an empty cluster the file is loaded all or nothing; into a
+ * cluster that already holds data it is first loaded into a scratch cluster (so bad files and bad
+ * lines change nothing), then applied line by line, where only a conflict with data already in the
+ * cluster (a duplicate host) can still fail.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_private.h"
+
+enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST };
+
+struct key {
+	const char *name;
+	enum key_kind kind;
+	size_t cost_off;   /* K_COST: offset in topo_costs_t */
+	double min;        /* K_COST: smallest value allowed (exclusive when excl) */
+	int excl;
+};
+
+#define COST(f, min, excl) { #f, K_COST, offsetof(topo_costs_t, f), min, excl }
+static const struct key keys[] = {
+	{ "hwloc", K_HWLOC, 0, 0, 0 },      { "ib", K_IB, 0, 0, 0 },        { "ib_cache", K_IB_CACHE, 0, 0, 0 },
+	{ "node_name_map", K_NAME_MAP, 0, 0, 0 }, { "torus", K_TORUS, 0, 0, 0 },
+	COST(lat_core, 0, 0), COST(bw_core, 0, 1), COST(lat_cache, 0, 0), COST(bw_cache, 0, 1),
+	COST(lat_numa, 0, 0), COST(bw_numa, 0, 1), COST(lat_host, 0, 0), COST(bw_host, 0, 1),
+	COST(lat_net, 0, 0),  COST(bw_net, 0, 1),  COST(lat_hop, 0, 0),  COST(ref_bytes, 0, 0),
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+struct line {
+	const struct key *key;
+	char *value;       /* path resolved, or the spec as written */
+	double num;
+	int lineno;
+};
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* dir/value unless value is absolute or not a path; malloc'd. */
+static char *resolve(const char *dir, const char *value, enum key_kind kind)
+{
+	char *p;
+
+	if (value[0] == '/' || !dir[0] ||
+	    (kind == K_HWLOC && (!strcmp(value, "live") || !strncmp(value, "synthetic:", 10))))
+		return strdup(value);
+	if (!(p = malloc(strlen(dir) + strlen(value) + 2)))
+		return NULL;
+	sprintf(p, "%s/%s", dir, value);
+	return p;
+}
+
+/* Parses one non-empty line into *out; errors name path and line. */
+static int parse_line(const char *path, const char *dir, int lineno, char *s, struct line *out, rm_error_t *err)
+{
+	char *eq = strchr(s, '='), *key, *val, *end;
+	size_t i, n;
+
+	errno = EINVAL;
+	if (!eq)
+		return rm_error_set(err, path, lineno, 0, "expected 'key = value'");
+	*eq = '\0';
+	key = trim(s);
+	val = trim(eq + 1);
+	n = strlen(val);
+	if (n >= 2 && val[0] == '"' && val[n - 1] == '"') {
+		val[n - 1] = '\0';
+		val++;
+	}
+	for (i = 0; i < NKEYS && strcmp(keys[i].name, key); i++)
+		;
+	if (i == NKEYS)
+		return rm_error_set(err, path, lineno, 0, "unknown key '%s'", key);
+	if (!val[0])
+		return rm_error_set(err, path, lineno, 0, "'%s' needs a value", key);
+	out->key = &keys[i];
+	out->lineno = lineno;
+	if (keys[i].kind == K_COST) {
+		out->num = strtod(val, &end);
+		if (*end || end == val || out->num != out->num || out->num < keys[i].min ||
+		    (keys[i].excl && out->num <= keys[i].min) || out->num > 1e12)
+			return rm_error_set(err, path, lineno, 0, "%s: '%s' is not a number %s 0", key, val,
+					    keys[i].excl ? ">" : ">=");
+		out->value = NULL;
+		return 0;
+	}
+	if (!(out->value = resolve(dir, val, keys[i].kind))) {
+		errno = ENOMEM;
+		return rm_error_set(err, path, lineno, 0, "out of memory");
+	}
+	return 0;
+}
+
+static void free_lines(struct line *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].value);
+	free(v);
+}
+
+/* Reads and checks every line of the file. Returns the lines (count in *n) or NULL. */
+static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
+{
+	FILE *f = fopen(path, "r");
+	char buf[8192], *dir = strdup(path), *slash, *s;
+	struct line *v = NULL;
+	size_t cap = 0;
+	int lineno = 0, bad = 0;
+
+	*n = 0;
+	if (!f || !dir) {
+		int e = errno;
+
+		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
+		free(dir);
+		if (f)
+			fclose(f);
+		errno = e;
+		return NULL;
+	}
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		dir[0] = '\0';
+	while (!bad && fgets(buf, sizeof(buf), f)) {
+		lineno++;
+		if (!strchr(buf, '\n') && !feof(f)) {
+			bad = rm_error_set(err, path, lineno, 0, "line longer than %zu bytes", sizeof(buf) - 2);
+			break;
+		}
+		if ((s = strchr(buf, '#')))
+			*s = '\0';
+		s = trim(buf);
+		if (!*s)
+			continue;
+		if (*n == cap) {
+			struct line *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*nv));
+
+			if (!nv) {
+				bad = rm_error_set(err, path, lineno, 0, "out of memory");
+				break;
+			}
+			v = nv;
+		}
+		if (parse_line(path, dir, lineno, s, &v[*n], err) < 0)
+			bad = -1;
+		else
+			++*n;
+	}
+	fclose(f);
+	free(dir);
+	if (bad) {
+		free_lines(v, *n);
+		errno = errno ? errno : EINVAL;
+		return NULL;
+	}
+	if (!v && !(v = malloc(sizeof(*v)))) {
+		errno = ENOMEM;
+		rm_error_set(err, path, 0, 0, "out of memory");
+	}
+	return v;
+}
+
+/* Adds " (FILE:LINE)" to a loader's error so the user also sees which line brought the source. */
+static void annotate(rm_error_t *err, const char *path, int lineno)
+{
+	size_t len;
+
+	if (!err || !rm_error_isset(err) || (!strcmp(err->source, path) && err->line == lineno))
+		return;
+	len = strlen(err->text);
+	snprintf(err->text + len, sizeof(err->text) - len, " (from %s:%d)", path, lineno);
+}
+
+static int apply_line(struct topo_cluster *c, const struct line *l, rm_error_t *err)
+{
+	switch (l->key->kind) {
+	case K_HWLOC:
+		return topo_load_hwloc_spec(c, l->value, err);
+	case K_IB:
+		return topo_load_ib_file(c, l->value, err);
+	case K_IB_CACHE:
+		return topo_load_ib_cache(c, l->value, err);
+	case K_NAME_MAP:
+		return topo_load_node_name_map(c, l->value, err);
+	case K_TORUS:
+		return topo_load_torus(c, l->value, err);
+	case K_COST:
+		*(double *)((char *)&c->costs + l->key->cost_off) = l->num;
+		return 0;
+	}
+	return -1;
+}
+
+static int apply_lines(struct topo_cluster *c, const char *path, const struct line *v, size_t n, rm_error_t *err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (apply_line(c, &v[i], err) < 0) {
+			int e = errno;
+
+			annotate(err, path, v[i].lineno);
+			errno = e ? e : EINVAL;
+			return -1;
+		}
+	return 0;
+}
+
+int topo_load_cluster_file(topo_cluster_t c, const char *path, rm_error_t *err)
+{
+	size_t n;
+	struct line *v = read_lines(path, &n, err);
+	struct topo_cluster *scratch, swap;
+	int empty = !c->nhosts && !c->ntypes && !c->fabric && !c->torus, r;
+
+	if (!v)
+		return -1;
+	if (n == 0) {
+		free(v);
+		errno = EINVAL;
+		return rm_error_set(err, path, 0, 0, "no source: expected hwloc, ib, ib_cache or torus lines");
+	}
+	if (!(scratch = topo_cluster_create())) {
+		free_lines(v, n);
+		errno = ENOMEM;
+		return rm_error_set(err, path, 0, 0, "out of memory");
+	}
+	scratch->costs = c->costs;
+	r = apply_lines(scratch, path, v, n, err);
+	if (r == 0 && empty) { /* the scratch cluster becomes the cluster */
+		swap = *c;
+		*c = *scratch;
+		*scratch = swap;
+	}
+	topo_cluster_destroy(scratch);
+	if (r == 0 && !empty)
+		r = apply_lines(c, path, v, n, err);
+	free_lines(v, n);
+	return r;
+}
