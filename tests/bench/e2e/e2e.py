@@ -39,7 +39,7 @@ SEED_RASHTI = "up to 60 % vs block (Rashti)"
 def scenarios(quick):
     """The scenario list: name, platform, program, arguments, how reordering gets its weights."""
     it = 3 if quick else 10
-    s = [dict(name="ring-of-rings 8x8", plat=dict(kind="flat", nhosts=8, cores=8, node="pack:2 core:4"),
+    s = [dict(name="ring-of-rings 8x8", plat=dict(kind="flat", nhosts=8, cores=8, node="pack:2 core:4 pu:1"),
               ranks=64, prog="ring_of_rings", args=["--ring", "8", "--token", "65536", "--laps", "4",
                                                      "--gather", "65536", "--iters", str(it)],
               weights="args", seed=SEED_MJ, group="ring")]
@@ -83,7 +83,7 @@ def prepare(sc, out):
     os.makedirs(work, exist_ok=True)
     pl = sc["plat"]
     p = Platform(pl["kind"], pl["nhosts"], pl["cores"], pl.get("params", ""), pl.get("order"),
-                 pl.get("node", "core:8"))
+                 pl.get("node", "core:8 pu:1"))
     files = {os.path.join(work, "platform.xml"): p.xml()}
     for place in ("block", "cyclic"):
         files[os.path.join(work, place + ".hosts")] = p.hostfile(place, sc["ranks"])

@@ -27,7 +27,7 @@ class Platform:
     order: the scheduler's host order (indices into the cluster), default 0..nhosts-1.
     """
 
-    def __init__(self, kind, nhosts, cores, params="", order=None, node="core:8"):
+    def __init__(self, kind, nhosts, cores, params="", order=None, node="core:8 pu:1"):
         self.kind, self.nhosts, self.cores, self.params = kind, nhosts, cores, params
         self.order = list(order) if order is not None else list(range(nhosts))
         self.node = node

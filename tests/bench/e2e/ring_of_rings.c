@@ -142,8 +142,11 @@ int main(int argc, char **argv)
 	}
 	e = malloc(sizeof(*e) * (size / o.ring + 2));
 	n = pattern(me, size, &o, e);
-	if (o.dist)
+	if (o.dist) { /* each process declares its own vertex; afterwards it plays vertex = its new rank */
 		comm = make_comm(me, size, &o, e, n);
+		MPI_Comm_rank(comm, &me);
+		n = pattern(me, size, &o, e);
+	}
 	t = run(comm, &o);
 	e2e_report(comm, t, e, n);
 	if (o.pattern_out && e2e_write_pattern(comm, o.pattern_out, e, n, o.iters) < 0)

@@ -1,0 +1,63 @@
+#!/bin/sh
+# tests/integration/e2e_smpi_smoke.sh: the SMPI variant of the rankmap MPI library, end to end, small.
+# Skips (one passing 'skip' line) when SimGrid SMPI is not installed (`make bench-e2e` installs it).
+# Builds librankmap_mpi_smpi.a and the ring-of-rings program, then on 4 simulated hosts x 4 cores:
+#   - cyclic placement, rankmap disabled: every token hop crosses the network (offnode by hand);
+#   - cyclic placement, rankmap treematch: each ring lands on one host (offnode by hand), faster;
+#   - a bad RANKMAP_CLUSTER: one warning, the job still completes unreordered.
+. "$(dirname "$0")/../lib.sh"
+
+if ! command -v smpirun >/dev/null 2>&1 || ! command -v smpicc >/dev/null 2>&1; then
+	ok "skip: SimGrid SMPI not installed (make bench-e2e installs libsimgrid-dev)"
+	finish
+	exit $?
+fi
+cd "$TOP" || exit 1
+if make --no-print-directory B="$B" bench-e2e-progs >/dev/null 2>&1; then
+	ok "SMPI library and benchmark programs build"
+else
+	notok "SMPI library and benchmark programs build (make B=$B bench-e2e-progs)"
+	finish
+	exit 1
+fi
+T=$(mktmp)
+trap 'rm -rf "$T"' EXIT INT TERM
+python3 - "$T" <<'EOF' || notok "platform generation"
+import sys
+sys.path.insert(0, "tests/bench/e2e")
+from e2e_platform import Platform
+d = sys.argv[1]
+p = Platform("flat", 4, 4, node="core:4 pu:1")
+files = {d + "/platform.xml": p.xml(), d + "/cyclic.hosts": p.hostfile("cyclic", 16)}
+files.update(p.rankmap_files(d + "/rankmap"))
+for k, v in files.items():
+    open(k, "w").write(v)
+EOF
+CFG="--cfg=smpi/simulate-computation:no --cfg=smpi/privatization:no --cfg=smpi/coll-selector:mpich
+ --cfg=smpi/host-speed:1Gf --log=root.thres:critical"
+run() { # output file, env assignments...
+	out=$1; shift
+	(cd "$T" && env TMPDIR="$T" "$@" smpirun -platform platform.xml -hostfile cyclic.hosts -np 16 $CFG \
+		"$BIN/tests/e2e/ring_of_rings" --ring 4 --token 1024 --laps 4 --gather 1024 --iters 5) >"$T/$out" 2>&1
+}
+field() { sed -n "s/^E2E .*$1=\([0-9.]*\).*/\1/p" "$T/$2"; }
+
+# By hand: 4 rings x 4 token edges x 4 KiB = 64 KiB; 4 leaders x 3 peers x 1 KiB = 12 KiB.
+# Cyclic: ring members sit on 4 different hosts, the leaders (ranks 0, 4, 8, 12) all on h0: 64/76 off node.
+# Reordered: each ring on one host, leaders necessarily on 4 hosts: 12/76 off node.
+run plain.out RANKMAP_DISABLE=1
+expect "unreordered run completes" grep -q '^E2E time=' "$T/plain.out"
+expect "cyclic placement sends 64/76 of the bytes between hosts" [ "$(field offnode plain.out)" = 0.8421 ]
+run reord.out RANKMAP_ALGO=treematch RANKMAP_CLUSTER="$T/rankmap.cluster"
+expect "reordered run completes" grep -q '^E2E time=' "$T/reord.out"
+expect "reordered run prints no rankmap warning" sh -c "! grep -q '^rankmap:' '$T/reord.out'"
+expect "reordering keeps rings on one host: 12/76 of the bytes between hosts" \
+	[ "$(field offnode reord.out)" = 0.1579 ]
+tp=$(field time plain.out); tr=$(field time reord.out)
+expect "reordered simulated time ($tr s) below cyclic ($tp s)" awk -v a="$tr" -v b="$tp" 'BEGIN { exit !(a < b) }'
+
+run bad.out RANKMAP_ALGO=treematch RANKMAP_CLUSTER="$T/missing.cluster"
+expect "bad cluster file: the job still completes" grep -q '^E2E time=' "$T/bad.out"
+expect "bad cluster file: exactly one warning" [ "$(grep -c '^rankmap:' "$T/bad.out")" = 1 ]
+expect "bad cluster file: unreordered result" [ "$(field offnode bad.out)" = 0.8421 ]
+finish
