@@ -127,7 +127,7 @@ char **hostlist_expand(const char *expr, size_t *n, size_t max_hosts, rm_error_t
 {
 	struct names N = { .max = max_hosts ? max_hosts : HOSTLIST_DEFAULT_MAX };
 	struct hl_parse P = { .expr = expr, .err = err, .out = &N };
-	const char *s = expr, *e;
+	const char *s = expr, *e, *open_at = NULL;
 	char buf[1024];
 	int depth = 0;
 
@@ -143,6 +143,8 @@ char **hostlist_expand(const char *expr, size_t *n, size_t max_hosts, rm_error_t
 	N.n = 0;
 	while (*s) {
 		for (e = s, depth = 0; *e && (depth || *e != ','); e++) {
+			if (*e == '[')
+				open_at = e;
 			if (*e == '[' && ++depth > 1)
 				return hl_err(&P, e, "nested '['"), hostlist_free(N.v), NULL;
 			if (*e == ']' && --depth < 0)
@@ -151,7 +153,7 @@ char **hostlist_expand(const char *expr, size_t *n, size_t max_hosts, rm_error_t
 				return hl_err(&P, e, "space"), hostlist_free(N.v), NULL;
 		}
 		if (depth)
-			return hl_err(&P, e, "unbalanced '['"), hostlist_free(N.v), NULL;
+			return hl_err(&P, open_at, "unbalanced '['"), hostlist_free(N.v), NULL;
 		if (e == s)
 			return hl_err(&P, s, "empty host name"), hostlist_free(N.v), NULL;
 		if (expand_item(&P, s, e, buf, 0, sizeof(buf)) < 0)

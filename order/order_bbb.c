@@ -77,7 +77,33 @@ struct wsearch {
 	int end;
 	long budget;
 	int max_run;          /* straight runs longer than this are not tried (0: no limit) */
+	int nlev;             /* nested groups: level L groups cells by coordinate >> shift[L][axis] */
+	int shift[64][3];
 };
+
+/* Nested groups for the weave: starting from one cell, double the axis whose doubled extent costs
+ * least (extent times link cost), so that every prefix of the weave fills a cost-balanced box:
+ * with costs z 0.67, x 1, y 2 the groups are z2, z2x2, z4x2, z4x4, z4x4y2, ... */
+static void make_groups(struct wsearch *S)
+{
+	int ext[3] = { 1, 1, 1 }, sh[3] = { 0, 0, 0 }, i;
+
+	S->nlev = 0;
+	memcpy(S->shift[S->nlev++], sh, sizeof(sh));
+	while (S->nlev < 64) {
+		int best = -1;
+
+		for (i = 0; i < 3; i++)
+			if (ext[i] < S->w[i] &&
+			    (best < 0 || 2 * ext[i] * S->cost[i] < 2 * ext[best] * S->cost[best] - 1e-9))
+				best = i;
+		if (best < 0)
+			break;
+		ext[best] *= 2;
+		sh[best]++;
+		memcpy(S->shift[S->nlev++], sh, sizeof(sh));
+	}
+}
 
 static void cell_xyz(const struct wsearch *S, int c, int l[3])
 {
@@ -150,13 +176,17 @@ static int feasible(struct wsearch *S, int head, int prev, int depth)
 /* Level of the smallest aligned power-of-two group holding both a and b (they differ by one step). */
 static int group_level(const struct wsearch *S, int a, int b)
 {
-	int la[3], lb[3], i, lvl = 0;
+	int la[3], lb[3], lvl;
 
 	cell_xyz(S, a, la);
 	cell_xyz(S, b, lb);
-	for (i = 0; i < 3; i++)
-		while ((la[i] >> lvl) != (lb[i] >> lvl))
-			lvl++;
+	for (lvl = 0; lvl < S->nlev; lvl++) {
+		const int *sh = S->shift[lvl];
+
+		if ((la[0] >> sh[0]) == (lb[0] >> sh[0]) && (la[1] >> sh[1]) == (lb[1] >> sh[1]) &&
+		    (la[2] >> sh[2]) == (lb[2] >> sh[2]))
+			return lvl;
+	}
 	return lvl;
 }
 
@@ -276,6 +306,7 @@ static int weave_bbb(order_weave_t *wv, const double cost[3])
 	memcpy(S.w, wv->w, sizeof(S.w));
 	memcpy(S.cost, cost, sizeof(S.cost));
 	S.n = wv->w[0] * wv->w[1] * wv->w[2];
+	make_groups(&S);
 	if (S.n > BBB_MAX_WEAVE || wsearch_alloc(&S) < 0) {
 		wsearch_free(&S);
 		return order_weave_snake(wv, cost);

@@ -340,8 +340,15 @@ static int split3(char *s, char *f[3])
 
 static int key_dims(struct loader *L, char *val)
 {
+	int d;
+
 	if (parse_dims3(val, L->t->spec.dims) < 0)
 		return lerr(L, "dims: expected XxYxZ (e.g. 17x8x24), got '%s'%s", val, "");
+	for (d = 0; d < 3; d++)
+		if (L->t->spec.dims[d] < 1 || L->t->spec.dims[d] > TORUS_MAX_DIM)
+			return rm_error_set(L->err, L->path, L->line, 0,
+					    "dimension %c is %d: must be 1 to %d", "xyz"[d],
+					    L->t->spec.dims[d], TORUS_MAX_DIM);
 	L->have_dims = 1;
 	return 0;
 }
