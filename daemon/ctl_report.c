@@ -1,0 +1,397 @@
+/*
+ * daemon/ctl_report.c: `rankmapctl report`: loads a cluster from files (or the live fabric) and prints
+ * topo_cluster_report() as aligned text, or as the JSON object itself with --json. The text is rendered
+ * from that same JSON object, so the two always agree.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "topo.h"
+#include "topo_report.h"
+
+#define MAX_SOURCES 256
+#define MAX_PER_KIND 20   /* anomalies shown per kind in text; --json has them all */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"NAME\n"
+		"    rankmapctl report - summarise a cluster: hardware, fabric, hop counts, anomalies\n\n"
+		"SYNOPSIS\n"
+		"    rankmapctl report [--hwloc PATH]... [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
+		"                      [--node-name-map FILE] [--torus FILE] [--cluster FILE] [--json]\n\n"
+		"DESCRIPTION\n"
+		"    Loads the node hardware (hwloc), the InfiniBand fabric and an optional 3D torus, joins them\n"
+		"    by host name and prints what a cluster administrator checks: hosts, packages, cores and PUs\n"
+		"    per node type, switches per level, HCA ports, subnets, link rates, the histogram of hop\n"
+		"    counts between hosts, and anomalies: hosts in the fabric without hardware data and the\n"
+		"    reverse, links slower than their subnet's norm, unconnected switch ports, generic HCA names.\n"
+		"    Without any source option, the cluster file named by RANKMAP_CLUSTER is used.\n\n"
+		"OPTIONS\n"
+		"    --hwloc PATH        hwloc data: a directory of <host>.xml files (and <host>.diff.xml\n"
+		"                        topology diffs), one XML file, \"synthetic:<desc>[@host,...]\" or\n"
+		"                        \"live\" (this machine). Repeatable.\n"
+		"    --ib FILE           ibnetdiscover output, topology file or -p ports report (-s verbose\n"
+		"                        lines are skipped). One subnet per file; repeatable.\n"
+		"    --ib-cache FILE     a libibnetdisc cache file (ibnetdiscover --cache).\n"
+		"    --ib-live           discover the fabric now through libibnetdisc (default port).\n"
+		"    --node-name-map FILE\n"
+		"                        lines '0xGUID \"name\"' naming HCAs (and so hosts).\n"
+		"    --torus FILE        3D torus description (dims, wrap, link_cost, nodes_per_router, hosts).\n"
+		"    --cluster FILE      a cluster file (key = value lines: hwloc, ib, ib_cache, node_name_map,\n"
+		"                        torus and cost parameters); loaded before the options above.\n"
+		"    --json              print one JSON object instead of text (keys hosts, hosts_with_hardware,\n"
+		"                        switches, hca_ports, subnets, cores, pus, anomalies, ...).\n"
+		"    -h, --help          print this help.\n\n"
+		"EXAMPLES\n"
+		"    rankmapctl report --cluster tests/data/example/cluster.conf\n"
+		"    rankmapctl report --hwloc /var/lib/hwloc --ib fabric.txt --node-name-map names.map --json\n\n"
+		"EXIT STATUS\n"
+		"    0 success, 1 a source could not be loaded (the message names the file and line),\n"
+		"    2 usage error.\n");
+}
+
+struct opts {
+	const char *hwloc[MAX_SOURCES], *ib[MAX_SOURCES];
+	int nhwloc, nib, ib_live, json;
+	const char *ib_cache, *name_map, *torus, *cluster;
+};
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "hwloc", required_argument, NULL, 'w' },  { "ib", required_argument, NULL, 'i' },
+		{ "ib-cache", required_argument, NULL, 'c' }, { "ib-live", no_argument, NULL, 'l' },
+		{ "node-name-map", required_argument, NULL, 'm' }, { "torus", required_argument, NULL, 't' },
+		{ "cluster", required_argument, NULL, 'C' }, { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 }
+	};
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'w':
+		case 'i':
+			if ((ch == 'w' ? o->nhwloc : o->nib) >= MAX_SOURCES) {
+				fprintf(stderr, "rankmapctl report: at most %d --%s options\n", MAX_SOURCES,
+					ch == 'w' ? "hwloc" : "ib");
+				return 2;
+			}
+			if (ch == 'w')
+				o->hwloc[o->nhwloc++] = optarg;
+			else
+				o->ib[o->nib++] = optarg;
+			break;
+		case 'c': o->ib_cache = optarg; break;
+		case 'l': o->ib_live = 1; break;
+		case 'm': o->name_map = optarg; break;
+		case 't': o->torus = optarg; break;
+		case 'C': o->cluster = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'h': usage(stdout); return 0;
+		default:
+			fprintf(stderr, "Try 'rankmapctl report --help'.\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rankmapctl report: unexpected argument '%s'\nTry 'rankmapctl report --help'.\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!o->nhwloc && !o->nib && !o->ib_cache && !o->ib_live && !o->torus && !o->cluster)
+		o->cluster = getenv("RANKMAP_CLUSTER");
+	if (!o->nhwloc && !o->nib && !o->ib_cache && !o->ib_live && !o->torus && !o->cluster) {
+		fprintf(stderr, "rankmapctl report: nothing to report: give --hwloc, --ib, --torus or --cluster\n"
+				"Try 'rankmapctl report --help'.\n");
+		return 2;
+	}
+	return -1;
+}
+
+static int load(topo_cluster_t c, const struct opts *o, rm_error_t *err)
+{
+	int i;
+
+	if (o->cluster && topo_load_cluster_file(c, o->cluster, err) < 0)
+		return -1;
+	for (i = 0; i < o->nhwloc; i++)
+		if (topo_load_hwloc_spec(c, o->hwloc[i], err) < 0)
+			return -1;
+	if (o->name_map && topo_load_node_name_map(c, o->name_map, err) < 0)
+		return -1;
+	for (i = 0; i < o->nib; i++)
+		if (topo_load_ib_file(c, o->ib[i], err) < 0)
+			return -1;
+	if (o->ib_cache && topo_load_ib_cache(c, o->ib_cache, err) < 0)
+		return -1;
+	if (o->ib_live && topo_load_ib_live(c, NULL, 0, err) < 0)
+		return -1;
+	if (o->torus && topo_load_torus(c, o->torus, err) < 0)
+		return -1;
+	return topo_cluster_finalize(c, err);
+}
+
+/* ---- text rendering of the report object ------------------------------------------------------ */
+
+struct table {
+	int ncols;
+	size_t nrows, cap;
+	char **cells;   /* nrows * ncols, row 0 the header */
+};
+
+static void row(struct table *t, ...)
+{
+	va_list ap;
+	int i;
+
+	if (t->nrows == t->cap) {
+		char **n = realloc(t->cells, (t->cap = t->cap ? t->cap * 2 : 16) * (size_t)t->ncols * sizeof(*n));
+
+		if (!n)
+			return;
+		t->cells = n;
+	}
+	va_start(ap, t);
+	for (i = 0; i < t->ncols; i++) {
+		const char *s = va_arg(ap, const char *);
+
+		t->cells[t->nrows * (size_t)t->ncols + (size_t)i] = strdup(s ? s : "");
+	}
+	va_end(ap);
+	t->nrows++;
+}
+
+/* Prints the table with columns aligned (numbers right-aligned), then frees it. */
+static void table_print(struct table *t)
+{
+	size_t w[16] = { 0 }, r, n;
+	int c;
+
+	for (r = 0; r < t->nrows; r++)
+		for (c = 0; c < t->ncols; c++)
+			if (t->cells[r * (size_t)t->ncols + (size_t)c] &&
+			    (n = strlen(t->cells[r * (size_t)t->ncols + (size_t)c])) > w[c])
+				w[c] = n;
+	for (r = 0; r < t->nrows; r++) {
+		fputs("  ", stdout);
+		for (c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * (size_t)t->ncols + (size_t)c];
+			int num = s && s[0] >= '0' && s[0] <= '9' && strspn(s, "0123456789.") == strlen(s);
+
+			s = s ? s : "";
+			if (c == t->ncols - 1)
+				printf("%s", s);
+			else if (num && r > 0)
+				printf("%*s  ", (int)w[c], s);
+			else
+				printf("%-*s  ", (int)w[c], s);
+		}
+		putchar('\n');
+	}
+	for (r = 0; r < t->nrows * (size_t)t->ncols; r++)
+		free(t->cells[r]);
+	free(t->cells);
+}
+
+static const char *num(char *buf, json_t *v)
+{
+	if (json_is_integer(v))
+		snprintf(buf, 32, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, 32, "%g", json_real_value(v));
+	else
+		snprintf(buf, 32, "-");
+	return buf;
+}
+
+static void print_hardware(json_t *r)
+{
+	struct table t = { .ncols = 7 };
+	char b[7][64];
+	size_t i;
+	json_t *e;
+
+	printf("Cluster\n");
+	t.ncols = 2;
+	row(&t, "hosts", num(b[0], json_object_get(r, "hosts")));
+	row(&t, "hosts with hardware", num(b[0], json_object_get(r, "hosts_with_hardware")));
+	row(&t, "packages", num(b[0], json_object_get(r, "packages")));
+	row(&t, "cores", num(b[0], json_object_get(r, "cores")));
+	row(&t, "PUs", num(b[0], json_object_get(r, "pus")));
+	table_print(&t);
+	if (!json_array_size(json_object_get(r, "node_types")))
+		return;
+	printf("\nNode types\n");
+	t = (struct table){ .ncols = 7 };
+	row(&t, "HOSTS", "PACKAGES", "NUMA", "CORES", "PUS", "MEMORY", "CPU MODEL / HOSTS");
+	json_array_foreach(json_object_get(r, "node_types"), i, e) {
+		snprintf(b[5], sizeof(b[5]), "%.1f GiB",
+			 (double)json_integer_value(json_object_get(e, "memory_bytes")) / (1024.0 * 1024 * 1024));
+		row(&t, num(b[0], json_object_get(e, "hosts")), num(b[1], json_object_get(e, "packages")),
+		    num(b[2], json_object_get(e, "numa_nodes")), num(b[3], json_object_get(e, "cores")),
+		    num(b[4], json_object_get(e, "pus")), b[5], json_string_value(json_object_get(e, "cpu_model")));
+		row(&t, "", "", "", "", "", "", json_string_value(json_object_get(e, "host_list")));
+	}
+	table_print(&t);
+}
+
+/* "k1 v1, k2 v2" from a JSON object of counts. */
+static void print_counts(const char *label, json_t *obj)
+{
+	const char *k;
+	json_t *v;
+	int first = 1;
+
+	if (!json_object_size(obj))
+		return;
+	printf("  %-26s", label);
+	json_object_foreach(obj, k, v) {
+		printf("%s%s: %lld", first ? "" : ", ", k, (long long)json_integer_value(v));
+		first = 0;
+	}
+	putchar('\n');
+}
+
+static void print_network(json_t *r)
+{
+	json_t *v, *tor = json_object_get(r, "torus");
+	struct table t = { .ncols = 2 };
+	char b[3][64], lv[256] = "";
+	size_t i, len = 0;
+
+	if (json_is_object(json_object_get(r, "fabric"))) {
+		printf("\nInfiniBand fabric\n");
+		json_array_foreach(json_object_get(r, "switches_per_level"), i, v)
+			len += (size_t)snprintf(lv + len, len < sizeof(lv) ? sizeof(lv) - len : 0, "%s%lld",
+						i ? ", " : "", (long long)json_integer_value(v));
+		row(&t, "subnets", num(b[0], json_object_get(r, "subnets")));
+		row(&t, "switches", num(b[1], json_object_get(r, "switches")));
+		row(&t, "switches per level", lv[0] ? lv : "-");
+		row(&t, "HCA ports", num(b[2], json_object_get(r, "hca_ports")));
+		row(&t, "links", num(b[0], json_object_get(r, "links")));
+		row(&t, "unconnected switch ports", num(b[1], json_object_get(r, "unconnected_switch_ports")));
+		table_print(&t);
+		print_counts("link rates", json_object_get(r, "link_rates"));
+	}
+	if (json_is_object(tor)) {
+		json_t *d = json_object_get(tor, "dims"), *w = json_object_get(tor, "wrap");
+		json_t *lc = json_object_get(tor, "link_cost");
+
+		printf("\n3D torus\n");
+		printf("  dims %lldx%lldx%lld, wrap %s,%s,%s, link cost %g,%g,%g, %lld nodes per router, "
+		       "%lld nodes, %lld named hosts\n",
+		       (long long)json_integer_value(json_array_get(d, 0)), (long long)json_integer_value(json_array_get(d, 1)),
+		       (long long)json_integer_value(json_array_get(d, 2)), json_is_true(json_array_get(w, 0)) ? "yes" : "no",
+		       json_is_true(json_array_get(w, 1)) ? "yes" : "no", json_is_true(json_array_get(w, 2)) ? "yes" : "no",
+		       json_number_value(json_array_get(lc, 0)), json_number_value(json_array_get(lc, 1)),
+		       json_number_value(json_array_get(lc, 2)), (long long)json_integer_value(json_object_get(tor, "nodes_per_router")),
+		       (long long)json_integer_value(json_object_get(tor, "nodes")),
+		       (long long)json_integer_value(json_object_get(tor, "hosts")));
+	}
+}
+
+static int cmp_hops(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	long lx = x[0] >= '0' && x[0] <= '9' ? atol(x) : 1L << 30, ly = y[0] >= '0' && y[0] <= '9' ? atol(y) : 1L << 30;
+
+	return lx < ly ? -1 : lx > ly;
+}
+
+static void print_hops(json_t *r)
+{
+	json_t *h = json_object_get(r, "hop_histogram");
+	const char *keys[256], *k;
+	struct table t = { .ncols = 2 };
+	size_t n = 0, i;
+	json_t *v;
+	char b[32];
+
+	if (!json_object_size(h))
+		return;
+	printf("\nHop counts between hosts (%s)\n", json_string_value(json_object_get(r, "hop_histogram_method")));
+	json_object_foreach(h, k, v)
+		if (n < 256)
+			keys[n++] = k;
+	qsort(keys, n, sizeof(*keys), cmp_hops);
+	row(&t, "HOPS", "HOST PAIRS");
+	for (i = 0; i < n; i++)
+		row(&t, keys[i], num(b, json_object_get(h, keys[i])));
+	table_print(&t);
+}
+
+static void print_anomalies(json_t *r)
+{
+	json_t *an = json_object_get(r, "anomalies"), *e, *shown = json_object();
+	struct table t = { .ncols = 2 };
+	const char *k;
+	size_t i;
+	json_t *v;
+
+	printf("\nAnomalies: %zu\n", json_array_size(an));
+	if (!json_array_size(an)) {
+		json_decref(shown);
+		return;
+	}
+	row(&t, "KIND", "DESCRIPTION");
+	json_array_foreach(an, i, e) {
+		const char *kind = json_string_value(json_object_get(e, "kind"));
+		json_int_t c = json_integer_value(json_object_get(shown, kind ? kind : "?"));
+
+		json_object_set_new(shown, kind ? kind : "?", json_integer(c + 1));
+		if (c < MAX_PER_KIND)
+			row(&t, kind, json_string_value(json_object_get(e, "text")));
+	}
+	table_print(&t);
+	json_object_foreach(shown, k, v)
+		if (json_integer_value(v) > MAX_PER_KIND)
+			printf("  ... and %lld more %s (see --json)\n", (long long)json_integer_value(v) - MAX_PER_KIND, k);
+	json_decref(shown);
+}
+
+int ctl_report_main(int argc, char **argv)
+{
+	struct opts o;
+	int rc = parse_opts(argc, argv, &o);
+	topo_cluster_t c;
+	rm_error_t err;
+	json_t *r;
+	char buf[RM_ERROR_SOURCE_LEN + RM_ERROR_TEXT_LEN + 32];
+
+	if (rc >= 0)
+		return rc;
+	rm_error_clear(&err);
+	if (!(c = topo_cluster_create())) {
+		fprintf(stderr, "rankmapctl: out of memory\n");
+		return 1;
+	}
+	if (load(c, &o, &err) < 0) {
+		fprintf(stderr, "rankmapctl: %s\n", rm_error_format(&err, buf, sizeof(buf)));
+		topo_cluster_destroy(c);
+		return 1;
+	}
+	if (!(r = topo_cluster_report(c))) {
+		fprintf(stderr, "rankmapctl: out of memory\n");
+		topo_cluster_destroy(c);
+		return 1;
+	}
+	if (o.json) {
+		json_dumpf(r, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+	} else {
+		print_hardware(r);
+		print_network(r);
+		print_hops(r);
+		print_anomalies(r);
+	}
+	json_decref(r);
+	topo_cluster_destroy(c);
+	return fflush(stdout) == 0 ? 0 : 1;
+}

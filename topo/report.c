@@ -1,0 +1,358 @@
+/*
+ * topo/report.c: the cluster summary (topo_report.h): hardware per node type, the fabric's and the
+ * torus's reports, the hop-count histogram between hosts and the anomalies.
+ *
+ * The histogram never builds a host-by-host matrix: hosts are grouped by leaf switch and one hop count
+ * is taken per pair of leaves (hosts under the same two leaves are the same distance apart). Beyond
+ * 4096 leaves it samples random host pairs instead and says so.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_private.h"
+#include "hostlist.h"
+#include "topo_report.h"
+
+#define MAX_EXACT_LEAVES 4096
+#define SAMPLE_PAIRS 200000
+
+/* ---- hardware ---------------------------------------------------------------------------------- */
+
+struct sig {
+	const struct topo_nodetype *type;
+	unsigned packages, numa, cores, pus;
+	unsigned long long mem, mem_gib;
+	const char *model;
+	size_t group;
+};
+
+static void type_sig(const struct topo_nodetype *t, struct sig *s)
+{
+	hwloc_obj_t pkg = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PACKAGE, 0);
+	const char *m = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
+
+	s->type = t;
+	s->packages = t->npackages;
+	s->numa = (unsigned)hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_NUMANODE);
+	s->cores = t->ncores;
+	s->pus = t->npus;
+	s->mem = hwloc_get_root_obj(t->topo)->total_memory;
+	s->mem_gib = (s->mem + (1ULL << 29)) >> 30;
+	s->model = m ? m : "";
+}
+
+static int cmp_sig(const void *pa, const void *pb)
+{
+	const struct sig *a = pa, *b = pb;
+
+	if (a->packages != b->packages)
+		return a->packages < b->packages ? -1 : 1;
+	if (a->numa != b->numa)
+		return a->numa < b->numa ? -1 : 1;
+	if (a->cores != b->cores)
+		return a->cores < b->cores ? -1 : 1;
+	if (a->pus != b->pus)
+		return a->pus < b->pus ? -1 : 1;
+	if (a->mem_gib != b->mem_gib) /* a few MiB reserved differently do not make another type */
+		return a->mem_gib < b->mem_gib ? -1 : 1;
+	return strcmp(a->model, b->model);
+}
+
+static int cmp_type_ptr(const void *pa, const void *pb)
+{
+	const struct sig *a = pa, *b = pb;
+
+	return a->type < b->type ? -1 : a->type > b->type;
+}
+
+static int cmp_hosts_desc(const void *pa, const void *pb)
+{
+	json_int_t a = json_integer_value(json_object_get(*(json_t *const *)pa, "hosts"));
+	json_int_t b = json_integer_value(json_object_get(*(json_t *const *)pb, "hosts"));
+
+	return a > b ? -1 : a < b;
+}
+
+static json_t *group_entry(const struct sig *s, const char **names, size_t n)
+{
+	char *list = hostlist_compress(names, n);
+	json_t *e = json_pack("{s:I, s:s, s:i, s:i, s:i, s:i, s:I, s:s}", "hosts", (json_int_t)n, "host_list",
+			      list ? list : "", "packages", (int)s->packages, "numa_nodes", (int)s->numa, "cores",
+			      (int)s->cores, "pus", (int)s->pus, "memory_bytes", (json_int_t)s->mem, "cpu_model",
+			      s->model);
+
+	free(list);
+	return e;
+}
+
+/* Sorts the entries of arr by decreasing host count. */
+static json_t *sorted_by_hosts(json_t *arr)
+{
+	size_t i, n = json_array_size(arr);
+	json_t **v = malloc((n ? n : 1) * sizeof(*v)), *out = json_array();
+
+	if (!v || !out) {
+		free(v);
+		json_decref(out);
+		json_decref(arr);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		v[i] = json_array_get(arr, i);
+	qsort(v, n, sizeof(*v), cmp_hosts_desc);
+	for (i = 0; i < n; i++)
+		json_array_append(out, v[i]);
+	free(v);
+	json_decref(arr);
+	return out;
+}
+
+/* Hosts grouped by node type signature: group of every host, then one entry per group. */
+static json_t *group_hosts(struct topo_cluster *c, struct sig *s, size_t ngroups)
+{
+	struct sig *byptr = malloc(c->ntypes * sizeof(*byptr));
+	size_t *cnt = calloc(ngroups + 1, sizeof(*cnt)), *hg = malloc(c->nhosts * sizeof(*hg)), h, g;
+	const char **names = malloc(c->nhosts * sizeof(*names));
+	json_t *arr = json_array();
+
+	if (!byptr || !cnt || !hg || !names || !arr)
+		goto out;
+	memcpy(byptr, s, c->ntypes * sizeof(*byptr));
+	qsort(byptr, c->ntypes, sizeof(*byptr), cmp_type_ptr);
+	for (h = 0; h < c->nhosts; h++) {
+		struct sig key = { .type = c->hosts[h].type }, *f;
+
+		f = key.type ? bsearch(&key, byptr, c->ntypes, sizeof(*byptr), cmp_type_ptr) : NULL;
+		hg[h] = f ? f->group : ngroups;
+		if (hg[h] < ngroups)
+			cnt[hg[h] + 1]++;
+	}
+	for (g = 1; g < ngroups; g++) /* cnt[g] = start of group g */
+		cnt[g] += cnt[g - 1];
+	for (h = 0; h < c->nhosts; h++)
+		if (hg[h] < ngroups)
+			names[cnt[hg[h]]++] = c->hosts[h].name;
+	for (g = 0, h = 0; g < c->ntypes; g++) { /* cnt[k] is now the end of group k */
+		if (g && s[g].group == s[g - 1].group)
+			continue;
+		json_array_append_new(arr, group_entry(&s[g], names + h, cnt[s[g].group] - h));
+		h = cnt[s[g].group];
+	}
+out:
+	free(byptr);
+	free(cnt);
+	free(hg);
+	free(names);
+	return arr ? sorted_by_hosts(arr) : NULL;
+}
+
+static json_t *node_types(struct topo_cluster *c)
+{
+	struct sig *s = calloc(c->ntypes ? c->ntypes : 1, sizeof(*s));
+	size_t i, ngroups = 0;
+	json_t *arr;
+
+	if (!s)
+		return NULL;
+	for (i = 0; i < c->ntypes; i++)
+		type_sig(c->types[i], &s[i]);
+	qsort(s, c->ntypes, sizeof(*s), cmp_sig);
+	for (i = 0; i < c->ntypes; i++) {
+		if (i && cmp_sig(&s[i - 1], &s[i]))
+			ngroups++;
+		s[i].group = ngroups;
+	}
+	arr = c->ntypes ? group_hosts(c, s, ngroups + 1) : json_array();
+	free(s);
+	return arr;
+}
+
+/* ---- hop histogram ------------------------------------------------------------------------------- */
+
+struct leafhost {
+	long leaf;
+	size_t host;
+};
+
+static int cmp_leafhost(const void *pa, const void *pb)
+{
+	const struct leafhost *a = pa, *b = pb;
+
+	if (a->leaf != b->leaf)
+		return a->leaf < b->leaf ? -1 : 1;
+	return a->host < b->host ? -1 : a->host > b->host;
+}
+
+static void hist_add(json_t *h, int hops, json_int_t pairs)
+{
+	char key[16];
+	json_t *v;
+
+	if (pairs <= 0)
+		return;
+	if (hops < 0)
+		strcpy(key, "unconnected");
+	else
+		snprintf(key, sizeof(key), "%d", hops);
+	v = json_object_get(h, key);
+	json_object_set_new(h, key, json_integer(pairs + (v ? json_integer_value(v) : 0)));
+}
+
+/* Random host pairs (deterministic generator) when there are too many leaves for every pair. */
+static void hist_sample(struct topo_cluster *c, const struct leafhost *v, size_t n, json_t *h)
+{
+	uint64_t x = 88172645463325252ULL;
+	size_t i;
+
+	for (i = 0; i < SAMPLE_PAIRS; i++) {
+		size_t a, b;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		a = (size_t)(x % n);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		b = (size_t)(x % n);
+		if (a != b)
+			hist_add(h, topo_host_hops(c, v[a].host, v[b].host), 1);
+	}
+}
+
+/* Exact: one hop count per pair of leaves, times the host pairs under them. */
+static void hist_exact(struct topo_cluster *c, const struct leafhost *v, size_t n, json_t *h)
+{
+	size_t i, j, ni, nj;
+
+	for (i = 0; i < n; i += ni) {
+		for (ni = 1; i + ni < n && v[i + ni].leaf == v[i].leaf; ni++)
+			;
+		if (v[i].leaf < 0) { /* hosts on no switch: unconnected to everyone */
+			hist_add(h, -1, (json_int_t)(ni * (ni - 1) / 2 + ni * (n - i - ni)));
+			continue;
+		}
+		hist_add(h, ni > 1 ? topo_host_hops(c, v[i].host, v[i + 1].host) : 2, (json_int_t)(ni * (ni - 1) / 2));
+		for (j = i + ni; j < n; j += nj) {
+			for (nj = 1; j + nj < n && v[j + nj].leaf == v[j].leaf; nj++)
+				;
+			hist_add(h, v[j].leaf < 0 ? -1 : topo_host_hops(c, v[i].host, v[j].host), (json_int_t)(ni * nj));
+		}
+	}
+}
+
+static void hop_histogram(struct topo_cluster *c, json_t *r)
+{
+	struct leafhost *v = malloc((c->nhosts ? c->nhosts : 1) * sizeof(*v));
+	json_t *h = json_object();
+	size_t i, n = 0, nleaves = 0;
+	char method[128];
+
+	snprintf(method, sizeof(method), "no fabric");
+	if (v && h && c->fabric) {
+		for (i = 0; i < c->nhosts; i++)
+			if (c->hosts[i].fabric_host >= 0) {
+				v[n].leaf = topo_fabric_host_leaf(c->fabric, (size_t)c->hosts[i].fabric_host);
+				v[n++].host = i;
+			}
+		qsort(v, n, sizeof(*v), cmp_leafhost);
+		for (i = 0; i < n; i++)
+			nleaves += !i || v[i].leaf != v[i - 1].leaf;
+		if (nleaves <= MAX_EXACT_LEAVES) {
+			hist_exact(c, v, n, h);
+			snprintf(method, sizeof(method), "exact: one hop count per pair of the %zu leaf switches", nleaves);
+		} else {
+			hist_sample(c, v, n, h);
+			snprintf(method, sizeof(method), "sampled: %d random host pairs (%zu leaf switches)", SAMPLE_PAIRS,
+				 nleaves);
+		}
+	}
+	free(v);
+	json_object_set_new(r, "hop_histogram", h ? h : json_object());
+	json_object_set_new(r, "hop_histogram_method", json_string(method));
+}
+
+/* ---- anomalies and the whole report ------------------------------------------------------------ */
+
+static void host_anomalies(struct topo_cluster *c, json_t *an)
+{
+	size_t i;
+	char text[512];
+
+	for (i = 0; i < c->nhosts; i++) {
+		const struct topo_host *h = &c->hosts[i];
+
+		if (!h->type && (h->fabric_host >= 0 || h->torus_node >= 0)) {
+			snprintf(text, sizeof(text), "host %s is in the %s but has no hardware (hwloc) data", h->name,
+				 h->fabric_host >= 0 ? "fabric" : "torus");
+			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "no_hardware", "text", text));
+		} else if (h->type && c->fabric && h->fabric_host < 0) {
+			snprintf(text, sizeof(text), "host %s has hardware data but no HCA in the fabric", h->name);
+			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "not_in_fabric", "text", text));
+		}
+	}
+}
+
+static void hardware_totals(struct topo_cluster *c, json_t *r)
+{
+	json_int_t with = 0, pkgs = 0, cores = 0, pus = 0;
+	size_t i;
+
+	for (i = 0; i < c->nhosts; i++) {
+		const struct topo_nodetype *t = c->hosts[i].type;
+
+		if (!t)
+			continue;
+		with++;
+		pkgs += t->npackages;
+		cores += t->ncores;
+		pus += t->npus;
+	}
+	json_object_set_new(r, "hosts", json_integer((json_int_t)c->nhosts));
+	json_object_set_new(r, "hosts_with_hardware", json_integer(with));
+	json_object_set_new(r, "packages", json_integer(pkgs));
+	json_object_set_new(r, "cores", json_integer(cores));
+	json_object_set_new(r, "pus", json_integer(pus));
+}
+
+/* Copies the fabric's headline keys to the top level (0 / empty without a fabric). */
+static void fabric_part(struct topo_cluster *c, json_t *r, json_t *an)
+{
+	static const char *const ints[] = { "switches", "hca_ports", "subnets", "links", "unconnected_switch_ports" };
+	json_t *f = c->fabric ? topo_fabric_report(c->fabric) : NULL, *v;
+	size_t i;
+
+	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		v = f ? json_object_get(f, ints[i]) : NULL;
+		json_object_set_new(r, ints[i], v ? json_incref(v) : json_integer(0));
+	}
+	v = f ? json_object_get(f, "switches_per_level") : NULL;
+	json_object_set_new(r, "switches_per_level", v ? json_incref(v) : json_array());
+	v = f ? json_object_get(f, "link_rates") : NULL;
+	json_object_set_new(r, "link_rates", v ? json_incref(v) : json_object());
+	v = f ? json_object_get(f, "anomalies") : NULL;
+	if (v)
+		json_array_extend(an, v);
+	json_object_set_new(r, "fabric", f ? f : json_null());
+}
+
+json_t *topo_cluster_report(topo_cluster_t c)
+{
+	json_t *r = json_object(), *an = json_array(), *types, *torus;
+
+	if (!r || !an) {
+		json_decref(r);
+		json_decref(an);
+		errno = ENOMEM;
+		return NULL;
+	}
+	hardware_totals(c, r);
+	types = node_types(c);
+	json_object_set_new(r, "node_types", types ? types : json_array());
+	fabric_part(c, r, an);
+	torus = c->torus ? topo_torus_model_report(c->torus) : NULL;
+	json_object_set_new(r, "torus", torus ? torus : json_null());
+	if (torus && json_is_array(json_object_get(torus, "anomalies")))
+		json_array_extend(an, json_object_get(torus, "anomalies"));
+	hop_histogram(c, r);
+	host_anomalies(c, an);
+	json_object_set_new(r, "anomalies", an);
+	return r;
+}
