@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,18 +172,22 @@ static inline int td_send_text(int fd, const char *text)
 	return td_send_raw(fd, text, n);
 }
 
-/* Waits for EOF on fd (the daemon closed it) within ms. Returns 1 on EOF. */
+/* Waits for EOF on fd (the daemon closed it) within ms, discarding data. Returns 1 on EOF. */
 static inline int td_eof(int fd, int ms)
 {
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 	char b[256];
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 	ssize_t r;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	do
-		r = recv(fd, b, sizeof(b), 0);
-	while (r > 0);
-	return r == 0;
+	for (;;) {
+		if (poll(&p, 1, ms) <= 0)
+			return 0;
+		r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+		if (r == 0)
+			return 1;
+		if (r < 0 && errno != EAGAIN && errno != EINTR)
+			return errno == ECONNRESET;
+	}
 }
 
 #endif

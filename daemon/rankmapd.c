@@ -1,0 +1,245 @@
+/*
+ * rankmapd: the cluster's topology service. Holds the machine model built by topo/ and answers
+ * rankmapctl, the MPI library and the Slurm plugin over a Unix socket (daemon/PROTOCOL.md).
+ *
+ * main() is the list of set-up steps and the tear-down in reverse. Signal handlers only set flags:
+ * SIGTERM/SIGINT stop, SIGHUP reloads the sources.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "srv.h"
+
+static volatile sig_atomic_t stop_flag, reload_flag;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rankmapd --config FILE [--socket PATH] [--state-dir DIR] [--foreground]\n"
+		"       rankmapd --help | --version\n\n"
+		"rankmapd holds the cluster's topology model (hwloc node trees, InfiniBand fabric, torus)\n"
+		"and answers placement, mapping and distance requests on a Unix socket.\n\n"
+		"Options:\n"
+		"  -c, --config FILE     configuration file (see rankmapd.conf(5) and conf/rankmapd.conf)\n"
+		"  -s, --socket PATH     listen on PATH (overrides 'socket' of the file)\n"
+		"  -d, --state-dir DIR   keep registrations and caches in DIR (overrides 'state_dir')\n"
+		"  -f, --foreground      stay in the foreground and log to stderr (default: syslog)\n"
+		"  -v, --verbose         log debug messages\n"
+		"      --print-config    print the effective configuration and exit\n"
+		"  -h, --help            show this help and exit\n"
+		"  -V, --version         show the version and exit\n\n"
+		"Signals: SIGTERM or SIGINT stop cleanly; SIGHUP reloads every source.\n"
+		"The daemon does not fork: run it under systemd (conf/rankmapd.service) or in the\n"
+		"background from a shell.\n\n"
+		"Exit status: 0 after a clean stop, 1 on a set-up error, 2 on a usage error.\n");
+}
+
+typedef struct opts {
+	const char *config, *socket, *state_dir;
+	int foreground, verbose, print_config;
+} opts_t;
+
+/* Returns 0 to go on, 1 to exit 0 (help/version), 2 on a usage error. */
+static int parse_args(int argc, char **argv, opts_t *o)
+{
+	static const struct option lo[] = {
+		{ "config", required_argument, NULL, 'c' }, { "socket", required_argument, NULL, 's' },
+		{ "state-dir", required_argument, NULL, 'd' }, { "foreground", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' }, { "print-config", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:s:d:fvhV", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case 's': o->socket = optarg; break;
+		case 'd': o->state_dir = optarg; break;
+		case 'f': o->foreground = 1; break;
+		case 'v': o->verbose = 1; break;
+		case 'P': o->print_config = 1; break;
+		case 'h': usage(stdout); return 1;
+		case 'V': printf("rankmapd %s (protocol version %d)\n", RANKMAP_VERSION, 1); return 1;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rankmapd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!o->config) {
+		fprintf(stderr, "rankmapd: --config FILE is required (try --help)\n");
+		return 2;
+	}
+	return 0;
+}
+
+static int configure(srv_ctx_t *ctx, const opts_t *o, rm_error_t *err)
+{
+	srv_config_defaults(&ctx->cfg);
+	if (srv_config_load(&ctx->cfg, o->config, err) < 0)
+		return -1;
+	if (o->socket) {
+		free(ctx->cfg.socket_path);
+		ctx->cfg.socket_path = strdup(o->socket);
+	}
+	if (o->state_dir) {
+		free(ctx->cfg.state_dir);
+		ctx->cfg.state_dir = strdup(o->state_dir);
+	}
+	ctx->cfg.foreground = o->foreground;
+	if (o->verbose)
+		ctx->cfg.log_level = SRV_LOG_DEBUG;
+	return srv_config_check(&ctx->cfg, err);
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa = { 0 };
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop;
+	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
+		return -1;
+	sa.sa_handler = on_hup;
+	if (sigaction(SIGHUP, &sa, NULL) < 0)
+		return -1;
+	sa.sa_handler = SIG_IGN;
+	return sigaction(SIGPIPE, &sa, NULL);
+}
+
+static int ctx_init(srv_ctx_t *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->lock_fd = ctx->listen_fd = -1;
+	ctx->started_at = srv_now_ms();
+	pthread_mutex_init(&ctx->model_lock, NULL);
+	pthread_mutex_init(&ctx->reg_lock, NULL);
+	pthread_mutex_init(&ctx->build_lock, NULL);
+	pthread_mutex_init(&ctx->ib_lock, NULL);
+	ctx->registrations = json_object();
+	return ctx->registrations ? 0 : -1;
+}
+
+static void ctx_fini(srv_ctx_t *ctx)
+{
+	srv_model_put(ctx->model);
+	json_decref(ctx->registrations);
+	json_decref(ctx->ib_status);
+	free(ctx->ib_cache_path);
+	srv_config_free(&ctx->cfg);
+	pthread_mutex_destroy(&ctx->model_lock);
+	pthread_mutex_destroy(&ctx->reg_lock);
+	pthread_mutex_destroy(&ctx->build_lock);
+	pthread_mutex_destroy(&ctx->ib_lock);
+}
+
+/* Loads the saved registrations and builds the first model (from the fabric cache when there is one,
+ * so a restart serves at once; the live fabric is refreshed in the background afterwards). */
+static int first_model(srv_ctx_t *ctx, rm_error_t *err)
+{
+	rm_error_t ierr = { 0 };
+	char msg[600];
+
+	if (asprintf(&ctx->ib_cache_path, "%s/ib-live.cache", ctx->cfg.state_dir) < 0)
+		return rm_error_set(err, "rankmapd", 0, 0, "out of memory");
+	if (srv_state_load_registrations(ctx, err) < 0)
+		return -1;
+	if (ctx->cfg.ib_live && access(ctx->ib_cache_path, R_OK) < 0 && srv_model_ib_discover(ctx, &ierr) < 0)
+		srv_log(SRV_LOG_WARNING, "fabric discovery: %s", rm_error_format(&ierr, msg, sizeof(msg)));
+	return srv_model_rebuild(ctx, 0, err);
+}
+
+static int fail(const char *step, const rm_error_t *err)
+{
+	char msg[600];
+
+	rm_error_format(err, msg, sizeof(msg));
+	fprintf(stderr, "rankmapd: %s: %s\n", step, msg);
+	srv_log(SRV_LOG_ERR, "%s: %s", step, msg);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	opts_t o = { 0 };
+	srv_ctx_t ctx;
+	rm_error_t err = { 0 };
+	int rc = 1;
+
+	if ((rc = parse_args(argc, argv, &o)))
+		return rc == 1 ? 0 : 2;
+	rc = 1;
+	if (ctx_init(&ctx) < 0)
+		return 1;
+	if (configure(&ctx, &o, &err) < 0) {
+		fail("configuration", &err);
+		goto out_ctx;
+	}
+	if (o.print_config) {
+		srv_config_print(&ctx.cfg, stdout);
+		rc = 0;
+		goto out_ctx;
+	}
+	srv_log_open(ctx.cfg.foreground, ctx.cfg.log_level);
+	if (srv_state_init(ctx.cfg.state_dir, &err) < 0) {
+		fail("state directory", &err);
+		goto out_log;
+	}
+	if ((ctx.lock_fd = srv_lock_state_dir(ctx.cfg.state_dir, &err)) < 0) {
+		fail("lock", &err);
+		goto out_log;
+	}
+	if (install_signals() < 0) {
+		rm_error_set(&err, "sigaction", 0, 0, "%s", strerror(errno));
+		fail("signals", &err);
+		goto out_lock;
+	}
+	if (first_model(&ctx, &err) < 0) {
+		fail("model", &err);
+		goto out_lock;
+	}
+	ctx.listen_fd = srv_sock_listen(ctx.cfg.socket_path, ctx.cfg.socket_mode, &ctx.sock_dev, &ctx.sock_ino, &err);
+	if (ctx.listen_fd < 0) {
+		fail("socket", &err);
+		goto out_lock;
+	}
+	if (!(ctx.workers = srv_workers_start(&ctx, ctx.cfg.workers, &err))) {
+		fail("workers", &err);
+		goto out_sock;
+	}
+	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers)", RANKMAP_VERSION,
+		ctx.cfg.socket_path, ctx.cfg.state_dir, ctx.cfg.workers);
+	rc = srv_loop_run(&ctx, &stop_flag, &reload_flag) < 0 ? 1 : 0;
+	srv_log(SRV_LOG_NOTICE, "stopping");
+
+	srv_workers_stop(ctx.workers);
+out_sock:
+	srv_sock_unlink(ctx.cfg.socket_path, ctx.sock_dev, ctx.sock_ino);
+	close(ctx.listen_fd);
+out_lock:
+	close(ctx.lock_fd); /* releases the flock; the file stays (removing it would race a new instance) */
+out_log:
+	srv_log_close();
+out_ctx:
+	ctx_fini(&ctx);
+	return rc;
+}

@@ -1,0 +1,314 @@
+/*
+ * Fault injection against a real rankmapd: garbage, random bytes, oversized / at-limit / zero-length /
+ * truncated frames, wrong versions, unknown types, a client that stalls mid-frame, a client that says
+ * nothing, a client that disconnects mid-request, pipelined requests, 1,000 simultaneous connections,
+ * the client cap, and ping answered while a long map runs. After each case a fresh client must get
+ * its ping answered.
+ */
+#include "test_daemon_util.h"
+
+#include <poll.h>
+#include <sys/resource.h>
+
+#define MAX_FRAME 65536
+#define MAX_CLIENTS 1100
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sends text as one frame on a new connection and returns the response (NULL when none came). */
+static json_t *exchange_text(const char *sock, const char *text)
+{
+	int fd = td_raw_connect(sock);
+	json_t *r = NULL;
+
+	if (fd >= 0 && td_send_text(fd, text) == 0)
+		r = rm_frame_recv(fd, 0, 5000, NULL);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static void expect_code(const char *sock, const char *text, const char *code, const char *what)
+{
+	json_t *r = exchange_text(sock, text);
+
+	check(r && !strcmp(td_code(r), code), "%s: got %s (%s)", what, r ? td_code(r) : "nothing", td_msg(r));
+	json_decref(r);
+	check(td_ping(sock) == 0, "daemon serves after: %s", what);
+}
+
+static void test_envelopes(const char *sock)
+{
+	expect_code(sock, "this is not json", RM_ERR_BAD_FRAME, "garbage payload");
+	expect_code(sock, "[1,2,3]", RM_ERR_BAD_FRAME, "JSON array instead of object");
+	expect_code(sock, "{\"version\":2,\"type\":\"ping\",\"id\":1}", RM_ERR_BAD_VERSION, "version 2");
+	expect_code(sock, "{\"type\":\"ping\",\"id\":1}", RM_ERR_BAD_VERSION, "version missing");
+	expect_code(sock, "{\"version\":\"1\",\"type\":\"ping\",\"id\":1}", RM_ERR_BAD_VERSION, "version a string");
+	expect_code(sock, "{\"version\":1,\"type\":\"format-disk\",\"id\":1}", RM_ERR_UNKNOWN_TYPE, "unknown type");
+	expect_code(sock, "{\"version\":1,\"id\":1}", RM_ERR_BAD_REQUEST, "type missing");
+	expect_code(sock, "{\"version\":1,\"type\":\"ping\"}", RM_ERR_BAD_REQUEST, "id missing");
+	expect_code(sock, "{\"version\":1,\"type\":\"ping\",\"id\":{}}", RM_ERR_BAD_REQUEST, "id an object");
+	expect_code(sock, "{\"version\":1,\"type\":\"ping\",\"id\":1,\"x\":0}", RM_ERR_BAD_REQUEST, "extra field");
+	expect_code(sock, "{\"version\":1,\"type\":\"ping\",\"id\":1,\"id\":2}", RM_ERR_BAD_FRAME, "duplicate key");
+}
+
+/* A bad frame whose length was valid leaves the stream in sync: the same connection still works. */
+static void test_same_connection(const char *sock)
+{
+	int fd = td_raw_connect(sock);
+	json_t *a, *b, *c;
+
+	td_send_text(fd, "{{{{");
+	a = rm_frame_recv(fd, 0, 3000, NULL);
+	/* two requests in one write: two responses, in order */
+	td_send_text(fd, "{\"version\":1,\"type\":\"ping\",\"id\":\"first\"}");
+	td_send_text(fd, "{\"version\":1,\"type\":\"ping\",\"id\":\"second\"}");
+	b = rm_frame_recv(fd, 0, 3000, NULL);
+	c = rm_frame_recv(fd, 0, 3000, NULL);
+	check(a && !strcmp(td_code(a), RM_ERR_BAD_FRAME), "bad JSON answered on the connection");
+	check(b && !strcmp(json_string_value(json_object_get(b, "id")), "first"), "pipelined: first response");
+	check(c && !strcmp(json_string_value(json_object_get(c, "id")), "second"), "pipelined: second response");
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	close(fd);
+}
+
+static void test_sizes(const char *sock)
+{
+	unsigned char hdr[4];
+	char *big = malloc(MAX_FRAME + 1);
+	json_t *r;
+	int fd;
+
+	/* just over the limit: error frame, then the daemon closes */
+	fd = td_raw_connect(sock);
+	hdr[0] = 0, hdr[1] = (MAX_FRAME + 1) >> 16, hdr[2] = ((MAX_FRAME + 1) >> 8) & 255, hdr[3] = (MAX_FRAME + 1) & 255;
+	td_send_raw(fd, hdr, 4);
+	r = rm_frame_recv(fd, 0, 3000, NULL);
+	check(r && !strcmp(td_code(r), RM_ERR_TOO_LARGE), "frame of limit+1 bytes refused: %s", td_code(r));
+	check(td_eof(fd, 3000), "and the connection closed");
+	json_decref(r);
+	close(fd);
+	check(td_ping(sock) == 0, "serves after an oversized frame");
+	/* exactly at the limit: a valid request padded with spaces is served */
+	memset(big, ' ', MAX_FRAME);
+	memcpy(big, "{\"version\":1,\"type\":\"ping\",\"id\":9}", 34);
+	big[MAX_FRAME] = 0;
+	r = exchange_text(sock, big);
+	check(r && json_is_true(json_object_get(r, "ok")), "frame of exactly the limit served");
+	json_decref(r);
+	free(big);
+	/* 4 GiB - 1 announced */
+	fd = td_raw_connect(sock);
+	td_send_raw(fd, "\xff\xff\xff\xff", 4);
+	r = rm_frame_recv(fd, 0, 3000, NULL);
+	check(r && !strcmp(td_code(r), RM_ERR_TOO_LARGE), "4 GiB frame refused without allocating it");
+	json_decref(r);
+	close(fd);
+	/* zero length */
+	fd = td_raw_connect(sock);
+	td_send_raw(fd, "\0\0\0\0", 4);
+	r = rm_frame_recv(fd, 0, 3000, NULL);
+	check(r && !strcmp(td_code(r), RM_ERR_BAD_FRAME), "zero-length frame refused");
+	json_decref(r);
+	close(fd);
+	/* truncated: announces 100 bytes, sends 10, hangs up */
+	fd = td_raw_connect(sock);
+	td_send_raw(fd, "\0\0\0\x64{\"version\"", 14);
+	close(fd);
+	check(td_ping(sock) == 0, "serves after a truncated frame");
+}
+
+static void test_random_bytes(const char *sock)
+{
+	unsigned char buf[512];
+	unsigned seed = 12345;
+	int i, k, fd, alive = 1;
+
+	for (i = 0; i < 200; i++) {
+		size_t n = 1 + (size_t)(rand_r(&seed) % sizeof(buf));
+		for (k = 0; k < (int)n; k++)
+			buf[k] = (unsigned char)rand_r(&seed);
+		if (i % 2) /* a plausible length so that the payload itself is random */
+			buf[0] = 0, buf[1] = 0, buf[2] = (unsigned char)((n - 4) >> 8), buf[3] = (unsigned char)(n - 4);
+		fd = td_raw_connect(sock);
+		if (fd < 0) {
+			alive = 0;
+			break;
+		}
+		td_send_raw(fd, buf, n);
+		if (i % 3 == 0)
+			json_decref(rm_frame_recv(fd, 0, 200, NULL));
+		close(fd);
+	}
+	check(alive && td_ping(sock) == 0, "serves after 200 connections of random bytes");
+}
+
+/* Half a frame, then silence: a timeout error after request_timeout (1 s), then the close. */
+static void test_stalls(const char *sock)
+{
+	long long t0;
+	json_t *r;
+	int fd;
+
+	fd = td_raw_connect(sock);
+	td_send_raw(fd, "\0\0\0\x40{\"version\":1,", 17);
+	t0 = now_ms();
+	r = rm_frame_recv(fd, 0, 5000, NULL);
+	check(r && !strcmp(td_code(r), RM_ERR_TIMEOUT), "stalled frame: timeout error (%s)", td_code(r));
+	check(now_ms() - t0 >= 800 && now_ms() - t0 < 3000, "after about the request timeout (%lld ms)", now_ms() - t0);
+	check(td_eof(fd, 2000), "stalled client disconnected");
+	json_decref(r);
+	close(fd);
+	/* connects and says nothing: closed after idle_timeout (2 s) */
+	fd = td_raw_connect(sock);
+	t0 = now_ms();
+	check(td_ping(sock) == 0, "others served while a client is silent");
+	r = rm_frame_recv(fd, 0, 6000, NULL);
+	check(r && !strcmp(td_code(r), RM_ERR_TIMEOUT), "silent client: timeout error");
+	check(now_ms() - t0 >= 1800 && now_ms() - t0 < 4500, "after about the idle timeout (%lld ms)", now_ms() - t0);
+	check(td_eof(fd, 2000), "silent client disconnected");
+	json_decref(r);
+	close(fd);
+}
+
+static json_t *map_request(int n, const char *algo, double budget)
+{
+	json_t *q = rm_proto_request("map", 5), *e = json_array();
+	int i;
+
+	for (i = 0; i < n; i++) {
+		json_array_append_new(e, json_pack("[iif]", i, (i + 1) % n, 10.0));
+		json_array_append_new(e, json_pack("[iif]", i, (i * 7 + 3) % n, 1.0));
+	}
+	json_object_set_new(q, "pattern", json_pack("{s:i, s:o}", "n", n, "edges", e));
+	json_object_set_new(q, "hosts", json_pack("[ssss]", "bonobo001", "bonobo002", "mirage001", "fourmi004"));
+	json_object_set_new(q, "algorithm", json_string(algo));
+	if (budget > 0)
+		json_object_set_new(q, "time_budget_ms", json_real(budget));
+	return q;
+}
+
+/* A client that sends a map request and hangs up before the answer; the daemon drops the answer. */
+static void test_disconnect_mid_request(const char *sock)
+{
+	json_t *q = map_request(32, "auto", 300);
+	int i, fd;
+
+	for (i = 0; i < 5; i++) {
+		fd = td_raw_connect(sock);
+		rm_frame_send(fd, q, 2000, NULL);
+		close(fd);
+	}
+	json_decref(q);
+	check(td_ping(sock) == 0, "serves after clients vanished mid-request");
+	q = map_request(32, "treematch", 0);
+	json_t *r = td_call(sock, q);
+	check(r && json_is_true(json_object_get(r, "ok")), "map still served: %s", td_msg(r));
+	json_decref(r);
+}
+
+/* ping must not wait for a long map: both workers busy, the loop still answers. */
+static void test_ping_during_map(const char *sock)
+{
+	int fd[2], i;
+	long long t0, tping, tmap;
+	json_t *q = map_request(32, "refine", 1500), *r;
+
+	for (i = 0; i < 2; i++) {
+		fd[i] = td_raw_connect(sock);
+		rm_frame_send(fd[i], q, 2000, NULL);
+	}
+	json_decref(q);
+	t0 = now_ms();
+	check(td_ping(sock) == 0, "ping while maps run");
+	tping = now_ms() - t0;
+	r = rm_frame_recv(fd[0], 0, 20000, NULL);
+	tmap = now_ms() - t0;
+	json_decref(r);
+	json_decref(rm_frame_recv(fd[1], 0, 20000, NULL));
+	close(fd[0]);
+	close(fd[1]);
+	check(tping < 200 && tping < tmap, "ping answered in %lld ms, before the map (%lld ms)", tping, tmap);
+}
+
+/* 1,000 simultaneous connections held open, each then served; then the cap (MAX_CLIENTS). */
+static void test_many_connections(const char *sock)
+{
+	enum { N = 1000 };
+	static int fds[MAX_CLIENTS + 1];
+	json_t *q = rm_proto_request("ping", 1), *r;
+	int i, opened = 0, served = 0, extra;
+
+	for (i = 0; i < N; i++)
+		if ((fds[i] = td_raw_connect(sock)) >= 0)
+			opened++;
+	check(opened == N, "%d of %d connections opened", opened, N);
+	check(td_ping(sock) == 0, "a new client is served while %d are held", N);
+	for (i = 0; i < N; i++)
+		if (fds[i] >= 0 && rm_frame_send(fds[i], q, 2000, NULL) == 0)
+			served++;
+	for (i = 0, served = 0; i < N; i++) {
+		r = fds[i] >= 0 ? rm_frame_recv(fds[i], 0, 5000, NULL) : NULL;
+		served += r && json_is_true(json_object_get(r, "ok"));
+		json_decref(r);
+	}
+	check(served == N, "all %d held connections answered (%d)", N, served);
+	/* fill up to the cap: the next client gets "busy" and is closed */
+	for (i = N; i < MAX_CLIENTS; i++)
+		fds[i] = td_raw_connect(sock);
+	usleep(300 * 1000); /* let the loop accept them */
+	extra = td_raw_connect(sock);
+	r = extra >= 0 ? rm_frame_recv(extra, 0, 3000, NULL) : NULL;
+	check(r && !strcmp(td_code(r), RM_ERR_BUSY), "client beyond max_clients gets busy (%s)", td_code(r));
+	check(extra >= 0 && td_eof(extra, 2000), "and is closed");
+	json_decref(r);
+	if (extra >= 0)
+		close(extra);
+	for (i = 0; i < MAX_CLIENTS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	json_decref(q);
+	usleep(200 * 1000);
+	check(td_ping(sock) == 0, "served again once clients left");
+}
+
+int main(void)
+{
+	struct rlimit rl = { 8192, 8192 };
+	tdaemon_t d;
+	char extra[4096], *data = realpath(harness_data_dir(), NULL);
+
+	signal(SIGPIPE, SIG_IGN);
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) /* for us and the daemon we start */
+		fprintf(stderr, "setrlimit: %s\n", strerror(errno));
+	snprintf(extra, sizeof(extra),
+		 "hwloc_dir = %s/daemon/hwloc\nmax_frame_size = %d\nmax_clients = %d\nrequest_timeout = 1s\n"
+		 "idle_timeout = 2s\n", data ? data : ".", MAX_FRAME, MAX_CLIENTS);
+	free(data);
+	check(td_setup(&d, extra) == 0, "temporary directory");
+	if (td_start(&d, NULL) < 0) {
+		fail("rankmapd (%s) did not start; log in %s", td_bin(), d.log);
+		td_cleanup(&d);
+		return harness_done();
+	}
+	test_envelopes(d.sock);
+	test_same_connection(d.sock);
+	test_sizes(d.sock);
+	test_random_bytes(d.sock);
+	test_stalls(d.sock);
+	test_disconnect_mid_request(d.sock);
+	test_ping_during_map(d.sock);
+	test_many_connections(d.sock);
+	check(d.pid > 0 && kill(d.pid, 0) == 0, "daemon still running after every fault");
+	check(td_stop(&d, SIGTERM) == 0, "SIGTERM stops cleanly");
+	td_cleanup(&d);
+	return harness_done();
+}
