@@ -1,10 +1,12 @@
 /*
  * mapping/auto.c: the "auto" engine, a portfolio within the time budget.
  *
- * Candidates, in order: TreeMatch, the identity, and Scotch when the graph is small enough for it to
- * answer quickly (Scotch takes seconds at 65,536 ranks). Each candidate is repaired into a bijection
- * and refined (refine.c) with its share of the remaining budget; the cheapest mapping is kept, the
- * identity included, so auto is never worse than any candidate it ran.
+ * Candidates: TreeMatch with multilevel refinement (three variants: cheap levels merged, lookahead
+ * ties, discovery-order ties), the identity, and Scotch when the budget leaves it time
+ * (AUTO_SCOTCH_MS_PER_RANK; Scotch takes seconds at 65,536 ranks). Each candidate is repaired into a
+ * bijection and brought to a local optimum of refine.c's swaps; the cheapest one then gets the rest
+ * of the budget for refine's iterated local search. The identity is a candidate, so auto is never
+ * worse than it, nor than any candidate it ran.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,34 +14,50 @@
 
 #include "mapping_private.h"
 
-#define AUTO_SCOTCH_MAX_RANKS 16384
+#define AUTO_SCOTCH_MS_PER_RANK 0.08
 
 struct candidate {
 	const char *name;
 	map_engine_fn fn;
-	uint32_t max_ranks;
+	int scotch;
 };
 
+static int tm_lookahead(const map_ctx_t *ctx, uint32_t *perm)
+{
+	return tm_map(ctx, perm, 0, 1);
+}
+
+static int tm_discovery(const map_ctx_t *ctx, uint32_t *perm)
+{
+	return tm_map(ctx, perm, 1, 1);
+}
+
+static int tm_merged(const map_ctx_t *ctx, uint32_t *perm)
+{
+	return tm_map(ctx, perm, 2, 1);
+}
+
 static const struct candidate candidates[] = {
-	{ "treematch", map_engine_treematch, UINT32_MAX },
-	{ "identity", map_engine_identity, UINT32_MAX },
-	{ "scotch", map_engine_scotch, AUTO_SCOTCH_MAX_RANKS },
+	{ "treematch-merged", tm_merged, 0 },
+	{ "treematch", tm_lookahead, 0 },
+	{ "treematch-discovery", tm_discovery, 0 },
+	{ "identity", map_engine_identity, 0 },
+	{ "scotch", map_engine_scotch, 1 },
 };
 
 #define NCAND (sizeof(candidates) / sizeof(candidates[0]))
 
-/* Runs one candidate into tmp and refines it until sub_deadline; returns its cost (or -1). */
-static double run_candidate(const map_ctx_t *ctx, const struct candidate *c, double sub_deadline, uint32_t *tmp)
+/* Runs one candidate into tmp and takes it to a local optimum; returns its cost (or -1). */
+static double run_candidate(const map_ctx_t *ctx, const struct candidate *c, uint32_t *tmp)
 {
 	map_ctx_t sub = *ctx;
 	rm_error_t ignore;
 
 	rm_error_clear(&ignore);
 	sub.err = &ignore; /* a failing candidate is skipped, not reported */
-	sub.deadline = sub_deadline;
 	if (c->fn(&sub, tmp) < 0 || map_repair(ctx->g, ctx->t, tmp) < 0)
 		return -1;
-	if (map_refine_run(&sub, tmp) < 0)
+	if (map_refine_run(&sub, tmp, 0) < 0)
 		return -1;
 	return map_cost(ctx->g, ctx->t, tmp);
 }
@@ -48,22 +66,18 @@ int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 {
 	uint32_t n = ctx->g->n, *tmp = malloc(((size_t)n + 1) * sizeof(*tmp));
 	double best = -1;
-	size_t i, left = 0;
+	size_t i;
 
 	if (!tmp) {
 		errno = ENOMEM;
 		return rm_error_set(ctx->err, "auto", 0, 0, "out of memory");
 	}
-	for (i = 0; i < NCAND; i++)
-		left += n <= candidates[i].max_ranks;
 	for (i = 0; i < NCAND; i++) {
-		double now = map_now_ms(), share, cost;
+		double cost;
 
-		if (n > candidates[i].max_ranks)
+		if (candidates[i].scotch && ctx->deadline - map_now_ms() < AUTO_SCOTCH_MS_PER_RANK * n)
 			continue;
-		share = (ctx->deadline - now) / (double)(left ? left : 1);
-		left--;
-		cost = run_candidate(ctx, &candidates[i], now + (share > 0 ? share : 0), tmp);
+		cost = run_candidate(ctx, &candidates[i], tmp);
 		if (cost >= 0 && (best < 0 || cost < best)) {
 			best = cost;
 			memcpy(perm, tmp, (size_t)n * sizeof(*perm));
@@ -72,5 +86,7 @@ int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 	free(tmp);
 	if (best < 0)
 		return map_engine_identity(ctx, perm);
+	if (map_refine_run(ctx, perm, 1) < 0)
+		return rm_error_set(ctx->err, "auto", 0, 0, "out of memory");
 	return 0;
 }

@@ -72,8 +72,13 @@ long map_repair(const map_graph_t *g, const topo_target_t *t, uint32_t *perm);
 double map_rank_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm, uint32_t r,
 		     uint32_t s, uint32_t skip);
 
-/* refine.c: improves perm in place (must be a bijection) until no gain or the deadline. Returns the
- * number of improving moves. */
-long map_refine_run(const map_ctx_t *ctx, uint32_t *perm);
+/* treematch.c: TreeMatch with a tie-breaking mode (0: lookahead, 1: discovery order, 2: lookahead on a
+ * tree whose cheap levels are merged into their children) and, when
+ * mlrefine, multilevel refinement of the positions of every coarse level on the way down. */
+int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine);
+
+/* refine.c: improves perm in place (must be a bijection) until no gain or the deadline, then (kicks)
+ * by iterated local search. Returns the number of improving moves, -1 on allocation failure. */
+long map_refine_run(const map_ctx_t *ctx, uint32_t *perm, int kicks);
 
 #endif

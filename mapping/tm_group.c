@@ -3,7 +3,7 @@
  * mapping/tm_group.c: TreeMatch's greedy grouping of one level, and swaps between groups.
  *
  * Greedy: seeds are taken by decreasing traffic; a group grows by the free unit with the most
- * traffic to it (ties: less traffic elsewhere, then lower index); when no free unit talks to the group,
+ * traffic to it (ties: less traffic elsewhere, then the earliest discovered); when no free unit talks to the group,
  * it is padded with the least-communicating free unit (virtual units first).
  * Improve: a unit x of group A is swapped with a unit y of the group B that x talks to most when
  * the traffic kept inside groups grows: gain = c(x,B) - c(x,A) + c(y,A) - c(y,B) - 2 w(x,y).
@@ -21,6 +21,7 @@ struct greedy {
 	double *deg, *conn;
 	unsigned char *used;
 	uint32_t *cand, ncand, *members, pos;
+	int mode;
 };
 
 static int by_deg_desc(const void *a, const void *b, void *arg)
@@ -53,10 +54,26 @@ static void greedy_add(struct greedy *s, uint32_t x)
 	}
 }
 
-/* Best free candidate (most traffic to the group), UINT32_MAX if none; drops used entries. */
+/* Traffic from candidate y to the other candidates: how much a group that takes y can still gain. */
+static double lookahead(const struct greedy *s, uint32_t y)
+{
+	const tm_units_t *u = s->u;
+	double score = 0;
+	uint64_t k;
+
+	for (k = y < u->nreal ? u->xadj[y] : 0; y < u->nreal && k < u->xadj[y + 1]; k++)
+		if (s->conn[u->adj[k]] > 0 && !s->used[u->adj[k]])
+			score += u->w[k];
+	return score;
+}
+
+/* Best free candidate (most traffic to the group), UINT32_MAX if none; drops used entries. Ties go
+ * to the candidate with more traffic to the other candidates (mode 0: closes squares and cubes in
+ * grids), then less traffic elsewhere, then discovery order. */
 static uint32_t greedy_pick(struct greedy *s)
 {
 	uint32_t i, j = 0, best = UINT32_MAX;
+	double max = 0, bscore = -1;
 
 	for (i = 0; i < s->ncand; i++) {
 		uint32_t y = s->cand[i];
@@ -66,12 +83,20 @@ static uint32_t greedy_pick(struct greedy *s)
 			continue;
 		}
 		s->cand[j++] = y;
-		if (best == UINT32_MAX || s->conn[y] > s->conn[best] ||
-		    (s->conn[y] == s->conn[best] &&
-		     (s->deg[y] < s->deg[best] || (s->deg[y] == s->deg[best] && y < best))))
-			best = y;
+		if (s->conn[y] > max)
+			max = s->conn[y];
 	}
 	s->ncand = j;
+	for (i = 0; i < s->ncand; i++) {
+		uint32_t y = s->cand[i];
+		double score;
+
+		if (s->conn[y] < max * (1 - 1e-12))
+			continue;
+		score = s->mode == 0 ? lookahead(s, y) : 0;
+		if (best == UINT32_MAX || score > bscore || (score == bscore && s->deg[y] < s->deg[best]))
+			best = y, bscore = score;
+	}
 	return best;
 }
 
@@ -88,9 +113,9 @@ static void deg_of(const tm_units_t *u, double *deg)
 	}
 }
 
-int tm_group_greedy(const tm_units_t *u, uint32_t a, uint32_t *members)
+int tm_group_greedy(const tm_units_t *u, uint32_t a, uint32_t *members, int mode)
 {
-	struct greedy s = { .u = u, .members = members };
+	struct greedy s = { .u = u, .members = members, .mode = mode };
 	uint32_t *order = malloc((size_t)u->n * sizeof(*order)), seed = 0, fill = u->n, g, i;
 
 	s.deg = malloc((size_t)u->n * sizeof(double));

@@ -17,6 +17,9 @@
 
 #include "tm_private.h"
 
+/* Largest number of groupings of one level that is enumerated (optimal); greedy + swaps + KL above. */
+#define TM_EXHAUSTIVE_MAX 1000
+
 /* Number of ways to split nu units into groups of a, capped at cap + 1. */
 static double groupings(uint32_t nu, uint32_t a, double cap)
 {
@@ -110,7 +113,7 @@ static int group_exhaustive(const tm_units_t *u, uint32_t a, uint32_t *members)
 }
 
 /* Groups the units of one level into groups of a: members[g * a + p]. */
-int tm_group_level(const tm_units_t *u, uint32_t a, uint32_t *members, double deadline)
+int tm_group_level(const tm_units_t *u, uint32_t a, uint32_t *members, int mode, double deadline)
 {
 	if (a == 1) {
 		uint32_t i;
@@ -119,11 +122,13 @@ int tm_group_level(const tm_units_t *u, uint32_t a, uint32_t *members, double de
 			members[i] = i;
 		return 0;
 	}
-	if (u->n <= 16 && groupings(u->n, a, 20000) <= 20000)
+	if (u->n <= 16 && groupings(u->n, a, TM_EXHAUSTIVE_MAX) <= TM_EXHAUSTIVE_MAX)
 		return group_exhaustive(u, a, members);
-	if (tm_group_greedy(u, a, members) < 0)
+	if (tm_group_greedy(u, a, members, mode) < 0)
 		return -1;
-	return tm_group_improve(u, a, members, deadline);
+	if (tm_group_improve(u, a, members, deadline) < 0)
+		return -1;
+	return tm_group_kl(u, a, members, deadline);
 }
 
 /* Child index of every slot at every level, in one pass: calls back with (slot, level, index). Fills
@@ -231,73 +236,174 @@ static int aggregate(const tm_units_t *u, uint32_t a, const uint32_t *members, t
 
 static void units_free(tm_units_t *u, const map_graph_t *g)
 {
-	if (u->xadj != g->xadj) {
+	if (u->xadj && u->xadj != g->xadj) {
 		free((void *)u->xadj), free((void *)u->adj), free((void *)u->w);
 	}
+	u->xadj = NULL;
 }
 
-/* Lays the groups onto the virtual tree top-down: vid[unit] of the leaf units (ranks first). */
-static uint32_t *assign_top_down(uint32_t **members, const uint32_t *A, int L, uint64_t V)
+/* The uniform tree TreeMatch works on: levels 0 (root) .. L-1 (leaves), arities, costs. */
+struct tm_tree {
+	int L;
+	uint32_t A[64];
+	double cost[64];
+};
+
+/* The virtual tree cut at depth l, as a target whose slots are the units of that depth. */
+static topo_target_t *truncated_target(const struct tm_tree *tr, int l)
+{
+	topo_target_t *T = calloc(1, sizeof(*T));
+	uint32_t P = 1, s;
+	int k;
+
+	for (k = 1; k <= l; k++)
+		P *= tr->A[k];
+	if (!T)
+		return NULL;
+	T->nslots = P, T->nlevels = l + 1, T->host_level = -1;
+	T->group = malloc((size_t)P * (l + 1) * sizeof(*T->group));
+	T->ngroups = malloc((l + 1) * sizeof(*T->ngroups));
+	T->cost = malloc((l + 1) * sizeof(*T->cost));
+	if (!T->group || !T->ngroups || !T->cost) {
+		topo_target_destroy(T);
+		return NULL;
+	}
+	for (k = 0, P = 1; k <= l; k++) {
+		P *= k ? tr->A[k] : 1;
+		T->ngroups[k] = P;
+		T->cost[k] = k < l ? tr->cost[k] : 0;
+	}
+	for (s = 0; s < T->nslots; s++)
+		for (k = 0; k <= l; k++)
+			T->group[(size_t)s * (l + 1) + k] = s / (T->nslots / T->ngroups[k]);
+	return T;
+}
+
+/* Multilevel refinement: moves whole groups of depth l (units of u) between positions. */
+static void refine_level(const map_ctx_t *ctx, const struct tm_tree *tr, const tm_units_t *u, int l,
+			 uint32_t *vid)
+{
+	topo_target_t *T = truncated_target(tr, l);
+	map_graph_t view = { .n = u->n, .xadj = (uint64_t *)u->xadj, .adj = (uint32_t *)u->adj, .w = (double *)u->w };
+	map_ctx_t sub = *ctx;
+
+	if (!T || u->nreal != u->n)
+		goto out;
+	sub.g = &view;
+	sub.t = T;
+	map_refine_run(&sub, vid, 0);
+out:
+	topo_target_destroy(T);
+}
+
+/* Lays the groups onto the virtual tree top-down: vid[unit] of the leaf units (ranks first). With
+ * units (mlrefine), the positions of each coarse level are refined before going down. */
+static uint32_t *assign_top_down(const map_ctx_t *ctx, const struct tm_tree *tr, uint32_t **members,
+				 const tm_units_t *units)
 {
 	uint32_t *vid = calloc(1, sizeof(*vid)), *next;
 	uint64_t nunits = 1, i;
 	int l;
 
-	for (l = 1; vid && l < L; l++) {
-		next = malloc((nunits * A[l] + 1) * sizeof(*next));
+	for (l = 1; vid && l < tr->L; l++) {
+		uint32_t a = tr->A[l];
+
+		next = malloc((nunits * a + 1) * sizeof(*next));
 		if (!next)
 			break;
-		for (i = 0; i < nunits * A[l]; i++)
-			next[members[l][i]] = vid[i / A[l]] * A[l] + (uint32_t)(i % A[l]);
+		for (i = 0; i < nunits * a; i++)
+			next[members[l][i]] = vid[i / a] * a + (uint32_t)(i % a);
 		free(vid);
 		vid = next;
-		nunits *= A[l];
+		nunits *= a;
+		if (units && l < tr->L - 1 && units[l].xadj)
+			refine_level(ctx, tr, &units[l], l, vid);
 	}
-	if (l < L) {
+	if (l < tr->L) {
 		free(vid);
 		return NULL;
 	}
-	(void)V;
 	return vid;
 }
 
-int map_engine_treematch(const map_ctx_t *ctx, uint32_t *perm)
+/* Bottom-up phase: groups every level (members[l]) and, when keep, keeps the units of every level
+ * in units[l] (units[L-1] is the rank graph). */
+static int bottom_up(const map_ctx_t *ctx, const struct tm_tree *tr, uint64_t V, int mode, uint32_t **members,
+		     tm_units_t *units, int keep)
 {
 	const map_graph_t *g = ctx->g;
-	int L = ctx->t->nlevels, l, rc = 0;
-	uint32_t A[64], *vslot = NULL, *members[64] = { 0 }, *vid, r;
-	tm_units_t cur;
+	int l, rc = 0;
+	tm_units_t cur = { .n = (uint32_t)V, .nreal = g->n, .xadj = g->xadj, .adj = g->adj, .w = g->w };
+
+	for (l = tr->L - 1; rc == 0 && l >= 1; l--) {
+		tm_units_t next = { 0 };
+
+		members[l] = malloc((size_t)cur.n * sizeof(uint32_t));
+		rc = members[l] ? tm_group_level(&cur, tr->A[l], members[l], mode, 1e300 /* bounded by passes: deterministic */) : -1;
+		if (rc == 0 && l > 1)
+			rc = aggregate(&cur, tr->A[l], members[l], &next);
+		if (keep)
+			units[l] = cur;
+		else
+			units_free(&cur, g);
+		cur = next;
+	}
+	units_free(&cur, g);
+	return rc;
+}
+
+/* The tree TreeMatch groups over. With merge, a level whose cost step (cost[l-1] - cost[l]) is under
+ * a quarter of the step above it is merged into its children: its grouping matters little, and
+ * grouping straight at the combined arity serves the expensive level better (refine.c then
+ * splits the merged groups). */
+static void tm_tree_build(const topo_target_t *t, const uint32_t *A, int merge, struct tm_tree *tr)
+{
+	int l, L = t->nlevels;
+	uint32_t arity = 1;
+
+	tr->L = 1;
+	tr->A[0] = 1;
+	tr->cost[0] = t->cost[0];
+	for (l = 1; l < L; l++) {
+		double step = t->cost[l - 1] - t->cost[l], up = l >= 2 ? t->cost[l - 2] - t->cost[l - 1] : 0;
+
+		arity *= A[l];
+		if (merge && l >= 2 && l < L - 1 && step < 0.25 * up)
+			continue; /* level l's groups vanish: their children join the next kept level */
+		tr->A[tr->L] = arity;
+		tr->cost[tr->L] = t->cost[l];
+		tr->L++;
+		arity = 1;
+	}
+}
+
+int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine)
+{
+	const map_graph_t *g = ctx->g;
+	int l, rc;
+	uint32_t A[64], *vslot = NULL, *members[64] = { 0 }, *vid = NULL, r;
+	tm_units_t units[64];
+	struct tm_tree tr;
 	uint64_t V;
 
-	if (L < 2 || L > 64)
+	if (ctx->t->nlevels < 2 || ctx->t->nlevels > 64)
 		return map_engine_identity(ctx, perm);
 	V = virtual_tree(ctx->t, A, &vslot);
 	if (!V || V >= UINT32_MAX) {
 		errno = ENOMEM;
 		return rm_error_set(ctx->err, "treematch", 0, 0, "target too large or too irregular");
 	}
-	cur = (tm_units_t){ .n = (uint32_t)V, .nreal = g->n, .xadj = g->xadj, .adj = g->adj, .w = g->w };
-	for (l = L - 1; rc == 0 && l >= 1; l--) {
-		tm_units_t next;
-
-		members[l] = malloc((size_t)cur.n * sizeof(uint32_t));
-		rc = members[l] ? tm_group_level(&cur, A[l], members[l], ctx->deadline) : -1;
-		if (rc == 0 && l > 1) {
-			rc = aggregate(&cur, A[l], members[l], &next);
-			units_free(&cur, g);
-			if (rc == 0)
-				cur = next;
-			else
-				cur.xadj = g->xadj;
-		}
-	}
-	if (l == 0 || rc < 0)
-		units_free(&cur, g);
-	vid = rc == 0 ? assign_top_down(members, A, L, V) : NULL;
+	tm_tree_build(ctx->t, A, mode == 2, &tr);
+	memset(units, 0, sizeof(units));
+	rc = bottom_up(ctx, &tr, V, mode == 2 ? 0 : mode, members, units, mlrefine);
+	if (rc == 0)
+		vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL);
 	for (r = 0; vid && r < g->n; r++)
 		perm[r] = vslot[vid[r]];
-	for (l = 1; l < L; l++)
+	for (l = 1; l < tr.L; l++) {
 		free(members[l]);
+		units_free(&units[l], g);
+	}
 	free(vslot);
 	if (!vid) {
 		errno = ENOMEM;
@@ -305,4 +411,9 @@ int map_engine_treematch(const map_ctx_t *ctx, uint32_t *perm)
 	}
 	free(vid);
 	return 0;
+}
+
+int map_engine_treematch(const map_ctx_t *ctx, uint32_t *perm)
+{
+	return tm_map(ctx, perm, 0, 0);
 }

@@ -1,0 +1,189 @@
+/*
+ * mapping/tm_kl.c: Kernighan-Lin passes between pairs of groups of one TreeMatch level.
+ *
+ * Single swaps (tm_group.c) stop at local optima that a sequence of swaps escapes: two lines of 8
+ * grid points that should be two 4x2 blocks, for example. For a group A and each of the groups B it
+ * talks to most, a KL pass swaps the best pair of unlocked units a times (gains may be negative on
+ * the way) and keeps the best prefix when it moves traffic inside the groups. Only for arities up to
+ * KL_MAX_ARITY (each pass is O(a^3)).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tm_private.h"
+
+#define KL_MAX_ARITY 16
+#define KL_PARTNERS 3
+#define KL_PASSES 3
+
+struct kl {
+	const tm_units_t *u;
+	uint32_t a, *members, *grp, *loc;
+	double m[2 * KL_MAX_ARITY][2 * KL_MAX_ARITY], D[2 * KL_MAX_ARITY];
+	uint32_t idx[2 * KL_MAX_ARITY];
+	unsigned char side[2 * KL_MAX_ARITY], locked[2 * KL_MAX_ARITY], moved[2 * KL_MAX_ARITY];
+	double *gconn;
+	uint32_t *touched;
+};
+
+/* Traffic between the 2a units of groups A and B (local indices: A's members then B's). */
+static void kl_matrix(struct kl *k, uint32_t A, uint32_t B)
+{
+	const tm_units_t *u = k->u;
+	uint32_t i, a = k->a;
+
+	memset(k->m, 0, sizeof(k->m));
+	for (i = 0; i < 2 * a; i++) {
+		k->idx[i] = k->members[(size_t)(i < a ? A : B) * a + i % a];
+		k->loc[k->idx[i]] = i;
+	}
+	for (i = 0; i < 2 * a; i++) {
+		uint32_t x = k->idx[i];
+		uint64_t e;
+
+		for (e = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && e < u->xadj[x + 1]; e++) {
+			uint32_t gy = k->grp[u->adj[e]];
+
+			if (gy == A || gy == B)
+				k->m[i][k->loc[u->adj[e]]] += u->w[e];
+		}
+	}
+}
+
+/* Best unlocked pair (x on side 0, y on side 1); returns its gain. */
+static double kl_best_pair(const struct kl *k, uint32_t *bx, uint32_t *by)
+{
+	double best = -1e300;
+	uint32_t x, y, n = 2 * k->a;
+
+	for (x = 0; x < n; x++) {
+		if (k->locked[x] || k->side[x])
+			continue;
+		for (y = 0; y < n; y++) {
+			double g;
+
+			if (k->locked[y] || !k->side[y])
+				continue;
+			g = k->D[x] + k->D[y] - 2 * k->m[x][y];
+			if (g > best)
+				best = g, *bx = x, *by = y;
+		}
+	}
+	return best;
+}
+
+/* One KL pass on groups A and B; applies the best prefix of swaps. Returns 1 when it improved. */
+static int kl_pair(struct kl *k, uint32_t A, uint32_t B)
+{
+	uint32_t n = 2 * k->a, i, j, step, bestk = 0, sx[KL_MAX_ARITY], sy[KL_MAX_ARITY], pa = 0, pb = 0;
+	double cum = 0, best = 0, tol;
+
+	kl_matrix(k, A, B);
+	for (i = 0, tol = 0; i < n; i++) {
+		k->side[i] = i >= k->a, k->locked[i] = 0, k->moved[i] = 0, k->D[i] = 0;
+		for (j = 0; j < n; j++)
+			k->D[i] += k->m[i][j] * ((i >= k->a) != (j >= k->a) ? 1 : -1), tol += k->m[i][j];
+	}
+	tol = 1e-12 * (tol + 1);
+	for (step = 0; step < k->a; step++) {
+		uint32_t x = 0, y = 0;
+
+		cum += kl_best_pair(k, &x, &y);
+		k->locked[x] = k->locked[y] = 1;
+		sx[step] = x, sy[step] = y;
+		if (cum > best + tol)
+			best = cum, bestk = step + 1;
+		for (i = 0; i < n; i++) {
+			double dx = 2 * k->m[i][x] - 2 * k->m[i][y];
+
+			if (!k->locked[i])
+				k->D[i] += k->side[i] == 0 ? dx : -dx;
+		}
+		k->side[x] = 1, k->side[y] = 0;
+	}
+	if (!bestk)
+		return 0;
+	for (step = 0; step < bestk; step++)
+		k->moved[sx[step]] = k->moved[sy[step]] = 1;
+	for (i = 0; i < n; i++) {
+		int to_b = (i >= k->a) != k->moved[i];
+		uint32_t g = to_b ? B : A, p = to_b ? pb++ : pa++;
+
+		k->members[(size_t)g * k->a + p] = k->idx[i];
+		k->grp[k->idx[i]] = g;
+	}
+	return 1;
+}
+
+/* The KL_PARTNERS groups that group A talks to most, into out[]; returns how many. */
+static uint32_t kl_partners(struct kl *k, uint32_t A, uint32_t *out)
+{
+	const tm_units_t *u = k->u;
+	uint32_t p, nt = 0, i, n = 0;
+
+	for (p = 0; p < k->a; p++) {
+		uint32_t x = k->members[(size_t)A * k->a + p];
+		uint64_t e;
+
+		for (e = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && e < u->xadj[x + 1]; e++) {
+			uint32_t g = k->grp[u->adj[e]];
+
+			if (g == A)
+				continue;
+			if (k->gconn[g] == 0)
+				k->touched[nt++] = g;
+			k->gconn[g] += u->w[e];
+		}
+	}
+	for (n = 0; n < KL_PARTNERS; n++) {
+		double bw = 0;
+		uint32_t bi = UINT32_MAX;
+
+		for (i = 0; i < nt; i++)
+			if (k->gconn[k->touched[i]] > bw)
+				bw = k->gconn[k->touched[i]], bi = i;
+		if (bi == UINT32_MAX)
+			break;
+		out[n] = k->touched[bi];
+		k->gconn[k->touched[bi]] = -1; /* taken */
+	}
+	for (i = 0; i < nt; i++)
+		k->gconn[k->touched[i]] = 0;
+	return n;
+}
+
+int tm_group_kl(const tm_units_t *u, uint32_t a, uint32_t *members, double deadline)
+{
+	struct kl *k;
+	uint32_t ng = u->n / a, A, i, pass, improved = 1, partners[KL_PARTNERS];
+
+	if (a < 2 || a > KL_MAX_ARITY || ng < 2)
+		return 0;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -1;
+	k->u = u, k->a = a, k->members = members;
+	k->grp = malloc((size_t)u->n * sizeof(uint32_t));
+	k->loc = malloc((size_t)u->n * sizeof(uint32_t));
+	k->gconn = calloc(ng, sizeof(double));
+	k->touched = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
+	if (!k->grp || !k->loc || !k->gconn || !k->touched) {
+		free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (i = 0; i < u->n; i++)
+		k->grp[members[i]] = i / a;
+	for (pass = 0; improved && pass < KL_PASSES; pass++) {
+		improved = 0;
+		for (A = 0; A < ng && map_now_ms() < deadline; A++) {
+			uint32_t np = kl_partners(k, A, partners);
+
+			for (i = 0; i < np; i++)
+				improved += (uint32_t)kl_pair(k, A, partners[i]);
+		}
+	}
+	free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k);
+	return 0;
+}
