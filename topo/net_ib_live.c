@@ -125,11 +125,14 @@ static int load_ibnd(struct topo_fabric *f, ibnd_fabric_t *fab, const char *sour
 
 int topo_fabric_load_live(struct topo_fabric *f, const char *ca, int port, rm_error_t *err)
 {
+	struct ibnd_config cfg;
 	char source[128];
 	ibnd_fabric_t *fab;
 
+	/* a zeroed config means the library defaults; NULL crashes libibnetdisc 44 */
+	memset(&cfg, 0, sizeof(cfg));
 	snprintf(source, sizeof(source), "libibnetdisc:%s:%d", ca ? ca : "default", port);
-	fab = ibnd_discover_fabric((char *)ca, port, NULL, NULL);
+	fab = ibnd_discover_fabric((char *)ca, port, NULL, &cfg);
 	if (!fab) {
 		errno = EIO;
 		return rm_error_set(err, source, 0, 0,
