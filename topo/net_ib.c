@@ -334,7 +334,7 @@ static const struct ib_format *detect(const char *p, const char *end, int *line)
 		while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
 			s[--n] = '\0';
 		t = ib_skip_ws(s);
-		if (!*t || *t == '#' || !strncmp(t, "DR path", 7))
+		if (ib_line_is_noise(t))
 			continue;
 		for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 			if (formats[i]->detect(t))

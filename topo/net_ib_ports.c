@@ -143,7 +143,7 @@ static int ports_parse(struct ib_build *b, struct ib_lines *ln)
 
 	while ((s = ib_next_line(ln))) {
 		s = (char *)ib_skip_ws(s);
-		if (!*s || *s == '#' || !strncmp(s, "DR path", 7))
+		if (ib_line_is_noise(s))
 			continue;
 		if (ports_line(b, ln->lineno, s) < 0)
 			return -1;

@@ -171,6 +171,9 @@ const char *ib_speed_name(uint8_t speed);
 /* Link rate in Gb/s per lane x lanes (0 when unknown). */
 double ib_link_gbps(const struct ib_link *l);
 char *ib_strndup(const char *s, size_t n);
+/* Lines every format skips (s starts at the first non-blank): empty, # comments, -s "DR path" lines
+ * and "ibwarn: " messages of captures that mixed in stderr. */
+int ib_line_is_noise(const char *s);
 const char *ib_skip_ws(const char *p);
 
 /* ---- build (net_ib.c) ---- */

@@ -191,12 +191,9 @@ static void report_switches(const struct topo_fabric *f, json_t *r, json_t *an)
 		char b[24];
 
 		total_unconn += u;
-		if (u && nd->declared)
-			anomaly(an, "unconnected_ports", "switch %s (0x%016llx): %u of %u ports unconnected",
-				node_name(f, nd, b, sizeof(b)), (unsigned long long)nd->guid, u, nd->nports);
-		else if (u)
-			anomaly(an, "unconnected_ports", "switch %s (0x%016llx): %u ports listed as unconnected",
-				node_name(f, nd, b, sizeof(b)), (unsigned long long)nd->guid, u);
+		if (u)
+			anomaly(an, "unconnected_ports", "switch %s (0x%016llx): %u unconnected port%s",
+				node_name(f, nd, b, sizeof(b)), (unsigned long long)nd->guid, u, u > 1 ? "s" : "");
 		if (f->sw_level[s] < 0) {
 			unreached++;
 			anomaly(an, "unreached_switch", "switch %s (0x%016llx) has no path to any host",

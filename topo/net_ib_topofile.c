@@ -193,10 +193,10 @@ static int starts(const char *s, const char *w)
 static int skipped(const char *s)
 {
 	static const char *const keys[] = { "vendid=", "devid=", "sysimgguid=", "switchguid=", "caguid=",
-					    "rtguid=", "Non-Chassis Nodes", "Chassis ", "DR path", NULL };
+					    "rtguid=", "Non-Chassis Nodes", "Chassis ", NULL };
 	int i;
 
-	if (!*s || *s == '#')
+	if (ib_line_is_noise(s))
 		return 1;
 	for (i = 0; keys[i]; i++)
 		if (!strncmp(s, keys[i], strlen(keys[i])))

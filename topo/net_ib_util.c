@@ -321,3 +321,8 @@ const char *ib_skip_ws(const char *p)
 		p++;
 	return p;
 }
+
+int ib_line_is_noise(const char *s)
+{
+	return !*s || *s == '#' || !strncmp(s, "DR path", 7) || !strncmp(s, "ibwarn: ", 8);
+}

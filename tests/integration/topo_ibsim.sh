@@ -1,10 +1,11 @@
 #!/bin/sh
 # tests/integration/topo_ibsim.sh: live InfiniBand discovery against the ibsim fabric simulator.
 # Starts `ibsim -s -n tests/data/ib/ibsim-fattree.net` on a private socket name (IBSIM_SOCKNAME), then,
-# under LD_PRELOAD=libumad2sim.so: runs ibnetdiscover (topology file and --cache), and the test
+# under LD_PRELOAD=libumad2sim.so: runs ibnetdiscover (three output forms and --cache), and the test
 # program build/tests/test_topo_ib_live --live, which discovers the fabric through libibnetdisc
 # (topo_fabric_load_live), checks it against the net file, writes and reloads a libibnetdisc cache,
-# and compares with ibnetdiscover's topology file parsed by rankmap. Stops ibsim by its PID.
+# and compares with ibnetdiscover's outputs (topology file, -s -p ports report, -g grouped file) parsed
+# by rankmap. Stops ibsim by its PID.
 . "$(dirname "$0")/../lib.sh"
 
 NET=$DATA/ib/ibsim-fattree.net
@@ -47,13 +48,19 @@ expect "ibnetdiscover ran under umad2sim" test -s "$T/fabric.topo"
 expect "ibnetdiscover sees the 6 switches of the net file" \
 	test "$(grep -c '^Switch' "$T/fabric.topo")" -eq 6
 expect "ibnetdiscover sees the 8 HCAs of the net file" test "$(grep -c '^Ca' "$T/fabric.topo")" -eq 8
+# the ports report with -s discovery lines, stderr mixed in as careless captures have it
+sim ibnetdiscover -s -p >"$T/fabric.ports" 2>&1
+expect "ibnetdiscover -s -p ran" grep -q '^DR path' "$T/fabric.ports"
+sim ibnetdiscover -g >"$T/fabric.grouped" 2>"$T/ibnetdiscover-g.err"
+expect "ibnetdiscover -g ran" grep -q 'Non-Chassis Nodes' "$T/fabric.grouped"
 
 # rankmap's live discovery, cache round trip, and comparison with ibnetdiscover's file.
-sim "$BIN/tests/test_topo_ib_live" --live "$T/live.cache" "$T/fabric.topo" >"$T/live.out" 2>&1
+sim "$BIN/tests/test_topo_ib_live" --live "$T/live.cache" "$T/fabric.topo" "$T/fabric.ports" "$T/fabric.grouped" \
+	>"$T/live.out" 2>&1
 rc=$?
 cat "$T/live.out"
 if [ $rc -eq 0 ] && tail -n 1 "$T/live.out" | grep -q ' 0 failed'; then
-	ok "live discovery, cache and topology file agree with the net file"
+	ok "live discovery, its cache and the three ibnetdiscover outputs agree with the net file"
 else
 	notok "live discovery checks (exit $rc)"
 fi

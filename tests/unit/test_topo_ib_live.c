@@ -7,11 +7,11 @@
  * 4 x (12 - 4) + 2 x (8 - 4) = 40.
  *
  * Without arguments (the unit-test runner) it loads ib/ibsim-fattree.cache, the cache that
- * `ibnetdiscover --cache` wrote against ibsim. With `--live CACHE [TOPOFILE]`, run by
+ * `ibnetdiscover --cache` wrote against ibsim. With `--live CACHE [FILE...]`, run by
  * tests/integration/topo_ibsim.sh under LD_PRELOAD=libumad2sim.so with ibsim running, it discovers the
  * fabric live (topo_fabric_load_live), writes CACHE with ibnd_cache_fabric and reloads it
- * (topo_fabric_load_cache), and compares with TOPOFILE (ibnetdiscover's topology file of the same
- * simulated fabric) through the file parser.
+ * (topo_fabric_load_cache), and compares with each FILE (ibnetdiscover's outputs for the same
+ * simulated fabric: topology file, -s -p ports report, -g grouped file) through the file parsers.
  */
 #include <string.h>
 
@@ -121,7 +121,7 @@ static void same(json_t *a, json_t *b, const char *what)
 	check(a && b && json_equal(a, b), "%s: reports agree", what);
 }
 
-static void live(const char *cache, const char *topofile)
+static void live(const char *cache, char **files, int nfiles)
 {
 	json_t *rl = load_and_check(load_live, NULL, "live"), *rc, *rt;
 	struct ibnd_config cfg;
@@ -137,9 +137,9 @@ static void live(const char *cache, const char *topofile)
 	}
 	rc = load_and_check(topo_fabric_load_cache, cache, "cache written live");
 	same(rl, rc, "live vs cache");
-	if (topofile) {
-		rt = load_and_check(topo_fabric_load_file, topofile, "ibnetdiscover topology file");
-		same(rl, rt, "live vs ibnetdiscover file");
+	for (; nfiles > 0; nfiles--, files++) {
+		rt = load_and_check(topo_fabric_load_file, *files, *files);
+		same(rl, rt, *files);
 		json_decref(rt);
 	}
 	json_decref(rl);
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	char path[512];
 
 	if (argc >= 3 && !strcmp(argv[1], "--live")) {
-		live(argv[2], argc >= 4 ? argv[3] : NULL);
+		live(argv[2], argv + 3, argc - 3);
 	} else {
 		snprintf(path, sizeof(path), "%s/ib/ibsim-fattree.cache", harness_data_dir());
 		json_decref(load_and_check(topo_fabric_load_cache, path, "checked-in cache"));
