@@ -18,7 +18,7 @@
 #include "order_private.h"
 
 #define BBB_BLOCK_NODES 128
-#define BBB_MAX_WEAVE 4096   /* larger blocks use the snake weave */
+#define BBB_MAX_WEAVE 512    /* larger blocks use the snake weave (search cost) */
 
 void order_bbb_default_block(const topo_torus_spec_t *spec, int ext[3])
 {
@@ -77,6 +77,7 @@ struct wsearch {
 	int end;
 	long budget;
 	int max_run;          /* straight runs longer than this are not tried (0: no limit) */
+	int warnsdorff_first; /* rank moves by onward degree before group locality */
 	int nlev;             /* nested groups: level L groups cells by coordinate >> shift[L][axis] */
 	int shift[64][3];
 };
@@ -87,6 +88,7 @@ struct wsearch {
 static void make_groups(struct wsearch *S)
 {
 	int ext[3] = { 1, 1, 1 }, sh[3] = { 0, 0, 0 }, i;
+	const double *cst = S->cost;
 
 	S->nlev = 0;
 	memcpy(S->shift[S->nlev++], sh, sizeof(sh));
@@ -95,7 +97,7 @@ static void make_groups(struct wsearch *S)
 
 		for (i = 0; i < 3; i++)
 			if (ext[i] < S->w[i] &&
-			    (best < 0 || 2 * ext[i] * S->cost[i] < 2 * ext[best] * S->cost[best] - 1e-9))
+			    (best < 0 || 2 * ext[i] * cst[i] < 2 * ext[best] * cst[best] - 1e-9))
 				best = i;
 		if (best < 0)
 			break;
@@ -209,8 +211,8 @@ static void order_moves(struct wsearch *S, int depth)
 				continue;                  /* a third straight step */
 			key[k] += 1e6;
 		}
-		key[k] += 1e4 * group_level(S, c, v);
-		key[k] += 1e2 * avail(S, v, v);
+		key[k] += (S->warnsdorff_first ? 1e2 : 1e4) * group_level(S, c, v);
+		key[k] += (S->warnsdorff_first ? 1e4 : 1e2) * avail(S, v, v);
 		if (depth >= 1 && d == S->dir[depth])
 			key[k] += 10;
 		key[k] += S->cost[d / 2];
@@ -299,7 +301,7 @@ static void wsearch_free(struct wsearch *S)
 static int weave_bbb(order_weave_t *wv, const double cost[3])
 {
 	struct wsearch S;
-	int ends[8][2] = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 } };
+	static const int ends[4][2] = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 } };
 	int i, found = 0;
 
 	memset(&S, 0, sizeof(S));
@@ -311,17 +313,20 @@ static int weave_bbb(order_weave_t *wv, const double cost[3])
 		wsearch_free(&S);
 		return order_weave_snake(wv, cost);
 	}
-	for (i = 0; i < 8 && !found; i++) {
-		int l1 = ends[i][0] * (wv->w[1] - 1), l2 = ends[i][1] * (wv->w[2] - 1);
+	for (i = 0; i < 16 && !found; i++) {
+		int l1 = ends[i & 3][0] * (wv->w[1] - 1), l2 = ends[i & 3][1] * (wv->w[2] - 1);
 		int par = (wv->w[0] - 1 + l1 + l2) & 1;
 
-		if ((ends[i][0] && wv->w[1] == 1) || (ends[i][1] && wv->w[2] == 1))
+		if ((ends[i & 3][0] && wv->w[1] == 1) || (ends[i & 3][1] && wv->w[2] == 1))
 			continue;
 		if ((S.n % 2 == 0) != (par == 1))   /* bipartite parity of a Hamiltonian path */
 			continue;
 		S.end = ((wv->w[0] - 1) * wv->w[1] + l1) * wv->w[2] + l2;
-		S.budget = 3L * S.n + 3000;
-		S.max_run = i < 4 ? 2 : 0;  /* first with runs of at most two, then without the limit */
+		S.budget = S.n + (3L * S.n + 3000 < 2000000L / S.n ? 3L * S.n + 3000 : 2000000L / S.n);
+		/* first with runs of at most two, then without the limit; each first by group locality,
+		 * then by onward degree (more robust on larger blocks) */
+		S.max_run = (i & 4) ? 0 : 2;
+		S.warnsdorff_first = i >= 8;
 		found = search(&S);
 	}
 	if (found)
