@@ -137,6 +137,8 @@ EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	spank_rm_ensure_nodename(&ctx);
 	if (spank_job_binds(&ctx.job, &ctx.conf))
 		spank_rm_bind_plan(&ctx);
+	else
+		spank_rm_probe_daemon(&ctx);
 	return 0;
 }
 

@@ -32,6 +32,10 @@ void spank_rm_register_node(spank_rm_ctx_t *ctx);
  * by it). */
 void spank_rm_ensure_nodename(spank_rm_ctx_t *ctx);
 
+/* user_init, when not binding: on the step's first node, checks that rankmapd answers a connection;
+ * when it does not, tells the tasks (they warn once and keep the MPI library away from the daemon). */
+void spank_rm_probe_daemon(spank_rm_ctx_t *ctx);
+
 /* user_init: computes the node's binding plan and leaves it (or the reason there is none) in the step
  * environment for the tasks. */
 void spank_rm_bind_plan(spank_rm_ctx_t *ctx);

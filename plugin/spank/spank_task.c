@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "spank_bind.h"
+#include "lib_client.h"
 #include "spank_elf.h"
 #include "spank_rm.h"
 
@@ -48,6 +49,38 @@ void spank_rm_ensure_nodename(spank_rm_ctx_t *ctx)
 	free(name);
 }
 
+/* Set by user_init on node 0 when rankmapd does not answer (value: why), read and removed by task_init. */
+#define DAEMON_DOWN_ENV "RANKMAP_DAEMON_DOWN"
+
+void spank_rm_probe_daemon(spank_rm_ctx_t *ctx)
+{
+	uint32_t nodeid = 1;
+	rm_error_t err = { 0 };
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	int fd;
+
+	/* One probe per step, from the first node (where task 0, the one that warns, usually runs): a
+	 * connect to a Unix socket, answered at once when the daemon is down, cheap when it is up. */
+	if (spank_get_item(ctx->sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS || nodeid != 0)
+		return;
+	fd = rm_client_connect(ctx->conf.socket, ctx->conf.timeout_ms, &err);
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	spank_setenv(ctx->sp, DAEMON_DOWN_ENV, rm_error_format(&err, buf, sizeof(buf)), 1);
+	slurm_info("rankmap: rankmapd unreachable: %s", buf);
+}
+
+/* Task side of a dead daemon: the library is told not to try it (it reorders on its local model) and
+ * the user gets the one warning. */
+static void task_daemon_down(spank_rm_ctx_t *ctx, const char *why, const char *also)
+{
+	spank_unsetenv(ctx->sp, "RANKMAP_SOCKET");
+	rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); %sMPI reordering uses the local model", why,
+		     also);
+}
+
 /* Finds the program the task executes. Returns 0 with its path in prog, or -1. */
 static int task_program(spank_rm_ctx_t *ctx, char *prog, size_t len)
 {
@@ -78,12 +111,14 @@ static void task_export(spank_rm_ctx_t *ctx)
 void spank_rm_task_preload(spank_rm_ctx_t *ctx)
 {
 	char prog[PATH_MAX], lib[PATH_MAX];
-	char *llp, *old, *val;
+	char *llp, *old = NULL, *val = NULL, *down = step_getenv(ctx->sp, DAEMON_DOWN_ENV);
 	spank_mpi_t mpi;
 
+	if (down)
+		spank_unsetenv(ctx->sp, DAEMON_DOWN_ENV);
 	if (task_program(ctx, prog, sizeof(prog)) < 0) {
 		slurm_verbose("rankmap: cannot locate the step's program; nothing to preload");
-		return; /* execve will report it */
+		goto out; /* execve will report it */
 	}
 	llp = step_getenv(ctx->sp, "LD_LIBRARY_PATH");
 	mpi = spank_mpi_detect(prog, llp);
@@ -91,12 +126,12 @@ void spank_rm_task_preload(spank_rm_ctx_t *ctx)
 	if (mpi == SPANK_MPI_NONE) {
 		if (ctx->job.mode == SPANK_MODE_REQUIRED)
 			rm_error_set(&ctx->err, prog, 0, 0, "not linked with Open MPI or MPICH: nothing to reorder");
-		return;
+		goto out;
 	}
 	if (spank_mpi_library(&ctx->conf, mpi, lib, sizeof(lib)) < 0 || access(lib, R_OK) < 0) {
 		rm_error_set(&ctx->err, lib, 0, 0, "%s (needed for %s, an %s program); running without rank "
 			     "reordering", strerror(errno), prog, mpi == SPANK_MPI_OPENMPI ? "Open MPI" : "MPICH");
-		return;
+		goto out;
 	}
 	old = step_getenv(ctx->sp, "LD_PRELOAD");
 	val = spank_preload_prepend(lib, old);
@@ -104,8 +139,12 @@ void spank_rm_task_preload(spank_rm_ctx_t *ctx)
 		rm_error_set(&ctx->err, "LD_PRELOAD", 0, 0, "cannot set; running without rank reordering");
 	else
 		task_export(ctx);
+	if (down && !rm_error_isset(&ctx->err))
+		task_daemon_down(ctx, down, "");
+out:
 	free(old);
 	free(val);
+	free(down);
 }
 
 /* Prefixes of RANKMAP_BIND_ERROR: the daemon could not be reached, or the plan failed otherwise. */
@@ -179,9 +218,7 @@ void spank_rm_task_bind(spank_rm_ctx_t *ctx)
 		const char *w = why ? why : "no binding plan";
 		if (!strncmp(w, BIND_ERR_DAEMON, strlen(BIND_ERR_DAEMON))) {
 			/* Say it once, here: the MPI library then reorders on its local model quietly. */
-			spank_unsetenv(ctx->sp, "RANKMAP_SOCKET");
-			rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); tasks not bound, MPI "
-				     "reordering uses the local model", w + strlen(BIND_ERR_DAEMON));
+			task_daemon_down(ctx, w + strlen(BIND_ERR_DAEMON), "tasks not bound, ");
 		} else {
 			if (!strncmp(w, BIND_ERR_PLAN, strlen(BIND_ERR_PLAN)))
 				w += strlen(BIND_ERR_PLAN);

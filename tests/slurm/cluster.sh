@@ -5,6 +5,8 @@
 #   cluster.sh stop DIR                                 stop every daemon started under DIR, by PID
 #   cluster.sh env DIR                                  print the environment lines (SLURM_CONF=...)
 #
+# PLUGSTACK_MODE=required|optional (default required) is the plugstack.conf keyword of the plugin.
+# slurmd inherits the caller's environment (e.g. the test-only RANKMAP_FAKE_NODE of the plugin).
 # Everything (key, sockets, state, logs, spool, TmpFS) lives under DIR; nothing is written to /etc.
 # The cluster: n[1-4], one host (127.0.0.1), CPUs=16 as 2 sockets x 8 cores each, a two-leaf
 # topology/tree (s1: n1,n2; s2: n3,n4), proctrack/linuxproc, task/none, SlurmdParameters=config_overrides.
@@ -75,7 +77,7 @@ SwitchName=s2 Nodes=n[3-4]
 SwitchName=top Switches=s[1-2]
 EOC
 	if [ -n "$plugin" ]; then
-		echo "optional $plugin $*" >"$d/plugstack.conf"
+		echo "${PLUGSTACK_MODE:-required} $plugin $*" >"$d/plugstack.conf"
 	else
 		: >"$d/plugstack.conf"
 	fi

@@ -1,0 +1,282 @@
+#!/bin/sh
+# tests/integration/spank_cluster.sh: the SPANK plugin on a real local Slurm cluster.
+#
+# Starts munged (fresh key), rankmapd, slurmctld and four virtual nodes (slurmd -N n1..n4) under a
+# temporary directory (tests/slurm/cluster.sh), then checks: the options in srun/sbatch/salloc --help;
+# bad options refused at submission; node registration at slurmd start; Open MPI (--mpi=pmix) and
+# MPICH (--mpi=pmi2) programs really reordered with correct neighbours; LD_PRELOAD kept and MPI detected
+# one level down; --rankmap-bind binding as rankmapd's mapping says; with rankmapd stopped, the same jobs
+# run with one warning; --rankmap=required. Every daemon is stopped by PID; nothing is written to /etc.
+#
+# Open MPI runs use OMPI_MCA_btl=self,tcp: the virtual nodes share one host, and Open MPI's shared
+# memory transport names its segments by host name, job and local rank, which collide across them.
+. "$(dirname "$0")/../lib.sh"
+
+H=$TOP/tests/slurm
+T=$(mktmp) || exit 1
+chmod 755 "$T"
+C=$T/cluster
+RMD_PID=""
+
+cleanup() {
+	if [ -n "$RMD_PID" ]; then kill "$RMD_PID" 2>/dev/null; wait "$RMD_PID" 2>/dev/null; fi
+	sh "$H/cluster.sh" stop "$C" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+for c in munged mungekey slurmctld slurmd srun sbatch salloc mpicc.openmpi mpicc.mpich python3 cc; do
+	command -v "$c" >/dev/null || { notok "required command $c is missing (make deps)"; finish; exit 1; }
+done
+for f in spank_rankmap.so librankmap_mpi_openmpi.so librankmap_mpi_mpich.so rankmapd; do
+	[ -f "$BIN/$f" ] || { notok "$BIN/$f is not built"; finish; exit 1; }
+done
+etc_before=$(ls -la --time-style=+%s /etc/slurm /etc/munge 2>&1 | md5sum)
+
+# ---- programs ------------------------------------------------------------------------------------
+build_programs() {
+	mpicc.openmpi -O2 -o "$T/cart_ompi" "$H/cart_check.c" &&
+	mpicc.mpich -O2 -o "$T/cart_mpich" "$H/cart_check.c" || return 1
+	# A program that reaches Open MPI only through a library of its own (one level down).
+	mkdir -p "$T/lib"
+	cat >"$T/wrap.c" <<'EOC'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int wrap_main(int argc, char **argv)
+{
+	int r;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	printf("task %d LD_PRELOAD=%s RANKMAP_ALGO=%s SLURMD_NODENAME=%s\n", r, getenv("LD_PRELOAD"),
+	       getenv("RANKMAP_ALGO"), getenv("SLURMD_NODENAME"));
+	MPI_Finalize();
+	return 0;
+}
+EOC
+	printf 'int wrap_main(int, char **);\nint main(int c, char **v) { return wrap_main(c, v); }\n' >"$T/app.c"
+	printf 'int rankmap_test_noop;\n' >"$T/noop.c"
+	mpicc.openmpi -shared -fPIC -o "$T/lib/libwrap.so" "$T/wrap.c" &&
+	cc -o "$T/wrapped_app" "$T/app.c" -L"$T/lib" -lwrap -Wl,-rpath,'$ORIGIN/lib' &&
+	cc -shared -fPIC -o "$T/libnoop.so" "$T/noop.c"
+}
+expect "test programs build (Open MPI, MPICH, one-level wrapper)" build_programs
+
+# ---- rankmapd and the cluster --------------------------------------------------------------------
+start_rankmapd() {
+	mkdir -p "$T/rmstate"
+	printf 'socket = %s\nstate_dir = %s\nallow_register = yes\nlog_level = info\n' \
+		"$T/rankmapd.sock" "$T/rmstate" >"$T/rankmapd.conf"
+	"$BIN/rankmapd" --config "$T/rankmapd.conf" --foreground >>"$T/rankmapd.log" 2>&1 &
+	RMD_PID=$!
+	i=0
+	while [ $i -lt 100 ]; do
+		python3 "$H/rmcall.py" "$T/rankmapd.sock" '{"type":"ping"}' >/dev/null 2>&1 && return 0
+		kill -0 "$RMD_PID" 2>/dev/null || break
+		sleep 0.1; i=$((i + 1))
+	done
+	cat "$T/rankmapd.log" >&2
+	return 1
+}
+expect "rankmapd starts on a temporary socket" start_rankmapd
+
+# Virtual nodes register the hardware slurm.conf gives them (test-only override, see spank_register.c).
+export RANKMAP_FAKE_NODE='pack:2 core:8 pu:1'
+if ! sh "$H/cluster.sh" start "$C" "$BIN/spank_rankmap.so" socket="$T/rankmapd.sock" libdir="$BIN" \
+	timeout=3000 >"$T/cluster.out" 2>&1; then
+	cat "$T/cluster.out"
+	notok "local Slurm cluster starts"
+	finish; exit 1
+fi
+unset RANKMAP_FAKE_NODE
+ok "local Slurm cluster starts (munged, slurmctld, slurmd n1..n4)"
+export SLURM_CONF="$C/slurm.conf"
+cd "$T" || exit 1
+
+# ---- options at submission -----------------------------------------------------------------------
+help_lists() { # command
+	out=$("$1" --help 2>&1)
+	for o in --rankmap= --rankmap-pattern=FILE --rankmap-metric=METRIC --rankmap-trace=FILE --rankmap-bind; do
+		echo "$out" | grep -q -- "$o" || { echo "$1 --help lacks $o" >&2; return 1; }
+	done
+}
+for cmd in srun sbatch salloc; do expect "$cmd --help lists the five --rankmap options" help_lists $cmd; done
+
+printf '%%%%MatrixMarket matrix coordinate real general\n8 8 3\n1 2 10\n2 3 5\n3 99 1\n' >"$T/bad.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n8 8 2\n1 2 10\n2 3 5\n' >"$T/good.mtx"
+njobs() { scontrol show jobs 2>/dev/null | grep -c '^JobId='; }
+refused() { # description-free: command... ; must fail, print the file and line, and create no job
+	before=$(njobs)
+	"$@" >"$T/refused.out" 2>&1 && { echo "accepted: $*" >&2; return 1; }
+	grep -q 'bad.mtx:5' "$T/refused.out" || { cat "$T/refused.out" >&2; return 1; }
+	[ "$(njobs)" = "$before" ]
+}
+expect "srun refuses a bad --rankmap-pattern at submission (file:line)" refused srun --rankmap-pattern="$T/bad.mtx" true
+expect "sbatch refuses a bad --rankmap-pattern at submission" refused sbatch --rankmap-pattern="$T/bad.mtx" --wrap true
+expect "salloc refuses a bad --rankmap-pattern at submission" refused salloc --rankmap-pattern="$T/bad.mtx" true
+bad_metric() {
+	srun --rankmap-metric=bandwidth true >"$T/m.out" 2>&1 && return 1
+	grep -q "invalid value 'bandwidth'" "$T/m.out"
+}
+expect "a bad --rankmap-metric is refused with a clear message" bad_metric
+expect "a good pattern is accepted" srun -N1 -n1 --rankmap-pattern="$T/good.mtx" true
+
+# ---- registration --------------------------------------------------------------------------------
+registered() {
+	for n in n1 n2 n3 n4; do
+		grep -q "registered $n's topology" "$C/log/slurmd.$n.log" || { echo "no registration in slurmd.$n.log" >&2; return 1; }
+	done
+	python3 "$H/rmcall.py" "$T/rankmapd.sock" '{"type":"hosts"}' >"$T/hosts.json" || return 1
+	for n in n1 n2 n3 n4; do grep -q "\"$n\"" "$T/hosts.json" || { cat "$T/hosts.json" >&2; return 1; }; done
+}
+expect "each slurmd registered its node with rankmapd at start" registered
+
+# ---- reordering ----------------------------------------------------------------------------------
+# A 4x2 grid dealt cyclically over n1..n4 (2 ranks per node: without rankmapd the library sizes each
+# node by the real host's hwloc, 2 PUs): the identity cuts all 10 grid edges between nodes, a good
+# mapping keeps the 4 row pairs together (6 cut).
+# field NAME FILE: value of NAME=... on the program's "cart:" line
+field() { sed -n "s/^cart:.* $1=\([0-9]*\).*/\1/p" "$2" | head -n 1; }
+
+# run_cart OUT MPI_FLAGS... -- runs srun with the given arguments, output in $T/OUT.{out,err}
+run_cart() {
+	o=$1; shift
+	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo RANKMAP_VERBOSE=1 timeout 120 srun "$@" >"$T/$o.out" 2>"$T/$o.err"
+}
+
+# reordered OUT: the run exited 0, moved ranks, kept correct neighbours and cut fewer grid edges
+# between nodes than the identity placement (counted by the program itself from node names).
+reordered() {
+	[ "$(field neighbours_ok "$T/$1.out")" = 1 ] || { cat "$T/$1.out" "$T/$1.err" >&2; return 1; }
+	moved=$(field moved "$T/$1.out"); a=$(field offnode_identity "$T/$1.out"); b=$(field offnode_cart "$T/$1.out")
+	[ -n "$moved" ] && [ "$moved" -gt 0 ] && [ "$b" -lt "$a" ] || { cat "$T/$1.out" "$T/$1.err" >&2; return 1; }
+}
+unreordered() {
+	[ "$(field neighbours_ok "$T/$1.out")" = 1 ] && [ "$(field moved "$T/$1.out")" = 0 ]
+}
+# warnings OUT: number of lines starting "rankmap:" other than the verbose report
+warnings() { grep '^rankmap:' "$T/$1.err" | grep -vc '^rankmap: report'; }
+
+run_cart ompi_plain --mpi=pmix -N4 --ntasks-per-node=2 -m cyclic "$T/cart_ompi" 4x2
+expect "Open MPI control run without --rankmap is not reordered" unreordered ompi_plain
+run_cart ompi --mpi=pmix -N4 --ntasks-per-node=2 -m cyclic --rankmap "$T/cart_ompi" 4x2
+expect "Open MPI (srun --mpi=pmix, 8 ranks cyclic over n1..n4): reordered, correct neighbours" reordered ompi
+expect "Open MPI run printed no warning" test "$(warnings ompi)" = 0
+
+run_cart mpich_plain --mpi=pmi2 -N4 --ntasks-per-node=2 -m cyclic "$T/cart_mpich" 4x2
+expect "MPICH control run without --rankmap is not reordered" unreordered mpich_plain
+run_cart mpich --mpi=pmi2 -N4 --ntasks-per-node=2 -m cyclic --rankmap "$T/cart_mpich" 4x2
+expect "MPICH (srun --mpi=pmi2, 8 ranks cyclic over n1..n4): reordered, correct neighbours" reordered mpich
+expect "MPICH run printed no warning" test "$(warnings mpich)" = 0
+
+# ---- LD_PRELOAD, detection one level down, node name ---------------------------------------------
+preload_kept() {
+	LD_PRELOAD="$T/libnoop.so" OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N2 -n2 --rankmap "$T/wrapped_app" \
+		>"$T/wrapped.out" 2>&1 || { cat "$T/wrapped.out" >&2; return 1; }
+	grep -q "^task 0 LD_PRELOAD=$BIN/librankmap_mpi_openmpi.so:$T/libnoop.so RANKMAP_ALGO=auto SLURMD_NODENAME=n1\$" \
+		"$T/wrapped.out" && grep -q "^task 1 .*SLURMD_NODENAME=n2\$" "$T/wrapped.out" ||
+		{ cat "$T/wrapped.out" >&2; return 1; }
+}
+expect "Open MPI found one level down; library prepended, user's LD_PRELOAD kept; SLURMD_NODENAME set" preload_kept
+no_mpi_untouched() {
+	LD_PRELOAD="$T/libnoop.so" srun -N1 -n1 --rankmap /usr/bin/env >"$T/env.out" 2>&1 || return 1
+	grep -qx "LD_PRELOAD=$T/libnoop.so" "$T/env.out" && ! grep -q '^RANKMAP_' "$T/env.out"
+}
+expect "a program without MPI is left alone (LD_PRELOAD unchanged, no RANKMAP_*)" no_mpi_untouched
+off_untouched() {
+	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N1 -n1 --rankmap=off "$T/wrapped_app" >"$T/off.out" 2>&1 || return 1
+	grep -q '^task 0 LD_PRELOAD=(null)' "$T/off.out"
+}
+expect "--rankmap=off preloads nothing" off_untouched
+
+# ---- --rankmap-bind ------------------------------------------------------------------------------
+# Each task prints: node, local id, RANKMAP_BIND_CPUS, and the kernel's Cpus_allowed_list; task 0 also
+# saves the job's per-node core allocation (scontrol show job -d).
+cat >"$T/bindprobe.sh" <<'EOC'
+#!/bin/sh
+[ "$SLURM_PROCID" = 0 ] && scontrol show job -d "$SLURM_JOB_ID" >"$1"
+echo "bind $SLURMD_NODENAME $SLURM_LOCALID ${RANKMAP_BIND_CPUS:-none} $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
+EOC
+chmod 755 "$T/bindprobe.sh"
+
+# bound_as_mapped OUT: every task is bound to exactly the CPU rankmapd's mapping gives it, asked here
+# independently (tests/slurm/rmcall.py) with the allocation Slurm reported.
+bound_as_mapped() {
+	python3 - "$T/$1.out" "$T/$1.alloc" "$T/rankmapd.sock" "$H" <<'EOP'
+import re, subprocess, sys
+out, alloc, sock, h = sys.argv[1:5]
+tasks = {}
+for line in open(out):
+    f = line.split()
+    if f and f[0] == "bind":
+        tasks.setdefault(f[1], {})[int(f[2])] = (f[3], f[4])
+cores = {}
+for nodes, ids in re.findall(r"Nodes=(\S+) CPU_IDs=(\S+)", open(alloc).read()):
+    m = re.match(r"^(\w+?)\[(\d+)-(\d+)\]$", nodes)
+    names = [m.group(1) + str(i) for i in range(int(m.group(2)), int(m.group(3)) + 1)] if m else nodes.split(",")
+    for n in names:
+        cores[n] = ids
+if set(tasks) != {"n1", "n2", "n3", "n4"} or set(cores) != set(tasks):
+    sys.exit("tasks on %s, allocation on %s" % (sorted(tasks), sorted(cores)))
+for node, t in sorted(tasks.items()):
+    want = subprocess.run([sys.executable, h + "/rmcall.py", sock, "--bind-expect", node, cores[node], str(len(t))],
+                          capture_output=True, text=True, check=True).stdout.split()
+    for lid, (env, allowed) in sorted(t.items()):
+        if env != want[lid] or allowed != want[lid]:
+            sys.exit("%s task %d: RANKMAP_BIND_CPUS=%s Cpus_allowed_list=%s, rankmapd says %s" % (node, lid, env, allowed, want[lid]))
+    if len(set(want)) != len(want):
+        sys.exit("%s: two tasks on one CPU: %s" % (node, want))
+EOP
+}
+# The host has one PU per core (core c = CPU c), which rmcall.py --bind-expect assumes.
+one_pu_per_core() {
+	for f in /sys/devices/system/cpu/cpu[0-9]*/topology/thread_siblings_list; do
+		c=${f#/sys/devices/system/cpu/cpu}; c=${c%%/*}
+		[ "$(cat "$f")" = "$c" ] || return 1
+	done
+}
+if one_pu_per_core; then
+	srun -N4 --ntasks-per-node=2 -m block:block --rankmap-bind "$T/bindprobe.sh" "$T/bind.alloc" >"$T/bind.out" 2>"$T/bind.err"
+	expect "--rankmap-bind: each task bound (Cpus_allowed_list) to the core rankmapd mapped it to" bound_as_mapped bind
+	expect "--rankmap-bind printed no warning" test "$(grep -c '^rankmap:' "$T/bind.err")" = 0
+else
+	notok "--rankmap-bind check needs a host with one PU per core"
+fi
+
+# ---- --rankmap=required --------------------------------------------------------------------------
+required_fails() {
+	srun -N1 -n2 --rankmap=required /bin/true >"$T/req.out" 2>&1 && return 1
+	grep -q '^rankmap: error: /bin/true: not linked with Open MPI or MPICH' "$T/req.out"
+}
+expect "--rankmap=required fails a step it cannot apply to, with a message" required_fails
+expect "--rankmap (not required) runs the same step" srun -N1 -n2 --rankmap /bin/true
+
+# ---- rankmapd stopped ----------------------------------------------------------------------------
+stop_rankmapd() { kill "$RMD_PID" && wait "$RMD_PID"; RMD_PID=""; [ ! -S "$T/rankmapd.sock" ] || rm -f "$T/rankmapd.sock"; }
+expect "rankmapd stopped (by PID)" stop_rankmapd
+one_warning() { test "$(warnings "$1")" = 1 || { cat "$T/$1.err" >&2; return 1; }; }
+run_cart ompi_down --mpi=pmix -N4 --ntasks-per-node=2 -m cyclic --rankmap "$T/cart_ompi" 4x2
+expect "rankmapd down: Open MPI job runs, reordered on the local model" reordered ompi_down
+expect "rankmapd down: Open MPI job printed exactly one warning" one_warning ompi_down
+run_cart mpich_down --mpi=pmi2 -N4 --ntasks-per-node=2 -m cyclic --rankmap "$T/cart_mpich" 4x2
+expect "rankmapd down: MPICH job runs, reordered on the local model" reordered mpich_down
+expect "rankmapd down: MPICH job printed exactly one warning" one_warning mpich_down
+run_cart ompi_down_bind --mpi=pmix -N4 --ntasks-per-node=2 -m cyclic --rankmap-bind "$T/cart_ompi" 4x2
+expect "rankmapd down, --rankmap-bind: job runs, reordered" reordered ompi_down_bind
+expect "rankmapd down, --rankmap-bind: exactly one warning" one_warning ompi_down_bind
+unbound() {
+	srun -N4 --ntasks-per-node=2 -m block:block --rankmap-bind "$T/bindprobe.sh" "$T/unbound.alloc" >"$T/unbound.out" 2>"$T/unbound.err" || return 1
+	all=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+	[ "$(grep -c "^bind n[1-4] [01] none $all\$" "$T/unbound.out")" = 8 ] && [ "$(grep -c '^rankmap:' "$T/unbound.err")" = 1 ] ||
+		{ cat "$T/unbound.out" "$T/unbound.err" >&2; return 1; }
+}
+expect "rankmapd down, --rankmap-bind: tasks left unbound, one warning" unbound
+
+# ---- clean up ------------------------------------------------------------------------------------
+cd "$TOP" || exit 1
+sh "$H/cluster.sh" stop "$C"
+left=$(pgrep -f "$T" 2>/dev/null | wc -l)
+expect "every daemon stopped (none left running from $T)" test "$left" = 0
+expect "nothing written to /etc/slurm or /etc/munge" test "$(ls -la --time-style=+%s /etc/slurm /etc/munge 2>&1 | md5sum)" = "$etc_before"
+finish
