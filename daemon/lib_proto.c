@@ -14,34 +14,52 @@
 #include "lib_proto.h"
 
 
+typedef struct growbuf {
+	char *buf;
+	size_t len, cap;
+} growbuf_t;
+
+static int grow_append(const char *data, size_t n, void *arg)
+{
+	growbuf_t *g = arg;
+
+	if (g->len + n > g->cap) {
+		size_t cap = g->cap * 2 > g->len + n ? g->cap * 2 : g->len + n + 256;
+		char *nb;
+		if (cap > (size_t)RM_FRAME_MAX_HARD + RM_FRAME_HEADER || !(nb = realloc(g->buf, cap)))
+			return -1;
+		g->buf = nb;
+		g->cap = cap;
+	}
+	memcpy(g->buf + g->len, data, n);
+	g->len += n;
+	return 0;
+}
+
 char *rm_frame_encode(const json_t *obj, size_t *len)
 {
+	growbuf_t g = { NULL, RM_FRAME_HEADER, 0 };
 	size_t n;
-	char *buf;
 
 	if (!json_is_object(obj)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	n = json_dumpb(obj, NULL, 0, JSON_COMPACT);
-	if (n == 0 || n > RM_FRAME_MAX_HARD) {
-		errno = n ? EMSGSIZE : EINVAL;
+	g.cap = 1024;
+	if (!(g.buf = malloc(g.cap)))
+		return NULL;
+	if (json_dump_callback(obj, grow_append, &g, JSON_COMPACT) < 0) {
+		free(g.buf);
+		errno = g.len > RM_FRAME_MAX_HARD ? EMSGSIZE : ENOMEM;
 		return NULL;
 	}
-	buf = malloc(n + RM_FRAME_HEADER);
-	if (!buf)
-		return NULL;
-	if (json_dumpb(obj, buf + RM_FRAME_HEADER, n, JSON_COMPACT) != n) {
-		free(buf);
-		errno = EINVAL;
-		return NULL;
-	}
-	buf[0] = (char)(n >> 24);
-	buf[1] = (char)(n >> 16);
-	buf[2] = (char)(n >> 8);
-	buf[3] = (char)n;
-	*len = n + RM_FRAME_HEADER;
-	return buf;
+	n = g.len - RM_FRAME_HEADER;
+	g.buf[0] = (char)(n >> 24);
+	g.buf[1] = (char)(n >> 16);
+	g.buf[2] = (char)(n >> 8);
+	g.buf[3] = (char)n;
+	*len = g.len;
+	return g.buf;
 }
 
 uint32_t rm_frame_length(const unsigned char hdr[RM_FRAME_HEADER])

@@ -169,12 +169,15 @@ void srv_job_ib_refresh(srv_ctx_t *ctx);
 typedef struct srv_job {
 	struct srv_job *next;
 	uint64_t conn_id;         /* 0: internal job without a connection */
-	json_t *req;
+	char *payload;            /* a frame the worker parses and dispatches itself, or NULL */
+	size_t payload_len;
+	json_t *req;              /* or a request the loop already parsed, with its handler */
 	json_t *id;
 	srv_peer_t peer;
 	srv_handler_t handler;
 	void (*internal)(srv_ctx_t *ctx);
-	json_t *resp;             /* filled by the worker */
+	char *out;                /* filled by the worker: the encoded response frame */
+	size_t out_len;
 } srv_job_t;
 
 typedef struct srv_workers srv_workers_t;

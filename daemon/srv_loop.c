@@ -117,15 +117,10 @@ static int conn_flush(loop_t *l, conn_t *c)
 	return 0;
 }
 
-/* Queues a response (stolen) and tries to send it. Returns -1 when the connection was closed. */
-static int conn_respond(loop_t *l, conn_t *c, json_t *resp)
+/* Queues an encoded frame (stolen; NULL: encoding failed) and tries to send it. Returns -1 when the
+ * connection was closed. */
+static int conn_queue(loop_t *l, conn_t *c, char *buf, size_t len)
 {
-	size_t len;
-	char *buf = resp ? rm_frame_encode(resp, &len) : NULL;
-
-	if (resp && json_is_false(json_object_get(resp, "ok")))
-		__atomic_add_fetch(&l->ctx->n_errors, 1, __ATOMIC_RELAXED);
-	json_decref(resp);
 	if (!buf) {
 		srv_log(SRV_LOG_ERR, "cannot encode a response for pid %d", (int)c->peer.pid);
 		conn_close(l, c);
@@ -152,6 +147,18 @@ static int conn_respond(loop_t *l, conn_t *c, json_t *resp)
 	return conn_flush(l, c);
 }
 
+/* Queues a response (stolen) and tries to send it. Returns -1 when the connection was closed. */
+static int conn_respond(loop_t *l, conn_t *c, json_t *resp)
+{
+	size_t len = 0;
+	char *buf = resp ? rm_frame_encode(resp, &len) : NULL;
+
+	if (resp && json_is_false(json_object_get(resp, "ok")))
+		__atomic_add_fetch(&l->ctx->n_errors, 1, __ATOMIC_RELAXED);
+	json_decref(resp);
+	return conn_queue(l, c, buf, len);
+}
+
 /* Sends a final error and closes once it is out. */
 static int conn_fail(loop_t *l, conn_t *c, const char *code, const char *msg)
 {
@@ -159,22 +166,48 @@ static int conn_fail(loop_t *l, conn_t *c, const char *code, const char *msg)
 	return conn_respond(l, c, rm_proto_error(NULL, code, "%s", msg));
 }
 
+/* Frames up to this size are parsed by the loop (ping is answered at once); larger ones are parsed
+ * by a worker, so that the loop never spends long on one client. */
+#define LOOP_PARSE_MAX 512
+
+static void submit(loop_t *l, conn_t *c, srv_job_t *job)
+{
+	job->conn_id = c->id;
+	job->peer = c->peer;
+	c->busy = 1;
+	conn_update(l, c);
+	srv_workers_submit(l->ctx->workers, job);
+}
+
 /* Handles one complete frame payload (c->in, c->in_len). Returns -1 when c was closed. */
 static int conn_dispatch(loop_t *l, conn_t *c)
 {
 	rm_error_t err = { 0 };
-	json_t *req = rm_frame_parse(c->in, c->in_len, &err), *resp = NULL;
+	json_t *req, *resp = NULL;
+	srv_job_t *job = calloc(1, sizeof(*job));
 	srv_handler_t h;
-	srv_job_t *job;
 	int flags = 0;
 
+	__atomic_add_fetch(&l->ctx->n_requests, 1, __ATOMIC_RELAXED);
+	c->frame_start = 0;
+	c->hdr_got = 0;
+	if (!job)
+		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_INTERNAL, "no memory"));
+	if (c->in_len > LOOP_PARSE_MAX) {
+		job->payload = c->in;
+		job->payload_len = c->in_len;
+		c->in = NULL;
+		c->in_len = c->in_got = 0;
+		submit(l, c, job);
+		return 0;
+	}
+	req = rm_frame_parse(c->in, c->in_len, &err);
 	free(c->in);
 	c->in = NULL;
-	c->in_len = c->in_got = c->hdr_got = 0;
-	c->frame_start = 0;
-	__atomic_add_fetch(&l->ctx->n_requests, 1, __ATOMIC_RELAXED);
+	c->in_len = c->in_got = 0;
 	if (!req) {
 		char buf[RM_ERROR_TEXT_LEN + 64];
+		free(job);
 		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s",
 							 rm_error_format(&err, buf, sizeof(buf))));
 	}
@@ -183,21 +216,13 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 		if (h)
 			resp = h(l->ctx, req, json_object_get(req, "id"), &c->peer);
 		json_decref(req);
+		free(job);
 		return conn_respond(l, c, resp);
 	}
-	job = calloc(1, sizeof(*job));
-	if (!job) {
-		json_decref(req);
-		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_INTERNAL, "no memory"));
-	}
-	job->conn_id = c->id;
 	job->req = req;
 	job->id = json_incref(json_object_get(req, "id"));
-	job->peer = c->peer;
 	job->handler = h;
-	c->busy = 1;
-	conn_update(l, c);
-	srv_workers_submit(l->ctx->workers, job);
+	submit(l, c, job);
 	return 0;
 }
 
@@ -350,9 +375,9 @@ static void collect_jobs(loop_t *l)
 			l->internal_inflight--;
 		} else if ((c = conn_lookup(l, j->conn_id))) {
 			c->busy = 0;
-			if (conn_respond(l, c, j->resp) == 0)
+			if (conn_queue(l, c, j->out, j->out_len) == 0)
 				conn_readable(l, c); /* frames that arrived meanwhile */
-			j->resp = NULL;
+			j->out = NULL;
 		}
 		srv_job_free(j);
 	}

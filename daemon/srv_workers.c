@@ -33,19 +33,45 @@ void srv_job_free(srv_job_t *job)
 		return;
 	json_decref(job->req);
 	json_decref(job->id);
-	json_decref(job->resp);
+	free(job->payload);
+	free(job->out);
 	free(job);
+}
+
+/* Parses a raw frame, checks its envelope and finds its handler (all off the event loop). */
+static json_t *parse_and_run(srv_workers_t *w, srv_job_t *job)
+{
+	rm_error_t err = { 0 };
+	char buf[RM_ERROR_TEXT_LEN + 64];
+	json_t *resp = NULL;
+	int flags = 0;
+
+	job->req = rm_frame_parse(job->payload, job->payload_len, &err);
+	free(job->payload);
+	job->payload = NULL;
+	if (!job->req)
+		return rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s", rm_error_format(&err, buf, sizeof(buf)));
+	job->handler = srv_request_lookup(w->ctx, job->req, &job->peer, &flags, &resp);
+	if (!job->handler)
+		return resp;
+	return job->handler(w->ctx, job->req, json_object_get(job->req, "id"), &job->peer);
 }
 
 static void run_job(srv_workers_t *w, srv_job_t *job)
 {
+	json_t *resp;
+
 	if (job->internal) {
 		job->internal(w->ctx);
 		return;
 	}
-	job->resp = job->handler(w->ctx, job->req, job->id, &job->peer);
-	if (!job->resp)
-		job->resp = rm_proto_error(job->id, RM_ERR_INTERNAL, "the request could not be answered");
+	resp = job->payload ? parse_and_run(w, job) : job->handler(w->ctx, job->req, job->id, &job->peer);
+	if (!resp)
+		resp = rm_proto_error(job->id, RM_ERR_INTERNAL, "the request could not be answered");
+	if (json_is_false(json_object_get(resp, "ok")))
+		__atomic_add_fetch(&w->ctx->n_errors, 1, __ATOMIC_RELAXED);
+	job->out = rm_frame_encode(resp, &job->out_len);
+	json_decref(resp);
 }
 
 static void *worker_main(void *arg)
