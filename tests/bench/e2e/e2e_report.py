@@ -79,7 +79,8 @@ def check_targets(table, elapsed):
             elif best:
                 g = (best - c["time"]) / best
                 worst = g if worst is None else min(worst, g)
-    out.append(("reordered never worse than the better of block and cyclic", not bad,
+    out.append(("reordered (weighted; worst of the block and cyclic starts) never worse than the better of "
+                "block and cyclic", not bad,
                 "violations: " + ", ".join(bad) if bad else "smallest gain over the better one: %+.1f %%"
                 % (100 * (worst or 0))))
     for name, sc in table.items():
@@ -101,6 +102,10 @@ def check_targets(table, elapsed):
             out.append(("weighted beats unweighted (%s)" % name, ok, ", ".join(
                 "%s %s vs %s" % (k, ms(w), ms(u)) for k, w, u in pairs)))
     out.append(("whole bench under 15 minutes", elapsed < 900, "%.0f s" % elapsed))
+    uw = ["%s/%s" % (n, k) for n, sc in table.items() for k, c in reordered(sc, weighted=False).items()
+          if c["time"] is not None and c["time"] > min(sc["cells"]["block"]["time"], sc["cells"]["cyclic"]["time"])]
+    out.append(("(information, not a target) unweighted runs worse than the better plain placement", None,
+                ", ".join(uw) if uw else "none"))
     return out
 
 
@@ -115,28 +120,29 @@ def ms(t):
 
 
 def svg(table, path):
-    """Grouped bars: every scenario's times relative to its block time (block = 100 %)."""
+    """Grouped bars: every scenario's times relative to its block time (block = 100 %), log scale."""
+    import math
     names = list(table)
     labels = [k for k in ORDER if any(k in sc["cells"] for sc in table.values())]
     bw, gap, left, top, h = 9, 14, 60, 40, 300
     gw = bw * len(labels) + gap
     width = left + gw * len(names) + 200
-    vmax = 100.0
-    for sc in table.values():
-        b = sc["cells"]["block"]["time"]
-        for c in sc["cells"].values():
-            if b and c["time"]:
-                vmax = max(vmax, 100 * c["time"] / b)
-    vmax = min(vmax * 1.05, 2000)
-    y = lambda v: top + h - h * min(v, vmax) / vmax
+    vals = [100 * c["time"] / sc["cells"]["block"]["time"] for sc in table.values() for c in sc["cells"].values()
+            if c["time"] and sc["cells"]["block"]["time"]]
+    lo = 10 ** math.floor(math.log10(max(min(vals + [100]), 0.01)))
+    hi = 10 ** math.ceil(math.log10(max(vals + [100]) * 1.01))
+    y = lambda v: top + h - h * (math.log10(max(v, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
     o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
          'font-size="10">' % (width, top + h + 230),
+         '<rect width="100%" height="100%" fill="white"/>',
          '<text x="%d" y="20" font-size="14">Simulated communication time relative to block placement '
-         '(SimGrid SMPI; lower is better)</text>' % left]
-    step = 50 if vmax <= 400 else 200
-    for v in range(0, int(vmax) + 1, step):
-        o.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" '
-                 'text-anchor="end">%d %%</text>' % (left, left + gw * len(names), y(v), y(v), left - 4, y(v) + 3, v))
+         '(SimGrid SMPI; log scale, lower is better)</text>' % left]
+    v = lo
+    while v <= hi * 1.001:
+        o.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s"/><text x="%d" y="%.1f" '
+                 'text-anchor="end">%g %%</text>' % (left, left + gw * len(names), y(v), y(v),
+                                                     "#888" if v == 100 else "#ddd", left - 4, y(v) + 3, v))
+        v *= 10
     for i, name in enumerate(names):
         sc, x0 = table[name], left + i * gw + gap / 2
         b = sc["cells"]["block"]["time"]
@@ -168,11 +174,11 @@ def report(results, outdir, elapsed):
     lines.append("")
     targets = check_targets(table, elapsed)
     for t, ok, ev in targets:
-        lines.append("TARGET %-4s %s: %s" % ("met" if ok else "MISS", t, ev))
+        lines.append("%-11s %s: %s" % ("NOTE" if ok is None else "TARGET met" if ok else "TARGET MISS", t, ev))
     text = "\n".join(lines) + "\n"
     with open(os.path.join(outdir, "table.txt"), "w") as f:
         f.write(text)
     svg(table, os.path.join(outdir, "chart.svg"))
     print(text, end="")
     print("e2e: table %s, chart %s" % (os.path.join(outdir, "table.txt"), os.path.join(outdir, "chart.svg")))
-    return all(ok for _, ok, _ in targets)
+    return all(ok is not False for _, ok, _ in targets)
