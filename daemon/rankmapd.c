@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 #include "srv.h"
 
@@ -126,6 +127,20 @@ static int install_signals(void)
 	return sigaction(SIGPIPE, &sa, NULL);
 }
 
+/* Each client is a descriptor: raise the soft open-file limit towards max_clients if needed. */
+static void raise_fd_limit(int max_clients)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)max_clients + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
+		srv_log(SRV_LOG_WARNING, "open-file limit %lu is below max_clients + 64 = %lu",
+			(unsigned long)rl.rlim_cur, (unsigned long)want);
+}
+
 static int ctx_init(srv_ctx_t *ctx)
 {
 	memset(ctx, 0, sizeof(*ctx));
@@ -208,6 +223,7 @@ int main(int argc, char **argv)
 		fail("lock", &err);
 		goto out_log;
 	}
+	raise_fd_limit(ctx.cfg.max_clients);
 	if (install_signals() < 0) {
 		rm_error_set(&err, "sigaction", 0, 0, "%s", strerror(errno));
 		fail("signals", &err);

@@ -73,6 +73,20 @@ static int remove_stale(const char *path, const struct sockaddr_un *sa, rm_error
 	return 0;
 }
 
+/* Creates the socket's directory (one level, mode 0755) when it is missing, e.g. /run/rankmapd. */
+static int make_parent(const char *path, rm_error_t *err)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || slash == path)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return rm_error_set(err, dir, 0, 0, "cannot create the socket's directory: %s", strerror(errno));
+	return 0;
+}
+
 int srv_sock_listen(const char *path, unsigned mode, dev_t *dev, ino_t *ino, rm_error_t *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -84,7 +98,7 @@ int srv_sock_listen(const char *path, unsigned mode, dev_t *dev, ino_t *ino, rm_
 		return rm_error_set(err, path, 0, 0, "socket path is %zu bytes long; the limit is %zu",
 				    strlen(path), sizeof(sa.sun_path) - 1);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (remove_stale(path, &sa, err) < 0)
+	if (make_parent(path, err) < 0 || remove_stale(path, &sa, err) < 0)
 		return -1;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
