@@ -20,6 +20,7 @@ struct topo_fabric *topo_fabric_create(void)
 	if (!f)
 		return NULL;
 	f->max_level = -1;
+	f->leaf_table_max = IB_LEAF_TABLE_MAX;
 	pthread_mutex_init(&f->cache_lock, NULL);
 	return f;
 }
@@ -425,7 +426,48 @@ size_t topo_fabric_nswitches(const struct topo_fabric *f)
 
 const char *topo_fabric_switch_name(const struct topo_fabric *f, long s)
 {
-	return s >= 0 && (size_t)s < f->nsw ? f->nodes[f->sw_node[s]].desc : NULL;
+	const char *m;
+
+	if (s < 0 || (size_t)s >= f->nsw)
+		return NULL;
+	m = ib_namemap_lookup(f, f->nodes[f->sw_node[s]].guid);
+	return m ? m : f->nodes[f->sw_node[s]].desc;
+}
+
+uint64_t topo_fabric_switch_guid(const struct topo_fabric *f, long s)
+{
+	return s >= 0 && (size_t)s < f->nsw ? f->nodes[f->sw_node[s]].guid : 0;
+}
+
+long topo_fabric_switch_subnet(const struct topo_fabric *f, long s)
+{
+	return s >= 0 && (size_t)s < f->nsw ? (long)f->nodes[f->sw_node[s]].subnet : -1;
+}
+
+size_t topo_fabric_switch_neighbors(const struct topo_fabric *f, long s, const uint32_t **nbrs)
+{
+	if (s < 0 || (size_t)s >= f->nsw) {
+		*nbrs = NULL;
+		return 0;
+	}
+	*nbrs = f->adj + f->adj_off[s];
+	return f->adj_off[s + 1] - f->adj_off[s];
+}
+
+size_t topo_fabric_host_nports(const struct topo_fabric *f, size_t h)
+{
+	return h < f->nhosts ? f->hosts[h].n : 0;
+}
+
+long topo_fabric_host_port_switch(const struct topo_fabric *f, size_t h, size_t i)
+{
+	return h < f->nhosts && i < f->hosts[h].n ? f->att[f->hosts[h].first + i].sw : -1;
+}
+
+void topo_fabric_set_leaf_table_max(struct topo_fabric *f, size_t max)
+{
+	f->leaf_table_max = max;
+	ib_graph_reset(f);
 }
 
 int topo_fabric_switch_level(const struct topo_fabric *f, long s)

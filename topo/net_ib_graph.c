@@ -322,7 +322,7 @@ static int make_hops(struct topo_fabric *f)
 	f->row_cache = malloc((size_t)IB_ROW_CACHE * (f->nsw + 1));
 	if (!f->bfs_queue || !f->row_cache)
 		return -1;
-	if (f->nleaves > IB_LEAF_TABLE_MAX || work > 4e8)
+	if (f->nleaves > f->leaf_table_max || work > 4e8)
 		return 0;
 	f->leaf_hops = malloc(f->nleaves * f->nleaves + 1);
 	dist = malloc(f->nsw + 1);

@@ -33,7 +33,7 @@
 
 #define IB_NONE UINT32_MAX
 #define IB_MAX_PORTS 254          /* IB switches have at most 254 external ports */
-#define IB_LEAF_TABLE_MAX 8192    /* leaves for the precomputed uint8 leaf-to-leaf table (64 MiB) */
+#define IB_LEAF_TABLE_MAX 4096    /* leaves for the precomputed uint8 leaf-to-leaf table (16 MiB) */
 #define IB_ROW_CACHE 64           /* BFS rows kept when the table is not precomputed */
 #define IB_HOPS_INF 0xff
 
@@ -137,6 +137,7 @@ struct topo_fabric {
 	uint8_t *leaf_hops;            /* nleaves^2 or NULL (then BFS rows on demand) */
 	uint32_t *group;               /* (max_level + 1) * nsw: representative switch per level */
 	int nlevels;
+	size_t leaf_table_max;         /* IB_LEAF_TABLE_MAX unless changed for tests */
 	/* BFS row cache for large fabrics (mutable through const queries) */
 	pthread_mutex_t cache_lock;
 	uint8_t *row_cache;            /* IB_ROW_CACHE rows of nsw */
@@ -221,11 +222,24 @@ unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t);
 int ib_desc_is_generic(const char *desc);
 
 /* ---- read-only helpers for other topo/ files and tests ---- */
-/* Dense switch count (after finalize), name (description, borrowed) and level (-1 unknown). */
+/* Dense switch count (after finalize), name (node-name map entry, else description; borrowed) and
+ * level (0 leaf, 1 spine, ...; -1 when no host is reachable). */
 size_t topo_fabric_nswitches(const struct topo_fabric *f);
 const char *topo_fabric_switch_name(const struct topo_fabric *f, long s);
 int topo_fabric_switch_level(const struct topo_fabric *f, long s);
 /* Number of subnets loaded. */
 size_t topo_fabric_nsubnets(const struct topo_fabric *f);
+/* GUID and subnet of dense switch s (0 / -1 when out of range). */
+uint64_t topo_fabric_switch_guid(const struct topo_fabric *f, long s);
+long topo_fabric_switch_subnet(const struct topo_fabric *f, long s);
+/* Switches linked to switch s (parallel links merged), sorted; *nbrs borrowed. Returns the count. */
+size_t topo_fabric_switch_neighbors(const struct topo_fabric *f, long s, const uint32_t **nbrs);
+/* Connected HCA ports of host h, and the dense switch at the other end of its i-th port (-1 when the
+ * peer is not a switch): a host with HCAs on several leaves (rails, subnets) hangs under each. */
+size_t topo_fabric_host_nports(const struct topo_fabric *f, size_t h);
+long topo_fabric_host_port_switch(const struct topo_fabric *f, size_t h, size_t i);
+/* Largest leaf count for which finalize precomputes the leaf-to-leaf hop table (default
+ * IB_LEAF_TABLE_MAX); beyond it, hops come from BFS rows on demand. Takes effect at the next finalize. */
+void topo_fabric_set_leaf_table_max(struct topo_fabric *f, size_t max);
 
 #endif

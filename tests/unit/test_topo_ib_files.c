@@ -226,6 +226,8 @@ static void test_small_2level(void)
 		return;
 	check(topo_fabric_nhosts(f) == 7 && hops(f, "gpu07", "h4") == 2 && hops(f, "renamed6", "h5") == 2,
 	      "node-name map names hosts");
+	check(!strcmp(topo_fabric_switch_name(f, topo_fabric_host_leaf(f, (size_t)host(f, "h5"))), "rack3-leaf"),
+	      "node-name map names switches");
 	r = topo_fabric_report(f);
 	check(count_anomalies(r, "generic_hca") == 0, "mapped generic HCA no longer an anomaly");
 	json_decref(r);

@@ -1,0 +1,142 @@
+/*
+ * tests/unit/test_topo_ib_graph.c: the switch graph. Hop counts from the precomputed leaf table and
+ * from BFS rows on demand (the large-fabric path, forced with topo_fabric_set_leaf_table_max(0)) must
+ * agree on real fabrics, also when two threads query at once; a back-to-back pair of HCAs is 1 hop
+ * apart; the accessors for reports (neighbours, HCA ports per host) match the hand-written fabric;
+ * finalize is idempotent and can be redone after more loads.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "../harness.h"
+#include "net_ib_private.h"
+
+static struct topo_fabric *load(const char *rel, size_t table_max)
+{
+	struct topo_fabric *f = topo_fabric_create();
+	char path[512];
+	rm_error_t err;
+
+	rm_error_clear(&err);
+	snprintf(path, sizeof(path), "%s/%s", harness_data_dir(), rel);
+	topo_fabric_set_leaf_table_max(f, table_max);
+	if (topo_fabric_load_file(f, path, &err) < 0 || topo_fabric_finalize(f, &err) < 0) {
+		fail("%s: %s", rel, err.text);
+		topo_fabric_destroy(f);
+		return NULL;
+	}
+	return f;
+}
+
+static long host(const struct topo_fabric *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < topo_fabric_nhosts(f); i++)
+		if (!strcmp(topo_fabric_host_name(f, i), name))
+			return (long)i;
+	return -1;
+}
+
+struct job {
+	const struct topo_fabric *table, *lazy;
+	size_t first, step, mismatches;
+};
+
+static void *compare(void *arg)
+{
+	struct job *j = arg;
+	size_t a, b, n = topo_fabric_nhosts(j->table);
+
+	for (a = j->first; a < n; a += j->step)
+		for (b = 0; b < n; b++)
+			j->mismatches += topo_fabric_hops(j->table, a, b) != topo_fabric_hops(j->lazy, a, b);
+	return NULL;
+}
+
+static void table_vs_bfs(const char *rel)
+{
+	struct topo_fabric *t = load(rel, IB_LEAF_TABLE_MAX), *l = load(rel, 0);
+	struct job jobs[2];
+	pthread_t th;
+
+	if (!t || !l)
+		goto out;
+	check(t->leaf_hops != NULL && l->leaf_hops == NULL, "%s: one table, one on-demand fabric", rel);
+	jobs[0] = (struct job){ t, l, 0, 2, 0 };
+	jobs[1] = (struct job){ t, l, 1, 2, 0 };
+	if (pthread_create(&th, NULL, compare, &jobs[1]) != 0) {
+		fail("pthread_create");
+		goto out;
+	}
+	compare(&jobs[0]);
+	pthread_join(th, NULL);
+	check(jobs[0].mismatches + jobs[1].mismatches == 0, "%s: table and BFS hops agree (%zu differ)", rel,
+	      jobs[0].mismatches + jobs[1].mismatches);
+out:
+	topo_fabric_destroy(t);
+	topo_fabric_destroy(l);
+}
+
+static void back_to_back(void)
+{
+	struct topo_fabric *f = load("ib/back-to-back.topo", IB_LEAF_TABLE_MAX);
+	long a, b;
+
+	if (!f)
+		return;
+	a = host(f, "alpha");
+	b = host(f, "beta");
+	check(a >= 0 && b >= 0 && topo_fabric_hops(f, (size_t)a, (size_t)b) == 1, "back to back: 1 hop");
+	check(topo_fabric_host_leaf(f, (size_t)a) == -1 && topo_fabric_nswitches(f) == 0, "back to back: no leaf");
+	check(topo_fabric_host_nports(f, (size_t)a) == 1 && topo_fabric_host_port_switch(f, (size_t)a, 0) == -1,
+	      "back to back: port peer is not a switch");
+	topo_fabric_destroy(f);
+}
+
+/* small-2level.topo: spine-1 links leaf-1, leaf-2, leaf-3; dual has ports on leaf-1 and leaf-2. */
+static void accessors(void)
+{
+	struct topo_fabric *f = load("ib/small-2level.topo", IB_LEAF_TABLE_MAX);
+	const uint32_t *nb;
+	size_t s, n, i;
+	long d;
+	char path[512];
+	rm_error_t err;
+
+	if (!f)
+		return;
+	for (s = 0; s < topo_fabric_nswitches(f); s++)
+		if (!strcmp(topo_fabric_switch_name(f, (long)s), "spine-1"))
+			break;
+	n = topo_fabric_switch_neighbors(f, (long)s, &nb);
+	check(n == 3, "spine-1 has 3 neighbours");
+	for (i = 0; i < n; i++)
+		check(!strncmp(topo_fabric_switch_name(f, nb[i]), "leaf-", 5) && (i == 0 || nb[i - 1] < nb[i]),
+		      "neighbours are leaves, sorted");
+	check(topo_fabric_switch_guid(f, (long)s) == 0x5001 && topo_fabric_switch_subnet(f, (long)s) == 0,
+	      "spine-1 GUID and subnet");
+	d = host(f, "dual");
+	check(d >= 0 && topo_fabric_host_nports(f, (size_t)d) == 2, "dual: 2 HCA ports");
+	check(!strcmp(topo_fabric_switch_name(f, topo_fabric_host_port_switch(f, (size_t)d, 0)), "leaf-1") &&
+		      !strcmp(topo_fabric_switch_name(f, topo_fabric_host_port_switch(f, (size_t)d, 1)), "leaf-2"),
+	      "dual hangs under leaf-1 and leaf-2");
+	rm_error_clear(&err);
+	check(topo_fabric_finalize(f, &err) == 0 && topo_fabric_nhosts(f) == 7, "finalize twice");
+	snprintf(path, sizeof(path), "%s/ib/back-to-back.topo", harness_data_dir());
+	check(topo_fabric_load_file(f, path, &err) == 0 && topo_fabric_finalize(f, &err) == 0, "load after finalize");
+	check(topo_fabric_nhosts(f) == 9 && topo_fabric_nsubnets(f) == 2, "second subnet adds 2 hosts");
+	check(topo_fabric_hops(f, (size_t)host(f, "h1"), (size_t)host(f, "alpha")) == -1, "no path across subnets");
+	check(topo_fabric_hops(f, (size_t)host(f, "h1"), (size_t)host(f, "h2")) == 2, "hops still right");
+	topo_fabric_destroy(f);
+}
+
+int main(void)
+{
+	table_vs_bfs("plafrim/ib/ib-subnet0.txt");
+	table_vs_bfs("ib/ndr-fattree-582ca.ibnetdiscover");
+	table_vs_bfs("ib/small-3level.ports");
+	back_to_back();
+	accessors();
+	return harness_done();
+}
