@@ -190,6 +190,17 @@ off_untouched() {
 }
 expect "--rankmap=off preloads nothing" off_untouched
 
+# sbatch: options given to sbatch reach the steps srun starts inside the batch script.
+sbatch_options() {
+	id=$(sbatch --parsable -N2 -o "$T/sbatch.out" --rankmap=scotch --rankmap-metric=bytes --wrap \
+		"OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -n2 $T/wrapped_app") || return 1
+	i=0
+	while [ -n "$(squeue -h -j "$id" 2>/dev/null)" ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+	grep -q "^task 0 LD_PRELOAD=$BIN/librankmap_mpi_openmpi.so RANKMAP_ALGO=scotch SLURMD_NODENAME=n1\$" \
+		"$T/sbatch.out" || { cat "$T/sbatch.out" >&2; return 1; }
+}
+expect "sbatch --rankmap=scotch: the batch job's srun steps get the library and RANKMAP_ALGO=scotch" sbatch_options
+
 # ---- --rankmap-bind ------------------------------------------------------------------------------
 # Each task prints: node, local id, RANKMAP_BIND_CPUS, and the kernel's Cpus_allowed_list; task 0 also
 # saves the job's per-node core allocation (scontrol show job -d).
