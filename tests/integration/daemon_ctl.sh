@@ -1,0 +1,79 @@
+#!/bin/sh
+# tests/integration/daemon_ctl.sh: rankmapctl's daemon subcommands (ping, register, reload, distance)
+# against a real rankmapd on a temporary socket and state directory, including a client running as
+# user nobody (setpriv), an unreachable daemon, and --help of each subcommand.
+. "$(dirname "$0")/../lib.sh"
+
+CTL=$BIN/rankmapctl
+T=$(mktmp)
+chmod 755 "$T"
+D_PID=
+cleanup() {
+	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+SOCK=$T/sock
+cat >"$T/rankmapd.conf" <<EOC
+hwloc_dir = $DATA/daemon/hwloc
+ib_file = $DATA/plafrim/ib/ib-subnet0.txt
+socket_mode = 0666
+EOC
+
+for c in ping register reload distance; do
+	expect "$c --help" sh -c "'$CTL' $c --help | grep -q 'Usage: rankmapctl $c'"
+done
+expect_fail "ping with no daemon fails" "$CTL" ping --socket "$T/nothing.sock" --timeout 500
+"$CTL" ping --socket "$T/nothing.sock" --timeout 500 2>"$T/err" >/dev/null
+expect "and names the socket" grep -q "$T/nothing.sock" "$T/err"
+RANKMAP_SOCKET=$T/nothing.sock "$CTL" ping --timeout 500 2>"$T/err2" >/dev/null
+expect "RANKMAP_SOCKET is used" grep -q "$T/nothing.sock" "$T/err2"
+expect_fail "bad option is a usage error" "$CTL" ping --frobnicate
+"$CTL" register --socket "$SOCK" >/dev/null 2>&1; rc=$?
+expect "register without --xml/--live: exit 2" test "$rc" -eq 2
+
+"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
+	>"$T/d.log" 2>&1 &
+D_PID=$!
+n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+expect "ping" sh -c "'$CTL' ping --socket '$SOCK' | grep -q 'rankmapd 0.1.0'"
+expect "ping through RANKMAP_SOCKET" env RANKMAP_SOCKET="$SOCK" "$CTL" ping
+expect "register --xml" "$CTL" register --socket "$SOCK" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host mirage002
+expect "registration saved" test -s "$T/state/registrations/mirage002.xml"
+expect "register --live" "$CTL" register --socket "$SOCK" --live --host thismachine
+expect "registered node answers distance" "$CTL" distance --socket "$SOCK" thismachine:0 thismachine:0
+"$CTL" distance --socket "$SOCK" --json bonobo001 bonobo002 >"$T/d.json"
+expect "distance --json gives hops" grep -q '"hops"' "$T/d.json"
+"$CTL" distance --socket "$SOCK" bonobo001 bonobo002 >"$T/dd.out"
+"$CTL" distance --hwloc "$DATA/daemon/hwloc" --ib "$DATA/plafrim/ib/ib-subnet0.txt" bonobo001 bonobo002 >"$T/do.out"
+expect "offline distance equals the daemon's" cmp -s "$T/dd.out" "$T/do.out"
+expect_fail "distance to an unknown host fails" "$CTL" distance --socket "$SOCK" bonobo001 nosuchnode
+expect_fail "distance with a bad slot is a usage error" "$CTL" distance --socket "$SOCK" bonobo001 bonobo002:x
+expect "reload" sh -c "'$CTL' reload --socket '$SOCK' | grep -q 'reloaded: model generation'"
+
+# user nobody: may ping, may not register or reload
+if command -v setpriv >/dev/null 2>&1; then
+	NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	expect "nobody can ping" $NOBODY "$CTL" ping --socket "$SOCK"
+	$NOBODY "$CTL" register --socket "$SOCK" --xml "$DATA/plafrim/hwloc/mirage003.xml" --host mirage003 \
+		>/dev/null 2>"$T/nobody.err"; rc=$?
+	expect "nobody cannot register (exit 1)" test "$rc" -eq 1
+	expect "and is told why" grep -q 'permission_denied' "$T/nobody.err"
+	expect "nothing saved for nobody" test ! -e "$T/state/registrations/mirage003.xml"
+	expect_fail "nobody cannot reload" $NOBODY "$CTL" reload --socket "$SOCK"
+else
+	notok "setpriv is required for the permission test"
+fi
+
+kill -9 "$D_PID"; wait "$D_PID" 2>/dev/null
+"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
+	>>"$T/d.log" 2>&1 &
+D_PID=$!
+n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+expect "registrations served after kill -9 and restart" "$CTL" distance --socket "$SOCK" mirage002 thismachine
+kill -HUP "$D_PID"; sleep 1
+expect "SIGHUP reloads" grep -q 'SIGHUP' "$T/d.log"
+expect "still serving after SIGHUP" "$CTL" ping --socket "$SOCK"
+kill "$D_PID"; wait "$D_PID"; rc=$?; D_PID=
+expect "SIGTERM: exit 0" test "$rc" -eq 0
+finish
