@@ -24,6 +24,7 @@
 #include <hwloc/diff.h>
 
 #include "cluster_private.h"
+#include "hostlist.h"
 
 /* ---- reading and normalising XML ------------------------------------------------------------ */
 
@@ -702,12 +703,13 @@ int topo_load_hwloc_live(topo_cluster_t c, const char *host, rm_error_t *err)
 	return load_hosts(c, names, 1, topo, "live", "live", err);
 }
 
-/* "synthetic:<desc>[@h1,h2...]": one host per name (default "node0"), all of the same type. */
+/* "synthetic:<desc>[@hostlist]": one host per name of the Slurm-style host list (default "node0"),
+ * all of the same type. */
 static int load_synthetic_spec(struct topo_cluster *c, const char *spec, rm_error_t *err)
 {
-	char *copy = strdup(spec + 10), *at, *h, *save = NULL, **names = NULL;
-	size_t n = 0, cap = 0;
-	int r = -1;
+	char *copy = strdup(spec + 10), *at, **names;
+	size_t n = 0;
+	int r;
 
 	if (!copy)
 		return rm_error_set(err, spec, 0, 0, "out of memory");
@@ -716,21 +718,13 @@ static int load_synthetic_spec(struct topo_cluster *c, const char *spec, rm_erro
 		*at++ = '\0';
 	if (!at || !*at)
 		at = "node0";
-	for (h = strtok_r(at, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
-
-			if (!nn)
-				goto out;
-			names = nn;
-		}
-		names[n++] = h;
+	if (!(names = hostlist_expand(at, &n, 0, err))) {
+		free(copy);
+		errno = EINVAL;
+		return -1;
 	}
 	r = load_synthetic_hosts(c, names, n, copy, err);
-out:
-	if (r < 0 && !rm_error_isset(err))
-		rm_error_set(err, spec, 0, 0, "out of memory");
-	free(names);
+	hostlist_free(names);
 	free(copy);
 	return r;
 }

@@ -2,9 +2,10 @@
  * topo/report.c: the cluster summary (topo_report.h): hardware per node type, the fabric's and the
  * torus's reports, the hop-count histogram between hosts and the anomalies.
  *
- * The histogram never builds a host-by-host matrix: hosts are grouped by leaf switch and one hop count
- * is taken per pair of leaves (hosts under the same two leaves are the same distance apart). Beyond
- * 4096 leaves it samples random host pairs instead and says so.
+ * The histogram never builds a host-by-host matrix: hosts are grouped by leaf switch (torus router) and
+ * one hop count (distance) is taken per pair of groups, from a representative host of each (hosts under
+ * the same two leaves are the same distance apart; a host with HCAs on several leaves counts under the
+ * leaf of its first). Beyond 4096 groups it samples random host pairs instead and says so.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ struct sig {
 	const struct topo_nodetype *type;
 	unsigned packages, numa, cores, pus;
 	unsigned long long mem, mem_gib;
-	const char *model;
+	char model[128];   /* CPU model with runs of blanks squeezed */
 	size_t group;
 };
 
@@ -31,6 +32,7 @@ static void type_sig(const struct topo_nodetype *t, struct sig *s)
 {
 	hwloc_obj_t pkg = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PACKAGE, 0);
 	const char *m = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
+	size_t o;
 
 	s->type = t;
 	s->packages = t->npackages;
@@ -39,7 +41,12 @@ static void type_sig(const struct topo_nodetype *t, struct sig *s)
 	s->pus = t->npus;
 	s->mem = hwloc_get_root_obj(t->topo)->total_memory;
 	s->mem_gib = (s->mem + (1ULL << 29)) >> 30;
-	s->model = m ? m : "";
+	for (o = 0; m && *m && o + 1 < sizeof(s->model); m++)
+		if (*m != ' ' || (o > 0 && s->model[o - 1] != ' '))
+			s->model[o++] = *m;
+	while (o > 0 && s->model[o - 1] == ' ')
+		o--;
+	s->model[o] = '\0';
 }
 
 static int cmp_sig(const void *pa, const void *pb)
@@ -184,28 +191,40 @@ static int cmp_leafhost(const void *pa, const void *pb)
 	return a->host < b->host ? -1 : a->host > b->host;
 }
 
-static void hist_add(json_t *h, int hops, json_int_t pairs)
+typedef double (*pair_dist_t)(struct topo_cluster *c, size_t a, size_t b);
+
+static double fabric_dist(struct topo_cluster *c, size_t a, size_t b)
 {
-	char key[16];
+	return topo_host_hops(c, a, b);
+}
+
+static double torus_dist(struct topo_cluster *c, size_t a, size_t b)
+{
+	return topo_torus_model_distance(c->torus, c->hosts[a].torus_node, c->hosts[b].torus_node);
+}
+
+static void hist_add(json_t *h, double d, json_int_t pairs)
+{
+	char key[32];
 	json_t *v;
 
 	if (pairs <= 0)
 		return;
-	if (hops < 0)
+	if (d < 0)
 		strcpy(key, "unconnected");
 	else
-		snprintf(key, sizeof(key), "%d", hops);
+		snprintf(key, sizeof(key), "%g", d);
 	v = json_object_get(h, key);
 	json_object_set_new(h, key, json_integer(pairs + (v ? json_integer_value(v) : 0)));
 }
 
-/* Random host pairs (deterministic generator) when there are too many leaves for every pair. */
-static void hist_sample(struct topo_cluster *c, const struct leafhost *v, size_t n, json_t *h)
+/* Random host pairs (deterministic generator) when there are too many groups for every pair. */
+static void hist_sample(struct topo_cluster *c, const struct leafhost *v, size_t n, pair_dist_t dist, json_t *h)
 {
 	uint64_t x = 88172645463325252ULL;
 	size_t i;
 
-	for (i = 0; i < SAMPLE_PAIRS; i++) {
+	for (i = 0; i < SAMPLE_PAIRS && n > 1; i++) {
 		size_t a, b;
 
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -213,55 +232,75 @@ static void hist_sample(struct topo_cluster *c, const struct leafhost *v, size_t
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		b = (size_t)(x % n);
 		if (a != b)
-			hist_add(h, topo_host_hops(c, v[a].host, v[b].host), 1);
+			hist_add(h, dist(c, v[a].host, v[b].host), 1);
 	}
 }
 
-/* Exact: one hop count per pair of leaves, times the host pairs under them. */
-static void hist_exact(struct topo_cluster *c, const struct leafhost *v, size_t n, json_t *h)
+/* Exact: one distance per pair of groups (leaf switches, torus routers), times the host pairs under
+ * them. v is sorted by group; group -1 holds hosts attached to nothing. */
+static void hist_exact(struct topo_cluster *c, const struct leafhost *v, size_t n, pair_dist_t dist, json_t *h)
 {
 	size_t i, j, ni, nj;
 
 	for (i = 0; i < n; i += ni) {
 		for (ni = 1; i + ni < n && v[i + ni].leaf == v[i].leaf; ni++)
 			;
-		if (v[i].leaf < 0) { /* hosts on no switch: unconnected to everyone */
+		if (v[i].leaf < 0) { /* unconnected to everyone */
 			hist_add(h, -1, (json_int_t)(ni * (ni - 1) / 2 + ni * (n - i - ni)));
 			continue;
 		}
-		hist_add(h, ni > 1 ? topo_host_hops(c, v[i].host, v[i + 1].host) : 2, (json_int_t)(ni * (ni - 1) / 2));
+		if (ni > 1)
+			hist_add(h, dist(c, v[i].host, v[i + 1].host), (json_int_t)(ni * (ni - 1) / 2));
 		for (j = i + ni; j < n; j += nj) {
 			for (nj = 1; j + nj < n && v[j + nj].leaf == v[j].leaf; nj++)
 				;
-			hist_add(h, v[j].leaf < 0 ? -1 : topo_host_hops(c, v[i].host, v[j].host), (json_int_t)(ni * nj));
+			hist_add(h, v[j].leaf < 0 ? -1 : dist(c, v[i].host, v[j].host), (json_int_t)(ni * nj));
 		}
 	}
+}
+
+/* Hosts of the network with their group: leaf switch (fabric) or router (torus). */
+static size_t network_hosts(struct topo_cluster *c, int torus, struct leafhost *v)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->nhosts; i++) {
+		const struct topo_host *h = &c->hosts[i];
+
+		if (torus && h->torus_node >= 0)
+			v[n].leaf = h->torus_node / topo_torus_model_spec(c->torus)->nodes_per_router;
+		else if (!torus && h->fabric_host >= 0)
+			v[n].leaf = topo_fabric_host_leaf(c->fabric, (size_t)h->fabric_host);
+		else
+			continue;
+		v[n++].host = i;
+	}
+	qsort(v, n, sizeof(*v), cmp_leafhost);
+	return n;
 }
 
 static void hop_histogram(struct topo_cluster *c, json_t *r)
 {
 	struct leafhost *v = malloc((c->nhosts ? c->nhosts : 1) * sizeof(*v));
 	json_t *h = json_object();
-	size_t i, n = 0, nleaves = 0;
-	char method[128];
+	int torus = !c->fabric && c->torus;
+	const char *unit = torus ? "torus routers" : "leaf switches";
+	size_t i, n, ngroups = 0;
+	char method[160];
 
-	snprintf(method, sizeof(method), "no fabric");
-	if (v && h && c->fabric) {
-		for (i = 0; i < c->nhosts; i++)
-			if (c->hosts[i].fabric_host >= 0) {
-				v[n].leaf = topo_fabric_host_leaf(c->fabric, (size_t)c->hosts[i].fabric_host);
-				v[n++].host = i;
-			}
-		qsort(v, n, sizeof(*v), cmp_leafhost);
+	snprintf(method, sizeof(method), "no network");
+	if (v && h && (c->fabric || c->torus)) {
+		n = network_hosts(c, torus, v);
 		for (i = 0; i < n; i++)
-			nleaves += !i || v[i].leaf != v[i - 1].leaf;
-		if (nleaves <= MAX_EXACT_LEAVES) {
-			hist_exact(c, v, n, h);
-			snprintf(method, sizeof(method), "exact: one hop count per pair of the %zu leaf switches", nleaves);
+			ngroups += !i || v[i].leaf != v[i - 1].leaf;
+		if (ngroups <= MAX_EXACT_LEAVES) {
+			hist_exact(c, v, n, torus ? torus_dist : fabric_dist, h);
+			snprintf(method, sizeof(method), "exact: one %s per pair of the %zu %s",
+				 torus ? "link-cost-weighted torus distance" : "hop count", ngroups, unit);
 		} else {
-			hist_sample(c, v, n, h);
-			snprintf(method, sizeof(method), "sampled: %d random host pairs (%zu leaf switches)", SAMPLE_PAIRS,
-				 nleaves);
+			hist_sample(c, v, n, torus ? torus_dist : fabric_dist, h);
+			snprintf(method, sizeof(method), "sampled: %d random host pairs (%zu %s)", SAMPLE_PAIRS, ngroups,
+				 unit);
 		}
 	}
 	free(v);

@@ -18,8 +18,9 @@
  *     memory_bytes is that of one of its hosts),
  *   switches, switches_per_level, hca_ports, subnets, link_rates (from the fabric; 0/{} without one),
  *   fabric: the fabric's own report or null; torus: the torus report or null,
- *   hop_histogram: {"<hops>": host pairs}, hop_histogram_method: how it was counted (exact per pair
- *     of leaf switches, or sampled beyond 4096 leaves),
+ *   hop_histogram: {"<hops>": host pairs, "unconnected": pairs} between the fabric's hosts (for a
+ *     torus without a fabric: link-cost-weighted torus distance), hop_histogram_method: how it was
+ *     counted (exact, one value per pair of leaf switches or routers; sampled beyond 4096 of them),
  *   anomalies: [{kind, text}]: the fabric's (slow links, unconnected ports, generic names, ...) and
  *     no_hardware (in the fabric or torus without hwloc data), not_in_fabric (hardware but no HCA
  *     in a cluster that has a fabric).

@@ -257,6 +257,9 @@ static void test_bad(void)
 	check(topo_load_hwloc_synthetic(c, "h", "pack:2 bogus:3", &err) < 0 && strstr(err.text, "synthetic"),
 	      "bad synthetic: %s", err.text);
 	rm_error_clear(&err);
+	check(topo_load_hwloc_spec(c, "synthetic:core:1 pu:1@n[1-", &err) < 0 && rm_error_isset(&err),
+	      "bad host list refused: %s", err.text);
+	rm_error_clear(&err);
 	check(topo_load_hwloc_spec(c, "/nonexistent/x.xml", &err) < 0 && strstr(err.source, "/nonexistent"),
 	      "missing file named");
 	check(topo_nhosts(c) == 0 && c->ntypes == 0, "nothing added by failed loads");
@@ -274,7 +277,8 @@ static void test_synthetic_live(void)
 	rm_error_clear(&err);
 	check(topo_load_hwloc_synthetic(c, "s1", "pack:2 core:4 pu:2", &err) == 0, "synthetic: %s", err.text);
 	check(topo_host_npus(c, 0) == 16 && topo_host_ncores(c, 0) == 8, "2x4x2");
-	check(topo_load_hwloc_spec(c, "synthetic:pack:2 core:4 pu:2@s2,s3", &err) == 0, "spec: %s", err.text);
+	check(topo_load_hwloc_spec(c, "synthetic:pack:2 core:4 pu:2@s[2-3]", &err) == 0, "spec: %s", err.text);
+	check(topo_host_find(c, "s2") == 1 && topo_host_find(c, "s3") == 2, "host list expanded");
 	check(topo_nhosts(c) == 3 && c->ntypes == 1, "same description shares the type");
 	check(topo_load_hwloc_spec(c, "synthetic:pack:1 core:2@s4,s1", &err) < 0 && topo_nhosts(c) == 3,
 	      "spec with a duplicate adds nothing");

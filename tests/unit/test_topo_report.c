@@ -1,0 +1,112 @@
+/*
+ * tests/unit/test_topo_report.c: topo_cluster_report() on small clusters whose figures are derived by
+ * hand: the fat tree of tests/data/topo/fattree-8.topo (see its NOTES) with synthetic hardware, and a
+ * torus named by pattern.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster_private.h"
+#include "topo_report.h"
+#include "tests/harness.h"
+
+static long geti(json_t *r, const char *k)
+{
+	return (long)json_integer_value(json_object_get(r, k));
+}
+
+static int count_kind(json_t *an, const char *kind, const char *host)
+{
+	size_t i;
+	json_t *e;
+	int n = 0;
+
+	json_array_foreach(an, i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "kind")), kind) &&
+		    (!host || strstr(json_string_value(json_object_get(e, "text")), host)))
+			n++;
+	return n;
+}
+
+static void test_fattree(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	char path[512];
+	rm_error_t err;
+	json_t *r, *h, *types, *an;
+
+	rm_error_clear(&err);
+	snprintf(path, sizeof(path), "%s/topo/fattree-8.topo", harness_data_dir());
+	check(topo_load_ib_file(c, path, &err) == 0, "fabric: %s", err.text);
+	check(topo_load_hwloc_spec(c, "synthetic:pack:2 core:2 pu:2@h[1-6],x1", &err) == 0, "hw: %s", err.text);
+	check(topo_cluster_finalize(c, &err) == 0, "finalize");
+	r = topo_cluster_report(c);
+	check(r != NULL, "report");
+	if (!r)
+		goto out;
+	check(geti(r, "hosts") == 9 && geti(r, "hosts_with_hardware") == 7, "hosts %ld/%ld", geti(r, "hosts"),
+	      geti(r, "hosts_with_hardware"));
+	check(geti(r, "packages") == 14 && geti(r, "cores") == 28 && geti(r, "pus") == 56, "hardware totals");
+	check(geti(r, "switches") == 6 && geti(r, "hca_ports") == 8 && geti(r, "subnets") == 1, "fabric totals");
+	h = json_object_get(r, "hop_histogram");
+	check(json_object_size(h) == 2 && geti(h, "2") == 4 && geti(h, "4") == 24, "histogram 2:4 4:24");
+	check(strstr(json_string_value(json_object_get(r, "hop_histogram_method")), "exact") != NULL, "exact");
+	types = json_object_get(r, "node_types");
+	check(json_array_size(types) == 1, "one node type");
+	check(geti(json_array_get(types, 0), "hosts") == 7 &&
+		      !strcmp(json_string_value(json_object_get(json_array_get(types, 0), "host_list")), "h[1-6],x1"),
+	      "type: 7 hosts h[1-6],x1");
+	an = json_object_get(r, "anomalies");
+	check(json_is_array(an), "anomalies list");
+	check(count_kind(an, "no_hardware", NULL) == 2 && count_kind(an, "no_hardware", "h7") == 1 &&
+		      count_kind(an, "no_hardware", "h8") == 1,
+	      "h7, h8 in the fabric without hardware");
+	check(count_kind(an, "not_in_fabric", NULL) == 1 && count_kind(an, "not_in_fabric", "x1") == 1,
+	      "x1 has hardware but no HCA");
+	check(json_is_null(json_object_get(r, "torus")) && json_is_object(json_object_get(r, "fabric")), "parts");
+	json_decref(r);
+out:
+	topo_cluster_destroy(c);
+}
+
+/* 2x2x2 torus, 2 nodes per router, wrapped (distance 1 per differing coordinate): 16 nodes. Pairs by
+ * hand: inside a router 8 (distance 0); each router has 3 routers at distance 1, 3 at 2, 1 at 3, so
+ * 8*3/2 = 12 router pairs at 1, 12 at 2, 4 at 3, each with 2*2 = 4 node pairs: 48, 48, 16. */
+static void test_torus(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	char path[] = "/tmp/rankmap-report-XXXXXX";
+	int fd = mkstemp(path);
+	rm_error_t err;
+	json_t *r, *h;
+	FILE *f;
+
+	rm_error_clear(&err);
+	f = fdopen(fd, "w");
+	fprintf(f, "dims = 2x2x2\nnodes_per_router = 2\nhost_pattern = t{id:2}\n");
+	fclose(f);
+	check(topo_load_torus(c, path, &err) == 0, "torus: %s", err.text);
+	unlink(path);
+	check(topo_cluster_finalize(c, &err) == 0, "finalize");
+	r = topo_cluster_report(c);
+	h = json_object_get(r, "hop_histogram");
+	check(geti(r, "hosts") == 16 && geti(r, "hosts_with_hardware") == 0 && geti(r, "switches") == 0,
+	      "16 torus hosts, no hardware, no fabric");
+	check(geti(h, "0") == 8 && geti(h, "1") == 48 && geti(h, "2") == 48 && geti(h, "3") == 16,
+	      "torus histogram 0:8 1:48 2:48 3:16 (got %ld %ld %ld %ld)", geti(h, "0"), geti(h, "1"), geti(h, "2"),
+	      geti(h, "3"));
+	check(count_kind(json_object_get(r, "anomalies"), "no_hardware", NULL) == 16, "every host lacks hardware");
+	check(json_is_object(json_object_get(r, "torus")), "torus part");
+	json_decref(r);
+	topo_cluster_destroy(c);
+}
+
+int main(void)
+{
+	test_fattree();
+	test_torus();
+	return harness_done();
+}
