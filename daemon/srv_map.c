@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,54 +22,122 @@
 #define MAP_SCHEMA SRV_ENVELOPE " pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f"
 #define MAX_RANKS (1u << 24)
 
-/* {"n": N, "edges": [[src, dst, weight], ...]} -> graph. NULL with *error set. */
+typedef struct edges {
+	size_t n, cap;
+	uint32_t *src, *dst;
+	double *w;
+} edges_t;
+
+static int edges_reserve(edges_t *e, size_t n)
+{
+	uint32_t *s, *d;
+	double *w;
+
+	if (n <= e->cap)
+		return 0;
+	s = realloc(e->src, n * sizeof(*s));
+	if (s)
+		e->src = s;
+	d = realloc(e->dst, n * sizeof(*d));
+	if (d)
+		e->dst = d;
+	w = realloc(e->w, n * sizeof(*w));
+	if (w)
+		e->w = w;
+	if (!s || !d || !w)
+		return -1;
+	e->cap = n;
+	return 0;
+}
+
+static void edges_free(edges_t *e)
+{
+	free(e->src);
+	free(e->dst);
+	free(e->w);
+}
+
+/* "edges": [[src, dst, weight], ...] */
+static int edges_json(const json_t *edges, json_int_t n, edges_t *e, const json_t *id, json_t **error)
+{
+	size_t i;
+	json_t *t;
+
+	if (edges_reserve(e, json_array_size(edges) + 1) < 0)
+		return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
+	json_array_foreach(edges, i, t) {
+		json_t *a = json_array_get(t, 0), *b = json_array_get(t, 1), *c = json_array_get(t, 2);
+		if (json_array_size(t) != 3 || !json_is_integer(a) || !json_is_integer(b) || !json_is_number(c) ||
+		    json_integer_value(a) < 0 || json_integer_value(a) >= n || json_integer_value(b) < 0 ||
+		    json_integer_value(b) >= n || !(json_number_value(c) >= 0))
+			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.edges[%zu]: expected [src, dst, "
+						       "weight] with 0 <= src, dst < %lld and weight >= 0", i,
+						       (long long)n), -1;
+		e->src[i] = (uint32_t)json_integer_value(a);
+		e->dst[i] = (uint32_t)json_integer_value(b);
+		e->w[i] = json_number_value(c);
+	}
+	e->n = json_array_size(edges);
+	return 0;
+}
+
+/* "edges_text": "src dst weight src dst weight ..." (any whitespace): the compact form for big patterns. */
+static int edges_text(const char *text, json_int_t n, edges_t *e, const json_t *id, json_t **error)
+{
+	const char *p = text;
+	char *end;
+	unsigned long long a, b;
+	double w;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+			p++;
+		if (!*p)
+			return 0;
+		a = strtoull(p, &end, 10);
+		if (end == p || (p = end, b = strtoull(p, &end, 10), end == p) || (p = end, w = strtod(p, &end), end == p) ||
+		    a >= (unsigned long long)n || b >= (unsigned long long)n || !(w >= 0) || w == HUGE_VAL)
+			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.edges_text: edge %zu: expected "
+						       "'src dst weight' with src, dst < %lld and weight >= 0", e->n,
+						       (long long)n), -1;
+		p = end;
+		if (e->n == e->cap && edges_reserve(e, e->cap ? e->cap * 2 : 256) < 0)
+			return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
+		e->src[e->n] = (uint32_t)a;
+		e->dst[e->n] = (uint32_t)b;
+		e->w[e->n++] = w;
+	}
+}
+
+/* {"n": N, "edges": [[src, dst, weight], ...]} or {"n": N, "edges_text": "..."} -> graph. NULL with
+ * *error set. */
 static map_graph_t *pattern_graph(const json_t *pat, const json_t *id, json_t **error)
 {
 	json_error_t jerr;
-	json_t *edges, *e;
+	json_t *edges = NULL;
+	const char *text = NULL;
 	json_int_t n;
-	size_t i, ne;
-	uint32_t *src = NULL, *dst = NULL;
-	double *w = NULL;
+	edges_t e = { 0 };
 	map_graph_t *g = NULL;
 	rm_error_t err = { 0 };
 	char msg[600];
+	int rc;
 
-	if (json_unpack_ex((json_t *)pat, &jerr, JSON_STRICT, "{s:I, s:o}", "n", &n, "edges", &edges) < 0 ||
-	    !json_is_array(edges))
+	if (json_unpack_ex((json_t *)pat, &jerr, JSON_STRICT, "{s:I, s?o, s?s}", "n", &n, "edges", &edges,
+			   "edges_text", &text) < 0 || (edges && !json_is_array(edges)) || !edges == !text)
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: expected {\"n\": ranks, \"edges\": "
-					       "[[src, dst, weight], ...]} (%s)", jerr.text), NULL;
+					       "[[src, dst, weight], ...]} or {\"n\": ranks, \"edges_text\": \"src dst "
+					       "weight ...\"}%s%s", jerr.text[0] ? ": " : "", jerr.text), NULL;
 	if (n < 1 || n > MAX_RANKS)
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.n: %lld outside 1..%u", (long long)n,
 					       MAX_RANKS), NULL;
-	ne = json_array_size(edges);
-	src = malloc((ne + 1) * sizeof(*src));
-	dst = malloc((ne + 1) * sizeof(*dst));
-	w = malloc((ne + 1) * sizeof(*w));
-	if (!src || !dst || !w) {
-		*error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory");
-		goto out;
+	rc = edges ? edges_json(edges, n, &e, id, error) : edges_text(text, n, &e, id, error);
+	if (rc == 0) {
+		g = map_graph_from_edges((uint32_t)n, e.n, e.src, e.dst, e.w, &err);
+		if (!g)
+			*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: %s", rm_error_format(&err, msg, sizeof(msg)));
 	}
-	json_array_foreach(edges, i, e) {
-		json_t *a = json_array_get(e, 0), *b = json_array_get(e, 1), *c = json_array_get(e, 2);
-		if (json_array_size(e) != 3 || !json_is_integer(a) || !json_is_integer(b) || !json_is_number(c) ||
-		    json_integer_value(a) < 0 || json_integer_value(a) >= n || json_integer_value(b) < 0 ||
-		    json_integer_value(b) >= n || !(json_number_value(c) >= 0)) {
-			*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.edges[%zu]: expected [src, dst, "
-						"weight] with 0 <= src, dst < %lld and weight >= 0", i, (long long)n);
-			goto out;
-		}
-		src[i] = (uint32_t)json_integer_value(a);
-		dst[i] = (uint32_t)json_integer_value(b);
-		w[i] = json_number_value(c);
-	}
-	g = map_graph_from_edges((uint32_t)n, ne, src, dst, w, &err);
-	if (!g)
-		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: %s", rm_error_format(&err, msg, sizeof(msg)));
-out:
-	free(src);
-	free(dst);
-	free(w);
+	edges_free(&e);
 	return g;
 }
 

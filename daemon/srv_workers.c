@@ -72,6 +72,9 @@ static void run_job(srv_workers_t *w, srv_job_t *job)
 		__atomic_add_fetch(&w->ctx->n_errors, 1, __ATOMIC_RELAXED);
 	job->out = rm_frame_encode(resp, &job->out_len);
 	json_decref(resp);
+	json_decref(job->req); /* freed here, not on the event loop */
+	json_decref(job->id);
+	job->req = job->id = NULL;
 }
 
 static void *worker_main(void *arg)

@@ -216,6 +216,41 @@ static void test_map_cart_and_errors(tdaemon_t *d)
 	json_decref(r);
 }
 
+/* The compact form gives the same graph, hence the same result, as JSON triples. */
+static void test_map_edges_text(tdaemon_t *d)
+{
+	json_t *a = req("map"), *b = req("map"), *ra, *rb, *e = json_array();
+	char text[1024];
+	int i, len = 0;
+
+	for (i = 0; i < 8; i++) {
+		json_array_append_new(e, json_pack("[iif]", i, (i + 3) % 8, 1.0 + i));
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "%d %d %g\n", i, (i + 3) % 8, 1.0 + i);
+	}
+	json_object_set_new(a, "pattern", json_pack("{s:i, s:o}", "n", 8, "edges", e));
+	json_object_set_new(b, "pattern", json_pack("{s:i, s:s}", "n", 8, "edges_text", text));
+	json_object_set_new(a, "hosts", json_pack("[s]", "bonobo002"));
+	json_object_set_new(b, "hosts", json_pack("[s]", "bonobo002"));
+	json_object_set_new(a, "algorithm", json_string("scotch"));
+	json_object_set_new(b, "algorithm", json_string("scotch"));
+	ra = td_call(d->sock, a);
+	rb = td_call(d->sock, b);
+	check(json_is_true(json_object_get(rb, "ok")), "edges_text accepted: %s", td_msg(rb));
+	check(json_number_value(json_object_get(ra, "identity_cost")) ==
+	      json_number_value(json_object_get(rb, "identity_cost")) &&
+	      json_equal(json_object_get(ra, "permutation"), json_object_get(rb, "permutation")),
+	      "edges_text and JSON edges give the same graph and mapping");
+	json_decref(ra);
+	json_decref(rb);
+	a = req("map");
+	json_object_set_new(a, "pattern", json_pack("{s:i, s:s}", "n", 8, "edges_text", "0 1 1\n2 9 1\n"));
+	json_object_set_new(a, "hosts", json_pack("[s]", "bonobo002"));
+	ra = td_call(d->sock, a);
+	check(!strcmp(td_code(ra), RM_ERR_BAD_REQUEST) && strstr(td_msg(ra), "edge 1"), "bad text edge named: %s",
+	      td_msg(ra));
+	json_decref(ra);
+}
+
 static void test_order(tdaemon_t *d)
 {
 	json_t *q = req("order"), *r, *o;
@@ -445,6 +480,7 @@ int main(void)
 	test_distance(&d);
 	test_map_pattern(&d);
 	test_map_cart_and_errors(&d);
+	test_map_edges_text(&d);
 	test_order(&d);
 	test_permissions(&d);
 	test_register_persist(&d);
