@@ -311,22 +311,114 @@ void topo_nameset_destroy(struct topo_nameset *s)
 
 /* ---- finalize --------------------------------------------------------------------------------- */
 
+/*
+ * Joining by name: an exact match first; else a fabric or torus name with a domain ("n1.cluster")
+ * matches the host named by its short name ("n1"), and a short name matches the only host whose name
+ * is that short name plus a domain. Anything else becomes a new host.
+ */
+struct shortmap {
+	uint32_t *slot;   /* host index + 1, 0 = empty */
+	char *ambiguous;  /* several hosts have this short name: no match */
+	size_t cap;
+};
+
+static uint64_t hash_short(const char *s, size_t n)
+{
+	return topo_hash_bytes(TOPO_HASH_SEED, s, n);
+}
+
+static size_t short_len(const char *name)
+{
+	const char *dot = strchr(name, '.');
+
+	return dot && dot != name ? (size_t)(dot - name) : 0;
+}
+
+/* Index of the hosts that have a domain, by short name. Empty (cap 0) when none or out of memory. */
+static void shortmap_build(struct topo_cluster *c, struct shortmap *m)
+{
+	size_t h, n = 0, i;
+
+	memset(m, 0, sizeof(*m));
+	for (h = 0; h < c->nhosts; h++)
+		n += short_len(c->hosts[h].name) > 0;
+	if (!n)
+		return;
+	for (m->cap = 16; m->cap < 2 * n; m->cap *= 2)
+		;
+	m->slot = calloc(m->cap, sizeof(*m->slot));
+	m->ambiguous = calloc(m->cap, 1);
+	if (!m->slot || !m->ambiguous) {
+		free(m->slot);
+		free(m->ambiguous);
+		memset(m, 0, sizeof(*m));
+		return;
+	}
+	for (h = 0; h < c->nhosts; h++) {
+		const char *name = c->hosts[h].name;
+		size_t len = short_len(name);
+
+		if (!len)
+			continue;
+		for (i = hash_short(name, len) & (m->cap - 1); m->slot[i]; i = (i + 1) & (m->cap - 1)) {
+			const char *o = c->hosts[m->slot[i] - 1].name;
+
+			if (short_len(o) == len && !strncmp(o, name, len))
+				break;
+		}
+		if (m->slot[i])
+			m->ambiguous[i] = 1;
+		else
+			m->slot[i] = (uint32_t)h + 1;
+	}
+}
+
+static long shortmap_find(const struct topo_cluster *c, const struct shortmap *m, const char *name)
+{
+	size_t len = strlen(name), i;
+
+	if (!m->cap)
+		return -1;
+	for (i = hash_short(name, len) & (m->cap - 1); m->slot[i]; i = (i + 1) & (m->cap - 1)) {
+		const char *o = c->hosts[m->slot[i] - 1].name;
+
+		if (short_len(o) == len && !strncmp(o, name, len))
+			return m->ambiguous[i] ? -1 : (long)m->slot[i] - 1;
+	}
+	return -1;
+}
+
+static long join_name(struct topo_cluster *c, const struct shortmap *m, const char *name)
+{
+	long h = topo_host_find(c, name);
+	size_t len = short_len(name);
+	char *s;
+
+	if (h < 0 && len && (s = strndup(name, len))) {
+		h = topo_host_find(c, s);
+		free(s);
+	}
+	if (h < 0 && !len)
+		h = shortmap_find(c, m, name);
+	return h >= 0 ? h : topo_cluster_add_host(c, name);
+}
+
 /* Adds every fabric and torus host; on allocation failure the hosts added so far stay (harmless:
  * hosts without data) and -1 is returned. */
-static int join_hosts(struct topo_cluster *c, rm_error_t *err)
+static int join_hosts(struct topo_cluster *c, struct shortmap *m, rm_error_t *err)
 {
 	size_t i, n;
 	long h;
 
 	for (i = 0; i < c->nhosts; i++) {
 		c->hosts[i].fabric_host = -1;
-		c->hosts[i].torus_node = -1;
+		c->hosts[i].torus_node = c->torus ? topo_torus_model_host_node(c->torus, c->hosts[i].name) : -1;
 	}
 	n = c->fabric ? topo_fabric_nhosts(c->fabric) : 0;
 	for (i = 0; i < n; i++) {
 		const char *name = topo_fabric_host_name(c->fabric, i);
 
-		if (!name || (h = topo_cluster_add_host(c, name)) < 0)
+		if (!name || (h = join_name(c, m, name)) < 0)
 			return rm_error_set(err, "finalize", 0, 0, "cannot add fabric host %zu", i);
 		c->hosts[h].fabric_host = (long)i;
 	}
@@ -334,20 +426,25 @@ static int join_hosts(struct topo_cluster *c, rm_error_t *err)
 	for (i = 0; i < n; i++) {
 		const char *name = topo_torus_model_host_name(c->torus, i);
 
-		if (!name || topo_cluster_add_host(c, name) < 0)
+		if (!name || (h = join_name(c, m, name)) < 0)
 			return rm_error_set(err, "finalize", 0, 0, "cannot add torus host %zu", i);
+		c->hosts[h].torus_node = topo_torus_model_host_node(c->torus, name);
 	}
-	if (c->torus)
-		for (i = 0; i < c->nhosts; i++)
-			c->hosts[i].torus_node = topo_torus_model_host_node(c->torus, c->hosts[i].name);
 	return 0;
 }
 
 int topo_cluster_finalize(topo_cluster_t c, rm_error_t *err)
 {
+	struct shortmap m;
+	int r;
+
 	if (c->fabric && topo_fabric_finalize(c->fabric, err) < 0)
 		return -1;
-	if (join_hosts(c, err) < 0) {
+	shortmap_build(c, &m);
+	r = join_hosts(c, &m, err);
+	free(m.slot);
+	free(m.ambiguous);
+	if (r < 0) {
 		errno = ENOMEM;
 		return -1;
 	}

@@ -159,6 +159,30 @@ static void test_cluster_files(void)
 	topo_cluster_destroy(c);
 }
 
+/* Fabric names are short, hwloc names may carry a domain: joined by short name when unambiguous. */
+static void test_short_names(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	char path[400];
+	rm_error_t err;
+	long h;
+
+	rm_error_clear(&err);
+	snprintf(path, sizeof(path), "%s/topo/fattree-8.topo", harness_data_dir());
+	check(topo_load_hwloc_spec(c, "synthetic:core:2 pu:1@h1.cluster.local,h2,h3.a,h3.b", &err) == 0, "hw");
+	check(topo_load_ib_file(c, path, &err) == 0, "fabric: %s", err.text);
+	check(topo_cluster_finalize(c, &err) == 0, "finalize");
+	h = topo_host_find(c, "h1.cluster.local");
+	check(h >= 0 && c->hosts[h].fabric_host >= 0 && topo_host_find(c, "h1") < 0, "h1 joined h1.cluster.local");
+	check(c->hosts[topo_host_find(c, "h2")].fabric_host >= 0, "exact name");
+	h = topo_host_find(c, "h3");
+	check(h >= 0 && c->hosts[h].fabric_host >= 0 && !topo_host_hwloc(c, h) &&
+		      c->hosts[topo_host_find(c, "h3.a")].fabric_host < 0,
+	      "ambiguous short name h3: not joined");
+	check(topo_nhosts(c) == 10, "4 hwloc hosts + 6 new fabric hosts (h3..h8): %zu", topo_nhosts(c));
+	topo_cluster_destroy(c);
+}
+
 int main(void)
 {
 	char cmd[400];
@@ -171,6 +195,7 @@ int main(void)
 	test_host_table();
 	test_plafrim();
 	test_cluster_files();
+	test_short_names();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd) != 0)
 		fail("cleanup");
