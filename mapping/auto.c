@@ -2,7 +2,8 @@
  * mapping/auto.c: the "auto" engine, a portfolio within the time budget.
  *
  * Candidates: TreeMatch with multilevel refinement (three variants: cheap levels merged, lookahead
- * ties, discovery-order ties), the identity, and Scotch when the budget leaves it time
+ * ties, discovery-order ties), recursive bipartitioning (bisect.c, up to 16,384 ranks: slower and
+ * weaker than TreeMatch on big grids), the identity, and Scotch when the budget leaves it time
  * (AUTO_SCOTCH_MS_PER_RANK; Scotch takes seconds at 65,536 ranks). Each candidate is repaired into a
  * bijection and brought to a local optimum of refine.c's swaps; the cheapest one then gets the rest
  * of the budget for refine's iterated local search. The identity is a candidate, so auto is never
@@ -20,6 +21,7 @@ struct candidate {
 	const char *name;
 	map_engine_fn fn;
 	int scotch;
+	uint32_t max_ranks; /* skipped above (too slow there for what it brings) */
 };
 
 static int tm_lookahead(const map_ctx_t *ctx, uint32_t *perm)
@@ -37,12 +39,19 @@ static int tm_merged(const map_ctx_t *ctx, uint32_t *perm)
 	return tm_map(ctx, perm, 2, 1);
 }
 
+static int tm_hybrid(const map_ctx_t *ctx, uint32_t *perm)
+{
+	return tm_map(ctx, perm, 3, 1);
+}
+
 static const struct candidate candidates[] = {
-	{ "treematch-merged", tm_merged, 0 },
-	{ "treematch", tm_lookahead, 0 },
-	{ "treematch-discovery", tm_discovery, 0 },
-	{ "identity", map_engine_identity, 0 },
-	{ "scotch", map_engine_scotch, 1 },
+	{ "treematch", tm_lookahead, 0, UINT32_MAX },
+	{ "treematch-merged", tm_merged, 0, UINT32_MAX },
+	{ "treematch-bisect", tm_hybrid, 0, UINT32_MAX },
+	{ "identity", map_engine_identity, 0, UINT32_MAX },
+	{ "treematch-discovery", tm_discovery, 0, UINT32_MAX },
+	{ "bisect", map_engine_bisect, 0, 16384 },
+	{ "scotch", map_engine_scotch, 1, UINT32_MAX },
 };
 
 #define NCAND (sizeof(candidates) / sizeof(candidates[0]))
@@ -75,7 +84,8 @@ int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 	for (i = 0; i < NCAND; i++) {
 		double cost;
 
-		if (candidates[i].scotch && ctx->deadline - map_now_ms() < AUTO_SCOTCH_MS_PER_RANK * n)
+		if (n > candidates[i].max_ranks ||
+		    (candidates[i].scotch && ctx->deadline - map_now_ms() < AUTO_SCOTCH_MS_PER_RANK * n))
 			continue;
 		cost = run_candidate(ctx, &candidates[i], tmp);
 		if (cost >= 0 && (best < 0 || cost < best)) {

@@ -17,6 +17,7 @@ static const struct map_engine {
 	{ "scotch", map_engine_scotch },
 	{ "refine", map_engine_refine },
 	{ "auto", map_engine_auto },
+	{ "bisect", map_engine_bisect },
 	{ "identity", map_engine_identity },
 };
 
@@ -24,7 +25,7 @@ static const struct map_engine {
 
 const char *const *map_algorithms(void)
 {
-	static const char *const names[] = { "treematch", "scotch", "refine", "auto", "identity", NULL };
+	static const char *const names[] = { "treematch", "scotch", "refine", "auto", "bisect", "identity", NULL };
 
 	return names;
 }
@@ -62,7 +63,7 @@ static int check_args(const char *algo, const map_graph_t *g, const topo_target_
 	if (!find_engine(algo)) {
 		errno = EINVAL;
 		return rm_error_set(err, "algo", 0, 0,
-				    "unknown engine '%s' (treematch, scotch, refine, auto, identity)",
+				    "unknown engine '%s' (treematch, scotch, refine, auto, bisect, identity)",
 				    algo ? algo : "(null)");
 	}
 	return 0;

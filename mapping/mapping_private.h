@@ -10,7 +10,9 @@
  * engine.c       the engine table and map_compute (identity guard, timing)
  * treematch.c    bottom-up grouping (TreeMatch), sparse
  * scotch.c       Scotch static mapping + repair
- * refine.c       swap-based local search
+ * refine.c       swap-based local search and iterated local search
+ * bisect.c       recursive bipartitioning along the target tree (greedy growing + FM)
+ * tm_group.c, tm_kl.c  TreeMatch's grouping of one level (tm_private.h)
  * auto.c         portfolio of the above within a time budget
  */
 #ifndef RANKMAP_MAPPING_PRIVATE_H
@@ -44,6 +46,7 @@ int map_engine_treematch(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_refine(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm);
+int map_engine_bisect(const map_ctx_t *ctx, uint32_t *perm);
 
 /* Monotonic clock in milliseconds. */
 double map_now_ms(void);
@@ -73,7 +76,8 @@ double map_rank_cost(const map_graph_t *g, const topo_target_t *t, const uint32_
 		     uint32_t s, uint32_t skip);
 
 /* treematch.c: TreeMatch with a tie-breaking mode (0: lookahead, 1: discovery order, 2: lookahead on a
- * tree whose cheap levels are merged into their children) and, when
+ * tree whose cheap levels are merged into their children, 3: as 2 for the finest level only, the
+ * coarse units then placed by recursive bipartitioning) and, when
  * mlrefine, multilevel refinement of the positions of every coarse level on the way down. */
 int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine);
 

@@ -184,6 +184,11 @@ static void try_group(struct refine *R, uint32_t r, uint32_t gv, double here, ui
 	double there = group_cost(R, r, gv), sib = R->t->cost[R->lev];
 	uint32_t s = R->perm[r], c;
 
+	/* r gains nothing by going there (its edge to the occupant only adds): leave such exchanges to
+	 * the occupant's own turn */
+	if (there >= here)
+		return;
+
 	for (c = R->lo[gv]; c < R->hi[gv]; c++) {
 		uint32_t r2 = R->inv[c];
 		double d, w2 = r2 == NO_RANK ? 0 : R->wr[r2];

@@ -51,23 +51,40 @@ static void kl_matrix(struct kl *k, uint32_t A, uint32_t B)
 	}
 }
 
-/* Best unlocked pair (x on side 0, y on side 1); returns its gain. */
+/* Unlocked units of side sd into out[], by decreasing D (insertion sort: at most KL_MAX_ARITY). */
+static uint32_t sorted_side(const struct kl *k, int sd, uint32_t *out)
+{
+	uint32_t x, m = 0, i;
+
+	for (x = 0; x < 2 * k->a; x++) {
+		if (k->locked[x] || k->side[x] != sd)
+			continue;
+		for (i = m++; i > 0 && k->D[out[i - 1]] < k->D[x]; i--)
+			out[i] = out[i - 1];
+		out[i] = x;
+	}
+	return m;
+}
+
+/* Best unlocked pair (x on side 0, y on side 1); returns its gain. Since gain <= D[x] + D[y], the
+ * scan over both sides sorted by D stops as soon as no pair can beat the best so far. */
 static double kl_best_pair(const struct kl *k, uint32_t *bx, uint32_t *by)
 {
+	uint32_t s0[KL_MAX_ARITY * 2], s1[KL_MAX_ARITY * 2], n0 = sorted_side(k, 0, s0), n1 = sorted_side(k, 1, s1);
+	uint32_t i, j;
 	double best = -1e300;
-	uint32_t x, y, n = 2 * k->a;
 
-	for (x = 0; x < n; x++) {
-		if (k->locked[x] || k->side[x])
-			continue;
-		for (y = 0; y < n; y++) {
+	for (i = 0; i < n0; i++) {
+		if (k->D[s0[i]] + k->D[s1[0]] <= best)
+			break;
+		for (j = 0; j < n1; j++) {
 			double g;
 
-			if (k->locked[y] || !k->side[y])
-				continue;
-			g = k->D[x] + k->D[y] - 2 * k->m[x][y];
+			if (k->D[s0[i]] + k->D[s1[j]] <= best)
+				break;
+			g = k->D[s0[i]] + k->D[s1[j]] - 2 * k->m[s0[i]][s1[j]];
 			if (g > best)
-				best = g, *bx = x, *by = y;
+				best = g, *bx = s0[i], *by = s1[j];
 		}
 	}
 	return best;

@@ -296,16 +296,19 @@ out:
 	topo_target_destroy(T);
 }
 
-/* Lays the groups onto the virtual tree top-down: vid[unit] of the leaf units (ranks first). With
- * units (mlrefine), the positions of each coarse level are refined before going down. */
+/* Lays the groups onto the virtual tree top-down from depth l0 - 1, whose units sit at vid[] (NULL:
+ * depth 0, the root): returns vid[unit] of the leaf units (ranks first). With units (mlrefine), the
+ * positions of each coarse level are refined before going down. Takes ownership of vid. */
 static uint32_t *assign_top_down(const map_ctx_t *ctx, const struct tm_tree *tr, uint32_t **members,
-				 const tm_units_t *units)
+				 const tm_units_t *units, int l0, uint32_t *vid, uint64_t nunits)
 {
-	uint32_t *vid = calloc(1, sizeof(*vid)), *next;
-	uint64_t nunits = 1, i;
+	uint32_t *next;
+	uint64_t i;
 	int l;
 
-	for (l = 1; vid && l < tr->L; l++) {
+	if (!vid)
+		vid = calloc(1, sizeof(*vid)), nunits = 1, l0 = 1;
+	for (l = l0; vid && l < tr->L; l++) {
 		uint32_t a = tr->A[l];
 
 		next = malloc((nunits * a + 1) * sizeof(*next));
@@ -326,20 +329,21 @@ static uint32_t *assign_top_down(const map_ctx_t *ctx, const struct tm_tree *tr,
 	return vid;
 }
 
-/* Bottom-up phase: groups every level (members[l]) and, when keep, keeps the units of every level
- * in units[l] (units[L-1] is the rank graph). */
+/* Bottom-up phase: groups the levels L-1 down to lstop (members[l]) and, when keep, keeps the units
+ * of every depth in units[] (units[L-1] is the rank graph; units[lstop - 1] the coarsest when
+ * lstop > 1). */
 static int bottom_up(const map_ctx_t *ctx, const struct tm_tree *tr, uint64_t V, int mode, uint32_t **members,
-		     tm_units_t *units, int keep)
+		     tm_units_t *units, int keep, int lstop)
 {
 	const map_graph_t *g = ctx->g;
 	int l, rc = 0;
 	tm_units_t cur = { .n = (uint32_t)V, .nreal = g->n, .xadj = g->xadj, .adj = g->adj, .w = g->w };
 
-	for (l = tr->L - 1; rc == 0 && l >= 1; l--) {
+	for (l = tr->L - 1; rc == 0 && l >= lstop; l--) {
 		tm_units_t next = { 0 };
 
 		members[l] = malloc((size_t)cur.n * sizeof(uint32_t));
-		rc = members[l] ? tm_group_level(&cur, tr->A[l], members[l], mode, 1e300 /* bounded by passes: deterministic */) : -1;
+		rc = members[l] ? tm_group_level(&cur, tr->A[l], members[l], mode, 1e300) : -1;
 		if (rc == 0 && l > 1)
 			rc = aggregate(&cur, tr->A[l], members[l], &next);
 		if (keep)
@@ -348,8 +352,35 @@ static int bottom_up(const map_ctx_t *ctx, const struct tm_tree *tr, uint64_t V,
 			units_free(&cur, g);
 		cur = next;
 	}
-	units_free(&cur, g);
+	if (rc == 0 && lstop > 1)
+		units[lstop - 1] = cur;
+	else
+		units_free(&cur, g);
 	return rc;
+}
+
+/* Hybrid (mode 3): the finest level grouped bottom-up, then the coarse units placed top-down by
+ * recursive bipartitioning (bisect.c) on the tree above them. Returns vid of the coarse units. */
+static uint32_t *coarse_bisect(const map_ctx_t *ctx, const struct tm_tree *tr, const tm_units_t *u, int depth)
+{
+	topo_target_t *T = truncated_target(tr, depth);
+	map_graph_t view = { .n = u->n, .xadj = (uint64_t *)u->xadj, .adj = (uint32_t *)u->adj, .w = (double *)u->w };
+	uint32_t *vid = malloc(((size_t)u->n + 1) * sizeof(*vid));
+	map_ctx_t sub = *ctx;
+
+	if (!T || !vid || T->nslots != u->n) {
+		topo_target_destroy(T);
+		free(vid);
+		return NULL;
+	}
+	sub.g = &view;
+	sub.t = T;
+	if (map_engine_bisect(&sub, vid) < 0 || map_check_perm(vid, u->n, T->nslots) < 0) {
+		free(vid);
+		vid = NULL;
+	}
+	topo_target_destroy(T);
+	return vid;
 }
 
 /* The tree TreeMatch groups over. With merge, a level whose cost step (cost[l-1] - cost[l]) is under
@@ -380,8 +411,8 @@ static void tm_tree_build(const topo_target_t *t, const uint32_t *A, int merge, 
 int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine)
 {
 	const map_graph_t *g = ctx->g;
-	int l, rc;
-	uint32_t A[64], *vslot = NULL, *members[64] = { 0 }, *vid = NULL, r;
+	int l, rc, lstop;
+	uint32_t A[64], *vslot = NULL, *members[64] = { 0 }, *vid = NULL, *cvid = NULL, r;
 	tm_units_t units[64];
 	struct tm_tree tr;
 	uint64_t V;
@@ -393,14 +424,23 @@ int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine)
 		errno = ENOMEM;
 		return rm_error_set(ctx->err, "treematch", 0, 0, "target too large or too irregular");
 	}
-	tm_tree_build(ctx->t, A, mode == 2, &tr);
+	tm_tree_build(ctx->t, A, mode >= 2, &tr);
+	lstop = mode == 3 && tr.L >= 3 ? tr.L - 1 : 1;
 	memset(units, 0, sizeof(units));
-	rc = bottom_up(ctx, &tr, V, mode == 2 ? 0 : mode, members, units, mlrefine);
-	if (rc == 0)
-		vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL);
+	rc = bottom_up(ctx, &tr, V, mode >= 2 ? 0 : mode, members, units, mlrefine || lstop > 1, lstop);
+	if (rc == 0 && lstop > 1) {
+		cvid = coarse_bisect(ctx, &tr, &units[lstop - 1], lstop - 1);
+		if (cvid && mlrefine)
+			refine_level(ctx, &tr, &units[lstop - 1], lstop - 1, cvid);
+		if (cvid)
+			vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, lstop, cvid,
+					      units[lstop - 1].n);
+	} else if (rc == 0) {
+		vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, 1, NULL, 1);
+	}
 	for (r = 0; vid && r < g->n; r++)
 		perm[r] = vslot[vid[r]];
-	for (l = 1; l < tr.L; l++) {
+	for (l = 0; l < tr.L; l++) {
 		free(members[l]);
 		units_free(&units[l], g);
 	}

@@ -1,0 +1,103 @@
+#!/bin/sh
+# tests/integration/map_cli.sh: `rankmapctl map` end to end: patterns, Cartesian specs, tleaf and
+# cluster targets, every engine, permutation files, JSON, and bad input (exit 1 with file:line,
+# exit 2 for usage).
+. "$(dirname "$0")/../lib.sh"
+
+R="$BIN/rankmapctl"
+P="$DATA/patterns"
+TL='tleaf 4 2 14 2 10 2 2 4 1'
+T=$(mktmp)
+trap 'rm -rf "$T"' EXIT INT TERM
+
+# a permutation file is a bijection of N ranks onto distinct slots < S: lines, range, no duplicates
+is_perm() { # file n slots
+	[ "$(wc -l <"$1")" -eq "$2" ] || return 1
+	[ "$(sort -n "$1" | uniq | wc -l)" -eq "$2" ] || return 1
+	awk -v s="$3" '$1 !~ /^[0-9]+$/ || $1 >= s { bad = 1 } END { exit bad }' "$1"
+}
+json_num() { # key file
+	sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2"
+}
+
+expect "--help exits 0" sh -c "'$R' map --help | grep -q SYNOPSIS"
+"$R" map >/dev/null 2>&1; [ $? -eq 2 ] && ok "no arguments: usage error 2" || notok "no arguments: exit 2"
+"$R" map --cart 8x4 --topology "$TL" --algo metis >/dev/null 2>&1
+[ $? -eq 2 ] && ok "unknown --algo: 2" || notok "unknown --algo: 2"
+"$R" map --cart 8x4 --pattern "$P/ring8.mtx" --topology "$TL" >/dev/null 2>&1
+[ $? -eq 2 ] && ok "--cart with --pattern: 2" || notok "--cart with --pattern: 2"
+
+# every engine on the issue's first instance: a bijection, cost <= identity (2272, derived by hand in
+# tests/unit/test_map_cost.c); auto and treematch reach the peers' 784
+for a in identity treematch scotch refine bisect auto; do
+	if "$R" map --cart 8x4:1,1:10,1 --topology "$TL" --algo $a --out "$T/$a.perm" --json >"$T/$a.json" &&
+	   is_perm "$T/$a.perm" 32 32; then
+		ok "$a: permutation file is a bijection"
+	else
+		notok "$a: permutation"
+	fi
+	c=$(json_num cost "$T/$a.json"); i=$(json_num identity_cost "$T/$a.json")
+	if [ "$i" = "2272.0" ] && awk -v c="$c" 'BEGIN { exit !(c <= 2272) }'; then
+		ok "$a: JSON cost $c <= identity_cost $i"
+	else
+		notok "$a: JSON cost '$c' identity '$i'"
+	fi
+	for k in ranks algo time_ms breakdown identity_breakdown; do
+		grep -q "\"$k\":" "$T/$a.json" || { notok "$a: JSON has $k"; continue 2; }
+	done
+	ok "$a: JSON has ranks, algo, time_ms, breakdown"
+done
+for a in treematch auto; do
+	c=$(json_num cost "$T/$a.json")
+	[ "$c" = "784.0" ] && ok "$a reaches 784 on cart2d 8x4" || notok "$a: cost $c, expected 784"
+done
+
+# text output and --out - (permutation on stdout, summary on stderr)
+expect "text summary" sh -c "'$R' map --pattern '$P/ring8.mtx' --topology 'tleaf 2 2 10 4 1' | grep -q 'traffic by level'"
+"$R" map --pattern "$P/ring8.mtx" --topology 'tleaf 2 2 10 4 1' --out - >"$T/stdout.perm" 2>"$T/stderr"
+is_perm "$T/stdout.perm" 8 8 && grep -q engine "$T/stderr" && ok "--out -" || notok "--out -"
+
+# patterns: dense, two metrics, fewer ranks than slots (6 of 8 slots), disconnected graph
+expect "dense pattern" sh -c "'$R' map --pattern '$P/dense4.txt' --topology 'tleaf 2 2 10 2 1' --out '$T/d.perm' >/dev/null"
+for m in bytes messages loggp; do
+	expect "metric $m" sh -c "'$R' map --pattern '$P/traced.mtx' --metric $m --topology 'tleaf 2 2 10 2 1' --json >/dev/null"
+done
+"$R" map --pattern "$P/traced.mtx" --metric size2 --topology 'tleaf 2 2 10 2 1' >/dev/null 2>&1
+[ $? -eq 1 ] && ok "unknown metric: 1" || notok "unknown metric: 1"
+"$R" map --pattern "$P/dense4.txt" --topology 'tleaf 2 2 10 4 1' --out "$T/few.perm" >/dev/null && is_perm "$T/few.perm" 4 8 &&
+	ok "fewer ranks than slots" || notok "fewer ranks than slots"
+"$R" map --pattern "$P/disconnected.mtx" --topology 'tleaf 2 2 10 4 1' --json >"$T/dis.json" &&
+	[ "$(json_num cost "$T/dis.json")" = "40.0" ] && ok "disconnected: two 4-cycles on two groups of 4 cost 8 x 5 x 1" ||
+	notok "disconnected graph ($(cat "$T/dis.json"))"
+
+# bad input: exit 1, message naming the file and line (or the field)
+bad() { # desc expected-text args...
+	d=$1; want=$2; shift 2
+	"$R" map "$@" >"$T/out" 2>"$T/err"; rc=$?
+	if [ $rc -eq 1 ] && grep -q -- "$want" "$T/err"; then ok "$d"; else notok "$d (exit $rc: $(cat "$T/err"))"; fi
+}
+bad "truncated pattern" "bad-truncated.mtx:6:" --pattern "$P/bad-truncated.mtx" --topology "$TL"
+bad "negative weight" "bad-negative.mtx:4:" --pattern "$P/bad-negative.mtx" --topology "$TL"
+bad "NaN weight" "bad-nan.mtx:5:" --pattern "$P/bad-nan.mtx" --topology "$TL"
+bad "bad dense row" "bad-dense.txt:3:" --pattern "$P/bad-dense.txt" --topology "$TL"
+bad "missing file" "no-such.mtx" --pattern "$P/no-such.mtx" --topology "$TL"
+bad "tleaf field" "arity of level 2" --cart 8x4 --topology 'tleaf 2 4 10 x 1'
+bad "cart field" "cart weights" --cart 8x4:1,1:1 --topology "$TL"
+bad "more ranks than slots" "64 ranks but the target only 32" --cart 8x8 --topology "$TL"
+
+# a cluster target: the bundled example (PlaFRIM, hwloc + InfiniBand), hosts by Slurm host list
+C="$DATA/example/cluster.conf"
+if "$R" map --cart 8x8:1,1:10,1 --cluster "$C" --hosts 'fourmi[001-004],bonobo[001-004]' --algo auto \
+	--out "$T/c.perm" --json >"$T/c.json" 2>"$T/c.err"; then
+	s=$(json_num slots "$T/c.json")
+	is_perm "$T/c.perm" 64 "$s" && ok "cluster target: bijection onto $s slots" || notok "cluster perm"
+	c=$(json_num cost "$T/c.json"); i=$(json_num identity_cost "$T/c.json")
+	awk -v c="$c" -v i="$i" 'BEGIN { exit !(c < i) }' && ok "cluster: cost $c < identity $i" || notok "cluster cost $c vs $i"
+else
+	notok "cluster target ($(cat "$T/c.err"))"
+fi
+bad "unknown host" "nosuchhost" --cart 8x4 --cluster "$C" --hosts 'nosuchhost[1-2]'
+"$R" map --cart 8x4 --topology "$TL" --hosts 'a[1-2]' >/dev/null 2>&1
+[ $? -eq 2 ] && ok "--hosts without --cluster: 2" || notok "--hosts without --cluster: 2"
+
+finish

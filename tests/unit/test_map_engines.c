@@ -1,0 +1,266 @@
+/*
+ * tests/unit/test_map_engines.c: every engine returns a bijection that never costs more than the
+ * identity; optimality against brute force on small instances (all permutations, n <= 8); the
+ * figures of issue 3's table; irregular targets, fewer ranks than slots, bad arguments, determinism.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mapping.h"
+#include "topo_scotch.h"
+#include "tests/harness.h"
+
+static const char *const engines[] = { "identity", "treematch", "scotch", "refine", "bisect", "auto" };
+#define NENG (sizeof(engines) / sizeof(engines[0]))
+
+static uint32_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+	return (uint32_t)(*s >> 11);
+}
+
+/* A random graph of n ranks with about m edges, weights 1..20. */
+static map_graph_t *random_graph(uint32_t n, uint32_t m, uint64_t seed)
+{
+	uint32_t s[64], d[64], i;
+	double w[64];
+
+	for (i = 0; i < m && i < 64; i++) {
+		s[i] = rnd(&seed) % n;
+		d[i] = rnd(&seed) % n;
+		w[i] = 1 + rnd(&seed) % 20;
+	}
+	return map_graph_from_edges(n, i, s, d, w, NULL);
+}
+
+/* Minimum cost over all injective maps of the n ranks into the slots (Heap's algorithm over the slot
+ * permutations; the first n entries are the mapping). At most 10 slots. */
+static double brute_force(const map_graph_t *g, const topo_target_t *t)
+{
+	uint32_t ns = t->nslots, a[10] = { 0 }, c[10] = { 0 }, i = 0;
+	double best;
+
+	if (ns > 10)
+		return NAN;
+	for (i = 0; i < ns; i++)
+		a[i] = i;
+	best = map_cost(g, t, a);
+	i = 0;
+	while (i < ns) {
+		if (c[i] < i) {
+			uint32_t j = i % 2 ? c[i] : 0, tmp = a[j];
+			double cost;
+
+			a[j] = a[i], a[i] = tmp;
+			cost = map_cost(g, t, a);
+			if (cost < best)
+				best = cost;
+			c[i]++;
+			i = 0;
+		} else {
+			c[i++] = 0;
+		}
+	}
+	return best;
+}
+
+/* A two-level target built by hand: hosts of the given sizes (slot distance 1 inside a host, hcost
+ * between hosts). Irregular when sizes differ. */
+static topo_target_t *hosts_target(const uint32_t *sizes, uint32_t nh, double hcost)
+{
+	topo_target_t *t = calloc(1, sizeof(*t));
+	uint32_t h, k, s = 0, ns = 0;
+
+	for (h = 0; h < nh; h++)
+		ns += sizes[h];
+	t->nslots = ns, t->nlevels = 3, t->host_level = -1;
+	t->group = malloc((size_t)ns * 3 * sizeof(*t->group));
+	t->ngroups = malloc(3 * sizeof(*t->ngroups));
+	t->cost = malloc(3 * sizeof(*t->cost));
+	t->ngroups[0] = 1, t->ngroups[1] = nh, t->ngroups[2] = ns;
+	t->cost[0] = hcost, t->cost[1] = 1, t->cost[2] = 0;
+	for (h = 0; h < nh; h++)
+		for (k = 0; k < sizes[h]; k++, s++) {
+			t->group[s * 3] = 0;
+			t->group[s * 3 + 1] = h;
+			t->group[s * 3 + 2] = s;
+		}
+	return t;
+}
+
+/* Runs every engine; checks bijection, cost consistency and the identity guard. Returns auto's cost. */
+static double run_all(const map_graph_t *g, const topo_target_t *t, const char *what, double *best_out)
+{
+	uint32_t *p = malloc(((size_t)g->n + 1) * sizeof(*p));
+	map_options_t opt = { .time_budget_ms = 2000 };
+	double auto_cost = -1, best = INFINITY;
+	map_result_t res;
+	size_t e;
+
+	for (e = 0; e < NENG; e++) {
+		rm_error_t err;
+		int rc;
+
+		rm_error_clear(&err);
+		rc = map_compute(engines[e], g, t, &opt, p, &res, &err);
+		check(rc == 0, "%s: %s succeeds (%s)", what, engines[e], err.text);
+		check(map_check_perm(p, g->n, t->nslots) == 0, "%s: %s returns a bijection", what, engines[e]);
+		check(res.cost <= res.identity_cost, "%s: %s never worse than the identity", what, engines[e]);
+		check(fabs(res.cost - map_cost(g, t, p)) < 1e-9 * (1 + res.cost), "%s: %s reports its cost", what,
+		      engines[e]);
+		if (res.cost < best)
+			best = res.cost;
+		if (!strcmp(engines[e], "auto"))
+			auto_cost = res.cost;
+	}
+	free(p);
+	if (best_out)
+		*best_out = best;
+	return auto_cost;
+}
+
+static void test_brute_force(void)
+{
+	static const char *const targets[] = { "tleaf 2 2 10 4 1", "tleaf 3 2 20 2 5 2 1", "tleaf 2 4 7 2 1" };
+	uint32_t ti, k, misses = 0, trials = 0;
+
+	for (ti = 0; ti < 3; ti++) {
+		topo_target_t *t = topo_target_from_tleaf(targets[ti], NULL);
+
+		for (k = 0; k < 12; k++) {
+			uint32_t n = k % 3 == 0 ? 6 : 8; /* some with fewer ranks than slots */
+			map_graph_t *g = random_graph(n, 6 + k, 1000 + k * 7 + ti);
+			double opt = brute_force(g, t), best, au;
+			char what[96];
+
+			snprintf(what, sizeof(what), "%s, %u ranks, graph %u", targets[ti], n, k);
+			au = run_all(g, t, what, &best);
+			check(best >= opt - 1e-9, "%s: nothing beats the brute-force optimum %g", what, opt);
+			trials++;
+			misses += au > opt + 1e-9;
+			map_graph_destroy(g);
+		}
+		topo_target_destroy(t);
+	}
+	/* auto's iterated local search is expected to find the optimum of these tiny cases */
+	check(misses == 0, "auto optimal in %u of %u brute-forced cases", trials - misses, trials);
+}
+
+static map_graph_t *cart(const char *spec)
+{
+	map_cart_t c;
+
+	return map_cart_parse(spec, &c, NULL) == 0 ? map_graph_cart(&c, NULL) : NULL;
+}
+
+/* Issue 3's table: Scotch and TreeMatch figures (measured there); auto must not be worse. */
+static void test_issue_table(void)
+{
+	static const struct {
+		const char *cart, *tleaf;
+		double peer;
+	} cases[] = {
+		{ "8x4:1,1:10,1", "tleaf 4 2 14 2 10 2 2 4 1", 784 },
+		{ "4x4x2:1,1,1:10,1,1", "tleaf 4 2 14 2 10 2 2 4 1", 768 },
+		{ "16x8", "tleaf 4 2 14 8 10 2 2 4 1", 1216 },
+		{ "16x16x4:1,1,1:4,2,1", "tleaf 4 8 14 8 10 2 2 8 1", 34816 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		map_graph_t *g = cart(cases[i].cart);
+		topo_target_t *t = topo_target_from_tleaf(cases[i].tleaf, NULL);
+		double au = run_all(g, t, cases[i].cart, NULL);
+
+		check(au <= cases[i].peer, "%s: auto %g <= best peer %g", cases[i].cart, au, cases[i].peer);
+		map_graph_destroy(g);
+		topo_target_destroy(t);
+	}
+}
+
+static void test_irregular(void)
+{
+	static const uint32_t sizes[] = { 2, 4, 3, 1 };
+	topo_target_t *t = hosts_target(sizes, 4, 10);
+	map_graph_t *g = random_graph(8, 14, 77), *g10 = random_graph(10, 20, 78);
+	double opt = brute_force(g, t), best, au;
+	SCOTCH_Arch arch;
+	SCOTCH_ArchDom d0, d1, d2;
+
+	au = run_all(g, t, "hosts 2+4+3+1, 8 ranks", &best);
+	check(best >= opt - 1e-9 && au <= opt + 1e-9, "irregular target: auto finds the optimum %g (%g)", opt, au);
+	run_all(g10, t, "hosts 2+4+3+1, 10 ranks", NULL);
+	/* the Scotch target of an irregular tree: terminal i is slot i, distances twice ours */
+	check(topo_target_scotch_arch(t, &arch, NULL) == 0, "deco target built");
+	SCOTCH_archDomTerm(&arch, &d0, 0);
+	SCOTCH_archDomTerm(&arch, &d1, 1);
+	SCOTCH_archDomTerm(&arch, &d2, 2);
+	check(SCOTCH_archDomDist(&arch, &d0, &d1) == 2 && SCOTCH_archDomDist(&arch, &d0, &d2) == 20,
+	      "deco distances: same host 2, other host 20 (%d, %d)", (int)SCOTCH_archDomDist(&arch, &d0, &d1),
+	      (int)SCOTCH_archDomDist(&arch, &d0, &d2));
+	SCOTCH_archExit(&arch);
+	map_graph_destroy(g);
+	map_graph_destroy(g10);
+	topo_target_destroy(t);
+}
+
+static void test_bad_args(void)
+{
+	topo_target_t *t = topo_target_from_tleaf("tleaf 2 2 10 2 1", NULL);
+	map_graph_t *g = random_graph(6, 8, 5), *empty = map_graph_from_edges(4, 0, NULL, NULL, NULL, NULL);
+	uint32_t p[8] = { 7, 7, 7, 7, 7, 7, 7, 7 }, bad[4] = { 0, 0, 1, 2 };
+	map_options_t opt = { .start = bad };
+	rm_error_t err;
+	size_t e;
+
+	rm_error_clear(&err);
+	check(map_compute("auto", g, t, NULL, p, NULL, &err) < 0 && strstr(err.text, "6 ranks") &&
+		      strstr(err.text, "4 slots"),
+	      "more ranks than slots: error names both counts (%s)", err.text);
+	check(p[0] == 0 && p[5] == 5, "on failure perm holds the identity");
+	rm_error_clear(&err);
+	check(map_compute("metis", empty, t, NULL, p, NULL, &err) < 0 && strstr(err.text, "metis"), "unknown engine");
+	rm_error_clear(&err);
+	check(map_compute("refine", empty, t, &opt, p, NULL, &err) < 0, "refine rejects a start that is no bijection");
+	for (e = 0; e < NENG; e++)
+		check(map_compute(engines[e], empty, t, NULL, p, NULL, NULL) == 0 && map_check_perm(p, 4, 4) == 0,
+		      "%s: a graph without edges maps", engines[e]);
+	for (e = 0; map_algorithms()[e]; e++)
+		;
+	check(e >= 5, "engine table lists %zu names", e);
+	map_graph_destroy(g);
+	map_graph_destroy(empty);
+	topo_target_destroy(t);
+}
+
+static void test_refine_start_and_determinism(void)
+{
+	topo_target_t *t = topo_target_from_tleaf("tleaf 3 4 20 2 5 4 1", NULL);
+	map_graph_t *g = cart("4x8:1,1:3,1");
+	uint32_t start[32], p1[32], p2[32], i;
+	map_options_t opt = { .time_budget_ms = 5000, .seed = 42, .start = start };
+	map_result_t r1, r2;
+
+	for (i = 0; i < 32; i++)
+		start[i] = (i * 13) % 32; /* a scattered start */
+	map_compute("refine", g, t, &opt, p1, &r1, NULL);
+	check(r1.cost <= map_cost(g, t, start), "refine never worse than its start (%g)", r1.cost);
+	opt.start = NULL;
+	map_compute("auto", g, t, &opt, p1, &r1, NULL);
+	map_compute("auto", g, t, &opt, p2, &r2, NULL);
+	check(r1.cost == r2.cost && !memcmp(p1, p2, sizeof(p1)), "auto is deterministic for a seed");
+	map_graph_destroy(g);
+	topo_target_destroy(t);
+}
+
+int main(void)
+{
+	test_brute_force();
+	test_issue_table();
+	test_irregular();
+	test_bad_args();
+	test_refine_start_and_determinism();
+	return harness_done();
+}

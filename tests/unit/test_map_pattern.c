@@ -1,0 +1,208 @@
+/*
+ * tests/unit/test_map_pattern.c: pattern files (Matrix Market, TreeMatch dense), Cartesian specs and
+ * their graphs, edge lists, metrics. Expected values are derived by hand in the comments.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/harness.h"
+#include "mapping.h"
+
+static const char *path(const char *name)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s/patterns/%s", harness_data_dir(), name);
+	return buf;
+}
+
+/* Weight of edge u-v in g, 0 when absent; also checks the reverse entry has the same weight. */
+static double edge_w(const map_graph_t *g, uint32_t u, uint32_t v)
+{
+	double a = 0, b = 0;
+	uint64_t k;
+
+	for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+		if (g->adj[k] == v)
+			a = g->w[k];
+	for (k = g->xadj[v]; k < g->xadj[v + 1]; k++)
+		if (g->adj[k] == u)
+			b = g->w[k];
+	return a == b ? a : -1;
+}
+
+static uint64_t nedges(const map_graph_t *g)
+{
+	return g->xadj[g->n] / 2;
+}
+
+static void test_mtx(void)
+{
+	map_graph_t *g = map_graph_load(path("ring8.mtx"), MAP_METRIC_DEFAULT, NULL), *h;
+	uint32_t i;
+
+	check(g && g->n == 8 && nedges(g) == 8, "ring8: 8 ranks, 8 undirected edges");
+	/* general: both directions summed, 2 + 3 = 5 */
+	for (i = 0; g && i < 8; i++)
+		check(edge_w(g, i, (i + 1) % 8) == 5, "ring8 edge %u-%u weighs 5", i, (i + 1) % 8);
+	h = map_graph_load(path("ring8-sym.mtx"), MAP_METRIC_DEFAULT, NULL);
+	check(h && h->n == 8 && nedges(h) == 8, "ring8-sym: 8 edges");
+	for (i = 0; g && h && i < 8; i++)
+		check(edge_w(h, i, (i + 1) % 8) == 5, "symmetric form gives the same weights");
+	for (i = 0; g && i < g->n; i++) /* sorted, no self loops */
+		for (uint64_t k = g->xadj[i]; k + 1 < g->xadj[i + 1]; k++)
+			check(g->adj[k] < g->adj[k + 1] && g->adj[k] != i, "row %u sorted, no self loop", i);
+	map_graph_destroy(g);
+	map_graph_destroy(h);
+	g = map_graph_load(path("pattern4.mtx"), MAP_METRIC_DEFAULT, NULL);
+	check(g && g->n == 4 && nedges(g) == 3 && edge_w(g, 1, 2) == 1, "pattern field: weight 1");
+	map_graph_destroy(g);
+	g = map_graph_load(path("selfloop.mtx"), MAP_METRIC_DEFAULT, NULL);
+	check(g && g->n == 3 && nedges(g) == 2 && edge_w(g, 0, 0) == 0, "self loops ignored");
+	map_graph_destroy(g);
+	g = map_graph_load(path("disconnected.mtx"), MAP_METRIC_DEFAULT, NULL);
+	check(g && g->n == 8 && nedges(g) == 8 && edge_w(g, 3, 4) == 0, "two components load");
+	map_graph_destroy(g);
+}
+
+static void test_metrics(void)
+{
+	map_graph_t *g;
+	map_metric_t m;
+
+	/* traced.mtx: 1-2: bytes 1000+1000, msgs 10+10; 3-4: 70000 bytes, 1 msg; 1-3: 10 bytes, 100 msgs */
+	g = map_graph_load(path("traced.mtx"), MAP_METRIC_BYTES, NULL);
+	check(g && edge_w(g, 0, 1) == 2000 && edge_w(g, 2, 3) == 70000 && edge_w(g, 0, 2) == 10, "bytes metric");
+	check(g && g->bytes && g->msgs, "both metric columns kept");
+	map_graph_destroy(g);
+	g = map_graph_load(path("traced.mtx"), MAP_METRIC_MESSAGES, NULL);
+	check(g && edge_w(g, 0, 1) == 20 && edge_w(g, 2, 3) == 1 && edge_w(g, 0, 2) == 100, "messages metric");
+	map_graph_destroy(g);
+	/* loggp: msgs * (1.84 + 2 * 1.49) + bytes * 0.00067 = 1 * 4.82 + 70000 * 0.00067 = 51.72 */
+	g = map_graph_load(path("traced.mtx"), MAP_METRIC_LOGGP, NULL);
+	check(g && fabs(edge_w(g, 2, 3) - 51.72) < 1e-9, "loggp metric 3-4 = 51.72 (%g)", g ? edge_w(g, 2, 3) : 0);
+	map_graph_destroy(g);
+	check(map_metric_parse("messages", &m) == 0 && m == MAP_METRIC_MESSAGES, "parse messages");
+	check(map_metric_parse("loggp", &m) == 0 && m == MAP_METRIC_LOGGP, "parse loggp");
+	check(map_metric_parse("volume", &m) < 0, "unknown metric rejected");
+	g = map_graph_load(path("ring8.mtx"), MAP_METRIC_MESSAGES, NULL);
+	check(!g, "messages metric on a one-column file is an error");
+	map_graph_destroy(g);
+}
+
+static void test_dense(void)
+{
+	map_graph_t *g = map_graph_load(path("dense4.txt"), MAP_METRIC_DEFAULT, NULL);
+
+	/* symmetric: pair weight = m[i][j] */
+	check(g && g->n == 4 && nedges(g) == 4, "dense4: 4 ranks, 4 edges");
+	check(g && edge_w(g, 0, 1) == 10 && edge_w(g, 0, 2) == 1 && edge_w(g, 2, 3) == 10, "dense4 weights");
+	map_graph_destroy(g);
+	/* not symmetric: 0-1 = 4 + 1, 1-2 = 2 + 0 */
+	g = map_graph_load(path("dense3-asym.txt"), MAP_METRIC_DEFAULT, NULL);
+	check(g && g->n == 3 && edge_w(g, 0, 1) == 5 && edge_w(g, 1, 2) == 2 && edge_w(g, 0, 2) == 0,
+	      "asymmetric dense: directions summed");
+	map_graph_destroy(g);
+}
+
+static void expect_error(const char *name, int line, const char *text)
+{
+	rm_error_t err;
+	map_graph_t *g;
+
+	rm_error_clear(&err);
+	g = map_graph_load(path(name), MAP_METRIC_DEFAULT, &err);
+	check(!g, "%s rejected", name);
+	check(strstr(err.source, name) != NULL, "%s: error names the file (%s)", name, err.source);
+	check(err.line == line, "%s: error at line %d (got %d: %s)", name, line, err.line, err.text);
+	check(strstr(err.text, text) != NULL, "%s: error says '%s' (%s)", name, text, err.text);
+	map_graph_destroy(g);
+}
+
+static void test_errors(void)
+{
+	rm_error_t err;
+
+	expect_error("bad-truncated.mtx", 6, "truncated");
+	expect_error("bad-negative.mtx", 4, "negative");
+	expect_error("bad-nan.mtx", 5, "non-finite");
+	expect_error("bad-index.mtx", 3, "out of range");
+	expect_error("bad-text.mtx", 4, "");
+	expect_error("bad-banner.mtx", 1, "coordinate");
+	expect_error("bad-dense.txt", 3, "values");
+	expect_error("bad-dense-short.txt", 3, "truncated");
+	rm_error_clear(&err);
+	check(!map_graph_load(path("no-such-file.mtx"), MAP_METRIC_DEFAULT, &err) && rm_error_isset(&err),
+	      "missing file is an error");
+}
+
+static void test_cart(void)
+{
+	map_cart_t c;
+	map_graph_t *g;
+	rm_error_t err;
+
+	check(map_cart_parse("8x4", &c, NULL) == 0 && c.ndims == 2 && c.dims[0] == 8 && c.dims[1] == 4 &&
+		      c.periods[0] == 1 && c.weights[1] == 1,
+	      "8x4: defaults periodic, weight 1");
+	check(map_cart_parse("8x4:1,0:10,1", &c, NULL) == 0 && c.periods[1] == 0 && c.weights[0] == 10, "full spec");
+	rm_error_clear(&err);
+	check(map_cart_parse("8x0", &c, &err) < 0 && strstr(err.source, "dims"), "zero extent names dims");
+	rm_error_clear(&err);
+	check(map_cart_parse("8x4:1", &c, &err) < 0 && strstr(err.source, "periods"), "short periods list");
+	rm_error_clear(&err);
+	check(map_cart_parse("8x4:1,1:10,-1", &c, &err) < 0 && strstr(err.source, "weights"), "negative weight");
+	check(map_cart_parse("8x4:1,2", &c, NULL) < 0, "period 2 rejected");
+	check(map_cart_parse("x4", &c, NULL) < 0 && map_cart_parse("", &c, NULL) < 0, "empty dims rejected");
+	check(map_cart_parse("8x4:1,1:1,1:1", &c, NULL) < 0, "extra field rejected");
+
+	/* 8x4 periodic, weights 10/1: 64 edges; rank = i*4 + j; (0,0)-(1,0) is 0-4 weight 10, (0,0)-(0,1)
+	 * is 0-1 weight 1, the wrap (0,3)-(0,0) is 3-0 weight 1, (7,0)-(0,0) is 28-0 weight 10 */
+	map_cart_parse("8x4:1,1:10,1", &c, NULL);
+	g = map_graph_cart(&c, NULL);
+	check(g && g->n == 32 && nedges(g) == 64, "8x4 torus: 64 edges");
+	check(g && edge_w(g, 0, 4) == 10 && edge_w(g, 0, 1) == 1 && edge_w(g, 3, 0) == 1 && edge_w(g, 28, 0) == 10,
+	      "row-major order, weights per dimension");
+	map_graph_destroy(g);
+	/* 4x4x2 periodic: the extent-2 dimension gives one edge per pair weighing both exchanges (2w) */
+	map_cart_parse("4x4x2:1,1,1:10,1,1", &c, NULL);
+	g = map_graph_cart(&c, NULL);
+	check(g && g->n == 32 && nedges(g) == 32 + 32 + 16, "4x4x2: 80 edges");
+	check(g && edge_w(g, 0, 1) == 2 && edge_w(g, 0, 2) == 1 && edge_w(g, 0, 8) == 10, "extent-2 edge weighs 2");
+	map_graph_destroy(g);
+	/* non-periodic 3x1: a path 0-1-2; extent 1 periodic gives nothing */
+	map_cart_parse("3x1:0,1", &c, NULL);
+	g = map_graph_cart(&c, NULL);
+	check(g && g->n == 3 && nedges(g) == 2 && edge_w(g, 0, 2) == 0, "mesh 3x1 is a path");
+	map_graph_destroy(g);
+}
+
+static void test_edges(void)
+{
+	uint32_t s[] = { 0, 1, 2, 2, 3 }, d[] = { 1, 0, 2, 3, 9 };
+	double w[] = { 1, 2, 7, 4, 1 }, bad[] = { 1, -1, 1, 1, 1 };
+	map_graph_t *g;
+	rm_error_t err;
+
+	g = map_graph_from_edges(4, 4, s, d, w, NULL);
+	check(g && nedges(g) == 2 && edge_w(g, 0, 1) == 3 && edge_w(g, 2, 3) == 4, "duplicates summed, loops dropped");
+	map_graph_destroy(g);
+	rm_error_clear(&err);
+	check(!map_graph_from_edges(4, 5, s, d, w, &err) && rm_error_isset(&err), "vertex out of range");
+	check(!map_graph_from_edges(4, 4, s, d, bad, NULL), "negative weight rejected");
+	g = map_graph_from_edges(4, 0, s, d, w, NULL);
+	check(g && g->n == 4 && nedges(g) == 0, "graph without edges");
+	map_graph_destroy(g);
+}
+
+int main(void)
+{
+	test_mtx();
+	test_metrics();
+	test_dense();
+	test_errors();
+	test_cart();
+	test_edges();
+	return harness_done();
+}
