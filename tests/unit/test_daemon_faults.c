@@ -215,12 +215,19 @@ static void test_disconnect_mid_request(const char *sock)
 	json_decref(r);
 }
 
-/* ping must not wait for a long map: both workers busy, the loop still answers. */
+/* ping must not wait for a long map: both workers busy, the loop still answers. A dense random
+ * pattern keeps "auto" searching for its whole time budget. */
 static void test_ping_during_map(const char *sock)
 {
-	int fd[2], i;
+	int fd[2], i, j;
+	unsigned seed = 7;
 	long long t0, tping, tmap;
-	json_t *q = map_request(32, "refine", 1500), *r;
+	json_t *q = map_request(32, "auto", 1500), *e = json_array(), *r;
+
+	for (i = 0; i < 32; i++)
+		for (j = i + 1; j < 32; j++)
+			json_array_append_new(e, json_pack("[iif]", i, j, (double)(1 + rand_r(&seed) % 100)));
+	json_object_set_new(json_object_get(q, "pattern"), "edges", e);
 
 	for (i = 0; i < 2; i++) {
 		fd[i] = td_raw_connect(sock);
@@ -236,6 +243,7 @@ static void test_ping_during_map(const char *sock)
 	json_decref(rm_frame_recv(fd[1], 0, 20000, NULL));
 	close(fd[0]);
 	close(fd[1]);
+	check(tmap >= 500, "the map ran long enough to show anything (%lld ms)", tmap);
 	check(tping < 200 && tping < tmap, "ping answered in %lld ms, before the map (%lld ms)", tping, tmap);
 }
 
