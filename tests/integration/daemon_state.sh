@@ -1,0 +1,87 @@
+#!/bin/sh
+# tests/integration/daemon_state.sh: rankmapd's state under faults.
+#  1. kill -9 while registrations are being saved, five times: after each restart every registration
+#     the daemon had acknowledged as saved is there, and leftovers of interrupted saves are ignored;
+#  2. a full disk on the state directory (a 256 KiB tmpfs filled up): register is answered with
+#     "saved": false and the reason, the daemon keeps serving, and saves again once space is back.
+. "$(dirname "$0")/../lib.sh"
+
+CTL=$BIN/rankmapctl
+T=$(mktmp)
+chmod 755 "$T"
+D_PID=
+MNT=
+cleanup() {
+	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+SOCK=$T/sock
+XML=$DATA/plafrim/hwloc/bonobo010.xml
+cat >"$T/rankmapd.conf" <<EOC
+hwloc_dir = $DATA/daemon/hwloc
+socket_mode = 0666
+EOC
+
+start() { # state dir
+	"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$1" --foreground >>"$T/d.log" 2>&1 &
+	D_PID=$!
+	n=0
+	while [ $n -lt 100 ]; do
+		"$CTL" ping --socket "$SOCK" --timeout 1000 >/dev/null 2>&1 && return 0
+		kill -0 "$D_PID" 2>/dev/null || return 1
+		sleep 0.1
+		n=$((n + 1))
+	done
+	return 1
+}
+has_host() { "$CTL" distance --socket "$SOCK" "$1" "$1" >/dev/null 2>&1; }
+
+# 1. kill -9 during saves
+: >"$T/acked"
+for round in 1 2 3 4 5; do
+	expect "round $round: daemon starts" start "$T/state"
+	( k=0; while :; do
+		k=$((k + 1))
+		"$CTL" register --socket "$SOCK" --xml "$XML" --host "r$round-$k" >/dev/null 2>&1 || break
+		echo "r$round-$k" >>"$T/acked"
+	done ) &
+	REG=$!
+	sleep "0.$(( (round * 37) % 9 + 1 ))"
+	kill -9 "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+	wait "$REG" 2>/dev/null
+done
+printf 'garbage' >"$T/state/registrations/.r9-9.xml.tmp" # what a save interrupted before rename leaves
+expect "restart after five kill -9" start "$T/state"
+missing=0
+while read -r h; do has_host "$h" || { missing=$((missing + 1)); echo "missing $h"; }; done <"$T/acked"
+expect "all $(wc -l <"$T/acked") acknowledged registrations survived (missing: $missing)" test "$missing" -eq 0
+expect "some registrations were made" test "$(wc -l <"$T/acked")" -gt 5
+expect "the interrupted save's leftover is ignored" sh -c "! '$CTL' distance --socket '$SOCK' r9-9 r9-9 2>/dev/null"
+kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+
+# 2. full disk
+MNT=$T/small
+mkdir -p "$MNT"
+if mount -t tmpfs -o size=256k,mode=0700 tmpfs "$MNT" 2>"$T/mount.err"; then
+	expect "daemon starts on a small state filesystem" start "$MNT"
+	dd if=/dev/zero of="$MNT/fill" bs=4k count=1000 2>/dev/null # fills it up
+	"$CTL" register --socket "$SOCK" --xml "$XML" --host full01 --json >"$T/full.json" 2>"$T/full.err"; rc=$?
+	expect "register on a full disk still succeeds" test "$rc" -eq 0
+	expect "the response says it was not saved" grep -q '"saved": false' "$T/full.json"
+	expect "and why" grep -q 'No space left' "$T/full.json"
+	expect "rankmapctl warns" grep -q 'could not save' "$T/full.err"
+	expect "the daemon logs it" grep -q 'not saved' "$T/d.log"
+	expect "the unsaved registration serves" has_host full01
+	expect "ping on a full disk" "$CTL" ping --socket "$SOCK"
+	expect "no temporary file left behind" sh -c "! ls -a '$MNT/registrations' | grep -q tmp"
+	rm -f "$MNT/fill"
+	"$CTL" register --socket "$SOCK" --xml "$XML" --host full02 --json >"$T/ok.json" 2>&1
+	expect "saved again once space is back" grep -q '"saved": true' "$T/ok.json"
+	kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+	umount "$MNT" && MNT=
+else
+	notok "cannot mount a tmpfs for the full-disk case: $(cat "$T/mount.err")"
+fi
+finish
