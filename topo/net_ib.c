@@ -21,6 +21,7 @@ struct topo_fabric *topo_fabric_create(void)
 		return NULL;
 	f->max_level = -1;
 	f->leaf_table_max = IB_LEAF_TABLE_MAX;
+	f->eager_work_max = IB_EAGER_WORK_MAX;
 	pthread_mutex_init(&f->cache_lock, NULL);
 	return f;
 }
@@ -464,9 +465,10 @@ long topo_fabric_host_port_switch(const struct topo_fabric *f, size_t h, size_t 
 	return h < f->nhosts && i < f->hosts[h].n ? f->att[f->hosts[h].first + i].sw : -1;
 }
 
-void topo_fabric_set_leaf_table_max(struct topo_fabric *f, size_t max)
+void topo_fabric_set_hop_limits(struct topo_fabric *f, size_t table_max, double eager_work_max)
 {
-	f->leaf_table_max = max;
+	f->leaf_table_max = table_max;
+	f->eager_work_max = eager_work_max;
 	ib_graph_reset(f);
 }
 

@@ -28,13 +28,15 @@ void ib_graph_reset(struct topo_fabric *f)
 	free(f->leaf_hops);
 	free(f->group);
 	free(f->row_cache);
+	free(f->row_ready);
 	free(f->bfs_queue);
+	free(f->bfs_dist);
 	f->hosts = NULL;
 	f->att = NULL;
 	f->sw_node = f->adj_off = f->adj = f->leaf_sw = f->group = f->bfs_queue = NULL;
 	f->sw_level = NULL;
 	f->leaf_of_sw = NULL;
-	f->leaf_hops = f->row_cache = NULL;
+	f->leaf_hops = f->row_cache = f->row_ready = f->bfs_dist = NULL;
 	f->nhosts = f->natt = f->nsw = f->nleaves = 0;
 	f->max_level = -1;
 	f->nlevels = 0;
@@ -272,6 +274,16 @@ void ib_bfs(const struct topo_fabric *f, uint32_t *queue, uint8_t *dist, long sr
 	}
 }
 
+/* Row i of the leaf table from one BFS (caller holds cache_lock or is finalize). */
+void ib_fill_leaf_row(struct topo_fabric *f, size_t i)
+{
+	size_t j;
+
+	ib_bfs(f, f->bfs_queue, f->bfs_dist, f->leaf_sw[i]);
+	for (j = 0; j < f->nleaves; j++)
+		f->leaf_hops[i * f->nleaves + j] = f->bfs_dist[f->leaf_sw[j]];
+}
+
 /* Leaves: switches with a host; levels by multi-source BFS from them. */
 static int make_levels(struct topo_fabric *f)
 {
@@ -311,29 +323,29 @@ static int make_levels(struct topo_fabric *f)
 	return 0;
 }
 
-/* Leaf-to-leaf hop table when small enough, else a cache of BFS rows filled on demand. */
+/* Leaf-to-leaf hop table when small enough (filled now if cheap, else lazily), else a BFS row cache. */
 static int make_hops(struct topo_fabric *f)
 {
-	size_t i, j;
+	size_t i;
 	double work = (double)f->nleaves * (double)(f->nsw + f->adj_off[f->nsw]);
-	uint8_t *dist;
 
 	f->bfs_queue = malloc((f->nsw + 1) * sizeof(*f->bfs_queue));
-	f->row_cache = malloc((size_t)IB_ROW_CACHE * (f->nsw + 1));
-	if (!f->bfs_queue || !f->row_cache)
+	f->bfs_dist = malloc(f->nsw + 1);
+	if (!f->bfs_queue || !f->bfs_dist)
 		return -1;
-	if (f->nleaves > f->leaf_table_max || work > 4e8)
-		return 0;
-	f->leaf_hops = malloc(f->nleaves * f->nleaves + 1);
-	dist = malloc(f->nsw + 1);
-	if (!f->leaf_hops || !dist)
-		return free(dist), -1;
-	for (i = 0; i < f->nleaves; i++) {
-		ib_bfs(f, f->bfs_queue, dist, f->leaf_sw[i]);
-		for (j = 0; j < f->nleaves; j++)
-			f->leaf_hops[i * f->nleaves + j] = dist[f->leaf_sw[j]];
+	if (f->nleaves > f->leaf_table_max) {
+		f->row_cache = malloc((size_t)IB_ROW_CACHE * (f->nsw + 1));
+		return f->row_cache ? 0 : -1;
 	}
-	free(dist);
+	f->leaf_hops = malloc(f->nleaves * f->nleaves + 1);
+	if (!f->leaf_hops)
+		return -1;
+	if (work > f->eager_work_max) {
+		f->row_ready = calloc(f->nleaves + 1, 1);
+		return f->row_ready ? 0 : -1;
+	}
+	for (i = 0; i < f->nleaves; i++)
+		ib_fill_leaf_row(f, i);
 	return 0;
 }
 

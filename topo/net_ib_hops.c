@@ -1,8 +1,9 @@
 /*
  * topo/net_ib_hops.c: hop counts between switches and between hosts. Leaf-to-leaf hops come from the
- * table built at finalize when the fabric is small enough; otherwise (and for non-leaf switches) from
- * BFS rows computed on demand and kept in a small cache (IB_ROW_CACHE rows, round robin), guarded by
- * a mutex so that concurrent const queries are safe.
+ * leaf table (filled at finalize, or row by row on first use); beyond IB_LEAF_TABLE_MAX leaves from
+ * BFS rows computed on demand and kept in a small cache (IB_ROW_CACHE rows, round robin); hops of a
+ * switch that is no leaf by one BFS. Lazy state is guarded by a mutex, so concurrent const queries
+ * are safe.
  */
 #include <limits.h>
 #include <string.h>
@@ -16,6 +17,12 @@ static unsigned cached_hops(const struct topo_fabric *cf, long s, long t)
 	uint8_t *row = NULL;
 
 	pthread_mutex_lock(&f->cache_lock);
+	if (!f->row_cache) {
+		ib_bfs(f, f->bfs_queue, f->bfs_dist, s);
+		d = f->bfs_dist[t];
+		pthread_mutex_unlock(&f->cache_lock);
+		return d;
+	}
 	for (i = 0; i < IB_ROW_CACHE; i++)
 		if (f->row_src[i] == s) {
 			row = f->row_cache + (size_t)i * f->nsw;
@@ -32,6 +39,22 @@ static unsigned cached_hops(const struct topo_fabric *cf, long s, long t)
 	return d;
 }
 
+/* Lazily filled leaf table: computes row ls on first use. */
+static unsigned lazy_leaf_hops(const struct topo_fabric *cf, long ls, long lt)
+{
+	struct topo_fabric *f = (struct topo_fabric *)cf;
+	unsigned d;
+
+	pthread_mutex_lock(&f->cache_lock);
+	if (!f->row_ready[ls]) {
+		ib_fill_leaf_row(f, (size_t)ls);
+		f->row_ready[ls] = 1;
+	}
+	d = f->leaf_hops[(size_t)ls * f->nleaves + (size_t)lt];
+	pthread_mutex_unlock(&f->cache_lock);
+	return d;
+}
+
 unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t)
 {
 	long ls, lt;
@@ -43,8 +66,8 @@ unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t)
 	ls = f->leaf_of_sw[s];
 	lt = f->leaf_of_sw[t];
 	if (f->leaf_hops && ls >= 0 && lt >= 0)
-		return f->leaf_hops[(size_t)ls * f->nleaves + (size_t)lt];
-	return cached_hops(f, s, t);
+		return f->row_ready ? lazy_leaf_hops(f, ls, lt) : f->leaf_hops[(size_t)ls * f->nleaves + (size_t)lt];
+	return cached_hops(f, s, t); /* no leaf table, or a switch that is no leaf */
 }
 
 int topo_fabric_hops(const struct topo_fabric *f, size_t a, size_t b)

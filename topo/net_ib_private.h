@@ -14,8 +14,10 @@
  *     BFS from the leaves (spines 1, cores 2, ...); switches no leaf reaches get level -1;
  *   - the leaf switch of every host (its first attachment), and host-to-host hop counts: 2 + the
  *     switch hops between the two leaves, minimised over the hosts' HCA ports that share a subnet.
- *     Leaf-to-leaf hops are a uint8 table when there are at most IB_LEAF_TABLE_MAX leaves, else one BFS
- *     per source leaf on demand with a small row cache (no host x host matrix anywhere);
+ *     Leaf-to-leaf hops are a uint8 table when there are at most IB_LEAF_TABLE_MAX leaves (16 MiB at
+ *     most), filled at finalize when that takes at most IB_EAGER_WORK_MAX BFS steps, else row by row on
+ *     first use (one BFS per source leaf, under a mutex); beyond IB_LEAF_TABLE_MAX leaves, BFS rows
+ *     over all switches on demand in a small round-robin cache. No host x host matrix anywhere;
  *   - network levels for target hierarchies: the group of a leaf at level k >= 1 is the connected
  *     component of the leaf among switches of level <= k (a pod at k = 1 in a 3-level fat tree, the
  *     whole subnet at the top level; in a 2-level fat tree k = 1 holds every leaf). A group is named by
@@ -34,7 +36,8 @@
 #define IB_NONE UINT32_MAX
 #define IB_MAX_PORTS 254          /* IB switches have at most 254 external ports */
 #define IB_LEAF_TABLE_MAX 4096    /* leaves for the precomputed uint8 leaf-to-leaf table (16 MiB) */
-#define IB_ROW_CACHE 64           /* BFS rows kept when the table is not precomputed */
+#define IB_EAGER_WORK_MAX 4e8     /* BFS steps (leaves x (switches + adjacency)) to fill it at finalize */
+#define IB_ROW_CACHE 64           /* BFS rows kept when there is no leaf table */
 #define IB_HOPS_INF 0xff
 
 enum ib_node_type { IBN_CA = 1, IBN_SW = 2, IBN_RT = 3 };
@@ -135,13 +138,16 @@ struct topo_fabric {
 	uint32_t *leaf_sw;             /* nleaves: dense switch index */
 	size_t nleaves;
 	uint8_t *leaf_hops;            /* nleaves^2 or NULL (then BFS rows on demand) */
+	uint8_t *row_ready;            /* nleaves flags when leaf_hops rows are filled lazily, else NULL */
 	uint32_t *group;               /* (max_level + 1) * nsw: representative switch per level */
 	int nlevels;
-	size_t leaf_table_max;         /* IB_LEAF_TABLE_MAX unless changed for tests */
+	size_t leaf_table_max;         /* IB_LEAF_TABLE_MAX unless changed (topo_fabric_set_hop_limits) */
+	double eager_work_max;         /* IB_EAGER_WORK_MAX unless changed */
 	/* BFS row cache for large fabrics (mutable through const queries) */
 	pthread_mutex_t cache_lock;
 	uint8_t *row_cache;            /* IB_ROW_CACHE rows of nsw */
 	uint32_t *bfs_queue;           /* nsw, scratch of BFS under cache_lock */
+	uint8_t *bfs_dist;             /* nsw, scratch of BFS under cache_lock */
 	long row_src[IB_ROW_CACHE];
 	unsigned row_next;
 };
@@ -216,6 +222,8 @@ void ib_graph_reset(struct topo_fabric *f);
 int ib_graph_build(struct topo_fabric *f, rm_error_t *err);
 /* BFS from dense switch src: dist[nsw] (IB_HOPS_INF unreachable); queue is nsw scratch. */
 void ib_bfs(const struct topo_fabric *f, uint32_t *queue, uint8_t *dist, long src);
+/* Fills row i of the leaf table (under cache_lock, or during finalize). */
+void ib_fill_leaf_row(struct topo_fabric *f, size_t i);
 /* Hops between dense switches s and t, IB_HOPS_INF when unreachable (net_ib_hops.c). */
 unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t);
 /* True when a CA description names no host (vendor strings, empty). */
@@ -238,8 +246,9 @@ size_t topo_fabric_switch_neighbors(const struct topo_fabric *f, long s, const u
  * peer is not a switch): a host with HCAs on several leaves (rails, subnets) hangs under each. */
 size_t topo_fabric_host_nports(const struct topo_fabric *f, size_t h);
 long topo_fabric_host_port_switch(const struct topo_fabric *f, size_t h, size_t i);
-/* Largest leaf count for which finalize precomputes the leaf-to-leaf hop table (default
- * IB_LEAF_TABLE_MAX); beyond it, hops come from BFS rows on demand. Takes effect at the next finalize. */
-void topo_fabric_set_leaf_table_max(struct topo_fabric *f, size_t max);
+/* Hop-count strategy limits (defaults IB_LEAF_TABLE_MAX, IB_EAGER_WORK_MAX): the largest leaf count
+ * with a leaf-to-leaf table, and the most BFS work to fill it at finalize rather than lazily. Takes
+ * effect at the next finalize (tests use it to force each strategy). */
+void topo_fabric_set_hop_limits(struct topo_fabric *f, size_t table_max, double eager_work_max);
 
 #endif

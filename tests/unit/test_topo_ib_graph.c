@@ -1,7 +1,7 @@
 /*
- * tests/unit/test_topo_ib_graph.c: the switch graph. Hop counts from the precomputed leaf table and
- * from BFS rows on demand (the large-fabric path, forced with topo_fabric_set_leaf_table_max(0)) must
- * agree on real fabrics, also when two threads query at once; a back-to-back pair of HCAs is 1 hop
+ * tests/unit/test_topo_ib_graph.c: the switch graph. Hop counts from the leaf table filled at
+ * finalize, from the same table filled lazily, and from BFS rows on demand (the large-fabric paths,
+ * forced with topo_fabric_set_hop_limits) must agree on real fabrics, also when two threads query; a back-to-back pair of HCAs is 1 hop
  * apart; the accessors for reports (neighbours, HCA ports per host) match the hand-written fabric;
  * finalize is idempotent and can be redone after more loads.
  */
@@ -11,7 +11,7 @@
 #include "../harness.h"
 #include "net_ib_private.h"
 
-static struct topo_fabric *load(const char *rel, size_t table_max)
+static struct topo_fabric *load(const char *rel, size_t table_max, double eager)
 {
 	struct topo_fabric *f = topo_fabric_create();
 	char path[512];
@@ -19,7 +19,7 @@ static struct topo_fabric *load(const char *rel, size_t table_max)
 
 	rm_error_clear(&err);
 	snprintf(path, sizeof(path), "%s/%s", harness_data_dir(), rel);
-	topo_fabric_set_leaf_table_max(f, table_max);
+	topo_fabric_set_hop_limits(f, table_max, eager);
 	if (topo_fabric_load_file(f, path, &err) < 0 || topo_fabric_finalize(f, &err) < 0) {
 		fail("%s: %s", rel, err.text);
 		topo_fabric_destroy(f);
@@ -54,15 +54,18 @@ static void *compare(void *arg)
 	return NULL;
 }
 
-static void table_vs_bfs(const char *rel)
+/* Mode 1: lazily filled leaf table; mode 2: BFS row cache. Compared with the eager table. */
+static void table_vs_bfs(const char *rel, int mode)
 {
-	struct topo_fabric *t = load(rel, IB_LEAF_TABLE_MAX), *l = load(rel, 0);
+	struct topo_fabric *t = load(rel, IB_LEAF_TABLE_MAX, IB_EAGER_WORK_MAX);
+	struct topo_fabric *l = mode == 1 ? load(rel, IB_LEAF_TABLE_MAX, 0) : load(rel, 0, 0);
 	struct job jobs[2];
 	pthread_t th;
 
 	if (!t || !l)
 		goto out;
-	check(t->leaf_hops != NULL && l->leaf_hops == NULL, "%s: one table, one on-demand fabric", rel);
+	check(t->leaf_hops && !t->row_ready, "%s: eager table", rel);
+	check(mode == 1 ? l->leaf_hops && l->row_ready : !l->leaf_hops && l->row_cache, "%s: mode %d", rel, mode);
 	jobs[0] = (struct job){ t, l, 0, 2, 0 };
 	jobs[1] = (struct job){ t, l, 1, 2, 0 };
 	if (pthread_create(&th, NULL, compare, &jobs[1]) != 0) {
@@ -71,8 +74,10 @@ static void table_vs_bfs(const char *rel)
 	}
 	compare(&jobs[0]);
 	pthread_join(th, NULL);
-	check(jobs[0].mismatches + jobs[1].mismatches == 0, "%s: table and BFS hops agree (%zu differ)", rel,
+	check(jobs[0].mismatches + jobs[1].mismatches == 0, "%s mode %d: hops agree (%zu differ)", rel, mode,
 	      jobs[0].mismatches + jobs[1].mismatches);
+	check(ib_switch_hops(t, 0, (long)t->nsw - 1) == ib_switch_hops(l, 0, (long)l->nsw - 1),
+	      "%s mode %d: switch hops agree", rel, mode);
 out:
 	topo_fabric_destroy(t);
 	topo_fabric_destroy(l);
@@ -80,7 +85,7 @@ out:
 
 static void back_to_back(void)
 {
-	struct topo_fabric *f = load("ib/back-to-back.topo", IB_LEAF_TABLE_MAX);
+	struct topo_fabric *f = load("ib/back-to-back.topo", IB_LEAF_TABLE_MAX, IB_EAGER_WORK_MAX);
 	long a, b;
 
 	if (!f)
@@ -97,7 +102,7 @@ static void back_to_back(void)
 /* small-2level.topo: spine-1 links leaf-1, leaf-2, leaf-3; dual has ports on leaf-1 and leaf-2. */
 static void accessors(void)
 {
-	struct topo_fabric *f = load("ib/small-2level.topo", IB_LEAF_TABLE_MAX);
+	struct topo_fabric *f = load("ib/small-2level.topo", IB_LEAF_TABLE_MAX, IB_EAGER_WORK_MAX);
 	const uint32_t *nb;
 	size_t s, n, i;
 	long d;
@@ -133,9 +138,13 @@ static void accessors(void)
 
 int main(void)
 {
-	table_vs_bfs("plafrim/ib/ib-subnet0.txt");
-	table_vs_bfs("ib/ndr-fattree-582ca.ibnetdiscover");
-	table_vs_bfs("ib/small-3level.ports");
+	int mode;
+
+	for (mode = 1; mode <= 2; mode++) {
+		table_vs_bfs("plafrim/ib/ib-subnet0.txt", mode);
+		table_vs_bfs("ib/ndr-fattree-582ca.ibnetdiscover", mode);
+		table_vs_bfs("ib/small-3level.ports", mode);
+	}
 	back_to_back();
 	accessors();
 	return harness_done();
