@@ -89,8 +89,23 @@ void srv_sock_unlink(const char *path, dev_t dev, ino_t ino);
 
 /* ---- model (srv_model.c) ---------------------------------------------------------------------- */
 
+/* Targets built for recent map requests, reused by identical host/slot lists (read-only, shared). */
+#define SRV_TCACHE 64
+#define SRV_TCACHE_MAX_SLOTS 65536
+#define SRV_TCACHE_MAX_KEY 4096
+
+typedef struct srv_tcache {
+	char *key;
+	topo_target_t *t;
+	int refs;                   /* requests using it */
+	unsigned long used;         /* LRU clock */
+} srv_tcache_t;
+
 typedef struct srv_model {
 	int refs;                   /* atomic */
+	pthread_mutex_t tc_lock;
+	srv_tcache_t tc[SRV_TCACHE];
+	unsigned long tc_clock;
 	topo_cluster_t cluster;
 	unsigned long generation;
 	long long built_at;         /* seconds since the epoch */
@@ -110,6 +125,14 @@ srv_model_t *srv_model_build(srv_ctx_t *ctx, rm_error_t *err);
 srv_model_t *srv_model_get(srv_ctx_t *ctx);
 /* Drops a reference. NULL is fine. */
 void srv_model_put(srv_model_t *m);
+/* A target of m for key (any string naming the slot set): the cached one, or build(arg, err) cached
+ * from now on. *handle must be passed to srv_model_target_put() when done. NULL with err on failure. */
+const topo_target_t *srv_model_target(srv_model_t *m, const char *key,
+				      topo_target_t *(*build)(void *arg, rm_error_t *err), void *arg, void **handle,
+				      rm_error_t *err);
+void srv_model_target_put(srv_model_t *m, void *handle);
+/* A handle for a target built outside the cache (the put destroys it). */
+void srv_model_target_private(const topo_target_t *t, void **handle);
 /* Publishes m (steals the reference) and drops the previous model's. */
 void srv_model_publish(srv_ctx_t *ctx, srv_model_t *m);
 /* Rebuilds and publishes unless a model already covering registrations up to reg_seq exists (0:

@@ -155,44 +155,87 @@ static map_graph_t *cart_graph(const char *spec, const json_t *id, json_t **erro
 	return g;
 }
 
-/* The target: every core (per_core) or PU of the named hosts, or the listed [host, pu] slots. */
-static topo_target_t *request_target(topo_cluster_t c, const json_t *hosts, const json_t *slots, int per_core,
-				     const json_t *id, json_t **error)
-{
-	rm_error_t err = { 0 };
-	topo_target_t *t = NULL;
-	topo_slot_t *s;
-	const char **names;
-	char msg[600];
-	size_t i, n = json_array_size(hosts ? hosts : slots);
+/* What a target is built from, after validation. */
+typedef struct target_spec {
+	topo_cluster_t c;
+	const char **names;   /* hosts mode */
+	topo_slot_t *slots;   /* slots mode */
+	size_t n;
+	int per_core;
+	char key[SRV_TCACHE_MAX_KEY];
+	int cacheable;
+} target_spec_t;
 
-	if (n == 0)
-		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: empty list", hosts ? "hosts" : "slots"),
-		       NULL;
-	if (hosts) {
-		if (!(names = calloc(n, sizeof(*names))))
-			return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), NULL;
-		for (i = 0; i < n; i++)
-			if (!(names[i] = json_string_value(json_array_get(hosts, i)))) {
-				free(names);
-				return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "hosts[%zu]: expected a host name",
-							       i), NULL;
-			}
-		t = topo_target_from_hosts(c, names, n, per_core, &err);
-		free(names);
-	} else {
-		if (!(s = calloc(n, sizeof(*s))))
-			return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), NULL;
-		for (i = 0; i < n; i++)
-			if (srv_parse_slot(c, json_array_get(slots, i), id, "slots", &s[i], error) < 0) {
-				free(s);
-				return NULL;
-			}
-		t = topo_target_from_slots(c, s, n, &err);
-		free(s);
+static topo_target_t *build_target(void *arg, rm_error_t *err)
+{
+	target_spec_t *ts = arg;
+
+	return ts->names ? topo_target_from_hosts(ts->c, ts->names, ts->n, ts->per_core, err)
+			 : topo_target_from_slots(ts->c, ts->slots, ts->n, err);
+}
+
+/* Appends to the cache key; a key that does not fit disables caching. */
+static void key_add(target_spec_t *ts, size_t *len, const char *fmt, const char *s, unsigned v)
+{
+	int w;
+
+	if (!ts->cacheable)
+		return;
+	w = snprintf(ts->key + *len, sizeof(ts->key) - *len, fmt, s, v);
+	if (w < 0 || (size_t)w >= sizeof(ts->key) - *len)
+		ts->cacheable = 0;
+	else
+		*len += (size_t)w;
+}
+
+/* Validates the host names or [host, pu] slots of a map request into ts. 0, or -1 with *error. */
+static int target_spec(target_spec_t *ts, const json_t *hosts, const json_t *slots, const json_t *id, json_t **error)
+{
+	size_t i, len = 0;
+
+	ts->n = json_array_size(hosts ? hosts : slots);
+	ts->cacheable = 1;
+	if (ts->n == 0)
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: empty list", hosts ? "hosts" : "slots"), -1;
+	key_add(ts, &len, "%s%u|", hosts ? "hosts" : "slots", (unsigned)ts->per_core);
+	if (hosts && !(ts->names = calloc(ts->n, sizeof(*ts->names))))
+		return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
+	if (slots && !(ts->slots = calloc(ts->n, sizeof(*ts->slots))))
+		return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
+	for (i = 0; i < ts->n; i++) {
+		if (hosts && !(ts->names[i] = json_string_value(json_array_get(hosts, i))))
+			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "hosts[%zu]: expected a host name", i), -1;
+		if (slots && srv_parse_slot(ts->c, json_array_get(slots, i), id, "slots", &ts->slots[i], error) < 0)
+			return -1;
+		if (hosts)
+			key_add(ts, &len, "%s%.0u\n", ts->names[i], 0);
+		else
+			key_add(ts, &len, "%s:%u\n", topo_host_name(ts->c, ts->slots[i].host), ts->slots[i].pu);
 	}
-	if (!t)
-		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s", rm_error_format(&err, msg, sizeof(msg)));
+	return 0;
+}
+
+/* The target of a request: every core (per_core) or PU of the named hosts, or the listed [host, pu]
+ * slots; from the model's cache when an identical one was built recently. *handle for the put. */
+static const topo_target_t *request_target(srv_model_t *m, const json_t *hosts, const json_t *slots, int per_core,
+					   const json_t *id, void **handle, json_t **error)
+{
+	target_spec_t ts = { .c = m->cluster, .per_core = per_core };
+	const topo_target_t *t = NULL;
+	rm_error_t err = { 0 };
+	char msg[600];
+
+	*handle = NULL;
+	if (target_spec(&ts, hosts, slots, id, error) == 0) {
+		if (ts.cacheable)
+			t = srv_model_target(m, ts.key, build_target, &ts, handle, &err);
+		else if ((t = build_target(&ts, &err)))
+			srv_model_target_private(t, handle);
+		if (!t)
+			*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s", rm_error_format(&err, msg, sizeof(msg)));
+	}
+	free(ts.names);
+	free(ts.slots);
 	return t;
 }
 
@@ -226,7 +269,8 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 	map_options_t opt = { 0 };
 	map_result_t res = { 0 };
 	map_graph_t *g = NULL;
-	topo_target_t *t = NULL;
+	const topo_target_t *t = NULL;
+	void *th = NULL;
 	srv_model_t *m = NULL;
 	uint32_t *perm = NULL;
 	char msg[600];
@@ -245,7 +289,7 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
 	g = pat ? pattern_graph(pat, id, &error) : cart_graph(cart, id, &error);
 	if (g)
-		t = request_target(m->cluster, hosts, slots, per_core, id, &error);
+		t = request_target(m, hosts, slots, per_core, id, &th, &error);
 	if (!g || !t)
 		goto out;
 	if (!(perm = calloc(g->n, sizeof(*perm)))) {
@@ -260,7 +304,7 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 		resp = map_response(id, t, m->cluster, perm, g->n, &res);
 out:
 	free(perm);
-	topo_target_destroy(t);
+	srv_model_target_put(m, th);
 	map_graph_destroy(g);
 	srv_model_put(m);
 	return resp ? resp : error;

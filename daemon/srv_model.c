@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,15 @@ srv_model_t *srv_model_get(srv_ctx_t *ctx)
 
 void srv_model_put(srv_model_t *m)
 {
+	int i;
+
 	if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
+	for (i = 0; i < SRV_TCACHE; i++) {
+		free(m->tc[i].key);
+		topo_target_destroy(m->tc[i].t);
+	}
+	pthread_mutex_destroy(&m->tc_lock);
 	topo_cluster_destroy(m->cluster);
 	json_decref(m->sources);
 	json_decref(m->warnings);
@@ -50,6 +58,76 @@ void srv_model_publish(srv_ctx_t *ctx, srv_model_t *m)
 	ctx->model = m;
 	pthread_mutex_unlock(&ctx->model_lock);
 	srv_model_put(old);
+}
+
+/* ---- target cache ------------------------------------------------------------------------------- */
+
+/* Handles: a cache entry, or a private target tagged by its lowest bit (targets are aligned). */
+#define PRIVATE_TAG 1u
+
+const topo_target_t *srv_model_target(srv_model_t *m, const char *key,
+				      topo_target_t *(*build)(void *arg, rm_error_t *err), void *arg, void **handle,
+				      rm_error_t *err)
+{
+	srv_tcache_t *e, *victim = NULL;
+	topo_target_t *t;
+	int i;
+
+	pthread_mutex_lock(&m->tc_lock);
+	for (i = 0; i < SRV_TCACHE; i++) {
+		e = &m->tc[i];
+		if (e->key && !strcmp(e->key, key)) {
+			e->refs++;
+			e->used = ++m->tc_clock;
+			pthread_mutex_unlock(&m->tc_lock);
+			*handle = e;
+			return e->t;
+		}
+		if (!e->refs && (!victim || !e->key || (victim->key && e->used < victim->used)))
+			victim = e;
+	}
+	pthread_mutex_unlock(&m->tc_lock);
+	/* build outside the lock; two requests may build the same target, one keeps it */
+	if (!(t = build(arg, err)))
+		return NULL;
+	pthread_mutex_lock(&m->tc_lock);
+	if (victim && !victim->refs && t->nslots <= SRV_TCACHE_MAX_SLOTS && strlen(key) < SRV_TCACHE_MAX_KEY) {
+		char *k = strdup(key);
+		if (k) {
+			free(victim->key);
+			topo_target_destroy(victim->t);
+			victim->key = k;
+			victim->t = t;
+			victim->refs = 1;
+			victim->used = ++m->tc_clock;
+			pthread_mutex_unlock(&m->tc_lock);
+			*handle = victim;
+			return t;
+		}
+	}
+	pthread_mutex_unlock(&m->tc_lock);
+	*handle = (void *)((uintptr_t)t | PRIVATE_TAG);
+	return t;
+}
+
+void srv_model_target_private(const topo_target_t *t, void **handle)
+{
+	*handle = (void *)((uintptr_t)t | PRIVATE_TAG);
+}
+
+void srv_model_target_put(srv_model_t *m, void *handle)
+{
+	uintptr_t h = (uintptr_t)handle;
+
+	if (!handle)
+		return;
+	if (h & PRIVATE_TAG) {
+		topo_target_destroy((topo_target_t *)(h & ~(uintptr_t)PRIVATE_TAG));
+		return;
+	}
+	pthread_mutex_lock(&m->tc_lock);
+	((srv_tcache_t *)handle)->refs--;
+	pthread_mutex_unlock(&m->tc_lock);
 }
 
 /* ---- hwloc directory, with registrations taking precedence ---------------------------------- */
@@ -287,6 +365,7 @@ srv_model_t *srv_model_build(srv_ctx_t *ctx, rm_error_t *err)
 	if (load_sources(&b) < 0)
 		goto fail;
 	m->refs = 1;
+	pthread_mutex_init(&m->tc_lock, NULL);
 	m->cluster = b.c;
 	m->sources = b.sources;
 	m->warnings = b.warnings;
