@@ -176,6 +176,7 @@ static int first_model(srv_ctx_t *ctx, rm_error_t *err)
 
 	if (asprintf(&ctx->ib_cache_path, "%s/ib-live.cache", ctx->cfg.state_dir) < 0)
 		return rm_error_set(err, "rankmapd", 0, 0, "out of memory");
+	srv_state_load_generation(ctx);
 	if (srv_state_load_registrations(ctx, err) < 0)
 		return -1;
 	if (ctx->cfg.ib_live && access(ctx->ib_cache_path, R_OK) < 0 && srv_model_ib_discover(ctx, &ierr) < 0)

@@ -152,6 +152,8 @@ int srv_state_load_registrations(srv_ctx_t *ctx, rm_error_t *err);
 /* Saves one registration durably; path receives the file's path. */
 int srv_state_save_registration(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, char *path,
 				size_t pathlen, rm_error_t *err);
+/* Continues the model generations of the previous run (state.json), so clients never see one go back. */
+void srv_state_load_generation(srv_ctx_t *ctx);
 /* Saves the model's description (sources, generation, hosts) as state.json. */
 int srv_state_save_model(srv_ctx_t *ctx, const srv_model_t *m, rm_error_t *err);
 /* True when name is acceptable as a host name in a file name: [A-Za-z0-9._-], not starting with '.'. */

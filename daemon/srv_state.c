@@ -167,6 +167,24 @@ int srv_state_save_model(srv_ctx_t *ctx, const srv_model_t *m, rm_error_t *err)
 	return rc;
 }
 
+void srv_state_load_generation(srv_ctx_t *ctx)
+{
+	char path[4096];
+	json_error_t jerr;
+	json_t *st;
+	json_int_t gen = 0;
+
+	snprintf(path, sizeof(path), "%s/state.json", ctx->cfg.state_dir);
+	if (access(path, F_OK) < 0)
+		return;
+	st = json_load_file(path, 0, &jerr);
+	if (!st || json_unpack(st, "{s:I}", "generation", &gen) < 0 || gen < 0)
+		srv_log(SRV_LOG_WARNING, "%s:%d: unreadable state, model generations restart at 1", path, jerr.line);
+	else
+		ctx->generation = (unsigned long)gen;
+	json_decref(st);
+}
+
 /* ---- registrations in memory ---------------------------------------------------------------- */
 
 /* Saved registrations are remembered by file (memory stays O(hosts)); one that could not be saved

@@ -363,13 +363,16 @@ static void test_register_persist(tdaemon_t *d)
 
 	check(WIFSIGNALED(td_stop(d, SIGKILL)), "daemon killed with SIGKILL");
 	check(td_start(d, NULL) == 0, "restart after kill -9 serves (stale socket removed)");
+	r = td_call(d->sock, req("ping"));
+	check(json_integer_value(json_object_get(r, "generation")) > gen, "model generation continues after restart "
+	      "(%lld after %lld)", (long long)json_integer_value(json_object_get(r, "generation")), gen);
+	json_decref(r);
 	check(host_pus(d, "newnode01") == count_pus("fourmi012"), "registration survived kill -9");
 	r = td_call(d->sock, req("reload"));
 	check(json_is_true(json_object_get(r, "ok")) && json_integer_value(json_object_get(r, "generation")) >= 2,
 	      "reload ok, new generation: %s", td_msg(r));
 	json_decref(r);
 	check(host_pus(d, "newnode01") == count_pus("fourmi012"), "registration survives reload");
-	(void)gen;
 }
 
 /* The registrations directory replaced by a file: saving fails, serving goes on. */
