@@ -61,6 +61,8 @@ static void test_ping_hosts(tdaemon_t *d)
 	check(r && json_is_true(json_object_get(r, "ok")), "report ok: %s", td_msg(r));
 	check(json_is_object(json_object_get(r, "daemon")), "report has the daemon's status");
 	check(json_integer_value(json_object_get(json_object_get(r, "daemon"), "hosts")) >= 4, "report counts hosts");
+	check(json_integer_value(json_object_get(json_object_get(r, "report"), "hosts_with_hardware")) == 4,
+	      "cluster report: the 4 hwloc hosts have hardware data");
 	json_decref(r);
 }
 
