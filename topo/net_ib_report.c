@@ -240,49 +240,67 @@ static void report_cas(const struct topo_fabric *f, json_t *r, json_t *an)
 	json_object_set_new(r, "aggregation_nodes", json_integer((json_int_t)agg));
 }
 
-/* Pairs of hosts per hop count: every pair for small fabrics, else per pair of leaves using each
- * host's leaf (exact when hosts have one HCA port; flagged approximate otherwise). */
-static void report_hops(const struct topo_fabric *f, json_t *r)
+static void add_pairs(size_t *hist, unsigned d, size_t pairs)
 {
-	json_t *h = json_object();
-	size_t a, b, multi = 0;
-	size_t *per_leaf = calloc(f->nleaves + 1, sizeof(*per_leaf)), unleafed = 0;
-	char key[16];
+	hist[d > 256 ? 257 : d] += pairs;
+}
 
-	for (a = 0; a < f->nhosts; a++)
-		multi += f->hosts[a].n > 1;
-	if (f->nhosts <= HOP_PAIRS_EXACT || !per_leaf) {
+/* Pairs of hosts per hop count: every pair for small fabrics, else per pair of leaves using each
+ * host's leaf (exact when hosts have one HCA port; flagged approximate otherwise). hist[257] counts
+ * unconnected pairs. */
+static void count_hops(const struct topo_fabric *f, size_t *hist, json_t *r)
+{
+	size_t a, b, multi = 0, unleafed = 0, *per_leaf;
+
+	if (f->nhosts <= HOP_PAIRS_EXACT) {
 		for (a = 0; a < f->nhosts; a++)
 			for (b = a + 1; b < f->nhosts; b++) {
 				int d = topo_fabric_hops(f, a, b);
 
-				snprintf(key, sizeof(key), "%d", d);
-				count(h, d < 0 ? "unconnected" : key);
+				add_pairs(hist, d < 0 ? 257 : (unsigned)d, 1);
 			}
-	} else {
-		for (a = 0; a < f->nhosts; a++)
-			if (f->hosts[a].leaf >= 0)
-				per_leaf[f->leaf_of_sw[f->hosts[a].leaf]]++;
-			else
-				unleafed++;
-		for (a = 0; a < f->nleaves; a++)
-			for (b = a; b < f->nleaves; b++) {
-				size_t pairs = a == b ? per_leaf[a] * (per_leaf[a] - (per_leaf[a] > 0)) / 2
-						      : per_leaf[a] * per_leaf[b];
-				unsigned d = ib_switch_hops(f, f->leaf_sw[a], f->leaf_sw[b]);
-				json_t *v;
-
-				if (!pairs)
-					continue;
-				snprintf(key, sizeof(key), "%u", d + 2);
-				if (d == IB_HOPS_INF)
-					snprintf(key, sizeof(key), "unconnected");
-				v = json_object_get(h, key);
-				json_object_set_new(h, key, json_integer((json_int_t)pairs + (v ? json_integer_value(v) : 0)));
-			}
-		json_object_set_new(r, "hop_histogram_approximate", json_boolean(multi > 0 || unleafed > 0));
+		return;
 	}
+	per_leaf = calloc(f->nleaves + 1, sizeof(*per_leaf));
+	if (!per_leaf)
+		return;
+	for (a = 0; a < f->nhosts; a++) {
+		multi += f->hosts[a].n > 1;
+		if (f->hosts[a].leaf >= 0)
+			per_leaf[f->leaf_of_sw[f->hosts[a].leaf]]++;
+		else
+			unleafed++;
+	}
+	for (a = 0; a < f->nleaves; a++)
+		for (b = a; b < f->nleaves; b++) {
+			size_t pairs = a == b ? per_leaf[a] * (per_leaf[a] - (per_leaf[a] > 0)) / 2 : per_leaf[a] * per_leaf[b];
+			unsigned d;
+
+			if (!pairs)
+				continue;
+			d = ib_switch_hops(f, f->leaf_sw[a], f->leaf_sw[b]);
+			add_pairs(hist, d == IB_HOPS_INF ? 257 : d + 2, pairs);
+		}
 	free(per_leaf);
+	json_object_set_new(r, "hop_histogram_approximate", json_boolean(multi > 0 || unleafed > 0));
+}
+
+static void report_hops(const struct topo_fabric *f, json_t *r)
+{
+	size_t *hist = calloc(258, sizeof(*hist)), d;
+	json_t *h = json_object();
+	char key[16];
+
+	if (hist) {
+		count_hops(f, hist, r);
+		for (d = 0; d < 258; d++) {
+			if (!hist[d])
+				continue;
+			snprintf(key, sizeof(key), "%zu", d);
+			json_object_set_new(h, d == 257 ? "unconnected" : key, json_integer((json_int_t)hist[d]));
+		}
+	}
+	free(hist);
 	json_object_set_new(r, "hop_histogram", h);
 }
 
