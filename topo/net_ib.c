@@ -50,6 +50,7 @@ void topo_fabric_destroy(struct topo_fabric *f)
 		free(f->subnet_source[i]);
 	free(f->subnet_source);
 	ib_u64map_free(&f->name_by_guid);
+	ib_u64map_free(&f->subnet_of_switch);
 	for (i = 0; i < f->nmap_names; i++)
 		free(f->map_names[i]);
 	free(f->map_names);
@@ -300,16 +301,42 @@ fail:
 	return -1;
 }
 
+/* A switch already known from another subnet means the same subnet loaded twice. */
+static int check_new_subnet(const struct topo_fabric *f, const struct ib_build *b, const char *source)
+{
+	size_t i;
+
+	for (i = 0; i < b->nnodes; i++) {
+		uint32_t s;
+
+		if (b->nodes[i].type != IBN_SW || (s = ib_u64map_get(&f->subnet_of_switch, b->nodes[i].guid)) == IB_NONE)
+			continue;
+		errno = EEXIST;
+		return rm_error_set(b->err, source, 0, 0,
+				    "switch %016llx \"%s\" is already part of the subnet loaded from %s: the same subnet "
+				    "loaded twice?", (unsigned long long)b->nodes[i].guid, b->nodes[i].desc, f->subnet_source[s]);
+	}
+	return 0;
+}
+
 /* Merges a finished build, or fails leaving the fabric unchanged. Frees the build either way. */
 int ib_fabric_add_build(struct topo_fabric *f, struct ib_build *b, const char *source)
 {
+	size_t i, first = f->nnodes;
 	int rc = 0;
 
 	if (!b->nnodes) {
 		errno = EINVAL;
 		rc = rm_error_set(b->err, source, 0, 0, "no InfiniBand nodes found");
+	} else if (check_new_subnet(f, b, source) < 0) {
+		rc = -1;
 	} else if (merge_build(f, b, source) < 0) {
 		rc = rm_error_set(b->err, source, 0, 0, "out of memory");
+	} else {
+		/* best effort: a failure here only weakens the duplicate-subnet check */
+		for (i = first; i < f->nnodes; i++)
+			if (f->nodes[i].type == IBN_SW)
+				ib_u64map_put(&f->subnet_of_switch, f->nodes[i].guid, f->nodes[i].subnet);
 	}
 	ib_build_free(b);
 	return rc;

@@ -118,6 +118,7 @@ struct topo_fabric {
 	size_t nlinks, links_cap;
 	uint32_t nsubnets;
 	char **subnet_source;          /* nsubnets, owned */
+	struct ib_u64map subnet_of_switch; /* switch GUID -> subnet, to refuse one subnet loaded twice */
 	/* node-name map */
 	struct ib_u64map name_by_guid; /* GUID -> index in map_names */
 	char **map_names;

@@ -111,6 +111,14 @@ static void test_other_sources(void)
 	check(topo_fabric_load_cache(f, data("bad-ib/no-such-cache"), &err) < 0 && errno == ENOENT, "missing cache file");
 	rm_error_clear(&err);
 	check(topo_fabric_finalize(f, &err) == 0 && topo_fabric_nhosts(f) == 0, "fabric still empty");
+	/* the same subnet twice (same switch GUIDs): refused, the first copy stays */
+	check(topo_fabric_load_file(f, data("ib/small-3level.ports"), &err) == 0, "3-level loads");
+	check(topo_fabric_load_file(f, data("ib/small-3level.ports"), &err) < 0 && errno == EEXIST &&
+		      strstr(err.text, "loaded twice") && strstr(err.text, "small-3level.ports"),
+	      "same subnet twice: %s", err.text);
+	rm_error_clear(&err);
+	check(topo_fabric_finalize(f, &err) == 0 && topo_fabric_nsubnets(f) == 1 && topo_fabric_nhosts(f) == 8,
+	      "one subnet kept");
 	topo_fabric_destroy(f);
 }
 
