@@ -174,18 +174,25 @@ static topo_target_t *build_target(void *arg, rm_error_t *err)
 			 : topo_target_from_slots(ts->c, ts->slots, ts->n, err);
 }
 
-/* Appends to the cache key; a key that does not fit disables caching. */
-static void key_add(target_spec_t *ts, size_t *len, const char *fmt, const char *s, unsigned v)
+/* Appends s, then (when pu >= 0) ":pu", then a newline to the cache key; a key that does not fit
+ * disables caching. */
+static void key_add(target_spec_t *ts, size_t *len, const char *s, long pu)
 {
-	int w;
+	size_t n = strlen(s);
+	char num[24];
+	int w = 0;
 
-	if (!ts->cacheable)
-		return;
-	w = snprintf(ts->key + *len, sizeof(ts->key) - *len, fmt, s, v);
-	if (w < 0 || (size_t)w >= sizeof(ts->key) - *len)
+	if (pu >= 0)
+		w = snprintf(num, sizeof(num), ":%ld", pu);
+	if (!ts->cacheable || *len + n + (size_t)w + 2 > sizeof(ts->key) || memchr(s, '\n', n)) {
 		ts->cacheable = 0;
-	else
-		*len += (size_t)w;
+		return;
+	}
+	memcpy(ts->key + *len, s, n);
+	memcpy(ts->key + *len + n, num, (size_t)w);
+	*len += n + (size_t)w;
+	ts->key[(*len)++] = '\n';
+	ts->key[*len] = 0;
 }
 
 /* Validates the host names or [host, pu] slots of a map request into ts. 0, or -1 with *error. */
@@ -197,7 +204,7 @@ static int target_spec(target_spec_t *ts, const json_t *hosts, const json_t *slo
 	ts->cacheable = 1;
 	if (ts->n == 0)
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: empty list", hosts ? "hosts" : "slots"), -1;
-	key_add(ts, &len, "%s%u|", hosts ? "hosts" : "slots", (unsigned)ts->per_core);
+	key_add(ts, &len, hosts ? (ts->per_core ? "hosts/cores" : "hosts/pus") : "slots", -1);
 	if (hosts && !(ts->names = calloc(ts->n, sizeof(*ts->names))))
 		return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
 	if (slots && !(ts->slots = calloc(ts->n, sizeof(*ts->slots))))
@@ -208,9 +215,9 @@ static int target_spec(target_spec_t *ts, const json_t *hosts, const json_t *slo
 		if (slots && srv_parse_slot(ts->c, json_array_get(slots, i), id, "slots", &ts->slots[i], error) < 0)
 			return -1;
 		if (hosts)
-			key_add(ts, &len, "%s%.0u\n", ts->names[i], 0);
+			key_add(ts, &len, ts->names[i], -1);
 		else
-			key_add(ts, &len, "%s:%u\n", topo_host_name(ts->c, ts->slots[i].host), ts->slots[i].pu);
+			key_add(ts, &len, topo_host_name(ts->c, ts->slots[i].host), ts->slots[i].pu);
 	}
 	return 0;
 }
@@ -247,8 +254,12 @@ static json_t *map_response(const json_t *id, const topo_target_t *t, topo_clust
 
 	for (i = 0; i < n; i++)
 		json_array_append_new(p, json_integer(perm[i]));
-	for (i = 0; t->slot && i < t->nslots; i++)
-		json_array_append_new(sl, json_pack("[s, i]", topo_host_name(c, t->slot[i].host), (int)t->slot[i].pu));
+	for (i = 0; t->slot && i < t->nslots; i++) {
+		json_t *pair = json_array();
+		json_array_append_new(pair, json_string_nocheck(topo_host_name(c, t->slot[i].host)));
+		json_array_append_new(pair, json_integer(t->slot[i].pu));
+		json_array_append_new(sl, pair);
+	}
 	json_object_set_new(resp, "permutation", p);
 	json_object_set_new(resp, "slots", sl);
 	json_object_set_new(resp, "cost", json_real(res->cost));
