@@ -6,12 +6,20 @@
  * Model. A fabric is a set of subnets (one per loaded file, live discovery or cache). Each subnet holds
  * nodes (switches, channel adapters, routers) keyed by GUID and links between (node, port) pairs with
  * a width (lanes) and a speed. topo_fabric_finalize() derives:
- *   - hosts: every CA that is not a SHARP aggregation node, named by the node-name map (node or port
- *     GUID), else by the first word of its description, else (generic vendor description) by its GUID
- *     "0x%016llx". CAs with the same name are one host, across subnets too;
+ *   - hosts: every CA that is not a SHARP aggregation node ("... Aggregation Node"), named by the
+ *     node-name map (node or port GUID), else by the first word of its description, else by its GUID
+ *     "0x%016llx" when the description is generic: empty, "MT<digits> ..." (e.g. "MT4129 ConnectX7
+ *     Mellanox Technologies"), or starting with a vendor/product word (Mellanox, NVIDIA, ConnectX,
+ *     Connect-IB, InfiniHost, Intel, QLogic, Unknown) or "localhost" (several machines share it).
+ *     Generic HCAs are report anomalies. CAs with the same name are one host, across subnets too;
+ *   - a ports report names nodes by port GUID (that is all it shows): a switch's ports share one, so
+ *     a switch is one node, but an HCA port is its own CA node (joined into a host by name);
+ *   - a subnet is refused when one of its switch GUIDs is already loaded (the same subnet twice);
  *   - dense switch indices 0 .. nsw-1 in load order, and the switch-to-switch adjacency (CSR);
  *   - switch levels: leaves (level 0) are switches with a host attached; upper levels by a multi-source
  *     BFS from the leaves (spines 1, cores 2, ...); switches no leaf reaches get level -1;
+ *   - unconnected switch ports: declared ports without a link (topology file, libibnetdisc), or the
+ *     ports a ports report lists without a peer;
  *   - the leaf switch of every host (its first attachment), and host-to-host hop counts: 2 + the
  *     switch hops between the two leaves, minimised over the hosts' HCA ports that share a subnet.
  *     Leaf-to-leaf hops are a uint8 table when there are at most IB_LEAF_TABLE_MAX leaves (16 MiB at
