@@ -23,7 +23,7 @@ struct topo_nodetype {
 	size_t nhosts;               /* hosts of the cluster using this type */
 };
 
-/* 64-bit FNV-1a over len bytes, continuing from h (start with TOPO_HASH_SEED). */
+/* A 64-bit hash of len bytes, continuing from h (start with TOPO_HASH_SEED). */
 #define TOPO_HASH_SEED 1469598103934665603ULL
 uint64_t topo_hash_bytes(uint64_t h, const void *p, size_t len);
 
