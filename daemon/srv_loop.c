@@ -43,6 +43,8 @@ typedef struct loop {
 	int epfd;
 	conn_t **conns;            /* max_clients slots */
 	int nconns;
+	int *free_slots;           /* stack of unused slots, nfree of them */
+	int nfree;
 	uint64_t seq;
 	int internal_inflight;
 	long long next_refresh;
@@ -66,6 +68,7 @@ static void conn_close(loop_t *l, conn_t *c)
 	epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	l->conns[slot] = NULL;
+	l->free_slots[l->nfree++] = (int)slot;
 	l->nconns--;
 	free(c->in);
 	free(c->out);
@@ -317,13 +320,11 @@ static void add_client(loop_t *l, int fd)
 	conn_t *c;
 	int slot;
 
-	for (slot = 0; slot < l->ctx->cfg.max_clients && l->conns[slot]; slot++)
-		;
-	if (slot == l->ctx->cfg.max_clients || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0 ||
-	    !(c = calloc(1, sizeof(*c)))) {
+	if (!l->nfree || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0 || !(c = calloc(1, sizeof(*c)))) {
 		reject_client(l, fd);
 		return;
 	}
+	slot = l->free_slots[--l->nfree];
 	c->fd = fd;
 	c->id = (++l->seq << SLOT_BITS) | (uint64_t)slot;
 	c->peer.pid = cred.pid;
@@ -334,6 +335,7 @@ static void add_client(loop_t *l, int fd)
 	e.events = EPOLLIN;
 	e.data.u64 = c->id;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
+		l->free_slots[l->nfree++] = slot;
 		free(c);
 		reject_client(l, fd);
 		return;
@@ -436,13 +438,17 @@ static void tick(loop_t *l, volatile sig_atomic_t *reload)
 static int loop_init(loop_t *l, srv_ctx_t *ctx, int efd)
 {
 	struct epoll_event e = { .events = EPOLLIN };
+	int i;
 
 	memset(l, 0, sizeof(*l));
 	l->ctx = ctx;
 	l->conns = calloc((size_t)ctx->cfg.max_clients, sizeof(conn_t *));
+	l->free_slots = calloc((size_t)ctx->cfg.max_clients, sizeof(int));
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!l->conns || l->epfd < 0)
+	if (!l->conns || !l->free_slots || l->epfd < 0)
 		return -1;
+	for (i = ctx->cfg.max_clients - 1; i >= 0; i--) /* lowest slots first */
+		l->free_slots[l->nfree++] = i;
 	e.data.u64 = TAG_LISTEN;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, ctx->listen_fd, &e) < 0)
 		return -1;
@@ -490,6 +496,7 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 	if (srv_workers_notify_fd(ctx->workers, &efd) < 0 || loop_init(&l, ctx, efd) < 0) {
 		srv_log(SRV_LOG_ERR, "event loop set-up failed: %s", strerror(errno));
 		free(l.conns);
+		free(l.free_slots);
 		return -1;
 	}
 	while (!*stop) {
@@ -509,6 +516,7 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 		if (l.conns[i])
 			conn_close(&l, l.conns[i]);
 	free(l.conns);
+	free(l.free_slots);
 	close(l.epfd);
 	return 0;
 }
