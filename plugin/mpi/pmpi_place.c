@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "pmpi.h"
@@ -239,20 +240,34 @@ static long host_index(rmp_call_t *call, topo_cluster_t c, const char *name)
 	return h;
 }
 
+/* The synthetic description of a virtual host: RANKMAP_FAKE_NODE (hwloc wants PUs as the last level:
+ * 'pack:2 core:4' becomes 'pack:2 core:4 pu:1'), else one core per rank of the host. */
+static void fake_desc(const rmp_call_t *call, int per, char *buf, size_t len)
+{
+	const char *d = call->env.fake_node, *last;
+
+	if (!d) {
+		snprintf(buf, len, "core:%d pu:1", per);
+		return;
+	}
+	last = strrchr(d, ' ');
+	last = last ? last + 1 : d;
+	snprintf(buf, len, "%s%s", d, strncasecmp(last, "pu", 2) == 0 ? "" : " pu:1");
+}
+
 /* Root, test-only placement: host and logical PU of every rank from its number. */
 static int where_fake(rmp_call_t *call, topo_cluster_t c, int32_t *host, int32_t *pu)
 {
 	int n = call->env.fake_hosts, size = call->size;
 	int per = (size + n - 1) / n, rc = 0;
-	char name[RMP_HOST_LEN], desc[64];
+	char name[RMP_HOST_LEN], desc[512];
 	long *hidx = malloc(sizeof(long) * (size_t)n);
 
 	if (!hidx)
 		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
-	snprintf(desc, sizeof(desc), "core:%d", per);
+	fake_desc(call, per, desc, sizeof(desc));
 	for (int h = 0; h < n && rc == 0; h++)
-		rc = fake_host_name(call, c, h, name, sizeof(name)) ||
-		     ensure_hw(call, c, name, NULL, 0, call->env.fake_node ? call->env.fake_node : desc);
+		rc = fake_host_name(call, c, h, name, sizeof(name)) || ensure_hw(call, c, name, NULL, 0, desc);
 	if (rc == 0)
 		rc = topo_cluster_finalize(c, &call->err);
 	for (int h = 0; h < n && rc == 0; h++)
