@@ -80,6 +80,23 @@ fi
 kill "$IBSIM_PID" 2>/dev/null
 wait "$IBSIM_PID" 2>/dev/null
 IBSIM_PID=
+# Extended speeds (FDR, EDR, HDR) and a 1x link, on a second simulated fabric.
+ibsim -s -n "$DATA/ib/ibsim-speeds.net" </dev/null >"$T/ibsim2.log" 2>&1 &
+IBSIM_PID=$!
+i=0
+while [ $i -lt 50 ] && ! grep -q 'simulator ready' "$T/ibsim2.log" 2>/dev/null; do
+	sleep 0.2
+	i=$((i + 1))
+done
+sim ibnetdiscover >"$T/speeds.topo" 2>/dev/null
+expect "ibnetdiscover reports the HDR link" grep -q '4xHDR' "$T/speeds.topo"
+sim "$BIN/tests/test_topo_ib_live" --speeds "$T/speeds.topo" >"$T/speeds.out" 2>&1
+cat "$T/speeds.out"
+expect "live discovery decodes FDR, EDR, HDR and 1x like ibnetdiscover" grep -q ' 0 failed' "$T/speeds.out"
+kill "$IBSIM_PID" 2>/dev/null
+wait "$IBSIM_PID" 2>/dev/null
+IBSIM_PID=
+
 # Without umad2sim this machine has no HCA (no ib_umad): discovery must fail with a clear error, not
 # crash. (With umad2sim and no simulator, umad2sim itself waits forever, so that case is not run.)
 unset IBSIM_SOCKNAME

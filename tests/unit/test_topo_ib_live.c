@@ -12,6 +12,8 @@
  * fabric live (topo_fabric_load_live), writes CACHE with ibnd_cache_fabric and reloads it
  * (topo_fabric_load_cache), and compares with each FILE (ibnetdiscover's outputs for the same
  * simulated fabric: topology file, -s -p ports report, -g grouped file) through the file parsers.
+ * With `--speeds [FILE...]`, against ibsim running ib/ibsim-speeds.net, it checks the decoding of the
+ * extended link speeds (FDR, EDR, HDR) of live discovery.
  */
 #include <string.h>
 
@@ -146,12 +148,50 @@ static void live(const char *cache, char **files, int nfiles)
 	json_decref(rc);
 }
 
+/* ib/ibsim-speeds.net by hand: one link each of 4x EDR, 4x HDR, 4x FDR and 1x QDR. Live discovery
+ * must decode the extended speeds, and agree with ibnetdiscover's topology file of the same fabric. */
+static void speeds(char **files, int nfiles)
+{
+	static const char *const rates[] = { "4x EDR", "4x HDR", "4x FDR", "1x QDR" };
+	struct topo_fabric *f = topo_fabric_create();
+	json_t *r = NULL, *rt, *lr;
+	rm_error_t err;
+	size_t i;
+
+	rm_error_clear(&err);
+	if (topo_fabric_load_live(f, NULL, 0, &err) < 0 || topo_fabric_finalize(f, &err) < 0)
+		fail("speeds live: %s", err.text);
+	else
+		r = topo_fabric_report(f);
+	topo_fabric_destroy(f);
+	if (!r)
+		return;
+	lr = json_object_get(r, "link_rates");
+	check(json_object_size(lr) == 4, "4 link rates");
+	for (i = 0; i < 4; i++)
+		check(json_integer_value(json_object_get(lr, rates[i])) == 1, "one %s link", rates[i]);
+	for (; nfiles > 0; nfiles--, files++) {
+		f = topo_fabric_create();
+		if (topo_fabric_load_file(f, *files, &err) < 0 || topo_fabric_finalize(f, &err) < 0) {
+			fail("%s: %s", *files, err.text);
+		} else {
+			rt = topo_fabric_report(f);
+			same(r, rt, *files);
+			json_decref(rt);
+		}
+		topo_fabric_destroy(f);
+	}
+	json_decref(r);
+}
+
 int main(int argc, char **argv)
 {
 	char path[512];
 
 	if (argc >= 3 && !strcmp(argv[1], "--live")) {
 		live(argv[2], argv + 3, argc - 3);
+	} else if (argc >= 2 && !strcmp(argv[1], "--speeds")) {
+		speeds(argv + 2, argc - 2);
 	} else {
 		snprintf(path, sizeof(path), "%s/ib/ibsim-fattree.cache", harness_data_dir());
 		json_decref(load_and_check(topo_fabric_load_cache, path, "checked-in cache"));
