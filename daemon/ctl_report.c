@@ -266,7 +266,7 @@ static void print_network(json_t *r)
 	char b[3][64], lv[256] = "";
 	size_t i, len = 0;
 
-	if (json_is_object(json_object_get(r, "fabric"))) {
+	if (json_is_object(json_object_get(r, "fabric")) && json_integer_value(json_object_get(r, "subnets")) > 0) {
 		printf("\nInfiniBand fabric\n");
 		json_array_foreach(json_object_get(r, "switches_per_level"), i, v)
 			len += (size_t)snprintf(lv + len, len < sizeof(lv) ? sizeof(lv) - len : 0, "%s%lld",

@@ -585,7 +585,9 @@ static int load_dir_entry(struct batch *b, const char *dir, const char *file, rm
 		t = load_diff(b->c, path, err);
 	else if ((buf = read_file(path, &len, err)))
 		t = type_from_xml(b->c, buf, len, path, err);
-	if (t && host)
+	if (!host)
+		rm_error_set(err, path, 0, 0, "out of memory");
+	else if (t)
 		r = batch_add(b, host, t, path, err);
 	free(buf);
 	free(host);

@@ -312,6 +312,7 @@ static void hop_histogram(struct topo_cluster *c, json_t *r)
 
 static void host_anomalies(struct topo_cluster *c, json_t *an)
 {
+	int has_fabric = c->fabric && topo_fabric_nhosts(c->fabric) > 0; /* not just a node-name map */
 	size_t i;
 	char text[512];
 
@@ -322,7 +323,7 @@ static void host_anomalies(struct topo_cluster *c, json_t *an)
 			snprintf(text, sizeof(text), "host %s is in the %s but has no hardware (hwloc) data", h->name,
 				 h->fabric_host >= 0 ? "fabric" : "torus");
 			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "no_hardware", "text", text));
-		} else if (h->type && c->fabric && h->fabric_host < 0) {
+		} else if (h->type && has_fabric && h->fabric_host < 0) {
 			snprintf(text, sizeof(text), "host %s has hardware data but no HCA in the fabric", h->name);
 			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "not_in_fabric", "text", text));
 		}

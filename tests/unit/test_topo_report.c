@@ -104,9 +104,32 @@ static void test_torus(void)
 	topo_cluster_destroy(c);
 }
 
+/* A node-name map alone makes an empty fabric: hosts are not "missing from the fabric". */
+static void test_map_only(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	char path[] = "/tmp/rankmap-report-map-XXXXXX";
+	int fd = mkstemp(path);
+	json_t *r;
+
+	if (write(fd, "0x100 \"h1\"\n", 12) != 12)
+		fail("write map");
+	close(fd);
+	check(topo_load_hwloc_spec(c, "synthetic:core:2 pu:1@a,b", NULL) == 0, "hw");
+	check(topo_load_node_name_map(c, path, NULL) == 0, "map");
+	unlink(path);
+	topo_cluster_finalize(c, NULL);
+	r = topo_cluster_report(c);
+	check(r && json_array_size(json_object_get(r, "anomalies")) == 0 && geti(r, "subnets") == 0,
+	      "no anomalies without a fabric");
+	json_decref(r);
+	topo_cluster_destroy(c);
+}
+
 int main(void)
 {
 	test_fattree();
+	test_map_only();
 	test_torus();
 	return harness_done();
 }
