@@ -1,0 +1,45 @@
+# tests/mpi/common.sh: sourced by tests/integration/pmpi_*.sh after tests/lib.sh.
+# Runs the MPI test programs of tests/mpi/ with the rankmap PMPI library preloaded, under Open MPI and
+# MPICH. RANKMAP_* variables are passed through the environment (both launchers forward it to local
+# ranks); LD_PRELOAD is given to the launcher only, so that mpirun itself does not load the library.
+PMPI_MPIS="openmpi mpich"
+PMPI_TIMEOUT=${PMPI_TIMEOUT:-120}
+# Open MPI as root in a container: allow root, oversubscribe, no CMA single-copy (ptrace restrictions).
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+unset RANKMAP_DISABLE RANKMAP_ALGO RANKMAP_PATTERN RANKMAP_METRIC RANKMAP_CLUSTER RANKMAP_SOCKET RANKMAP_TRACE \
+	RANKMAP_VERBOSE RANKMAP_REPORT RANKMAP_FAKE_HOSTS RANKMAP_FAKE_NODE RANKMAP_FAKE_PLACEMENT
+
+# pmpi_lib MPI: path of the library built for MPI
+pmpi_lib() { echo "$BIN/librankmap_mpi_$1.so"; }
+
+# pmpi_run MPI NP PROG ARGS...: runs $BIN/tests/mpi/MPI/PROG on NP ranks with the library preloaded.
+pmpi_run() {
+	_m=$1; _np=$2; _p=$3; shift 3
+	_lib=$(pmpi_lib "$_m")
+	case $_m in
+	openmpi) timeout -k 5 "$PMPI_TIMEOUT" mpirun.openmpi --oversubscribe --allow-run-as-root -np "$_np" \
+			-x LD_PRELOAD="$_lib" "$BIN/tests/mpi/$_m/$_p" "$@" ;;
+	mpich) timeout -k 5 "$PMPI_TIMEOUT" mpirun.mpich -np "$_np" -genv LD_PRELOAD "$_lib" \
+			"$BIN/tests/mpi/$_m/$_p" "$@" ;;
+	esac
+}
+
+# field KEY FILE: value of KEY=value in the last line of FILE that has it
+field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" "$2" | tail -n 1; }
+
+# warnings FILE: number of lines starting with "rankmap: " that are not reports
+warnings() { grep '^rankmap: ' "$1" | grep -vc '^rankmap: report ' ; }
+
+# pmpi_check_built: fails the test when a library or program is missing
+pmpi_check_built() {
+	for _m in $PMPI_MPIS; do
+		[ -f "$(pmpi_lib "$_m")" ] || { notok "$(pmpi_lib "$_m") is not built (make all test-progs)"; finish; exit 1; }
+		for _p in cart_halo ring_of_rings distgraph; do
+			[ -x "$BIN/tests/mpi/$_m/$_p" ] || { notok "$BIN/tests/mpi/$_m/$_p is not built"; finish; exit 1; }
+		done
+	done
+}
+
+# lt A B: A < B numerically (decimals allowed)
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
