@@ -3,7 +3,8 @@
  * (seeded, so every run is the same): bytes changed, ranges deleted, lines duplicated or swapped, the
  * file truncated, digits inserted. Every load must either succeed or fail with an error naming the
  * file and a line inside it, and a failed load must leave the fabric as it was (same report). Run it
- * under SANITIZE=1 or valgrind to catch memory errors too.
+ * under SANITIZE=1 or valgrind to catch memory errors too. libibnetdisc cache files are cut short or
+ * changed the same way: each loads or is refused, never a crash.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -190,6 +191,62 @@ out:
 	free(dst);
 }
 
+/* libibnetdisc cache files cut short or with bytes changed: loaded or refused, never a crash. */
+static void run_cache(int iters)
+{
+	char path[512], tmp[] = "/tmp/rankmap-ib-cache.XXXXXX";
+	size_t len = 0, n, k;
+	char *src, *dst;
+	int fd, i, failed = 0;
+
+	snprintf(path, sizeof(path), "%s/ib/ibsim-fattree.cache", harness_data_dir());
+	src = slurp(path, &len);
+	dst = malloc(len + 1);
+	fd = mkstemp(tmp);
+	if (!src || !dst || fd < 0 || !len) {
+		fail("set-up for the cache");
+		goto out;
+	}
+	close(fd);
+	for (i = 0; i < iters; i++) {
+		struct topo_fabric *f = topo_fabric_create();
+		rm_error_t err;
+		FILE *fp;
+		int rc;
+
+		memcpy(dst, src, len);
+		n = len;
+		if (i % 2)
+			n = (size_t)(rnd() % len);
+		else
+			for (k = 0; k < 3; k++)
+				dst[rnd() % len] = (char)rnd();
+		fp = fopen(tmp, "wb");
+		if (!fp || fwrite(dst, 1, n, fp) != n) {
+			fail("writing %s", tmp);
+			if (fp)
+				fclose(fp);
+			topo_fabric_destroy(f);
+			break;
+		}
+		fclose(fp);
+		rm_error_clear(&err);
+		rc = topo_fabric_load_cache(f, tmp, &err);
+		if (rc == 0)
+			check(topo_fabric_finalize(f, &err) == 0, "cache #%d: finalize", i);
+		else
+			check(rm_error_isset(&err) && !strcmp(err.source, tmp), "cache #%d: error names the file", i);
+		failed += rc < 0;
+		topo_fabric_destroy(f);
+	}
+	printf("cache: %d mutations, %d rejected\n", iters, failed);
+	check(failed > iters / 4, "cache mutations do get rejected (%d)", failed);
+	unlink(tmp);
+out:
+	free(src);
+	free(dst);
+}
+
 int main(void)
 {
 	run("ib/small-2level.topo", 0, 600);
@@ -197,5 +254,6 @@ int main(void)
 	run("ib/small-2level.map", 1, 300);
 	run("ib/back-to-back.topo", 0, 200);
 	run("plafrim/ib/ib-subnet0.txt", 0, 100);
+	run_cache(200);
 	return harness_done();
 }
