@@ -140,6 +140,24 @@ static int xml_error(const char *buf, size_t len, const char *source, rm_error_t
 	return rm_error_set(err, source, 0, 0, "malformed hwloc XML topology (hwloc cannot parse it)");
 }
 
+/* Loads XML bytes into topo; hwloc is given a NUL-terminated copy, size including the NUL (as
+ * hwloc_topology_export_xmlbuffer() produces), since callers' buffers need not be terminated. */
+static int load_xml_bytes(hwloc_topology_t topo, const char *buf, size_t len)
+{
+	char *z;
+	int r;
+
+	if (len >= (size_t)0x7fffffff || !(z = malloc(len + 1)))
+		return -1;
+	memcpy(z, buf, len);
+	z[len] = '\0';
+	r = hwloc_topology_set_xmlbuffer(topo, z, (int)len + 1);
+	if (r == 0)
+		r = hwloc_topology_load(topo);
+	free(z);
+	return r;
+}
+
 /* ---- node types -------------------------------------------------------------------------------- */
 
 void topo_nodetype_free(struct topo_nodetype *t)
@@ -219,8 +237,7 @@ static struct topo_nodetype *type_from_xml(struct topo_cluster *c, const char *b
 		rm_error_set(err, source, 0, 0, "hwloc_topology_init failed");
 		return NULL;
 	}
-	if (len > (size_t)0x7fffffff || hwloc_topology_set_xmlbuffer(topo, buf, (int)len) < 0 ||
-	    hwloc_topology_load(topo) < 0) {
+	if (load_xml_bytes(topo, buf, len) < 0) {
 		hwloc_topology_destroy(topo);
 		free(norm);
 		xml_error(buf, len, source, err);
@@ -438,7 +455,7 @@ static struct topo_nodetype *type_from_diff(struct topo_cluster *c, const char *
 		return rm_error_set(err, path, 0, 0, "hwloc_topology_init failed"), NULL;
 	/* diffs address I/O objects too (hwloc-compress-dir keeps them): load everything */
 	hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-	if (hwloc_topology_set_xmlbuffer(topo, buf, (int)len) < 0 || hwloc_topology_load(topo) < 0) {
+	if (load_xml_bytes(topo, buf, len) < 0) {
 		hwloc_topology_destroy(topo);
 		xml_error(buf, len, ref, err);
 		return NULL;
