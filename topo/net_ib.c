@@ -396,7 +396,7 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 				    "not ibnetdiscover output (expected a topology file or a -p ports report)");
 	}
 	rc = fmt->parse(&b, &ln);
-	if (rc < 0 && err && len && buf[len - 1] != '\n') {
+	if (rc < 0 && err && len && buf[len - 1] != '\n' && !strcmp(err->source, path)) {
 		size_t n = strlen(err->text);
 
 		snprintf(err->text + n, sizeof(err->text) - n, " (the file ends in mid-line: truncated?)");
