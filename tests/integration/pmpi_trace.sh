@@ -1,0 +1,54 @@
+#!/bin/sh
+# The tracer (RANKMAP_TRACE) under Open MPI and MPICH: the pattern of a known program matches the
+# traffic counted by hand, and a traced run's pattern (RANKMAP_PATTERN) then drives a reordered run.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/mpi/common.sh"
+pmpi_check_built
+T=$(mktmp)
+trap 'rm -rf "$T"' EXIT
+
+# cart_halo -p on a periodic ring of 4, by hand (see tests/mpi/cart_halo.c), to the +1 neighbour:
+# 10 x (MPI_Send 100 ints + MPI_Isend 10 doubles + persistent 1 int) = 4840 B in 30 messages,
+# the halo Sendrecv of 2 ints (8 B, 1) and the neighbour alltoall's 2 ints (8 B, 1): 4856 B, 32 messages;
+# to the -1 neighbour only the alltoall: 8 B, 1 message.
+expected_ring() {
+	echo "4 4 8"
+	for k in 0 1 2 3; do
+		echo "$((k + 1)) $(((k + 1) % 4 + 1)) 4856 32"
+		echo "$((k + 1)) $(((k + 3) % 4 + 1)) 8 1"
+	done | sort
+}
+
+for m in $PMPI_MPIS; do
+	RANKMAP_TRACE=$T/ring.mtx pmpi_run "$m" 4 cart_halo -p 1 4 1 >"$T/out" 2>"$T/err"
+	[ $? -eq 0 ] && [ -f "$T/ring.mtx" ] && ok "$m: traced run wrote the pattern" || notok "$m: no pattern written"
+	head -n 1 "$T/ring.mtx" | grep -q '^%%MatrixMarket matrix coordinate' && ok "$m: Matrix Market header" ||
+		notok "$m: header: $(head -n 1 "$T/ring.mtx")"
+	{ grep -v '^%' "$T/ring.mtx" | head -n 1; grep -v '^%' "$T/ring.mtx" | tail -n +2 | sort; } >"$T/got"
+	expected_ring >"$T/want"
+	cmp -s "$T/got" "$T/want" && ok "$m: counts match the hand count" ||
+		{ notok "$m: counts differ"; diff "$T/want" "$T/got" | head; }
+	ls "$T" | grep -q '\.tmp\.' && notok "$m: temporary file left behind" || ok "$m: no temporary file left"
+	rm -f "$T/ring.mtx"
+
+	# 4x2 open grid: the traffic phase loads dimension 0 only. Traced run, then a reordered run on 2
+	# virtual hosts in block placement: unweighted, block is already a best cut (2 edges of dim 0 cross);
+	# with the pattern the heavy dimension 0 must stay inside hosts.
+	RANKMAP_TRACE=$T/grid.mtx pmpi_run "$m" 8 cart_halo -p 2 4 2 0 0 >"$T/out" 2>"$T/err"
+	[ -s "$T/grid.mtx" ] && ok "$m: grid traced" || notok "$m: grid not traced"
+	for metric in bytes messages loggp; do
+		RANKMAP_PATTERN=$T/grid.mtx RANKMAP_METRIC=$metric RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4' \
+			RANKMAP_REPORT=$T/report pmpi_run "$m" 8 cart_halo 2 4 2 0 0 >"$T/out" 2>"$T/err"
+		c0=$(field cross0_mapped "$T/out"); c0i=$(field cross0_identity "$T/out")
+		[ "$(field errors "$T/out")" = 0 ] && [ "$c0i" = 2 ] && [ "$c0" = 0 ] &&
+			ok "$m: pattern ($metric) keeps dimension 0 inside hosts (2 -> 0)" ||
+			{ notok "$m: pattern ($metric): dimension 0 crossings $c0i -> $c0"; head -3 "$T/err"; }
+		[ "$(warnings "$T/err")" -eq 0 ] && ok "$m: $metric: no warning" || notok "$m: $(grep rankmap "$T/err")"
+		rm -f "$T/report"
+	done
+	RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4' pmpi_run "$m" 8 cart_halo 2 4 2 0 0 >"$T/out" 2>"$T/err"
+	[ "$(field cross0_mapped "$T/out")" = 2 ] && ok "$m: without the pattern dimension 0 still crosses (control)" ||
+		notok "$m: control run: $(cat "$T/out")"
+	rm -f "$T/grid.mtx"
+done
+finish
