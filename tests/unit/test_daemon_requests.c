@@ -466,6 +466,36 @@ static void test_config_errors(void)
 	td_cleanup(&d);
 }
 
+/* A daemon with a torus source and registration disabled; a bad torus file stops the start. */
+static void test_torus_source(const char *data)
+{
+	tdaemon_t d;
+	char extra[1024];
+	json_t *r;
+	int st = 0;
+
+	snprintf(extra, sizeof(extra), "torus = %s/torus/mesh.conf\nallow_register = no\n", data);
+	td_setup(&d, extra);
+	check(td_start(&d, NULL) == 0, "daemon with a torus source starts");
+	r = req("order");
+	json_object_set_new(r, "method", json_string("xyz"));
+	r = td_call(d.sock, r);
+	check(json_is_true(json_object_get(r, "ok")), "order on the model's torus: %s", td_msg(r));
+	check(json_equal(json_object_get(r, "dims"), json_pack("[iii]", 5, 3, 4)), "the torus of mesh.conf (5x3x4)");
+	check(json_array_size(json_object_get(r, "order")) == 60, "its 60 nodes are ordered");
+	json_decref(r);
+	r = td_call(d.sock, register_req("node1", "mirage001"));
+	check(!strcmp(td_code(r), RM_ERR_PERMISSION) && strstr(td_msg(r), "allow_register"),
+	      "registration disabled by the config: %s", td_msg(r));
+	json_decref(r);
+	td_cleanup(&d);
+	snprintf(extra, sizeof(extra), "torus = %s/torus/bad-zero-dim.conf\n", data);
+	td_setup(&d, extra);
+	check(td_start(&d, &st) < 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1 && log_has(&d, "bad-zero-dim.conf:2"),
+	      "a bad torus file stops the start, naming file and line");
+	td_cleanup(&d);
+}
+
 int main(void)
 {
 	tdaemon_t d;
@@ -474,7 +504,6 @@ int main(void)
 	/* absolute paths: the config's relative paths would be relative to its own directory */
 	snprintf(extra, sizeof(extra), "hwloc_dir = %s/daemon/hwloc\nib_file = %s/plafrim/ib/ib-subnet0.txt\n",
 		 data ? data : ".", data ? data : ".");
-	free(data);
 	signal(SIGPIPE, SIG_IGN);
 	check(td_setup(&d, extra) == 0, "temporary directory");
 	if (td_start(&d, NULL) < 0) {
@@ -495,5 +524,7 @@ int main(void)
 	check(access(d.sock, F_OK) < 0, "socket removed at stop");
 	td_cleanup(&d);
 	test_config_errors();
+	test_torus_source(data ? data : ".");
+	free(data);
 	return harness_done();
 }
