@@ -6,7 +6,7 @@
  * PlaFRIM node with its HostName changed), then loads them, finalizes, builds a target over every
  * core of every host and prints the load time and peak memory beside the targets (2 s, 1 GiB), and
  * beside the naive way (one hwloc parse per file, measured on 200 files and scaled).
- * Exit status 1 when a target is missed.
+ * Exit status 1 when a target is missed. RANKMAP_BENCH_HOSTS=N runs another size (no pass/fail then).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,8 +18,11 @@
 
 #include "topo.h"
 
-#define NHOSTS 10000
-#define PER_LEAF 40
+/* RANKMAP_BENCH_HOSTS=N scales the cluster (the targets are for 10,000); leaves stay 250, so the
+ * hosts per leaf grow with N and every switch keeps under 255 ports up to 61,000 hosts. */
+static int nhosts = 10000, per_leaf = 40;
+#define NHOSTS nhosts
+#define PER_LEAF per_leaf
 #define UPLINKS 8
 #define NLEAVES ((NHOSTS + PER_LEAF - 1) / PER_LEAF)
 #define TARGET_S 2.0
@@ -166,6 +169,12 @@ int main(void)
 	int rc = 0, i;
 
 	rm_error_clear(&err);
+	if (getenv("RANKMAP_BENCH_HOSTS")) {
+		nhosts = atoi(getenv("RANKMAP_BENCH_HOSTS"));
+		if (nhosts < 2 || nhosts > 61000)
+			return fprintf(stderr, "bench_topo_load: RANKMAP_BENCH_HOSTS must be 2 to 61000\n"), 2;
+		per_leaf = (nhosts + 249) / 250;
+	}
 	if (!mkdtemp(dir))
 		return perror("mkdtemp"), 1;
 	snprintf(hw, sizeof(hw), "%s/hwloc", dir);
@@ -209,7 +218,9 @@ int main(void)
 	printf("%-34s %6.0f MiB %6.0f MiB %8.2f\n", "peak RSS", rss, TARGET_MIB, rss / TARGET_MIB);
 	printf("%-34s %8.3f s %10s %8.1fx\n", "hwloc load vs one parse per file", t_hw, "", t_naive / t_hw);
 	printf("  (one hwloc parse per file: %.2f s, measured on 200 files and scaled to %d)\n", t_naive, NHOSTS);
-	if (t_hw + t_ib + t_fin + t_target > TARGET_S || rss > TARGET_MIB) {
+	if (nhosts != 10000) {
+		printf("(the targets are for 10,000 hosts: no verdict at %d)\n", nhosts);
+	} else if (t_hw + t_ib + t_fin + t_target > TARGET_S || rss > TARGET_MIB) {
 		printf("TARGET MISSED\n");
 		rc = 1;
 	}
