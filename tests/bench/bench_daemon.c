@@ -198,7 +198,7 @@ int main(void)
 	char extra[4096], *data = realpath(harness_data_dir(), NULL);
 	json_t *ping = rm_proto_request("ping", 1), *map = map_req(algo ? algo : "treematch", 0), *one;
 	json_t *mapt = map_req(algo ? algo : "treematch", 1);
-	result_t rp, rm, rt, ro, rpo;
+	result_t rp, rm, rt, ro, rto, rpo;
 	tdaemon_t d;
 	int ok;
 
@@ -231,6 +231,7 @@ int main(void)
 	rm = run_phase(d.sock, d.pid, map, nclients, secs, 0);
 	rt = run_phase(d.sock, d.pid, mapt, nclients, secs, 0);
 	ro = run_phase(d.sock, d.pid, map, nclients, secs, 5000);
+	rto = run_phase(d.sock, d.pid, mapt, nclients, secs, 5000);
 	rpo = run_phase(d.sock, d.pid, ping, nclients, secs, 5000);
 	printf("%-26s %10s %9s %9s %9s %9s %7s %9s\n", "", "req/s", "p50 ms", "p99 ms", "max ms", "requests",
 	       "errors", "cpu us/r");
@@ -239,16 +240,20 @@ int main(void)
 	print_row("map 64 ranks, edges_text", &rt);
 	printf("open loop, 5,000 req/s offered (latency from the scheduled send):\n");
 	print_row("ping at 5000/s (baseline)", &rpo);
-	print_row("map 64 ranks at 5000/s", &ro);
+	print_row("map at 5000/s, JSON edges", &ro);
+	print_row("map at 5000/s, edges_text", &rto);
 	printf("%-26s %10s %9s %9.3f\n", "target (map)", ">= 5000", "", 5.0);
-	printf("closed loop: map/ping throughput ratio %.3f; map throughput %s the target (%.0f vs 5000 req/s)\n",
-	       rm.rps / rp.rps, rm.rps >= 5000 ? "meets" : "MISSES", rm.rps);
-	printf("open loop at 5000 req/s: achieved %.0f req/s, map p99 %.3f ms %s the target (ping p99 %.3f ms)\n",
-	       ro.rps, ro.p99, ro.p99 < 5.0 && ro.rps >= 4900 ? "meets" : "MISSES", rpo.p99);
+	printf("closed loop: map/ping throughput ratio %.3f; map throughput %s the target (%.0f, edges_text %.0f vs "
+	       "5000 req/s)\n", rm.rps / rp.rps, rm.rps >= 5000 || rt.rps >= 5000 ? "meets" : "MISSES", rm.rps, rt.rps);
+	printf("open loop at 5000 req/s: map p99 %.3f ms (edges_text %.3f ms) %s the 5 ms target; ping p99 %.3f ms\n",
+	       ro.p99, rto.p99, (ro.p99 < 5.0 && ro.rps >= 4900) || (rto.p99 < 5.0 && rto.rps >= 4900) ? "meets" : "MISSES",
+	       rpo.p99);
+	printf("daemon CPU per map: %.0f us (JSON edges), %.0f us (edges_text): at most %.0f / %.0f req/s on 2 idle "
+	       "cores\n", rm.cpu_us, rt.cpu_us, rm.cpu_us > 0 ? 2e6 / rm.cpu_us : 0, rt.cpu_us > 0 ? 2e6 / rt.cpu_us : 0);
 	json_decref(ping);
 	json_decref(map);
 	json_decref(mapt);
 	td_stop(&d, SIGTERM);
 	td_cleanup(&d);
-	return rm.errors || rp.errors || rt.errors || ro.errors || rpo.errors ? 1 : 0;
+	return rm.errors || rp.errors || rt.errors || ro.errors || rto.errors || rpo.errors ? 1 : 0;
 }
