@@ -126,9 +126,40 @@ static void test_map_only(void)
 	topo_cluster_destroy(c);
 }
 
+/* 17x17x17 routers (4913 > 4096): the histogram samples pairs and says so. Wrapped extent 17: at most
+ * 8 per dimension, so distances lie in 1..24 (one node per router: distinct hosts, distinct routers). */
+static void test_sampled(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	char path[] = "/tmp/rankmap-report-big-XXXXXX";
+	int fd = mkstemp(path), bad = 0;
+	const char *k;
+	long total = 0;
+	json_t *r, *h, *v;
+	FILE *f = fdopen(fd, "w");
+
+	fprintf(f, "dims = 17x17x17\nhost_pattern = r{id:4}\n");
+	fclose(f);
+	check(topo_load_torus(c, path, NULL) == 0, "big torus");
+	unlink(path);
+	topo_cluster_finalize(c, NULL);
+	r = topo_cluster_report(c);
+	h = json_object_get(r, "hop_histogram");
+	json_object_foreach(h, k, v) {
+		bad += atoi(k) < 1 || atoi(k) > 24;
+		total += (long)json_integer_value(v);
+	}
+	check(strstr(json_string_value(json_object_get(r, "hop_histogram_method")), "sampled") != NULL,
+	      "method says sampled");
+	check(!bad && total > 199000 && total <= 200000, "%ld sampled pairs, distances in 1..24", total);
+	json_decref(r);
+	topo_cluster_destroy(c);
+}
+
 int main(void)
 {
 	test_fattree();
+	test_sampled();
 	test_map_only();
 	test_torus();
 	return harness_done();
