@@ -21,6 +21,7 @@
 
 #define MAP_SCHEMA SRV_ENVELOPE " pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f"
 #define MAX_RANKS (1u << 24)
+#define MAX_BUDGET_MS 60000
 
 typedef struct edges {
 	size_t n, cap;
@@ -294,6 +295,8 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 		return srv_request_invalid(req, id, MAP_SCHEMA, &jerr);
 	if (!pat == !cart)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'pattern' and 'cart'");
+	if (!(budget >= 0 && budget <= MAX_BUDGET_MS)) /* a worker is not held longer than this */
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "time_budget_ms: %g outside 0..%d", budget, MAX_BUDGET_MS);
 	if (!hosts == !slots)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'hosts' and 'slots'");
 	if (!(m = srv_model_get(ctx)))

@@ -210,6 +210,15 @@ static void test_map_cart_and_errors(tdaemon_t *d)
 	json_decref(r);
 
 	q = req("map");
+	json_object_set_new(q, "cart", json_string("2x2"));
+	json_object_set_new(q, "hosts", json_pack("[s]", "mirage001"));
+	json_object_set_new(q, "time_budget_ms", json_real(1e9));
+	r = td_call(d->sock, q);
+	check(!strcmp(td_code(r), RM_ERR_BAD_REQUEST) && strstr(td_msg(r), "time_budget_ms"), "huge budget refused: %s",
+	      td_msg(r));
+	json_decref(r);
+
+	q = req("map");
 	json_object_set_new(q, "cart", json_integer(4));
 	json_object_set_new(q, "hosts", json_pack("[s]", "mirage001"));
 	r = td_call(d->sock, q);
