@@ -8,6 +8,7 @@
 #include "test_daemon_util.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/resource.h>
 
 #define MAX_FRAME 65536
@@ -247,6 +248,51 @@ static void test_ping_during_map(const char *sock)
 	check(tping < 200 && tping < tmap, "ping answered in %lld ms, before the map (%lld ms)", tping, tmap);
 }
 
+typedef struct same_arg {
+	const char *sock;
+	const char *algo;
+	char *perm[10];   /* the permutations received, as JSON text */
+} same_arg_t;
+
+static void *same_client(void *p)
+{
+	same_arg_t *a = p;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		json_t *r = td_call(a->sock, map_request(32, a->algo, 0));
+		a->perm[i] = json_dumps(json_object_get(r, "permutation"), JSON_COMPACT);
+		json_decref(r);
+	}
+	return NULL;
+}
+
+/* Engines run concurrently in the workers: identical requests must give identical answers. */
+static void test_concurrent_identical(const char *sock)
+{
+	static const char *const algos[] = { "treematch", "scotch", "refine" };
+	same_arg_t args[6];
+	pthread_t th[6];
+	int i, j, k, same = 1;
+
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < 6; i++) {
+			args[i].sock = sock;
+			args[i].algo = algos[k];
+			pthread_create(&th[i], NULL, same_client, &args[i]);
+		}
+		for (i = 0; i < 6; i++)
+			pthread_join(th[i], NULL);
+		for (i = 0; i < 6; i++)
+			for (j = 0; j < 10; j++)
+				same &= args[i].perm[j] && args[0].perm[0] && !strcmp(args[i].perm[j], args[0].perm[0]);
+		check(same, "%s: 60 concurrent identical requests, one answer", algos[k]);
+		for (i = 0; i < 6; i++)
+			for (j = 0; j < 10; j++)
+				free(args[i].perm[j]);
+	}
+}
+
 /* 1,000 simultaneous connections held open, each then served; then the cap (MAX_CLIENTS). */
 static void test_many_connections(const char *sock)
 {
@@ -314,6 +360,7 @@ int main(void)
 	test_stalls(d.sock);
 	test_disconnect_mid_request(d.sock);
 	test_ping_during_map(d.sock);
+	test_concurrent_identical(d.sock);
 	test_many_connections(d.sock);
 	check(d.pid > 0 && kill(d.pid, 0) == 0, "daemon still running after every fault");
 	check(td_stop(&d, SIGTERM) == 0, "SIGTERM stops cleanly");
