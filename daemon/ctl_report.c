@@ -321,7 +321,8 @@ static void print_hops(json_t *r)
 		if (n < 256)
 			keys[n++] = k;
 	qsort(keys, n, sizeof(*keys), cmp_hops);
-	row(&t, "HOPS", "HOST PAIRS");
+	row(&t, strstr(json_string_value(json_object_get(r, "hop_histogram_method")), "torus") ? "DISTANCE" : "HOPS",
+	    "HOST PAIRS");
 	for (i = 0; i < n; i++)
 		row(&t, keys[i], num(b, json_object_get(h, keys[i])));
 	table_print(&t);
