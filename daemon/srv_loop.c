@@ -28,8 +28,8 @@ typedef struct conn {
 	srv_peer_t peer;
 	unsigned char hdr[RM_FRAME_HEADER];
 	size_t hdr_got;
-	char *in;                  /* payload being read */
-	size_t in_len, in_got;
+	char *in;                  /* payload being read: in_cap bytes allocated so far, grown as data comes */
+	size_t in_len, in_got, in_cap;
 	char *out;                 /* encoded responses waiting to be sent */
 	size_t out_len, out_off;
 	long long last_active, frame_start, out_start;
@@ -200,14 +200,14 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 		job->payload = c->in;
 		job->payload_len = c->in_len;
 		c->in = NULL;
-		c->in_len = c->in_got = 0;
+		c->in_len = c->in_got = c->in_cap = 0;
 		submit(l, c, job);
 		return 0;
 	}
 	req = rm_frame_parse(c->in, c->in_len, &err);
 	free(c->in);
 	c->in = NULL;
-	c->in_len = c->in_got = 0;
+	c->in_len = c->in_got = c->in_cap = 0;
 	if (!req) {
 		char buf[RM_ERROR_TEXT_LEN + 64];
 		free(job);
@@ -229,6 +229,23 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 	return 0;
 }
 
+/* Memory follows the bytes that really arrived, not the length a client announces. */
+#define PAYLOAD_CHUNK 65536
+
+static int grow_payload(conn_t *c)
+{
+	size_t cap = c->in_cap ? c->in_cap * 2 : PAYLOAD_CHUNK;
+	char *n;
+
+	if (cap > c->in_len)
+		cap = c->in_len;
+	if (!(n = realloc(c->in, cap)))
+		return -1;
+	c->in = n;
+	c->in_cap = cap;
+	return 0;
+}
+
 /* Reads into the header, then the payload. Returns 1 for progress, 0 to stop, -1 closed. */
 static int conn_read_some(loop_t *l, conn_t *c)
 {
@@ -240,8 +257,12 @@ static int conn_read_some(loop_t *l, conn_t *c)
 		dst = (char *)c->hdr + c->hdr_got;
 		want = RM_FRAME_HEADER - c->hdr_got;
 	} else {
+		if (c->in_got == c->in_cap && grow_payload(c) < 0) {
+			conn_fail(l, c, RM_ERR_INTERNAL, "no memory for the frame");
+			return -1;
+		}
 		dst = c->in + c->in_got;
-		want = c->in_len - c->in_got;
+		want = c->in_cap - c->in_got;
 	}
 	r = recv(c->fd, dst, want, MSG_DONTWAIT);
 	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -273,26 +294,32 @@ static int conn_header(loop_t *l, conn_t *c)
 			 l->ctx->cfg.max_frame);
 		return conn_fail(l, c, RM_ERR_TOO_LARGE, msg), -1;
 	}
-	c->in = malloc(n);
-	if (!c->in)
-		return conn_fail(l, c, RM_ERR_INTERNAL, "no memory for the frame"), -1;
 	c->in_len = n;
-	c->in_got = 0;
+	c->in_got = c->in_cap = 0;
+	if (grow_payload(c) < 0)
+		return conn_fail(l, c, RM_ERR_INTERNAL, "no memory for the frame"), -1;
 	return 0;
 }
 
+/* Reads and handles what a client sent, at most FRAMES_PER_TURN frames per turn so that a client
+ * streaming requests does not starve the others (epoll reports it again). */
+#define FRAMES_PER_TURN 16
+
 static void conn_readable(loop_t *l, conn_t *c)
 {
-	int r;
+	int r, frames = 0;
 
-	while (!c->busy && !c->closing) {
+	while (!c->busy && !c->closing && frames < FRAMES_PER_TURN) {
 		r = conn_read_some(l, c);
 		if (r <= 0)
 			return;
 		if (c->hdr_got == RM_FRAME_HEADER && !c->in && conn_header(l, c) < 0)
 			return;
-		if (c->in && c->in_got == c->in_len && conn_dispatch(l, c) < 0)
-			return;
+		if (c->in && c->in_got == c->in_len) {
+			frames++;
+			if (conn_dispatch(l, c) < 0)
+				return;
+		}
 	}
 }
 

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <sys/resource.h>
 
-#define MAX_FRAME 65536
+#define MAX_FRAME 1048576
 #define MAX_CLIENTS 1100
 
 static long long now_ms(void)
@@ -90,7 +90,8 @@ static void test_sizes(const char *sock)
 
 	/* just over the limit: error frame, then the daemon closes */
 	fd = td_raw_connect(sock);
-	hdr[0] = 0, hdr[1] = (MAX_FRAME + 1) >> 16, hdr[2] = ((MAX_FRAME + 1) >> 8) & 255, hdr[3] = (MAX_FRAME + 1) & 255;
+	hdr[0] = (MAX_FRAME + 1) >> 24, hdr[1] = ((MAX_FRAME + 1) >> 16) & 255, hdr[2] = ((MAX_FRAME + 1) >> 8) & 255;
+	hdr[3] = (MAX_FRAME + 1) & 255;
 	td_send_raw(fd, hdr, 4);
 	r = rm_frame_recv(fd, 0, 3000, NULL);
 	check(r && !strcmp(td_code(r), RM_ERR_TOO_LARGE), "frame of limit+1 bytes refused: %s", td_code(r));

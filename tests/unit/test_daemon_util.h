@@ -155,9 +155,26 @@ static inline int td_raw_connect(const char *sock)
 	return rm_client_connect(sock, 2000, NULL);
 }
 
+/* Sends all of buf on a (non-blocking) socket, waiting up to 5 s for room. */
 static inline int td_send_raw(int fd, const void *buf, size_t len)
 {
-	return send(fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+	const char *p = buf;
+	struct pollfd pf = { .fd = fd, .events = POLLOUT };
+	ssize_t w;
+
+	while (len) {
+		w = send(fd, p, len, MSG_NOSIGNAL);
+		if (w > 0) {
+			p += w;
+			len -= (size_t)w;
+		} else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (poll(&pf, 1, 5000) <= 0)
+				return -1;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* Sends a frame with the given payload text. */
