@@ -198,6 +198,47 @@ static json_t *map_request(int n, const char *algo, double budget)
 	return q;
 }
 
+static long vm_size_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* 400 clients announce frames at the size limit and send a few bytes: the daemon's memory follows
+ * what arrived (64 KiB chunks), not what was announced (400 MiB). */
+static void test_announced_size(const char *sock, pid_t pid)
+{
+	enum { N = 400 };
+	static int fds[N];
+	unsigned char hdr[4] = { MAX_FRAME >> 24, (MAX_FRAME >> 16) & 255, (MAX_FRAME >> 8) & 255, MAX_FRAME & 255 };
+	long before = vm_size_kb(pid), after;
+	int i;
+
+	for (i = 0; i < N; i++)
+		if ((fds[i] = td_raw_connect(sock)) >= 0) {
+			td_send_raw(fds[i], hdr, 4);
+			td_send_raw(fds[i], "{\"v", 3);
+		}
+	usleep(300 * 1000);
+	after = vm_size_kb(pid);
+	check(before > 0 && after - before < 128 * 1024, "memory grew by %ld KiB for %d announced MiB", after - before,
+	      N * (MAX_FRAME >> 20));
+	check(td_ping(sock) == 0, "serves while %d clients hold partial frames", N);
+	for (i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 /* A client that sends a map request and hangs up before the answer; the daemon drops the answer. */
 static void test_disconnect_mid_request(const char *sock)
 {
@@ -359,6 +400,7 @@ int main(void)
 	test_sizes(d.sock);
 	test_random_bytes(d.sock);
 	test_stalls(d.sock);
+	test_announced_size(d.sock, d.pid);
 	test_disconnect_mid_request(d.sock);
 	test_ping_during_map(d.sock);
 	test_concurrent_identical(d.sock);
