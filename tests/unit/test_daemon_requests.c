@@ -469,6 +469,13 @@ static void test_config_errors(void)
 	check(td_start(&d, &st) < 0 && log_has(&d, "rankmapd.conf:4") && log_has(&d, "unknown setting 'colour'"),
 	      "unknown setting named");
 	td_cleanup(&d);
+	td_setup(&d, NULL);
+	memset(d.sock, 'x', sizeof(d.sock) - 1);
+	d.sock[0] = '/';
+	d.sock[150] = 0;
+	check(td_start(&d, &st) < 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1 && log_has(&d, "the limit is 107"),
+	      "socket path longer than sun_path refused clearly");
+	td_cleanup(&d);
 	td_setup(&d, "hwloc_dir = /nonexistent/dir\n");
 	check(td_start(&d, &st) < 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1 && log_has(&d, "/nonexistent/dir"),
 	      "missing source named");
