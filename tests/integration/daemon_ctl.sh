@@ -76,4 +76,15 @@ expect "SIGHUP reloads" grep -q 'SIGHUP' "$T/d.log"
 expect "still serving after SIGHUP" "$CTL" ping --socket "$SOCK"
 kill "$D_PID"; wait "$D_PID"; rc=$?; D_PID=
 expect "SIGTERM: exit 0" test "$rc" -eq 0
+
+# the bundled example cluster as a `cluster` source (make run's cluster)
+printf 'cluster = %s\nsocket_mode = 0666\n' "$DATA/example/cluster.conf" >"$T/example.conf"
+"$BIN/rankmapd" --config "$T/example.conf" --socket "$SOCK" --state-dir "$T/state2" --foreground \
+	>"$T/d2.log" 2>&1 &
+D_PID=$!
+n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+"$CTL" distance --socket "$SOCK" bonobo001 mirage005 >"$T/ex.out"
+"$CTL" distance --hwloc "$DATA/plafrim/hwloc" --ib "$DATA/plafrim/ib/ib-subnet0.txt" bonobo001 mirage005 >"$T/ex2.out"
+expect "cluster-file source serves the example cluster like the same files offline" cmp -s "$T/ex.out" "$T/ex2.out"
+kill "$D_PID"; wait "$D_PID"; D_PID=
 finish
