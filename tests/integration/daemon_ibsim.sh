@@ -30,7 +30,7 @@ CTL=$BIN/rankmapctl
 SOCK=$T/sock
 cat >"$T/rankmapd.conf" <<EOC
 ib_live = yes
-ib_refresh = 0
+ib_refresh = 1
 socket_mode = 0666
 log_level = debug
 EOC
@@ -63,17 +63,19 @@ expect "discovery saved as a libibnetdisc cache in the state directory" test -s 
 expect "hosts of one leaf: 2 hops" test "$(hops node01 node02)" = 2
 expect "hosts under different leaves: 4 hops" test "$(hops node01 node07)" = 4
 expect "hops are symmetric" test "$(hops node07 node01)" = 4
-"$CTL" ping --socket "$SOCK" --json >/dev/null
+n=0; while [ $n -lt 50 ] && ! grep -q 'periodic fabric refresh' "$T/d1.log"; do sleep 0.1; n=$((n + 1)); done
+expect "periodic rediscovery (ib_refresh = 1 s)" grep -q 'periodic fabric refresh' "$T/d1.log"
 "$BIN/rankmapctl" reload --socket "$SOCK" >"$T/reload.out" 2>&1
 expect "reload rediscovers through libibnetdisc" grep -q 'reloaded' "$T/reload.out"
 expect "8 hosts after reload" grep -q ', 8 hosts' "$T/reload.out"
-expect "daemon log shows the discovery" grep -q 'model 2' "$T/d1.log"
+expect "daemon log shows the rebuilt models" grep -q 'model 2' "$T/d1.log"
 
 # kill -9, stop the simulator, restart without it: the saved discovery serves at once.
 kill -9 "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
 kill "$IBSIM_PID"; wait "$IBSIM_PID" 2>/dev/null; IBSIM_PID=
 unset IBSIM_SOCKNAME
-"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
+sed 's/^ib_refresh = .*/ib_refresh = 0/' "$T/rankmapd.conf" >"$T/norefresh.conf"
+"$BIN/rankmapd" --config "$T/norefresh.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
 	>"$T/d2.log" 2>&1 &
 D_PID=$!
 expect "restart after kill -9 serves without the fabric" wait_ping
