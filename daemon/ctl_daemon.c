@@ -312,6 +312,7 @@ static void distance_usage(FILE *f)
 		   "A and B are host names (distance between their first PUs) or HOST:PU slots (PU = logical\n"
 		   "index in the host's hwloc tree). Asks rankmapd, unless a source is given on the command\n"
 		   "line (then works offline).\n\nOptions:\n"
+		   "      --cluster FILE  offline: a cluster description (hwloc, ib, torus, costs)\n"
 		   "      --hwloc SPEC    offline: hwloc XML directory, file, synthetic:<desc>@hosts, or live\n"
 		   "      --ib FILE       offline: ibnetdiscover output (repeatable)\n"
 		   "      --torus FILE    offline: torus configuration\n" COMMON_HELP
@@ -336,7 +337,7 @@ static json_t *slot_arg(const char *s)
 }
 
 typedef struct offline {
-	const char *hwloc, *torus;
+	const char *cluster, *hwloc, *torus;
 	const char *ib[16];
 	int nib;
 } offline_t;
@@ -370,6 +371,8 @@ static int distance_offline(const offline_t *off, json_t *a, json_t *b)
 
 	if (!c)
 		return 1;
+	if (off->cluster && topo_load_cluster_file(c, off->cluster, &err) < 0)
+		goto out;
 	if (off->hwloc && topo_load_hwloc_spec(c, off->hwloc, &err) < 0)
 		goto out;
 	for (i = 0; i < off->nib; i++)
@@ -413,7 +416,8 @@ static int distance_daemon(const common_opts_t *o, json_t *a, json_t *b)
 
 int ctl_distance_main(int argc, char **argv)
 {
-	static const struct option lo[] = { { "hwloc", required_argument, NULL, 'W' },
+	static const struct option lo[] = { { "cluster", required_argument, NULL, 'C' },
+					    { "hwloc", required_argument, NULL, 'W' },
 					    { "ib", required_argument, NULL, 'I' },
 					    { "torus", required_argument, NULL, 'T' }, COMMON_LONGOPTS,
 					    { NULL, 0, NULL, 0 } };
@@ -429,6 +433,7 @@ int ctl_distance_main(int argc, char **argv)
 		if (r > 0)
 			continue;
 		switch (c) {
+		case 'C': off.cluster = optarg; break;
 		case 'W': off.hwloc = optarg; break;
 		case 'T': off.torus = optarg; break;
 		case 'I':
@@ -452,7 +457,7 @@ int ctl_distance_main(int argc, char **argv)
 		fprintf(stderr, "rankmapctl distance: expected HOST or HOST:PU\n");
 		return 2;
 	}
-	r = off.hwloc || off.nib || off.torus ? distance_offline(&off, a, b) : distance_daemon(&o, a, b);
+	r = off.cluster || off.hwloc || off.nib || off.torus ? distance_offline(&off, a, b) : distance_daemon(&o, a, b);
 	json_decref(a);
 	json_decref(b);
 	return r;

@@ -84,7 +84,7 @@ printf 'cluster = %s\nsocket_mode = 0666\n' "$DATA/example/cluster.conf" >"$T/ex
 D_PID=$!
 n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
 "$CTL" distance --socket "$SOCK" bonobo001 mirage005 >"$T/ex.out"
-"$CTL" distance --hwloc "$DATA/plafrim/hwloc" --ib "$DATA/plafrim/ib/ib-subnet0.txt" bonobo001 mirage005 >"$T/ex2.out"
+"$CTL" distance --cluster "$DATA/example/cluster.conf" bonobo001 mirage005 >"$T/ex2.out"
 expect "cluster-file source serves the example cluster like the same files offline" cmp -s "$T/ex.out" "$T/ex2.out"
 kill "$D_PID"; wait "$D_PID"; D_PID=
 finish
