@@ -1,13 +1,16 @@
 /*
  * mapping/auto.c: the "auto" engine, a portfolio within the time budget.
  *
- * Candidates: TreeMatch with multilevel refinement (three variants: cheap levels merged, lookahead
- * ties, discovery-order ties), recursive bipartitioning (bisect.c, up to 16,384 ranks: slower and
- * weaker than TreeMatch on big grids), the identity, and Scotch when the budget leaves it time
- * (AUTO_SCOTCH_MS_PER_RANK; Scotch takes seconds at 65,536 ranks). Each candidate is repaired into a
- * bijection and brought to a local optimum of refine.c's swaps; the cheapest one then gets the rest
- * of the budget for refine's iterated local search. The identity is a candidate, so auto is never
- * worse than it, nor than any candidate it ran.
+ * Candidates, in this order: TreeMatch with multilevel refinement (lookahead ties), recursive
+ * bipartitioning (bisect.c: exact on irregular trees, where TreeMatch's padding to a uniform tree
+ * leaves holes), the identity, two more TreeMatch variants (cheap levels merged; finest level grouped
+ * then the rest bipartitioned) and discovery-order ties, and Scotch when the budget leaves it
+ * AUTO_SCOTCH_MS_PER_RANK per rank (it takes seconds at 65,536 ranks). Above 16,384 ranks only
+ * TreeMatch, the identity and Scotch are considered: the others are slower and weaker there. A candidate starts
+ * only while budget remains (the first always runs). Each is repaired into a bijection and brought to
+ * a local optimum of refine.c's swaps; the cheapest one then gets the rest of the budget for refine's
+ * iterated local search. auto is never worse than any candidate it ran, and map_compute guarantees
+ * it is never worse than the identity.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,11 +49,11 @@ static int tm_hybrid(const map_ctx_t *ctx, uint32_t *perm)
 
 static const struct candidate candidates[] = {
 	{ "treematch", tm_lookahead, 0, UINT32_MAX },
-	{ "treematch-merged", tm_merged, 0, UINT32_MAX },
-	{ "treematch-bisect", tm_hybrid, 0, UINT32_MAX },
-	{ "identity", map_engine_identity, 0, UINT32_MAX },
-	{ "treematch-discovery", tm_discovery, 0, UINT32_MAX },
 	{ "bisect", map_engine_bisect, 0, 16384 },
+	{ "identity", map_engine_identity, 0, UINT32_MAX },
+	{ "treematch-merged", tm_merged, 0, 16384 },
+	{ "treematch-bisect", tm_hybrid, 0, 16384 },
+	{ "treematch-discovery", tm_discovery, 0, 16384 },
 	{ "scotch", map_engine_scotch, 1, UINT32_MAX },
 };
 
@@ -84,6 +87,8 @@ int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 	for (i = 0; i < NCAND; i++) {
 		double cost;
 
+		if (best >= 0 && map_now_ms() >= ctx->deadline)
+			break; /* out of budget: keep what we have */
 		if (n > candidates[i].max_ranks ||
 		    (candidates[i].scotch && ctx->deadline - map_now_ms() < AUTO_SCOTCH_MS_PER_RANK * n))
 			continue;

@@ -72,7 +72,7 @@ static int check_args(const char *algo, const map_graph_t *g, const topo_target_
 int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
 		uint32_t *perm, map_result_t *res, rm_error_t *err)
 {
-	double t0 = map_now_ms(), idcost, cost;
+	double t0 = map_now_ms(), w0 = map_wall_ms(), idcost, cost;
 	const struct map_engine *e;
 	map_ctx_t ctx;
 	uint32_t i;
@@ -108,7 +108,7 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 	if (res) {
 		res->cost = cost;
 		res->identity_cost = idcost;
-		res->time_ms = map_now_ms() - t0;
+		res->time_ms = map_wall_ms() - w0;
 		snprintf(res->algo, sizeof(res->algo), "%s", replaced ? "identity" : algo);
 	}
 	return rc;

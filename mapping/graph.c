@@ -22,6 +22,14 @@ double map_now_ms(void)
 {
 	struct timespec ts;
 
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+double map_wall_ms(void)
+{
+	struct timespec ts;
+
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }

@@ -24,7 +24,7 @@
 #include "mapping.h"
 
 /* Default time budget of "refine" and "auto" (milliseconds). */
-#define MAP_DEFAULT_BUDGET_MS 1500.0
+#define MAP_DEFAULT_BUDGET_MS 1000.0
 /* Above this many ranks nothing dense (n x n) may be allocated. */
 #define MAP_DENSE_MAX 4096
 
@@ -34,7 +34,7 @@ typedef struct map_ctx {
 	const map_graph_t *g;
 	const topo_target_t *t;
 	map_options_t opt;      /* defaults filled in */
-	double deadline;        /* absolute time (map_now_ms) after which refining stops */
+	double deadline;        /* thread CPU time (map_now_ms) after which refining stops */
 	rm_error_t *err;
 } map_ctx_t;
 
@@ -48,8 +48,11 @@ int map_engine_refine(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_bisect(const map_ctx_t *ctx, uint32_t *perm);
 
-/* Monotonic clock in milliseconds. */
+/* CPU time of the calling thread in milliseconds: budgets and deadlines are counted in it, so that a
+ * loaded machine (or other threads of rankmapd) does not change what the search does. */
 double map_now_ms(void);
+/* Wall clock (monotonic) in milliseconds, for map_result_t.time_ms. */
+double map_wall_ms(void);
 
 /* graph.c: an empty graph with n vertices and room for nadj adjacency entries (NULL on failure). */
 map_graph_t *map_graph_alloc(uint32_t n, uint64_t nadj, int with_metrics);

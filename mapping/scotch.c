@@ -1,6 +1,7 @@
 /*
  * mapping/scotch.c: the "scotch" engine, Scotch 7 static mapping (SCOTCH_graphMap) onto the target
- * of topo/target_scotch.c with Scotch's default mapping strategy.
+ * of topo/target_scotch.c with Scotch's default mapping strategy, in a Scotch context of its own
+ * (deterministic mode, seeded with map_options_t.seed).
  *
  * Edge weights become integers 1..1000 proportional to the traffic (Scotch takes integer loads).
  * Scotch balances load but does not promise one vertex per terminal: the result goes through
@@ -49,12 +50,35 @@ static int scotch_graph(const map_graph_t *g, SCOTCH_Graph *sg, SCOTCH_Num **ver
 	return 0;
 }
 
+/* Maps sg onto arch in a Scotch context of its own: deterministic, seeded, no global state. */
+static int scotch_map(SCOTCH_Graph *sg, SCOTCH_Arch *arch, unsigned seed, SCOTCH_Num *part)
+{
+	SCOTCH_Context sctx;
+	SCOTCH_Graph cg;
+	SCOTCH_Strat strat;
+	int rc = -1;
+
+	if (SCOTCH_contextInit(&sctx) != 0)
+		return -1;
+	SCOTCH_contextOptionSetNum(&sctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
+	SCOTCH_contextOptionSetNum(&sctx, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1);
+	SCOTCH_contextRandomSeed(&sctx, (SCOTCH_Num)seed);
+	if (SCOTCH_graphInit(&cg) == 0) {
+		if (SCOTCH_contextBindGraph(&sctx, sg, &cg) == 0 && SCOTCH_stratInit(&strat) == 0) {
+			rc = SCOTCH_graphMap(&cg, arch, &strat, part) == 0 ? 0 : -1;
+			SCOTCH_stratExit(&strat);
+		}
+		SCOTCH_graphExit(&cg);
+	}
+	SCOTCH_contextExit(&sctx);
+	return rc;
+}
+
 int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm)
 {
 	SCOTCH_Num *vert = NULL, *edge = NULL, *edlo = NULL, *part = NULL;
 	SCOTCH_Graph sg;
 	SCOTCH_Arch arch;
-	SCOTCH_Strat strat;
 	uint32_t i;
 	int rc = -1;
 
@@ -64,12 +88,7 @@ int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm)
 		return -1;
 	part = malloc(((size_t)ctx->g->n + 1) * sizeof(*part));
 	if (part && scotch_graph(ctx->g, &sg, &vert, &edge, &edlo) == 0) {
-		SCOTCH_randomSeed((SCOTCH_Num)ctx->opt.seed);
-		SCOTCH_randomReset();
-		if (SCOTCH_stratInit(&strat) == 0) {
-			rc = SCOTCH_graphMap(&sg, &arch, &strat, part) == 0 ? 0 : -1;
-			SCOTCH_stratExit(&strat);
-		}
+		rc = scotch_map(&sg, &arch, ctx->opt.seed, part);
 		SCOTCH_graphExit(&sg);
 	}
 	for (i = 0; rc == 0 && i < ctx->g->n; i++)

@@ -76,8 +76,8 @@ static SCOTCH_Num hub_of(const topo_target_t *t, const SCOTCH_Num *off, uint32_t
 }
 
 /* Visits each tree edge (node at level l, l >= 1, to its parent) exactly once, and each host pair. */
-static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTCH_Num *D, struct hub_graph *h,
-		      SCOTCH_Num *fill, int count_only)
+static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTCH_Num *D, const SCOTCH_Num *hhub,
+		      struct hub_graph *h, SCOTCH_Num *fill, int count_only)
 {
 	uint32_t s, a, b;
 	int l, L = t->nlevels;
@@ -95,11 +95,11 @@ static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTC
 				hub_edge(h, fill, hub_of(t, off, s, l), hub_of(t, off, s, l - 1), w);
 		}
 	}
-	if (!t->net_dist || t->host_level < 0 || t->nhosts > TOPO_SCOTCH_MAX_NET_HOSTS)
+	if (!hhub)
 		return;
 	for (a = 0; a < t->nhosts; a++)
 		for (b = a + 1; b < t->nhosts; b++) {
-			SCOTCH_Num ha = off[t->host_level] + (SCOTCH_Num)a, hb = off[t->host_level] + (SCOTCH_Num)b;
+			SCOTCH_Num ha = hhub[a], hb = hhub[b];
 			double nd = t->net_dist(t, a, b) * (D[0] / (t->cost[0] > 0 ? t->cost[0] : 1));
 			SCOTCH_Num w = (SCOTCH_Num)(2 * nd - 2 * D[t->host_level]);
 
@@ -113,24 +113,27 @@ static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTC
 static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, SCOTCH_Arch *arch, rm_error_t *err)
 {
 	struct hub_graph h = { 0 };
-	SCOTCH_Num off[64], *fill, *list, i;
+	SCOTCH_Num off[64], *fill, *list, *hhub = NULL, i;
 	SCOTCH_Graph graph;
 	int l, rc = -1;
 
-	if (t->net_dist && t->host_level >= 0 && t->nhosts <= TOPO_SCOTCH_MAX_NET_HOSTS) {
-		/* host-level group ids must be host indices for the direct links */
-		if (t->ngroups[t->host_level] != t->nhosts)
-			return rm_error_set(err, "scotch target", 0, 0, "host level does not match the hosts");
-	}
 	h.nv = (SCOTCH_Num)t->nslots;
 	for (l = 0; l < t->nlevels - 1; l++)
 		off[l] = h.nv, h.nv += (SCOTCH_Num)t->ngroups[l];
+	if (t->net_dist && t->slot_host && t->host_level >= 0 && t->host_level < t->nlevels - 1 &&
+	    t->nhosts <= TOPO_SCOTCH_MAX_NET_HOSTS) { /* the hub of each target-local host */
+		hhub = malloc(((size_t)t->nhosts + 1) * sizeof(*hhub));
+		if (!hhub)
+			return rm_error_set(err, "scotch target", 0, 0, "out of memory");
+		for (i = 0; i < (SCOTCH_Num)t->nslots; i++)
+			hhub[t->slot_host[i]] = hub_of(t, off, (uint32_t)i, t->host_level);
+	}
 	fill = calloc((size_t)h.nv + 1, sizeof(*fill));
 	h.vert = malloc(((size_t)h.nv + 1) * sizeof(*h.vert));
 	list = malloc(((size_t)t->nslots + 1) * sizeof(*list));
 	if (!fill || !h.vert || !list)
 		goto out;
-	hub_edges(t, off, D, &h, fill, 1);
+	hub_edges(t, off, D, hhub, &h, fill, 1);
 	for (h.vert[0] = 0, i = 0; i < h.nv; i++)
 		h.vert[i + 1] = h.vert[i] + fill[i], fill[i] = h.vert[i];
 	h.ne = h.vert[h.nv];
@@ -138,7 +141,7 @@ static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, SCOTCH_Arch *
 	h.edlo = malloc(((size_t)h.ne + 1) * sizeof(*h.edlo));
 	if (!h.edge || !h.edlo)
 		goto out;
-	hub_edges(t, off, D, &h, fill, 0);
+	hub_edges(t, off, D, hhub, &h, fill, 0);
 	for (i = 0; i < (SCOTCH_Num)t->nslots; i++)
 		list[i] = i;
 	if (SCOTCH_graphInit(&graph) == 0) {
@@ -150,7 +153,7 @@ static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, SCOTCH_Arch *
 out:
 	if (rc < 0)
 		rm_error_set(err, "scotch target", 0, 0, "cannot build the Scotch target (%u slots)", t->nslots);
-	free(fill), free(h.vert), free(h.edge), free(h.edlo), free(list);
+	free(fill), free(h.vert), free(h.edge), free(h.edlo), free(list), free(hhub);
 	return rc;
 }
 
