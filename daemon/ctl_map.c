@@ -45,11 +45,18 @@ static void map_usage(FILE *f)
 		"    --hosts LIST        with --cluster: the job's hosts as a Slurm host list, in order\n"
 		"                        (node[01-04],login1); default every host with hardware data\n"
 		"    --per-pu            with --cluster: one slot per PU (hardware thread) instead\n"
-		"    --algo NAME         treematch, scotch, refine, auto (default) or identity\n"
+		"    --algo NAME         treematch  TreeMatch (Jeannot-Mercier), bottom-up grouping over the\n"
+		"                                   levels of the target\n"
+		"                        scotch     Scotch 7 static mapping (default strategy), repaired\n"
+		"                                   into one rank per slot\n"
+		"                        bisect     recursive bipartitioning along the target tree\n"
+		"                        refine     local search from the identity\n"
+		"                        auto       the above within the budget, refined, best kept (default)\n"
+		"                        identity   rank i on slot i\n"
 		"    --metric METRIC     which weight of a two-column pattern: bytes (default), messages,\n"
 		"                        or loggp (messages x (L + 2o) + bytes x G, DDR InfiniBand)\n"
-		"    --budget MS         time budget of auto and refine in milliseconds (default: scales\n"
-		"                        with the ranks, at most 1 s)\n"
+		"    --budget MS         time budget of auto and refine, in CPU milliseconds (default:\n"
+		"                        0.03 ms per rank, at least 3 ms, at most 1 s)\n"
 		"    --seed N            seed of the randomised steps (default 0); results are\n"
 		"                        reproducible for a seed unless the budget cuts the search\n"
 		"    --out PERM          write the permutation there ('-': standard output, and the\n"
@@ -329,7 +336,7 @@ int ctl_map_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (!algo_known(a.algo))
-		return usage_error("unknown --algo '%s' (treematch, scotch, refine, auto, identity)", a.algo);
+		return usage_error("unknown --algo '%s' (treematch, scotch, bisect, refine, auto, identity)", a.algo);
 	rm_error_clear(&err);
 	g = load_graph(&a, &err);
 	if (!g)
