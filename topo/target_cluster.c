@@ -449,13 +449,45 @@ static int attach_torus(struct build *b, topo_target_t *t)
 	return 0;
 }
 
+/* m[g1][g2]: network cost between representative hosts of groups g1 and g2 (rep2: a second host of
+ * the group, for the diagonal); lo/hi: range of those costs per deepest common kept level. */
+static int fill_matrix(struct build *b, uint32_t G, const size_t *rep, const size_t *rep2, float *m, double *lo,
+		       double *hi)
+{
+	uint32_t g1, g2;
+	int k;
+
+	for (k = 0; k < b->nkeep; k++)
+		lo[k] = INFINITY, hi[k] = -1.0;
+	for (g1 = 0; g1 < G; g1++)
+		for (g2 = 0; g2 < G; g2++) {
+			size_t j = g1 == g2 ? rep2[g1] : rep[g2];
+			uint32_t ha = sorted_slot(b, rep[g1]).host, hb;
+			double d = 0.0;
+
+			if (j != SIZE_MAX) {
+				hb = sorted_slot(b, j).host;
+				if ((d = topo_host_net_cost(b->c, ha, hb)) < 0) {
+					errno = EHOSTUNREACH;
+					return rm_error_set(b->err, "slots", 0, 0, "hosts %s and %s are not connected",
+							    b->c->hosts[ha].name, b->c->hosts[hb].name);
+				}
+				k = common_kept(b, rep[g1], j);
+				lo[k] = d < lo[k] ? d : lo[k];
+				hi[k] = d > hi[k] ? d : hi[k];
+			}
+			m[(size_t)g1 * G + g2] = (float)d;
+		}
+	return 0;
+}
+
 /* Distances between the network groups (leaf switches, hosts outside the fabric) of the target, by
  * representative hosts. Raises cost[] to the largest distance seen per level; when distances within
  * one level differ, the tree is not exact and t gets net_dist over this matrix. */
 static int attach_matrix(struct build *b, topo_target_t *t, double *cost)
 {
 	int gl = b->host_cand - 1, k, irregular = 0;
-	uint32_t G = gl > 0 ? cand_count(b, gl) : 0, g1, g2;
+	uint32_t G = gl > 0 ? cand_count(b, gl) : 0, g1;
 	size_t *rep = NULL, *rep2 = NULL, i, nc = (size_t)b->ncand;
 	double lo[MAXCAND], hi[MAXCAND];
 	struct netmat *x = NULL;
@@ -478,29 +510,10 @@ static int attach_matrix(struct build *b, topo_target_t *t, double *cost)
 		else if (rep2[g] == SIZE_MAX && sorted_slot(b, i).host != sorted_slot(b, rep[g]).host)
 			rep2[g] = i;
 	}
-	for (k = 0; k < b->nkeep; k++)
-		lo[k] = INFINITY, hi[k] = -1.0;
-	for (g1 = 0; g1 < G; g1++)
-		for (g2 = 0; g2 < G; g2++) {
-			size_t j = g1 == g2 ? rep2[g1] : rep[g2];
-			double d = 0.0;
-
-			if (j != SIZE_MAX) {
-				d = topo_host_net_cost(b->c, sorted_slot(b, rep[g1]).host, sorted_slot(b, j).host);
-				if (d < 0) {
-					rm_error_set(b->err, "slots", 0, 0, "hosts %s and %s are not connected",
-						     b->c->hosts[sorted_slot(b, rep[g1]).host].name,
-						     b->c->hosts[sorted_slot(b, j).host].name);
-					free(rep), free(rep2), free(m);
-					errno = EHOSTUNREACH;
-					return -1;
-				}
-				k = common_kept(b, rep[g1], j);
-				lo[k] = d < lo[k] ? d : lo[k];
-				hi[k] = d > hi[k] ? d : hi[k];
-			}
-			m[(size_t)g1 * G + g2] = (float)d;
-		}
+	if (fill_matrix(b, G, rep, rep2, m, lo, hi) < 0) {
+		free(rep), free(rep2), free(m);
+		return -1;
+	}
 	for (k = b->nkeep - 2; k >= 0; k--) {
 		irregular |= hi[k] >= 0 && hi[k] - lo[k] > 1e-9 * hi[k];
 		if (hi[k] > cost[k])
