@@ -13,7 +13,7 @@
 
 #include "topo.h"
 
-#define TLEAF_MAX_SLOTS (1u << 28)
+#define TLEAF_MAX_SLOTS (1u << 22) /* 4,194,304 slots: a million-rank job with room */
 
 void topo_target_destroy(topo_target_t *t)
 {

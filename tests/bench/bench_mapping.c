@@ -45,7 +45,34 @@ static const struct instance instances[] = {
 	{ "hypercube 2^10", NULL, "tleaf 4 8 14 8 10 2 2 8 1", 0, 0, 0, 4, 1024 },
 	{ "app irregular 1024", NULL, "tleaf 4 8 14 8 10 2 2 8 1", 0, 0, 0, 5, 1024 },
 	{ "app irregular 65536", NULL, "tleaf 4 64 14 64 10 2 2 8 1", 0, 0, 0, 5, 65536 },
+	{ "cart2d 16x16 on mixed", "16x16:1,1:10,1", "mixed", 0, 0, 0, 0, 0 },
+	{ "random sparse on mixed", NULL, "mixed", 0, 0, 0, 2, 256 },
 };
+
+/* "mixed": an irregular cluster, 4 switches of 6 hosts with 8, 12, 16, 8, 12, 16 cores in 2 packages
+ * (288 slots), distances 14 across switches, 10 across hosts, 2 across packages, 1 inside one. */
+static topo_target_t *mixed_target(void)
+{
+	static const uint32_t cores[] = { 8, 12, 16, 8, 12, 16 };
+	topo_target_t *t = calloc(1, sizeof(*t));
+	uint32_t sw, h, p, c, s = 0, host = 0, pkg = 0;
+
+	t->nlevels = 5, t->host_level = -1, t->nslots = 4 * 72;
+	t->group = malloc((size_t)t->nslots * 5 * sizeof(*t->group));
+	t->ngroups = malloc(5 * sizeof(*t->ngroups));
+	t->cost = malloc(5 * sizeof(*t->cost));
+	t->ngroups[0] = 1, t->ngroups[1] = 4, t->ngroups[2] = 24, t->ngroups[3] = 48, t->ngroups[4] = t->nslots;
+	t->cost[0] = 14, t->cost[1] = 10, t->cost[2] = 2, t->cost[3] = 1, t->cost[4] = 0;
+	for (sw = 0; sw < 4; sw++)
+		for (h = 0; h < 6; h++, host++)
+			for (p = 0; p < 2; p++, pkg++)
+				for (c = 0; c < cores[h] / 2; c++, s++) {
+					uint32_t *gr = t->group + (size_t)s * 5;
+
+					gr[0] = 0, gr[1] = sw, gr[2] = host, gr[3] = pkg, gr[4] = s;
+				}
+	return t;
+}
 
 /* Deterministic generator (xorshift). */
 static uint32_t rnd(uint64_t *s)
@@ -187,7 +214,7 @@ static double min_pos(double a, double b)
 static int bench_one(const struct instance *in)
 {
 	map_graph_t *g = build(in);
-	topo_target_t *t = topo_target_from_tleaf(in->tleaf, NULL);
+	topo_target_t *t = strcmp(in->tleaf, "mixed") ? topo_target_from_tleaf(in->tleaf, NULL) : mixed_target();
 	double id, sc, tm, rf, au, msc = 0, mtm = 0, mrf = 0, mau = 0, cau = 0, peer, limit;
 	uint32_t *perm;
 	long bad = 0;

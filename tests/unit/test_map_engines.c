@@ -206,6 +206,25 @@ static void test_irregular(void)
 	topo_target_destroy(t);
 }
 
+/* Hosts of 8, 12, 16 and 8 slots (44), 40 ranks of a 5x8 halo exchange: the irregular tree and the
+ * spare slots are where Scotch's balancing and TreeMatch's padding hurt; auto must match Scotch. */
+static void test_irregular_vs_scotch(void)
+{
+	static const uint32_t sizes[] = { 8, 12, 16, 8 };
+	topo_target_t *t = hosts_target(sizes, 4, 10);
+	map_graph_t *g = cart("5x8:1,1:10,1");
+	uint32_t p[40];
+	map_result_t rs, ra, rb;
+
+	check(map_compute("scotch", g, t, NULL, p, &rs, NULL) == 0 && map_check_perm(p, 40, 44) == 0, "scotch maps");
+	check(map_compute("bisect", g, t, NULL, p, &rb, NULL) == 0 && map_check_perm(p, 40, 44) == 0, "bisect maps");
+	check(map_compute("auto", g, t, NULL, p, &ra, NULL) == 0 && map_check_perm(p, 40, 44) == 0, "auto maps");
+	check(ra.cost <= rs.cost && ra.cost <= rb.cost, "irregular: auto %g <= scotch %g and bisect %g", ra.cost,
+	      rs.cost, rb.cost);
+	map_graph_destroy(g);
+	topo_target_destroy(t);
+}
+
 static void test_bad_args(void)
 {
 	topo_target_t *t = topo_target_from_tleaf("tleaf 2 2 10 2 1", NULL);
@@ -260,6 +279,7 @@ int main(void)
 	test_brute_force();
 	test_issue_table();
 	test_irregular();
+	test_irregular_vs_scotch();
 	test_bad_args();
 	test_refine_start_and_determinism();
 	return harness_done();
