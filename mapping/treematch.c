@@ -10,6 +10,15 @@
  * the free unit most connected to it) followed by improving swaps between groups. Groups are then
  * aggregated (edge weights summed) into the units of the level above. Finally the tree of groups is
  * laid onto the target top-down and the virtual vertices dropped. Memory is O(edges + slots).
+ *
+ * Irregular targets (hosts of different sizes, different cache levels per node type) embed with holes:
+ * children are then laid where they fit (most real ranks onto the position with most real slots), and
+ * ranks that still land in a hole are moved by map_repair. The published algorithm assumes a uniform
+ * tree; "auto" also runs bisect.c, which is exact on irregular trees.
+ *
+ * Variants used by auto (tm_map): lookahead or discovery-order ties, cheap levels merged into their
+ * children, bipartitioning above the finest level, and multilevel refinement of the positions of
+ * every coarse level on the way down.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -296,32 +305,113 @@ out:
 	topo_target_destroy(T);
 }
 
-/* Lays the groups onto the virtual tree top-down from depth l0 - 1, whose units sit at vid[] (NULL:
- * depth 0, the root): returns vid[unit] of the leaf units (ranks first). With units (mlrefine), the
- * positions of each coarse level are refined before going down. Takes ownership of vid. */
-static uint32_t *assign_top_down(const map_ctx_t *ctx, const struct tm_tree *tr, uint32_t **members,
-				 const tm_units_t *units, int l0, uint32_t *vid, uint64_t nunits)
+/* Real ranks in every unit (load) and real slots under every virtual position (cap), per depth, for
+ * laying groups where they fit when the tree has holes or ranks are fewer than slots. */
+struct tm_fit {
+	uint32_t *load[64], *cap[64];
+};
+
+static void fit_free(struct tm_fit *f)
 {
-	uint32_t *next;
-	uint64_t i;
+	int l;
+
+	for (l = 0; l < 64; l++)
+		free(f->load[l]), free(f->cap[l]);
+}
+
+static int fit_build(struct tm_fit *f, const struct tm_tree *tr, uint32_t **members, const uint32_t *vslot,
+		     uint64_t V, uint32_t n, int l0)
+{
+	uint64_t nu = V, i;
+	int l;
+
+	memset(f, 0, sizeof(*f));
+	f->load[tr->L - 1] = malloc(V * sizeof(uint32_t));
+	f->cap[tr->L - 1] = malloc(V * sizeof(uint32_t));
+	if (!f->load[tr->L - 1] || !f->cap[tr->L - 1])
+		return -1;
+	for (i = 0; i < V; i++)
+		f->load[tr->L - 1][i] = i < n, f->cap[tr->L - 1][i] = vslot[i] != UINT32_MAX;
+	for (l = tr->L - 1; l >= l0; l--) {
+		uint32_t a = tr->A[l];
+
+		nu /= a;
+		f->load[l - 1] = calloc(nu + 1, sizeof(uint32_t));
+		f->cap[l - 1] = calloc(nu + 1, sizeof(uint32_t));
+		if (!f->load[l - 1] || !f->cap[l - 1])
+			return -1;
+		for (i = 0; i < nu * a; i++) {
+			f->load[l - 1][i / a] += f->load[l][members[l][i]];
+			f->cap[l - 1][i / a] += f->cap[l][i];
+		}
+	}
+	return 0;
+}
+
+/* Orders the a entries of idx by decreasing key (stable insertion sort: ties keep TreeMatch's order). */
+static void sort_desc(uint32_t *idx, uint32_t a, const uint32_t *key)
+{
+	uint32_t i, j;
+
+	for (i = 1; i < a; i++) {
+		uint32_t v = idx[i];
+
+		for (j = i; j > 0 && key[idx[j - 1]] < key[v]; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = v;
+	}
+}
+
+/* Children of one group (members m[0..a)) onto the positions base*a + q: the most loaded child on
+ * the position with the most real slots, and so on. */
+static void place_children(const struct tm_fit *f, int l, const uint32_t *m, uint32_t a, uint32_t base,
+			   uint32_t *next, uint32_t *ci, uint32_t *pi)
+{
+	uint32_t q;
+
+	for (q = 0; q < a; q++)
+		ci[q] = m[q], pi[q] = base * a + q;
+	if (f) {
+		sort_desc(ci, a, f->load[l]);
+		sort_desc(pi, a, f->cap[l]);
+	}
+	for (q = 0; q < a; q++)
+		next[ci[q]] = pi[q];
+}
+
+/* Lays the groups onto the virtual tree top-down from depth l0 - 1, whose units sit at vid[] (NULL:
+ * depth 0, the root): returns vid[unit] of the leaf units (ranks first). With fit, children go where
+ * they fit (holes); with units (mlrefine), the positions of each coarse level are refined before going
+ * down. Takes ownership of vid. */
+static uint32_t *assign_top_down(const map_ctx_t *ctx, const struct tm_tree *tr, uint32_t **members,
+				 const tm_units_t *units, const struct tm_fit *fit, int l0, uint32_t *vid,
+				 uint64_t nunits)
+{
+	uint32_t *next, *ci = NULL, *pi = NULL, amax = 1;
+	uint64_t g;
 	int l;
 
 	if (!vid)
 		vid = calloc(1, sizeof(*vid)), nunits = 1, l0 = 1;
-	for (l = l0; vid && l < tr->L; l++) {
+	for (l = l0; l < tr->L; l++)
+		amax = tr->A[l] > amax ? tr->A[l] : amax;
+	ci = malloc(amax * sizeof(*ci));
+	pi = malloc(amax * sizeof(*pi));
+	for (l = l0; vid && ci && pi && l < tr->L; l++) {
 		uint32_t a = tr->A[l];
 
 		next = malloc((nunits * a + 1) * sizeof(*next));
 		if (!next)
 			break;
-		for (i = 0; i < nunits * a; i++)
-			next[members[l][i]] = vid[i / a] * a + (uint32_t)(i % a);
+		for (g = 0; g < nunits; g++)
+			place_children(fit, l, members[l] + g * a, a, vid[g], next, ci, pi);
 		free(vid);
 		vid = next;
 		nunits *= a;
 		if (units && l < tr->L - 1 && units[l].xadj)
 			refine_level(ctx, tr, &units[l], l, vid);
 	}
+	free(ci), free(pi);
 	if (l < tr->L) {
 		free(vid);
 		return NULL;
@@ -411,9 +501,10 @@ static void tm_tree_build(const topo_target_t *t, const uint32_t *A, int merge, 
 int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine)
 {
 	const map_graph_t *g = ctx->g;
-	int l, rc, lstop;
+	int l, rc, lstop, holes;
 	uint32_t A[64], *vslot = NULL, *members[64] = { 0 }, *vid = NULL, *cvid = NULL, r;
 	tm_units_t units[64];
+	struct tm_fit fit;
 	struct tm_tree tr;
 	uint64_t V;
 
@@ -428,16 +519,21 @@ int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine)
 	lstop = mode == 3 && tr.L >= 3 ? tr.L - 1 : 1;
 	memset(units, 0, sizeof(units));
 	rc = bottom_up(ctx, &tr, V, mode >= 2 ? 0 : mode, members, units, mlrefine || lstop > 1, lstop);
+	holes = V > ctx->t->nslots || g->n < ctx->t->nslots;
+	if (rc == 0 && holes && fit_build(&fit, &tr, members, vslot, V, g->n, lstop) < 0)
+		rc = -1;
 	if (rc == 0 && lstop > 1) {
 		cvid = coarse_bisect(ctx, &tr, &units[lstop - 1], lstop - 1);
 		if (cvid && mlrefine)
 			refine_level(ctx, &tr, &units[lstop - 1], lstop - 1, cvid);
 		if (cvid)
-			vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, lstop, cvid,
-					      units[lstop - 1].n);
+			vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, holes ? &fit : NULL, lstop,
+					      cvid, units[lstop - 1].n);
 	} else if (rc == 0) {
-		vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, 1, NULL, 1);
+		vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, holes ? &fit : NULL, 1, NULL, 1);
 	}
+	if (holes)
+		fit_free(&fit);
 	for (r = 0; vid && r < g->n; r++)
 		perm[r] = vslot[vid[r]];
 	for (l = 0; l < tr.L; l++) {
