@@ -26,6 +26,8 @@
 #include "cluster_private.h"
 #include "hostlist.h"
 
+#define MAX_XML_BYTES (256 << 20) /* the XML of a 1,000-core machine with all its I/O is a few MiB */
+
 /* ---- reading and normalising XML ------------------------------------------------------------ */
 
 static char *read_file(const char *path, size_t *len, rm_error_t *err)
@@ -39,6 +41,13 @@ static char *read_file(const char *path, size_t *len, rm_error_t *err)
 		return NULL;
 	}
 	do {
+		if (n > MAX_XML_BYTES) {
+			free(buf);
+			fclose(f);
+			errno = EFBIG;
+			rm_error_set(err, path, 0, 0, "larger than %d MiB: not an hwloc topology", MAX_XML_BYTES >> 20);
+			return NULL;
+		}
 		if (n + 4096 > cap) {
 			char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
 
