@@ -147,8 +147,57 @@ static void test_perms(void)
 	unlink(tmpl);
 }
 
+static int net_freed;
+
+static void count_free(void *ctx)
+{
+	net_freed++;
+	free(ctx);
+}
+
+static double const_dist(const topo_target_t *t, uint32_t a, uint32_t b)
+{
+	return a == b ? 0 : 50;
+}
+
+/* topo_target_destroy frees every field (checked under SANITIZE=1) and calls net_free once. */
+static void test_destroy(void)
+{
+	topo_target_t *t = calloc(1, sizeof(*t));
+	char buf[64];
+	uint32_t s;
+	int l;
+
+	t->nslots = 4, t->nlevels = 3, t->host_level = 1, t->nhosts = 2;
+	t->group = malloc(12 * sizeof(*t->group));
+	t->ngroups = malloc(3 * sizeof(*t->ngroups));
+	t->cost = malloc(3 * sizeof(*t->cost));
+	t->kind = malloc(3 * sizeof(*t->kind));
+	t->level_name = malloc(3 * sizeof(*t->level_name));
+	t->host_name = malloc(2 * sizeof(*t->host_name));
+	t->slot_host = malloc(4 * sizeof(*t->slot_host));
+	t->slot = malloc(4 * sizeof(*t->slot));
+	t->slot_pu_os = malloc(4 * sizeof(*t->slot_pu_os));
+	for (l = 0; l < 3; l++)
+		t->level_name[l] = strdup(l == 0 ? "root" : l == 1 ? "host" : "pu"), t->ngroups[l] = l ? 2 * l : 1;
+	t->cost[0] = 0, t->cost[1] = 1, t->cost[2] = 0;
+	t->host_name[0] = strdup("a"), t->host_name[1] = strdup("b");
+	for (s = 0; s < 4; s++) {
+		t->group[s * 3] = 0, t->group[s * 3 + 1] = s / 2, t->group[s * 3 + 2] = s;
+		t->slot_host[s] = s / 2, t->slot[s].host = s / 2, t->slot[s].pu = s % 2, t->slot_pu_os[s] = s % 2;
+	}
+	t->net_dist = const_dist;
+	t->net_ctx = malloc(16);
+	t->net_free = count_free;
+	check(topo_target_distance(t, 0, 1) == 1 && topo_target_distance(t, 0, 2) == 50, "net_dist across hosts");
+	check(topo_target_tleaf_string(t, buf, sizeof(buf)) < 0, "no tleaf string with net_dist");
+	topo_target_destroy(t);
+	check(net_freed == 1, "net_free called once");
+}
+
 int main(void)
 {
+	test_destroy();
 	test_tleaf();
 	test_identity_costs();
 	test_alltoall();
