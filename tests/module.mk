@@ -14,3 +14,6 @@ $(B)/tests/bench_%: $(B)/tests/bench/bench_%.o $(B)/libdaemon.a $(CORE_LIBS)
 
 .PHONY: test-progs
 test-progs: $(UNIT_BINS) $(BENCH_BINS)
+
+# Keep the objects of test programs (they are intermediate files of the pattern rules above).
+.SECONDARY:
