@@ -315,7 +315,7 @@ static int load_ib_live(build_t *b)
 static int load_sources(build_t *b)
 {
 	const srv_config_t *cfg = &b->ctx->cfg;
-	json_t *ib = json_array();
+	json_t *ib;
 	int i;
 
 	if (cfg->cluster_file && topo_load_cluster_file(b->c, cfg->cluster_file, b->err) < 0)
@@ -334,12 +334,12 @@ static int load_sources(build_t *b)
 		return -1;
 	if (cfg->node_name_map)
 		json_object_set_new(b->sources, "node_name_map", json_string(cfg->node_name_map));
+	json_object_set_new(b->sources, "ib_files", ib = json_array());
 	for (i = 0; i < cfg->n_ib_files; i++) {
 		if (topo_load_ib_file(b->c, cfg->ib_files[i], b->err) < 0)
-			return json_decref(ib), -1;
+			return -1;
 		json_array_append_new(ib, json_string(cfg->ib_files[i]));
 	}
-	json_object_set_new(b->sources, "ib_files", ib);
 	if (cfg->ib_live)
 		load_ib_live(b);
 	if (cfg->torus && topo_load_torus(b->c, cfg->torus, b->err) < 0)

@@ -81,9 +81,11 @@ static void test_roundtrip(void)
 static void test_send_timeout(void)
 {
 	int sv[2], sz = 4096;
-	json_t *big = json_pack("{s:s%}", "x", memset(calloc(1, 1 << 22), 'a', (1 << 22) - 1), (size_t)(1 << 22) - 1);
+	char *text = memset(calloc(1, 1 << 22), 'a', (1 << 22) - 1);
+	json_t *big = json_pack("{s:s%}", "x", text, (size_t)(1 << 22) - 1);
 	long long t0;
 
+	free(text);
 	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	t0 = now_ms();

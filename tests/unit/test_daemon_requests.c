@@ -487,7 +487,7 @@ static void test_torus_source(const char *data)
 {
 	tdaemon_t d;
 	char extra[1024];
-	json_t *r;
+	json_t *r, *dims;
 	int st = 0;
 
 	snprintf(extra, sizeof(extra), "torus = %s/torus/mesh.conf\nallow_register = no\n", data);
@@ -497,7 +497,9 @@ static void test_torus_source(const char *data)
 	json_object_set_new(r, "method", json_string("xyz"));
 	r = td_call(d.sock, r);
 	check(json_is_true(json_object_get(r, "ok")), "order on the model's torus: %s", td_msg(r));
-	check(json_equal(json_object_get(r, "dims"), json_pack("[iii]", 5, 3, 4)), "the torus of mesh.conf (5x3x4)");
+	dims = json_pack("[iii]", 5, 3, 4);
+	check(json_equal(json_object_get(r, "dims"), dims), "the torus of mesh.conf (5x3x4)");
+	json_decref(dims);
 	check(json_array_size(json_object_get(r, "order")) == 60, "its 60 nodes are ordered");
 	json_decref(r);
 	r = td_call(d.sock, register_req("node1", "mirage001"));
