@@ -285,6 +285,15 @@ if one_pu_per_core; then
 	srun -N4 --ntasks-per-node=2 -m block:block --rankmap-bind "$T/bindprobe.sh" "$T/bind.alloc" >"$T/bind.out" 2>"$T/bind.err"
 	expect "--rankmap-bind: each task bound (Cpus_allowed_list) to the core rankmapd mapped it to" bound_as_mapped bind
 	expect "--rankmap-bind printed no warning" test "$(grep -c '^rankmap:' "$T/bind.err")" = 0
+	# With a pattern the plan is built from the pattern's edges among each node's tasks.
+	srun -N4 --ntasks-per-node=2 -m block:block --rankmap-bind --rankmap-pattern="$T/good.mtx" "$T/bindprobe.sh" \
+		"$T/bindpat.alloc" >"$T/bindpat.out" 2>"$T/bindpat.err"
+	bound_distinct() {
+		[ "$(grep -c '^rankmap:' "$T/bindpat.err")" = 0 ] || { cat "$T/bindpat.err" >&2; return 1; }
+		awk '$1 == "bind" { if ($4 != $5 || $4 !~ /^[0-9]+$/ || seen[$2 " " $4]++) bad = 1; n++ }
+		     END { exit !(n == 8 && !bad) }' "$T/bindpat.out" || { cat "$T/bindpat.out" >&2; return 1; }
+	}
+	expect "--rankmap-bind with --rankmap-pattern: tasks bound to distinct single CPUs, no warning" bound_distinct
 else
 	notok "--rankmap-bind check needs a host with one PU per core"
 fi
