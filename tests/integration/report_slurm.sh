@@ -1,0 +1,111 @@
+#!/bin/sh
+# tests/integration/report_slurm.sh: `rankmapctl slurm-topology`.
+#
+# Small fabrics against topology.conf structures written by hand (tests/data/reports/*.expected);
+# the real NDR fat tree against its ibnetdiscover file parsed independently (report_topo_check.py);
+# PlaFRIM's ports report against the invariants (names valid, every host under one leaf, no cycle).
+# Then Slurm itself reads each file: a throw-away slurmctld (auth/none, every host at 127.0.0.1, all
+# under a temporary directory, stopped by PID) loads topology/tree, and `scontrol show topology` must
+# list every switch at the level the file implies. Skipped cleanly when slurmctld is not installed.
+. "$(dirname "$0")/../lib.sh"
+
+R=$BIN/rankmapctl
+CHK="python3 $TOP/tests/integration/report_topo_check.py"
+T=$(mktmp) || exit 1
+CTLD_PID=""
+cleanup() {
+	if [ -n "$CTLD_PID" ]; then kill "$CTLD_PID" 2>/dev/null; wait "$CTLD_PID" 2>/dev/null; fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# ---- structures derived by hand ------------------------------------------------------------------
+gen() { out=$1; shift; "$R" slurm-topology "$@" --out "$T/$out" 2>"$T/$out.err"; }
+
+gen s3.conf --ib "$DATA/ib/small-3level.ports" &&
+	expect "small-3level: structure as derived by hand" $CHK "$T/s3.conf" --expected "$DATA/reports/small-3level.expected" --invariants --hosts 8
+gen s2map.conf --ib "$DATA/ib/small-2level.topo" --node-name-map "$DATA/ib/small-2level.map" &&
+	expect "small-2level + node-name map: hosts and switch renamed, dual-HCA host once" \
+		$CHK "$T/s2map.conf" --expected "$DATA/reports/small-2level-map.expected" --invariants --hosts 7
+gen s2.conf --ib "$DATA/ib/small-2level.topo" &&
+	expect "small-2level without map: generic HCA kept as its GUID, checked against the raw file" \
+		$CHK "$T/s2.conf" --expected "$DATA/reports/small-2level-guid.expected" --invariants --hosts 7 \
+		--topofile "$DATA/ib/small-2level.topo"
+expect "a GUID-named host is reported on stderr" grep -q "1 hosts named by HCA GUID" "$T/s2.conf.err"
+gen names.conf --ib "$DATA/reports/names.topo" &&
+	expect "names with blanks, quotes, '#', ';', '/' sanitised; duplicates made unique" \
+		$CHK "$T/names.conf" --expected "$DATA/reports/names.expected" --invariants --hosts 4 \
+		--topofile "$DATA/reports/names.topo"
+gen sub.conf --ib "$DATA/ib/subnet-a.topo" --ib "$DATA/ib/subnet-b.ports" --top top &&
+	expect "two subnets joined under --top" $CHK "$T/sub.conf" --expected "$DATA/reports/subnets-top.expected" --invariants --hosts 4
+gen subnotop.conf --ib "$DATA/ib/subnet-a.topo" --ib "$DATA/ib/subnet-b.ports"
+expect "two subnets without --top: warning about 3 root switches" grep -q "3 root switches" "$T/subnotop.conf.err"
+expect "without --top no joining switch" sh -c "! grep -q '^SwitchName=top' '$T/subnotop.conf'"
+
+# ---- real fabrics --------------------------------------------------------------------------------
+gen ndr.conf --ib "$DATA/ib/ndr-fattree-582ca.ibnetdiscover" &&
+	expect "NDR fat tree: every host under one leaf it is cabled to, spines list exactly their kept leaves" \
+		$CHK "$T/ndr.conf" --invariants --topofile "$DATA/ib/ndr-fattree-582ca.ibnetdiscover"
+n=$(grep -c '^SwitchName=.*Switches=' "$T/ndr.conf")
+expect "NDR fat tree: 9 spines above the leaves (got $n)" test "$n" = 9
+gen plafrim.conf --ib "$DATA/plafrim/ib/ib-subnet0.txt" &&
+	expect "PlaFRIM: invariants" $CHK "$T/plafrim.conf" --invariants
+n=$($CHK "$T/plafrim.conf" --list-hosts | wc -l)
+expect "PlaFRIM: every fabric host listed ($n)" test "$n" -gt 100
+
+# ---- errors ---------------------------------------------------------------------------------------
+expect_fail "no fabric option is a usage error" "$R" slurm-topology
+expect_fail "missing file is an error" "$R" slurm-topology --ib "$T/nope"
+expect "missing file: message names the file" sh -c "'$R' slurm-topology --ib '$T/nope' 2>&1 | grep -q nope"
+expect_fail "--top with a blank is refused" "$R" slurm-topology --ib "$DATA/ib/small-3level.ports" --top "a b"
+printf 'garbage line\n' >"$T/garbage.txt"
+expect_fail "garbage input is an error" "$R" slurm-topology --ib "$T/garbage.txt"
+"$R" slurm-topology --ib "$T/garbage.txt" --out "$T/err.conf" 2>/dev/null
+expect "--out is not created on error" test ! -e "$T/err.conf"
+
+# ---- Slurm reads the files -------------------------------------------------------------------------
+free_port() {
+	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://')
+	while :; do
+		p=$(( ( $(od -An -N2 -tu2 /dev/urandom) % 20000 ) + 30000 ))
+		echo "$used" | grep -qx "$p" || { echo "$p"; return; }
+	done
+}
+
+# slurm_reads NAME CONF: slurmctld loads CONF as topology.conf; scontrol shows every switch at its level.
+slurm_reads() {
+	sd=$T/slurm-$1; mkdir -p "$sd/state" "$sd/log"
+	cp "$2" "$sd/topology.conf"
+	{
+		printf 'ClusterName=rmtopo\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%s\n' "$(free_port)"
+		printf 'SlurmUser=root\nAuthType=auth/none\nCredType=cred/none\nStateSaveLocation=%s/state\n' "$sd"
+		printf 'SlurmctldPidFile=%s/ctld.pid\nSlurmctldLogFile=%s/log/ctld.log\n' "$sd" "$sd"
+		printf 'TopologyPlugin=topology/tree\nSwitchType=switch/none\nProctrackType=proctrack/linuxproc\n'
+		printf 'SelectType=select/cons_tres\nMailProg=/bin/true\nNodeName=DEFAULT CPUs=1 State=UNKNOWN\n'
+		$CHK "$2" --list-hosts | awk '{print "NodeName=" $1 " NodeAddr=127.0.0.1"}'
+		printf 'PartitionName=all Nodes=ALL Default=YES\n'
+	} >"$sd/slurm.conf"
+	slurmctld -D -i -f "$sd/slurm.conf" >"$sd/out" 2>&1 &
+	CTLD_PID=$!
+	i=0
+	while [ $i -lt 100 ] && ! SLURM_CONF=$sd/slurm.conf scontrol ping >/dev/null 2>&1; do
+		kill -0 "$CTLD_PID" 2>/dev/null || break
+		sleep 0.2; i=$((i + 1))
+	done
+	SLURM_CONF=$sd/slurm.conf scontrol show topology >"$sd/topo.out" 2>&1
+	kill "$CTLD_PID" 2>/dev/null; wait "$CTLD_PID" 2>/dev/null; CTLD_PID=""
+	if grep -qi "error.*topology\|fatal" "$sd/out"; then cat "$sd/out" >&2; return 1; fi
+	$CHK "$2" --slurm-levels "$sd/topo.out" || { head -5 "$sd/topo.out" >&2; return 1; }
+}
+
+if command -v slurmctld >/dev/null && command -v scontrol >/dev/null; then
+	expect "Slurm (slurmctld + scontrol show topology) reads the 3-level file, levels as derived" slurm_reads s3 "$T/s3.conf"
+	expect "Slurm reads the sanitised names file" slurm_reads names "$T/names.conf"
+	expect "Slurm reads the joined subnets file" slurm_reads sub "$T/sub.conf"
+	expect "Slurm reads the NDR fat tree file (193 hosts, GUID-named ones included)" slurm_reads ndr "$T/ndr.conf"
+	expect "Slurm reads the PlaFRIM file" slurm_reads plafrim "$T/plafrim.conf"
+else
+	echo "skip - slurmctld/scontrol not installed: Slurm parsing not checked"
+fi
+finish
