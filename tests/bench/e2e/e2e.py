@@ -31,6 +31,7 @@ SMPI_CFG = ["--cfg=smpi/coll-selector:mpich", "--cfg=smpi/bcast:binomial_tree", 
             "--cfg=smpi/auto-shared-malloc-thresh:65536", "--cfg=smpi/privatization:no",
             "--cfg=smpi/host-speed:1Gf", "--log=root.thres:critical"]
 ALGOS = ["treematch", "scotch", "auto"]
+RUN_TIMEOUT = 900  # seconds per simulation
 RASHTI = dict(kind="fattree", nhosts=4, cores=8, params="2;2,2;1,1;1,1", order=[0, 2, 1, 3])
 SEED_MJ = "MJ11: 10-20 % faster than serial (block)"
 SEED_RASHTI = "Rashti11: up to 60 % less than block"
@@ -60,7 +61,7 @@ def scenarios(quick):
         for kind, par in (("fattree", ft), ("torus", tor)):
             s.append(dict(name="stencil %s (%d) on %s %s" % (dims, ranks, kind, par.replace(";", " ")),
                           plat=dict(kind=kind, nhosts=nh, cores=8, params=par), ranks=ranks, prog="cart_bench",
-                          args=["--dims", dims, "--bytes", "16384,131072,16384", "--iters", "2" if quick else "4"],
+                          args=["--dims", dims, "--bytes", "16384,131072,16384", "--iters", "1" if quick else "2"],
                           weights="trace", unweighted=True, starts=["block"], seed=SEED_SCALE, group="scale"))
     return s
 
@@ -71,7 +72,12 @@ def smpirun(sc, work, hostfile, env_extra, prog_extra=()):
     cmd = ["smpirun", "-platform", os.path.join(work, "platform.xml"), "-hostfile", hostfile,
            "-np", str(sc["ranks"])] + SMPI_CFG + [os.path.join(sc["bin"], sc["prog"])] + sc["args"] + list(prog_extra)
     t0 = time.time()
-    p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired as e:  # subprocess.run kills the simulation it started
+        p = subprocess.CompletedProcess(cmd, -9, (e.stdout or b"").decode(errors="replace") +
+                                        "\ne2e: timed out after %d s" % RUN_TIMEOUT)
     wall = time.time() - t0
     m = re.search(r"E2E time=([0-9.e+-]+) offnode=([0-9.]+)", p.stdout)
     warn = [ln for ln in p.stdout.splitlines() if ln.startswith("rankmap:")]

@@ -14,6 +14,9 @@ NET_BW = "1.5GBps"
 NET_LAT = "0.6us"        # per link; a path through one switch crosses two links plus the switch
 LOOP_BW = "5GBps"
 LOOP_LAT = "0.3us"
+# A torus host's NIC: without it SimGrid lets a host inject on all six torus links at once (9 GB/s each
+# way); with it a host injects and receives 3 GB/s in total, the HCA's two directions together.
+TORUS_LIMITER = "3GBps"
 HEADER = ("<?xml version='1.0'?>\n"
           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
           "<platform version=\"4.1\">\n")
@@ -42,7 +45,7 @@ class Platform:
         if self.kind == "fattree":
             topo = ' topology="FAT_TREE" topo_parameters="%s"' % self.params
         elif self.kind == "torus":
-            topo = ' topology="TORUS" topo_parameters="%s"' % self.params
+            topo = ' limiter_link="%s" topology="TORUS" topo_parameters="%s"' % (TORUS_LIMITER, self.params)
         elif self.kind != "flat":
             raise ValueError("unknown platform kind " + self.kind)
         return (HEADER +
