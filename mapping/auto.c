@@ -8,7 +8,7 @@
  * AUTO_SCOTCH_MS_PER_RANK per rank (it takes seconds at 65,536 ranks). Above 16,384 ranks only
  * TreeMatch, the identity and Scotch are considered: the others are slower and weaker there. A candidate starts
  * only while budget remains (the first always runs). Each is repaired into a bijection and brought to
- * a local optimum of refine.c's swaps; the cheapest one then gets the rest of the budget for refine's
+ * a local optimum of refine.c's swaps (unless it starts AUTO_HOPELESS times worse than the best so far); the cheapest one then gets the rest of the budget for refine's
  * iterated local search. auto is never worse than any candidate it ran, and map_compute guarantees
  * it is never worse than the identity.
  */
@@ -19,6 +19,7 @@
 #include "mapping_private.h"
 
 #define AUTO_SCOTCH_MS_PER_RANK 0.08
+#define AUTO_HOPELESS 1.2
 
 struct candidate {
 	const char *name;
@@ -59,16 +60,21 @@ static const struct candidate candidates[] = {
 
 #define NCAND (sizeof(candidates) / sizeof(candidates[0]))
 
-/* Runs one candidate into tmp and takes it to a local optimum; returns its cost (or -1). */
-static double run_candidate(const map_ctx_t *ctx, const struct candidate *c, uint32_t *tmp)
+/* Runs one candidate into tmp and takes it to a local optimum, unless its raw cost is already
+ * AUTO_HOPELESS times the best so far (best < 0: none yet); returns its cost (or -1). */
+static double run_candidate(const map_ctx_t *ctx, const struct candidate *c, double best, uint32_t *tmp)
 {
 	map_ctx_t sub = *ctx;
 	rm_error_t ignore;
+	double raw;
 
 	rm_error_clear(&ignore);
 	sub.err = &ignore; /* a failing candidate is skipped, not reported */
 	if (c->fn(&sub, tmp) < 0 || map_repair(ctx->g, ctx->t, tmp) < 0)
 		return -1;
+	raw = map_cost(ctx->g, ctx->t, tmp);
+	if (best >= 0 && raw > AUTO_HOPELESS * best)
+		return raw; /* local search would not bring it back: save the time for the others */
 	if (map_refine_run(&sub, tmp, 0) < 0)
 		return -1;
 	return map_cost(ctx->g, ctx->t, tmp);
@@ -92,7 +98,7 @@ int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 		if (n > candidates[i].max_ranks ||
 		    (candidates[i].scotch && ctx->deadline - map_now_ms() < AUTO_SCOTCH_MS_PER_RANK * n))
 			continue;
-		cost = run_candidate(ctx, &candidates[i], tmp);
+		cost = run_candidate(ctx, &candidates[i], best, tmp);
 		if (cost >= 0 && (best < 0 || cost < best)) {
 			best = cost;
 			memcpy(perm, tmp, (size_t)n * sizeof(*perm));

@@ -69,6 +69,16 @@ static int check_args(const char *algo, const map_graph_t *g, const topo_target_
 	return 0;
 }
 
+/* Default budget in CPU milliseconds: 0.025 per rank up to 512 ranks (at least 2), 0.03 above (31 at
+ * 1,024), at most MAP_DEFAULT_BUDGET_MS. Chosen so that auto's total time, its constructions included,
+ * meets the speed targets of issue 3 (128 ranks <= 5 ms, 1,024 <= 50 ms, 65,536 <= 2 s). */
+static double default_budget(uint32_t n)
+{
+	double b = n <= 512 ? 0.025 * n : 0.03 * n;
+
+	return b < 2 ? 2 : b > MAP_DEFAULT_BUDGET_MS ? MAP_DEFAULT_BUDGET_MS : b;
+}
+
 int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
 		uint32_t *perm, map_result_t *res, rm_error_t *err)
 {
@@ -89,9 +99,8 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 	ctx.t = t;
 	if (opt)
 		ctx.opt = *opt;
-	if (ctx.opt.time_budget_ms <= 0) /* scales with the ranks: 4 ms at 128, 31 ms at 1,024 */
-		ctx.opt.time_budget_ms = g->n * 0.03 < 3 ? 3 : g->n * 0.03 > MAP_DEFAULT_BUDGET_MS
-					 ? MAP_DEFAULT_BUDGET_MS : g->n * 0.03;
+	if (ctx.opt.time_budget_ms <= 0)
+		ctx.opt.time_budget_ms = default_budget(g->n);
 	ctx.deadline = t0 + ctx.opt.time_budget_ms;
 	ctx.err = err;
 	idcost = map_cost(g, t, perm);

@@ -21,8 +21,8 @@
 
 #define NO_RANK UINT32_MAX
 #define ILS_ITERS_PER_RANK 8
-#define ILS_MIN_ITERS 3000
-#define ILS_MIN_STALL 300 /* stop after max(this, ranks) kicks in a row without a strict gain */
+#define ILS_MIN_ITERS 1000
+#define ILS_MIN_STALL 200 /* stop after max(this, ranks) kicks in a row without a strict gain */
 
 struct refine {
 	const map_graph_t *g;
