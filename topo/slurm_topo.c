@@ -11,6 +11,8 @@
 #include "net_ib_private.h"
 #include "topo_slurm.h"
 
+static int cmp_natural(const void *pa, const void *pb);
+
 char *topo_slurm_sanitise(const char *name, char *buf, size_t len)
 {
 	size_t o = 0;
@@ -238,6 +240,8 @@ topo_swtree_t *topo_swtree_build(topo_cluster_t c, rm_error_t *err)
 	if (name_switches(t) < 0 || place_hosts(f, t) < 0)
 		goto nomem;
 	keep_switches(f, t);
+	for (s = 0; s < t->nsw; s++)
+		qsort(t->host + t->host_off[s], t->host_off[s + 1] - t->host_off[s], sizeof(*t->host), cmp_natural);
 	return t;
 nomem:
 	topo_swtree_destroy(t);
@@ -305,20 +309,22 @@ static int suffix_is_short(const char *name)
 	return d <= 7;
 }
 
-static char *slurm_list(const char **list, size_t n)
+static char *slurm_list(const char *const *in, size_t n)
 {
-	size_t i, k = 0, len = 1;
-	char *l, *out;
+	const char **list = malloc((n + 1) * sizeof(*list));
+	size_t i, k = 0, j, len = 1;
+	char *l, *out = NULL;
 
-	for (i = 0; i < n; i++) { /* stable partition: short suffixes first */
-		const char *x = list[i];
-
-		len += strlen(x) + 1;
-		if (suffix_is_short(x)) {
-			memmove(list + k + 1, list + k, (i - k) * sizeof(*list));
-			list[k++] = x;
-		}
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++) { /* short suffixes first, in order, then the others */
+		len += strlen(in[i]) + 1;
+		if (suffix_is_short(in[i]))
+			list[k++] = in[i];
 	}
+	for (i = 0, j = k; i < n; i++)
+		if (!suffix_is_short(in[i]))
+			list[j++] = in[i];
 	l = hostlist_compress(list, k);
 	out = l ? malloc(strlen(l) + len) : NULL;
 	if (out) {
@@ -327,6 +333,7 @@ static char *slurm_list(const char **list, size_t n)
 			strcat(strcat(out, out[0] ? "," : ""), list[i]);
 	}
 	free(l);
+	free(list);
 	return out;
 }
 
@@ -335,7 +342,8 @@ static void write_switch(FILE *f, const topo_swtree_t *t, size_t s, const char *
 {
 	char *l;
 
-	qsort(list, n, sizeof(*list), cmp_natural);
+	if (key[0] == 'S')
+		qsort(list, n, sizeof(*list), cmp_natural);
 	l = slurm_list(list, n);
 	fprintf(f, "# %s guid 0x%016llx, %s, %zu %s\n", t->desc[s] && t->desc[s][0] ? t->desc[s] : "(no name)",
 		(unsigned long long)t->guid[s], t->level[s] == 0 ? "leaf" : "upper switch", n,

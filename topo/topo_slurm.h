@@ -38,7 +38,7 @@ typedef struct topo_swtree {
 	unsigned char *is_root; /* nsw: kept and listed by no kept switch above it */
 	size_t nroots;
 	size_t *host_off;      /* nsw + 1: hosts placed under leaf s are host[host_off[s] .. host_off[s+1]) */
-	const char **host;     /* host names, grouped by leaf (borrowed) */
+	const char **host;     /* host names, grouped by leaf, in natural order (node2 < node10; borrowed) */
 	size_t nplaced;        /* hosts under some leaf */
 	const char **unplaced; /* hosts attached to no switch (borrowed) */
 	size_t nunplaced;
