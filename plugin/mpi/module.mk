@@ -2,12 +2,14 @@
 #   $(B)/librankmap_mpi_openmpi.so (mpicc.openmpi) and $(B)/librankmap_mpi_mpich.so (mpicc.mpich),
 # each linked with the core static libraries and exporting only MPI_* (plugin/mpi/rankmap_mpi.map; the
 # plugin objects keep default visibility because MPICH's mpi.h does not mark MPI_ functions public).
-# MPI test programs (tests/mpi/*.c) are built per MPI into $(B)/tests/mpi/<mpi>/.
+# MPI test programs (tests/mpi/*.c, tests/bench/pmpi/*.c) are built per MPI into $(B)/tests/mpi/<mpi>/ and
+# $(B)/tests/bench/pmpi/<mpi>/ by `make test-progs`.
 # The SimGrid SMPI variant (-DRANKMAP_SMPI) is described by plugin/mpi/smpi.mk.
 PMPI_SRC := $(wildcard plugin/mpi/*.c)
 PMPI_MAP := plugin/mpi/rankmap_mpi.map
 PMPI_CFLAGS = $(filter-out -fvisibility=hidden,$(ALL_CFLAGS)) -Iplugin/mpi -Idaemon
 PMPI_TESTS_SRC := $(wildcard tests/mpi/*.c)
+PMPI_BENCH_SRC := $(wildcard tests/bench/pmpi/*.c)
 MPICC_openmpi := mpicc.openmpi
 MPICC_mpich := mpicc.mpich
 
@@ -24,8 +26,13 @@ $(B)/tests/mpi/$(1)/%: tests/mpi/%.c
 	@mkdir -p $$(dir $$@)
 	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) -O2 -g -Wall -Wextra -Werror -Wno-stringop-overflow -std=gnu11 -o $$@ $$< -lm
 
+$(B)/tests/bench/pmpi/$(1)/%: tests/bench/pmpi/%.c
+	@mkdir -p $$(dir $$@)
+	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) -O2 -g -Wall -Wextra -Werror -Wno-stringop-overflow -std=gnu11 -o $$@ $$<
+
 all: $(B)/librankmap_mpi_$(1).so
 pmpi-tests: $(patsubst tests/mpi/%.c,$(B)/tests/mpi/$(1)/%,$(PMPI_TESTS_SRC))
+pmpi-tests: $(patsubst tests/bench/pmpi/%.c,$(B)/tests/bench/pmpi/$(1)/%,$(PMPI_BENCH_SRC))
 endef
 
 $(eval $(call pmpi_variant,openmpi))

@@ -34,6 +34,7 @@ typedef struct rmp_env {
 	int verbose;            /* RANKMAP_VERBOSE=1: rank 0 prints the mapping outcome */
 	const char *report;     /* RANKMAP_REPORT=FILE: rank 0 appends the outcome line */
 	const char *algo;       /* RANKMAP_ALGO, default "auto" */
+	double budget_ms;       /* RANKMAP_TIME_BUDGET_MS for "auto"/"refine" (<= 0: 1 ms + 5 us per rank) */
 	const char *pattern;    /* RANKMAP_PATTERN: recorded traffic used as weights */
 	map_metric_t metric;    /* RANKMAP_METRIC */
 	const char *cluster;    /* RANKMAP_CLUSTER: cluster file (network, hardware) */
@@ -58,6 +59,8 @@ typedef struct rmp_call {
 	rmp_env_t env;
 	rm_error_t err;         /* this rank's first error */
 	double t0;              /* PMPI_Wtime at entry */
+	double t_map;           /* PMPI_Wtime when the root starts placement and mapping */
+	double cpu_map;         /* the process's CPU time (ms) at that moment */
 } rmp_call_t;
 
 /* Prints "rankmap: <fn>: <error>; continuing without reordering" on stderr (the caller decides that
@@ -71,6 +74,9 @@ int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash);
 /* Collective: broadcasts the root's status. Returns 0 when the root succeeded; else -1 and the root
  * has printed its warning. */
 int rmp_root_status(rmp_call_t *call, int root_fail);
+
+/* CPU time used by this process, in milliseconds. */
+double rmp_cpu_ms(void);
 
 /* FNV-1a over ints, chained from h. */
 uint64_t rmp_hash_ints(uint64_t h, const int *v, size_t n);

@@ -5,6 +5,8 @@
  * Variables:
  *   RANKMAP_DISABLE=1        behave exactly like the MPI library underneath
  *   RANKMAP_ALGO=NAME        mapping engine (mapping/: auto, treematch, scotch, refine, identity)
+ *   RANKMAP_TIME_BUDGET_MS=T time the "auto" and "refine" engines may use (default 1 ms + 5 us/rank:
+ *                            the call runs inside the application's start-up)
  *   RANKMAP_PATTERN=FILE     recorded traffic (Matrix Market, RANKMAP_TRACE's output) used as weights
  *   RANKMAP_METRIC=M         bytes | messages | loggp: which column of the pattern
  *   RANKMAP_CLUSTER=FILE     cluster description (network, hardware), topo_load_cluster_file
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pmpi.h"
 
@@ -73,6 +76,14 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 	env->algo = env_str("RANKMAP_ALGO");
 	if (!env->algo)
 		env->algo = "auto";
+	v = env_str("RANKMAP_TIME_BUDGET_MS");
+	if (v) {
+		char *end;
+
+		env->budget_ms = strtod(v, &end);
+		if (*end || !(env->budget_ms > 0))
+			return rm_error_set(err, "RANKMAP_TIME_BUDGET_MS", 0, 0, "'%s' is not a positive time", v);
+	}
 	env->pattern = env_str("RANKMAP_PATTERN");
 	env->cluster = env_str("RANKMAP_CLUSTER");
 	env->socket = env_str("RANKMAP_SOCKET");
@@ -92,6 +103,15 @@ void rmp_warn(const rmp_call_t *call)
 	fprintf(stderr, "rankmap: %s: %s; continuing without reordering\n", call->fn,
 		rm_error_isset(&call->err) ? buf : "unknown error");
 	fflush(stderr);
+}
+
+double rmp_cpu_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 uint64_t rmp_hash_ints(uint64_t h, const int *v, size_t n)

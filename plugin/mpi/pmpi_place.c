@@ -255,6 +255,24 @@ static void fake_desc(const rmp_call_t *call, int per, char *buf, size_t len)
 	snprintf(buf, len, "%s%s", d, strncasecmp(last, "pu", 2) == 0 ? "" : " pu:1");
 }
 
+/* Root, test-only placement without a cluster: every virtual host shares one synthetic tree, loaded
+ * once through the "synthetic:<desc>@host,host..." spec. */
+static int fake_hosts_flat(rmp_call_t *call, topo_cluster_t c, const char *desc)
+{
+	size_t len = strlen(desc) + 32 + (size_t)call->env.fake_hosts * 16, off;
+	char *spec = malloc(len);
+
+	if (!spec)
+		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+	off = (size_t)snprintf(spec, len, "synthetic:%s@", desc);
+	for (int h = 0; h < call->env.fake_hosts; h++)
+		off += (size_t)snprintf(spec + off, len - off, "%srmfake%d", h ? "," : "", h);
+	int rc = topo_load_hwloc_spec(c, spec, &call->err);
+
+	free(spec);
+	return rc;
+}
+
 /* Root, test-only placement: host and logical PU of every rank from its number. */
 static int where_fake(rmp_call_t *call, topo_cluster_t c, int32_t *host, int32_t *pu)
 {
@@ -266,7 +284,9 @@ static int where_fake(rmp_call_t *call, topo_cluster_t c, int32_t *host, int32_t
 	if (!hidx)
 		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
 	fake_desc(call, per, desc, sizeof(desc));
-	for (int h = 0; h < n && rc == 0; h++)
+	if (!call->env.cluster && !call->env.socket)
+		rc = fake_hosts_flat(call, c, desc);
+	for (int h = 0; h < n && rc == 0 && (call->env.cluster || call->env.socket); h++)
 		rc = fake_host_name(call, c, h, name, sizeof(name)) || ensure_hw(call, c, name, NULL, 0, desc);
 	if (rc == 0)
 		rc = topo_cluster_finalize(c, &call->err);

@@ -1,0 +1,87 @@
+#!/bin/sh
+# tests/bench/pmpi/run.sh: costs of the rankmap PMPI library, beside the targets of issue 5 and the
+# seed implementations' figures (REFERENCE.md sections 1 and 2).
+#
+# 1. Extra time of MPI_Cart_create(reorder=1) over the plain call (reorder=0, same binary, library
+#    preloaded: the plain call goes straight through) at 8, 16, 32 and 64 ranks, Open MPI and MPICH, in
+#    the test-only cyclic placement on virtual hosts of 'pack:2 core:4' (so the mapping really works).
+#    This machine has 2 cores: 64 ranks are oversubscribed 32 times, and every collective then costs
+#    scheduling rounds, which dominates the wall-clock figure. The root's CPU time for placement and
+#    mapping (map_cpu_ms, from the library's report) is what remains of the extra on dedicated cores,
+#    besides three small collectives and the communicator split.
+# 2. Tracer overhead on a message-rate loop (2 ranks, 8-byte MPI_Isend/Irecv in windows of 64):
+#    library preloaded without and with RANKMAP_TRACE, best of several alternated runs.
+# Env: B (build dir), PMPI_BENCH_ITERS (default 10), PMPI_BENCH_NPS (default "8 16 32 64").
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+cd "$top" || exit 1
+B=${B:-build}
+BIN=$top/$B
+ITERS=${PMPI_BENCH_ITERS:-10}
+NPS=${PMPI_BENCH_NPS:-8 16 32 64}
+T=$(mktemp -d "${TMPDIR:-/tmp}/rankmap-bench.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+unset RANKMAP_DISABLE RANKMAP_ALGO RANKMAP_PATTERN RANKMAP_CLUSTER RANKMAP_SOCKET RANKMAP_TRACE RANKMAP_VERBOSE
+
+run() { # MPI NP PROG ARGS...   ($BIND: binding options for the launcher)
+	m=$1; np=$2; p=$3; shift 3
+	lib=$BIN/librankmap_mpi_$m.so
+	case $m in
+	openmpi) timeout -k 5 600 mpirun.openmpi $BIND --oversubscribe --allow-run-as-root -np "$np" -x LD_PRELOAD="$lib" \
+			"$BIN/tests/bench/pmpi/$m/$p" "$@" ;;
+	mpich) timeout -k 5 600 mpirun.mpich $BIND -np "$np" -genv LD_PRELOAD "$lib" "$BIN/tests/bench/pmpi/$m/$p" "$@" ;;
+	esac
+}
+val() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | tail -n 1; }
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "nan" }'; }
+
+for m in openmpi mpich; do
+	if [ ! -x "$BIN/tests/bench/pmpi/$m/cart_bench" ] || [ ! -f "$BIN/librankmap_mpi_$m.so" ]; then
+		echo "pmpi bench: $m programs not built (make B=$B all test-progs)"; exit 1
+	fi
+done
+
+echo "MPI_Cart_create, extra time of reorder=1 over the plain call (median of $ITERS calls, slowest rank)"
+printf '%-8s %5s %10s %12s %10s %13s   %s\n' MPI ranks plain_ms reorder_ms extra_ms root_cpu_ms "baseline"
+rc=0
+for m in openmpi mpich; do
+	for np in $NPS; do
+		hosts=$(( (np + 7) / 8 ))
+		plain=$(run "$m" "$np" cart_bench 0 "$ITERS" 2>/dev/null | val median_ms)
+		rm -f "$T/report"
+		re=$(RANKMAP_FAKE_HOSTS=$hosts RANKMAP_FAKE_NODE='pack:2 core:4' RANKMAP_FAKE_PLACEMENT=cyclic \
+			RANKMAP_REPORT=$T/report run "$m" "$np" cart_bench 1 "$ITERS" 2>/dev/null | val median_ms)
+		cpu=$(sed -n 's/.*map_cpu_ms=\([0-9.]*\).*/\1/p' "$T/report" | median)
+		extra=$(awk -v a="$re" -v b="$plain" 'BEGIN { if (a == "" || b == "") print "nan"; else printf "%.2f", a - b }')
+		case $np in
+		32) base="seed: 9 ms (Rashti et al., network-aware, 32 ranks)" ;;
+		64) base="target < 5 ms; seed: 140 ms (Mercier-Jeannot, 64 ranks)" ;;
+		*) base="" ;;
+		esac
+		printf '%-8s %5s %10s %12s %10s %13s   %s\n' "$m" "$np" "${plain:-nan}" "${re:-nan}" "$extra" "${cpu:-nan}" "$base"
+		[ -n "$re" ] || rc=1
+	done
+done
+echo "(64 ranks on 2 cores: wall-clock figures are dominated by oversubscription; root_cpu_ms is the"
+echo " placement + mapping work the root adds, RANKMAP_TIME_BUDGET_MS bounds the 'auto' engine)"
+
+echo
+echo "Tracer overhead, message-rate loop (2 ranks bound to the 2 cores, 8-byte messages): the sending"
+echo "rank's CPU time per message (time descheduled by other load does not count), best of alternated runs"
+printf '%-8s %15s %15s %10s   %s\n' MPI off_cpu_us_msg traced_cpu_us_msg overhead baseline
+for m in openmpi mpich; do
+	off=""; on=""
+	case $m in openmpi) bind="--bind-to core" ;; mpich) bind="-bind-to core" ;; esac
+	for i in 1 2 3 4 5; do
+		off="$off $(BIND=$bind run "$m" 2 msgrate 200000 5 2>/dev/null | val best_cpu_us_per_msg)"
+		on="$on $(BIND=$bind RANKMAP_TRACE=$T/trace.mtx run "$m" 2 msgrate 200000 5 2>/dev/null | val best_cpu_us_per_msg)"
+	done
+	boff=$(echo $off | tr ' ' '\n' | sort -n | head -n 1)
+	bon=$(echo $on | tr ' ' '\n' | sort -n | head -n 1)
+	ovh=$(awk -v a="$bon" -v b="$boff" 'BEGIN { if (b + 0 > 0) printf "%+.1f %%", 100 * (a - b) / b; else print "nan" }')
+	printf '%-8s %15s %15s %10s   %s\n' "$m" "$boff" "$bon" "$ovh" "target < 5 %"
+	[ -s "$T/trace.mtx" ] || { echo "  (no trace written by $m)"; rc=1; }
+	rm -f "$T/trace.mtx"
+done
+exit $rc
