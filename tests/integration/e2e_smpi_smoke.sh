@@ -9,7 +9,19 @@
 
 if ! command -v smpirun >/dev/null 2>&1 || ! command -v smpicc >/dev/null 2>&1; then
 	ok "skip: SimGrid SMPI not installed (make bench-e2e installs libsimgrid-dev)"
-	finish
+	
+# Tracer under SMPI, then its pattern as weights. Block placement puts row i (ranks 4i..4i+3) on host i:
+# the heavy dimension-0 neighbours are all off node, 131072 of 133120 bytes per rank. The traced pattern
+# has 16 ranks x 4 distinct neighbours = 64 entries. Reordered with it, each host holds a column: only
+# the light bytes leave the host, 2048 of 133120.
+cart trace.out RANKMAP_TRACE="$T/trace.mtx"
+expect "traced Cartesian run completes, block offnode 131072/133120" [ "$(field offnode trace.out)" = 0.9846 ]
+expect "tracer wrote a 16x16 pattern with 64 entries" grep -q '^16 16 64$' "$T/trace.mtx"
+cart cart.out RANKMAP_ALGO=scotch RANKMAP_CLUSTER="$T/rankmap.cluster" RANKMAP_PATTERN="$T/trace.mtx"
+expect "Cart_create reordered with the traced weights: offnode 2048/133120" [ "$(field offnode cart.out)" = 0.0154 ]
+tb=$(field time trace.out); tc=$(field time cart.out)
+expect "reordered Cartesian time ($tc s) below block ($tb s)" awk -v a="$tc" -v b="$tb" 'BEGIN { exit !(a < b) }'
+finish
 	exit $?
 fi
 cd "$TOP" || exit 1
@@ -17,7 +29,19 @@ if make --no-print-directory B="$B" bench-e2e-progs >/dev/null 2>&1; then
 	ok "SMPI library and benchmark programs build"
 else
 	notok "SMPI library and benchmark programs build (make B=$B bench-e2e-progs)"
-	finish
+	
+# Tracer under SMPI, then its pattern as weights. Block placement puts row i (ranks 4i..4i+3) on host i:
+# the heavy dimension-0 neighbours are all off node, 131072 of 133120 bytes per rank. The traced pattern
+# has 16 ranks x 4 distinct neighbours = 64 entries. Reordered with it, each host holds a column: only
+# the light bytes leave the host, 2048 of 133120.
+cart trace.out RANKMAP_TRACE="$T/trace.mtx"
+expect "traced Cartesian run completes, block offnode 131072/133120" [ "$(field offnode trace.out)" = 0.9846 ]
+expect "tracer wrote a 16x16 pattern with 64 entries" grep -q '^16 16 64$' "$T/trace.mtx"
+cart cart.out RANKMAP_ALGO=scotch RANKMAP_CLUSTER="$T/rankmap.cluster" RANKMAP_PATTERN="$T/trace.mtx"
+expect "Cart_create reordered with the traced weights: offnode 2048/133120" [ "$(field offnode cart.out)" = 0.0154 ]
+tb=$(field time trace.out); tc=$(field time cart.out)
+expect "reordered Cartesian time ($tc s) below block ($tb s)" awk -v a="$tc" -v b="$tb" 'BEGIN { exit !(a < b) }'
+finish
 	exit 1
 fi
 T=$(mktmp)
@@ -28,7 +52,8 @@ sys.path.insert(0, "tests/bench/e2e")
 from e2e_platform import Platform
 d = sys.argv[1]
 p = Platform("flat", 4, 4, node="core:4 pu:1")
-files = {d + "/platform.xml": p.xml(), d + "/cyclic.hosts": p.hostfile("cyclic", 16)}
+files = {d + "/platform.xml": p.xml(), d + "/cyclic.hosts": p.hostfile("cyclic", 16),
+         d + "/block.hosts": p.hostfile("block", 16)}
 files.update(p.rankmap_files(d + "/rankmap"))
 for k, v in files.items():
     open(k, "w").write(v)
@@ -39,6 +64,11 @@ run() { # output file, env assignments...
 	out=$1; shift
 	(cd "$T" && env TMPDIR="$T" "$@" smpirun -platform platform.xml -hostfile cyclic.hosts -np 16 $CFG \
 		"$BIN/tests/e2e/ring_of_rings" --ring 4 --token 1024 --laps 4 --gather 1024 --iters 5) >"$T/$out" 2>&1
+}
+cart() { # output file, env assignments...: 4x4 torus, dimension 0 carries 64 KiB, dimension 1 1 KiB
+	out=$1; shift
+	(cd "$T" && env TMPDIR="$T" "$@" smpirun -platform platform.xml -hostfile block.hosts -np 16 $CFG \
+		"$BIN/tests/e2e/cart_bench" --dims 4x4 --bytes 65536,1024 --iters 3) >"$T/$out" 2>&1
 }
 field() { sed -n "s/^E2E .*$1=\([0-9.]*\).*/\1/p" "$T/$2"; }
 
@@ -60,4 +90,16 @@ run bad.out RANKMAP_ALGO=treematch RANKMAP_CLUSTER="$T/missing.cluster"
 expect "bad cluster file: the job still completes" grep -q '^E2E time=' "$T/bad.out"
 expect "bad cluster file: exactly one warning" [ "$(grep -c '^rankmap:' "$T/bad.out")" = 1 ]
 expect "bad cluster file: unreordered result" [ "$(field offnode bad.out)" = 0.8421 ]
+
+# Tracer under SMPI, then its pattern as weights. Block placement puts row i (ranks 4i..4i+3) on host i:
+# the heavy dimension-0 neighbours are all off node, 131072 of 133120 bytes per rank. The traced pattern
+# has 16 ranks x 4 distinct neighbours = 64 entries. Reordered with it, each host holds a column: only
+# the light bytes leave the host, 2048 of 133120.
+cart trace.out RANKMAP_TRACE="$T/trace.mtx"
+expect "traced Cartesian run completes, block offnode 131072/133120" [ "$(field offnode trace.out)" = 0.9846 ]
+expect "tracer wrote a 16x16 pattern with 64 entries" grep -q '^16 16 64$' "$T/trace.mtx"
+cart cart.out RANKMAP_ALGO=scotch RANKMAP_CLUSTER="$T/rankmap.cluster" RANKMAP_PATTERN="$T/trace.mtx"
+expect "Cart_create reordered with the traced weights: offnode 2048/133120" [ "$(field offnode cart.out)" = 0.0154 ]
+tb=$(field time trace.out); tc=$(field time cart.out)
+expect "reordered Cartesian time ($tc s) below block ($tb s)" awk -v a="$tc" -v b="$tb" 'BEGIN { exit !(a < b) }'
 finish
