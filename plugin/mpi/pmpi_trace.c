@@ -39,6 +39,8 @@ typedef struct trace_ctx {
 	persist_ent_t *ptab;
 	size_t pcap, pused;
 	int keyval;         /* comm attribute: translation table (comm_map_t) */
+	MPI_Comm last_comm; /* one-entry cache of the last non-world communicator and its table */
+	struct comm_map *last_map;
 } trace_ctx_t;
 
 /* Rank translation of one communicator to MPI_COMM_WORLD, cached as an attribute. */
@@ -98,8 +100,11 @@ int rmp_trace_on(void)
 static int map_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
 	comm_map_t *m = val;
+	trace_ctx_t *t = ctx_get();
 
 	(void)comm, (void)keyval, (void)extra;
+	if (t && t->last_map == m) /* the handle may be reused by the next communicator */
+		t->last_comm = MPI_COMM_NULL, t->last_map = NULL;
 	if (m) {
 		free(m->world);
 		free(m);
@@ -173,12 +178,17 @@ static int world_rank(trace_ctx_t *t, MPI_Comm comm, int r)
 	comm_map_t *m = NULL;
 	int flag = 0;
 
-	PMPI_Comm_get_attr(comm, t->keyval, &m, &flag);
-	if (!flag) {
-		m = map_build(comm);
-		if (!m)
-			return -1;
-		PMPI_Comm_set_attr(comm, t->keyval, m);
+	if (comm == t->last_comm && t->last_map)
+		m = t->last_map;
+	else {
+		PMPI_Comm_get_attr(comm, t->keyval, &m, &flag);
+		if (!flag) {
+			m = map_build(comm);
+			if (!m)
+				return -1;
+			PMPI_Comm_set_attr(comm, t->keyval, m);
+		}
+		t->last_comm = comm, t->last_map = m;
 	}
 	if (m->inter || r >= m->size)
 		return -1;
@@ -236,14 +246,29 @@ void rmp_trace_bytes(MPI_Comm comm, int dest, uint64_t bytes)
 	count(t, w, bytes);
 }
 
-void rmp_trace_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+/* Size of a datatype; the common predefined ones without a call into the MPI library. */
+static int type_size(MPI_Datatype type)
 {
 	int sz = 0;
 
-	if (!ctx_get() || dest == MPI_PROC_NULL)
-		return;
+	if (type == MPI_DOUBLE || type == MPI_INT64_T || type == MPI_UINT64_T || type == MPI_LONG)
+		return 8;
+	if (type == MPI_INT || type == MPI_FLOAT || type == MPI_UNSIGNED)
+		return 4;
+	if (type == MPI_BYTE || type == MPI_CHAR)
+		return 1;
 	PMPI_Type_size(type, &sz);
-	rmp_trace_bytes(comm, dest, (uint64_t)(n > 0 ? n : 0) * (uint64_t)(sz > 0 ? sz : 0));
+	return sz > 0 ? sz : 0;
+}
+
+void rmp_trace_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+{
+	trace_ctx_t *t = ctx_get();
+	int w;
+
+	if (!t || dest == MPI_PROC_NULL || (w = world_rank(t, comm, dest)) < 0)
+		return;
+	count(t, w, (uint64_t)(n > 0 ? n : 0) * (uint64_t)type_size(type));
 }
 
 /* ---- persistent requests -------------------------------------------------------------------- */
@@ -297,16 +322,15 @@ static persist_ent_t *persist_find(trace_ctx_t *t, uint64_t key, int insert)
 void rmp_trace_persist_add(MPI_Request req, MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
 	trace_ctx_t *t = ctx_get();
-	int sz = 0, w;
+	int w;
 	persist_ent_t *e;
 
 	if (!t || req == MPI_REQUEST_NULL || dest == MPI_PROC_NULL || (w = world_rank(t, comm, dest)) < 0)
 		return;
-	PMPI_Type_size(type, &sz);
 	e = persist_find(t, req_key(req), 1);
 	if (e) {
 		e->peer = w;
-		e->bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)(sz > 0 ? sz : 0);
+		e->bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)type_size(type);
 	}
 }
 

@@ -31,11 +31,7 @@ int MPI_Finalize(void)
 
 /* ---- blocking and non-blocking sends ------------------------------------------------------ */
 
-#define TRACE_SEND(comm, dest, count, type)                        \
-	do {                                                       \
-		if (rmp_trace_on())                                \
-			rmp_trace_send(comm, dest, count, type);   \
-	} while (0)
+#define TRACE_SEND(comm, dest, count, type) rmp_trace_send(comm, dest, count, type)
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
