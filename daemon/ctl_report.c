@@ -3,13 +3,17 @@
  * topo_cluster_report() as aligned text, or as the JSON object itself with --json. The text is rendered
  * from that same JSON object, so the two always agree.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl.h"
+#include "order.h"
+#include "report_svg.h"
 #include "topo.h"
 #include "topo_report.h"
 
@@ -23,7 +27,8 @@ static void usage(FILE *f)
 		"    rankmapctl report - summarise a cluster: hardware, fabric, hop counts, anomalies\n\n"
 		"SYNOPSIS\n"
 		"    rankmapctl report [--hwloc PATH]... [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
-		"                      [--node-name-map FILE] [--torus FILE] [--cluster FILE] [--json]\n\n"
+		"                      [--node-name-map FILE] [--torus FILE] [--cluster FILE] [--json]\n"
+		"                      [--svg FILE] [--order METHOD]\n\n"
 		"DESCRIPTION\n"
 		"    Loads the node hardware (hwloc), the InfiniBand fabric and an optional 3D torus, joins them\n"
 		"    by host name and prints what a cluster administrator checks: hosts, packages, cores and PUs\n"
@@ -46,6 +51,12 @@ static void usage(FILE *f)
 		"                        torus and cost parameters); loaded before the options above.\n"
 		"    --json              print one JSON object instead of text (keys hosts, hosts_with_hardware,\n"
 		"                        switches, hca_ports, subnets, cores, pus, anomalies, ...).\n"
+		"    --svg FILE          also draw the cluster into FILE (SVG): the fabric as a layered graph,\n"
+		"                        hosts grouped in one box per leaf switch (count and host list),\n"
+		"                        links coloured by speed, anomalies in red; with a torus, the torus\n"
+		"                        order picture below it.\n"
+		"    --order METHOD      torus ordering summarised and drawn (xyz, mdf, gray, hilbert, bbb;\n"
+		"                        default bbb, see rankmapctl order).\n"
 		"    -h, --help          print this help.\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl report --cluster tests/data/example/cluster.conf\n"
@@ -58,7 +69,7 @@ static void usage(FILE *f)
 struct opts {
 	const char *hwloc[MAX_SOURCES], *ib[MAX_SOURCES];
 	int nhwloc, nib, ib_live, json;
-	const char *ib_cache, *name_map, *torus, *cluster;
+	const char *ib_cache, *name_map, *torus, *cluster, *svg, *order;
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -68,6 +79,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "ib-cache", required_argument, NULL, 'c' }, { "ib-live", no_argument, NULL, 'l' },
 		{ "node-name-map", required_argument, NULL, 'm' }, { "torus", required_argument, NULL, 't' },
 		{ "cluster", required_argument, NULL, 'C' }, { "json", no_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, 's' },    { "order", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -94,6 +106,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 't': o->torus = optarg; break;
 		case 'C': o->cluster = optarg; break;
 		case 'j': o->json = 1; break;
+		case 's': o->svg = optarg; break;
+		case 'o': o->order = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "Try 'rankmapctl report --help'.\n");
@@ -357,13 +371,111 @@ static void print_anomalies(json_t *r)
 	json_decref(shown);
 }
 
+/* ---- torus order and pictures ------------------------------------------------------------------- */
+
+/* Adds "torus_order" (method, nodes, blocks, block_extent, axes) to the report; NULL order on error. */
+static order_t *torus_order(topo_cluster_t c, const struct opts *o, json_t *r, rm_error_t *err)
+{
+	const topo_torus_spec_t *spec = topo_torus(c);
+	order_t *ord;
+
+	if (!spec)
+		return NULL;
+	ord = order_build(spec, o->order ? o->order : "bbb", NULL, err);
+	if (!ord)
+		return NULL;
+	json_object_set_new(r, "torus_order",
+			    json_pack("{s:s, s:I, s:I, s:[iii], s:s#}", "method", ord->method, "nodes", (json_int_t)ord->nnodes,
+				      "blocks", (json_int_t)ord->nblocks, "block_extent", ord->block_ext[0], ord->block_ext[1],
+				      ord->block_ext[2], "axes", (const char[]){ "xyz"[ord->axes[0]], "xyz"[ord->axes[1]],
+										"xyz"[ord->axes[2]] }, (size_t)3));
+	return ord;
+}
+
+/* Writes the pictures to path (a temporary file renamed): the fabric, and the torus order below. */
+static int write_svg(topo_cluster_t c, const order_t *ord, const char *path, rm_error_t *err)
+{
+	char *extra = NULL, *tmp = malloc(strlen(path) + 16);
+	size_t len = 0;
+	FILE *m = ord ? open_memstream(&extra, &len) : NULL, *f;
+	int rc = -1;
+
+	if (m) {
+		order_write(ord, ORDER_FMT_SVG, NULL, m, err);
+		fclose(m);
+	}
+	if (!tmp)
+		goto out;
+	sprintf(tmp, "%s.tmp.%ld", path, (long)getpid());
+	if (!(f = fopen(tmp, "w"))) {
+		rm_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
+		goto out;
+	}
+	rc = topo_report_svg(c, extra, f, err);
+	if (fclose(f) != 0 || rc < 0 || rename(tmp, path) < 0) {
+		if (!rm_error_isset(err))
+			rm_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
+		unlink(tmp);
+		rc = -1;
+	}
+out:
+	free(extra);
+	free(tmp);
+	return rc;
+}
+
+static void print_torus_order(json_t *r)
+{
+	json_t *t = json_object_get(r, "torus_order"), *e;
+
+	if (!json_is_object(t))
+		return;
+	e = json_object_get(t, "block_extent");
+	printf("\nTorus order\n  method %s, %lld nodes in %lld blocks of %lldx%lldx%lld routers, axes %s (fastest first)\n",
+	       json_string_value(json_object_get(t, "method")), (long long)json_integer_value(json_object_get(t, "nodes")),
+	       (long long)json_integer_value(json_object_get(t, "blocks")), (long long)json_integer_value(json_array_get(e, 0)),
+	       (long long)json_integer_value(json_array_get(e, 1)), (long long)json_integer_value(json_array_get(e, 2)),
+	       json_string_value(json_object_get(t, "axes")));
+}
+
+/* The report, its torus order and pictures; prints the report. Returns the exit status. */
+static int report(topo_cluster_t c, const struct opts *o, rm_error_t *err)
+{
+	json_t *r = topo_cluster_report(c);
+	order_t *ord = NULL;
+	int rc = 1;
+
+	if (!r) {
+		rm_error_set(err, "report", 0, 0, "out of memory");
+		return 1;
+	}
+	if (topo_torus(c) && !(ord = torus_order(c, o, r, err)))
+		goto out;
+	if (o->svg && write_svg(c, ord, o->svg, err) < 0)
+		goto out;
+	if (o->json) {
+		json_dumpf(r, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+	} else {
+		print_hardware(r);
+		print_network(r);
+		print_torus_order(r);
+		print_hops(r);
+		print_anomalies(r);
+	}
+	rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+	order_destroy(ord);
+	json_decref(r);
+	return rc;
+}
+
 int ctl_report_main(int argc, char **argv)
 {
 	struct opts o;
 	int rc = parse_opts(argc, argv, &o);
 	topo_cluster_t c;
 	rm_error_t err;
-	json_t *r;
 	char buf[RM_ERROR_SOURCE_LEN + RM_ERROR_TEXT_LEN + 32];
 
 	if (rc >= 0)
@@ -373,26 +485,11 @@ int ctl_report_main(int argc, char **argv)
 		fprintf(stderr, "rankmapctl: out of memory\n");
 		return 1;
 	}
-	if (load(c, &o, &err) < 0) {
-		fprintf(stderr, "rankmapctl: %s\n", rm_error_format(&err, buf, sizeof(buf)));
-		topo_cluster_destroy(c);
-		return 1;
+	if (load(c, &o, &err) < 0 || (rc = report(c, &o, &err)) != 0) {
+		if (rm_error_isset(&err))
+			fprintf(stderr, "rankmapctl: %s\n", rm_error_format(&err, buf, sizeof(buf)));
+		rc = 1;
 	}
-	if (!(r = topo_cluster_report(c))) {
-		fprintf(stderr, "rankmapctl: out of memory\n");
-		topo_cluster_destroy(c);
-		return 1;
-	}
-	if (o.json) {
-		json_dumpf(r, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-	} else {
-		print_hardware(r);
-		print_network(r);
-		print_hops(r);
-		print_anomalies(r);
-	}
-	json_decref(r);
 	topo_cluster_destroy(c);
-	return fflush(stdout) == 0 ? 0 : 1;
+	return rc;
 }
