@@ -192,6 +192,8 @@ static double best_partner(const struct improve *m, uint32_t x, uint32_t A, uint
 		uint32_t y = m->members[(size_t)B * m->a + p];
 		double cA, cB, wxy, gain;
 
+		if (m->u->type && m->u->type[y] != m->u->type[x])
+			continue; /* typed groups keep their shapes */
 		unit_conn(m, y, A, B, x, &cA, &cB, &wxy);
 		gain = base + cA - cB - 2 * wxy;
 		if (gain > bg + 1e-12 * (m->gconn[B] + 1)) {

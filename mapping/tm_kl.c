@@ -82,6 +82,8 @@ static double kl_best_pair(const struct kl *k, uint32_t *bx, uint32_t *by)
 
 			if (k->D[s0[i]] + k->D[s1[j]] <= best)
 				break;
+			if (k->u->type && k->u->type[k->idx[s0[i]]] != k->u->type[k->idx[s1[j]]])
+				continue; /* typed groups keep their shapes */
 			g = k->D[s0[i]] + k->D[s1[j]] - 2 * k->m[s0[i]][s1[j]];
 			if (g > best)
 				best = g, *bx = s0[i], *by = s1[j];

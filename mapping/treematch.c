@@ -121,20 +121,28 @@ static int group_exhaustive(const tm_units_t *u, uint32_t a, uint32_t *members)
 	return 0;
 }
 
-/* Groups the units of one level into groups of a: members[g * a + p]. */
-int tm_group_level(const tm_units_t *u, uint32_t a, uint32_t *members, int mode, double deadline)
+/* Groups the units of one level into groups of a: members[g * a + p]. With types (ty, u->type), the
+ * groups take the shapes of the positions of depth l - 1 and gtype receives their types. */
+int tm_group_level(const tm_units_t *u, uint32_t a, uint32_t *members, int mode, double deadline,
+		   const tm_types_t *ty, int l, uint32_t *gtype)
 {
-	if (a == 1) {
+	if (a == 1 && !ty) {
 		uint32_t i;
 
 		for (i = 0; i < u->n; i++)
 			members[i] = i;
 		return 0;
 	}
-	if (u->n <= 16 && groupings(u->n, a, TM_EXHAUSTIVE_MAX) <= TM_EXHAUSTIVE_MAX)
+	if (ty) {
+		if (tm_group_typed(u, a, members, ty, l, gtype) < 0)
+			return -1;
+	} else if (u->n <= 16 && groupings(u->n, a, TM_EXHAUSTIVE_MAX) <= TM_EXHAUSTIVE_MAX) {
 		return group_exhaustive(u, a, members);
-	if (tm_group_greedy(u, a, members, mode) < 0)
+	} else if (tm_group_greedy(u, a, members, mode) < 0) {
 		return -1;
+	}
+	if (a == 1)
+		return 0;
 	if (tm_group_improve(u, a, members, deadline) < 0)
 		return -1;
 	return tm_group_kl(u, a, members, deadline);
@@ -251,13 +259,6 @@ static void units_free(tm_units_t *u, const map_graph_t *g)
 	u->xadj = NULL;
 }
 
-/* The uniform tree TreeMatch works on: levels 0 (root) .. L-1 (leaves), arities, costs. */
-struct tm_tree {
-	int L;
-	uint32_t A[64];
-	double cost[64];
-};
-
 /* The virtual tree cut at depth l, as a target whose slots are the units of that depth. */
 static topo_target_t *truncated_target(const struct tm_tree *tr, int l)
 {
@@ -305,86 +306,43 @@ out:
 	topo_target_destroy(T);
 }
 
-/* Real ranks in every unit (load) and real slots under every virtual position (cap), per depth, for
- * laying groups where they fit when the tree has holes or ranks are fewer than slots. */
-struct tm_fit {
-	uint32_t *load[64], *cap[64];
-};
-
-static void fit_free(struct tm_fit *f)
-{
-	int l;
-
-	for (l = 0; l < 64; l++)
-		free(f->load[l]), free(f->cap[l]);
-}
-
-static int fit_build(struct tm_fit *f, const struct tm_tree *tr, uint32_t **members, const uint32_t *vslot,
-		     uint64_t V, uint32_t n, int l0)
-{
-	uint64_t nu = V, i;
-	int l;
-
-	memset(f, 0, sizeof(*f));
-	f->load[tr->L - 1] = malloc(V * sizeof(uint32_t));
-	f->cap[tr->L - 1] = malloc(V * sizeof(uint32_t));
-	if (!f->load[tr->L - 1] || !f->cap[tr->L - 1])
-		return -1;
-	for (i = 0; i < V; i++)
-		f->load[tr->L - 1][i] = i < n, f->cap[tr->L - 1][i] = vslot[i] != UINT32_MAX;
-	for (l = tr->L - 1; l >= l0; l--) {
-		uint32_t a = tr->A[l];
-
-		nu /= a;
-		f->load[l - 1] = calloc(nu + 1, sizeof(uint32_t));
-		f->cap[l - 1] = calloc(nu + 1, sizeof(uint32_t));
-		if (!f->load[l - 1] || !f->cap[l - 1])
-			return -1;
-		for (i = 0; i < nu * a; i++) {
-			f->load[l - 1][i / a] += f->load[l][members[l][i]];
-			f->cap[l - 1][i / a] += f->cap[l][i];
-		}
-	}
-	return 0;
-}
-
-/* Orders the a entries of idx by decreasing key (stable insertion sort: ties keep TreeMatch's order). */
-static void sort_desc(uint32_t *idx, uint32_t a, const uint32_t *key)
+/* Orders the a entries of idx by increasing key (stable insertion sort: ties keep TreeMatch's order). */
+static void sort_by(uint32_t *idx, uint32_t a, const uint32_t *key)
 {
 	uint32_t i, j;
 
 	for (i = 1; i < a; i++) {
 		uint32_t v = idx[i];
 
-		for (j = i; j > 0 && key[idx[j - 1]] < key[v]; j--)
+		for (j = i; j > 0 && key[idx[j - 1]] > key[v]; j--)
 			idx[j] = idx[j - 1];
 		idx[j] = v;
 	}
 }
 
-/* Children of one group (members m[0..a)) onto the positions base*a + q: the most loaded child on
- * the position with the most real slots, and so on. */
-static void place_children(const struct tm_fit *f, int l, const uint32_t *m, uint32_t a, uint32_t base,
-			   uint32_t *next, uint32_t *ci, uint32_t *pi)
+/* Children of one group (members m[0..a)) onto the positions base*a + q; with types, each child goes to
+ * a position of its own type (the multisets agree by construction). */
+static void place_children(const tm_types_t *ty, const uint32_t *utype, int l, const uint32_t *m, uint32_t a,
+			   uint32_t base, uint32_t *next, uint32_t *ci, uint32_t *pi)
 {
 	uint32_t q;
 
 	for (q = 0; q < a; q++)
 		ci[q] = m[q], pi[q] = base * a + q;
-	if (f) {
-		sort_desc(ci, a, f->load[l]);
-		sort_desc(pi, a, f->cap[l]);
+	if (ty) {
+		sort_by(ci, a, utype);
+		sort_by(pi, a, ty->ptype[l]);
 	}
 	for (q = 0; q < a; q++)
 		next[ci[q]] = pi[q];
 }
 
 /* Lays the groups onto the virtual tree top-down from depth l0 - 1, whose units sit at vid[] (NULL:
- * depth 0, the root): returns vid[unit] of the leaf units (ranks first). With fit, children go where
- * they fit (holes); with units (mlrefine), the positions of each coarse level are refined before going
- * down. Takes ownership of vid. */
+ * depth 0, the root): returns vid[unit] of the leaf units (ranks first). With types (ty, utype[l]: the
+ * type of each unit of depth l), children go to positions of their type; with units (mlrefine), the
+ * positions of each coarse level are refined before going down. Takes ownership of vid. */
 static uint32_t *assign_top_down(const map_ctx_t *ctx, const struct tm_tree *tr, uint32_t **members,
-				 const tm_units_t *units, const struct tm_fit *fit, int l0, uint32_t *vid,
+				 const tm_units_t *units, const tm_types_t *ty, uint32_t **utype, int l0, uint32_t *vid,
 				 uint64_t nunits)
 {
 	uint32_t *next, *ci = NULL, *pi = NULL, amax = 1;
@@ -404,7 +362,7 @@ static uint32_t *assign_top_down(const map_ctx_t *ctx, const struct tm_tree *tr,
 		if (!next)
 			break;
 		for (g = 0; g < nunits; g++)
-			place_children(fit, l, members[l] + g * a, a, vid[g], next, ci, pi);
+			place_children(ty, ty ? utype[l] : NULL, l, members[l] + g * a, a, vid[g], next, ci, pi);
 		free(vid);
 		vid = next;
 		nunits *= a;
@@ -421,9 +379,10 @@ static uint32_t *assign_top_down(const map_ctx_t *ctx, const struct tm_tree *tr,
 
 /* Bottom-up phase: groups the levels L-1 down to lstop (members[l]) and, when keep, keeps the units
  * of every depth in units[] (units[L-1] is the rank graph; units[lstop - 1] the coarsest when
- * lstop > 1). */
+ * lstop > 1). With types, utype[L-1] holds the leaf units' types and utype[l - 1] receives those of
+ * the groups formed at level l. */
 static int bottom_up(const map_ctx_t *ctx, const struct tm_tree *tr, uint64_t V, int mode, uint32_t **members,
-		     tm_units_t *units, int keep, int lstop)
+		     tm_units_t *units, int keep, int lstop, const tm_types_t *ty, uint32_t **utype)
 {
 	const map_graph_t *g = ctx->g;
 	int l, rc = 0;
@@ -432,8 +391,13 @@ static int bottom_up(const map_ctx_t *ctx, const struct tm_tree *tr, uint64_t V,
 	for (l = tr->L - 1; rc == 0 && l >= lstop; l--) {
 		tm_units_t next = { 0 };
 
+		cur.type = ty ? utype[l] : NULL;
 		members[l] = malloc((size_t)cur.n * sizeof(uint32_t));
-		rc = members[l] ? tm_group_level(&cur, tr->A[l], members[l], mode, 1e300) : -1;
+		if (ty && members[l])
+			utype[l - 1] = malloc(((size_t)cur.n / tr->A[l] + 1) * sizeof(uint32_t));
+		rc = members[l] && (!ty || utype[l - 1])
+			     ? tm_group_level(&cur, tr->A[l], members[l], mode, 1e300, ty, l, ty ? utype[l - 1] : NULL)
+			     : -1;
 		if (rc == 0 && l > 1)
 			rc = aggregate(&cur, tr->A[l], members[l], &next);
 		if (keep)
@@ -442,6 +406,7 @@ static int bottom_up(const map_ctx_t *ctx, const struct tm_tree *tr, uint64_t V,
 			units_free(&cur, g);
 		cur = next;
 	}
+	cur.type = ty && lstop > 1 ? utype[lstop - 1] : NULL;
 	if (rc == 0 && lstop > 1)
 		units[lstop - 1] = cur;
 	else
@@ -498,13 +463,24 @@ static void tm_tree_build(const topo_target_t *t, const uint32_t *A, int merge, 
 	}
 }
 
+/* Leaf unit types for typed grouping: ranks 1, virtual units 0. */
+static uint32_t *leaf_types(uint64_t V, uint32_t n)
+{
+	uint32_t *t = malloc((V + 1) * sizeof(*t));
+	uint64_t i;
+
+	for (i = 0; t && i < V; i++)
+		t[i] = i < n;
+	return t;
+}
+
 int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine)
 {
 	const map_graph_t *g = ctx->g;
-	int l, rc, lstop, holes;
-	uint32_t A[64], *vslot = NULL, *members[64] = { 0 }, *vid = NULL, *cvid = NULL, r;
+	int l, rc, lstop, typed, trc;
+	uint32_t A[64], *vslot = NULL, *members[64] = { 0 }, *vid = NULL, *cvid = NULL, *utype[64] = { 0 }, r;
 	tm_units_t units[64];
-	struct tm_fit fit;
+	tm_types_t ty;
 	struct tm_tree tr;
 	uint64_t V;
 
@@ -516,30 +492,34 @@ int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine)
 		return rm_error_set(ctx->err, "treematch", 0, 0, "target too large or too irregular");
 	}
 	tm_tree_build(ctx->t, A, mode >= 2, &tr);
-	lstop = mode == 3 && tr.L >= 3 ? tr.L - 1 : 1;
+	trc = tm_types_build(&ty, &tr, vslot, V, g->n);
+	typed = trc == 1; /* on failure: untyped, holes repaired after */
+	lstop = mode == 3 && tr.L >= 3 && !typed ? tr.L - 1 : 1;
+	mlrefine = mlrefine && !typed; /* moving a subtree to a position of another shape would not fit */
+	if (typed)
+		utype[tr.L - 1] = leaf_types(V, g->n);
 	memset(units, 0, sizeof(units));
-	rc = bottom_up(ctx, &tr, V, mode >= 2 ? 0 : mode, members, units, mlrefine || lstop > 1, lstop);
-	holes = V > ctx->t->nslots || g->n < ctx->t->nslots;
-	if (rc == 0 && holes && fit_build(&fit, &tr, members, vslot, V, g->n, lstop) < 0)
-		rc = -1;
+	rc = typed && !utype[tr.L - 1] ? -1
+				       : bottom_up(ctx, &tr, V, mode >= 2 ? 0 : mode, members, units,
+						   mlrefine || lstop > 1, lstop, typed ? &ty : NULL, utype);
 	if (rc == 0 && lstop > 1) {
 		cvid = coarse_bisect(ctx, &tr, &units[lstop - 1], lstop - 1);
 		if (cvid && mlrefine)
 			refine_level(ctx, &tr, &units[lstop - 1], lstop - 1, cvid);
 		if (cvid)
-			vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, holes ? &fit : NULL, lstop,
-					      cvid, units[lstop - 1].n);
+			vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, NULL, NULL, lstop, cvid,
+					      units[lstop - 1].n);
 	} else if (rc == 0) {
-		vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, holes ? &fit : NULL, 1, NULL, 1);
+		vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, typed ? &ty : NULL, utype, 1, NULL, 1);
 	}
-	if (holes)
-		fit_free(&fit);
 	for (r = 0; vid && r < g->n; r++)
 		perm[r] = vslot[vid[r]];
 	for (l = 0; l < tr.L; l++) {
-		free(members[l]);
+		free(members[l]), free(utype[l]);
 		units_free(&units[l], g);
 	}
+	if (trc >= 0)
+		tm_types_free(&ty);
 	free(vslot);
 	if (!vid) {
 		errno = ENOMEM;

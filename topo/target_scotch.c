@@ -145,6 +145,7 @@ static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, SCOTCH_Arch *
 	for (i = 0; i < (SCOTCH_Num)t->nslots; i++)
 		list[i] = i;
 	if (SCOTCH_graphInit(&graph) == 0) {
+		SCOTCH_randomReset(); /* the decomposition is randomised: same target, same architecture */
 		if (SCOTCH_graphBuild(&graph, 0, h.nv, h.vert, NULL, NULL, NULL, h.ne, h.edge, h.edlo) == 0 &&
 		    SCOTCH_archBuild2(arch, &graph, (SCOTCH_Num)t->nslots, list) == 0)
 			rc = 0;
