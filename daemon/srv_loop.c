@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,8 @@ typedef struct loop {
 	uint64_t seq;
 	int internal_inflight;
 	long long next_refresh;
+	int reserve_fd;            /* /dev/null, given up to accept one client when out of descriptors */
+	long long last_emfile_log;
 } loop_t;
 
 static conn_t *conn_lookup(loop_t *l, uint64_t id)
@@ -372,6 +375,26 @@ static void add_client(loop_t *l, int fd)
 	__atomic_add_fetch(&l->ctx->n_connections, 1, __ATOMIC_RELAXED);
 }
 
+/* Out of descriptors: a client still gets its "busy" frame, through the descriptor kept in reserve
+ * for this, instead of the listening socket firing forever. Logged at most once a minute. */
+static void accept_no_fd(loop_t *l, int err)
+{
+	long long now = srv_now_ms();
+	int fd;
+
+	if (now - l->last_emfile_log > 60000) {
+		srv_log(SRV_LOG_ERR, "accept: %s (raise the open-file limit or lower max_clients)", strerror(err));
+		l->last_emfile_log = now;
+	}
+	if (l->reserve_fd < 0)
+		return;
+	close(l->reserve_fd);
+	fd = accept4(l->ctx->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0)
+		reject_client(l, fd);
+	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 static void accept_clients(loop_t *l)
 {
 	int fd;
@@ -381,8 +404,10 @@ static void accept_clients(loop_t *l)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				srv_log(SRV_LOG_ERR, "accept: %s", strerror(errno)); /* e.g. EMFILE: retry next tick */
+			if (errno == EMFILE || errno == ENFILE)
+				accept_no_fd(l, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK)
+				srv_log(SRV_LOG_ERR, "accept: %s", strerror(errno));
 			return;
 		}
 		if (l->nconns >= l->ctx->cfg.max_clients)
@@ -476,6 +501,7 @@ static int loop_init(loop_t *l, srv_ctx_t *ctx, int efd)
 		return -1;
 	for (i = ctx->cfg.max_clients - 1; i >= 0; i--) /* lowest slots first */
 		l->free_slots[l->nfree++] = i;
+	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	e.data.u64 = TAG_LISTEN;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, ctx->listen_fd, &e) < 0)
 		return -1;
@@ -544,6 +570,8 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 			conn_close(&l, l.conns[i]);
 	free(l.conns);
 	free(l.free_slots);
+	if (l.reserve_fd >= 0)
+		close(l.reserve_fd);
 	close(l.epfd);
 	return 0;
 }

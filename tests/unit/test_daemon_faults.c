@@ -377,6 +377,48 @@ static void test_many_connections(const char *sock)
 	check(td_ping(sock) == 0, "served again once clients left");
 }
 
+/* A daemon whose open-file limit (64) is below max_clients: the clients it cannot take get "busy"
+ * instead of hanging, and it serves again once they leave. */
+static void test_fd_exhaustion(void)
+{
+	enum { N = 100 };
+	int fds[N], i, busy = 0, ok, served = 0, none = 0;
+	tdaemon_t d;
+	json_t *r;
+
+	td_setup(&d, "max_clients = 1000\nidle_timeout = 30s\n");
+	d.nofile = 64;
+	if (td_start(&d, NULL) < 0) {
+		fail("daemon with 64 descriptors did not start; log in %s", d.log);
+		td_cleanup(&d);
+		return;
+	}
+	for (i = 0; i < N; i++)
+		fds[i] = td_raw_connect(d.sock);
+	usleep(300 * 1000);
+	for (i = 0; i < N; i++) {
+		r = NULL;
+		if (fds[i] >= 0) { /* a refused client already has its busy frame; sending may fail then */
+			td_send_text(fds[i], "{\"version\":1,\"type\":\"ping\",\"id\":1}");
+			r = rm_frame_recv(fds[i], 0, 3000, NULL);
+		}
+		busy += r && !strcmp(td_code(r), RM_ERR_BUSY);
+		served += r && json_is_true(json_object_get(r, "ok"));
+		none += !r;
+		json_decref(r);
+	}
+	check(busy >= N - 64 && busy < N && served + busy == N, "out of descriptors: %d of %d clients told busy, %d "
+	      "served, %d without answer", busy, N, served, none);
+	for (i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	usleep(200 * 1000);
+	ok = td_ping(d.sock) == 0;
+	check(ok, "serves again once clients left");
+	check(d.pid > 0 && kill(d.pid, 0) == 0, "still running");
+	td_cleanup(&d);
+}
+
 int main(void)
 {
 	struct rlimit rl = { 8192, 8192 };
@@ -409,5 +451,6 @@ int main(void)
 	check(d.pid > 0 && kill(d.pid, 0) == 0, "daemon still running after every fault");
 	check(td_stop(&d, SIGTERM) == 0, "SIGTERM stops cleanly");
 	td_cleanup(&d);
+	test_fd_exhaustion();
 	return harness_done();
 }

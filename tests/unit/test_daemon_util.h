@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -27,6 +28,7 @@ typedef struct tdaemon {
 	char dir[256];      /* temporary directory: conf, sock, state/, log */
 	char conf[300], sock[300], state[300], log[300];
 	pid_t pid;
+	int nofile;         /* > 0: the daemon's open-file limit (soft and hard) */
 } tdaemon_t;
 
 static inline const char *td_bin(void)
@@ -84,6 +86,10 @@ static inline int td_start(tdaemon_t *d, int *status)
 		if (fd >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);
+		}
+		if (d->nofile > 0) {
+			struct rlimit rl = { (rlim_t)d->nofile, (rlim_t)d->nofile };
+			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 		execl(td_bin(), "rankmapd", "--config", d->conf, "--socket", d->sock, "--state-dir", d->state,
 		      "--foreground", (char *)NULL);
