@@ -20,6 +20,11 @@ ib_file = $DATA/plafrim/ib/ib-subnet0.txt
 socket_mode = 0666
 EOC
 
+expect "the documented example conf/rankmapd.conf is valid" "$BIN/rankmapd" --config "$TOP/conf/rankmapd.conf" --print-config
+expect "rankmapd --help" sh -c "'$BIN/rankmapd' --help | grep -q 'Usage: rankmapd --config FILE'"
+expect "rankmapd --version" sh -c "'$BIN/rankmapd' --version | grep -q 'rankmapd 0.1.0'"
+"$BIN/rankmapd" >/dev/null 2>&1; rc=$?
+expect "rankmapd without --config: usage error (2)" test "$rc" -eq 2
 for c in ping register reload distance; do
 	expect "$c --help" sh -c "'$CTL' $c --help | grep -q 'Usage: rankmapctl $c'"
 done
