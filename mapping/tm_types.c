@@ -214,20 +214,39 @@ static void typed_add(struct typed *s, uint32_t x)
 	}
 }
 
+/* Traffic from candidate y to the other free candidates. */
+static double lookahead(const struct typed *s, uint32_t y)
+{
+	const tm_units_t *u = s->u;
+	double score = 0;
+	uint64_t k;
+
+	for (k = y < u->nreal ? u->xadj[y] : 0; y < u->nreal && k < u->xadj[y + 1]; k++)
+		if (s->conn[u->adj[k]] > 0 && !s->used[u->adj[k]])
+			score += u->w[k];
+	return score;
+}
+
 /* The free candidate most connected to the group among the types still needed, else the first free
  * unit of the needed type with the most ranks. */
 static uint32_t typed_pick(struct typed *s, const tm_types_t *ty, int l)
 {
 	uint32_t i, best = UINT32_MAX, t, bt = UINT32_MAX;
 
+	double bscore = -1;
+
 	for (i = 0; i < s->ncand; i++) {
 		uint32_t y = s->cand[i];
+		double score;
 
 		if (s->used[y] || !s->need[s->u->type[y]])
 			continue;
-		if (best == UINT32_MAX || s->conn[y] > s->conn[best] ||
-		    (s->conn[y] == s->conn[best] && s->deg[y] < s->deg[best]))
-			best = y;
+		if (best != UINT32_MAX && s->conn[y] < s->conn[best])
+			continue;
+		score = lookahead(s, y); /* ties: closes squares and cubes, as tm_group.c does */
+		if (best == UINT32_MAX || s->conn[y] > s->conn[best] || score > bscore ||
+		    (score == bscore && s->deg[y] < s->deg[best]))
+			best = y, bscore = score;
 	}
 	if (best != UINT32_MAX)
 		return best;

@@ -11,10 +11,11 @@
  * aggregated (edge weights summed) into the units of the level above. Finally the tree of groups is
  * laid onto the target top-down and the virtual vertices dropped. Memory is O(edges + slots).
  *
- * Irregular targets (hosts of different sizes, different cache levels per node type) embed with holes:
- * children are then laid where they fit (most real ranks onto the position with most real slots), and
- * ranks that still land in a hole are moved by map_repair. The published algorithm assumes a uniform
- * tree; "auto" also runs bisect.c, which is exact on irregular trees.
+ * Irregular targets (hosts of different sizes, different cache levels per node type) embed with holes,
+ * and fewer ranks than slots leave spare slots: then every position gets a type (tm_types.c: how many
+ * ranks go below it, and how they split among its children) and each level forms groups of the
+ * shapes its positions need, so that no rank lands in a hole. The published algorithm assumes a
+ * uniform tree; this is our extension of it.
  *
  * Variants used by auto (tm_map): lookahead or discovery-order ties, cheap levels merged into their
  * children, bipartitioning above the finest level, and multilevel refinement of the positions of

@@ -215,12 +215,17 @@ static void test_irregular_vs_scotch(void)
 	map_graph_t *g = cart("5x8:1,1:10,1");
 	uint32_t p[40];
 	map_result_t rs, ra, rb;
+	int rc;
 
 	check(map_compute("scotch", g, t, NULL, p, &rs, NULL) == 0 && map_check_perm(p, 40, 44) == 0, "scotch maps");
 	check(map_compute("bisect", g, t, NULL, p, &rb, NULL) == 0 && map_check_perm(p, 40, 44) == 0, "bisect maps");
 	check(map_compute("auto", g, t, NULL, p, &ra, NULL) == 0 && map_check_perm(p, 40, 44) == 0, "auto maps");
 	check(ra.cost <= rs.cost && ra.cost <= rb.cost, "irregular: auto %g <= scotch %g and bisect %g", ra.cost,
 	      rs.cost, rb.cost);
+	/* typed TreeMatch: every rank on a real slot, without repair moves changing its groups */
+	rc = map_compute("treematch", g, t, NULL, p, &ra, NULL);
+	check(rc == 0 && map_check_perm(p, 40, 44) == 0 && ra.cost < ra.identity_cost, "irregular: treematch %g",
+	      ra.cost);
 	map_graph_destroy(g);
 	topo_target_destroy(t);
 }
