@@ -311,6 +311,108 @@ static void print_network(json_t *r)
 	}
 }
 
+#define MAX_LEAF_ROWS 40 /* leaf switches listed in text; --json has them all */
+
+/* Fabric structure: one row per leaf switch (ports down to hosts, up, unconnected, ratio). */
+static void print_leaves(json_t *r)
+{
+	json_t *leaves = json_object_get(json_object_get(r, "fabric"), "leaves"), *e;
+	struct table t = { .ncols = 6 };
+	char b[5][32];
+	size_t i;
+
+	if (!json_array_size(leaves))
+		return;
+	printf("\nLeaf switches: %zu\n", json_array_size(leaves));
+	row(&t, "DOWN", "UP", "LATERAL", "UNCONNECTED", "OVERSUB", "SWITCH");
+	json_array_foreach(leaves, i, e) {
+		json_t *o = json_object_get(e, "oversubscription");
+
+		if (i == MAX_LEAF_ROWS)
+			break;
+		if (json_is_number(o))
+			snprintf(b[4], sizeof(b[4]), "%.2f:1", json_number_value(o));
+		else
+			snprintf(b[4], sizeof(b[4]), "no uplink");
+		row(&t, num(b[0], json_object_get(e, "down_ports")), num(b[1], json_object_get(e, "up_ports")),
+		    num(b[2], json_object_get(e, "lateral_ports")), num(b[3], json_object_get(e, "unconnected_ports")),
+		    b[4], json_string_value(json_object_get(e, "switch")));
+	}
+	table_print(&t);
+	if (json_array_size(leaves) > MAX_LEAF_ROWS)
+		printf("  ... and %zu more leaf switches (see --json)\n", json_array_size(leaves) - MAX_LEAF_ROWS);
+}
+
+/* Anomalies of one kind in the report (the JSON lists them all; the text counts them). */
+static json_int_t kind_count(json_t *r, const char *kind)
+{
+	json_t *e;
+	json_int_t n = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "anomalies"), i, e) {
+		const char *k = json_string_value(json_object_get(e, "kind"));
+
+		n += k && !strcmp(k, kind);
+	}
+	return n;
+}
+
+/* "k1: v1, k2: v2" from a JSON object of counts, into buf. */
+static const char *counts_str(json_t *obj, char *buf, size_t len)
+{
+	const char *k;
+	json_t *v;
+	size_t o = 0;
+
+	buf[0] = '\0';
+	json_object_foreach(obj, k, v)
+		if (o < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s: %lld", o ? ", " : "", k,
+					      (long long)json_integer_value(v));
+	return buf;
+}
+
+/* Link quality: speed and width distributions, links below the norm, unconnected ports. */
+static void print_link_quality(json_t *r)
+{
+	json_t *f = json_object_get(r, "fabric");
+	struct table t = { .ncols = 2 };
+	char b[4][32], lists[2][256];
+
+	if (!json_is_object(f) || !json_integer_value(json_object_get(f, "links")))
+		return;
+	printf("\nLink quality\n");
+	row(&t, "link speeds", counts_str(json_object_get(f, "link_speeds"), lists[0], sizeof(lists[0])));
+	row(&t, "link widths", counts_str(json_object_get(f, "link_widths"), lists[1], sizeof(lists[1])));
+	snprintf(b[0], sizeof(b[0]), "%lld", (long long)kind_count(r, "slow_link"));
+	snprintf(b[1], sizeof(b[1]), "%lld", (long long)kind_count(r, "narrow_link"));
+	snprintf(b[2], sizeof(b[2]), "%lld", (long long)kind_count(r, "unknown_speed_link"));
+	row(&t, "links slower than the subnet norm", b[0]);
+	row(&t, "links narrower than the subnet norm", b[1]);
+	row(&t, "links of unknown speed", b[2]);
+	row(&t, "unconnected switch ports", num(b[3], json_object_get(f, "unconnected_switch_ports")));
+	snprintf(b[3], sizeof(b[3]), "%lld", (long long)kind_count(r, "unconnected_hca"));
+	row(&t, "hosts without a connected HCA port", b[3]);
+	table_print(&t);
+}
+
+/* Coverage: which hosts the hardware and fabric sources do not both know. */
+static void print_coverage(json_t *r)
+{
+	struct table t = { .ncols = 2 };
+	char b[3][32];
+
+	printf("\nCoverage\n");
+	snprintf(b[0], sizeof(b[0]), "%lld", (long long)kind_count(r, "no_hardware"));
+	snprintf(b[1], sizeof(b[1]), "%lld", (long long)kind_count(r, "not_in_fabric"));
+	snprintf(b[2], sizeof(b[2]), "%lld", (long long)kind_count(r, "generic_hca"));
+	row(&t, "network hosts without hardware data", b[0]);
+	row(&t, "hosts with hardware data but no HCA", b[1]);
+	row(&t, "HCAs named only by GUID", b[2]);
+	table_print(&t);
+}
+
 static int cmp_hops(const void *a, const void *b)
 {
 	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
@@ -459,6 +561,9 @@ static int report(topo_cluster_t c, const struct opts *o, rm_error_t *err)
 	} else {
 		print_hardware(r);
 		print_network(r);
+		print_leaves(r);
+		print_link_quality(r);
+		print_coverage(r);
 		print_torus_order(r);
 		print_hops(r);
 		print_anomalies(r);
