@@ -18,9 +18,9 @@ $(B)/plugin/$(1)/%.o: plugin/mpi/%.c
 	@mkdir -p $$(dir $$@)
 	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) $$(PMPI_CFLAGS) -c -o $$@ $$<
 
-$(B)/librankmap_mpi_$(1).so: $(patsubst plugin/mpi/%.c,$(B)/plugin/$(1)/%.o,$(PMPI_SRC)) $(CORE_LIBS) $(PMPI_MAP)
+$(B)/librankmap_mpi_$(1).so: $(patsubst plugin/mpi/%.c,$(B)/plugin/$(1)/%.o,$(PMPI_SRC)) $(B)/libdaemon.a $(CORE_LIBS) $(PMPI_MAP)
 	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) -shared $$(ALL_LDFLAGS) -Wl,--version-script=$(PMPI_MAP) \
-		-Wl,-z,defs -o $$@ $$(filter %.o,$$^) $(CORE_LIBS) $$(LIBS_ALL)
+		-Wl,-z,defs -o $$@ $$(filter %.o,$$^) $(B)/libdaemon.a $(CORE_LIBS) $$(LIBS_ALL)
 
 $(B)/tests/mpi/$(1)/%: tests/mpi/%.c
 	@mkdir -p $$(dir $$@)

@@ -61,6 +61,8 @@ typedef struct rmp_call {
 	double t0;              /* PMPI_Wtime at entry */
 	double t_map;           /* PMPI_Wtime when the root starts placement and mapping */
 	double cpu_map;         /* the process's CPU time (ms) at that moment */
+	char **dhosts;          /* root, RANKMAP_SOCKET: the daemon's host names (NULL-terminated) */
+	size_t ndhosts;
 } rmp_call_t;
 
 /* Prints "rankmap: <fn>: <error>; continuing without reordering" on stderr (the caller decides that
@@ -111,6 +113,15 @@ map_graph_t *rmp_graph_graph(rmp_call_t *call, int nnodes, const int index[], co
  * communicator (MPI_COMM_NULL on ranks left out when nverts < size); on failure returns -1 (one
  * warning printed) and *newcomm is untouched. */
 int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newcomm);
+
+/* rankmapd (pmpi_daemon.c), root only. The daemon's host names (NULL-terminated, free with
+ * rmp_free_names), or NULL with call->err set. */
+char **rmp_daemon_hosts(rmp_call_t *call, size_t *n_out);
+void rmp_free_names(char **names);
+/* Maps g through the daemon's `map` request onto the ranks' slots: vrank[v] = rank of the process that
+ * should run vertex v. Fills res (daemon's cost, identity cost, "rankmapd:<engine>"). 0 or -1. */
+int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl, uint32_t *vrank,
+		   map_result_t *res);
 
 /* Starts a topology call: fills call and reads the environment. Returns 0 when reordering should be
  * attempted (every rank decides the same, from the environment and the collective check done later). */

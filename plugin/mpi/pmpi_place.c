@@ -199,7 +199,7 @@ static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 /* Root: the name of virtual host h (the cluster's h-th host when a cluster file is loaded). */
 static int fake_host_name(rmp_call_t *call, topo_cluster_t c, int h, char *buf, size_t len)
 {
-	size_t nh = call->env.cluster || call->env.socket ? topo_nhosts(c) : 0;
+	size_t nh = call->env.socket ? call->ndhosts : call->env.cluster ? topo_nhosts(c) : 0;
 
 	if (nh == 0) {
 		snprintf(buf, len, "rmfake%d", h);
@@ -208,7 +208,7 @@ static int fake_host_name(rmp_call_t *call, topo_cluster_t c, int h, char *buf, 
 	if ((size_t)h >= nh)
 		return rm_error_set(&call->err, "RANKMAP_FAKE_HOSTS", 0, 0,
 				    "%d virtual hosts, but the cluster has only %zu hosts", call->env.fake_hosts, nh);
-	snprintf(buf, len, "%s", topo_host_name(c, (size_t)h));
+	snprintf(buf, len, "%s", call->env.socket ? call->dhosts[h] : topo_host_name(c, (size_t)h));
 	return 0;
 }
 
@@ -463,9 +463,15 @@ out:
 	return rc;
 }
 
-/* Root: the cluster's connectivity (daemon, cluster file, or nothing: a flat network). */
+/* Root: the cluster's connectivity (cluster file, or nothing: a flat network). With rankmapd the
+ * daemon maps with its own model; locally only the hardware is needed, and the daemon's host names
+ * for the test-only placement. */
 static int load_network(rmp_call_t *call, topo_cluster_t c)
 {
+	if (call->env.socket && call->env.fake_hosts && !(call->dhosts = rmp_daemon_hosts(call, &call->ndhosts)))
+		return -1;
+	if (call->env.socket)
+		return topo_cluster_finalize(c, &call->err);
 	if (call->env.cluster && topo_load_cluster_file(c, call->env.cluster, &call->err) != 0)
 		return -1;
 	return topo_cluster_finalize(c, &call->err);

@@ -41,6 +41,17 @@ static void report(const rmp_call_t *call, const char *algo, double before, doub
 	}
 }
 
+/* Root: maps g here with mapping/: perm[v] = target slot of vertex v. */
+static int map_local(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g, uint32_t *perm, map_result_t *res)
+{
+	map_options_t opt = { .time_budget_ms = call->env.budget_ms > 0 ? call->env.budget_ms : 1.0 + 0.005 * g->n };
+
+	if (map_compute(call->env.algo, g, pl->target, &opt, perm, res, &call->err) != 0 ||
+	    map_check_perm(perm, g->n, pl->target->nslots) != 0)
+		return rm_error_set(&call->err, "mapping", 0, 0, "engine '%s' failed", call->env.algo);
+	return 0;
+}
+
 /* Root: computes newrank[r] for every rank r of the communicator (-1: left out). */
 static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g, int **newrank_out)
 {
@@ -60,27 +71,36 @@ static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g
 	}
 	for (uint32_t v = 0; v < n; v++)
 		cur[v] = pl->rank_slot[v];
-	map_options_t opt = { .time_budget_ms = call->env.budget_ms > 0 ? call->env.budget_ms : 1.0 + 0.005 * n };
+	double before, after;
+	const char *algo;
 
-	if (map_compute(call->env.algo, g, pl->target, &opt, perm, &res, &call->err) != 0 ||
-	    map_check_perm(perm, n, pl->target->nslots) != 0) {
-		rc = rm_error_set(&call->err, "mapping", 0, 0, "engine '%s' failed", call->env.algo);
-		goto out;
-	}
-	double before = map_cost(g, pl->target, cur), after = map_cost(g, pl->target, perm);
-	const char *algo = res.algo[0] ? res.algo : call->env.algo;
-
-	if (!(after < before)) { /* never worse than where the ranks already are */
-		memcpy(perm, cur, sizeof(uint32_t) * n);
-		after = before;
-		algo = "current";
+	if (call->env.socket) {
+		if (rmp_daemon_map(call, g, pl, perm, &res) != 0) { /* perm[v]: a rank here */
+			rc = -1;
+			goto out;
+		}
+		before = res.identity_cost, after = res.cost, algo = res.algo;
+	} else {
+		if (map_local(call, pl, g, perm, &res) != 0) {
+			rc = -1;
+			goto out;
+		}
+		before = map_cost(g, pl->target, cur), after = map_cost(g, pl->target, perm);
+		algo = res.algo[0] ? res.algo : call->env.algo;
+		if (!(after < before)) { /* never worse than where the ranks already are */
+			memcpy(perm, cur, sizeof(uint32_t) * n);
+			after = before;
+			algo = "current";
+		}
+		for (uint32_t v = 0; v < n; v++)
+			perm[v] = pl->slot_rank[perm[v]];
 	}
 	uint32_t moved = 0;
 
 	for (int r = 0; r < call->size; r++)
 		newrank[r] = -1;
 	for (uint32_t v = 0; v < n; v++) {
-		uint32_t r = pl->slot_rank[perm[v]];
+		uint32_t r = perm[v];
 
 		newrank[r] = (int)v;
 		moved += r != v;
@@ -106,8 +126,11 @@ int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newco
 
 	if (call->rank == 0 && !root_fail && rc == 0)
 		rc = compute(call, &pl, g, &newrank);
-	if (call->rank == 0)
+	if (call->rank == 0) {
 		rmp_place_free(&pl);
+		rmp_free_names(call->dhosts);
+		call->dhosts = NULL;
+	}
 	map_graph_destroy(g);
 	if (rmp_root_status(call, root_fail || rc != 0) != 0) {
 		free(newrank);
