@@ -149,17 +149,19 @@ idle() {
 }
 
 # run_cart OUT SRUN_ARGS...: runs srun with the given arguments, output in $T/OUT.{out,err}.
-# Open MPI 4.1 on these virtual nodes crashes at start-up in a few percent of runs, with or without
-# rankmap (a segfault at address 0 before main's output); such a run is retried once, and says so.
+# Open MPI 4.1's TCP transport crashes inside MPI_Init in a few percent of runs on these virtual nodes
+# (all on 127.0.0.1), with or without rankmap (backtrace: a NULL callback called from mca_btl_tcp.so's
+# event handler under ompi_mpi_init); a run that dies that way before main's output is retried, up to
+# three attempts, and says so.
 run_cart() {
 	o=$1; shift
-	for attempt in 1 2; do
+	for attempt in 1 2 3; do
 		idle
 		OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo RANKMAP_VERBOSE=1 timeout 120 srun "$@" \
 			>"$T/$o.out" 2>"$T/$o.err"
 		rc=$?
 		grep -q '^cart:' "$T/$o.out" || ! grep -q 'Process received signal' "$T/$o.err" && return $rc
-		echo "# $o: the MPI library crashed at start-up before main's output; retrying once"
+		echo "# $o: attempt $attempt: MPI crashed in MPI_Init before main's output; retrying"
 	done
 	return $rc
 }
