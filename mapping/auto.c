@@ -2,15 +2,15 @@
  * mapping/auto.c: the "auto" engine, a portfolio within the time budget.
  *
  * Candidates, in this order: TreeMatch with multilevel refinement (lookahead ties), recursive
- * bipartitioning (bisect.c: exact on irregular trees, where TreeMatch's padding to a uniform tree
- * leaves holes), the identity, two more TreeMatch variants (cheap levels merged; finest level grouped
- * then the rest bipartitioned) and discovery-order ties, and Scotch when the budget leaves it
- * AUTO_SCOTCH_MS_PER_RANK per rank (it takes seconds at 65,536 ranks). Above 16,384 ranks only
- * TreeMatch, the identity and Scotch are considered: the others are slower and weaker there. A candidate starts
- * only while budget remains (the first always runs). Each is repaired into a bijection and brought to
- * a local optimum of refine.c's swaps (unless it starts AUTO_HOPELESS times worse than the best so far); the cheapest one then gets the rest of the budget for refine's
- * iterated local search. auto is never worse than any candidate it ran, and map_compute guarantees
- * it is never worse than the identity.
+ * bipartitioning (bisect.c, strong on irregular trees and random graphs), the identity, two more
+ * TreeMatch variants (cheap levels merged; finest level grouped, the rest bipartitioned), TreeMatch
+ * with discovery-order ties, and Scotch when the budget leaves it AUTO_SCOTCH_MS_PER_RANK per rank
+ * (Scotch takes seconds at 65,536 ranks). Above 16,384 ranks only TreeMatch, the identity and Scotch
+ * are considered: the others are slower and weaker there. A candidate starts only while budget
+ * remains (the first always runs). Each is repaired into a bijection and brought to a local optimum
+ * of refine.c's swaps, unless it starts AUTO_HOPELESS times worse than the best so far; the cheapest
+ * then gets the rest of the budget for refine's iterated local search. auto is never worse than any
+ * candidate it ran, and map_compute guarantees it is never worse than the identity.
  */
 #include <errno.h>
 #include <stdlib.h>
