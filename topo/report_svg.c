@@ -305,7 +305,7 @@ static void svg_header(struct svg *g, int extra_h)
 		   "speed/width</text>\n", x, x + 22, x + 26);
 	fprintf(f, "<text x=\"%d\" y=\"66\" fill=\"#555555\">%s Hover a box for details.", MARGIN,
 		g->bus ? "Links bundled: each switch has one stub onto the bus with its uplink count."
-		       : "Every switch-to-switch link is drawn.");
+		       : "Every switch-to-switch link is drawn (dotted arcs: links within a level).");
 	if (g->pre || g->suf) {
 		fprintf(f, " Switch names shown without their common ");
 		if (g->pre)
@@ -321,6 +321,27 @@ static void line(FILE *f, double x1, double y1, double x2, double y2, const char
 {
 	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%.1f\"%s/>\n",
 		x1, y1, x2, y2, colour, w, dashed ? " stroke-dasharray=\"5,3\"" : "");
+}
+
+/* Links between kept switches of one level (leaf to leaf): grey dotted arcs above the boxes. */
+static void svg_lateral(struct svg *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->f->nlinks; i++) {
+		const struct ib_link *l = &g->f->links[i];
+		long a = g->f->nodes[l->node[0]].sw, b = g->f->nodes[l->node[1]].sw;
+		double mx, my;
+
+		if (a < 0 || b < 0 || a == b || !g->t->kept[a] || !g->t->kept[b] || g->t->level[a] != g->t->level[b])
+			continue;
+		mx = (g->x[a] + g->x[b]) / 2;
+		my = (g->y[a] < g->y[b] ? g->y[a] : g->y[b]) - 18 - (g->x[a] > g->x[b] ? g->x[a] - g->x[b] : g->x[b] - g->x[a]) / 12;
+		fprintf(g->out, "<path d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\" fill=\"none\" stroke=\"%s\" "
+			   "stroke-width=\"1.5\" stroke-dasharray=\"2,2\"><title>lateral link %s - %s</title></path>\n",
+			g->x[a], g->y[a], mx, my, g->x[b], g->y[b], link_is_bad(g, l) ? "#d50000" : "#546e7a",
+			g->t->name[a], g->t->name[b]);
+	}
 }
 
 /* Links: each one, or stubs onto per-row buses joined by a trunk on the left; bad links always. */
@@ -342,8 +363,10 @@ static void svg_links(struct svg *g)
 		line(g->out, g->x[lo], g->y[lo], g->x[hi], g->y[hi] + BOX_H,
 		     bad ? "#d50000" : topo_report_svg_speed_colour(ib_speed_name(l->speed)), bad ? 2.5 : 1.2, bad);
 	}
-	if (!g->bus)
+	if (!g->bus) {
+		svg_lateral(g);
 		return;
+	}
 	for (s = 0, bus_y = 0; s < (long)g->t->nsw; s++)
 		if (g->t->kept[s] && g->t->level[s] == 0 && g->y[s] - 32 > bus_y)
 			bus_y = g->y[s] - 32;

@@ -1,0 +1,71 @@
+#!/bin/sh
+# tests/integration/report_svg.sh: `rankmapctl report --svg FILE`.
+#
+# Pictures of a small hand-written fabric (every link drawn; its two slow links - leaf-3 to spine-1
+# DDR, leaf-3 to spine-2 1x - in red), the 582-HCA NDR fat tree (bundled links, 193 hosts in 22 leaf
+# boxes), the PlaFRIM cluster and a torus-only cluster (the order picture embedded). Each SVG must
+# parse (xmllint) and hold the expected boxes (report_svg_check.py, Python's XML parser). Then headless
+# Chromium renders each to a 1600x1200 PNG, which must decode to a non-blank picture. Chromium is not
+# in `make deps` (a large package): without it the rendering checks are skipped and say so; install
+# it with RANKMAP_EXTRA_PKGS=chromium sh scripts/deps.sh.
+. "$(dirname "$0")/../lib.sh"
+
+R=$BIN/rankmapctl
+CHK="python3 $TOP/tests/integration/report_svg_check.py"
+T=$(mktmp) || exit 1
+trap 'rm -rf "$T"' EXIT
+
+svg() { out=$1; shift; "$R" report "$@" --svg "$T/$out.svg" >"$T/$out.txt" 2>"$T/$out.err"; }
+
+expect "small 2-level fabric: report --svg writes the picture" svg small --ib "$DATA/ib/small-2level.topo"
+expect "small: xmllint accepts it" xmllint --noout "$T/small.svg"
+expect "small: 7 hosts in 3 leaf boxes, 2 slow links in red, switch names shown" \
+	$CHK svg "$T/small.svg" --hosts 7 --leaves 3 --bad-links 2 --names leaf-1,leaf-2,leaf-3,spine-1,spine-2
+expect "NDR fat tree: picture written" svg ndr --ib "$DATA/ib/ndr-fattree-582ca.ibnetdiscover"
+expect "NDR: xmllint accepts it" xmllint --noout "$T/ndr.svg"
+# 193 = the distinct host names of the file (named HCAs by first word, generic ones by GUID), and 22
+# leaves keep hosts once dual-rail hosts sit under their first HCA's leaf (as slurm-topology lists them)
+nh=$(python3 -c "
+import sys; sys.path.insert(0, '$TOP/tests/integration')
+import report_topo_check as c
+adj, hosts = c.parse_topofile('$DATA/ib/ndr-fattree-582ca.ibnetdiscover')
+print(len(set().union(*hosts.values())))")
+expect "NDR: the host boxes hold all $nh hosts of the file, in 22 leaf boxes, no box per host" \
+	$CHK svg "$T/ndr.svg" --hosts "$nh" --leaves 22
+expect "NDR: bundled links (not 300+ lines)" grep -q "Links bundled" "$T/ndr.svg"
+expect "PlaFRIM cluster: picture written" svg plafrim --cluster "$DATA/example/cluster.conf"
+expect "PlaFRIM: xmllint accepts it" xmllint --noout "$T/plafrim.svg"
+expect "PlaFRIM: 125 hosts in 7 leaf boxes" $CHK svg "$T/plafrim.svg" --hosts 125 --leaves 7
+expect "torus only: picture written" svg torus --torus "$DATA/torus/xe6.conf"
+expect "torus: xmllint accepts it" xmllint --noout "$T/torus.svg"
+expect "torus: the order picture is embedded" $CHK svg "$T/torus.svg" --torus
+expect "torus: text report has the order summary" grep -q "^Torus order" "$T/torus.txt"
+expect_fail "--svg into a missing directory fails" "$R" report --ib "$DATA/ib/small-2level.topo" --svg "$T/no/such/dir.svg"
+expect "... naming the file" sh -c "'$R' report --ib '$DATA/ib/small-2level.topo' --svg '$T/no/x.svg' 2>&1 | grep -q 'no/x.svg'"
+
+# ---- rendering -------------------------------------------------------------------------------------
+# a blank PNG must be refused by the checker (the check can fail)
+python3 -c "
+import struct, zlib
+def chunk(k, b): return struct.pack('>I', len(b)) + k + b + struct.pack('>I', zlib.crc32(k + b))
+raw = b''.join(b'\x00' + b'\xff' * 600 for _ in range(200))
+open('$T/blank.png', 'wb').write(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 200, 200, 8, 2, 0, 0, 0))
+	+ chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))"
+expect_fail "the PNG check refuses a blank picture" $CHK png "$T/blank.png"
+
+render() {
+	u=$(mktemp -d "$T/chromium.XXXXXX")
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+		--disable-component-update --disable-sync --no-first-run --user-data-dir="$u" \
+		--screenshot="$T/$1.png" --window-size=1600,1200 "file://$T/$1.svg" >"$T/$1.chromium.log" 2>&1
+	[ -s "$T/$1.png" ] || { tail -5 "$T/$1.chromium.log" >&2; return 1; }
+	$CHK png "$T/$1.png"
+}
+if command -v chromium >/dev/null 2>&1; then
+	for p in small ndr plafrim torus; do
+		expect "headless Chromium renders $p.svg to a non-blank 1600x1200 PNG" render "$p"
+	done
+else
+	echo "skip - chromium is not installed: SVG rendering not checked (RANKMAP_EXTRA_PKGS=chromium sh scripts/deps.sh)"
+fi
+finish
