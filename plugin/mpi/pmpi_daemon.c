@@ -20,8 +20,10 @@
 /* Sets call->err from a failed client call. */
 static int daemon_error(rmp_call_t *call, const rm_error_t *e)
 {
-	return rm_error_set(&call->err, call->env.socket, 0, 0, "rankmapd: %s%s%s", e->source,
-			    e->source[0] ? ": " : "", e->text[0] ? e->text : "request failed");
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN];
+
+	return rm_error_set(&call->err, "rankmapd", 0, 0, "%s", rm_error_isset(e) ? rm_error_format(e, buf, sizeof(buf))
+								       : "request failed");
 }
 
 char **rmp_daemon_hosts(rmp_call_t *call, size_t *n_out)

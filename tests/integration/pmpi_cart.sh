@@ -62,6 +62,29 @@ for m in $PMPI_MPIS; do
 		notok "$m: block placement $b -> $a"
 	rm -f "$T/report"
 
+	# a cluster file (the bundled PlaFRIM example: real hwloc trees and InfiniBand fabric); the virtual
+	# hosts are the cluster's first hosts, their hardware the cluster's
+	RANKMAP_CLUSTER=$DATA/example/cluster.conf RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic \
+		RANKMAP_REPORT=$T/report pmpi_run "$m" 16 cart_halo 2 4 4 1 1 >"$T/out" 2>"$T/err"
+	ci=$(field cross_identity "$T/out"); cm=$(field cross_mapped "$T/out")
+	[ "$(field errors "$T/out")" = 0 ] && [ -n "$cm" ] && [ "$cm" -lt "$ci" ] && [ "$(warnings "$T/err")" -eq 0 ] &&
+		ok "$m: RANKMAP_CLUSTER example cluster: crossing edges $ci -> $cm" ||
+		{ notok "$m: RANKMAP_CLUSTER: $ci -> $cm"; head -3 "$T/err"; }
+	rm -f "$T/report"
+
+	# real placement (no fake): 2 ranks bound to the 2 cores, the live hwloc tree; and 4 unbound ranks
+	# on 2 PUs, which cannot be placed on distinct PUs: one warning
+	case $m in openmpi) bind="--bind-to core" ;; mpich) bind="-bind-to core" ;; esac
+	RANKMAP_REPORT=$T/report PMPI_BIND=$bind pmpi_run "$m" 2 cart_halo 1 2 1 >"$T/out" 2>"$T/err"
+	[ "$(field errors "$T/out")" = 0 ] && grep -q 'ranks=2 ' "$T/report" && [ "$(warnings "$T/err")" -eq 0 ] &&
+		ok "$m: real placement, 2 bound ranks mapped" || { notok "$m: real placement"; head -3 "$T/err"; }
+	rm -f "$T/report"
+	npu=$(nproc)
+	pmpi_run "$m" $((npu * 2)) cart_halo 1 $((npu * 2)) 1 >"$T/out" 2>"$T/err"
+	[ "$(field errors "$T/out")" = 0 ] && [ "$(warnings "$T/err")" -eq 1 ] &&
+		ok "$m: real placement, more ranks than PUs: $(grep '^rankmap' "$T/err")" ||
+		notok "$m: oversubscribed real placement: $(warnings "$T/err") warnings"
+
 	# every engine by name
 	for algo in treematch scotch; do
 		RANKMAP_ALGO=$algo RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic RANKMAP_REPORT=$T/report \

@@ -13,14 +13,15 @@ unset RANKMAP_DISABLE RANKMAP_ALGO RANKMAP_PATTERN RANKMAP_METRIC RANKMAP_CLUSTE
 # pmpi_lib MPI: path of the library built for MPI
 pmpi_lib() { echo "$BIN/librankmap_mpi_$1.so"; }
 
-# pmpi_run MPI NP PROG ARGS...: runs $BIN/tests/mpi/MPI/PROG on NP ranks with the library preloaded.
+# pmpi_run MPI NP PROG ARGS...: runs $BIN/tests/mpi/MPI/PROG on NP ranks with the library preloaded
+# ($PMPI_BIND: extra launcher options, e.g. binding).
 pmpi_run() {
 	_m=$1; _np=$2; _p=$3; shift 3
 	_lib=$(pmpi_lib "$_m")
 	case $_m in
-	openmpi) timeout -k 5 "$PMPI_TIMEOUT" mpirun.openmpi --oversubscribe --allow-run-as-root -np "$_np" \
+	openmpi) timeout -k 5 "$PMPI_TIMEOUT" mpirun.openmpi $PMPI_BIND --oversubscribe --allow-run-as-root -np "$_np" \
 			-x LD_PRELOAD="$_lib" "$BIN/tests/mpi/$_m/$_p" "$@" ;;
-	mpich) timeout -k 5 "$PMPI_TIMEOUT" mpirun.mpich -np "$_np" -genv LD_PRELOAD "$_lib" \
+	mpich) timeout -k 5 "$PMPI_TIMEOUT" mpirun.mpich $PMPI_BIND -np "$_np" -genv LD_PRELOAD "$_lib" \
 			"$BIN/tests/mpi/$_m/$_p" "$@" ;;
 	esac
 }
