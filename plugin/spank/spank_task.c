@@ -57,17 +57,20 @@ void spank_rm_probe_daemon(spank_rm_ctx_t *ctx)
 	uint32_t nodeid = 1;
 	rm_error_t err = { 0 };
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
-	int fd;
+	json_t *req, *resp = NULL;
+	int rc;
 
-	/* One probe per step, from the first node (where task 0, the one that warns, usually runs): a
-	 * connect to a Unix socket, answered at once when the daemon is down, cheap when it is up. */
+	/* One ping per step, from the first node (where task 0, the one that warns, runs): a connect to a
+	 * dead daemon's socket fails at once; a live daemon answers ping inline. Any answer, even an error
+	 * (busy, shutting down), means the daemon is there. */
 	if (spank_get_item(ctx->sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS || nodeid != 0)
 		return;
-	fd = rm_client_connect(ctx->conf.socket, ctx->conf.timeout_ms, &err);
-	if (fd >= 0) {
-		close(fd);
+	if (!(req = rm_proto_request("ping", 1)))
 		return;
-	}
+	rc = rm_client_call(ctx->conf.socket, req, &resp, ctx->conf.timeout_ms, &err);
+	json_decref(resp);
+	if (rc == 0 || resp)
+		return;
 	spank_setenv(ctx->sp, DAEMON_DOWN_ENV, rm_error_format(&err, buf, sizeof(buf)), 1);
 	slurm_info("rankmap: rankmapd unreachable: %s", buf);
 }
