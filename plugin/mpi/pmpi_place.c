@@ -60,7 +60,7 @@ static void local_identity(rmp_rec_t *rec)
 	char name[MPI_MAX_PROCESSOR_NAME];
 
 	PMPI_Get_processor_name(name, &len);
-	snprintf(rec->host, sizeof(rec->host), "%s", name);
+	snprintf(rec->host, sizeof(rec->host), "%.*s", (int)sizeof(rec->host) - 1, name);
 	(void)slurm;
 #else
 	cpu_set_t set;
