@@ -1,0 +1,36 @@
+#!/bin/sh
+# tests/integration/report_text.sh: `rankmapctl report` sections on real data, and its text against its
+# JSON (report_text_check.py parses both and compares every number the text shows). Small-fabric
+# figures are derived by hand from tests/data/ib/small-2level.topo (see its NOTES).
+. "$(dirname "$0")/../lib.sh"
+
+R=$BIN/rankmapctl
+CHK="python3 $TOP/tests/integration/report_text_check.py"
+T=$(mktmp) || exit 1
+trap 'rm -rf "$T"' EXIT
+
+both() { # name args...: text and JSON of one report
+	n=$1; shift
+	"$R" report "$@" >"$T/$n.txt" && "$R" report "$@" --json >"$T/$n.json"
+}
+for c in "plafrim --cluster $DATA/example/cluster.conf" "ndr --ib $DATA/ib/ndr-fattree-582ca.ibnetdiscover" \
+	"small --ib $DATA/ib/small-2level.topo" "torus --torus $DATA/torus/xe6.conf" \
+	"subnets --ib $DATA/ib/subnet-a.topo --ib $DATA/ib/subnet-b.ports"; do
+	set -- $c
+	expect "$1: report runs (text and --json)" both "$@"
+	expect "$1: the text shows the JSON's numbers" $CHK "$T/$1.json" "$T/$1.txt"
+done
+for s in "Node types" "InfiniBand fabric" "Leaf switches: 7" "Link quality" "Coverage" "Hop counts" "Anomalies"; do
+	expect "PlaFRIM text has the section '$s'" grep -q "^$s" "$T/plafrim.txt"
+done
+expect "PlaFRIM: 64 hosts share the X5550 node type" grep -Eq '^ +64 +2 +2 +8 +8 .*X5550' "$T/plafrim.txt"
+# small-2level by hand: leaf-3's uplinks are 4x DDR (to spine-1) and 1x QDR (to spine-2) among 4x QDR
+expect "small: 1 link slower than the norm" grep -Eq "links slower than the subnet norm +1$" "$T/small.txt"
+expect "small: 1 link narrower than the norm" grep -Eq "links narrower than the subnet norm +1$" "$T/small.txt"
+expect "small: 1 HCA named only by GUID" grep -Eq "HCAs named only by GUID +1$" "$T/small.txt"
+# leaf-1: h1, h2, dual's first port down, 2 spines up -> 3 down, 2 up, 1.50:1
+expect "small: leaf-1 has 3 down, 2 up, 1.50:1" grep -Eq "^ +3 +2 +0 +[0-9]+ +1.50:1 +leaf-1$" "$T/small.txt"
+expect "torus: the order summary" grep -q "^Torus order" "$T/torus.txt"
+expect "torus: --order hilbert is honoured" sh -c "'$R' report --torus '$DATA/torus/xe6.conf' --order hilbert --json | grep -q '\"method\": \"hilbert\"'"
+expect_fail "torus: unknown --order is an error" "$R" report --torus "$DATA/torus/xe6.conf" --order nosuch
+finish
