@@ -22,6 +22,8 @@
 #define TAG_WORKERS (UINT64_MAX - 1)
 #define SLOT_BITS 20
 #define TICK_MS 100
+/* A client that does not read its responses: stop reading its requests beyond this backlog. */
+#define OUT_BACKLOG_MAX (1u << 20)
 
 typedef struct conn {
 	int fd;
@@ -84,7 +86,7 @@ static void conn_update(loop_t *l, conn_t *c)
 	uint32_t ev = 0;
 	struct epoll_event e;
 
-	if (!c->busy && !c->closing)
+	if (!c->busy && !c->closing && c->out_len - c->out_off < OUT_BACKLOG_MAX)
 		ev |= EPOLLIN;
 	if (c->out_off < c->out_len)
 		ev |= EPOLLOUT;
@@ -96,9 +98,12 @@ static void conn_update(loop_t *l, conn_t *c)
 		c->events = ev;
 }
 
-/* Sends what can be sent now. Returns -1 when the connection was closed. */
+/* Sends what can be sent now. Returns -1 when the connection was closed. A client must keep
+ * reading: request_timeout without progress drops it (out_start is the last progress). */
 static int conn_flush(loop_t *l, conn_t *c)
 {
+	size_t before = c->out_off;
+
 	while (c->out_off < c->out_len) {
 		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0 && errno == EINTR)
@@ -119,6 +124,8 @@ static int conn_flush(loop_t *l, conn_t *c)
 		}
 	}
 	c->last_active = srv_now_ms();
+	if (c->out_off != before)
+		c->out_start = c->last_active;
 	conn_update(l, c);
 	return 0;
 }
@@ -312,7 +319,8 @@ static void conn_readable(loop_t *l, conn_t *c)
 {
 	int r, frames = 0;
 
-	while (!c->busy && !c->closing && frames < FRAMES_PER_TURN) {
+	while (!c->busy && !c->closing && frames < FRAMES_PER_TURN &&
+	       c->out_len - c->out_off < OUT_BACKLOG_MAX) {
 		r = conn_read_some(l, c);
 		if (r <= 0)
 			return;

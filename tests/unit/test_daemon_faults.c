@@ -239,6 +239,39 @@ static void test_announced_size(const char *sock, pid_t pid)
 			close(fds[i]);
 }
 
+/* A client pipelining requests without ever reading the answers: the daemon stops reading it once
+ * 1 MiB of answers wait (memory stays bounded), then drops it after request_timeout without progress. */
+static void test_nonreading_client(const char *sock, pid_t pid)
+{
+	const char *ping = "{\"version\":1,\"type\":\"hosts\",\"id\":1}";
+	unsigned char frame[64];
+	size_t n = strlen(ping), sent = 0;
+	long before = vm_size_kb(pid), after;
+	long long t0 = now_ms();
+	int fd = td_raw_connect(sock), stuck = 0;
+
+	frame[0] = frame[1] = frame[2] = 0;
+	frame[3] = (unsigned char)n;
+	memcpy(frame + 4, ping, n);
+	while (fd >= 0 && now_ms() - t0 < 5000 && stuck < 50) { /* until the daemon stops taking requests */
+		ssize_t w = send(fd, frame, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w == (ssize_t)(n + 4)) {
+			sent++;
+			stuck = 0;
+		} else {
+			stuck++;
+			usleep(10 * 1000);
+		}
+	}
+	after = vm_size_kb(pid);
+	check(sent > 1000 && stuck >= 50, "daemon stopped reading a client that does not read (%zu requests taken)",
+	      sent);
+	check(after - before < 64 * 1024, "its backlog stays bounded (%ld KiB)", after - before);
+	check(td_ping(sock) == 0, "others served meanwhile");
+	check(td_eof(fd, 5000), "the non-reading client is dropped after the request timeout");
+	close(fd);
+}
+
 /* A client that sends a map request and hangs up before the answer; the daemon drops the answer. */
 static void test_disconnect_mid_request(const char *sock)
 {
@@ -444,6 +477,7 @@ int main(void)
 	test_random_bytes(d.sock);
 	test_stalls(d.sock);
 	test_announced_size(d.sock, d.pid);
+	test_nonreading_client(d.sock, d.pid);
 	test_disconnect_mid_request(d.sock);
 	test_ping_during_map(d.sock);
 	test_concurrent_identical(d.sock);
