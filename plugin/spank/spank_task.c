@@ -196,7 +196,7 @@ void spank_rm_bind_plan(spank_rm_ctx_t *ctx)
 	}
 	if (plan) {
 		spank_setenv(ctx->sp, SPANK_BIND_PLAN_ENV, plan, 1);
-		slurm_verbose("rankmap: binding plan on %s (cores %s): %s", req.node, cores, plan);
+		slurm_info("rankmap: binding plan on %s (cores %s): %s", req.node, cores, plan);
 	} else {
 		rm_error_format(&err, buf, sizeof(buf));
 		snprintf(msg, sizeof(msg), "%s%s", unreachable ? BIND_ERR_DAEMON : BIND_ERR_PLAN, buf);
