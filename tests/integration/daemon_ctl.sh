@@ -40,7 +40,7 @@ expect "register without --xml/--live: exit 2" test "$rc" -eq 2
 "$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
 	>"$T/d.log" 2>&1 &
 D_PID=$!
-n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
 expect "ping" sh -c "'$CTL' ping --socket '$SOCK' | grep -q 'rankmapd 0.1.0'"
 expect "ping through RANKMAP_SOCKET" env RANKMAP_SOCKET="$SOCK" "$CTL" ping
 expect "register --xml" "$CTL" register --socket "$SOCK" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host mirage002
@@ -74,9 +74,10 @@ kill -9 "$D_PID"; wait "$D_PID" 2>/dev/null
 "$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
 	>>"$T/d.log" 2>&1 &
 D_PID=$!
-n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
 expect "registrations served after kill -9 and restart" "$CTL" distance --socket "$SOCK" mirage002 thismachine
-kill -HUP "$D_PID"; sleep 1
+kill -HUP "$D_PID"
+n=0; while [ $n -lt 100 ] && ! grep -q 'SIGHUP' "$T/d.log"; do sleep 0.1; n=$((n + 1)); done
 expect "SIGHUP reloads" grep -q 'SIGHUP' "$T/d.log"
 expect "still serving after SIGHUP" "$CTL" ping --socket "$SOCK"
 kill "$D_PID"; wait "$D_PID"; rc=$?; D_PID=
@@ -87,7 +88,7 @@ printf 'cluster = %s\nsocket_mode = 0666\n' "$DATA/example/cluster.conf" >"$T/ex
 "$BIN/rankmapd" --config "$T/example.conf" --socket "$SOCK" --state-dir "$T/state2" --foreground \
 	>"$T/d2.log" 2>&1 &
 D_PID=$!
-n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
 "$CTL" distance --socket "$SOCK" bonobo001 mirage005 >"$T/ex.out"
 "$CTL" distance --cluster "$DATA/example/cluster.conf" bonobo001 mirage005 >"$T/ex2.out"
 expect "cluster-file source serves the example cluster like the same files offline" cmp -s "$T/ex.out" "$T/ex2.out"

@@ -53,9 +53,9 @@ i=0
 while [ $i -lt 50 ] && ! grep -q 'simulator ready' "$T/ibsim.log" 2>/dev/null; do sleep 0.2; i=$((i + 1)); done
 expect "ibsim started" grep -q 'simulator ready' "$T/ibsim.log"
 
-wait_ping() { # waits up to 20 s for the daemon to answer
+wait_ping() { # waits up to 60 s for the daemon to answer
 	n=0
-	while [ $n -lt 100 ]; do
+	while [ $n -lt 300 ]; do
 		"$CTL" ping --socket "$SOCK" --timeout 1000 >/dev/null 2>&1 && return 0
 		kill -0 "$D_PID" 2>/dev/null || return 1
 		sleep 0.2
@@ -73,7 +73,7 @@ expect "discovery saved as a libibnetdisc cache in the state directory" test -s 
 expect "hosts of one leaf: 2 hops" test "$(hops node01 node02)" = 2
 expect "hosts under different leaves: 4 hops" test "$(hops node01 node07)" = 4
 expect "hops are symmetric" test "$(hops node07 node01)" = 4
-n=0; while [ $n -lt 50 ] && ! grep -q 'periodic fabric refresh' "$T/d1.log"; do sleep 0.1; n=$((n + 1)); done
+n=0; while [ $n -lt 200 ] && ! grep -q 'periodic fabric refresh' "$T/d1.log"; do sleep 0.1; n=$((n + 1)); done
 expect "periodic rediscovery (ib_refresh = 1 s)" grep -q 'periodic fabric refresh' "$T/d1.log"
 "$BIN/rankmapctl" reload --socket "$SOCK" >"$T/reload.out" 2>&1
 expect "reload rediscovers through libibnetdisc" grep -q 'reloaded' "$T/reload.out"

@@ -28,7 +28,7 @@ start() { # state dir
 	"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$1" --foreground >>"$T/d.log" 2>&1 &
 	D_PID=$!
 	n=0
-	while [ $n -lt 100 ]; do
+	while [ $n -lt 300 ]; do
 		"$CTL" ping --socket "$SOCK" --timeout 1000 >/dev/null 2>&1 && return 0
 		kill -0 "$D_PID" 2>/dev/null || return 1
 		sleep 0.1

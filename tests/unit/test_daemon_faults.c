@@ -163,9 +163,9 @@ static void test_stalls(const char *sock)
 	fd = td_raw_connect(sock);
 	td_send_raw(fd, "\0\0\0\x40{\"version\":1,", 17);
 	t0 = now_ms();
-	r = rm_frame_recv(fd, 0, 5000, NULL);
+	r = rm_frame_recv(fd, 0, 10000, NULL);
 	check(r && !strcmp(td_code(r), RM_ERR_TIMEOUT), "stalled frame: timeout error (%s)", td_code(r));
-	check(now_ms() - t0 >= 800 && now_ms() - t0 < 3000, "after about the request timeout (%lld ms)", now_ms() - t0);
+	check(now_ms() - t0 >= 800 && now_ms() - t0 < 6000, "after about the request timeout (%lld ms)", now_ms() - t0);
 	check(td_eof(fd, 2000), "stalled client disconnected");
 	json_decref(r);
 	close(fd);
@@ -173,9 +173,9 @@ static void test_stalls(const char *sock)
 	fd = td_raw_connect(sock);
 	t0 = now_ms();
 	check(td_ping(sock) == 0, "others served while a client is silent");
-	r = rm_frame_recv(fd, 0, 6000, NULL);
+	r = rm_frame_recv(fd, 0, 12000, NULL);
 	check(r && !strcmp(td_code(r), RM_ERR_TIMEOUT), "silent client: timeout error");
-	check(now_ms() - t0 >= 1800 && now_ms() - t0 < 4500, "after about the idle timeout (%lld ms)", now_ms() - t0);
+	check(now_ms() - t0 >= 1800 && now_ms() - t0 < 8000, "after about the idle timeout (%lld ms)", now_ms() - t0);
 	check(td_eof(fd, 2000), "silent client disconnected");
 	json_decref(r);
 	close(fd);
@@ -247,28 +247,29 @@ static void test_nonreading_client(const char *sock, pid_t pid)
 	unsigned char frame[64];
 	size_t n = strlen(ping), sent = 0;
 	long before = vm_size_kb(pid), after;
-	long long t0 = now_ms();
-	int fd = td_raw_connect(sock), stuck = 0;
+	long long t0 = now_ms(), last = t0;
+	int fd = td_raw_connect(sock);
 
 	frame[0] = frame[1] = frame[2] = 0;
 	frame[3] = (unsigned char)n;
 	memcpy(frame + 4, ping, n);
-	while (fd >= 0 && now_ms() - t0 < 5000 && stuck < 50) { /* until the daemon stops taking requests */
+	/* send until the daemon has taken nothing for 500 ms (the frames are tiny: partial sends are rare;
+	 * a partial one only makes the daemon answer with a timeout later, which is fine here) */
+	while (fd >= 0 && now_ms() - t0 < 20000 && now_ms() - last < 500) {
 		ssize_t w = send(fd, frame, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w == (ssize_t)(n + 4)) {
+		if (w > 0) {
 			sent++;
-			stuck = 0;
+			last = now_ms();
 		} else {
-			stuck++;
 			usleep(10 * 1000);
 		}
 	}
 	after = vm_size_kb(pid);
-	check(sent > 1000 && stuck >= 50, "daemon stopped reading a client that does not read (%zu requests taken)",
-	      sent);
+	check(sent > 1000 && now_ms() - last >= 500, "daemon stopped reading a client that does not read (%zu requests "
+	      "taken)", sent);
 	check(after - before < 64 * 1024, "its backlog stays bounded (%ld KiB)", after - before);
 	check(td_ping(sock) == 0, "others served meanwhile");
-	check(td_eof(fd, 5000), "the non-reading client is dropped after the request timeout");
+	check(td_eof(fd, 10000), "the non-reading client is dropped after the request timeout");
 	close(fd);
 }
 
@@ -320,7 +321,7 @@ static void test_ping_during_map(const char *sock)
 	close(fd[0]);
 	close(fd[1]);
 	check(tmap >= 500, "the map ran long enough to show anything (%lld ms)", tmap);
-	check(tping < 200 && tping < tmap, "ping answered in %lld ms, before the map (%lld ms)", tping, tmap);
+	check(tping < 1000 && tping < tmap, "ping answered in %lld ms, before the map (%lld ms)", tping, tmap);
 }
 
 typedef struct same_arg {

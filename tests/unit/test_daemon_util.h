@@ -95,7 +95,7 @@ static inline int td_start(tdaemon_t *d, int *status)
 		      "--foreground", (char *)NULL);
 		_exit(127);
 	}
-	for (i = 0; i < 500; i++) {
+	for (i = 0; i < 1500; i++) {
 		if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
 			d->pid = 0;
 			if (status)
