@@ -56,7 +56,7 @@ static void map_usage(FILE *f)
 		"    --metric METRIC     which weight of a two-column pattern: bytes (default), messages,\n"
 		"                        or loggp (messages x (L + 2o) + bytes x G, DDR InfiniBand)\n"
 		"    --budget MS         time budget of auto and refine, in CPU milliseconds (default:\n"
-		"                        0.025 ms per rank up to 512 ranks, 0.03 above;\n"
+		"                        0.025 ms per rank up to 512 ranks, 0.04 above;\n"
 		"                        at least 2 ms, at most 1 s)\n"
 		"    --seed N            seed of the randomised steps (default 0); results are\n"
 		"                        reproducible for a seed unless the budget cuts the search\n"

@@ -6,8 +6,8 @@
  * TreeMatch variants (cheap levels merged; finest level grouped, the rest bipartitioned), TreeMatch
  * with discovery-order ties, and Scotch when the budget leaves it AUTO_SCOTCH_MS_PER_RANK per rank
  * (Scotch takes seconds at 65,536 ranks). Above 16,384 ranks only TreeMatch, the identity and Scotch
- * are considered: the others are slower and weaker there. A candidate starts only while budget
- * remains (the first always runs). Each is repaired into a bijection and brought to a local optimum
+ * are considered: the others are slower and weaker there. A candidate starts only while the budget
+ * left exceeds what the first one took (the first always runs). Each is repaired into a bijection and brought to a local optimum
  * of refine.c's swaps, unless it starts AUTO_HOPELESS times worse than the best so far; the cheapest
  * then gets the rest of the budget for refine's iterated local search. auto is never worse than any
  * candidate it ran, and map_compute guarantees it is never worse than the identity.
@@ -83,7 +83,7 @@ static double run_candidate(const map_ctx_t *ctx, const struct candidate *c, dou
 int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 {
 	uint32_t n = ctx->g->n, *tmp = malloc(((size_t)n + 1) * sizeof(*tmp));
-	double best = -1;
+	double best = -1, first_ms = 0;
 	size_t i;
 
 	if (!tmp) {
@@ -91,14 +91,16 @@ int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 		return rm_error_set(ctx->err, "auto", 0, 0, "out of memory");
 	}
 	for (i = 0; i < NCAND; i++) {
-		double cost;
+		double cost, t0 = map_now_ms();
 
-		if (best >= 0 && map_now_ms() >= ctx->deadline)
-			break; /* out of budget: keep what we have */
+		if (best >= 0 && t0 + first_ms >= ctx->deadline)
+			break; /* not enough budget left for another candidate: keep what we have */
 		if (n > candidates[i].max_ranks ||
 		    (candidates[i].scotch && ctx->deadline - map_now_ms() < AUTO_SCOTCH_MS_PER_RANK * n))
 			continue;
 		cost = run_candidate(ctx, &candidates[i], best, tmp);
+		if (i == 0)
+			first_ms = map_now_ms() - t0; /* what one candidate costs, about */
 		if (cost >= 0 && (best < 0 || cost < best)) {
 			best = cost;
 			memcpy(perm, tmp, (size_t)n * sizeof(*perm));
