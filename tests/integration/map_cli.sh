@@ -97,6 +97,21 @@ else
 	notok "cluster target ($(cat "$T/c.err"))"
 fi
 bad "unknown host" "nosuchhost" --cart 8x4 --cluster "$C" --hosts 'nosuchhost[1-2]'
+
+# a 3D torus cluster (non-tree network: distances from the torus, Scotch gets a decomposition target)
+H=$(awk '/^c[0-9]/ { print $1 }' "$DATA/torus/small-table.conf" | paste -sd, -)
+printf 'hwloc = synthetic:pack:2 core:4 pu:2@%s\ntorus = %s\n' "$H" "$DATA/torus/small-table.conf" >"$T/torus.conf"
+for a in scotch auto; do
+	if "$R" map --cart 8x8x2:1,1,1:4,2,1 --cluster "$T/torus.conf" --algo $a --out "$T/t.perm" --json >"$T/t.json" 2>"$T/t.err" &&
+	   is_perm "$T/t.perm" 128 "$(json_num slots "$T/t.json")"; then
+		c=$(json_num cost "$T/t.json"); i=$(json_num identity_cost "$T/t.json")
+		awk -v c="$c" -v i="$i" 'BEGIN { exit !(c < i) }' && ok "torus $a: cost $c < identity $i" || notok "torus $a: $c vs $i"
+	else
+		notok "torus $a ($(cat "$T/t.err"))"
+	fi
+done
+"$R" map --cart 16x16 --cluster "$T/torus.conf" --per-pu --out "$T/pu.perm" >/dev/null 2>"$T/pu.err" &&
+	is_perm "$T/pu.perm" 256 384 && ok "--per-pu: 384 PU slots" || notok "--per-pu ($(cat "$T/pu.err"))"
 "$R" map --cart 8x4 --topology "$TL" --hosts 'a[1-2]' >/dev/null 2>&1
 [ $? -eq 2 ] && ok "--hosts without --cluster: 2" || notok "--hosts without --cluster: 2"
 
