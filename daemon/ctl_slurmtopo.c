@@ -169,9 +169,9 @@ static int st_write(topo_cluster_t c, const topo_swtree_t *t, const struct st_op
 
 static void st_warnings(const topo_swtree_t *t, const char *top)
 {
-	if (t->nroots > 1 && !top)
-		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu root switches (no switch above all hosts): "
-				"Slurm will not place a job across them; --top NAME joins them\n", t->nroots);
+	if (t->ntrees > 1 && !top)
+		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu separate switch trees (no switch reaches every "
+				"host): Slurm will not place a job across them; --top NAME joins them\n", t->ntrees);
 	if (t->nguid_named)
 		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu hosts named by HCA GUID (generic HCA "
 				"description); give --node-name-map to name them\n", t->nguid_named);

@@ -202,6 +202,37 @@ static void keep_switches(const struct topo_fabric *f, topo_swtree_t *t)
 		t->nroots += t->is_root[s];
 }
 
+static size_t uf_find(size_t *up, size_t x)
+{
+	while (up[x] != x)
+		x = up[x] = up[up[x]];
+	return x;
+}
+
+/* Connected pieces of the kept switches joined by tree links (a level apart); -1 on no memory. */
+static int count_trees(const struct topo_fabric *f, topo_swtree_t *t)
+{
+	size_t *up = malloc((t->nsw + 1) * sizeof(*up)), s, i, n;
+	const uint32_t *nb;
+
+	if (!up)
+		return -1;
+	for (s = 0; s < t->nsw; s++)
+		up[s] = s;
+	for (s = 0; s < t->nsw; s++) {
+		if (!t->kept[s] || t->level[s] < 1)
+			continue;
+		n = topo_fabric_switch_neighbors(f, (long)s, &nb);
+		for (i = 0; i < n; i++)
+			if (t->kept[nb[i]] && t->level[nb[i]] == t->level[s] - 1)
+				up[uf_find(up, nb[i])] = uf_find(up, s);
+	}
+	for (s = 0; s < t->nsw; s++)
+		t->ntrees += t->kept[s] && uf_find(up, s) == s;
+	free(up);
+	return 0;
+}
+
 static int swtree_alloc(topo_swtree_t *t, size_t nsw)
 {
 	t->nsw = nsw;
@@ -240,6 +271,8 @@ topo_swtree_t *topo_swtree_build(topo_cluster_t c, rm_error_t *err)
 	if (name_switches(t) < 0 || place_hosts(f, t) < 0)
 		goto nomem;
 	keep_switches(f, t);
+	if (count_trees(f, t) < 0)
+		goto nomem;
 	for (s = 0; s < t->nsw; s++)
 		qsort(t->host + t->host_off[s], t->host_off[s + 1] - t->host_off[s], sizeof(*t->host), cmp_natural);
 	return t;
@@ -434,15 +467,15 @@ int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const ch
 	for (s = 0; s < t->nsw; s++)
 		if (t->is_root[s])
 			roots[nroots++] = t->name[s];
-	if (top && nroots > 1) {
+	if (top && t->ntrees > 1) {
 		qsort(roots, nroots, sizeof(*roots), cmp_natural);
 		l = slurm_list(roots, nroots);
-		fprintf(f, "\n# joins the %zu root switches (--top)\nSwitchName=%s Switches=%s\n", nroots,
+		fprintf(f, "\n# joins the %zu separate trees (--top)\nSwitchName=%s Switches=%s\n", t->ntrees,
 			topo_slurm_sanitise(top, buf, sizeof(buf)), l ? l : "");
 		free(l);
-	} else if (nroots > 1) {
-		fprintf(f, "\n# %zu switches are not below a common switch: Slurm will not place one job across\n"
-			   "# them (--top NAME joins them).\n", nroots);
+	} else if (t->ntrees > 1) {
+		fprintf(f, "\n# %zu separate switch trees (no switch reaches every host): Slurm will not place one\n"
+			   "# job across them (--top NAME joins them).\n", t->ntrees);
 	}
 	free(roots);
 	if (ferror(f))

@@ -37,6 +37,8 @@ typedef struct topo_swtree {
 	unsigned char *kept;   /* nsw: 1 when the switch is in the tree */
 	unsigned char *is_root; /* nsw: kept and listed by no kept switch above it */
 	size_t nroots;
+	size_t ntrees;         /* connected pieces of the kept tree: more than 1 means no switch
+				* reaches every host (separate subnets, leaves linked only to each other) */
 	size_t *host_off;      /* nsw + 1: hosts placed under leaf s are host[host_off[s] .. host_off[s+1]) */
 	const char **host;     /* host names, grouped by leaf, in natural order (node2 < node10; borrowed) */
 	size_t nplaced;        /* hosts under some leaf */

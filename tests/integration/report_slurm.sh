@@ -40,7 +40,9 @@ gen names.conf --ib "$DATA/reports/names.topo" &&
 gen sub.conf --ib "$DATA/ib/subnet-a.topo" --ib "$DATA/ib/subnet-b.ports" --top top &&
 	expect "two subnets joined under --top" $CHK "$T/sub.conf" --expected "$DATA/reports/subnets-top.expected" --invariants --hosts 4
 gen subnotop.conf --ib "$DATA/ib/subnet-a.topo" --ib "$DATA/ib/subnet-b.ports"
-expect "two subnets without --top: warning about 3 root switches" grep -q "3 root switches" "$T/subnotop.conf.err"
+expect "two subnets without --top: warning about 3 separate trees" grep -q "3 separate switch trees" "$T/subnotop.conf.err"
+gen s3top.conf --ib "$DATA/ib/small-3level.ports" --top top
+expect "one tree: --top adds nothing, no warning" sh -c "! grep -q '^SwitchName=top' '$T/s3top.conf' && ! grep -q warning '$T/s3top.conf.err'"
 expect "without --top no joining switch" sh -c "! grep -q '^SwitchName=top' '$T/subnotop.conf'"
 
 # ---- real fabrics --------------------------------------------------------------------------------
@@ -53,6 +55,12 @@ gen plafrim.conf --ib "$DATA/plafrim/ib/ib-subnet0.txt" &&
 	expect "PlaFRIM: invariants" $CHK "$T/plafrim.conf" --invariants
 n=$($CHK "$T/plafrim.conf" --list-hosts | wc -l)
 expect "PlaFRIM: every fabric host listed ($n)" test "$n" -gt 100
+
+python3 "$TOP/tests/integration/report_gen_fattree.py" 250 40 20 >"$T/big.topo"
+gen big.conf --ib "$T/big.topo" &&
+	expect "generated 10,000-host fat tree: 250 leaves of 40 hosts, 20 spines listing every leaf" \
+		$CHK "$T/big.conf" --invariants --hosts 10000 --topofile "$T/big.topo"
+expect "generated fat tree: one tree, no warning" test ! -s "$T/big.conf.err"
 
 # ---- errors ---------------------------------------------------------------------------------------
 expect_fail "no fabric option is a usage error" "$R" slurm-topology

@@ -43,6 +43,16 @@ expect "torus: text report has the order summary" grep -q "^Torus order" "$T/tor
 expect_fail "--svg into a missing directory fails" "$R" report --ib "$DATA/ib/small-2level.topo" --svg "$T/no/such/dir.svg"
 expect "... naming the file" sh -c "'$R' report --ib '$DATA/ib/small-2level.topo' --svg '$T/no/x.svg' 2>&1 | grep -q 'no/x.svg'"
 
+# ---- scale: 10,000 hosts under 250 leaves and 20 spines (generated) ---------------------------------
+python3 "$TOP/tests/integration/report_gen_fattree.py" 250 40 20 >"$T/big.topo"
+expect "10,000 hosts: picture written" svg big --ib "$T/big.topo"
+expect "10,000 hosts: xmllint accepts it" xmllint --noout "$T/big.svg"
+expect "10,000 hosts: 250 leaf boxes hold them all" $CHK svg "$T/big.svg" --hosts 10000 --leaves 250
+n=$(grep -c '<line' "$T/big.svg")
+expect "10,000 hosts: bundled, $n lines for 5,000 links and 10,000 hosts (< 2,000)" test "$n" -lt 2000
+s=$(wc -c <"$T/big.svg")
+expect "10,000 hosts: $s bytes (< 2 MB)" test "$s" -lt 2000000
+
 # ---- rendering -------------------------------------------------------------------------------------
 # a blank PNG must be refused by the checker (the check can fail)
 python3 -c "
@@ -62,7 +72,7 @@ render() {
 	$CHK png "$T/$1.png"
 }
 if command -v chromium >/dev/null 2>&1; then
-	for p in small ndr plafrim torus; do
+	for p in small ndr plafrim torus big; do
 		expect "headless Chromium renders $p.svg to a non-blank 1600x1200 PNG" render "$p"
 	done
 else

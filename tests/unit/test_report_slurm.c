@@ -85,6 +85,7 @@ static void test_three_levels(void)
 	for (s = 0; s < t->nsw; s++)
 		kept += t->kept[s];
 	check(kept == 9 && t->nroots == 1 && core >= 0 && t->is_root[core], "9 switches kept, core-1 the only root");
+	check(t->ntrees == 1, "one tree (%zu)", t->ntrees);
 	topo_swtree_destroy(t);
 	topo_cluster_destroy(c);
 }
@@ -97,6 +98,7 @@ static void test_dual_rail_and_names(void)
 	check(t && t->nmultihomed == 1 && t->nguid_named == 0 && t->nplaced == 7,
 	      "one dual-HCA host, no GUID name with the map, 7 hosts placed");
 	check(t && by_name(t, "rack3-leaf") >= 0, "switch named by the node-name map");
+	check(t && t->nroots == 2 && t->ntrees == 1, "two spines are roots of one tree");
 	topo_swtree_destroy(t);
 	topo_cluster_destroy(c);
 	c = load("reports/names.topo", NULL);
