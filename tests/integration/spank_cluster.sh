@@ -24,7 +24,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'exit 1' HUP INT PIPE TERM
 
 for c in munged mungekey slurmctld slurmd srun sbatch salloc mpicc.openmpi mpicc.mpich python3 cc; do
 	command -v "$c" >/dev/null || { notok "required command $c is missing (make deps)"; finish; exit 1; }
@@ -347,7 +347,7 @@ expect "rankmapd down, --rankmap-bind: tasks left unbound, one warning" unbound
 # ---- clean up ------------------------------------------------------------------------------------
 cd "$TOP" || exit 1
 sh "$H/cluster.sh" stop "$C"
-left=$(pgrep -f "$T" 2>/dev/null | wc -l)
+left=$( (pgrep -f "$T"; sh "$H/cluster.sh" stepds "$C") 2>/dev/null | wc -l)
 expect "every daemon stopped (none left running from $T)" test "$left" = 0
 expect "nothing written to /etc/slurm or /etc/munge" test "$(ls -la --time-style=+%s /etc/slurm /etc/munge 2>&1 | md5sum)" = "$etc_before"
 finish

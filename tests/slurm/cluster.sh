@@ -4,6 +4,7 @@
 #   cluster.sh start DIR [PLUGIN_SO [PLUGIN_ARGS...]]   start munged, slurmctld and slurmd n1..n4 under DIR
 #   cluster.sh stop DIR                                 stop every daemon started under DIR, by PID
 #   cluster.sh env DIR                                  print the environment lines (SLURM_CONF=...)
+#   cluster.sh stepds DIR                               list the PIDs of this cluster's slurmstepd
 #
 # PLUGSTACK_MODE=required|optional (default required) is the plugstack.conf keyword of the plugin.
 # slurmd inherits the caller's environment (e.g. the test-only RANKMAP_FAKE_NODE of the plugin).
@@ -140,9 +141,18 @@ kill_pidfile() {
 	return 0
 }
 
+# stepd_pids DIR: slurmstepd processes of this cluster (their working directory is under DIR).
+stepd_pids() {
+	for p in $(pgrep -x slurmstepd 2>/dev/null); do
+		case "$(readlink "/proc/$p/cwd" 2>/dev/null)" in "$1"/*) echo "$p" ;; esac
+	done
+}
+
 cmd_stop() {
 	d=$1
 	for n in n1 n2 n3 n4; do kill_pidfile "$d/run/slurmd.$n.pid"; done
+	# A step whose tasks hang outlives slurmd: end it (and its tasks, in its process group) by PID.
+	for p in $(stepd_pids "$d"); do kill -9 "$p" 2>/dev/null; done
 	kill_pidfile "$d/run/slurmctld.pid"
 	kill_pidfile "$d/run/munged.pid"
 }
@@ -151,5 +161,6 @@ case "${1:-}" in
 start) shift; [ $# -ge 1 ] || die "usage: cluster.sh start DIR [PLUGIN [ARGS...]]"; cmd_start "$@" ;;
 stop) [ $# -eq 2 ] || die "usage: cluster.sh stop DIR"; cmd_stop "$2" ;;
 env) [ $# -eq 2 ] || die "usage: cluster.sh env DIR"; echo "SLURM_CONF=$2/slurm.conf" ;;
+stepds) [ $# -eq 2 ] || die "usage: cluster.sh stepds DIR"; stepd_pids "$2" ;;
 *) die "usage: cluster.sh start|stop|env DIR ..." ;;
 esac
