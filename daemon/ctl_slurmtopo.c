@@ -22,7 +22,7 @@ static void usage(FILE *f)
 		"SYNOPSIS\n"
 		"    rankmapctl slurm-topology [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
 		"                              [--node-name-map FILE] [--cluster FILE] [--top NAME]\n"
-		"                              [--out FILE]\n\n"
+		"                              [--all-leaves] [--out FILE]\n\n"
 		"DESCRIPTION\n"
 		"    Writes the switch tree of the fabric in the format of Slurm's topology/tree plugin\n"
 		"    (topology.conf(5)), with the structure slurmibtopology.sh and topograph derive from the\n"
@@ -32,7 +32,8 @@ static void usage(FILE *f)
 		"      - a switch k links above the nearest leaf lists the switches one level below it\n"
 		"        that it is linked to:  SwitchName=<spine> Switches=<leaf>,<leaf>,...\n"
 		"    Lists are compressed Slurm host lists. Every host appears under exactly one leaf: the\n"
-		"    switch of its first HCA port (dual-rail hosts are listed under their first rail).\n"
+		"    switch of its first HCA port (dual-rail hosts are listed under their first rail), or\n"
+		"    with --all-leaves under every leaf it is cabled to.\n"
 		"    Switches with no host below them are left out. Switch names are the node-name map entry,\n"
 		"    else the switch's description, with characters other than letters, digits, '.', '_' and\n"
 		"    '-' replaced by '_'; names that collide get _<GUID> appended. Hosts are named by the\n"
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 		"                        lines '0xGUID \"name\"' naming HCAs (hosts) and switches.\n"
 		"    --cluster FILE      a cluster file; its ib, ib_cache and node_name_map keys are used.\n"
 		"    --top NAME          join the trees of several subnets under a switch NAME.\n"
+		"    --all-leaves        list a host with HCAs on several leaf switches (dual rail, rail-\n"
+		"                        optimised fabrics) under every one of them, as slurmibtopology.sh\n"
+		"                        does; Slurm accepts it and logs those nodes as multi-homed.\n"
 		"    --out FILE          write there (atomically: a temporary file renamed) instead of\n"
 		"                        standard output.\n"
 		"    -h, --help          this text.\n\n"
@@ -65,7 +69,7 @@ static void usage(FILE *f)
 
 struct st_opts {
 	const char *ib[MAX_IB];
-	int nib, live;
+	int nib, live, all_leaves;
 	const char *cache, *map, *cluster, *top, *out;
 };
 
@@ -83,7 +87,8 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 		{ "ib", required_argument, NULL, 'i' },       { "ib-cache", required_argument, NULL, 'c' },
 		{ "ib-live", no_argument, NULL, 'l' },        { "node-name-map", required_argument, NULL, 'm' },
 		{ "cluster", required_argument, NULL, 'C' },  { "top", required_argument, NULL, 't' },
-		{ "out", required_argument, NULL, 'o' },      { "help", no_argument, NULL, 'h' },
+		{ "out", required_argument, NULL, 'o' },      { "all-leaves", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -103,6 +108,7 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 		case 'C': o->cluster = optarg; break;
 		case 't': o->top = optarg; break;
 		case 'o': o->out = optarg; break;
+		case 'a': o->all_leaves = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: return st_usage_error("%s", "invalid option");
 		}
@@ -178,9 +184,9 @@ static void st_warnings(const topo_swtree_t *t, const char *top)
 	if (t->nunplaced)
 		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu hosts hang on no switch and are not "
 				"listed (first: %s)\n", t->nunplaced, t->unplaced[0]);
-	if (t->nmultihomed)
+	if (t->nmultihomed && !t->all_leaves)
 		fprintf(stderr, "rankmapctl slurm-topology: note: %zu hosts have HCAs on several switches; each is "
-				"listed under its first\n", t->nmultihomed);
+				"listed under its first (--all-leaves: under all)\n", t->nmultihomed);
 }
 
 int ctl_slurm_topology_main(int argc, char **argv)
@@ -200,7 +206,7 @@ int ctl_slurm_topology_main(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	if (st_load(c, &o, &err) == 0 && (t = topo_swtree_build(c, &err)) && st_write(c, t, &o, &err) == 0) {
+	if (st_load(c, &o, &err) == 0 && (t = topo_swtree_build(c, o.all_leaves, &err)) && st_write(c, t, &o, &err) == 0) {
 		st_warnings(t, o.top);
 		rc = 0;
 	} else {

@@ -103,59 +103,72 @@ fail:
 	return -1;
 }
 
-/* Counts the distinct switches a host's HCA ports hang on, and whether it is named by a GUID. */
-static void host_stats(const struct topo_fabric *f, topo_swtree_t *t, size_t h)
+#define HOST_MAX_LEAVES 64
+
+/* The distinct switches host h's HCA ports hang on, first port first (at most max). */
+static size_t host_switches(const struct topo_fabric *f, size_t h, long *sw, size_t max)
 {
-	size_t p, nsw_ports = 0;
-	long first = -1;
+	size_t p, i, n = 0;
 
-	for (p = 0; p < topo_fabric_host_nports(f, h); p++) {
-		long sw = topo_fabric_host_port_switch(f, h, p);
+	for (p = 0; p < topo_fabric_host_nports(f, h) && n < max; p++) {
+		long s = topo_fabric_host_port_switch(f, h, p);
 
-		if (sw >= 0 && sw != first) {
-			nsw_ports++;
-			if (first < 0)
-				first = sw;
-		}
+		for (i = 0; i < n && sw[i] != s; i++)
+			;
+		if (s >= 0 && i == n)
+			sw[n++] = s;
 	}
-	t->nmultihomed += nsw_ports > 1;
-	t->nguid_named += !strncmp(topo_fabric_host_name(f, h), "0x", 2);
+	return n;
 }
 
-/* Hosts grouped under their leaf (counting sort by leaf), the others in unplaced. */
-static int place_hosts(const struct topo_fabric *f, topo_swtree_t *t)
+/* The leaves host h is listed under: its first switch, or all of them with all_leaves. */
+static size_t host_leaves(const struct topo_fabric *f, size_t h, int all_leaves, long *sw)
 {
-	size_t nh = topo_fabric_nhosts(f), h, s, *next;
+	size_t n = host_switches(f, h, sw, HOST_MAX_LEAVES);
 
-	t->host = malloc((nh + 1) * sizeof(*t->host));
+	if (!all_leaves && n > 0) {
+		sw[0] = topo_fabric_host_leaf(f, h);
+		return sw[0] >= 0;
+	}
+	return n;
+}
+
+/* Hosts grouped under their leaves (counting sort by leaf), the others in unplaced. */
+static int place_hosts(const struct topo_fabric *f, topo_swtree_t *t, int all_leaves)
+{
+	size_t nh = topo_fabric_nhosts(f), h, s, i, n, total = 0, *next;
+	long sw[HOST_MAX_LEAVES];
+
 	t->unplaced = malloc((nh + 1) * sizeof(*t->unplaced));
 	next = malloc((t->nsw + 1) * sizeof(*next));
-	if (!t->host || !t->unplaced || !next) {
-		free(next);
-		return -1;
-	}
+	if (!t->unplaced || !next)
+		goto fail;
 	for (h = 0; h < nh; h++) {
-		long leaf = topo_fabric_host_leaf(f, h);
-
-		host_stats(f, t, h);
-		if (leaf >= 0)
-			t->host_off[leaf + 1]++;
-		else
+		t->nmultihomed += host_switches(f, h, sw, HOST_MAX_LEAVES) > 1;
+		t->nguid_named += !strncmp(topo_fabric_host_name(f, h), "0x", 2);
+		n = host_leaves(f, h, all_leaves, sw);
+		for (i = 0; i < n; i++)
+			t->host_off[sw[i] + 1]++;
+		total += n;
+		t->nplaced += n > 0;
+		if (!n)
 			t->unplaced[t->nunplaced++] = topo_fabric_host_name(f, h);
 	}
 	for (s = 0; s < t->nsw; s++)
 		t->host_off[s + 1] += t->host_off[s];
+	if (!(t->host = malloc((total + 1) * sizeof(*t->host))))
+		goto fail;
 	memcpy(next, t->host_off, (t->nsw + 1) * sizeof(*next));
 	for (h = 0; h < nh; h++) {
-		long leaf = topo_fabric_host_leaf(f, h);
-
-		if (leaf >= 0) {
-			t->host[next[leaf]++] = topo_fabric_host_name(f, h);
-			t->nplaced++;
-		}
+		n = host_leaves(f, h, all_leaves, sw);
+		for (i = 0; i < n; i++)
+			t->host[next[sw[i]]++] = topo_fabric_host_name(f, h);
 	}
 	free(next);
 	return 0;
+fail:
+	free(next);
+	return -1;
 }
 
 /* kept: leaves with hosts, then level by level the switches with a kept switch one level below. */
@@ -247,7 +260,7 @@ static int swtree_alloc(topo_swtree_t *t, size_t nsw)
 	return t->name && t->desc && t->guid && t->level && t->subnet && t->kept && t->is_root && t->host_off ? 0 : -1;
 }
 
-topo_swtree_t *topo_swtree_build(topo_cluster_t c, rm_error_t *err)
+topo_swtree_t *topo_swtree_build(topo_cluster_t c, int all_leaves, rm_error_t *err)
 {
 	const struct topo_fabric *f = c->fabric;
 	topo_swtree_t *t;
@@ -262,13 +275,14 @@ topo_swtree_t *topo_swtree_build(topo_cluster_t c, rm_error_t *err)
 	if (!t || swtree_alloc(t, topo_fabric_nswitches(f)) < 0)
 		goto nomem;
 	t->nsubnets = topo_fabric_nsubnets(f);
+	t->all_leaves = all_leaves;
 	for (s = 0; s < t->nsw; s++) {
 		t->desc[s] = topo_fabric_switch_name(f, (long)s);
 		t->guid[s] = topo_fabric_switch_guid(f, (long)s);
 		t->level[s] = topo_fabric_switch_level(f, (long)s);
 		t->subnet[s] = topo_fabric_switch_subnet(f, (long)s);
 	}
-	if (name_switches(t) < 0 || place_hosts(f, t) < 0)
+	if (name_switches(t) < 0 || place_hosts(f, t, all_leaves) < 0)
 		goto nomem;
 	keep_switches(f, t);
 	if (count_trees(f, t) < 0)
@@ -437,7 +451,8 @@ static void write_header(const topo_swtree_t *t, FILE *f)
 		   "# Leaf switches list their hosts (Nodes=), each switch above lists the switches one level\n"
 		   "# below it (Switches=). %zu hosts under leaf switches.\n", t->nplaced);
 	if (t->nmultihomed)
-		fprintf(f, "# %zu hosts have HCAs on several switches: each is listed under its first.\n", t->nmultihomed);
+		fprintf(f, "# %zu hosts have HCAs on several switches: %s.\n", t->nmultihomed,
+			t->all_leaves ? "each is listed under all of them (--all-leaves)" : "each is listed under its first");
 	if (t->nguid_named)
 		fprintf(f, "# %zu hosts are named by HCA GUID (generic description; give --node-name-map).\n",
 			t->nguid_named);

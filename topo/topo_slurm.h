@@ -9,6 +9,8 @@
  *     part of the tree;
  *   - every host is under exactly one leaf: the switch of its first HCA port (a host with HCAs on
  *     several leaves or subnets, e.g. dual rail, is placed under the first; the others are reported);
+ *     with all_leaves, a host is listed under every leaf one of its HCA ports is cabled to, as
+ *     slurmibtopology.sh does (Slurm accepts it and logs the multi-homed nodes);
  *   - switches left without hosts below them (a rail whose hosts are all placed on another subnet,
  *     switches no host reaches) are dropped;
  *   - several subnets give one tree each; with a top name they are joined under one extra switch
@@ -41,19 +43,21 @@ typedef struct topo_swtree {
 				* reaches every host (separate subnets, leaves linked only to each other) */
 	size_t *host_off;      /* nsw + 1: hosts placed under leaf s are host[host_off[s] .. host_off[s+1]) */
 	const char **host;     /* host names, grouped by leaf, in natural order (node2 < node10; borrowed) */
-	size_t nplaced;        /* hosts under some leaf */
+	size_t nplaced;        /* distinct hosts under some leaf */
 	const char **unplaced; /* hosts attached to no switch (borrowed) */
 	size_t nunplaced;
 	size_t nmultihomed;    /* hosts with HCA ports on several switches (placed under the first) */
 	size_t nguid_named;    /* hosts named by a GUID (generic HCA description, no node-name map entry) */
 	int max_level;         /* highest level of a kept switch, -1 without one */
 	size_t nsubnets;
+	int all_leaves;        /* as built */
 } topo_swtree_t;
 
-/* Builds the switch tree of a finalized cluster's fabric. Returns a new tree (free with
- * topo_swtree_destroy) that borrows strings from the cluster (keep the cluster alive), or NULL with
- * err set when the cluster has no fabric (or on allocation failure). */
-topo_swtree_t *topo_swtree_build(topo_cluster_t c, rm_error_t *err);
+/* Builds the switch tree of a finalized cluster's fabric, hosts under their first leaf or, with
+ * all_leaves, under every leaf they are cabled to. Returns a new tree (free with topo_swtree_destroy)
+ * that borrows strings from the cluster (keep the cluster alive), or NULL with err set when the
+ * cluster has no fabric (or on allocation failure). */
+topo_swtree_t *topo_swtree_build(topo_cluster_t c, int all_leaves, rm_error_t *err);
 void topo_swtree_destroy(topo_swtree_t *t);
 /* Switches of level k-1 below kept switch s that are kept; *out is malloc'd (caller frees). */
 size_t topo_swtree_children(topo_cluster_t c, const topo_swtree_t *t, size_t s, size_t **out);

@@ -49,6 +49,14 @@ expect "without --top no joining switch" sh -c "! grep -q '^SwitchName=top' '$T/
 gen ndr.conf --ib "$DATA/ib/ndr-fattree-582ca.ibnetdiscover" &&
 	expect "NDR fat tree: every host under one leaf it is cabled to, spines list exactly their kept leaves" \
 		$CHK "$T/ndr.conf" --invariants --topofile "$DATA/ib/ndr-fattree-582ca.ibnetdiscover"
+gen ndrall.conf --ib "$DATA/ib/ndr-fattree-582ca.ibnetdiscover" --all-leaves &&
+	expect "NDR --all-leaves: each of the 31 leaves lists exactly the hosts cabled to it" \
+		$CHK "$T/ndrall.conf" --invariants --all-leaves --topofile "$DATA/ib/ndr-fattree-582ca.ibnetdiscover"
+n=$(grep -c '^SwitchName=.*Nodes=' "$T/ndrall.conf")
+expect "NDR --all-leaves: 31 leaves (got $n)" test "$n" = 31
+gen s2all.conf --ib "$DATA/ib/small-2level.topo" --node-name-map "$DATA/ib/small-2level.map" --all-leaves &&
+	expect "small-2level --all-leaves: dual under leaf-1 and leaf-2, as derived by hand" \
+		$CHK "$T/s2all.conf" --expected "$DATA/reports/small-2level-all.expected" --invariants --all-leaves --hosts 7
 n=$(grep -c '^SwitchName=.*Switches=' "$T/ndr.conf")
 expect "NDR fat tree: 9 spines above the leaves (got $n)" test "$n" = 9
 gen plafrim.conf --ib "$DATA/plafrim/ib/ib-subnet0.txt" &&
@@ -113,6 +121,7 @@ if command -v slurmctld >/dev/null && command -v scontrol >/dev/null; then
 	expect "Slurm reads the joined subnets file" slurm_reads sub "$T/sub.conf"
 	expect "Slurm reads the NDR fat tree file (193 hosts, GUID-named ones included)" slurm_reads ndr "$T/ndr.conf"
 	expect "Slurm reads the PlaFRIM file" slurm_reads plafrim "$T/plafrim.conf"
+	expect "Slurm reads the NDR --all-leaves file (hosts under several leaves)" slurm_reads ndrall "$T/ndrall.conf"
 else
 	echo "skip - slurmctld/scontrol not installed: Slurm parsing not checked"
 fi

@@ -3,6 +3,8 @@
 
   report_topo_check.py CONF --expected FILE      same switches with the same members (lists expanded)
   report_topo_check.py CONF --invariants [--hosts N] [--topofile IBNETDISCOVER_TOPOLOGY_FILE]
+                        [--all-leaves]  (hosts may sit under several leaves; each leaf lists exactly
+                                         the hosts cabled to it)
   report_topo_check.py CONF --list-hosts             the hosts of the leaves, one a line
   report_topo_check.py CONF --slurm-levels FILE      FILE (scontrol show topology) has every switch at
                                                      the level the tree implies, and no other switch
@@ -85,12 +87,12 @@ def parse_conf(path):
     return sw, guid, problems
 
 
-def invariants(sw, nhosts):
+def invariants(sw, nhosts, multi=False):
     problems, seen = [], {}
     for name, (kind, members) in sw.items():
         if kind == 'Nodes':
             for h in members:
-                if h in seen:
+                if h in seen and not multi:
                     problems.append(f'host {h} under two leaves: {seen[h]} and {name}')
                 seen[h] = name
         else:
@@ -151,7 +153,7 @@ def parse_topofile(path):
     return adj, hosts
 
 
-def check_topofile(sw, guid, seen, path):
+def check_topofile(sw, guid, seen, path, multi=False):
     problems = []
     adj, hosts = parse_topofile(path)
     level, q = {}, deque()
@@ -182,6 +184,8 @@ def check_topofile(sw, guid, seen, path):
             stray = set(members) - hosts[g]
             if stray:
                 problems.append(f'leaf {name} lists hosts not attached to it: {sorted(stray)[:3]}')
+            if multi and set(members) != hosts[g]:
+                problems.append(f'leaf {name} lists {len(members)} hosts, {len(hosts[g])} are cabled to it')
         else:
             # switches left out must be ones whose hosts are all listed under other leaves
             want = {name_of[t] for t in adj[g] if level.get(t) == level[g] - 1 and t in name_of}
@@ -220,9 +224,11 @@ def main():
     conf = args.pop(0)
     sw, guid, problems = parse_conf(conf)
     if '--list-hosts' in args:
+        listed = {}
         for kind, members in sw.values():
             if kind == 'Nodes':
-                print('\n'.join(members))
+                listed.update((m, None) for m in members)
+        print('\n'.join(listed))
         return 0
     if '--slurm-levels' in args:
         return check_slurm_levels(sw, args[args.index('--slurm-levels') + 1])
@@ -236,10 +242,11 @@ def main():
                 problems.append(f'switch {n}: got {got.get(n)}, expected {want.get(n)}')
     if '--invariants' in args:
         nh = int(args[args.index('--hosts') + 1]) if '--hosts' in args else None
-        p2, seen = invariants(sw, nh)
+        multi = '--all-leaves' in args
+        p2, seen = invariants(sw, nh, multi)
         problems += p2
         if '--topofile' in args:
-            problems += check_topofile(sw, guid, seen, args[args.index('--topofile') + 1])
+            problems += check_topofile(sw, guid, seen, args[args.index('--topofile') + 1], multi)
     for p in problems:
         print(p)
     return 1 if problems else 0

@@ -59,7 +59,7 @@ static void test_sanitise(void)
 static void test_three_levels(void)
 {
 	topo_cluster_t c = load("ib/small-3level.ports", NULL);
-	topo_swtree_t *t = topo_swtree_build(c, NULL);
+	topo_swtree_t *t = topo_swtree_build(c, 0, NULL);
 	long core, agg, leaf;
 	size_t *ch = NULL, n, s, kept = 0;
 
@@ -93,7 +93,7 @@ static void test_three_levels(void)
 static void test_dual_rail_and_names(void)
 {
 	topo_cluster_t c = load("ib/small-2level.topo", "ib/small-2level.map");
-	topo_swtree_t *t = topo_swtree_build(c, NULL);
+	topo_swtree_t *t = topo_swtree_build(c, 0, NULL);
 
 	check(t && t->nmultihomed == 1 && t->nguid_named == 0 && t->nplaced == 7,
 	      "one dual-HCA host, no GUID name with the map, 7 hosts placed");
@@ -102,7 +102,7 @@ static void test_dual_rail_and_names(void)
 	topo_swtree_destroy(t);
 	topo_cluster_destroy(c);
 	c = load("reports/names.topo", NULL);
-	t = topo_swtree_build(c, NULL);
+	t = topo_swtree_build(c, 0, NULL);
 	check(t && by_name(t, "Leaf_A_0000000000009101") >= 0 && by_name(t, "Leaf_A_0000000000009102") >= 0 &&
 	      by_name(t, "Leaf_A") < 0, "equal names both get their GUID");
 	check(t && by_name(t, "sw_0000000000009103") >= 0, "no description: sw_<GUID>");
@@ -119,7 +119,7 @@ static void test_svg(void)
 	FILE *f = open_memstream(&buf, &len);
 
 	rm_error_clear(&err);
-	check(topo_swtree_build(c, &err) == NULL && rm_error_isset(&err), "no fabric: no tree, error set");
+	check(topo_swtree_build(c, 0, &err) == NULL && rm_error_isset(&err), "no fabric: no tree, error set");
 	check(topo_cluster_finalize(c, NULL) == 0 && topo_report_svg(c, "<svg width=\"50\" height=\"20\"></svg>", f, &err) == 0,
 	      "picture of an empty cluster");
 	fclose(f);
