@@ -33,6 +33,9 @@ gen s2.conf --ib "$DATA/ib/small-2level.topo" &&
 		$CHK "$T/s2.conf" --expected "$DATA/reports/small-2level-guid.expected" --invariants --hosts 7 \
 		--topofile "$DATA/ib/small-2level.topo"
 expect "a GUID-named host is reported on stderr" grep -q "1 hosts named by HCA GUID" "$T/s2.conf.err"
+gen cache.conf --ib-cache "$DATA/ib/ibsim-fattree.cache" &&
+	expect "libibnetdisc cache (ibsim fat tree): structure as derived by hand from the net file" \
+		$CHK "$T/cache.conf" --expected "$DATA/reports/ibsim-fattree.expected" --invariants --hosts 8
 gen names.conf --ib "$DATA/reports/names.topo" &&
 	expect "names with blanks, quotes, '#', ';', '/' sanitised; duplicates made unique" \
 		$CHK "$T/names.conf" --expected "$DATA/reports/names.expected" --invariants --hosts 4 \

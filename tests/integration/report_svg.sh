@@ -21,6 +21,10 @@ expect "small 2-level fabric: report --svg writes the picture" svg small --ib "$
 expect "small: xmllint accepts it" xmllint --noout "$T/small.svg"
 expect "small: 7 hosts in 3 leaf boxes, 2 slow links in red, switch names shown" \
 	$CHK svg "$T/small.svg" --hosts 7 --leaves 3 --bad-links 2 --names leaf-1,leaf-2,leaf-3,spine-1,spine-2
+# ibsim fat tree (cache file): leaf3-spine1 is 1x and leaf4-spine2 DDR among 4x QDR (by hand, .net file)
+expect "ibsim cache: picture written" svg cache --ib-cache "$DATA/ib/ibsim-fattree.cache"
+expect "ibsim cache: 8 hosts, 4 leaves, the 2 degraded links in red" \
+	$CHK svg "$T/cache.svg" --hosts 8 --leaves 4 --bad-links 2 --names leaf1,leaf4,spine1,spine2
 expect "NDR fat tree: picture written" svg ndr --ib "$DATA/ib/ndr-fattree-582ca.ibnetdiscover"
 expect "NDR: xmllint accepts it" xmllint --noout "$T/ndr.svg"
 # 193 = the distinct host names of the file (named HCAs by first word, generic ones by GUID), and 22
