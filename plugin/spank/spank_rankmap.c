@@ -89,13 +89,14 @@ static void ctx_read_options(spank_rm_ctx_t *ctx)
 		if (spank_option_getopt(ctx->sp, &rm_options[i], &arg) != ESPANK_SUCCESS)
 			continue;
 		if (spank_job_set(&ctx->job, rm_options[i].val, arg, 0, &err) < 0)
-			slurm_error("rankmap: ignoring --%s: %s", rm_options[i].name,
-				    rm_error_format(&err, buf, sizeof(buf)));
+			slurm_info("rankmap: ignoring --%s: %s", rm_options[i].name,
+				   rm_error_format(&err, buf, sizeof(buf)));
 	}
 }
 
-/* Builds the context of one callback. Returns 0, or -1 when the plugstack.conf arguments are bad
- * (logged; the plugin then stays out of the way). */
+/* Builds the context of one callback. Returns 0, or -1 when the plugstack.conf arguments are bad: the
+ * plugin then stays out of the way. That is said once to the user at submission (srun, sbatch, salloc
+ * and slurmd report it with slurm_error); slurmstepd, which runs once per node and task, only logs it. */
 static int ctx_load(spank_rm_ctx_t *ctx, spank_t sp, int ac, char **av, int with_options)
 {
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
@@ -104,7 +105,11 @@ static int ctx_load(spank_rm_ctx_t *ctx, spank_t sp, int ac, char **av, int with
 	ctx->sp = sp;
 	ctx->where = spank_context();
 	if (spank_conf_parse(ac, av, &ctx->conf, &ctx->err) < 0) {
-		slurm_error("rankmap: plugin disabled: %s", rm_error_format(&ctx->err, buf, sizeof(buf)));
+		rm_error_format(&ctx->err, buf, sizeof(buf));
+		if (ctx->where == S_CTX_REMOTE)
+			slurm_info("rankmap: plugin disabled: %s", buf);
+		else
+			slurm_error("rankmap: plugin disabled by a plugstack.conf error: %s", buf);
 		return -1;
 	}
 	if (with_options)
@@ -121,6 +126,8 @@ EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 		for (int i = 0; rm_options[i].name; i++)
 			if (spank_option_register(sp, &rm_options[i]) != ESPANK_SUCCESS)
 				slurm_error("rankmap: cannot register --%s", rm_options[i].name);
+		if (where != S_CTX_REMOTE)
+			ctx_load(&ctx, sp, ac, av, 0); /* reports a bad plugstack.conf at submission */
 		return 0;
 	}
 	if (where == S_CTX_SLURMD && ctx_load(&ctx, sp, ac, av, 0) == 0 && ctx.conf.register_on)

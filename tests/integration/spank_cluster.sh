@@ -323,6 +323,35 @@ required_fails() {
 expect "--rankmap=required fails a step it cannot apply to, with a message" required_fails
 expect "--rankmap (not required) runs the same step" srun -N1 -n2 --rankmap /bin/true
 
+# ---- plugstack.conf changes (read again by every srun and slurmstepd) ------------------------------
+cp "$C/plugstack.conf" "$T/plugstack.orig"
+# The MPI libraries missing on the nodes (libdir pointing to an empty directory).
+mkdir -p "$T/emptylib"
+sed "s|libdir=[^ ]*|libdir=$T/emptylib|" "$T/plugstack.orig" >"$C/plugstack.conf"
+run_cart nolib --mpi=pmix -N4 --ntasks-per-node=2 -m cyclic --rankmap "$T/cart_ompi" 4x2
+nolib_ok() {
+	unreordered nolib && test "$(warnings nolib)" = 1 &&
+		grep -q "^rankmap: warning: $T/emptylib/librankmap_mpi_openmpi.so: No such file" "$T/nolib.err" ||
+		{ cat "$T/nolib.out" "$T/nolib.err" >&2; return 1; }
+}
+expect "library missing: the job runs unreordered with one warning naming the library" nolib_ok
+nolib_required() {
+	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N2 -n2 --rankmap=required "$T/cart_ompi" 2x1 \
+		>"$T/nolibreq.out" 2>&1 && return 1
+	grep -q '^rankmap: error: .*librankmap_mpi_openmpi.so' "$T/nolibreq.out"
+}
+expect "library missing with --rankmap=required: the step fails with a message" nolib_required
+# An unknown plugstack.conf argument: said once at submission; the plugin stays out of the way.
+sed 's|$| colour=blue|' "$T/plugstack.orig" >"$C/plugstack.conf"
+badconf() {
+	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N2 -n2 --rankmap "$T/wrapped_app" \
+		>"$T/badconf.out" 2>"$T/badconf.err" || { cat "$T/badconf.err" >&2; return 1; }
+	[ "$(grep -c "unknown plugstack.conf argument 'colour'" "$T/badconf.err")" = 1 ] &&
+		grep -q '^task 0 LD_PRELOAD=(null)' "$T/badconf.out" || { cat "$T/badconf.out" "$T/badconf.err" >&2; return 1; }
+}
+expect "a bad plugstack.conf argument: one error at submission, jobs run without rankmap" badconf
+cp "$T/plugstack.orig" "$C/plugstack.conf"
+
 # ---- rankmapd stopped ----------------------------------------------------------------------------
 stop_rankmapd() { kill "$RMD_PID" && wait "$RMD_PID"; RMD_PID=""; [ ! -S "$T/rankmapd.sock" ] || rm -f "$T/rankmapd.sock"; }
 expect "rankmapd stopped (by PID)" stop_rankmapd
