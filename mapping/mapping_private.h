@@ -1,19 +1,21 @@
 /*
  * mapping/mapping_private.h: internals shared by the files of mapping/.
  *
- * graph.c        graph allocation, edge lists -> CSR, metrics
- * cart.c         Cartesian specs and their halo-exchange graphs
- * pattern_mtx.c  Matrix Market loader and format detection (map_graph_load)
- * pattern_dense.c TreeMatch dense text loader
- * cost.c         cost, breakdown, permutation checks and the bijection repair
- * perm.c         permutation files
- * engine.c       the engine table and map_compute (identity guard, timing)
- * treematch.c    bottom-up grouping (TreeMatch), sparse
- * scotch.c       Scotch static mapping + repair
- * refine.c       swap-based local search and iterated local search
- * bisect.c       recursive bipartitioning along the target tree (greedy growing + FM)
- * tm_group.c, tm_kl.c  TreeMatch's grouping of one level (tm_private.h)
- * auto.c         portfolio of the above within a time budget
+ * graph.c          graph allocation, edge lists -> CSR, metrics, clocks
+ * cart.c           Cartesian specs and their halo-exchange graphs
+ * pattern_mtx.c    Matrix Market loader and format detection (map_graph_load)
+ * pattern_dense.c  TreeMatch dense text loader
+ * cost.c           cost, breakdown, permutation checks and the bijection repair
+ * perm.c           permutation files
+ * engine.c         the engine table and map_compute (identity guard, budget, timing)
+ * treematch.c      TreeMatch: virtual tree, bottom-up grouping, aggregation, top-down placement
+ * tm_group.c       TreeMatch's greedy grouping of one level and swaps between groups
+ * tm_kl.c          Kernighan-Lin passes between pairs of groups
+ * tm_types.c       shapes of positions for irregular targets and spare slots (typed grouping)
+ * scotch.c         Scotch static mapping in its own context
+ * refine.c         swap-based local search and iterated local search
+ * bisect.c         recursive bipartitioning along the target tree (greedy growing + FM)
+ * auto.c           portfolio of the above within a time budget
  */
 #ifndef RANKMAP_MAPPING_PRIVATE_H
 #define RANKMAP_MAPPING_PRIVATE_H
