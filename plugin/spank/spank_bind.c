@@ -334,6 +334,7 @@ char *spank_bind_plan(const spank_bind_req_t *req, int *unreachable, rm_error_t 
 	char *plan = NULL;
 	size_t len = 0, off = 0;
 
+	*unreachable = 0;
 	if (cores_load(&c, req->alloc_cores, err) < 0)
 		goto out;
 	if (req->ntasks > c.n) {
@@ -341,7 +342,6 @@ char *spank_bind_plan(const spank_bind_req_t *req, int *unreachable, rm_error_t 
 			     req->alloc_cores);
 		goto out;
 	}
-	*unreachable = 0;
 	if (!(pos = plan_request(req, &c, unreachable, err)))
 		goto out;
 	for (uint32_t i = 0; i < req->ntasks; i++)
