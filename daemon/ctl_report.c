@@ -484,8 +484,10 @@ static order_t *torus_order(topo_cluster_t c, const struct opts *o, json_t *r, r
 	if (!spec)
 		return NULL;
 	ord = order_build(spec, o->order ? o->order : "bbb", NULL, err);
-	if (!ord)
+	if (!ord) { /* the order library names its own option; here it is --order */
+		snprintf(err->source, sizeof(err->source), "--order");
 		return NULL;
+	}
 	json_object_set_new(r, "torus_order",
 			    json_pack("{s:s, s:I, s:I, s:[iii], s:s#}", "method", ord->method, "nodes", (json_int_t)ord->nnodes,
 				      "blocks", (json_int_t)ord->nblocks, "block_extent", ord->block_ext[0], ord->block_ext[1],

@@ -290,7 +290,10 @@ static void svg_header(struct svg *g, int extra_h)
 	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">InfiniBand fabric: %zu hosts under "
 		   "%zu leaf switches", MARGIN, g->t->nplaced, g->nleaves);
 	for (k = 1; k <= g->t->max_level && k < 8; k++)
-		fprintf(f, ", %zu %s", per[k], k == 1 ? "spines" : "switches above");
+		if (k == 1)
+			fprintf(f, ", %zu spine%s", per[k], per[k] == 1 ? "" : "s");
+		else
+			fprintf(f, ", %zu level-%d switch%s", per[k], k, per[k] == 1 ? "" : "es");
 	fprintf(f, " (%zu subnet%s)</text>\n", g->t->nsubnets, g->t->nsubnets > 1 ? "s" : "");
 	for (k = 1; k < IB_SPEED_COUNT; k++) {
 		if (!present[k])
