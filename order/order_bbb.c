@@ -2,27 +2,46 @@
  * order/order_bbb.c: BBB, basic building blocks (Albing et al., EuroMPI 2011).
  *
  * Block extents: slow dimensions short, fast ones long, extent times link cost about equal in every
- * dimension, about BBB_BLOCK_NODES nodes per block (17x8x24 routers with costs 1,2,0.67 and two
- * nodes per router give the paper's 4x2x8). Weave: a Hamiltonian path over the block, one hop per
- * step, found by a depth-first search that prefers, in order: no straight run longer than two, staying
- * inside the smallest aligned 2x2x2 (then 4x4x4, ...) group, the neighbour with the fewest onward
- * moves (Warnsdorff), turning, the faster link. It starts at local (0,0,0) and ends on the far face
- * of the chain axis at the same cross-section position when parity allows (else at a corner), so the
- * blocks of a column chain with one hop. Dead ends and disconnected remainders are pruned; a search
- * over budget falls back to the snake weave.
+ * dimension, about BBB_BLOCK_NODES nodes per block; an odd dimension gets an odd extent, 3 or 5 as
+ * in the paper, so that it splits without a 1-wide slice (17x8x24 routers with costs 1,2,0.67 and
+ * two nodes per router give 3x2x8: the paper's 4x2x8 with x made odd).
+ *
+ * Weave (order_bbb_weave.c): the block is a stack of slabs two routers thick along the chain axis
+ * (the fastest link), traversed slab after slab; inside a slab the cross-section is halved
+ * recursively, the axis of largest extent times cost first, and the innermost step pairs routers
+ * along the chain axis. Every prefix and every window of the weave is therefore a compact, thick
+ * piece of a slab stack, and the first steps use the cheapest link. It starts at local (0,0,0) and
+ * ends on the far chain face, so the blocks of a column chain with one hop. Blocks too large for the
+ * pair tables, or shapes the recursion cannot weave, use a depth-first search that prefers, in
+ * order: no straight run longer than two, staying inside the smallest aligned 2x2x2 (then 4x4x4,
+ * ...) group, the neighbour with the fewest onward moves (Warnsdorff), turning, the faster link;
+ * a search over budget falls back to the snake weave.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "order_private.h"
+#include "order_bbb.h"
 
 #define BBB_BLOCK_NODES 128
 #define BBB_MAX_WEAVE 512    /* larger blocks use the snake weave (search cost) */
 
+/* An odd dimension of 3 or more takes 3- or 5-wide blocks (the paper's rule for its odd x): the
+ * balanced extent rounded down to odd, so the cross-section stays no wider than balance and the
+ * fast chain axis takes the rest. */
+static int odd_extent(int dim, int e)
+{
+	if (dim % 2 == 0 || dim < 3)
+		return e;
+	if (e % 2 == 0)
+		e--;
+	return e < 3 ? 3 : e > 5 ? 5 : e;
+}
+
 void order_bbb_default_block(const topo_torus_spec_t *spec, int ext[3])
 {
 	double target = (double)BBB_BLOCK_NODES / spec->nodes_per_router, best = 1e300;
+	double lc[3][33], le[33];        /* log(extent * cost), log(extent): no logs in the loop */
 	int e[3], d, lim[3];
 
 	if (target < 1)
@@ -30,23 +49,27 @@ void order_bbb_default_block(const topo_torus_spec_t *spec, int ext[3])
 	for (d = 0; d < 3; d++) {
 		lim[d] = spec->dims[d] < 32 ? spec->dims[d] : 32;
 		ext[d] = 1;
+		for (e[0] = 1; e[0] <= 32; e[0]++)
+			lc[d][e[0]] = log(e[0] * spec->link_cost[d]);
 	}
+	for (e[0] = 1; e[0] <= 32; e[0]++)
+		le[e[0]] = log(e[0]);
 	for (e[0] = 1; e[0] <= lim[0]; e[0]++)
 		for (e[1] = 1; e[1] <= lim[1]; e[1]++)
 			for (e[2] = 1; e[2] <= lim[2]; e[2]++) {
-				double vol = (double)e[0] * e[1] * e[2], g = 0, score;
+				double g = 0, score;
 				int ndims = 0;
 
 				for (d = 0; d < 3; d++)
 					if (spec->dims[d] > 1) {
-						g += log(e[d] * spec->link_cost[d]);
+						g += lc[d][e[d]];
 						ndims++;
 					}
 				g = ndims ? g / ndims : 0;
-				score = 2.0 * fabs(log(vol / target));
+				score = 2.0 * fabs(le[e[0]] + le[e[1]] + le[e[2]] - log(target));
 				for (d = 0; d < 3; d++) {
 					if (spec->dims[d] > 1)
-						score += fabs(log(e[d] * spec->link_cost[d]) - g);
+						score += fabs(lc[d][e[d]] - g);
 					if (spec->dims[d] % e[d] == 1)
 						score += 0.15;       /* needs a widened last block */
 					else if (spec->dims[d] % e[d])
@@ -59,6 +82,8 @@ void order_bbb_default_block(const topo_torus_spec_t *spec, int ext[3])
 					memcpy(ext, e, sizeof(e));
 				}
 			}
+	for (d = 0; d < 3; d++)
+		ext[d] = odd_extent(spec->dims[d], ext[d]);
 }
 
 /* ---- the weave search -------------------------------------------------------------------------- */
@@ -296,14 +321,17 @@ static void wsearch_free(struct wsearch *S)
 	free(S->queue);
 }
 
-/* The BBB weave of one block shape: tries end cells on the far chain face (same cross-section
- * position as the start first, then the corners) and falls back to the snake weave. */
+/* The BBB weave of one block shape: the hierarchical slab weave, else a search for end cells on the
+ * far chain face (same cross-section position as the start first, then the corners), else the snake
+ * weave. */
 static int weave_bbb(order_weave_t *wv, const double cost[3])
 {
 	struct wsearch S;
 	static const int ends[4][2] = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 } };
 	int i, found = 0;
 
+	if (order_bbb_weave_hier(wv, cost) == 0)
+		return 0;
 	memset(&S, 0, sizeof(S));
 	memcpy(S.w, wv->w, sizeof(S.w));
 	memcpy(S.cost, cost, sizeof(S.cost));

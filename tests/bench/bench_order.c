@@ -149,6 +149,13 @@ int main(void)
 		fprintf(stderr, "bench_order: simulation failed\n");
 		return 1;
 	}
+	{
+		int ext[3];
+
+		order_bbb_default_block(&xe6, ext);
+		printf("bbb default block %dx%dx%d routers (x, y, z), slab weave; gray 2x2x2 blocks\n\n", ext[0],
+		       ext[1], ext[2]);
+	}
 	missed = report(m, 5, r);
 	missed += build_times(m, 5);
 	printf("\n%s: %d target(s) missed\n", missed ? "SOME TARGETS MISSED" : "ALL TARGETS MET", missed);
