@@ -350,6 +350,19 @@ badconf() {
 		grep -q '^task 0 LD_PRELOAD=(null)' "$T/badconf.out" || { cat "$T/badconf.out" "$T/badconf.err" >&2; return 1; }
 }
 expect "a bad plugstack.conf argument: one error at submission, jobs run without rankmap" badconf
+# default=on bind=on: rankmap and binding without options; --rankmap=off still opts out.
+sed 's|$| default=on bind=on|' "$T/plugstack.orig" >"$C/plugstack.conf"
+defaults_on() {
+	idle
+	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N2 -n2 "$T/wrapped_app" >"$T/defon.out" 2>&1 &&
+		grep -q "^task 0 LD_PRELOAD=$BIN/librankmap_mpi_openmpi.so RANKMAP_ALGO=auto" "$T/defon.out" ||
+		{ cat "$T/defon.out" >&2; return 1; }
+	srun -N1 -n1 -m block:block "$T/bindprobe.sh" "$T/defon.alloc" >"$T/defon.bind" 2>&1 &&
+		grep -Eq '^bind n1 0 ([0-9]+) \1$' "$T/defon.bind" || { cat "$T/defon.bind" >&2; return 1; }
+	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N2 -n2 --rankmap=off "$T/wrapped_app" \
+		>"$T/defoff.out" 2>&1 && grep -q '^task 0 LD_PRELOAD=(null)' "$T/defoff.out" || { cat "$T/defoff.out" >&2; return 1; }
+}
+expect "plugstack default=on bind=on: preloaded and bound without options; --rankmap=off opts out" defaults_on
 cp "$T/plugstack.orig" "$C/plugstack.conf"
 
 # ---- rankmapd stopped ----------------------------------------------------------------------------
