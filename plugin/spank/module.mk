@@ -13,7 +13,7 @@ $(B)/libspank_rm.a: $(SPANK_PURE)
 	$(AR) rcs $@ $^
 
 $(SPANK_SO): $(SPANK_OBJS) $(B)/libdaemon.a $(CORE_LIBS) plugin/spank/spank_rankmap.map
-	$(CC) $(ALL_LDFLAGS) -shared -Wl,--version-script=plugin/spank/spank_rankmap.map \
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,--version-script=plugin/spank/spank_rankmap.map -Wl,--as-needed \
 		-o $@ $(SPANK_OBJS) $(B)/libdaemon.a $(CORE_LIBS) $(LIBS_ALL)
 
 # Unit tests of the pure pieces link libspank_rm.a ahead of the core libraries.
