@@ -80,26 +80,35 @@ static void local_identity(rmp_rec_t *rec)
 }
 
 #ifndef RANKMAP_SMPI
-/* The live hwloc tree as XML (malloc'ed), NULL on failure. */
+/* The machine's hwloc tree as XML, discovered once per process (discovery reads /sys and takes tens
+ * of milliseconds; the hardware does not change during a job). Process-wide cache, never freed. */
+static char *live_cache;
+static int live_cache_len;
+
+/* The live hwloc tree as XML (malloc'ed copy), NULL on failure. */
 static char *live_xml(int *len)
 {
 	hwloc_topology_t topo;
-	char *buf = NULL, *out = NULL;
+	char *buf = NULL, *out;
 	int blen = 0;
 
 	*len = 0;
-	if (hwloc_topology_init(&topo) != 0)
-		return NULL;
-	if (hwloc_topology_load(topo) == 0 && hwloc_topology_export_xmlbuffer(topo, &buf, &blen, 0) == 0) {
-		out = malloc((size_t)blen + 1);
-		if (out) {
-			memcpy(out, buf, (size_t)blen);
-			out[blen] = 0;
-			*len = blen;
+	if (!live_cache && hwloc_topology_init(&topo) == 0) {
+		if (hwloc_topology_load(topo) == 0 && hwloc_topology_export_xmlbuffer(topo, &buf, &blen, 0) == 0) {
+			live_cache = malloc((size_t)blen + 1);
+			if (live_cache) {
+				memcpy(live_cache, buf, (size_t)blen);
+				live_cache[blen] = 0;
+				live_cache_len = blen;
+			}
+			hwloc_free_xmlbuffer(topo, buf);
 		}
-		hwloc_free_xmlbuffer(topo, buf);
+		hwloc_topology_destroy(topo);
 	}
-	hwloc_topology_destroy(topo);
+	if (!live_cache || !(out = malloc((size_t)live_cache_len + 1)))
+		return NULL;
+	memcpy(out, live_cache, (size_t)live_cache_len + 1);
+	*len = live_cache_len;
 	return out;
 }
 
