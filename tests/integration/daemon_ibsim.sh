@@ -65,8 +65,8 @@ wait_ping() { # waits up to 60 s for the daemon to answer
 }
 hops() { "$CTL" distance --socket "$SOCK" --json "$1" "$2" | sed -n 's/.*"hops": *\(-\{0,1\}[0-9]*\).*/\1/p'; }
 
-LD_PRELOAD=$PRELOAD "$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" \
-	--foreground >"$T/d1.log" 2>&1 &
+(cd "$T" && exec env LD_PRELOAD=$PRELOAD "$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" \
+	--foreground >"$T/d1.log" 2>&1) &
 D_PID=$!
 expect "rankmapd with a live fabric source serves" wait_ping
 expect "discovery saved as a libibnetdisc cache in the state directory" test -s "$T/state/ib-live.cache"

@@ -40,7 +40,8 @@ while [ $i -lt 50 ] && ! grep -q 'simulator ready' "$T/ibsim.log" 2>/dev/null; d
 done
 expect "ibsim started on $NET" grep -q 'simulator ready' "$T/ibsim.log"
 
-sim() { LD_PRELOAD=$UMAD2SIM timeout 60 "$@"; }
+# umad2sim writes a fake sysfs tree (sys-<pid>/) into the working directory: run it inside $T.
+sim() { (cd "$T" && RANKMAP_TEST_DATA=$DATA LD_PRELOAD=$UMAD2SIM timeout 60 "$@"); }
 
 # The reference tool on the same simulated fabric.
 sim ibnetdiscover --cache "$T/ibnetdiscover.cache" >"$T/fabric.topo" 2>"$T/ibnetdiscover.err"
