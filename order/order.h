@@ -64,7 +64,9 @@ void order_destroy(order_t *o);
 const char *const *order_method_names(void);
 
 /* Default BBB block extents (x, y, z) for a torus: slow dimensions short, fast ones long, balanced
- * cost, about 128 nodes per block. */
+ * cost, about 128 nodes per block; an odd dimension gets 3- or 5-wide blocks (the balanced extent
+ * rounded down to odd), so it splits without a 1-wide slice. 17x8x24 routers, costs 1,2,0.67, two
+ * nodes per router: 3x2x8. */
 void order_bbb_default_block(const topo_torus_spec_t *spec, int ext[3]);
 
 /* Router coordinates of a node index. */

@@ -14,8 +14,11 @@
  * under the box's mirror symmetries and reversal, with one representative path per pair. Two halves
  * join where the first half's last cell is next to the second half's first cell. Any axis may be cut
  * (parity often requires it), but a cut other than the rule's costs a penalty proportional to the
- * cells it spans, and the representative of each pair is the one of least penalty. Shapes are
- * memoised; the work is O(n^3) at worst for n cells, so blocks are limited to ORDER_BBB_HIER_MAX.
+ * cells it spans, a straight run of three steps through a join costs half that, and the
+ * representative of each pair is the one of least penalty: the weave turns whenever the cut rule
+ * lets it (in a 4x2x8 block always; with a 3-wide cross-section, slab changes keep a run of three,
+ * since avoiding it needs cuts that cost small jobs about 4 % in hop). Shapes are memoised; the
+ * work is O(n^3) at worst for n cells, so blocks are limited to ORDER_BBB_HIER_MAX.
  */
 #include <stdlib.h>
 #include <string.h>
