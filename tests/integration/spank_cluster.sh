@@ -206,13 +206,28 @@ expect "--rankmap-pattern (the traced pattern) + --rankmap-metric=bytes: reorder
 trace_dir_refused() { ! srun --rankmap-trace="$T/no/such/dir/t.mtx" true 2>"$T/tr.err" && grep -q "$T/no/such/dir" "$T/tr.err"; }
 expect "a --rankmap-trace into a missing directory is refused at submission" trace_dir_refused
 
+# srun_mpi OUTFILE SRUN_ARGS...: an Open MPI srun of wrapped_app (stdout and stderr in OUTFILE), with
+# the same retry as run_cart when Open MPI crashes in MPI_Init before the program prints.
+srun_mpi() {
+	f=$1; shift
+	for attempt in 1 2 3; do
+		idle
+		OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun "$@" >"$f" 2>&1
+		rc=$?
+		grep -q '^task ' "$f" || ! grep -q 'Process received signal' "$f" && return $rc
+		echo "# $(basename "$f"): attempt $attempt: MPI crashed in MPI_Init before main's output; retrying"
+	done
+	return $rc
+}
+
 # ---- LD_PRELOAD, detection one level down, node name ---------------------------------------------
 preload_kept() {
-	LD_PRELOAD="$T/libnoop.so" OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N2 -n2 --rankmap "$T/wrapped_app" \
-		>"$T/wrapped.out" 2>&1 || { cat "$T/wrapped.out" >&2; return 1; }
-	grep -q "^task 0 LD_PRELOAD=$BIN/librankmap_mpi_openmpi.so:$T/libnoop.so RANKMAP_ALGO=auto SLURMD_NODENAME=n1\$" \
-		"$T/wrapped.out" && grep -q "^task 1 .*SLURMD_NODENAME=n2\$" "$T/wrapped.out" ||
+	LD_PRELOAD="$T/libnoop.so" srun_mpi "$T/wrapped.out" --mpi=pmix -N2 -n2 --rankmap "$T/wrapped_app" ||
 		{ cat "$T/wrapped.out" >&2; return 1; }
+	n0=$(sed -n "s|^task 0 LD_PRELOAD=$BIN/librankmap_mpi_openmpi.so:$T/libnoop.so RANKMAP_ALGO=auto SLURMD_NODENAME=\(n[1-4]\)\$|\1|p" \
+		"$T/wrapped.out")
+	n1=$(sed -n 's/^task 1 .*SLURMD_NODENAME=\(n[1-4]\)$/\1/p' "$T/wrapped.out")
+	[ -n "$n0" ] && [ -n "$n1" ] && [ "$n0" != "$n1" ] || { cat "$T/wrapped.out" >&2; return 1; }
 }
 expect "Open MPI found one level down; library prepended, user's LD_PRELOAD kept; SLURMD_NODENAME set" preload_kept
 no_mpi_untouched() {
@@ -221,18 +236,19 @@ no_mpi_untouched() {
 }
 expect "a program without MPI is left alone (LD_PRELOAD unchanged, no RANKMAP_*)" no_mpi_untouched
 off_untouched() {
-	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N1 -n1 --rankmap=off "$T/wrapped_app" >"$T/off.out" 2>&1 || return 1
+	srun_mpi "$T/off.out" --mpi=pmix -N1 -n1 --rankmap=off "$T/wrapped_app" || return 1
 	grep -q '^task 0 LD_PRELOAD=(null)' "$T/off.out"
 }
 expect "--rankmap=off preloads nothing" off_untouched
 
 # sbatch: options given to sbatch reach the steps srun starts inside the batch script.
 sbatch_options() {
+	idle
 	id=$(sbatch --parsable -N2 -o "$T/sbatch.out" --rankmap=scotch --rankmap-metric=bytes --wrap \
 		"OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -n2 $T/wrapped_app") || return 1
 	i=0
 	while [ -n "$(squeue -h -j "$id" 2>/dev/null)" ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
-	grep -q "^task 0 LD_PRELOAD=$BIN/librankmap_mpi_openmpi.so RANKMAP_ALGO=scotch SLURMD_NODENAME=n1\$" \
+	grep -q "^task 0 LD_PRELOAD=$BIN/librankmap_mpi_openmpi.so RANKMAP_ALGO=scotch SLURMD_NODENAME=n[1-4]\$" \
 		"$T/sbatch.out" || { cat "$T/sbatch.out" >&2; return 1; }
 }
 expect "sbatch --rankmap=scotch: the batch job's srun steps get the library and RANKMAP_ALGO=scotch" sbatch_options
@@ -344,23 +360,20 @@ expect "library missing with --rankmap=required: the step fails with a message" 
 # An unknown plugstack.conf argument: said once at submission; the plugin stays out of the way.
 sed 's|$| colour=blue|' "$T/plugstack.orig" >"$C/plugstack.conf"
 badconf() {
-	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N2 -n2 --rankmap "$T/wrapped_app" \
-		>"$T/badconf.out" 2>"$T/badconf.err" || { cat "$T/badconf.err" >&2; return 1; }
-	[ "$(grep -c "unknown plugstack.conf argument 'colour'" "$T/badconf.err")" = 1 ] &&
-		grep -q '^task 0 LD_PRELOAD=(null)' "$T/badconf.out" || { cat "$T/badconf.out" "$T/badconf.err" >&2; return 1; }
+	srun_mpi "$T/badconf.out" --mpi=pmix -N2 -n2 --rankmap "$T/wrapped_app" || { cat "$T/badconf.out" >&2; return 1; }
+	[ "$(grep -c "unknown plugstack.conf argument 'colour'" "$T/badconf.out")" = 1 ] &&
+		grep -q '^task 0 LD_PRELOAD=(null)' "$T/badconf.out" || { cat "$T/badconf.out" >&2; return 1; }
 }
 expect "a bad plugstack.conf argument: one error at submission, jobs run without rankmap" badconf
 # default=on bind=on: rankmap and binding without options; --rankmap=off still opts out.
 sed 's|$| default=on bind=on|' "$T/plugstack.orig" >"$C/plugstack.conf"
 defaults_on() {
-	idle
-	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N2 -n2 "$T/wrapped_app" >"$T/defon.out" 2>&1 &&
+	srun_mpi "$T/defon.out" --mpi=pmix -N2 -n2 "$T/wrapped_app" &&
 		grep -q "^task 0 LD_PRELOAD=$BIN/librankmap_mpi_openmpi.so RANKMAP_ALGO=auto" "$T/defon.out" ||
 		{ cat "$T/defon.out" >&2; return 1; }
 	srun -N1 -n1 -m block:block "$T/bindprobe.sh" "$T/defon.alloc" >"$T/defon.bind" 2>&1 &&
-		grep -Eq '^bind n1 0 ([0-9]+) \1$' "$T/defon.bind" || { cat "$T/defon.bind" >&2; return 1; }
-	OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun --mpi=pmix -N2 -n2 --rankmap=off "$T/wrapped_app" \
-		>"$T/defoff.out" 2>&1 && grep -q '^task 0 LD_PRELOAD=(null)' "$T/defoff.out" || { cat "$T/defoff.out" >&2; return 1; }
+		grep -Eq '^bind n[1-4] 0 ([0-9]+) \1$' "$T/defon.bind" || { cat "$T/defon.bind" >&2; return 1; }
+	srun_mpi "$T/defoff.out" --mpi=pmix -N2 -n2 --rankmap=off "$T/wrapped_app" && grep -q '^task 0 LD_PRELOAD=(null)' "$T/defoff.out" || { cat "$T/defoff.out" >&2; return 1; }
 }
 expect "plugstack default=on bind=on: preloaded and bound without options; --rankmap=off opts out" defaults_on
 cp "$T/plugstack.orig" "$C/plugstack.conf"
