@@ -17,3 +17,6 @@ test-progs: $(UNIT_BINS) $(BENCH_BINS)
 
 # Keep the objects of test programs (they are intermediate files of the pattern rules above).
 .SECONDARY:
+
+# libFuzzer targets (make fuzz), owned by tests/fuzz/module.mk.
+-include tests/fuzz/module.mk

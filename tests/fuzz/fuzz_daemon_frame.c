@@ -1,0 +1,46 @@
+/*
+ * Fuzz target: rankmapd's framing (daemon/lib_proto.c): the input is a byte stream arriving on a Unix
+ * socket, read frame by frame with rm_frame_recv (4-byte length, size limit, truncation, end of stream)
+ * and every decoded request dispatched as the daemon would (fuzz_daemon_common.h).
+ */
+#include "fuzz_daemon_common.h"
+
+#include <sys/socket.h>
+
+#define FZ_MAX_STREAM (1u << 20)
+#define FZ_MAX_FRAME 65536
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fz_daemon_init();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int sv[2], buf = FZ_MAX_STREAM * 2, frames = 0;
+	rm_error_t err = { 0 };
+	json_t *req;
+
+	if (size > FZ_MAX_STREAM)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		fz_die("socketpair");
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	if (size && send(sv[0], data, size, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)size) {
+		close(sv[0]), close(sv[1]);
+		return 0; /* the socket buffer did not take it all: not a parser question */
+	}
+	shutdown(sv[0], SHUT_WR);
+	while (frames++ < 64 && (req = rm_frame_recv(sv[1], FZ_MAX_FRAME, 1000, &err))) {
+		if (!json_is_object(req))
+			abort(); /* promised: a JSON object or NULL */
+		fz_dispatch(req);
+		json_decref(req);
+		memset(&err, 0, sizeof(err));
+	}
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}

@@ -1,0 +1,136 @@
+#!/bin/sh
+# tests/fuzz/run.sh: runs every libFuzzer target of $B/fuzz/ for FUZZ_SECONDS seconds (default 30), then
+# replays the inputs of tests/data/fuzz-regressions/<target>/. Prints, per target, the executions and
+# crashes, and "N passed, N failed" last (one check per target run and per regression directory).
+# Seeds come from tests/data at run time (see seed() below); the corpus grows in $B/fuzz/corpus/<target>
+# (kept between runs, so long runs build on short ones). Crashing inputs are kept in
+# $B/fuzz/artifacts/<target>/ and named in the output.
+# FUZZ_TARGETS='pattern' limits the targets (shell pattern on the name, e.g. 'fuzz_ib_*').
+# Run from the repository top (make fuzz does).
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+B=${B:-build}
+S=${FUZZ_SECONDS:-30}
+pat=${FUZZ_TARGETS:-fuzz_*}
+D=$top/tests/data
+REG=$D/fuzz-regressions
+FUZZ_DATA=$D
+export FUZZ_DATA
+T=$(mktemp -d "${TMPDIR:-/tmp}/rankmap-fuzzrun.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT INT TERM HUP
+TMPDIR=$T
+export TMPDIR
+pass=0; fail=0
+
+# frame FILE JSON: writes JSON as one rankmapd frame (4-byte big-endian length + payload)
+frame() {
+	python3 -c 'import sys, struct; p = sys.argv[2].encode(); open(sys.argv[1], "ab").write(struct.pack(">I", len(p)) + p)' "$1" "$2"
+}
+
+requests() { # one JSON request a line, seeds of the daemon targets
+	cat <<'JSON'
+{"version":1,"type":"ping","id":1}
+{"version":1,"type":"hosts","id":"a"}
+{"version":1,"type":"report","id":2}
+{"version":1,"type":"distance","id":3,"hosts":["bonobo001","fourmi004"]}
+{"version":1,"type":"distance","id":4,"slots":[["bonobo001",0],["mirage001",3]]}
+{"version":1,"type":"map","id":5,"cart":"4x4:1,0:2,1","hosts":["bonobo001","bonobo002"],"algorithm":"treematch"}
+{"version":1,"type":"map","id":6,"pattern":{"n":4,"edges":[[0,1,10],[1,2,1.5],[2,3,4]]},"slots":[["bonobo001",0],["bonobo001",1],["mirage001",0],["mirage001",1]],"algorithm":"scotch"}
+{"version":1,"type":"map","id":7,"pattern":{"n":8,"edges_text":"0 1 5 1 2 5 2 3 1 3 4 9 4 5 1 5 6 2 6 7 3 7 0 1"},"hosts":["fourmi004"],"per_core":false,"algorithm":"auto","seed":3,"time_budget_ms":5}
+{"version":1,"type":"order","id":8,"method":"hilbert","dims":[4,4,2],"wrap":[true,true,false]}
+{"version":1,"type":"register","id":9,"host":"n1","xml":"<topology/>"}
+{"version":1,"type":"reload","id":10}
+{"version":2,"type":"ping","id":11}
+{"version":1,"type":"nosuch","id":12}
+JSON
+}
+
+# seed TARGET DIR: copies or writes the seed inputs of TARGET into DIR
+seed() {
+	case $1 in
+	fuzz_ib_topofile) cp "$D"/ib/*.topo "$D"/ib/*.ibnetdiscover "$D"/ib/*.net "$D"/bad-ib/*.topo "$D"/reports/*.topo \
+		"$D"/plafrim/ib/*.txt "$2"/ ;;
+	fuzz_ib_ports) cp "$D"/ib/*.ports "$D"/bad-ib/*.ports "$2"/ ;;
+	fuzz_ib_namemap) cp "$D"/ib/*.map "$D"/bad-ib/*.map "$2"/
+		for f in "$D"/bad/node-name-map-bad/*; do cp "$f" "$2/bad-$(basename "$f")"; done ;;
+	fuzz_torus) cp "$D"/torus/*.conf conf/torus.conf.example "$2"/ && cp "$D"/bad/torus-disagree/torus.conf "$2"/disagree.conf ;;
+	fuzz_hwloc_xml) cp "$D"/daemon/hwloc/*.xml "$2"/
+		for d in hwloc-garbage hwloc-truncated; do
+			find "$D/bad/$d" -name '*.xml' -exec sh -c 'cp "$1" "$2/$3-$(basename "$1")"' _ {} "$2" "$d" \; ; done ;;
+	fuzz_hwloc_diff) cp "$D"/bad/hwloc-missing-ref/hwloc/*.diff.xml "$2"/missing-ref.diff.xml
+		for h in bonobo002 mirage001 fourmi004; do
+			hwloc-diff --refname bonobo001.xml "$D/daemon/hwloc/bonobo001.xml" "$D/daemon/hwloc/$h.xml" \
+				"$2/$h.diff.xml" >/dev/null 2>&1 || rm -f "$2/$h.diff.xml"
+		done ;;
+	fuzz_pattern_mtx) cp "$D"/patterns/*.mtx "$D"/reports/*.mtx "$2"/ ;;
+	fuzz_pattern_dense) cp "$D"/patterns/*.txt "$D"/patterns/ring8.mtx "$2"/ ;;
+	fuzz_cart) i=0; for s in 8x4 8x4:1,0 8x4:1,1:10,1 2x2x2 16 4x4:0,0:1.5,2 3x3x3x3:1,0,1,0 1x1; do
+			i=$((i + 1)); printf '%s' "$s" >"$2/cart$i"; done ;;
+	fuzz_swf) cp "$D"/swf/*.swf "$2"/ ;;
+	fuzz_cluster_file)
+		printf 'hwloc = ../data/daemon/hwloc\nib = ../data/plafrim/ib/ib-subnet0.txt\n' >"$2/hwloc-ib"
+		printf 'hwloc = synthetic:pack:2 core:4@n1,n2\nib = ../data/ib/small-2level.topo\nnode_name_map = ../data/ib/small-2level.map\nlat_net = 1.5\nbw_net = 12\n' >"$2/synthetic-map"
+		printf '# torus\ntorus = ../data/torus/small-table.conf\nlat_hop = 0.2\n' >"$2/torus"
+		printf 'hwloc = ../data/daemon/hwloc/bonobo001.xml\nib_cache = ../data/ib/ibsim-fattree.cache\n' >"$2/cache"
+		for d in "$D"/bad/cluster-*; do cp "$d/cluster.conf" "$2/$(basename "$d")"; done ;;
+	fuzz_daemon_config) cp conf/rankmapd.conf "$2"/ ;;
+	fuzz_daemon_request) i=0; requests | while IFS= read -r l; do i=$((i + 1)); printf '%s' "$l" >"$2/req$i"; done ;;
+	fuzz_daemon_frame) i=0; requests | while IFS= read -r l; do i=$((i + 1)); frame "$2/frame$i" "$l"; done
+		requests | head -n 3 | while IFS= read -r l; do frame "$2/three" "$l"; done
+		printf '\000\000\000\010{"versi' >"$2/half" ;;
+	esac
+}
+
+# run TARGET: fuzzes TARGET for S seconds; a check passes when it exits 0 with no crash artifact
+run() {
+	t=$1; bin=$B/fuzz/$t
+	corpus=$B/fuzz/corpus/$t; art=$B/fuzz/artifacts/$t; seeds=$T/seeds/$t
+	mkdir -p "$corpus" "$art" "$seeds"
+	seed "$t" "$seeds" 2>"$T/seed.err" || { echo "$t: seeding failed: $(cat "$T/seed.err")"; fail=$((fail + 1)); return; }
+	before=$(ls "$art" | wc -l)
+	timeout -k 10 $((S + 180)) "$bin" -max_total_time="$S" -timeout=60 -rss_limit_mb=2560 -print_final_stats=1 \
+		-artifact_prefix="$art/" "$corpus" "$seeds" >"$T/log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$T/log" | tail -n 1)
+	crashes=$(( $(ls "$art" | wc -l) - before ))
+	cp "$T/log" "$B/fuzz/$t.log"
+	if [ "$rc" -eq 0 ] && [ "$crashes" -eq 0 ] && [ -n "$execs" ]; then
+		pass=$((pass + 1)); st=ok
+	else
+		fail=$((fail + 1)); st=FAIL
+	fi
+	printf '%-22s %-4s %9s executions in %ss, %d crashes, corpus %d (exit %d)\n' "$t" "$st" "${execs:-?}" "$S" \
+		"$crashes" "$(ls "$corpus" | wc -l)" "$rc"
+	if [ "$st" = FAIL ]; then
+		grep -E 'ERROR|SUMMARY|==[0-9]+==|runtime error|Test unit written' "$T/log" | head -n 12
+		echo "  (log: $B/fuzz/$t.log, inputs: $art/)"
+	fi
+}
+
+# replay TARGET: runs each input of tests/data/fuzz-regressions/TARGET/ once
+replay() {
+	t=$1; dir=$REG/$t
+	[ -d "$dir" ] || return 0
+	set -- $(find "$dir" -type f ! -name 'README*' | sort)
+	[ $# -gt 0 ] || return 0
+	if timeout -k 10 600 "$B/fuzz/$t" -timeout=60 -rss_limit_mb=2560 "$@" >"$T/replay" 2>&1; then
+		pass=$((pass + 1)); echo "$t: regressions ok ($# inputs replayed)"
+	else
+		fail=$((fail + 1)); echo "$t: FAIL replaying tests/data/fuzz-regressions/$t/"
+		grep -E 'ERROR|SUMMARY|runtime error|Running:' "$T/replay" | head -n 12
+	fi
+}
+
+n=0
+for bin in "$B"/fuzz/fuzz_*; do
+	t=$(basename "$bin")
+	case $t in *.log | *.a) continue ;; esac
+	case $t in $pat) ;; *) continue ;; esac
+	[ -x "$bin" ] || continue
+	n=$((n + 1))
+	run "$t"
+	replay "$t"
+done
+[ "$n" -gt 0 ] || { echo "no fuzz targets in $B/fuzz (make fuzz-build B=$B)"; fail=$((fail + 1)); }
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,75 @@
+#!/bin/sh
+# Fault injection for the PMPI library (plugin/mpi), Open MPI and MPICH, real mpirun and the test
+# programs of tests/mpi/: a rankmapd that stalls past the library's timeout, answers half a frame,
+# announces a 1 GiB frame, answers garbage or hangs up (tests/faults/fake_rankmapd.py); a pattern that
+# is a directory, and a pattern the user cannot read (chmod 000, job run as an unprivileged user).
+# Each job must complete (bounded by timeout: never hang), unreordered with correct neighbours, with
+# exactly one "rankmap: " warning, and the fake daemon must really have been asked (the fault was hit).
+# Covered elsewhere, not repeated here (tests/FAULTS.md): daemon missing (pmpi_daemon.sh), ranks
+# disagreeing on Cart_create dims, missing or garbage patterns, bad settings (pmpi_fallback.sh).
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/mpi/common.sh"
+. "$TOP/tests/faults/lib.sh"
+pmpi_check_built
+T=$(mktmp)
+chmod 755 "$T"
+trap 'fake_stop; rm -rf "$T"' EXIT
+trap 'exit 1' HUP INT PIPE TERM
+BOUND=${FAULT_BOUND:-90}   # seconds a faulty job may take on a loaded machine (library timeout: 5 s)
+
+# job MPI DESC [RUNAS...]: runs cart_halo (8 ranks, 2 virtual hosts, cyclic) and checks the outcome
+job() {
+	m=$1; d=$2; shift 2
+	t0=$(date +%s)
+	"$@" sh -c '. "$1"; shift; pmpi_run "$@"' _ "$T/env.sh" "$m" 8 cart_halo 2 4 2 1 1 >"$T/out" 2>"$T/err"
+	rc=$?; s=$(elapsed_since "$t0")
+	[ $rc -eq 0 ] && [ "$s" -le "$BOUND" ] && ok "$m $d: job completed in ${s}s" ||
+		{ notok "$m $d: exit $rc after ${s}s"; tail -n 5 "$T/err"; }
+	[ "$(field moved "$T/out")" = 0 ] && [ "$(field errors "$T/out")" = 0 ] &&
+		ok "$m $d: unreordered, neighbours correct" || notok "$m $d: $(cat "$T/out")"
+	n=$(warnings "$T/err")
+	[ "$n" -eq 1 ] && ok "$m $d: one warning: $(grep '^rankmap:' "$T/err")" ||
+		{ notok "$m $d: $n warnings"; grep '^rankmap:' "$T/err" | head -n 3; }
+}
+
+# env.sh: what pmpi_run needs in a fresh shell (also as another user)
+{
+	echo "TOP='$TOP'; BIN='$BIN'"
+	echo ". '$TOP/tests/mpi/common.sh'"
+	echo "export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic"
+	echo '[ -n "$FAULT_SOCKET" ] && export RANKMAP_SOCKET=$FAULT_SOCKET'
+	echo '[ -n "$FAULT_PATTERN" ] && export RANKMAP_PATTERN=$FAULT_PATTERN'
+} >"$T/env.sh"
+
+for mode in stall half huge garbage close; do
+	sock=$T/$mode.sock
+	fake_start "$mode" "$sock" || { notok "fake rankmapd ($mode) starts"; continue; }
+	for m in $PMPI_MPIS; do
+		before=$(fake_clients "$sock")
+		FAULT_SOCKET=$sock job "$m" "rankmapd $mode"
+		[ "$(fake_clients "$sock")" -gt "$before" ] && ok "$m rankmapd $mode: the library did reach the faulty daemon" ||
+			notok "$m rankmapd $mode: the fake daemon saw no client (fault not exercised)"
+	done
+	fake_stop
+done
+
+mkdir "$T/pattern.d"
+for m in $PMPI_MPIS; do
+	FAULT_PATTERN=$T/pattern.d job "$m" "pattern is a directory"
+done
+
+# chmod 000 only stops a non-root user: run the job as nobody when that user can run MPI here.
+printf '%%%%MatrixMarket matrix coordinate real general\n8 8 1\n1 2 10\n' >"$T/secret.mtx"
+chmod 000 "$T/secret.mtx"
+RUNAS="setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env"
+if [ "$(id -u)" != 0 ]; then
+	for m in $PMPI_MPIS; do FAULT_PATTERN=$T/secret.mtx job "$m" "unreadable pattern (chmod 000)"; done
+elif $RUNAS test -x "$BIN/tests/mpi/openmpi/cart_halo" 2>/dev/null && ! $RUNAS test -r "$T/secret.mtx"; then
+	for m in $PMPI_MPIS; do
+		FAULT_PATTERN=$T/secret.mtx job "$m" "unreadable pattern (chmod 000, as nobody)" \
+			$RUNAS env FAULT_PATTERN="$T/secret.mtx" HOME=/tmp TMPDIR=/tmp PATH="$PATH"
+	done
+else
+	ok "# SKIP unreadable pattern: user nobody cannot reach $BIN (pattern-is-a-directory covers the open failure)"
+fi
+finish
