@@ -62,20 +62,21 @@ typedef struct rmp_call {
 	double t_map;           /* PMPI_Wtime when the root starts placement and mapping */
 	double cpu_map;         /* the process's CPU time (ms) at that moment */
 	char **dhosts;          /* root, RANKMAP_SOCKET: the daemon's host names (NULL-terminated) */
+	int *codes;             /* root: per rank, its new rank, -1 left out, RMP_CODE_FAILED (scattered) */
 	size_t ndhosts;
 } rmp_call_t;
+
+#define RMP_CODE_FAILED (-2)
 
 /* Prints "rankmap: <fn>: <error>; continuing without reordering" on stderr (the caller decides that
  * exactly one rank calls it). */
 void rmp_warn(const rmp_call_t *call);
 
-/* Collective over call->comm: combines every rank's local status (local_fail) and an argument hash.
- * Returns 0 when every rank succeeded with the same hash. Otherwise returns -1 and exactly one rank
- * (the lowest failing one, or rank 0 for differing arguments) has printed the warning. */
+/* Collective over call->comm: combines every rank's local status (local_fail, or an error already in
+ * call->err) and an argument hash. Returns 0 when every rank succeeded with the same hash. Otherwise
+ * returns -1 (and frees call->codes) and exactly one rank (the lowest failing one, or rank 0 for
+ * differing arguments) has printed the warning. */
 int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash);
-/* Collective: broadcasts the root's status. Returns 0 when the root succeeded; else -1 and the root
- * has printed its warning. */
-int rmp_root_status(rmp_call_t *call, int root_fail);
 
 /* CPU time used by this process, in milliseconds. */
 double rmp_cpu_ms(void);
@@ -93,7 +94,7 @@ typedef struct rmp_place {
 } rmp_place_t;
 
 /* Collective: every rank takes part; on the root (rank 0) fills pl. Returns this rank's status
- * (0 or -1 with call->err set); combine with rmp_root_status / rmp_agree. */
+ * (0 or -1 with call->err set); the root's status reaches the others through rmp_reorder's codes. */
 int rmp_place_learn(rmp_call_t *call, rmp_place_t *pl);
 /* Frees what pl holds (root). */
 void rmp_place_free(rmp_place_t *pl);
@@ -108,10 +109,11 @@ map_graph_t *rmp_graph_cart(rmp_call_t *call, int ndims, const int dims[], const
 /* Root only: the graph of MPI_Graph_create arguments (pattern file if RANKMAP_PATTERN is set). */
 map_graph_t *rmp_graph_graph(rmp_call_t *call, int nnodes, const int index[], const int edges[]);
 
-/* The whole reordering after the graph is known (collective). g is the root's graph (NULL elsewhere,
- * consumed), root_fail the root's status so far. On success returns 0 and *newcomm is the reordered
- * communicator (MPI_COMM_NULL on ranks left out when nverts < size); on failure returns -1 (one
- * warning printed) and *newcomm is untouched. */
+/* The whole reordering after the graph is known (collective; call only after rmp_agree succeeded).
+ * g is the root's graph (NULL elsewhere, consumed), root_fail the root's status so far. Placement,
+ * mapping, then one Scatter of new ranks (or of failure codes) and the split. On success returns 0
+ * and *newcomm is the reordered communicator (MPI_COMM_NULL on ranks left out when nverts < size);
+ * on failure returns -1 (the root printed one warning) and *newcomm is untouched. */
 int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newcomm);
 
 /* rankmapd (pmpi_daemon.c), root only. The daemon's host names (NULL-terminated, free with

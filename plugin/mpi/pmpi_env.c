@@ -127,11 +127,25 @@ uint64_t rmp_hash_ints(uint64_t h, const int *v, size_t n)
 	return h;
 }
 
+static int agree(rmp_call_t *call, int local_fail, uint64_t hash);
+
 int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash)
+{
+	int rc = agree(call, local_fail, hash);
+
+	if (rc != 0) {
+		free(call->codes);
+		call->codes = NULL;
+	}
+	return rc;
+}
+
+static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 {
 	/* max of (hash, ~hash) is (hash, ~hash) only when all hashes are equal; the third entry
 	 * elects the lowest failing rank. */
-	uint64_t in[3] = { hash, ~hash, local_fail ? UINT64_MAX - (uint64_t)call->rank : 0 }, out[3];
+	int fail = local_fail || rm_error_isset(&call->err);
+	uint64_t in[3] = { hash, ~hash, fail ? UINT64_MAX - (uint64_t)call->rank : 0 }, out[3];
 
 	if (PMPI_Allreduce(in, out, 3, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
 		/* With MPI_ERRORS_ARE_FATAL we never get here; with ERRORS_RETURN every rank sees it. */
@@ -156,16 +170,6 @@ int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash)
 	return 0;
 }
 
-int rmp_root_status(rmp_call_t *call, int root_fail)
-{
-	int st = root_fail ? 1 : 0;
-
-	PMPI_Bcast(&st, 1, MPI_INT, 0, call->comm);
-	if (st && call->rank == 0)
-		rmp_warn(call);
-	return st ? -1 : 0;
-}
-
 int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 {
 	memset(call, 0, sizeof(*call));
@@ -184,5 +188,8 @@ int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 		return 0; /* reported collectively by rmp_agree */
 	if (call->env.disable || call->env.trace)
 		return -1;
+	/* the root's scatter buffer, allocated now so that a failure is part of rmp_agree's decision */
+	if (call->rank == 0 && !(call->codes = malloc(sizeof(int) * (size_t)call->size)))
+		rm_error_set(&call->err, "rankmap", 0, 0, "out of memory for %d ranks", call->size);
 	return 0;
 }

@@ -52,16 +52,16 @@ static int map_local(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t 
 	return 0;
 }
 
-/* Root: computes newrank[r] for every rank r of the communicator (-1: left out). */
-static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g, int **newrank_out)
+/* Root: computes newrank[r] (call->codes) for every rank r of the communicator (-1: left out). */
+static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g)
 {
 	uint32_t n = call->nverts;
 	uint32_t *perm = malloc(sizeof(uint32_t) * n), *cur = malloc(sizeof(uint32_t) * n);
-	int *newrank = malloc(sizeof(int) * (size_t)call->size), rc = 0;
+	int *newrank = call->codes, rc = 0;
 	map_result_t res;
 
 	memset(&res, 0, sizeof(res));
-	if (!perm || !cur || !newrank) {
+	if (!perm || !cur) {
 		rc = rm_error_set(&call->err, "mapping", 0, 0, "out of memory");
 		goto out;
 	}
@@ -106,38 +106,40 @@ static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g
 		moved += r != v;
 	}
 	report(call, algo, before, after, moved);
-	*newrank_out = newrank;
-	newrank = NULL;
 out:
 	free(perm);
 	free(cur);
-	free(newrank);
 	return rc;
 }
 
 int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newcomm)
 {
 	rmp_place_t pl;
-	int *newrank = NULL, mine = -1;
+	int mine = -1;
 
 	call->t_map = PMPI_Wtime();
 	call->cpu_map = rmp_cpu_ms();
 	int rc = rmp_place_learn(call, &pl);
 
 	if (call->rank == 0 && !root_fail && rc == 0)
-		rc = compute(call, &pl, g, &newrank);
+		rc = compute(call, &pl, g);
 	if (call->rank == 0) {
 		rmp_place_free(&pl);
 		rmp_free_names(call->dhosts);
 		call->dhosts = NULL;
+		if (root_fail || rc != 0) { /* the root's failure travels in the scattered codes */
+			for (int r = 0; r < call->size; r++)
+				call->codes[r] = RMP_CODE_FAILED;
+			rmp_warn(call);
+		}
 	}
 	map_graph_destroy(g);
-	if (rmp_root_status(call, root_fail || rc != 0) != 0) {
-		free(newrank);
+	/* codes were allocated by rmp_call_begin at the root; rmp_agree made sure they exist */
+	PMPI_Scatter(call->codes, 1, MPI_INT, &mine, 1, MPI_INT, 0, call->comm);
+	free(call->codes);
+	call->codes = NULL;
+	if (mine == RMP_CODE_FAILED)
 		return -1;
-	}
-	PMPI_Scatter(newrank, 1, MPI_INT, &mine, 1, MPI_INT, 0, call->comm);
-	free(newrank);
 	if (PMPI_Comm_split(call->comm, mine >= 0 ? 0 : MPI_UNDEFINED, mine, newcomm) != MPI_SUCCESS)
 		return -1; /* only with MPI_ERRORS_RETURN; the caller then returns the unreordered result */
 	return 0;
