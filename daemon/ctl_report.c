@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "ctl_common.h"
+#include "lib_client.h"
 #include "order.h"
 #include "report_svg.h"
 #include "topo.h"
@@ -28,14 +30,16 @@ static void usage(FILE *f)
 		"SYNOPSIS\n"
 		"    rankmapctl report [--hwloc PATH]... [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
 		"                      [--node-name-map FILE] [--torus FILE] [--cluster FILE] [--json]\n"
-		"                      [--svg FILE] [--order METHOD]\n\n"
+		"                      [--svg FILE] [--order METHOD]\n"
+		"    rankmapctl report --socket PATH [--json] [--order METHOD]\n\n"
 		"DESCRIPTION\n"
 		"    Loads the node hardware (hwloc), the InfiniBand fabric and an optional 3D torus, joins them\n"
 		"    by host name and prints what a cluster administrator checks: hosts, packages, cores and PUs\n"
 		"    per node type, switches per level, HCA ports, subnets, link rates, the histogram of hop\n"
 		"    counts between hosts, and anomalies: hosts in the fabric without hardware data and the\n"
 		"    reverse, links slower than their subnet's norm, unconnected switch ports, generic HCA names.\n"
-		"    Without any source option, the cluster file named by RANKMAP_CLUSTER is used.\n\n"
+		"    Without any source option, the report comes from rankmapd when --socket or RANKMAP_SOCKET\n"
+		"    names its socket, else from the cluster file named by RANKMAP_CLUSTER.\n\n"
 		"OPTIONS\n"
 		"    --hwloc PATH        hwloc data: a directory of <host>.xml files (and <host>.diff.xml\n"
 		"                        topology diffs), one XML file, \"synthetic:<desc>[@host,...]\" or\n"
@@ -57,10 +61,13 @@ static void usage(FILE *f)
 		"                        order picture below it.\n"
 		"    --order METHOD      torus ordering summarised and drawn (xyz, mdf, gray, hilbert, bbb;\n"
 		"                        default bbb, see rankmapctl order).\n"
+		"    --socket PATH       ask rankmapd instead: its model replaces the source options (same\n"
+		"                        output; --svg needs the files).\n"
 		"    -h, --help          print this help.\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl report --cluster tests/data/example/cluster.conf\n"
-		"    rankmapctl report --hwloc /var/lib/hwloc --ib fabric.txt --node-name-map names.map --json\n\n"
+		"    rankmapctl report --hwloc /var/lib/hwloc --ib fabric.txt --node-name-map names.map --json\n"
+		"    rankmapctl report --socket /run/rankmapd/rankmapd.sock\n\n"
 		"EXIT STATUS\n"
 		"    0 success, 1 a source could not be loaded (the message names the file and line),\n"
 		"    2 usage error.\n");
@@ -69,8 +76,13 @@ static void usage(FILE *f)
 struct opts {
 	const char *hwloc[MAX_SOURCES], *ib[MAX_SOURCES];
 	int nhwloc, nib, ib_live, json;
-	const char *ib_cache, *name_map, *torus, *cluster, *svg, *order;
+	const char *ib_cache, *name_map, *torus, *cluster, *svg, *order, *socket;
 };
+
+static int have_sources(const struct opts *o)
+{
+	return o->nhwloc || o->nib || o->ib_cache || o->ib_live || o->torus || o->cluster;
+}
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -80,7 +92,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "node-name-map", required_argument, NULL, 'm' }, { "torus", required_argument, NULL, 't' },
 		{ "cluster", required_argument, NULL, 'C' }, { "json", no_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 's' },    { "order", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 }
+		{ "socket", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
 
@@ -108,6 +121,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'j': o->json = 1; break;
 		case 's': o->svg = optarg; break;
 		case 'o': o->order = optarg; break;
+		case 'S': o->socket = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "Try 'rankmapctl report --help'.\n");
@@ -119,13 +133,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			argv[optind]);
 		return 2;
 	}
-	if (!o->nhwloc && !o->nib && !o->ib_cache && !o->ib_live && !o->torus && !o->cluster)
+	if (o->socket && have_sources(o))
+		return ctl_usage_error("report", "--socket replaces --hwloc, --ib, --ib-cache, --ib-live, --torus "
+				       "and --cluster (the daemon's model is used)");
+	if (!have_sources(o) && !o->socket && !(o->socket = rm_client_socket_from_env()))
 		o->cluster = getenv("RANKMAP_CLUSTER");
-	if (!o->nhwloc && !o->nib && !o->ib_cache && !o->ib_live && !o->torus && !o->cluster) {
-		fprintf(stderr, "rankmapctl report: nothing to report: give --hwloc, --ib, --torus or --cluster\n"
-				"Try 'rankmapctl report --help'.\n");
-		return 2;
-	}
+	if (!have_sources(o) && !o->socket)
+		return ctl_usage_error("report", "nothing to report: give --hwloc, --ib, --torus, --cluster or "
+				       "--socket");
+	if (o->socket && o->svg)
+		return ctl_usage_error("report", "--svg needs the cluster's files, not --socket");
 	return -1;
 }
 
@@ -542,6 +559,24 @@ static void print_torus_order(json_t *r)
 	       json_string_value(json_object_get(t, "axes")));
 }
 
+/* Prints the report object: itself with --json, else as text. Returns the exit status. */
+static int render(json_t *r, const struct opts *o)
+{
+	if (o->json) {
+		ctl_print_json(stdout, r, 0);
+	} else {
+		print_hardware(r);
+		print_network(r);
+		print_leaves(r);
+		print_link_quality(r);
+		print_coverage(r);
+		print_torus_order(r);
+		print_hops(r);
+		print_anomalies(r);
+	}
+	return ctl_close_output("report", stdout, NULL, 0);
+}
+
 /* The report, its torus order and pictures; prints the report. Returns the exit status. */
 static int report(topo_cluster_t c, const struct opts *o, rm_error_t *err)
 {
@@ -557,23 +592,50 @@ static int report(topo_cluster_t c, const struct opts *o, rm_error_t *err)
 		goto out;
 	if (o->svg && write_svg(c, ord, o->svg, err) < 0)
 		goto out;
-	if (o->json) {
-		json_dumpf(r, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-	} else {
-		print_hardware(r);
-		print_network(r);
-		print_leaves(r);
-		print_link_quality(r);
-		print_coverage(r);
-		print_torus_order(r);
-		print_hops(r);
-		print_anomalies(r);
-	}
-	rc = fflush(stdout) == 0 ? 0 : 1;
+	rc = render(r, o);
 out:
 	order_destroy(ord);
 	json_decref(r);
+	return rc;
+}
+
+/* The torus order summary from the daemon's `order` answer, as torus_order() puts it in the report. */
+static int remote_torus_order(const struct opts *o, json_t *r)
+{
+	json_t *req = rm_proto_request("order", 1), *resp, *ax, *e;
+	char axes[4] = "";
+	size_t i;
+
+	json_object_set_new(req, "method", json_string(o->order ? o->order : "bbb"));
+	if (!(resp = ctl_call("report", o->socket, req, CTL_DAEMON_TIMEOUT_MS)))
+		return -1;
+	ax = json_object_get(resp, "axes");
+	json_array_foreach(ax, i, e)
+		if (i < 3 && json_integer_value(e) >= 0 && json_integer_value(e) < 3)
+			axes[i] = "xyz"[json_integer_value(e)];
+	json_object_set_new(r, "torus_order",
+			    json_pack("{s:O, s:I, s:O, s:O, s:s}", "method", json_object_get(resp, "method"), "nodes",
+				      (json_int_t)json_array_size(json_object_get(resp, "order")), "blocks",
+				      json_object_get(resp, "nblocks"), "block_extent", json_object_get(resp, "block_ext"),
+				      "axes", axes));
+	json_decref(resp);
+	return 0;
+}
+
+/* The report from rankmapd: the same object, rendered the same way. Returns the exit status. */
+static int report_remote(const struct opts *o)
+{
+	json_t *resp = ctl_call("report", o->socket, rm_proto_request("report", 1), CTL_DAEMON_TIMEOUT_MS), *r;
+	int rc = 1;
+
+	if (!resp)
+		return 1;
+	r = json_object_get(resp, "report");
+	if (!json_is_object(r))
+		fprintf(stderr, "rankmapctl report: rankmapd at %s sent no cluster report\n", o->socket);
+	else if (!json_is_object(json_object_get(r, "torus")) || remote_torus_order(o, r) == 0)
+		rc = render(r, o);
+	json_decref(resp);
 	return rc;
 }
 
@@ -583,10 +645,11 @@ int ctl_report_main(int argc, char **argv)
 	int rc = parse_opts(argc, argv, &o);
 	topo_cluster_t c;
 	rm_error_t err;
-	char buf[RM_ERROR_SOURCE_LEN + RM_ERROR_TEXT_LEN + 32];
 
 	if (rc >= 0)
 		return rc;
+	if (o.socket)
+		return report_remote(&o);
 	rm_error_clear(&err);
 	if (!(c = topo_cluster_create())) {
 		fprintf(stderr, "rankmapctl: out of memory\n");
@@ -594,7 +657,7 @@ int ctl_report_main(int argc, char **argv)
 	}
 	if (load(c, &o, &err) < 0 || (rc = report(c, &o, &err)) != 0) {
 		if (rm_error_isset(&err))
-			fprintf(stderr, "rankmapctl: %s\n", rm_error_format(&err, buf, sizeof(buf)));
+			ctl_fail(NULL, &err, NULL);
 		rc = 1;
 	}
 	topo_cluster_destroy(c);
