@@ -29,6 +29,10 @@ for m in $PMPI_MPIS; do
 	# best by hand: each ring on its own host, only the 4 edges of the leaders' ring cross
 	[ "$(field cross_mapped "$T/out")" = 4 ] && ok "$m: 4x4 rings: each ring on one host" ||
 		notok "$m: 4x4 rings cross $(field cross_mapped "$T/out") edges, 4 expected"
+	# fewer graph nodes than ranks: the ranks left out get MPI_COMM_NULL, the others stay consistent
+	RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic pmpi_run "$m" 10 ring_of_rings 2 4 >"$T/out" 2>"$T/err"
+	[ $? -eq 0 ] && [ "$(field errors "$T/out")" = 0 ] && [ "$(warnings "$T/err")" -eq 0 ] &&
+		ok "$m: ring of rings of 8 on 10 ranks" || { notok "$m: 8 nodes on 10 ranks"; head -3 "$T/err"; }
 	RANKMAP_FAKE_HOSTS=2 pmpi_run "$m" 8 ring_of_rings -n 2 4 >"$T/out" 2>"$T/err"
 	[ "$(field moved "$T/out")" = 0 ] && [ "$(field errors "$T/out")" = 0 ] && ok "$m: Graph_create reorder=0" ||
 		notok "$m: Graph_create reorder=0"
