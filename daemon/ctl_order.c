@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "ctl_common.h"
+#include "lib_client.h"
 #include "order.h"
 
 static void order_usage(FILE *f)
@@ -18,7 +20,8 @@ static void order_usage(FILE *f)
 		"SYNOPSIS\n"
 		"    rankmapctl order (--torus FILE | --dims XxYxZ[:NODES_PER_ROUTER]) [--link-cost CX,CY,CZ]\n"
 		"                     [--mesh] [--method METHOD] [--axes AXES] [--format FORMAT]\n"
-		"                     [--host-pattern PATTERN] [--output FILE]\n\n"
+		"                     [--host-pattern PATTERN] [--output FILE]\n"
+		"    rankmapctl order --socket PATH [--dims ...] [options as above]\n\n"
 		"DESCRIPTION\n"
 		"    A scheduler that allocates nodes from a free list in a fixed order places jobs as\n"
 		"    compactly as that order is (Albing et al., EuroMPI 2011). This prints such an order.\n"
@@ -50,6 +53,9 @@ static void order_usage(FILE *f)
 		"    --host-pattern P    names nodes: {x} {y} {z} {n} {id} {router}, \":W\" zero-pads\n"
 		"                        (default for names when the config has none: nid{id:5})\n"
 		"    --output FILE       write there instead of standard output\n"
+		"    --socket PATH       compute the order in rankmapd: its model's torus (and host names)\n"
+		"                        replace --torus; --dims still describes another torus. Without\n"
+		"                        --torus and --dims, RANKMAP_SOCKET names the socket.\n"
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl order --dims 17x8x24:2 --link-cost 1,2,0.67 --method bbb --format weights\n"
@@ -62,7 +68,7 @@ static void order_usage(FILE *f)
 static int method_ok(const char *m);
 
 struct order_args {
-	const char *torus, *dims, *cost, *method, *axes, *format, *pattern, *output;
+	const char *torus, *dims, *cost, *method, *axes, *format, *pattern, *output, *socket;
 	int mesh;
 };
 
@@ -74,8 +80,8 @@ static int order_parse(int argc, char **argv, struct order_args *a)
 		{ "link-cost", required_argument, NULL, 'c' }, { "mesh", no_argument, NULL, 'M' },
 		{ "method", required_argument, NULL, 'm' },   { "axes", required_argument, NULL, 'a' },
 		{ "format", required_argument, NULL, 'f' },   { "host-pattern", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "output", required_argument, NULL, 'o' },   { "socket", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -94,6 +100,7 @@ static int order_parse(int argc, char **argv, struct order_args *a)
 		case 'f': a->format = optarg; break;
 		case 'p': a->pattern = optarg; break;
 		case 'o': a->output = optarg; break;
+		case 'S': a->socket = optarg; break;
 		case 'h': order_usage(stdout); return 0;
 		default:
 			fprintf(stderr, "Try 'rankmapctl order --help'.\n");
@@ -104,7 +111,13 @@ static int order_parse(int argc, char **argv, struct order_args *a)
 		fprintf(stderr, "rankmapctl order: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (!a->torus == !a->dims) {
+	if (!a->torus && !a->dims)
+		a->socket = ctl_socket(a->socket);
+	if (a->socket && a->torus)
+		return ctl_usage_error("order", "--socket replaces --torus (the daemon's torus is used)");
+	if (a->socket && !a->dims && (a->cost || a->mesh))
+		return ctl_usage_error("order", "with --socket, --link-cost and --mesh need --dims");
+	if (!a->socket && !a->torus == !a->dims) {
 		fprintf(stderr, "rankmapctl order: give exactly one of --torus FILE and --dims XxYxZ\n");
 		return 2;
 	}
@@ -133,22 +146,132 @@ static int method_ok(const char *m)
 
 static int order_fail(const rm_error_t *err)
 {
-	char buf[600];
+	return ctl_fail("order", err, NULL);
+}
 
-	fprintf(stderr, "rankmapctl order: %s\n", rm_error_format(err, buf, sizeof(buf)));
-	return 1;
+/* The order computed here from the torus files or dims: 0, or -1 with err set. */
+static int order_local(const struct order_args *a, const order_opts_t *opts, order_torus_t *t, order_t **o,
+		       rm_error_t *err)
+{
+	if (order_torus_setup(a->torus, a->dims, a->cost, a->mesh, t, err) < 0)
+		return -1;
+	*o = order_build(&t->spec, a->method, opts, err);
+	return *o ? 0 : -1;
+}
+
+/* The `order` request for the arguments (dims, link costs, wrap only when --dims is given). */
+static json_t *order_request(const struct order_args *a, rm_error_t *err)
+{
+	json_t *req = rm_proto_request("order", 1);
+	topo_torus_spec_t spec = { .link_cost = { 1, 1, 1 } };
+
+	json_object_set_new(req, "method", json_string(a->method));
+	if (a->axes)
+		json_object_set_new(req, "axes", json_string(a->axes));
+	if (!a->dims)
+		return req;
+	if (order_parse_dims(a->dims, &spec, err) < 0 || (a->cost && order_parse_link_cost(a->cost, &spec, err) < 0)) {
+		json_decref(req);
+		return NULL;
+	}
+	json_object_update_new(req, json_pack("{s:[iii], s:[bbb], s:[fff], s:i}", "dims", spec.dims[0], spec.dims[1],
+					      spec.dims[2], "wrap", !a->mesh, !a->mesh, !a->mesh, "link_cost",
+					      spec.link_cost[0], spec.link_cost[1], spec.link_cost[2],
+					      "nodes_per_router", spec.nodes_per_router));
+	return req;
+}
+
+/* Reads a JSON array of n integers into a new uint32_t array; NULL when it is not one. */
+static uint32_t *u32_array(const json_t *v, size_t n)
+{
+	uint32_t *a = calloc(n ? n : 1, sizeof(*a));
+	size_t i;
+
+	for (i = 0; a && i < n; i++) {
+		json_t *e = json_array_get(v, i);
+
+		if (json_array_size(v) != n || !json_is_integer(e) || json_integer_value(e) < 0) {
+			free(a);
+			return NULL;
+		}
+		a[i] = (uint32_t)json_integer_value(e);
+	}
+	return a;
+}
+
+/* Rebuilds the order (and the host names of the nodes) from the daemon's answer: 0 or -1. */
+static int order_from_json(const json_t *r, order_t **out, order_torus_t *t)
+{
+	order_t *o = calloc(1, sizeof(*o));
+	topo_torus_spec_t *s = &t->spec;
+	json_t *hosts = json_object_get(r, "hosts"), *h;
+	size_t i;
+	int ok;
+
+	if (!o)
+		return -1;
+	ok = json_unpack((json_t *)r, "{s:[iii], s:i, s:[bbb], s:[FFF], s:[iii], s:[iii]}", "dims", &s->dims[0],
+			 &s->dims[1], &s->dims[2], "nodes_per_router", &s->nodes_per_router, "wrap", &s->wrap[0],
+			 &s->wrap[1], &s->wrap[2], "link_cost", &s->link_cost[0], &s->link_cost[1], &s->link_cost[2],
+			 "block_ext", &o->block_ext[0], &o->block_ext[1], &o->block_ext[2], "axes", &o->axes[0],
+			 &o->axes[1], &o->axes[2]) == 0;
+	o->spec = *s;
+	snprintf(o->method, sizeof(o->method), "%s", json_string_value(json_object_get(r, "method")) ?: "?");
+	o->nnodes = t->nnodes = json_array_size(json_object_get(r, "order"));
+	o->nblocks = (uint32_t)json_integer_value(json_object_get(r, "nblocks"));
+	o->node = u32_array(json_object_get(r, "order"), o->nnodes);
+	o->block = u32_array(json_object_get(r, "block"), o->nnodes);
+	o->block_group = u32_array(json_object_get(r, "block_group"), 2 * (size_t)o->nblocks);
+	*out = o;
+	if (!ok || !o->node || !o->block || !o->block_group)
+		return -1;
+	if (json_array_size(hosts) == o->nnodes && (t->names = calloc(o->nnodes, sizeof(char *))))
+		json_array_foreach(hosts, i, h)
+			if (json_is_string(h))
+				t->names[i] = strdup(json_string_value(h));
+	return 0;
+}
+
+/* The order computed by rankmapd: 0, or -1 after printing the error. */
+static int order_remote(const struct order_args *a, order_torus_t *t, order_t **o)
+{
+	rm_error_t err = { 0 };
+	json_t *req = order_request(a, &err), *resp;
+	int rc;
+
+	if (!req)
+		return order_fail(&err), -1;
+	if (!(resp = ctl_call("order", a->socket, req, CTL_DAEMON_TIMEOUT_MS)))
+		return -1;
+	if ((rc = order_from_json(resp, o, t)) < 0)
+		fprintf(stderr, "rankmapctl order: rankmapd at %s sent a malformed order\n", a->socket);
+	json_decref(resp);
+	return rc;
+}
+
+/* Writes the order in the chosen format to --output or standard output. Returns the exit status. */
+static int order_output(const struct order_args *a, const order_t *o, const order_torus_t *t, order_format_t fmt)
+{
+	order_names_t names = { (const char *const *)t->names, a->pattern };
+	rm_error_t err;
+	FILE *out = ctl_open_output("order", a->output);
+	int rc;
+
+	if (!out)
+		return 1;
+	rm_error_clear(&err);
+	rc = order_write(o, fmt, (names.names || names.pattern) ? &names : NULL, out, &err) < 0 ? order_fail(&err) : 0;
+	return ctl_close_output("order", out, a->output, rc);
 }
 
 int ctl_order_main(int argc, char **argv)
 {
 	struct order_args a;
 	order_opts_t opts;
-	order_torus_t t;
+	order_torus_t t = { 0 };
 	order_format_t fmt;
-	order_names_t names = { NULL, NULL };
-	order_t *o;
+	order_t *o = NULL;
 	rm_error_t err;
-	FILE *out = stdout;
 	int rc = order_parse(argc, argv, &a);
 
 	if (rc >= 0)
@@ -164,26 +287,10 @@ int ctl_order_main(int argc, char **argv)
 		order_fail(&err);
 		return 2;
 	}
-	if (order_torus_setup(a.torus, a.dims, a.cost, a.mesh, &t, &err) < 0)
-		return order_fail(&err);
-	o = order_build(&t.spec, a.method, &opts, &err);
-	if (!o) {
-		order_torus_free(&t);
-		return order_fail(&err);
-	}
-	names.names = (const char *const *)t.names;
-	names.pattern = a.pattern;
-	if (a.output && !(out = fopen(a.output, "w"))) {
-		rm_error_set(&err, a.output, 0, 0, "cannot create the output file");
-		rc = order_fail(&err);
-	} else {
-		rc = order_write(o, fmt, (names.names || names.pattern) ? &names : NULL, out, &err) < 0
-			     ? order_fail(&err) : 0;
-		if (out != stdout && fclose(out) != 0 && rc == 0) {
-			rm_error_set(&err, a.output, 0, 0, "write failed");
-			rc = order_fail(&err);
-		}
-	}
+	if (a.socket)
+		rc = order_remote(&a, &t, &o) < 0 ? 1 : order_output(&a, o, &t, fmt);
+	else
+		rc = order_local(&a, &opts, &t, &o, &err) < 0 ? order_fail(&err) : order_output(&a, o, &t, fmt);
 	order_destroy(o);
 	order_torus_free(&t);
 	return rc;

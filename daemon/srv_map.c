@@ -13,6 +13,7 @@
 #include "mapping.h"
 #include "srv.h"
 #include "srv_requests.h"
+#include "topo_private.h"
 
 #if __has_include("order.h")
 #include "order.h"
@@ -363,9 +364,56 @@ static int order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, co
 	return 0;
 }
 
+/* The order as the response carries it: node and block of each position, block groups, torus. */
+static json_t *order_response(const json_t *id, const order_t *o, const topo_torus_spec_t *spec)
+{
+	json_t *resp = rm_proto_ok(id), *nodes = json_array(), *blocks = json_array(), *groups = json_array();
+	size_t i;
+
+	for (i = 0; i < o->nnodes; i++) {
+		json_array_append_new(nodes, json_integer(o->node[i]));
+		json_array_append_new(blocks, json_integer(o->block[i]));
+	}
+	for (i = 0; o->block_group && i < 2 * (size_t)o->nblocks; i++)
+		json_array_append_new(groups, json_integer(o->block_group[i]));
+	json_object_update_new(resp, json_pack("{s:s, s:o, s:o, s:I, s:[iii], s:[iii], s:[iii], s:i, s:[bbb], "
+					       "s:[fff], s:o}", "method", o->method, "order", nodes, "block", blocks,
+					       "nblocks", (json_int_t)o->nblocks, "block_ext", o->block_ext[0],
+					       o->block_ext[1], o->block_ext[2], "axes", o->axes[0], o->axes[1],
+					       o->axes[2], "dims", spec->dims[0], spec->dims[1], spec->dims[2],
+					       "nodes_per_router", spec->nodes_per_router, "wrap", spec->wrap[0],
+					       spec->wrap[1], spec->wrap[2], "link_cost", spec->link_cost[0],
+					       spec->link_cost[1], spec->link_cost[2], "block_group", groups));
+	return resp;
+}
+
+/* Adds "hosts" (the host name of each node index, null where none) when the model's torus names its
+ * nodes. */
+static void torus_names(srv_ctx_t *ctx, json_t *resp, size_t nnodes)
+{
+	srv_model_t *m = srv_model_get(ctx);
+	const struct topo_torus_model *tm = m ? ((struct topo_cluster *)m->cluster)->torus : NULL;
+	size_t i, nh = tm ? topo_torus_model_nhosts(tm) : 0;
+	json_t *names;
+
+	if (nh && (names = json_array())) {
+		for (i = 0; i < nnodes; i++)
+			json_array_append_new(names, json_null());
+		for (i = 0; i < nh; i++) {
+			const char *name = topo_torus_model_host_name(tm, i);
+			long node = topo_torus_model_host_node(tm, name);
+
+			if (node >= 0 && (size_t)node < nnodes && json_is_null(json_array_get(names, (size_t)node)))
+				json_array_set_new(names, (size_t)node, json_string(name));
+		}
+		json_object_set_new(resp, "hosts", names);
+	}
+	srv_model_put(m);
+}
+
 json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
 {
-	json_t *dims = NULL, *wrap = NULL, *cost = NULL, *error = NULL, *resp, *nodes, *blocks;
+	json_t *dims = NULL, *wrap = NULL, *cost = NULL, *error = NULL, *resp;
 	const char *method, *axes = NULL;
 	int npr = 1;
 	json_error_t jerr;
@@ -374,7 +422,6 @@ json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const
 	order_opts_t opts;
 	order_t *o;
 	char msg[600];
-	size_t i;
 
 	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s:s, s?o, s?o, s?o, s?i, s?s}",
 			   "version", &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "method",
@@ -388,19 +435,9 @@ json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "axes: %s", rm_error_format(&err, msg, sizeof(msg)));
 	if (!(o = order_build(&spec, method, &opts, &err)))
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s", rm_error_format(&err, msg, sizeof(msg)));
-	nodes = json_array();
-	blocks = json_array();
-	for (i = 0; i < o->nnodes; i++) {
-		json_array_append_new(nodes, json_integer(o->node[i]));
-		json_array_append_new(blocks, json_integer(o->block[i]));
-	}
-	resp = rm_proto_ok(id);
-	json_object_update_new(resp, json_pack("{s:s, s:o, s:o, s:I, s:[iii], s:[iii], s:[iii], s:i}", "method",
-					       o->method, "order", nodes, "block", blocks, "nblocks",
-					       (json_int_t)o->nblocks, "block_ext", o->block_ext[0], o->block_ext[1],
-					       o->block_ext[2], "axes", o->axes[0], o->axes[1], o->axes[2], "dims",
-					       spec.dims[0], spec.dims[1], spec.dims[2], "nodes_per_router",
-					       spec.nodes_per_router));
+	resp = order_response(id, o, &spec);
+	if (!dims)
+		torus_names(ctx, resp, o->nnodes);
 	order_destroy(o);
 	return resp;
 }
