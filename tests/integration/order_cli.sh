@@ -67,7 +67,8 @@ $CTL order --torus "$DATA/torus/xe6.conf" --method bbb --format topology.conf > 
 grep '^SwitchName=blk' "$T/topo" | sed 's/.*Nodes=//' | while read -r l; do hostnames "$l" >> "$T/tn"; done
 [ "$(sort "$T/tn" | uniq | wc -l)" -eq 6528 ] && [ "$(wc -l < "$T/tn")" -eq 6528 ] && ok "topology.conf: 6528 nodes once each" || notok "topology nodes"
 nb=$(grep -c '^SwitchName=blk' "$T/topo")
-[ "$nb" -eq 48 ] && ok "topology.conf: 48 BBB leaf switches (4x2x8 blocks)" || notok "leaf count $nb"
+# default BBB block on 17x8x24 is 3x2x8 (odd x split into 3-wide blocks): ceil(17/3) * 8/2 * 24/8 = 72
+[ "$nb" -eq 72 ] && ok "topology.conf: 72 BBB leaf switches (3x2x8 blocks)" || notok "leaf count $nb"
 : > "$T/tb"
 grep '^SwitchName=grp' "$T/topo" | sed 's/.*Switches=//' | while read -r l; do hostnames "$l" >> "$T/tb"; done
 [ "$(sort -u "$T/tb" | wc -l)" -eq "$nb" ] && ok "every leaf switch in a group" || notok "groups"
