@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "ctl_common.h"
+#include "lib_client.h"
 #include "hostlist.h"
 #include "mapping.h"
 #include "topo.h"
@@ -23,7 +25,8 @@ static void map_usage(FILE *f)
 		"    rankmapctl map (--pattern FILE | --cart DIMS[:PERIODS[:WEIGHTS]])\n"
 		"                   (--topology 'tleaf ...' | --cluster FILE [--hosts LIST] [--per-pu])\n"
 		"                   [--algo NAME] [--metric METRIC] [--budget MS] [--seed N]\n"
-		"                   [--out PERM] [--json]\n\n"
+		"                   [--out PERM] [--json]\n"
+		"    rankmapctl map (--pattern FILE | --cart SPEC) --socket PATH [--hosts LIST] [--per-pu] ...\n\n"
 		"DESCRIPTION\n"
 		"    Chooses which slot each MPI rank runs on so that heavy traffic stays close in the\n"
 		"    machine, and reports the cost (sum over rank pairs of traffic x distance) beside the\n"
@@ -45,6 +48,9 @@ static void map_usage(FILE *f)
 		"    --hosts LIST        with --cluster: the job's hosts as a Slurm host list, in order\n"
 		"                        (node[01-04],login1); default every host with hardware data\n"
 		"    --per-pu            with --cluster: one slot per PU (hardware thread) instead\n"
+		"    --socket PATH       map in rankmapd: its model replaces --cluster (--hosts and --per-pu\n"
+		"                        apply to it); the pattern is read here and sent. Without --topology\n"
+		"                        and --cluster, RANKMAP_SOCKET names the socket. Same output.\n"
 		"    --algo NAME         treematch  TreeMatch (Jeannot-Mercier), bottom-up grouping over the\n"
 		"                                   levels of the target\n"
 		"                        scotch     Scotch 7 static mapping (default strategy), repaired\n"
@@ -75,7 +81,7 @@ static void map_usage(FILE *f)
 }
 
 struct map_args {
-	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out;
+	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out, *socket;
 	double budget;
 	unsigned seed;
 	int json, per_pu;
@@ -83,10 +89,7 @@ struct map_args {
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "rankmapctl map: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'rankmapctl map --help'.\n");
-	return 2;
+	return ctl_usage_error("map", fmt, arg);
 }
 
 static int parse_number(const char *s, double *out)
@@ -108,7 +111,8 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		{ "algo", required_argument, NULL, 'a' },    { "metric", required_argument, NULL, 'm' },
 		{ "budget", required_argument, NULL, 'b' },  { "seed", required_argument, NULL, 's' },
 		{ "out", required_argument, NULL, 'o' },     { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+		{ "socket", required_argument, NULL, 'S' },  { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	double v;
 	int c;
@@ -128,6 +132,7 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		case 'm': a->metric = optarg; break;
 		case 'o': a->out = optarg; break;
 		case 'j': a->json = 1; break;
+		case 'S': a->socket = optarg; break;
 		case 'b':
 			if (parse_number(optarg, &v) < 0 || !(v > 0))
 				return usage_error("--budget: expected a positive number of milliseconds, not '%s'", optarg);
@@ -146,22 +151,20 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!a->pattern == !a->cart)
 		return usage_error("%s", "give exactly one of --pattern and --cart");
-	if (!a->tleaf == !a->cluster)
+	if (a->socket && (a->tleaf || a->cluster))
+		return usage_error("%s", "--socket replaces --topology and --cluster (the daemon's model is used)");
+	if (!a->tleaf && !a->cluster)
+		a->socket = ctl_socket(a->socket);
+	if (!a->socket && !a->tleaf == !a->cluster)
 		return usage_error("%s", "give exactly one of --topology and --cluster");
-	if ((a->hosts || a->per_pu) && !a->cluster)
+	if ((a->hosts || a->per_pu) && !a->cluster && !a->socket)
 		return usage_error("%s", "--hosts and --per-pu need --cluster");
 	return -1;
 }
 
 static int report_error(const rm_error_t *err, const char *what)
 {
-	char buf[640];
-
-	if (rm_error_isset(err))
-		fprintf(stderr, "rankmapctl map: %s\n", rm_error_format(err, buf, sizeof(buf)));
-	else
-		fprintf(stderr, "rankmapctl map: %s: %s\n", what, strerror(errno));
-	return 1;
+	return ctl_fail("map", err, what);
 }
 
 static map_graph_t *load_graph(const struct map_args *a, rm_error_t *err)
@@ -180,53 +183,7 @@ static map_graph_t *load_graph(const struct map_args *a, rm_error_t *err)
 	return map_graph_cart(&cart, err);
 }
 
-/* The names of the job's hosts: the expanded --hosts list, or every host with hardware data. */
-static char **job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *err)
-{
-	size_t h, k = 0, nh = topo_nhosts(c);
-	char **names;
-
-	if (list)
-		return hostlist_expand(list, n, 0, err);
-	names = calloc(nh + 1, sizeof(*names));
-	for (h = 0; names && h < nh; h++) {
-		if (topo_host_npus(c, h) == 0)
-			continue;
-		names[k] = strdup(topo_host_name(c, h));
-		if (!names[k++]) {
-			hostlist_free(names);
-			return NULL;
-		}
-	}
-	if (names && k == 0) {
-		rm_error_set(err, "--cluster", 0, 0, "no host of the cluster has hardware data");
-		hostlist_free(names);
-		return NULL;
-	}
-	*n = k;
-	return names;
-}
-
-static topo_target_t *load_target(const struct map_args *a, rm_error_t *err)
-{
-	topo_cluster_t c;
-	topo_target_t *t = NULL;
-	char **names = NULL;
-	size_t n = 0;
-
-	if (a->tleaf)
-		return topo_target_from_tleaf(a->tleaf, err);
-	c = topo_cluster_create();
-	if (!c)
-		return NULL;
-	if (topo_load_cluster_file(c, a->cluster, err) == 0 && topo_cluster_finalize(c, err) == 0)
-		names = job_hosts(c, a->hosts, &n, err);
-	if (names)
-		t = topo_target_from_hosts(c, (const char *const *)names, n, !a->per_pu, err);
-	hostlist_free(names);
-	topo_cluster_destroy(c);
-	return t;
-}
+/* ---- the summary object, from either path, and its renderings ----------------------------------- */
 
 static json_t *breakdown_json(const topo_target_t *t, const double *traffic)
 {
@@ -240,79 +197,224 @@ static json_t *breakdown_json(const topo_target_t *t, const double *traffic)
 	return arr;
 }
 
-static void print_json(FILE *f, const struct map_args *a, const map_graph_t *g, const topo_target_t *t,
-		       const map_result_t *res, const double *bd, const double *idbd)
+/* The summary: ranks, slots, algo, engine, cost, identity_cost, improvement, time_ms (then target and
+ * the breakdowns, added by the caller). New reference. */
+static json_t *summary_new(const struct map_args *a, uint32_t ranks, size_t slots, const char *engine,
+			   double cost, double idcost, double time_ms)
 {
-	char tleaf[1024];
-	json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:f, s:f, s:f, s:f}", "ranks", (json_int_t)g->n, "slots",
-			      (json_int_t)t->nslots, "algo", a->algo, "engine", res->algo, "cost", res->cost,
-			      "identity_cost", res->identity_cost, "improvement",
-			      res->identity_cost > 0 ? 1 - res->cost / res->identity_cost : 0.0, "time_ms",
-			      res->time_ms);
-
-	if (!o)
-		return;
-	if (topo_target_tleaf_string(t, tleaf, sizeof(tleaf)) == 0)
-		json_object_set_new(o, "target", json_string(tleaf));
-	json_object_set_new(o, "breakdown", breakdown_json(t, bd));
-	json_object_set_new(o, "identity_breakdown", breakdown_json(t, idbd));
-	json_dumpf(o, f, JSON_COMPACT);
-	fputc('\n', f);
-	json_decref(o);
+	return json_pack("{s:I, s:I, s:s, s:s, s:f, s:f, s:f, s:f}", "ranks", (json_int_t)ranks, "slots",
+			 (json_int_t)slots, "algo", a->algo, "engine", engine, "cost", cost, "identity_cost", idcost,
+			 "improvement", idcost > 0 ? 1 - cost / idcost : 0.0, "time_ms", time_ms);
 }
 
-static void print_text(FILE *f, const map_graph_t *g, const topo_target_t *t, const map_result_t *res,
-		       const double *bd, const double *idbd)
+static double num(const json_t *o, const char *k)
 {
-	char tleaf[1024];
-	int l;
+	return json_number_value(json_object_get(o, k));
+}
 
-	fprintf(f, "ranks %u, slots %u", g->n, t->nslots);
-	if (topo_target_tleaf_string(t, tleaf, sizeof(tleaf)) == 0)
+static void print_text(FILE *f, const json_t *s)
+{
+	json_t *bd = json_object_get(s, "breakdown"), *id = json_object_get(s, "identity_breakdown"), *e;
+	const char *tleaf = json_string_value(json_object_get(s, "target"));
+	double cost = num(s, "cost"), idc = num(s, "identity_cost");
+	size_t l;
+
+	fprintf(f, "ranks %.0f, slots %.0f", num(s, "ranks"), num(s, "slots"));
+	if (tleaf)
 		fprintf(f, ", target %s", tleaf);
-	fprintf(f, "\nengine %s: cost %.6g, identity %.6g (%+.1f%%), %.1f ms\n", res->algo, res->cost,
-		res->identity_cost, res->identity_cost > 0 ? 100 * (res->cost / res->identity_cost - 1) : 0.0,
-		res->time_ms);
+	fprintf(f, "\nengine %s: cost %.6g, identity %.6g (%+.1f%%), %.1f ms\n",
+		json_string_value(json_object_get(s, "engine")), cost, idc, idc > 0 ? 100 * (cost / idc - 1) : 0.0,
+		num(s, "time_ms"));
 	fprintf(f, "%-16s %10s %14s %14s\n", "traffic by level", "distance", "mapped", "identity");
-	for (l = 0; l < t->nlevels; l++)
-		fprintf(f, "  %-14s %10.4g %14.6g %14.6g\n", t->level_name && t->level_name[l] ? t->level_name[l] : "?",
-			t->cost[l], bd[l], idbd[l]);
+	json_array_foreach(bd, l, e) {
+		const char *name = json_string_value(json_object_get(e, "level"));
+
+		fprintf(f, "  %-14s %10.4g %14.6g %14.6g\n", name && *name ? name : "?", num(e, "distance"),
+			num(e, "traffic"), num(json_array_get(id, l), "traffic"));
+	}
 }
 
-/* Computes, writes and reports the mapping; returns the exit status. */
+/* Writes the permutation (--out) and prints the summary; returns the exit status. */
+static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n, const json_t *summary)
+{
+	FILE *sum = a->out && !strcmp(a->out, "-") ? stderr : stdout;
+	rm_error_t err;
+	uint32_t i;
+
+	rm_error_clear(&err);
+	if (a->out && !strcmp(a->out, "-")) {
+		for (i = 0; i < n; i++)
+			printf("%u\n", perm[i]);
+	} else if (a->out && map_perm_write(a->out, perm, n, &err) < 0) {
+		return report_error(&err, a->out);
+	}
+	if (a->json) {
+		json_dumpf(summary, sum, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		fputc('\n', sum);
+	} else {
+		print_text(sum, summary);
+	}
+	return 0;
+}
+
+/* ---- offline ---------------------------------------------------------------------------------- */
+
+/* Computes the mapping here; returns the exit status. */
 static int map_run(const struct map_args *a, const map_graph_t *g, const topo_target_t *t, rm_error_t *err)
 {
 	map_options_t opt = { .time_budget_ms = a->budget, .seed = a->seed };
-	uint32_t *perm = malloc(((size_t)g->n + 1) * sizeof(*perm)), i;
+	uint32_t *perm = malloc(((size_t)g->n + 1) * sizeof(*perm)), *id = malloc(((size_t)g->n + 1) * sizeof(*id)), i;
 	double *bd = calloc(t->nlevels, sizeof(double)), *idbd = calloc(t->nlevels, sizeof(double));
-	FILE *sum = a->out && !strcmp(a->out, "-") ? stderr : stdout;
+	char tleaf[1024];
 	map_result_t res;
+	json_t *s = NULL;
 	int rc = 1;
 
-	if (!perm || !bd || !idbd)
+	if (!perm || !id || !bd || !idbd)
 		goto out;
 	if (map_compute(a->algo, g, t, &opt, perm, &res, err) < 0) {
 		rc = report_error(err, "map");
 		goto out;
 	}
-	if (a->out && !strcmp(a->out, "-")) {
-		for (i = 0; i < g->n; i++)
-			printf("%u\n", perm[i]);
-	} else if (a->out && map_perm_write(a->out, perm, g->n, err) < 0) {
-		rc = report_error(err, a->out);
-		goto out;
-	}
-	map_breakdown(g, t, perm, bd);
 	for (i = 0; i < g->n; i++)
-		perm[i] = i;
-	map_breakdown(g, t, perm, idbd);
-	if (a->json)
-		print_json(sum, a, g, t, &res, bd, idbd);
-	else
-		print_text(sum, g, t, &res, bd, idbd);
-	rc = 0;
+		id[i] = i;
+	map_breakdown(g, t, perm, bd);
+	map_breakdown(g, t, id, idbd);
+	if (!(s = summary_new(a, g->n, t->nslots, res.algo, res.cost, res.identity_cost, res.time_ms)))
+		goto out;
+	if (topo_target_tleaf_string(t, tleaf, sizeof(tleaf)) == 0)
+		json_object_set_new(s, "target", json_string(tleaf));
+	json_object_set_new(s, "breakdown", breakdown_json(t, bd));
+	json_object_set_new(s, "identity_breakdown", breakdown_json(t, idbd));
+	rc = map_output(a, perm, g->n, s);
 out:
-	free(perm), free(bd), free(idbd);
+	json_decref(s);
+	free(perm), free(id), free(bd), free(idbd);
+	return rc;
+}
+
+static int map_offline(const struct map_args *a, const map_graph_t *g)
+{
+	rm_error_t err;
+	topo_target_t *t;
+	int rc;
+
+	rm_error_clear(&err);
+	t = ctl_load_target(a->tleaf, a->cluster, a->hosts, a->per_pu, &err);
+	if (!t)
+		rc = report_error(&err, a->tleaf ? "--topology" : a->cluster);
+	else if (g->n > t->nslots)
+		rc = (fprintf(stderr, "rankmapctl map: the pattern has %u ranks but the target only %u slots\n", g->n,
+			      t->nslots),
+		      1);
+	else
+		rc = map_run(a, g, t, &err);
+	topo_target_destroy(t);
+	return rc;
+}
+
+/* ---- through rankmapd ------------------------------------------------------------------------- */
+
+/* {"n": N, "edges_text": "u v w ..."}: each undirected edge once (the daemon merges directions). */
+static json_t *pattern_json(const map_graph_t *g)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	json_t *p;
+	uint64_t k;
+	uint32_t u;
+
+	if (!m)
+		return NULL;
+	for (u = 0; u < g->n; u++)
+		for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+			if (g->adj[k] > u)
+				fprintf(m, "%u %u %.17g\n", u, g->adj[k], g->w[k]);
+	if (fclose(m) != 0) {
+		free(text);
+		return NULL;
+	}
+	p = json_pack("{s:I, s:s}", "n", (json_int_t)g->n, "edges_text", text);
+	free(text);
+	return p;
+}
+
+/* The job's hosts for the daemon: --hosts expanded, else every host of its model with hardware. */
+static json_t *remote_hosts(const struct map_args *a)
+{
+	json_t *list = json_array(), *resp, *h;
+	rm_error_t err;
+	char **names;
+	size_t i, n = 0;
+
+	rm_error_clear(&err);
+	if (a->hosts) {
+		if (!(names = hostlist_expand(a->hosts, &n, 0, &err)))
+			return json_decref(list), report_error(&err, "--hosts"), NULL;
+		for (i = 0; i < n; i++)
+			json_array_append_new(list, json_string(names[i]));
+		hostlist_free(names);
+		return list;
+	}
+	if (!(resp = ctl_call("map", a->socket, rm_proto_request("hosts", 1), CTL_DAEMON_TIMEOUT_MS)))
+		return json_decref(list), NULL;
+	json_array_foreach(json_object_get(resp, "hosts"), i, h)
+		if (json_integer_value(json_object_get(h, "pus")) > 0)
+			json_array_append(list, json_object_get(h, "name"));
+	json_decref(resp);
+	if (!json_array_size(list)) {
+		fprintf(stderr, "rankmapctl map: no host of rankmapd's model has hardware data\n");
+		return json_decref(list), NULL;
+	}
+	return list;
+}
+
+static json_t *map_request(const struct map_args *a, const map_graph_t *g, json_t *hosts)
+{
+	json_t *req = rm_proto_request("map", 1);
+
+	if (a->pattern)
+		json_object_set_new(req, "pattern", pattern_json(g));
+	else
+		json_object_set_new(req, "cart", json_string(a->cart));
+	json_object_set_new(req, "hosts", hosts);
+	json_object_set_new(req, "per_core", json_boolean(!a->per_pu));
+	json_object_set_new(req, "algorithm", json_string(a->algo));
+	json_object_set_new(req, "seed", json_integer(a->seed));
+	if (a->budget > 0)
+		json_object_set_new(req, "time_budget_ms", json_real(a->budget));
+	json_object_set_new(req, "breakdown", json_true());
+	return req;
+}
+
+static int map_remote(const struct map_args *a, const map_graph_t *g)
+{
+	json_t *hosts = remote_hosts(a), *resp, *s, *p;
+	uint32_t *perm;
+	size_t i;
+	int rc = 1;
+
+	if (!hosts || !(resp = ctl_call("map", a->socket, map_request(a, g, hosts), CTL_DAEMON_TIMEOUT_MS)))
+		return 1;
+	p = json_object_get(resp, "permutation");
+	s = summary_new(a, g->n, json_array_size(json_object_get(resp, "slots")),
+			json_string_value(json_object_get(resp, "algorithm")) ?: "?", num(resp, "cost"),
+			num(resp, "identity_cost"), num(resp, "time_ms"));
+	if (s && json_object_get(resp, "target"))
+		json_object_set(s, "target", json_object_get(resp, "target"));
+	json_object_set(s, "breakdown", json_object_get(resp, "breakdown"));
+	json_object_set(s, "identity_breakdown", json_object_get(resp, "identity_breakdown"));
+	if (s && json_array_size(p) == g->n && (perm = calloc((size_t)g->n + 1, sizeof(*perm)))) {
+		for (i = 0; i < g->n; i++)
+			perm[i] = (uint32_t)json_integer_value(json_array_get(p, i));
+		rc = map_output(a, perm, g->n, s);
+		free(perm);
+	} else {
+		fprintf(stderr, "rankmapctl map: rankmapd at %s sent a malformed answer\n", a->socket);
+	}
+	json_decref(s);
+	json_decref(resp);
 	return rc;
 }
 
@@ -330,7 +432,6 @@ int ctl_map_main(int argc, char **argv)
 {
 	struct map_args a;
 	map_graph_t *g = NULL;
-	topo_target_t *t = NULL;
 	rm_error_t err;
 	int rc = map_parse(argc, argv, &a);
 
@@ -342,16 +443,7 @@ int ctl_map_main(int argc, char **argv)
 	g = load_graph(&a, &err);
 	if (!g)
 		return report_error(&err, a.pattern ? a.pattern : "--cart");
-	t = load_target(&a, &err);
-	if (!t)
-		rc = report_error(&err, a.tleaf ? "--topology" : a.cluster);
-	else if (g->n > t->nslots)
-		rc = (fprintf(stderr, "rankmapctl map: the pattern has %u ranks but the target only %u slots\n", g->n,
-			      t->nslots),
-		      1);
-	else
-		rc = map_run(&a, g, t, &err);
-	topo_target_destroy(t);
+	rc = a.socket ? map_remote(&a, g) : map_offline(&a, g);
 	map_graph_destroy(g);
 	return rc;
 }

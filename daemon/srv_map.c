@@ -20,7 +20,8 @@
 #define HAVE_ORDER 1
 #endif
 
-#define MAP_SCHEMA SRV_ENVELOPE " pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f"
+#define MAP_SCHEMA SRV_ENVELOPE " pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f " \
+	"breakdown?b"
 #define MAX_RANKS (1u << 24)
 #define MAX_BUDGET_MS 60000
 
@@ -271,11 +272,100 @@ static json_t *map_response(const json_t *id, const topo_target_t *t, topo_clust
 	return resp;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* For a `slots` request: where the ranks are now, vertex v on the v-th slot given, as target slot
+ * indices (the target lists its slots depth-first). NULL when out of memory or a slot is not found. */
+static uint32_t *given_placement(const topo_target_t *t, topo_cluster_t c, const json_t *slots, uint32_t n)
+{
+	uint64_t *keys = malloc(2 * (size_t)t->nslots * sizeof(*keys)), k[2], *hit;
+	uint32_t *place = malloc(((size_t)n + 1) * sizeof(*place)), v, i;
+	topo_slot_t s;
+	json_t *err = NULL;
+
+	for (i = 0; keys && place && i < t->nslots; i++) {
+		keys[2 * i] = (uint64_t)t->slot[i].host << 32 | t->slot[i].pu;
+		keys[2 * i + 1] = i;
+	}
+	if (keys && place)
+		qsort(keys, t->nslots, 2 * sizeof(*keys), cmp_u64);
+	for (v = 0; keys && place && v < n; v++) {
+		if (srv_parse_slot(c, json_array_get(slots, v), NULL, "slots", &s, &err) < 0)
+			break;
+		k[0] = (uint64_t)s.host << 32 | s.pu;
+		if (!(hit = bsearch(k, keys, t->nslots, 2 * sizeof(*keys), cmp_u64)))
+			break;
+		place[v] = (uint32_t)hit[1];
+	}
+	json_decref(err);
+	free(keys);
+	if (!place || v < n) {
+		free(place);
+		return NULL;
+	}
+	return place;
+}
+
+/* Slots request: identity_cost becomes the cost of the placement given (vertex v on the v-th slot), and
+ * that placement is kept when the engine found nothing cheaper. */
+static void against_given(const topo_target_t *t, topo_cluster_t c, const json_t *slots, const map_graph_t *g,
+			  uint32_t *perm, map_result_t *res)
+{
+	uint32_t *place = given_placement(t, c, slots, g->n);
+
+	if (!place)
+		return;
+	res->identity_cost = map_cost(g, t, place);
+	if (res->cost > res->identity_cost) {
+		memcpy(perm, place, g->n * sizeof(*perm));
+		res->cost = res->identity_cost;
+		snprintf(res->algo, sizeof(res->algo), "identity");
+	}
+	free(place);
+}
+
+static json_t *breakdown_json(const topo_target_t *t, const map_graph_t *g, const uint32_t *perm)
+{
+	double *bd = calloc((size_t)t->nlevels + 1, sizeof(double));
+	json_t *arr = json_array();
+	int l;
+
+	if (!bd)
+		return arr;
+	map_breakdown(g, t, perm, bd);
+	for (l = 0; arr && l < t->nlevels; l++)
+		json_array_append_new(arr, json_pack("{s:s, s:f, s:f}", "level", t->level_name && t->level_name[l]
+							  ? t->level_name[l] : "", "traffic", bd[l], "distance", t->cost[l]));
+	free(bd);
+	return arr;
+}
+
+/* "breakdown": true adds the target as a tleaf string and the traffic per level, mapped and identity. */
+static void add_breakdown(json_t *resp, const topo_target_t *t, const map_graph_t *g, const uint32_t *perm)
+{
+	uint32_t *id = malloc(((size_t)g->n + 1) * sizeof(*id)), i;
+	char tleaf[1024];
+
+	if (topo_target_tleaf_string(t, tleaf, sizeof(tleaf)) == 0)
+		json_object_set_new(resp, "target", json_string(tleaf));
+	json_object_set_new(resp, "breakdown", breakdown_json(t, g, perm));
+	for (i = 0; id && i < g->n; i++)
+		id[i] = i;
+	if (id)
+		json_object_set_new(resp, "identity_breakdown", breakdown_json(t, g, id));
+	free(id);
+}
+
 json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
 {
 	json_t *pat = NULL, *hosts = NULL, *slots = NULL, *error = NULL, *resp = NULL;
 	const char *cart = NULL, *algo = "auto";
-	int per_core = 1, seed = 0;
+	int per_core = 1, seed = 0, breakdown = 0;
 	double budget = 0;
 	json_error_t jerr;
 	rm_error_t err = { 0 };
@@ -288,10 +378,10 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 	uint32_t *perm = NULL;
 	char msg[600];
 
-	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?i, s?F}",
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?i, s?F, s?b}",
 			   "version", &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "pattern",
 			   &pat, "cart", &cart, "hosts", &hosts, "slots", &slots, "per_core", &per_core, "algorithm",
-			   &algo, "seed", &seed, "time_budget_ms", &budget) < 0 ||
+			   &algo, "seed", &seed, "time_budget_ms", &budget, "breakdown", &breakdown) < 0 ||
 	    (hosts && !json_is_array(hosts)) || (slots && !json_is_array(slots)) || (pat && !json_is_object(pat)))
 		return srv_request_invalid(req, id, MAP_SCHEMA, &jerr);
 	if (!pat == !cart)
@@ -315,8 +405,13 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 	opt.time_budget_ms = budget;
 	if (map_compute(algo, g, t, &opt, perm, &res, &err) < 0)
 		error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s", rm_error_format(&err, msg, sizeof(msg)));
-	else
+	else {
+		if (slots)
+			against_given(t, m->cluster, slots, g, perm, &res);
 		resp = map_response(id, t, m->cluster, perm, g->n, &res);
+		if (breakdown)
+			add_breakdown(resp, t, g, perm);
+	}
 out:
 	free(perm);
 	srv_model_target_put(m, th);
