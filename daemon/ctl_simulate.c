@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "ctl_common.h"
+#include "lib_client.h"
+#include "lib_sim.h"
 #include "order.h"
 
 static void sim_usage(FILE *f)
@@ -21,7 +24,8 @@ static void sim_usage(FILE *f)
 		"    rankmapctl simulate (--torus FILE | --dims XxYxZ[:NODES_PER_ROUTER]) [--link-cost CX,CY,CZ]\n"
 		"                        [--mesh] [--method METHOD | --compare] [--axes AXES]\n"
 		"                        [--swf FILE [--procs-per-node P]] [--jobs N] [--seed S]\n"
-		"                        [--load L] [--json]\n\n"
+		"                        [--load L] [--json]\n"
+		"    rankmapctl simulate --socket PATH [--dims ...] [options as above but --swf]\n\n"
 		"DESCRIPTION\n"
 		"    Jobs arrive and start first-come first-served; each takes the first free nodes in\n"
 		"    the ordering (skipping busy ones), runs, and leaves. For each job-size class (2-16,\n"
@@ -46,6 +50,10 @@ static void sim_usage(FILE *f)
 		"    --seed S            seed of the synthetic mix (default 1): same seed, same jobs\n"
 		"    --load L            offered load of the synthetic mix, 0 < L <= 1 (default 0.9)\n"
 		"    --json              print one JSON object instead of the table\n"
+		"    --socket PATH       simulate in rankmapd, on its model's torus (or --dims); the output is\n"
+		"                        the same. Without --torus and --dims, RANKMAP_SOCKET names the\n"
+		"                        socket. The daemon bounds the work: at most 100000 jobs, and jobs x\n"
+		"                        nodes x methods at most 2e9.\n"
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl simulate --dims 17x8x24:2 --link-cost 1,2,0.67 --compare\n"
@@ -55,7 +63,7 @@ static void sim_usage(FILE *f)
 }
 
 struct sim_args {
-	const char *torus, *dims, *cost, *method, *axes, *swf;
+	const char *torus, *dims, *cost, *method, *axes, *swf, *socket;
 	int mesh, compare, json;
 	unsigned long jobs, ppn;
 	unsigned long long seed;
@@ -85,7 +93,8 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 		{ "axes", required_argument, NULL, 'a' }, { "swf", required_argument, NULL, 's' },
 		{ "procs-per-node", required_argument, NULL, 'P' }, { "jobs", required_argument, NULL, 'j' },
 		{ "seed", required_argument, NULL, 'S' }, { "load", required_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'J' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "json", no_argument, NULL, 'J' }, { "socket", required_argument, NULL, 'X' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	double v;
 	int c;
@@ -108,6 +117,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 		case 'a': a->axes = optarg; break;
 		case 's': a->swf = optarg; break;
 		case 'J': a->json = 1; break;
+		case 'X': a->socket = optarg; break;
 		case 'P': if (num_arg("--procs-per-node", optarg, 1, 1e6, &v) < 0) return 2;
 			a->ppn = (unsigned long)v; break;
 		case 'j': if (num_arg("--jobs", optarg, 1, 1e7, &v) < 0) return 2;
@@ -124,87 +134,71 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 		fprintf(stderr, "rankmapctl simulate: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (!a->torus == !a->dims) {
+	if (!a->torus && !a->dims)
+		a->socket = ctl_socket(a->socket);
+	if (a->socket && (a->torus || a->swf))
+		return ctl_usage_error("simulate", "--socket does not take --torus (the daemon's torus is used) or "
+				       "--swf (synthetic jobs only)");
+	if (a->socket && !a->dims && (a->cost || a->mesh))
+		return ctl_usage_error("simulate", "with --socket, --link-cost and --mesh need --dims");
+	if (!a->socket && !a->torus == !a->dims) {
 		fprintf(stderr, "rankmapctl simulate: give exactly one of --torus FILE and --dims XxYxZ\n");
 		return 2;
 	}
 	return -1;
 }
 
-static const char *metric_names[4] = { "hop", "thickness", "interference", "pieces" };
-
-static double metric(const sim_class_stats_t *c, int m)
+static double num(const json_t *o, const char *k)
 {
-	return m == 0 ? c->hop : m == 1 ? c->thickness : m == 2 ? c->interference : c->pieces;
+	return json_number_value(json_object_get(o, k));
 }
 
-static void print_table(char **methods, int nm, const sim_result_t *res, const sim_jobs_t *jobs)
+/* The table, rendered from the result object (rm_sim_json) whichever path produced it. */
+static void print_table(const json_t *r)
 {
-	int c, m, k;
+	json_t *methods = json_object_get(r, "methods"), *m;
+	const char *name;
+	int c, k;
 
-	printf("%zu jobs%s; means per job of each class\n\n%-8s %-13s", jobs->njobs,
-	       jobs->skipped ? " (some trace jobs skipped)" : "", "class", "metric");
-	for (k = 0; k < nm; k++)
-		printf(" %10s", methods[k]);
+	printf("%.0f jobs%s; means per job of each class\n\n%-8s %-13s", num(r, "jobs"),
+	       num(r, "skipped") > 0 ? " (some trace jobs skipped)" : "", "class", "metric");
+	json_object_foreach(methods, name, m)
+		printf(" %10s", name);
 	printf("\n");
 	for (c = 0; c < SIM_NCLASSES; c++) {
 		printf("%-8s %-13s", sim_class_name(c), "jobs");
-		for (k = 0; k < nm; k++)
-			printf(" %10zu", res[k].cls[c].jobs);
+		json_object_foreach(methods, name, m)
+			printf(" %10.0f", num(json_object_get(json_object_get(m, "classes"), sim_class_name(c)), "jobs"));
 		printf("\n");
-		for (m = 0; m < 4; m++) {
-			printf("%-8s %-13s", "", metric_names[m]);
-			for (k = 0; k < nm; k++)
-				printf(" %10.3f", metric(&res[k].cls[c], m));
+		for (k = 0; k < RM_SIM_NMETRICS; k++) {
+			printf("%-8s %-13s", "", rm_sim_metric_names[k]);
+			json_object_foreach(methods, name, m)
+				printf(" %10.3f", num(json_object_get(json_object_get(m, "classes"), sim_class_name(c)),
+						     rm_sim_metric_names[k]));
 			printf("\n");
 		}
 	}
 	printf("%-22s", "utilisation");
-	for (k = 0; k < nm; k++)
-		printf(" %10.3f", res[k].utilisation);
+	json_object_foreach(methods, name, m)
+		printf(" %10.3f", num(m, "utilisation"));
 	printf("\n%-22s", "mean wait (s)");
-	for (k = 0; k < nm; k++)
-		printf(" %10.0f", res[k].mean_wait);
+	json_object_foreach(methods, name, m)
+		printf(" %10.0f", num(m, "mean_wait"));
 	printf("\n");
 }
 
-static void print_json(char **methods, int nm, const sim_result_t *res, const sim_jobs_t *jobs,
-		       const topo_torus_spec_t *s)
+static int sim_print(const struct sim_args *a, const json_t *r)
 {
-	json_t *root = json_pack("{s:{s:[iii],s:[fff],s:i},s:I,s:I,s:{}}", "torus", "dims", s->dims[0],
-				 s->dims[1], s->dims[2], "link_cost", s->link_cost[0], s->link_cost[1],
-				 s->link_cost[2], "nodes_per_router", s->nodes_per_router, "jobs",
-				 (json_int_t)jobs->njobs, "skipped", (json_int_t)jobs->skipped, "methods");
-	json_t *jm = json_object_get(root, "methods");
-	char *txt;
-	int k, c, m;
-
-	for (k = 0; k < nm; k++) {
-		json_t *jr = json_pack("{s:f,s:f,s:{}}", "utilisation", res[k].utilisation, "mean_wait",
-				       res[k].mean_wait, "classes");
-		json_t *jc = json_object_get(jr, "classes");
-
-		for (c = 0; c < SIM_NCLASSES; c++) {
-			json_t *o = json_pack("{s:I}", "jobs", (json_int_t)res[k].cls[c].jobs);
-
-			for (m = 0; m < 4; m++)
-				json_object_set_new(o, metric_names[m], json_real(metric(&res[k].cls[c], m)));
-			json_object_set_new(jc, sim_class_name(c), o);
-		}
-		json_object_set_new(jm, methods[k], jr);
-	}
-	txt = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	printf("%s\n", txt ? txt : "{}");
-	free(txt);
-	json_decref(root);
+	if (a->json)
+		ctl_print_json(stdout, r, 0);
+	else
+		print_table(r);
+	return ctl_close_output("simulate", stdout, NULL, 0);
 }
 
 static int sim_fail(const rm_error_t *err)
 {
-	char buf[600];
-
-	fprintf(stderr, "rankmapctl simulate: %s\n", rm_error_format(err, buf, sizeof(buf)));
-	return 1;
+	return ctl_fail("simulate", err, NULL);
 }
 
 /* Builds and simulates each method; returns the exit status. */
@@ -212,17 +206,18 @@ static int run_methods(const struct sim_args *a, const order_torus_t *t, const s
 		       const order_opts_t *opts)
 {
 	const char *const *all = order_method_names();
-	char *methods[16];
+	const char *methods[16];
 	sim_result_t res[16];
 	rm_error_t err;
-	int nm = 0, k;
+	json_t *r;
+	int nm = 0, k, rc;
 
 	rm_error_clear(&err);
 	if (a->compare)
 		for (; all[nm] && nm < 16; nm++)
-			methods[nm] = (char *)all[nm];
+			methods[nm] = all[nm];
 	else
-		methods[nm++] = (char *)a->method;
+		methods[nm++] = a->method;
 	for (k = 0; k < nm; k++) {
 		order_t *o = order_build(&t->spec, methods[k], opts, &err);
 
@@ -234,11 +229,57 @@ static int run_methods(const struct sim_args *a, const order_torus_t *t, const s
 		}
 		order_destroy(o);
 	}
-	if (a->json)
-		print_json(methods, nm, res, jobs, &t->spec);
+	if (!(r = rm_sim_json(methods, nm, res, jobs, &t->spec)))
+		return fprintf(stderr, "rankmapctl simulate: out of memory\n"), 1;
+	rc = sim_print(a, r);
+	json_decref(r);
+	return rc;
+}
+
+/* The `simulate` request for the arguments. NULL with err set on a bad --dims or --link-cost. */
+static json_t *sim_request(const struct sim_args *a, rm_error_t *err)
+{
+	json_t *req = rm_proto_request("simulate", 1);
+	topo_torus_spec_t spec = { .link_cost = { 1, 1, 1 } };
+
+	if (a->compare)
+		json_object_set_new(req, "compare", json_true());
 	else
-		print_table(methods, nm, res, jobs);
-	return 0;
+		json_object_set_new(req, "method", json_string(a->method));
+	json_object_update_new(req, json_pack("{s:I, s:I, s:f}", "jobs", (json_int_t)a->jobs, "seed",
+					      (json_int_t)a->seed, "load", a->load));
+	if (a->axes)
+		json_object_set_new(req, "axes", json_string(a->axes));
+	if (!a->dims)
+		return req;
+	if (order_parse_dims(a->dims, &spec, err) < 0 || (a->cost && order_parse_link_cost(a->cost, &spec, err) < 0)) {
+		json_decref(req);
+		return NULL;
+	}
+	json_object_update_new(req, json_pack("{s:[iii], s:[bbb], s:[fff], s:i}", "dims", spec.dims[0], spec.dims[1],
+					      spec.dims[2], "wrap", !a->mesh, !a->mesh, !a->mesh, "link_cost",
+					      spec.link_cost[0], spec.link_cost[1], spec.link_cost[2],
+					      "nodes_per_router", spec.nodes_per_router));
+	return req;
+}
+
+static int sim_remote(const struct sim_args *a)
+{
+	rm_error_t err;
+	json_t *req, *resp;
+	int rc;
+
+	rm_error_clear(&err);
+	if (!(req = sim_request(a, &err)))
+		return sim_fail(&err);
+	if (!(resp = ctl_call("simulate", a->socket, req, CTL_DAEMON_TIMEOUT_MS)))
+		return 1;
+	json_object_del(resp, "version");
+	json_object_del(resp, "id");
+	json_object_del(resp, "ok");
+	rc = sim_print(a, resp);
+	json_decref(resp);
+	return rc;
 }
 
 int ctl_simulate_main(int argc, char **argv)
@@ -252,6 +293,8 @@ int ctl_simulate_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if (a.socket)
+		return sim_remote(&a);
 	rm_error_clear(&err);
 	order_opts_default(&opts);
 	if (a.axes && order_parse_axes(a.axes, opts.axes, &err) < 0) {

@@ -426,8 +426,8 @@ out:
 #define ORDER_SCHEMA SRV_ENVELOPE " method:s dims?a wrap?a link_cost?a nodes_per_router?i axes?s"
 
 /* The torus: given in the request (dims, wrap, link_cost, nodes_per_router) or the model's own. */
-static int order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const json_t *cost, int npr,
-		      topo_torus_spec_t *spec, const json_t *id, json_t **error)
+int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const json_t *cost, int npr,
+			   topo_torus_spec_t *spec, const json_t *id, json_t **error)
 {
 	srv_model_t *m;
 	const topo_torus_spec_t *own;
@@ -524,7 +524,7 @@ json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const
 			   &axes) < 0)
 		return srv_request_invalid(req, id, ORDER_SCHEMA, &jerr);
 	order_opts_default(&opts);
-	if (order_spec(ctx, dims, wrap, cost, npr, &spec, id, &error) < 0)
+	if (srv_order_spec(ctx, dims, wrap, cost, npr, &spec, id, &error) < 0)
 		return error;
 	if (axes && order_parse_axes(axes, opts.axes, &err) < 0)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "axes: %s", rm_error_format(&err, msg, sizeof(msg)));

@@ -31,6 +31,7 @@ static const struct req_def {
 	{ "distance", srv_req_distance, 0 },
 	{ "map", srv_req_map, 0 },
 	{ "order", srv_req_order, 0 },
+	{ "simulate", srv_req_simulate, 0 },
 	{ "register", srv_req_register, SRV_REQ_PRIVILEGED },
 	{ "reload", srv_req_reload, SRV_REQ_PRIVILEGED },
 };

@@ -20,11 +20,17 @@ json_t *srv_req_report(srv_ctx_t *ctx, const json_t *req, const json_t *id, cons
 json_t *srv_req_distance(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
+json_t *srv_req_simulate(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_reload(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 
 /* Resolves a [host, pu] pair or a host name against the model: 0, or -1 with *error set. */
 int srv_parse_slot(topo_cluster_t c, const json_t *v, const json_t *id, const char *field, topo_slot_t *slot,
 		   json_t **error);
+
+/* The torus of an order or simulate request: from its dims, wrap, link_cost and nodes_per_router
+ * (dims NULL: the model's torus). 0, or -1 with *error set (srv_map.c). */
+int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const json_t *cost, int npr,
+		   topo_torus_spec_t *spec, const json_t *id, json_t **error);
 
 #endif
