@@ -1,0 +1,112 @@
+#!/bin/sh
+# rankmapctl report, map, order and simulate through a real rankmapd (--socket and RANKMAP_SOCKET) give
+# the same output as offline on the same files (the example cluster and a small torus); the daemon's
+# answers are also checked against facts derived from the input files; an unreachable daemon is an
+# error naming the socket (exit 1); --socket with file sources is a usage error (exit 2).
+. "$(dirname "$0")/../lib.sh"
+T=$(mktmp)
+D_PID=
+cleanup() {
+	[ -n "$D_PID" ] && kill "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+CTL=$BIN/rankmapctl
+[ -x "$BIN/rankmapd" ] || { notok "$BIN/rankmapd not built"; finish; exit 1; }
+CLUSTER=$DATA/example/cluster.conf
+TORUS=$DATA/torus/small-table.conf
+SOCK=$T/sock
+# the offline runs read the same sources through one cluster file, so reports name the same paths
+cat >"$T/cluster.conf" <<EOC
+hwloc = $DATA/plafrim/hwloc
+ib = $DATA/plafrim/ib/ib-subnet0.txt
+torus = $TORUS
+EOC
+printf 'cluster = %s\n' "$T/cluster.conf" >"$T/rankmapd.conf"
+"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
+	>"$T/d.log" 2>&1 &
+D_PID=$!
+n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+expect "rankmapd is up" "$CTL" ping --socket "$SOCK"
+
+# same: DESC FILE_A FILE_B (time_ms fields differ from run to run and are blanked)
+same() {
+	sed 's/"time_ms": *[0-9.e+-]*/"time_ms"/; s/, [0-9.]* ms$/, ms/' "$2" >"$2.n"
+	sed 's/"time_ms": *[0-9.e+-]*/"time_ms"/; s/, [0-9.]* ms$/, ms/' "$3" >"$3.n"
+	if cmp -s "$2.n" "$3.n"; then ok "$1"; else notok "$1"; diff "$2.n" "$3.n" | head -5; fi
+}
+
+# ---- report
+"$CTL" report --socket "$SOCK" --json >"$T/r.remote"; rc=$?
+"$CTL" report --cluster "$T/cluster.conf" --json >"$T/r.local"
+[ $rc -eq 0 ] && same "report --json: daemon = offline" "$T/r.remote" "$T/r.local" || notok "report --json exit $rc"
+nxml=$(ls "$DATA/plafrim/hwloc" | grep -c '\.xml$')
+hw=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts_with_hardware"])' "$T/r.remote")
+[ "$hw" = "$nxml" ] && ok "report: $hw hosts with hardware = $nxml XML files" || notok "report: $hw hosts with hardware, $nxml XML files"
+RANKMAP_SOCKET=$SOCK "$CTL" report >"$T/r.remote"
+"$CTL" report --cluster "$T/cluster.conf" >"$T/r.local"
+same "report text through RANKMAP_SOCKET = offline" "$T/r.remote" "$T/r.local"
+grep -q '^Torus order' "$T/r.remote" && ok "report: torus order summarised" || notok "report: no torus order"
+
+# ---- map (deterministic engines; a pattern file, a Cartesian spec, PUs)
+for args in "--cart 8x4:1,1:10,1 --algo treematch --hosts fourmi[001-004]" \
+	"--pattern $DATA/patterns/ring8.mtx --algo treematch --hosts fourmi[001-002]" \
+	"--pattern $DATA/patterns/traced.mtx --metric messages --algo identity --hosts fourmi003" \
+	"--cart 2x4 --algo treematch --hosts fourmi005 --per-pu"; do
+	"$CTL" map $args --socket "$SOCK" --json >"$T/m.remote"; rc=$?
+	"$CTL" map $args --cluster "$T/cluster.conf" --json >"$T/m.local"
+	[ $rc -eq 0 ] && same "map --json $args: daemon = offline" "$T/m.remote" "$T/m.local" || notok "map $args: exit $rc"
+	"$CTL" map $args --socket "$SOCK" --out "$T/p.remote" >"$T/m.remote"
+	"$CTL" map $args --cluster "$T/cluster.conf" --out "$T/p.local" >"$T/m.local"
+	same "map text and permutation $args" "$T/m.remote" "$T/m.local"
+	cmp -s "$T/p.remote" "$T/p.local" && ok "map --out: same permutation" || notok "map --out: permutations differ"
+done
+# the permutation of 32 ranks onto the 32 cores of fourmi[001-004] (8 cores each) is a bijection
+"$CTL" map --cart 8x4 --algo treematch --hosts 'fourmi[001-004]' --socket "$SOCK" --out - 2>/dev/null >"$T/perm"
+[ "$(sort -un "$T/perm" | wc -l)" = 32 ] && [ "$(sort -n "$T/perm" | tail -1)" = 31 ] &&
+	ok "map: 32 distinct slots 0..31" || notok "map: permutation $(tr '\n' ' ' <"$T/perm")"
+
+# ---- order
+for f in list slurm-nodes weights topology.conf svg; do
+	"$CTL" order --socket "$SOCK" --format $f --method hilbert >"$T/o.remote"; rc=$?
+	"$CTL" order --torus "$TORUS" --format $f --method hilbert >"$T/o.local"
+	[ $rc -eq 0 ] && same "order --format $f: daemon = offline" "$T/o.remote" "$T/o.local" || notok "order $f: exit $rc"
+done
+RANKMAP_SOCKET=$SOCK "$CTL" order --format list >"$T/o.remote"
+# 2x2x3 routers, 2 nodes each: 24 lines; the nodes the table names appear by name, once each
+grep -v '^#\|^dims\|^link\|^nodes\|^\[' "$TORUS" | awk 'NF {print $1}' | sort >"$T/o.names"
+grep -v '^nid[0-9]*$' "$T/o.remote" | sort >"$T/o.sorted"
+[ "$(wc -l <"$T/o.remote")" = 24 ] && [ -s "$T/o.names" ] && cmp -s "$T/o.sorted" "$T/o.names" &&
+	ok "order list (RANKMAP_SOCKET): 24 nodes, the named ones once each, the others nidNNNNN" || notok "order list: $(head -3 "$T/o.remote")"
+"$CTL" order --socket "$SOCK" --dims 4x4x4:2 --link-cost 1,2,1 --mesh --format weights >"$T/o.remote"
+"$CTL" order --dims 4x4x4:2 --link-cost 1,2,1 --mesh --format weights >"$T/o.local"
+same "order --dims with --socket = offline" "$T/o.remote" "$T/o.local"
+
+# ---- simulate
+"$CTL" simulate --socket "$SOCK" --jobs 300 --seed 3 --json >"$T/s.remote"; rc=$?
+"$CTL" simulate --torus "$TORUS" --jobs 300 --seed 3 --json >"$T/s.local"
+[ $rc -eq 0 ] && same "simulate --json: daemon = offline" "$T/s.remote" "$T/s.local" || notok "simulate exit $rc"
+jobs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"])' "$T/s.remote")
+[ "$jobs" = 300 ] && ok "simulate: 300 jobs" || notok "simulate: $jobs jobs"
+"$CTL" simulate --socket "$SOCK" --dims 6x4x4:2 --link-cost 1,2,1 --compare --jobs 200 >"$T/s.remote"
+"$CTL" simulate --dims 6x4x4:2 --link-cost 1,2,1 --compare --jobs 200 >"$T/s.local"
+same "simulate --compare table: daemon = offline" "$T/s.remote" "$T/s.local"
+"$CTL" simulate --socket "$SOCK" --dims 40x40x40:4 --jobs 100000 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'more work than one request' "$T/err" && ok "simulate: oversized request refused" ||
+	notok "simulate oversized: exit $rc $(cat "$T/err")"
+
+# ---- errors
+for cmd in "report" "map --cart 4x4" "order" "simulate --jobs 10"; do
+	"$CTL" $cmd --socket "$T/nothing.sock" >"$T/out" 2>"$T/err"; rc=$?
+	[ $rc -eq 1 ] && grep -q "$T/nothing.sock" "$T/err" && [ ! -s "$T/out" ] &&
+		ok "$cmd: dead daemon: exit 1 naming the socket" || notok "$cmd: dead daemon: exit $rc: $(cat "$T/err")"
+done
+"$CTL" report --socket "$SOCK" --cluster "$CLUSTER" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "report --socket with --cluster: usage error" || notok "report --socket --cluster: exit $rc"
+"$CTL" map --cart 4x4 --socket "$SOCK" --topology 'tleaf 1 16 1' >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "map --socket with --topology: usage error" || notok "map --socket --topology: exit $rc"
+"$CTL" map --cart 4x4 --socket "$SOCK" --hosts nosuchhost >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q nosuchhost "$T/err" && ok "map: unknown host from the daemon: exit 1, named" ||
+	notok "map unknown host: exit $rc $(cat "$T/err")"
+kill -0 "$D_PID" 2>/dev/null && ok "rankmapd still running" || notok "rankmapd died"
+finish
