@@ -100,6 +100,8 @@ static int dense_symmetric(struct dense_entry *e, size_t n)
 {
 	size_t k;
 
+	if (n == 0)
+		return 1; /* no entries (e may be NULL: qsort must not see it) */
 	if (n % 2)
 		return 0;
 	qsort(e, n, sizeof(*e), pair_cmp);

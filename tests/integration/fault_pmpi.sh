@@ -21,7 +21,7 @@ BOUND=${FAULT_BOUND:-90}   # seconds a faulty job may take on a loaded machine (
 job() {
 	m=$1; d=$2; shift 2
 	t0=$(date +%s)
-	"$@" sh -c '. "$1"; shift; pmpi_run "$@"' _ "$T/env.sh" "$m" 8 cart_halo 2 4 2 1 1 >"$T/out" 2>"$T/err"
+	"$@" sh -c '. "$1"; shift; frun "$@"' _ "$T/env.sh" "$m" 8 cart_halo 2 4 2 1 1 >"$T/out" 2>"$T/err"
 	rc=$?; s=$(elapsed_since "$t0")
 	[ $rc -eq 0 ] && [ "$s" -le "$BOUND" ] && ok "$m $d: job completed in ${s}s" ||
 		{ notok "$m $d: exit $rc after ${s}s"; tail -n 5 "$T/err"; }
@@ -39,7 +39,28 @@ job() {
 	echo "export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic"
 	echo '[ -n "$FAULT_SOCKET" ] && export RANKMAP_SOCKET=$FAULT_SOCKET'
 	echo '[ -n "$FAULT_PATTERN" ] && export RANKMAP_PATTERN=$FAULT_PATTERN'
+	cat <<'EOS'
+# frun MPI NP PROG ARGS...: pmpi_run, except that a library built with SANITIZE=1 gets the ASan runtime
+# preloaded before it (full ASan in the library; leak checks off: MPI's own exit-time leaks)
+frun() {
+	_m=$1; _np=$2; _p=$3; shift 3
+	_lib=$(pmpi_lib "$_m"); _pre=$_lib
+	_rt=$(ldd "$_lib" 2>/dev/null | sed -n 's/^[[:space:]]*libasan\.so[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
+	if [ -n "$_rt" ]; then
+		_pre=$_rt:$_lib
+		export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	fi
+	case $_m in
+	openmpi) timeout -k 5 "$PMPI_TIMEOUT" mpirun.openmpi --oversubscribe --allow-run-as-root -np "$_np" \
+			-x LD_PRELOAD="$_pre" "$BIN/tests/mpi/$_m/$_p" "$@" ;;
+	mpich) timeout -k 5 "$PMPI_TIMEOUT" mpirun.mpich -np "$_np" -genv LD_PRELOAD "$_pre" "$BIN/tests/mpi/$_m/$_p" "$@" ;;
+	esac
+}
+EOS
 } >"$T/env.sh"
+if ldd "$(pmpi_lib openmpi)" | grep -q libasan; then
+	echo "# sanitized build: jobs run with the ASan runtime preloaded before the library (LD_PRELOAD=libasan:lib)"
+fi
 
 for mode in stall half huge garbage close; do
 	sock=$T/$mode.sock
