@@ -16,7 +16,9 @@
  *   RANKMAP_REPORT=FILE      rank 0 appends that line to FILE
  * Test-only (they invent a placement so that one machine can exercise multi-node mapping):
  *   RANKMAP_FAKE_HOSTS=N     ranks are spread over N virtual hosts
- *   RANKMAP_FAKE_NODE=DESC   hwloc synthetic description of each virtual host ('pack:2 core:4')
+ *   RANKMAP_FAKE_NODE=DESC   hwloc synthetic description of each virtual host ('pack:2 core:4'); without
+ *                            RANKMAP_FAKE_HOSTS, the hardware of every real host (ranks then fill its
+ *                            PUs in rank order; the SMPI variant uses this for simulated hosts)
  *   RANKMAP_FAKE_PLACEMENT=block|cyclic
  */
 #include <errno.h>
@@ -54,8 +56,6 @@ static int env_fake(rmp_env_t *env, rm_error_t *err)
 		env->fake_hosts = (int)n;
 	}
 	env->fake_node = env_str("RANKMAP_FAKE_NODE");
-	if (env->fake_node && !env->fake_hosts)
-		env->fake_hosts = 1;
 	v = env_str("RANKMAP_FAKE_PLACEMENT");
 	if (v && strcmp(v, "cyclic") == 0)
 		env->fake_cyclic = 1;

@@ -323,6 +323,10 @@ static int cmp_host(const void *a, const void *b, void *base)
 static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga, const int *tree,
 			   int ntrees)
 {
+	char desc[512] = "";
+
+	if (call->env.fake_node)
+		fake_desc(call, 1, desc, sizeof(desc));
 	int *ord = malloc(sizeof(int) * (size_t)call->size), rc = 0;
 
 	if (!ord)
@@ -340,7 +344,9 @@ static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_
 		for (int k = 0; k < ntrees && !xml && rec->xml_hash; k++)
 			if (ga->rec[tree[k]].xml_hash == rec->xml_hash)
 				xml = ga->xml + ga->xml_off[tree[k]], len = (size_t)ga->rec[tree[k]].xml_len;
-		rc = ensure_hw(call, c, rec->host, xml, len, NULL);
+		if (call->env.fake_node) /* test-only hardware overrides what the hosts reported */
+			xml = NULL;
+		rc = ensure_hw(call, c, rec->host, xml, len, desc[0] ? desc : NULL);
 	}
 	free(ord);
 	return rc ? -1 : topo_cluster_finalize(c, &call->err);
@@ -369,7 +375,8 @@ static int where_real(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga
 		host[r] = (int32_t)h;
 		pu[r] = -1;
 		hwloc_topology_t t = topo_host_hwloc(c, (size_t)h);
-		hwloc_obj_t o = t && rec->cpu >= 0 ? hwloc_get_pu_obj_by_os_index(t, (unsigned)rec->cpu) : NULL;
+		hwloc_obj_t o = t && rec->cpu >= 0 && !call->env.fake_node
+					? hwloc_get_pu_obj_by_os_index(t, (unsigned)rec->cpu) : NULL;
 
 		if (o)
 			pu[r] = (int32_t)o->logical_index;

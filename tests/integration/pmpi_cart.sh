@@ -85,6 +85,12 @@ for m in $PMPI_MPIS; do
 		ok "$m: real placement, more ranks than PUs: $(grep '^rankmap' "$T/err")" ||
 		notok "$m: oversubscribed real placement: $(warnings "$T/err") warnings"
 
+	# RANKMAP_FAKE_NODE alone: the real host with invented hardware, ranks filling its PUs in order
+	RANKMAP_FAKE_NODE='pack:2 core:8' RANKMAP_REPORT=$T/report pmpi_run "$m" 8 cart_halo 2 4 2 1 1 >"$T/out" 2>"$T/err"
+	[ "$(field errors "$T/out")" = 0 ] && grep -q 'ranks=8 ' "$T/report" && [ "$(warnings "$T/err")" -eq 0 ] &&
+		ok "$m: RANKMAP_FAKE_NODE on the real host" || { notok "$m: RANKMAP_FAKE_NODE alone"; head -3 "$T/err"; }
+	rm -f "$T/report"
+
 	# every engine by name
 	for algo in treematch scotch; do
 		RANKMAP_ALGO=$algo RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic RANKMAP_REPORT=$T/report \
