@@ -1,7 +1,9 @@
 /*
  * plugin/mpi/pmpi_topo.c: the intercepted topology constructors.
  *
- * reorder=0, RANKMAP_DISABLE=1 or a tracing run (RANKMAP_TRACE): exactly the real call. reorder=1:
+ * reorder=0, RANKMAP_DISABLE=1 or a tracing run (RANKMAP_TRACE: so that the recorded pattern is in the
+ * application's own rank numbering, the one a later RANKMAP_PATTERN run maps): exactly the real call.
+ * reorder=1:
  * check collectively that the ranks agree on the arguments, build the graph, reorder (pmpi_reorder.c),
  * then call the real constructor with reorder=0 on the reordered communicator. Any failure: one
  * warning and the real call with reorder=0 (the unreordered result).
