@@ -139,7 +139,10 @@ static char *host_xml(MPI_Comm comm, int *len, uint64_t *hash)
 static int plan_xml(rmp_call_t *call, rmp_gather_t *ga, int *req, int *counts, int *displs)
 {
 	size_t total = 0;
+	int ntrees = 0, *tree = malloc(sizeof(int) * (size_t)call->size); /* one leader per distinct tree */
 
+	if (!tree)
+		return -1;
 	for (int r = 0; r < call->size; r++) {
 		ga->xml_off[r] = -1;
 		displs[r] = 0;
@@ -147,17 +150,21 @@ static int plan_xml(rmp_call_t *call, rmp_gather_t *ga, int *req, int *counts, i
 			continue;
 		int dup = 0;
 
-		for (int q = 0; q < r && !dup; q++) /* distinct trees are few: linear scan over leaders */
-			dup = req[q] && ga->rec[q].xml_hash == ga->rec[r].xml_hash;
+		for (int i = 0; i < ntrees && !dup; i++) /* distinct trees are few: scan them */
+			dup = ga->rec[tree[i]].xml_hash == ga->rec[r].xml_hash;
 		if (!dup) {
+			tree[ntrees++] = r;
 			req[r] = 1;
 			counts[r] = ga->rec[r].xml_len;
 			displs[r] = ga->xml_off[r] = (int)total;
 			total += (size_t)counts[r];
-			if (total > (size_t)INT32_MAX)
+			if (total > (size_t)INT32_MAX) {
+				free(tree);
 				return -1;
+			}
 		}
 	}
+	free(tree);
 	ga->xml = malloc(total + 1);
 	return ga->xml ? 0 : -1;
 }
