@@ -46,8 +46,9 @@ typedef struct trace_ctx {
 /* Rank translation of one communicator to MPI_COMM_WORLD, cached as an attribute. */
 typedef struct comm_map {
 	int inter;          /* intercommunicators are not traced */
+	int ident;          /* same group as MPI_COMM_WORLD, same order: no table */
 	int size;
-	int *world;         /* size entries */
+	int *world;         /* size entries (other communicators) */
 } comm_map_t;
 
 #ifdef RANKMAP_SMPI
@@ -149,6 +150,13 @@ static comm_map_t *map_build(MPI_Comm comm)
 	if (m->inter)
 		return m;
 	PMPI_Comm_size(comm, &m->size);
+	int cmp = MPI_UNEQUAL;
+
+	PMPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp);
+	if (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) { /* duplicates of the world, topologies on it */
+		m->ident = 1;
+		return m;
+	}
 	m->world = malloc(sizeof(int) * (size_t)m->size);
 	int *idx = malloc(sizeof(int) * (size_t)m->size);
 
@@ -192,7 +200,7 @@ static int world_rank(trace_ctx_t *t, MPI_Comm comm, int r)
 	}
 	if (m->inter || r >= m->size)
 		return -1;
-	return m->world[r];
+	return m->ident ? r : m->world[r];
 }
 
 static void tab_grow(trace_ctx_t *t)
