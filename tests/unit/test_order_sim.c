@@ -126,6 +126,7 @@ static void test_synthetic(void)
 	sim_jobs_free(&b);
 	check(sim_jobs_synthetic(&b, 6528, 500, 8, 0.9, NULL) == 0 && b.job[0].nodes + b.job[1].nodes +
 	      b.job[2].nodes != a.job[0].nodes + a.job[1].nodes + a.job[2].nodes, "other seed, other jobs");
+	sim_jobs_free(&b);
 	check(sim_jobs_synthetic(&b, 6528, 10, 1, 1.5, NULL) < 0, "load > 1 rejected");
 	sim_jobs_free(&a);
 	sim_jobs_free(&b);
