@@ -19,7 +19,23 @@ expected_ring() {
 	done | sort
 }
 
+# trace_split on 8 ranks, by hand: halves {6,4,2,0} and {7,5,3,1} in that sub-rank order, each sending
+# 10 bytes to the next of its half: 6->4 4->2 2->0 0->6 7->5 5->3 3->1 1->7 (world ranks; 1-based below)
+expected_split() {
+	echo "8 8 8"
+	for p in "6 4" "4 2" "2 0" "0 6" "7 5" "5 3" "3 1" "1 7"; do
+		set -- $p; echo "$(($1 + 1)) $(($2 + 1)) 10 1"
+	done | sort
+}
+
 for m in $PMPI_MPIS; do
+	RANKMAP_TRACE=$T/split.mtx pmpi_run "$m" 8 trace_split >"$T/out" 2>"$T/err"
+	{ grep -v '^%' "$T/split.mtx" | head -n 1; grep -v '^%' "$T/split.mtx" | tail -n +2 | sort; } >"$T/got"
+	expected_split >"$T/want"
+	cmp -s "$T/got" "$T/want" && ok "$m: traffic on a reordered sub-communicator recorded in world ranks" ||
+		{ notok "$m: sub-communicator translation"; diff "$T/want" "$T/got" | head; }
+	rm -f "$T/split.mtx"
+
 	RANKMAP_TRACE=$T/ring.mtx pmpi_run "$m" 4 cart_halo -p 1 4 1 >"$T/out" 2>"$T/err"
 	[ $? -eq 0 ] && [ -f "$T/ring.mtx" ] && ok "$m: traced run wrote the pattern" || notok "$m: no pattern written"
 	head -n 1 "$T/ring.mtx" | grep -q '^%%MatrixMarket matrix coordinate' && ok "$m: Matrix Market header" ||
