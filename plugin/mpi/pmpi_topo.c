@@ -31,7 +31,7 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
 	int bad = 0;
 	long long n = 1;
 
-	if (!reorder || rmp_call_begin(&call, "MPI_Cart_create", comm) != 0)
+	if (!reorder || ndims < 1 || rmp_call_begin(&call, "MPI_Cart_create", comm) != 0)
 		return PMPI_Cart_create(comm, ndims, dims, periods, reorder, comm_cart);
 	uint64_t h = rmp_hash_ints(RMP_HASH_INIT, &ndims, 1);
 
@@ -67,7 +67,7 @@ int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edg
 	rmp_call_t call;
 	MPI_Comm split;
 
-	if (!reorder || rmp_call_begin(&call, "MPI_Graph_create", comm) != 0)
+	if (!reorder || nnodes < 1 || rmp_call_begin(&call, "MPI_Graph_create", comm) != 0)
 		return PMPI_Graph_create(comm, nnodes, index, edges, reorder, comm_graph);
 	int bad = nnodes < 1 || nnodes > call.size || !index;
 
