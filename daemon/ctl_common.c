@@ -5,10 +5,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl_common.h"
 #include "hostlist.h"
 #include "lib_client.h"
+#include "order.h"
 
 int ctl_fail(const char *cmd, const rm_error_t *err, const char *what)
 {
@@ -137,4 +139,95 @@ topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const cha
 	hostlist_free(names);
 	topo_cluster_destroy(c);
 	return t;
+}
+
+int ctl_sources_opt(ctl_sources_t *s, const char *cmd, int c, const char *arg)
+{
+	switch (c) {
+	case CTL_OPT_HWLOC:
+	case CTL_OPT_IB:
+		if ((c == CTL_OPT_HWLOC ? s->nhwloc : s->nib) >= CTL_MAX_SOURCES)
+			return ctl_usage_error(cmd, "at most %d --%s options", CTL_MAX_SOURCES,
+					       c == CTL_OPT_HWLOC ? "hwloc" : "ib");
+		if (c == CTL_OPT_HWLOC)
+			s->hwloc[s->nhwloc++] = arg;
+		else
+			s->ib[s->nib++] = arg;
+		return 1;
+	case CTL_OPT_IB_CACHE: s->ib_cache = arg; return 1;
+	case CTL_OPT_IB_LIVE: s->ib_live = 1; return 1;
+	case CTL_OPT_NAME_MAP: s->name_map = arg; return 1;
+	case CTL_OPT_TORUS: s->torus = arg; return 1;
+	case CTL_OPT_CLUSTER: s->cluster = arg; return 1;
+	default: return 0;
+	}
+}
+
+int ctl_sources_any(const ctl_sources_t *s)
+{
+	return s->nhwloc || s->nib || s->ib_cache || s->ib_live || s->torus || s->cluster;
+}
+
+int ctl_sources_load(topo_cluster_t c, const ctl_sources_t *s, rm_error_t *err)
+{
+	int i;
+
+	if (s->cluster && topo_load_cluster_file(c, s->cluster, err) < 0)
+		return -1;
+	for (i = 0; i < s->nhwloc; i++)
+		if (topo_load_hwloc_spec(c, s->hwloc[i], err) < 0)
+			return -1;
+	if (s->name_map && topo_load_node_name_map(c, s->name_map, err) < 0)
+		return -1;
+	for (i = 0; i < s->nib; i++)
+		if (topo_load_ib_file(c, s->ib[i], err) < 0)
+			return -1;
+	if (s->ib_cache && topo_load_ib_cache(c, s->ib_cache, err) < 0)
+		return -1;
+	if (s->ib_live && topo_load_ib_live(c, NULL, 0, err) < 0)
+		return -1;
+	if (s->torus && topo_load_torus(c, s->torus, err) < 0)
+		return -1;
+	return topo_cluster_finalize(c, err);
+}
+
+FILE *ctl_atomic_open(const char *path, char **tmp, rm_error_t *err)
+{
+	FILE *f;
+
+	if (!(*tmp = malloc(strlen(path) + 32))) {
+		rm_error_set(err, path, 0, 0, "out of memory");
+		return NULL;
+	}
+	sprintf(*tmp, "%s.tmp.%ld", path, (long)getpid());
+	if (!(f = fopen(*tmp, "w"))) {
+		rm_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return f;
+}
+
+int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *err)
+{
+	if (fclose(f) != 0 || rc < 0 || rename(tmp, path) < 0) {
+		rm_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
+		unlink(tmp);
+		rc = -1;
+	}
+	free(tmp);
+	return rc;
+}
+
+int ctl_torus_request(json_t *req, const char *dims, const char *cost, int mesh, rm_error_t *err)
+{
+	topo_torus_spec_t spec = { .link_cost = { 1, 1, 1 } };
+
+	if (order_parse_dims(dims, &spec, err) < 0 || (cost && order_parse_link_cost(cost, &spec, err) < 0))
+		return -1;
+	json_object_update_new(req, json_pack("{s:[iii], s:[bbb], s:[fff], s:i}", "dims", spec.dims[0], spec.dims[1],
+					      spec.dims[2], "wrap", !mesh, !mesh, !mesh, "link_cost", spec.link_cost[0],
+					      spec.link_cost[1], spec.link_cost[2], "nodes_per_router",
+					      spec.nodes_per_router));
+	return 0;
 }

@@ -46,4 +46,49 @@ char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *
 topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
 			       rm_error_t *err);
 
+/* ---- cluster sources (report, slurm-topology) ----------------------------------------------- */
+
+#define CTL_MAX_SOURCES 256
+
+/* Option codes of the source options, for getopt_long tables (CTL_SOURCE_LONGOPTS). */
+enum { CTL_OPT_HWLOC = 0x200, CTL_OPT_IB, CTL_OPT_IB_CACHE, CTL_OPT_IB_LIVE, CTL_OPT_NAME_MAP, CTL_OPT_TORUS,
+       CTL_OPT_CLUSTER };
+
+#define CTL_IB_LONGOPTS                                                                                  \
+	{ "ib", required_argument, NULL, CTL_OPT_IB }, { "ib-cache", required_argument, NULL, CTL_OPT_IB_CACHE }, \
+		{ "ib-live", no_argument, NULL, CTL_OPT_IB_LIVE },                                        \
+		{ "node-name-map", required_argument, NULL, CTL_OPT_NAME_MAP },                           \
+		{ "cluster", required_argument, NULL, CTL_OPT_CLUSTER }
+#define CTL_SOURCE_LONGOPTS                                                                              \
+	CTL_IB_LONGOPTS, { "hwloc", required_argument, NULL, CTL_OPT_HWLOC },                             \
+		{ "torus", required_argument, NULL, CTL_OPT_TORUS }
+
+typedef struct ctl_sources {
+	const char *hwloc[CTL_MAX_SOURCES], *ib[CTL_MAX_SOURCES];
+	int nhwloc, nib, ib_live;
+	const char *cluster, *ib_cache, *name_map, *torus;
+} ctl_sources_t;
+
+/* Records a source option (code c, argument arg). Returns 1 when c is a source option, 0 when it is
+ * not, 2 (after a usage message) when there are too many --hwloc or --ib. */
+int ctl_sources_opt(ctl_sources_t *s, const char *cmd, int c, const char *arg);
+/* True when any source is given. */
+int ctl_sources_any(const ctl_sources_t *s);
+/* Loads the sources into c (cluster file first, then hwloc, node-name map, InfiniBand files, cache,
+ * live fabric, torus) and finalises it. Returns 0, or -1 with err naming the file and line. */
+int ctl_sources_load(topo_cluster_t c, const ctl_sources_t *s, rm_error_t *err);
+
+/* ---- atomic output files ---------------------------------------------------------------------- */
+
+/* Opens a temporary file next to path (path.tmp.PID); *tmp receives its name (free it). NULL with
+ * err set on failure. */
+FILE *ctl_atomic_open(const char *path, char **tmp, rm_error_t *err);
+/* Closes f and renames tmp to path when rc is 0 (else removes tmp); frees tmp. Returns 0 or -1 with
+ * err set (first error wins). */
+int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *err);
+
+/* Fills a request's torus fields (dims, wrap, link_cost, nodes_per_router) from --dims, --link-cost
+ * and --mesh. Returns 0, or -1 with err set on a malformed value. */
+int ctl_torus_request(json_t *req, const char *dims, const char *cost, int mesh, rm_error_t *err);
+
 #endif

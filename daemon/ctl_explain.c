@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ctl.h"
-#include "hostlist.h"
+#include "ctl_common.h"
 #include "mapping.h"
 #include "topo.h"
 
@@ -63,10 +63,7 @@ struct ex_args {
 
 static int ex_usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "rankmapctl explain: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'rankmapctl explain --help'.\n");
-	return 2;
+	return ctl_usage_error("explain", fmt, arg);
 }
 
 static int ex_parse(int argc, char **argv, struct ex_args *a)
@@ -111,26 +108,6 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 	if (a->perm && a->algo)
 		return ex_usage_error("%s", "give --perm or --algo, not both");
 	return -1;
-}
-
-static topo_target_t *ex_target(const struct ex_args *a, rm_error_t *err)
-{
-	topo_cluster_t c;
-	topo_target_t *t = NULL;
-	char **names = NULL;
-	size_t n = 0;
-
-	if (a->tleaf)
-		return topo_target_from_tleaf(a->tleaf, err);
-	if (!(c = topo_cluster_create()))
-		return NULL;
-	if (topo_load_cluster_file(c, a->cluster, err) == 0 && topo_cluster_finalize(c, err) == 0)
-		names = hostlist_expand(a->hosts, &n, 0, err);
-	if (names)
-		t = topo_target_from_hosts(c, (const char *const *)names, n, !a->per_pu, err);
-	hostlist_free(names);
-	topo_cluster_destroy(c);
-	return t;
 }
 
 /* The after-placement: read from --perm (checked against the pattern and the target) or computed. */
@@ -307,7 +284,7 @@ int ctl_explain_main(int argc, char **argv)
 		return ex_usage_error("unknown --metric '%s' (bytes, messages, loggp)", a.metric);
 	rm_error_clear(&err);
 	rc = 1;
-	if (!(g = map_graph_load(a.pattern, metric, &err)) || !(t = ex_target(&a, &err)))
+	if (!(g = map_graph_load(a.pattern, metric, &err)) || !(t = ctl_load_target(a.tleaf, a.cluster, a.hosts, a.per_pu, &err)))
 		fprintf(stderr, "rankmapctl explain: %s\n", rm_error_format(&err, buf, sizeof(buf)));
 	else if (g->n > t->nslots)
 		fprintf(stderr, "rankmapctl explain: the pattern has %u ranks but the job only %u slots\n", g->n,

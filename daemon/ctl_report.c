@@ -19,7 +19,6 @@
 #include "topo.h"
 #include "topo_report.h"
 
-#define MAX_SOURCES 256
 #define MAX_PER_KIND 20   /* anomalies shown per kind in text; --json has them all */
 
 static void usage(FILE *f)
@@ -74,50 +73,29 @@ static void usage(FILE *f)
 }
 
 struct opts {
-	const char *hwloc[MAX_SOURCES], *ib[MAX_SOURCES];
-	int nhwloc, nib, ib_live, json;
-	const char *ib_cache, *name_map, *torus, *cluster, *svg, *order, *socket;
+	ctl_sources_t src;
+	int json;
+	const char *svg, *order, *socket;
 };
-
-static int have_sources(const struct opts *o)
-{
-	return o->nhwloc || o->nib || o->ib_cache || o->ib_live || o->torus || o->cluster;
-}
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{ "hwloc", required_argument, NULL, 'w' },  { "ib", required_argument, NULL, 'i' },
-		{ "ib-cache", required_argument, NULL, 'c' }, { "ib-live", no_argument, NULL, 'l' },
-		{ "node-name-map", required_argument, NULL, 'm' }, { "torus", required_argument, NULL, 't' },
-		{ "cluster", required_argument, NULL, 'C' }, { "json", no_argument, NULL, 'j' },
+		CTL_SOURCE_LONGOPTS,                         { "json", no_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 's' },    { "order", required_argument, NULL, 'o' },
 		{ "socket", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int ch;
+	int ch, r;
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if ((r = ctl_sources_opt(&o->src, "report", ch, optarg)) == 2)
+			return 2;
+		if (r)
+			continue;
 		switch (ch) {
-		case 'w':
-		case 'i':
-			if ((ch == 'w' ? o->nhwloc : o->nib) >= MAX_SOURCES) {
-				fprintf(stderr, "rankmapctl report: at most %d --%s options\n", MAX_SOURCES,
-					ch == 'w' ? "hwloc" : "ib");
-				return 2;
-			}
-			if (ch == 'w')
-				o->hwloc[o->nhwloc++] = optarg;
-			else
-				o->ib[o->nib++] = optarg;
-			break;
-		case 'c': o->ib_cache = optarg; break;
-		case 'l': o->ib_live = 1; break;
-		case 'm': o->name_map = optarg; break;
-		case 't': o->torus = optarg; break;
-		case 'C': o->cluster = optarg; break;
 		case 'j': o->json = 1; break;
 		case 's': o->svg = optarg; break;
 		case 'o': o->order = optarg; break;
@@ -133,40 +111,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			argv[optind]);
 		return 2;
 	}
-	if (o->socket && have_sources(o))
+	if (o->socket && ctl_sources_any(&o->src))
 		return ctl_usage_error("report", "--socket replaces --hwloc, --ib, --ib-cache, --ib-live, --torus "
 				       "and --cluster (the daemon's model is used)");
-	if (!have_sources(o) && !o->socket && !(o->socket = rm_client_socket_from_env()))
-		o->cluster = getenv("RANKMAP_CLUSTER");
-	if (!have_sources(o) && !o->socket)
+	if (!ctl_sources_any(&o->src) && !o->socket && !(o->socket = rm_client_socket_from_env()))
+		o->src.cluster = getenv("RANKMAP_CLUSTER");
+	if (!ctl_sources_any(&o->src) && !o->socket)
 		return ctl_usage_error("report", "nothing to report: give --hwloc, --ib, --torus, --cluster or "
 				       "--socket");
 	if (o->socket && o->svg)
 		return ctl_usage_error("report", "--svg needs the cluster's files, not --socket");
 	return -1;
-}
-
-static int load(topo_cluster_t c, const struct opts *o, rm_error_t *err)
-{
-	int i;
-
-	if (o->cluster && topo_load_cluster_file(c, o->cluster, err) < 0)
-		return -1;
-	for (i = 0; i < o->nhwloc; i++)
-		if (topo_load_hwloc_spec(c, o->hwloc[i], err) < 0)
-			return -1;
-	if (o->name_map && topo_load_node_name_map(c, o->name_map, err) < 0)
-		return -1;
-	for (i = 0; i < o->nib; i++)
-		if (topo_load_ib_file(c, o->ib[i], err) < 0)
-			return -1;
-	if (o->ib_cache && topo_load_ib_cache(c, o->ib_cache, err) < 0)
-		return -1;
-	if (o->ib_live && topo_load_ib_live(c, NULL, 0, err) < 0)
-		return -1;
-	if (o->torus && topo_load_torus(c, o->torus, err) < 0)
-		return -1;
-	return topo_cluster_finalize(c, err);
 }
 
 /* ---- text rendering of the report object ------------------------------------------------------ */
@@ -516,7 +471,7 @@ static order_t *torus_order(topo_cluster_t c, const struct opts *o, json_t *r, r
 /* Writes the pictures to path (a temporary file renamed): the fabric, and the torus order below. */
 static int write_svg(topo_cluster_t c, const order_t *ord, const char *path, rm_error_t *err)
 {
-	char *extra = NULL, *tmp = malloc(strlen(path) + 16);
+	char *extra = NULL, *tmp = NULL;
 	size_t len = 0;
 	FILE *m = ord ? open_memstream(&extra, &len) : NULL, *f;
 	int rc = -1;
@@ -525,23 +480,9 @@ static int write_svg(topo_cluster_t c, const order_t *ord, const char *path, rm_
 		order_write(ord, ORDER_FMT_SVG, NULL, m, err);
 		fclose(m);
 	}
-	if (!tmp)
-		goto out;
-	sprintf(tmp, "%s.tmp.%ld", path, (long)getpid());
-	if (!(f = fopen(tmp, "w"))) {
-		rm_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
-		goto out;
-	}
-	rc = topo_report_svg(c, extra, f, err);
-	if (fclose(f) != 0 || rc < 0 || rename(tmp, path) < 0) {
-		if (!rm_error_isset(err))
-			rm_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
-		unlink(tmp);
-		rc = -1;
-	}
-out:
+	if ((f = ctl_atomic_open(path, &tmp, err)))
+		rc = ctl_atomic_commit(f, tmp, path, topo_report_svg(c, extra, f, err), err);
 	free(extra);
-	free(tmp);
 	return rc;
 }
 
@@ -655,7 +596,7 @@ int ctl_report_main(int argc, char **argv)
 		fprintf(stderr, "rankmapctl: out of memory\n");
 		return 1;
 	}
-	if (load(c, &o, &err) < 0 || (rc = report(c, &o, &err)) != 0) {
+	if (ctl_sources_load(c, &o.src, &err) < 0 || (rc = report(c, &o, &err)) != 0) {
 		if (rm_error_isset(&err))
 			ctl_fail(NULL, &err, NULL);
 		rc = 1;

@@ -240,7 +240,6 @@ static int run_methods(const struct sim_args *a, const order_torus_t *t, const s
 static json_t *sim_request(const struct sim_args *a, rm_error_t *err)
 {
 	json_t *req = rm_proto_request("simulate", 1);
-	topo_torus_spec_t spec = { .link_cost = { 1, 1, 1 } };
 
 	if (a->compare)
 		json_object_set_new(req, "compare", json_true());
@@ -250,16 +249,10 @@ static json_t *sim_request(const struct sim_args *a, rm_error_t *err)
 					      (json_int_t)a->seed, "load", a->load));
 	if (a->axes)
 		json_object_set_new(req, "axes", json_string(a->axes));
-	if (!a->dims)
-		return req;
-	if (order_parse_dims(a->dims, &spec, err) < 0 || (a->cost && order_parse_link_cost(a->cost, &spec, err) < 0)) {
+	if (a->dims && ctl_torus_request(req, a->dims, a->cost, a->mesh, err) < 0) {
 		json_decref(req);
 		return NULL;
 	}
-	json_object_update_new(req, json_pack("{s:[iii], s:[bbb], s:[fff], s:i}", "dims", spec.dims[0], spec.dims[1],
-					      spec.dims[2], "wrap", !a->mesh, !a->mesh, !a->mesh, "link_cost",
-					      spec.link_cost[0], spec.link_cost[1], spec.link_cost[2],
-					      "nodes_per_router", spec.nodes_per_router));
 	return req;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "ctl_common.h"
 #include "topo.h"
 #include "topo_slurm.h"
 
@@ -68,44 +69,36 @@ static void usage(FILE *f)
 }
 
 struct st_opts {
-	const char *ib[MAX_IB];
-	int nib, live, all_leaves;
-	const char *cache, *map, *cluster, *top, *out;
+	ctl_sources_t src; /* InfiniBand sources only */
+	int all_leaves;
+	const char *top, *out;
 };
 
 static int st_usage_error(const char *msg, const char *arg)
 {
-	fprintf(stderr, "rankmapctl slurm-topology: ");
-	fprintf(stderr, msg, arg);
-	fprintf(stderr, "\nTry 'rankmapctl slurm-topology --help'.\n");
-	return 2;
+	return ctl_usage_error("slurm-topology", msg, arg);
 }
 
 static int st_parse(int argc, char **argv, struct st_opts *o)
 {
 	static const struct option lo[] = {
-		{ "ib", required_argument, NULL, 'i' },       { "ib-cache", required_argument, NULL, 'c' },
-		{ "ib-live", no_argument, NULL, 'l' },        { "node-name-map", required_argument, NULL, 'm' },
-		{ "cluster", required_argument, NULL, 'C' },  { "top", required_argument, NULL, 't' },
+		CTL_IB_LONGOPTS,                              { "top", required_argument, NULL, 't' },
 		{ "out", required_argument, NULL, 'o' },      { "all-leaves", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int ch;
+	int ch, r;
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+		if (ch == CTL_OPT_IB && o->src.nib >= MAX_IB)
+			return st_usage_error("at most %s --ib options", "64");
+		if ((r = ctl_sources_opt(&o->src, "slurm-topology", ch, optarg)) == 2)
+			return 2;
+		if (r)
+			continue;
 		switch (ch) {
-		case 'i':
-			if (o->nib >= MAX_IB)
-				return st_usage_error("at most %s --ib options", "64");
-			o->ib[o->nib++] = optarg;
-			break;
-		case 'c': o->cache = optarg; break;
-		case 'l': o->live = 1; break;
-		case 'm': o->map = optarg; break;
-		case 'C': o->cluster = optarg; break;
 		case 't': o->top = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'a': o->all_leaves = 1; break;
@@ -115,7 +108,7 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 	}
 	if (optind < argc)
 		return st_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o->nib && !o->cache && !o->live && !o->cluster)
+	if (!ctl_sources_any(&o->src))
 		return st_usage_error("%s", "no fabric: give --ib, --ib-cache, --ib-live or --cluster");
 	if (o->top) {
 		char buf[256];
@@ -126,51 +119,17 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 	return -1;
 }
 
-static int st_load(topo_cluster_t c, const struct st_opts *o, rm_error_t *err)
-{
-	int i;
-
-	if (o->cluster && topo_load_cluster_file(c, o->cluster, err) < 0)
-		return -1;
-	if (o->map && topo_load_node_name_map(c, o->map, err) < 0)
-		return -1;
-	for (i = 0; i < o->nib; i++)
-		if (topo_load_ib_file(c, o->ib[i], err) < 0)
-			return -1;
-	if (o->cache && topo_load_ib_cache(c, o->cache, err) < 0)
-		return -1;
-	if (o->live && topo_load_ib_live(c, NULL, 0, err) < 0)
-		return -1;
-	return topo_cluster_finalize(c, err);
-}
-
 /* Writes to out atomically (temporary file in the same directory, renamed), or to stdout. */
 static int st_write(topo_cluster_t c, const topo_swtree_t *t, const struct st_opts *o, rm_error_t *err)
 {
 	char *tmp;
 	FILE *f;
-	int rc;
 
 	if (!o->out || !strcmp(o->out, "-"))
 		return topo_slurm_topology_write(c, t, o->top, stdout, err) < 0 || fflush(stdout) ? -1 : 0;
-	tmp = malloc(strlen(o->out) + 16);
-	if (!tmp)
+	if (!(f = ctl_atomic_open(o->out, &tmp, err)))
 		return -1;
-	sprintf(tmp, "%s.tmp.%ld", o->out, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		rm_error_set(err, o->out, 0, 0, "cannot write: %m");
-		free(tmp);
-		return -1;
-	}
-	rc = topo_slurm_topology_write(c, t, o->top, f, err);
-	if (fclose(f) != 0 || rc < 0 || rename(tmp, o->out) < 0) {
-		rm_error_set(err, o->out, 0, 0, "cannot write: %m");
-		unlink(tmp);
-		rc = -1;
-	}
-	free(tmp);
-	return rc;
+	return ctl_atomic_commit(f, tmp, o->out, topo_slurm_topology_write(c, t, o->top, f, err), err);
 }
 
 static void st_warnings(const topo_swtree_t *t, const char *top)
@@ -195,7 +154,6 @@ int ctl_slurm_topology_main(int argc, char **argv)
 	topo_cluster_t c;
 	topo_swtree_t *t = NULL;
 	rm_error_t err;
-	char buf[RM_ERROR_SOURCE_LEN + RM_ERROR_TEXT_LEN + 32];
 	int rc = st_parse(argc, argv, &o);
 
 	if (rc >= 0)
@@ -206,11 +164,11 @@ int ctl_slurm_topology_main(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	if (st_load(c, &o, &err) == 0 && (t = topo_swtree_build(c, o.all_leaves, &err)) && st_write(c, t, &o, &err) == 0) {
+	if (ctl_sources_load(c, &o.src, &err) == 0 && (t = topo_swtree_build(c, o.all_leaves, &err)) && st_write(c, t, &o, &err) == 0) {
 		st_warnings(t, o.top);
 		rc = 0;
 	} else {
-		fprintf(stderr, "rankmapctl slurm-topology: %s\n", rm_error_format(&err, buf, sizeof(buf)));
+		ctl_fail("slurm-topology", &err, "slurm-topology");
 	}
 	topo_swtree_destroy(t);
 	topo_cluster_destroy(c);
