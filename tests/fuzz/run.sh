@@ -21,6 +21,16 @@ trap 'rm -rf "$T"' EXIT INT TERM HUP
 TMPDIR=$T
 export TMPDIR
 pass=0; fail=0
+# Leaks inside hwloc on malformed input are suppressed by function name (tests/fuzz/lsan.supp), which
+# needs full stacks: targets that load hwloc XML unwind malloc stacks slowly.
+LSAN_OPTIONS=suppressions=$top/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}
+export LSAN_OPTIONS
+asan_opts() {
+	case $1 in
+	fuzz_hwloc_* | fuzz_cluster_file) echo "fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" ;;
+	*) echo "${ASAN_OPTIONS:-}" ;;
+	esac
+}
 
 # frame FILE JSON: writes JSON as one rankmapd frame (4-byte big-endian length + payload)
 frame() {
@@ -88,7 +98,7 @@ run() {
 	mkdir -p "$corpus" "$art" "$seeds"
 	seed "$t" "$seeds" 2>"$T/seed.err" || { echo "$t: seeding failed: $(cat "$T/seed.err")"; fail=$((fail + 1)); return; }
 	before=$(ls "$art" | wc -l)
-	timeout -k 10 $((S + 180)) "$bin" -max_total_time="$S" -timeout=60 -rss_limit_mb=2560 -print_final_stats=1 \
+	ASAN_OPTIONS=$(asan_opts "$t") timeout -k 10 $((S + 180)) "$bin" -max_total_time="$S" -timeout=60 -rss_limit_mb=2560 -print_final_stats=1 \
 		-artifact_prefix="$art/" "$corpus" "$seeds" >"$T/log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$T/log" | tail -n 1)
@@ -113,7 +123,7 @@ replay() {
 	[ -d "$dir" ] || return 0
 	set -- $(find "$dir" -type f ! -name 'README*' | sort)
 	[ $# -gt 0 ] || return 0
-	if timeout -k 10 600 "$B/fuzz/$t" -timeout=60 -rss_limit_mb=2560 "$@" >"$T/replay" 2>&1; then
+	if ASAN_OPTIONS=$(asan_opts "$t") timeout -k 10 600 "$B/fuzz/$t" -timeout=60 -rss_limit_mb=2560 "$@" >"$T/replay" 2>&1; then
 		pass=$((pass + 1)); echo "$t: regressions ok ($# inputs replayed)"
 	else
 		fail=$((fail + 1)); echo "$t: FAIL replaying tests/data/fuzz-regressions/$t/"
