@@ -102,7 +102,7 @@ static int connected(struct ib_build *b, int line, const struct end *a, const ch
 	if (!p)
 		return bad(b, line, "expected the peer as TYPE LID PORT GUID after '-'");
 	p = ib_skip_ws(p);
-	if (strncmp(p, "( '", 3) || !(m = strstr(p + 3, "' - '")) || !(e2 = strrchr(p, '\'')) || e2 < m + 4)
+	if (strncmp(p, "( '", 3) || !(m = strstr(p + 3, "' - '")) || !(e2 = strrchr(p, '\'')) || e2 < m + 5)
 		return bad(b, line, "expected ( 'description' - 'description' ) after the peer");
 	d1 = p + 3;
 	d2 = m + 5;
