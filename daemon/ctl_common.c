@@ -231,3 +231,32 @@ int ctl_torus_request(json_t *req, const char *dims, const char *cost, int mesh,
 					      spec.nodes_per_router));
 	return 0;
 }
+
+int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg)
+{
+	switch (c) {
+	case CTL_OPT_TORUS: t->torus = arg; return 1;
+	case CTL_OPT_DIMS: t->dims = arg; return 1;
+	case CTL_OPT_LINK_COST: t->cost = arg; return 1;
+	case CTL_OPT_MESH: t->mesh = 1; return 1;
+	case CTL_OPT_AXES: t->axes = arg; return 1;
+	case CTL_OPT_METHOD: t->method = arg; return 1;
+	case CTL_OPT_SOCKET: t->socket = arg; return 1;
+	default: return 0;
+	}
+}
+
+int ctl_torus_check(ctl_torus_args_t *t, const char *cmd)
+{
+	if (!t->torus && !t->dims)
+		t->socket = ctl_socket(t->socket);
+	if (t->socket && t->torus)
+		return ctl_usage_error(cmd, "--socket replaces --torus (the daemon's torus is used)");
+	if (t->socket && !t->dims && (t->cost || t->mesh))
+		return ctl_usage_error(cmd, "with --socket, --link-cost and --mesh need --dims");
+	if (!t->socket && !t->torus == !t->dims) {
+		fprintf(stderr, "rankmapctl %s: give exactly one of --torus FILE and --dims XxYxZ\n", cmd);
+		return 2;
+	}
+	return -1;
+}

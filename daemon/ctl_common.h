@@ -87,6 +87,29 @@ FILE *ctl_atomic_open(const char *path, char **tmp, rm_error_t *err);
  * err set (first error wins). */
 int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *err);
 
+/* ---- torus options (order, simulate) ---------------------------------------------------------- */
+
+enum { CTL_OPT_DIMS = 0x220, CTL_OPT_LINK_COST, CTL_OPT_MESH, CTL_OPT_AXES, CTL_OPT_METHOD, CTL_OPT_SOCKET };
+
+#define CTL_TORUS_LONGOPTS                                                                               \
+	{ "torus", required_argument, NULL, CTL_OPT_TORUS }, { "dims", required_argument, NULL, CTL_OPT_DIMS }, \
+		{ "link-cost", required_argument, NULL, CTL_OPT_LINK_COST },                              \
+		{ "mesh", no_argument, NULL, CTL_OPT_MESH }, { "axes", required_argument, NULL, CTL_OPT_AXES }, \
+		{ "method", required_argument, NULL, CTL_OPT_METHOD },                                    \
+		{ "socket", required_argument, NULL, CTL_OPT_SOCKET }
+
+typedef struct ctl_torus_args {
+	const char *torus, *dims, *cost, *axes, *method, *socket;
+	int mesh;
+} ctl_torus_args_t;
+
+/* Records a torus option (code c). Returns 1 when c is one, else 0. */
+int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg);
+/* After parsing: RANKMAP_SOCKET applies when neither --torus nor --dims is given; --socket excludes
+ * --torus, and without --dims also --link-cost and --mesh; offline, exactly one of --torus and --dims.
+ * Returns -1 when the options are consistent, else 2 after a message. */
+int ctl_torus_check(ctl_torus_args_t *t, const char *cmd);
+
 /* Fills a request's torus fields (dims, wrap, link_cost, nodes_per_router) from --dims, --link-cost
  * and --mesh. Returns 0, or -1 with err set on a malformed value. */
 int ctl_torus_request(json_t *req, const char *dims, const char *cost, int mesh, rm_error_t *err);

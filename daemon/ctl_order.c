@@ -68,39 +68,32 @@ static void order_usage(FILE *f)
 static int method_ok(const char *m);
 
 struct order_args {
-	const char *torus, *dims, *cost, *method, *axes, *format, *pattern, *output, *socket;
-	int mesh;
+	ctl_torus_args_t t;
+	const char *format, *pattern, *output;
 };
 
 /* Parses the options; returns -1 on success, else the exit status. */
 static int order_parse(int argc, char **argv, struct order_args *a)
 {
 	static const struct option opts[] = {
-		{ "torus", required_argument, NULL, 't' },    { "dims", required_argument, NULL, 'd' },
-		{ "link-cost", required_argument, NULL, 'c' }, { "mesh", no_argument, NULL, 'M' },
-		{ "method", required_argument, NULL, 'm' },   { "axes", required_argument, NULL, 'a' },
+		CTL_TORUS_LONGOPTS,
 		{ "format", required_argument, NULL, 'f' },   { "host-pattern", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },   { "socket", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+		{ "output", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	memset(a, 0, sizeof(*a));
-	a->method = "bbb";
+	a->t.method = "bbb";
 	a->format = "list";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (ctl_torus_opt(&a->t, c, optarg))
+			continue;
 		switch (c) {
-		case 't': a->torus = optarg; break;
-		case 'd': a->dims = optarg; break;
-		case 'c': a->cost = optarg; break;
-		case 'M': a->mesh = 1; break;
-		case 'm': a->method = optarg; break;
-		case 'a': a->axes = optarg; break;
 		case 'f': a->format = optarg; break;
 		case 'p': a->pattern = optarg; break;
 		case 'o': a->output = optarg; break;
-		case 'S': a->socket = optarg; break;
 		case 'h': order_usage(stdout); return 0;
 		default:
 			fprintf(stderr, "Try 'rankmapctl order --help'.\n");
@@ -111,19 +104,11 @@ static int order_parse(int argc, char **argv, struct order_args *a)
 		fprintf(stderr, "rankmapctl order: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (!a->torus && !a->dims)
-		a->socket = ctl_socket(a->socket);
-	if (a->socket && a->torus)
-		return ctl_usage_error("order", "--socket replaces --torus (the daemon's torus is used)");
-	if (a->socket && !a->dims && (a->cost || a->mesh))
-		return ctl_usage_error("order", "with --socket, --link-cost and --mesh need --dims");
-	if (!a->socket && !a->torus == !a->dims) {
-		fprintf(stderr, "rankmapctl order: give exactly one of --torus FILE and --dims XxYxZ\n");
+	if (ctl_torus_check(&a->t, "order") >= 0)
 		return 2;
-	}
-	if (!method_ok(a->method)) {
+	if (!method_ok(a->t.method)) {
 		fprintf(stderr, "rankmapctl order: unknown method '%s' (xyz, mdf, gray[:AxBxC], hilbert, "
-				"bbb[:AxBxC])\n", a->method);
+				"bbb[:AxBxC])\n", a->t.method);
 		return 2;
 	}
 	return -1;
@@ -153,9 +138,9 @@ static int order_fail(const rm_error_t *err)
 static int order_local(const struct order_args *a, const order_opts_t *opts, order_torus_t *t, order_t **o,
 		       rm_error_t *err)
 {
-	if (order_torus_setup(a->torus, a->dims, a->cost, a->mesh, t, err) < 0)
+	if (order_torus_setup(a->t.torus, a->t.dims, a->t.cost, a->t.mesh, t, err) < 0)
 		return -1;
-	*o = order_build(&t->spec, a->method, opts, err);
+	*o = order_build(&t->spec, a->t.method, opts, err);
 	return *o ? 0 : -1;
 }
 
@@ -163,10 +148,10 @@ static int order_local(const struct order_args *a, const order_opts_t *opts, ord
 static json_t *order_request(const struct order_args *a, rm_error_t *err)
 {
 	json_t *req = rm_proto_request("order", 1);
-	json_object_set_new(req, "method", json_string(a->method));
-	if (a->axes)
-		json_object_set_new(req, "axes", json_string(a->axes));
-	if (a->dims && ctl_torus_request(req, a->dims, a->cost, a->mesh, err) < 0) {
+	json_object_set_new(req, "method", json_string(a->t.method));
+	if (a->t.axes)
+		json_object_set_new(req, "axes", json_string(a->t.axes));
+	if (a->t.dims && ctl_torus_request(req, a->t.dims, a->t.cost, a->t.mesh, err) < 0) {
 		json_decref(req);
 		return NULL;
 	}
@@ -233,10 +218,10 @@ static int order_remote(const struct order_args *a, order_torus_t *t, order_t **
 
 	if (!req)
 		return order_fail(&err), -1;
-	if (!(resp = ctl_call("order", a->socket, req, CTL_DAEMON_TIMEOUT_MS)))
+	if (!(resp = ctl_call("order", a->t.socket, req, CTL_DAEMON_TIMEOUT_MS)))
 		return -1;
 	if ((rc = order_from_json(resp, o, t)) < 0)
-		fprintf(stderr, "rankmapctl order: rankmapd at %s sent a malformed order\n", a->socket);
+		fprintf(stderr, "rankmapctl order: rankmapd at %s sent a malformed order\n", a->t.socket);
 	json_decref(resp);
 	return rc;
 }
@@ -275,11 +260,11 @@ int ctl_order_main(int argc, char **argv)
 				"topology.conf, svg)\n", a.format);
 		return 2;
 	}
-	if (a.axes && order_parse_axes(a.axes, opts.axes, &err) < 0) {
+	if (a.t.axes && order_parse_axes(a.t.axes, opts.axes, &err) < 0) {
 		order_fail(&err);
 		return 2;
 	}
-	if (a.socket)
+	if (a.t.socket)
 		rc = order_remote(&a, &t, &o) < 0 ? 1 : order_output(&a, o, &t, fmt);
 	else
 		rc = order_local(&a, &opts, &t, &o, &err) < 0 ? order_fail(&err) : order_output(&a, o, &t, fmt);

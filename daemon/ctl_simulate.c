@@ -63,8 +63,9 @@ static void sim_usage(FILE *f)
 }
 
 struct sim_args {
-	const char *torus, *dims, *cost, *method, *axes, *swf, *socket;
-	int mesh, compare, json;
+	ctl_torus_args_t t;
+	const char *swf;
+	int compare, json;
 	unsigned long jobs, ppn;
 	unsigned long long seed;
 	double load;
@@ -87,37 +88,29 @@ static int num_arg(const char *opt, const char *s, double lo, double hi, double 
 static int sim_parse(int argc, char **argv, struct sim_args *a)
 {
 	static const struct option opts[] = {
-		{ "torus", required_argument, NULL, 't' }, { "dims", required_argument, NULL, 'd' },
-		{ "link-cost", required_argument, NULL, 'c' }, { "mesh", no_argument, NULL, 'M' },
-		{ "method", required_argument, NULL, 'm' }, { "compare", no_argument, NULL, 'C' },
-		{ "axes", required_argument, NULL, 'a' }, { "swf", required_argument, NULL, 's' },
+		CTL_TORUS_LONGOPTS,
+		{ "compare", no_argument, NULL, 'C' }, { "swf", required_argument, NULL, 's' },
 		{ "procs-per-node", required_argument, NULL, 'P' }, { "jobs", required_argument, NULL, 'j' },
 		{ "seed", required_argument, NULL, 'S' }, { "load", required_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'J' }, { "socket", required_argument, NULL, 'X' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "json", no_argument, NULL, 'J' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	double v;
 	int c;
 
 	memset(a, 0, sizeof(*a));
-	a->method = "bbb";
+	a->t.method = "bbb";
 	a->jobs = 2000;
 	a->ppn = 1;
 	a->seed = 1;
 	a->load = 0.9;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (ctl_torus_opt(&a->t, c, optarg))
+			continue;
 		switch (c) {
-		case 't': a->torus = optarg; break;
-		case 'd': a->dims = optarg; break;
-		case 'c': a->cost = optarg; break;
-		case 'M': a->mesh = 1; break;
-		case 'm': a->method = optarg; break;
 		case 'C': a->compare = 1; break;
-		case 'a': a->axes = optarg; break;
 		case 's': a->swf = optarg; break;
 		case 'J': a->json = 1; break;
-		case 'X': a->socket = optarg; break;
 		case 'P': if (num_arg("--procs-per-node", optarg, 1, 1e6, &v) < 0) return 2;
 			a->ppn = (unsigned long)v; break;
 		case 'j': if (num_arg("--jobs", optarg, 1, 1e7, &v) < 0) return 2;
@@ -134,17 +127,10 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 		fprintf(stderr, "rankmapctl simulate: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (!a->torus && !a->dims)
-		a->socket = ctl_socket(a->socket);
-	if (a->socket && (a->torus || a->swf))
-		return ctl_usage_error("simulate", "--socket does not take --torus (the daemon's torus is used) or "
-				       "--swf (synthetic jobs only)");
-	if (a->socket && !a->dims && (a->cost || a->mesh))
-		return ctl_usage_error("simulate", "with --socket, --link-cost and --mesh need --dims");
-	if (!a->socket && !a->torus == !a->dims) {
-		fprintf(stderr, "rankmapctl simulate: give exactly one of --torus FILE and --dims XxYxZ\n");
+	if (ctl_torus_check(&a->t, "simulate") >= 0)
 		return 2;
-	}
+	if (a->t.socket && a->swf)
+		return ctl_usage_error("simulate", "--swf is read offline only (the daemon simulates synthetic jobs)");
 	return -1;
 }
 
@@ -217,7 +203,7 @@ static int run_methods(const struct sim_args *a, const order_torus_t *t, const s
 		for (; all[nm] && nm < 16; nm++)
 			methods[nm] = all[nm];
 	else
-		methods[nm++] = a->method;
+		methods[nm++] = a->t.method;
 	for (k = 0; k < nm; k++) {
 		order_t *o = order_build(&t->spec, methods[k], opts, &err);
 
@@ -244,12 +230,12 @@ static json_t *sim_request(const struct sim_args *a, rm_error_t *err)
 	if (a->compare)
 		json_object_set_new(req, "compare", json_true());
 	else
-		json_object_set_new(req, "method", json_string(a->method));
+		json_object_set_new(req, "method", json_string(a->t.method));
 	json_object_update_new(req, json_pack("{s:I, s:I, s:f}", "jobs", (json_int_t)a->jobs, "seed",
 					      (json_int_t)a->seed, "load", a->load));
-	if (a->axes)
-		json_object_set_new(req, "axes", json_string(a->axes));
-	if (a->dims && ctl_torus_request(req, a->dims, a->cost, a->mesh, err) < 0) {
+	if (a->t.axes)
+		json_object_set_new(req, "axes", json_string(a->t.axes));
+	if (a->t.dims && ctl_torus_request(req, a->t.dims, a->t.cost, a->t.mesh, err) < 0) {
 		json_decref(req);
 		return NULL;
 	}
@@ -265,7 +251,7 @@ static int sim_remote(const struct sim_args *a)
 	rm_error_clear(&err);
 	if (!(req = sim_request(a, &err)))
 		return sim_fail(&err);
-	if (!(resp = ctl_call("simulate", a->socket, req, CTL_DAEMON_TIMEOUT_MS)))
+	if (!(resp = ctl_call("simulate", a->t.socket, req, CTL_DAEMON_TIMEOUT_MS)))
 		return 1;
 	json_object_del(resp, "version");
 	json_object_del(resp, "id");
@@ -286,15 +272,15 @@ int ctl_simulate_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (a.socket)
+	if (a.t.socket)
 		return sim_remote(&a);
 	rm_error_clear(&err);
 	order_opts_default(&opts);
-	if (a.axes && order_parse_axes(a.axes, opts.axes, &err) < 0) {
+	if (a.t.axes && order_parse_axes(a.t.axes, opts.axes, &err) < 0) {
 		sim_fail(&err);
 		return 2;
 	}
-	if (order_torus_setup(a.torus, a.dims, a.cost, a.mesh, &t, &err) < 0)
+	if (order_torus_setup(a.t.torus, a.t.dims, a.t.cost, a.t.mesh, &t, &err) < 0)
 		return sim_fail(&err);
 	if (a.swf)
 		rc = sim_jobs_swf(&jobs, a.swf, (unsigned)a.ppn, t.nnodes, &err);
