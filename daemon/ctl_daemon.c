@@ -53,6 +53,26 @@ static int common_opt(common_opts_t *o, int c, const char *cmd)
 	}
 }
 
+/* Parses argv for a subcommand that takes only the common options. Returns -1 to go on, else the
+ * exit status (after --help, or a usage error). */
+static int parse_common_only(int argc, char **argv, common_opts_t *o, const char *cmd, void (*usage)(FILE *))
+{
+	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "s:t:jh", lo, NULL)) != -1) {
+		r = common_opt(o, c, cmd);
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
+		if (c == 'h')
+			return usage(stdout), 0;
+		return usage(stderr), 2;
+	}
+	return -1;
+}
+
 static const char *socket_of(const common_opts_t *o)
 {
 	const char *s = o->socket ? o->socket : rm_client_socket_from_env();
@@ -99,22 +119,13 @@ static void ping_usage(FILE *f)
 
 int ctl_ping_main(int argc, char **argv)
 {
-	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
 	common_opts_t o = { 0 };
 	struct timespec t0, t1;
 	json_t *resp;
-	int c, r;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "s:t:jh", lo, NULL)) != -1) {
-		r = common_opt(&o, c, "ping");
-		if (r < 0)
-			return 2;
-		if (r > 0)
-			continue;
-		if (c == 'h')
-			return ping_usage(stdout), 0;
-		return ping_usage(stderr), 2;
-	}
+	if ((rc = parse_common_only(argc, argv, &o, "ping", ping_usage)) >= 0)
+		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!(resp = call("ping", &o, rm_proto_request("ping", 1))))
 		return 1;
@@ -144,22 +155,13 @@ static void reload_usage(FILE *f)
 
 int ctl_reload_main(int argc, char **argv)
 {
-	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
 	common_opts_t o = { .timeout_ms = 120000 };
 	json_t *resp, *w;
 	size_t i;
-	int c, r;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "s:t:jh", lo, NULL)) != -1) {
-		r = common_opt(&o, c, "reload");
-		if (r < 0)
-			return 2;
-		if (r > 0)
-			continue;
-		if (c == 'h')
-			return reload_usage(stdout), 0;
-		return reload_usage(stderr), 2;
-	}
+	if ((rc = parse_common_only(argc, argv, &o, "reload", reload_usage)) >= 0)
+		return rc;
 	if (!(resp = call("reload", &o, rm_proto_request("reload", 1))))
 		return 1;
 	if (o.json)
