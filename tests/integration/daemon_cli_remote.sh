@@ -95,6 +95,50 @@ same "simulate --compare table: daemon = offline" "$T/s.remote" "$T/s.local"
 [ $rc -eq 1 ] && grep -q 'more work than one request' "$T/err" && ok "simulate: oversized request refused" ||
 	notok "simulate oversized: exit $rc $(cat "$T/err")"
 
+# ---- protocol level: simulate validation, map breakdown, a slots map measured against the placement given
+cat >"$T/raw.py" <<'EOPY'
+import json, socket, struct, sys
+def call(req):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(20)
+    b = json.dumps(dict(version=1, id=1, **req)).encode(); s.sendall(struct.pack(">I", len(b)) + b)
+    def rd(n):
+        d = b""
+        while len(d) < n: d += s.recv(n - len(d))
+        return d
+    r = json.loads(rd(struct.unpack(">I", rd(4))[0])); s.close(); return r
+def err(r): return r.get("error", {}).get("code", "ok") + ": " + r.get("error", {}).get("message", "")
+checks = []
+r = call({"type": "simulate", "jobs": 50, "colour": "red"})
+checks.append(("simulate unknown field named", not r["ok"] and "colour" in err(r)))
+r = call({"type": "simulate", "jobs": 0})
+checks.append(("simulate jobs 0 refused", not r["ok"] and err(r).startswith("bad_request")))
+r = call({"type": "simulate", "method": "nope", "jobs": 10})
+checks.append(("simulate unknown method refused", not r["ok"] and err(r).startswith("bad_request")))
+r = call({"type": "simulate", "method": "xyz", "compare": True})
+checks.append(("simulate method and compare refused", not r["ok"]))
+r = call({"type": "simulate", "jobs": 40, "dims": [4, 4, 2], "nodes_per_router": 2})
+checks.append(("simulate on dims: 40 jobs, class 'all' counts them",
+               r["ok"] and r["jobs"] == 40 and r["methods"]["bbb"]["classes"]["all"]["jobs"] == 40))
+r = call({"type": "map", "cart": "4x2", "hosts": ["fourmi001"], "breakdown": "yes"})
+checks.append(("map breakdown of the wrong type refused", not r["ok"] and "breakdown" in err(r)))
+# a ring of 8 ranks on 4 cores of each of two hosts, given alternating hosts: in the placement given
+# every ring edge crosses hosts, so identity_cost = 8 x the daemon's host-to-host distance; the
+# engines (even "identity", rank i on the i-th slot of the returned depth-first list) do better
+slots = [["fourmi001", 0], ["fourmi002", 0], ["fourmi001", 1], ["fourmi002", 1],
+         ["fourmi001", 2], ["fourmi002", 2], ["fourmi001", 3], ["fourmi002", 3]]
+d = call({"type": "distance", "hosts": ["fourmi001", "fourmi002"]})["distance"]
+for algo in ("identity", "treematch"):
+    r = call({"type": "map", "cart": "8", "slots": slots, "algorithm": algo})
+    checks.append(("slots map (%s): identity_cost = 8 x %g, the placement given; cost below it" % (algo, d),
+                   r["ok"] and abs(r["identity_cost"] - 8 * d) < 1e-9 * d and r["cost"] < r["identity_cost"] and
+                   sorted(r["permutation"]) == list(range(8))))
+for d, c in checks: print(("ok " if c else "FAIL ") + d)
+EOPY
+python3 "$T/raw.py" "$SOCK" >"$T/raw.out" 2>&1 || echo "FAIL raw.py crashed" >>"$T/raw.out"
+while read -r verdict desc; do
+	[ "$verdict" = ok ] && ok "protocol: $desc" || notok "protocol: $desc"
+done <"$T/raw.out"
+
 # ---- errors
 for cmd in "report" "map --cart 4x4" "order" "simulate --jobs 10"; do
 	"$CTL" $cmd --socket "$T/nothing.sock" >"$T/out" 2>"$T/err"; rc=$?
