@@ -44,7 +44,7 @@ const char *ctl_socket(const char *opt)
 
 json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_ms)
 {
-	rm_error_t err = { 0 };
+	rm_error_t err = {0};
 	json_t *resp = NULL;
 	char msg[RM_ERROR_SOURCE_LEN + RM_ERROR_TEXT_LEN + 32];
 
@@ -82,7 +82,7 @@ int ctl_close_output(const char *cmd, FILE *f, const char *path, int rc)
 
 	if (bad && rc == 0) {
 		fprintf(stderr, "rankmapctl %s: %s: write failed: %s\n", cmd, f == stdout ? "standard output" : path,
-			strerror(errno));
+		        strerror(errno));
 		return 1;
 	}
 	return rc;
@@ -120,8 +120,7 @@ char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *
 	return names;
 }
 
-topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
-			       rm_error_t *err)
+topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err)
 {
 	topo_cluster_t c;
 	topo_target_t *t = NULL;
@@ -148,18 +147,29 @@ int ctl_sources_opt(ctl_sources_t *s, const char *cmd, int c, const char *arg)
 	case CTL_OPT_IB:
 		if ((c == CTL_OPT_HWLOC ? s->nhwloc : s->nib) >= CTL_MAX_SOURCES)
 			return ctl_usage_error(cmd, "at most %d --%s options", CTL_MAX_SOURCES,
-					       c == CTL_OPT_HWLOC ? "hwloc" : "ib");
+			                       c == CTL_OPT_HWLOC ? "hwloc" : "ib");
 		if (c == CTL_OPT_HWLOC)
 			s->hwloc[s->nhwloc++] = arg;
 		else
 			s->ib[s->nib++] = arg;
 		return 1;
-	case CTL_OPT_IB_CACHE: s->ib_cache = arg; return 1;
-	case CTL_OPT_IB_LIVE: s->ib_live = 1; return 1;
-	case CTL_OPT_NAME_MAP: s->name_map = arg; return 1;
-	case CTL_OPT_TORUS: s->torus = arg; return 1;
-	case CTL_OPT_CLUSTER: s->cluster = arg; return 1;
-	default: return 0;
+	case CTL_OPT_IB_CACHE:
+		s->ib_cache = arg;
+		return 1;
+	case CTL_OPT_IB_LIVE:
+		s->ib_live = 1;
+		return 1;
+	case CTL_OPT_NAME_MAP:
+		s->name_map = arg;
+		return 1;
+	case CTL_OPT_TORUS:
+		s->torus = arg;
+		return 1;
+	case CTL_OPT_CLUSTER:
+		s->cluster = arg;
+		return 1;
+	default:
+		return 0;
 	}
 }
 
@@ -221,28 +231,43 @@ int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *
 
 int ctl_torus_request(json_t *req, const char *dims, const char *cost, int mesh, rm_error_t *err)
 {
-	topo_torus_spec_t spec = { .link_cost = { 1, 1, 1 } };
+	topo_torus_spec_t spec = {.link_cost = {1, 1, 1}};
 
 	if (order_parse_dims(dims, &spec, err) < 0 || (cost && order_parse_link_cost(cost, &spec, err) < 0))
 		return -1;
 	json_object_update_new(req, json_pack("{s:[iii], s:[bbb], s:[fff], s:i}", "dims", spec.dims[0], spec.dims[1],
-					      spec.dims[2], "wrap", !mesh, !mesh, !mesh, "link_cost", spec.link_cost[0],
-					      spec.link_cost[1], spec.link_cost[2], "nodes_per_router",
-					      spec.nodes_per_router));
+	                                      spec.dims[2], "wrap", !mesh, !mesh, !mesh, "link_cost", spec.link_cost[0],
+	                                      spec.link_cost[1], spec.link_cost[2], "nodes_per_router",
+	                                      spec.nodes_per_router));
 	return 0;
 }
 
 int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg)
 {
 	switch (c) {
-	case CTL_OPT_TORUS: t->torus = arg; return 1;
-	case CTL_OPT_DIMS: t->dims = arg; return 1;
-	case CTL_OPT_LINK_COST: t->cost = arg; return 1;
-	case CTL_OPT_MESH: t->mesh = 1; return 1;
-	case CTL_OPT_AXES: t->axes = arg; return 1;
-	case CTL_OPT_METHOD: t->method = arg; return 1;
-	case CTL_OPT_SOCKET: t->socket = arg; return 1;
-	default: return 0;
+	case CTL_OPT_TORUS:
+		t->torus = arg;
+		return 1;
+	case CTL_OPT_DIMS:
+		t->dims = arg;
+		return 1;
+	case CTL_OPT_LINK_COST:
+		t->cost = arg;
+		return 1;
+	case CTL_OPT_MESH:
+		t->mesh = 1;
+		return 1;
+	case CTL_OPT_AXES:
+		t->axes = arg;
+		return 1;
+	case CTL_OPT_METHOD:
+		t->method = arg;
+		return 1;
+	case CTL_OPT_SOCKET:
+		t->socket = arg;
+		return 1;
+	default:
+		return 0;
 	}
 }
 

@@ -43,25 +43,35 @@ void ctl_print_json(FILE *f, const json_t *o, size_t flags);
 char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *err);
 /* A mapping target: a Scotch tleaf string, or the hosts (list, see ctl_job_hosts) of a cluster file,
  * one slot per core (per_pu: per PU). Returns a new target or NULL with err set. */
-topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
-			       rm_error_t *err);
+topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err);
 
 /* ---- cluster sources (report, slurm-topology) ----------------------------------------------- */
 
 #define CTL_MAX_SOURCES 256
 
 /* Option codes of the source options, for getopt_long tables (CTL_SOURCE_LONGOPTS). */
-enum { CTL_OPT_HWLOC = 0x200, CTL_OPT_IB, CTL_OPT_IB_CACHE, CTL_OPT_IB_LIVE, CTL_OPT_NAME_MAP, CTL_OPT_TORUS,
-       CTL_OPT_CLUSTER };
+enum {
+	CTL_OPT_HWLOC = 0x200,
+	CTL_OPT_IB,
+	CTL_OPT_IB_CACHE,
+	CTL_OPT_IB_LIVE,
+	CTL_OPT_NAME_MAP,
+	CTL_OPT_TORUS,
+	CTL_OPT_CLUSTER
+};
 
-#define CTL_IB_LONGOPTS                                                                                  \
-	{ "ib", required_argument, NULL, CTL_OPT_IB }, { "ib-cache", required_argument, NULL, CTL_OPT_IB_CACHE }, \
-		{ "ib-live", no_argument, NULL, CTL_OPT_IB_LIVE },                                        \
-		{ "node-name-map", required_argument, NULL, CTL_OPT_NAME_MAP },                           \
-		{ "cluster", required_argument, NULL, CTL_OPT_CLUSTER }
-#define CTL_SOURCE_LONGOPTS                                                                              \
-	CTL_IB_LONGOPTS, { "hwloc", required_argument, NULL, CTL_OPT_HWLOC },                             \
-		{ "torus", required_argument, NULL, CTL_OPT_TORUS }
+#define CTL_IB_LONGOPTS                                                                                                \
+	{"ib", required_argument, NULL, CTL_OPT_IB}, {"ib-cache", required_argument, NULL, CTL_OPT_IB_CACHE},          \
+	        {"ib-live", no_argument, NULL, CTL_OPT_IB_LIVE},                                                       \
+	        {"node-name-map", required_argument, NULL, CTL_OPT_NAME_MAP},                                          \
+	{                                                                                                              \
+		"cluster", required_argument, NULL, CTL_OPT_CLUSTER                                                    \
+	}
+#define CTL_SOURCE_LONGOPTS                                                                                            \
+	CTL_IB_LONGOPTS, {"hwloc", required_argument, NULL, CTL_OPT_HWLOC},                                            \
+	{                                                                                                              \
+		"torus", required_argument, NULL, CTL_OPT_TORUS                                                        \
+	}
 
 typedef struct ctl_sources {
 	const char *hwloc[CTL_MAX_SOURCES], *ib[CTL_MAX_SOURCES];
@@ -91,12 +101,13 @@ int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *
 
 enum { CTL_OPT_DIMS = 0x220, CTL_OPT_LINK_COST, CTL_OPT_MESH, CTL_OPT_AXES, CTL_OPT_METHOD, CTL_OPT_SOCKET };
 
-#define CTL_TORUS_LONGOPTS                                                                               \
-	{ "torus", required_argument, NULL, CTL_OPT_TORUS }, { "dims", required_argument, NULL, CTL_OPT_DIMS }, \
-		{ "link-cost", required_argument, NULL, CTL_OPT_LINK_COST },                              \
-		{ "mesh", no_argument, NULL, CTL_OPT_MESH }, { "axes", required_argument, NULL, CTL_OPT_AXES }, \
-		{ "method", required_argument, NULL, CTL_OPT_METHOD },                                    \
-		{ "socket", required_argument, NULL, CTL_OPT_SOCKET }
+#define CTL_TORUS_LONGOPTS                                                                                             \
+	{"torus", required_argument, NULL, CTL_OPT_TORUS}, {"dims", required_argument, NULL, CTL_OPT_DIMS},            \
+	        {"link-cost", required_argument, NULL, CTL_OPT_LINK_COST}, {"mesh", no_argument, NULL, CTL_OPT_MESH},  \
+	        {"axes", required_argument, NULL, CTL_OPT_AXES}, {"method", required_argument, NULL, CTL_OPT_METHOD},  \
+	{                                                                                                              \
+		"socket", required_argument, NULL, CTL_OPT_SOCKET                                                      \
+	}
 
 typedef struct ctl_torus_args {
 	const char *torus, *dims, *cost, *axes, *method, *socket;

@@ -18,6 +18,6 @@ extern const char *const rm_sim_metric_names[RM_SIM_NMETRICS]; /* hop, thickness
  * {"utilisation", "mean_wait", "classes": {CLASS: {"jobs", "hop", "thickness", "interference",
  * "pieces"}}}}} for nm methods with their results. Returns a new reference, NULL when out of memory. */
 json_t *rm_sim_json(const char *const *methods, int nm, const sim_result_t *res, const sim_jobs_t *jobs,
-		    const topo_torus_spec_t *spec);
+                    const topo_torus_spec_t *spec);
 
 #endif
