@@ -132,14 +132,17 @@ static int swf_push(sim_jobs_t *jobs, size_t *cap, const sim_job_t *j)
 /* Turns one parsed line into a job; returns 1 when it is kept, 0 when skipped. */
 static int swf_job(const double f[SWF_FIELDS], unsigned ppn, size_t max_nodes, sim_job_t *j)
 {
-	double procs = f[4] > 0 ? f[4] : f[7];
+	double procs = f[4] > 0 ? f[4] : f[7], nodes;
 
 	if (procs <= 0 || f[3] <= 0 || f[1] < 0)
 		return 0;
+	nodes = ceil(procs / ppn);
+	if (!(nodes >= 1 && nodes <= (double)max_nodes && nodes <= UINT32_MAX))
+		return 0; /* checked before the conversion: a huge count must not wrap into range */
 	j->submit = f[1];
 	j->runtime = f[3];
-	j->nodes = (uint32_t)ceil(procs / ppn);
-	return j->nodes >= 1 && j->nodes <= max_nodes;
+	j->nodes = (uint32_t)nodes;
+	return 1;
 }
 
 int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, size_t max_nodes,

@@ -74,9 +74,9 @@ static int parse_port(const char **p, uint16_t *port, uint64_t *pguid)
 	s = end + 1;
 	*port = (uint16_t)v;
 	if (!strncmp(s, "[ext ", 5)) {
-		s = strchr(s, ']');
-		if (!s++)
+		if (!(s = strchr(s, ']')))
 			return -1;
+		s++;
 	}
 	if (*s == '(') {
 		s++;
