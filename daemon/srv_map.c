@@ -114,7 +114,7 @@ static int edges_text(const char *text, json_int_t n, edges_t *e, const json_t *
 
 /* {"n": N, "edges": [[src, dst, weight], ...]} or {"n": N, "edges_text": "..."} -> graph. NULL with
  * *error set. */
-static map_graph_t *pattern_graph(const json_t *pat, const json_t *id, json_t **error)
+static map_graph_t *pattern_graph(const json_t *pat, uint32_t nslots, const json_t *id, json_t **error)
 {
 	json_error_t jerr;
 	json_t *edges = NULL;
@@ -134,6 +134,9 @@ static map_graph_t *pattern_graph(const json_t *pat, const json_t *id, json_t **
 	if (n < 1 || n > MAX_RANKS)
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.n: %lld outside 1..%u", (long long)n,
 					       MAX_RANKS), NULL;
+	if (n > nslots) /* refused before any memory is spent on the graph */
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: %lld ranks but the target only %u "
+					       "slots", (long long)n, nslots), NULL;
 	rc = edges ? edges_json(edges, n, &e, id, error) : edges_text(text, n, &e, id, error);
 	if (rc == 0) {
 		g = map_graph_from_edges((uint32_t)n, e.n, e.src, e.dst, e.w, &err);
@@ -144,15 +147,25 @@ static map_graph_t *pattern_graph(const json_t *pat, const json_t *id, json_t **
 	return g;
 }
 
-static map_graph_t *cart_graph(const char *spec, const json_t *id, json_t **error)
+/* A Cartesian spec -> its halo graph, refused before it is built when it has more ranks than the
+ * nslots of the request (a short spec such as "4000x4000" would otherwise cost gigabytes). */
+static map_graph_t *cart_graph(const char *spec, uint32_t nslots, const json_t *id, json_t **error)
 {
 	rm_error_t err = { 0 };
 	map_cart_t cart;
 	map_graph_t *g = NULL;
+	double ranks = 1;
 	char msg[600];
+	int i;
 
-	if (map_cart_parse(spec, &cart, &err) == 0)
-		g = map_graph_cart(&cart, &err);
+	if (map_cart_parse(spec, &cart, &err) == 0) {
+		for (i = 0; i < cart.ndims; i++)
+			ranks *= cart.dims[i];
+		if (ranks > nslots)
+			rm_error_set(&err, "cart", 0, 0, "%.0f ranks but the target only %u slots", ranks, nslots);
+		else
+			g = map_graph_cart(&cart, &err);
+	}
 	if (!g)
 		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "cart: %s", rm_error_format(&err, msg, sizeof(msg)));
 	return g;
@@ -392,9 +405,9 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'hosts' and 'slots'");
 	if (!(m = srv_model_get(ctx)))
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
-	g = pat ? pattern_graph(pat, id, &error) : cart_graph(cart, id, &error);
-	if (g)
-		t = request_target(m, hosts, slots, per_core, id, &th, &error);
+	t = request_target(m, hosts, slots, per_core, id, &th, &error);
+	if (t)
+		g = pat ? pattern_graph(pat, t->nslots, id, &error) : cart_graph(cart, t->nslots, id, &error);
 	if (!g || !t)
 		goto out;
 	if (!(perm = calloc(g->n, sizeof(*perm)))) {
