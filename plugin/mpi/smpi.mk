@@ -1,7 +1,7 @@
 # plugin/mpi/smpi.mk: the SimGrid SMPI variant of the rankmap MPI library, and `make bench-e2e`.
 #
 # $(B)/plugin/smpi/librankmap_mpi_smpi.a holds plugin/mpi/*.c compiled with smpicc -DRANKMAP_SMPI plus
-# the core objects (mapping, topo, common, daemon client). An SMPI application links it as
+# the core objects they use (mapping, topo, common, daemon client). An SMPI application links it as
 #   smpicc app.c -Wl,--whole-archive librankmap_mpi_smpi.a -Wl,--no-whole-archive -Wl,-Bsymbolic-functions \
 #          <hwloc, jansson, ibnetdisc, scotch libraries>
 # so that its MPI_Cart_create & co. override SMPI's. --whole-archive is needed because SMPI 3.32's
@@ -16,7 +16,6 @@ SMPICC ?= smpicc
 SMPI_B := $(B)/plugin/smpi
 SMPI_SRC := $(wildcard plugin/mpi/*.c)
 SMPI_OBJS := $(patsubst plugin/mpi/%.c,$(SMPI_B)/%.o,$(SMPI_SRC))
-SMPI_CORE_OBJS = $(call objs_of,$(MAPPING_SRC) $(TOPO_SRC) $(COMMON_SRC) $(DLIB_SRC))
 SMPI_CFLAGS = -O2 -g $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -MMD -MP -DRANKMAP_SMPI \
 	-DSMPI_NO_OVERRIDE_MALLOC -Wno-error=format-truncation -DRANKMAP_VERSION=\"$(VERSION)\" -I. -Icommon -Itopo -Iorder -Imapping \
 	-Idaemon -Iplugin/mpi $(PKG_CFLAGS) $(SCOTCH_CFLAGS)
@@ -27,10 +26,15 @@ $(SMPI_B)/%.o: plugin/mpi/%.c
 	@mkdir -p $(dir $@)
 	$(SMPICC) $(SMPI_CFLAGS) -c -o $@ $<
 
-$(SMPI_B)/librankmap_mpi_smpi.a: $(SMPI_OBJS) $(SMPI_CORE_OBJS)
+# One relocatable object: the library's objects plus the core members they need (ld -r extracts
+# archive members as a final link would). --whole-archive then pulls in exactly that, never unused
+# core objects with dependencies of their own.
+# (Built in the archive's recipe: tests/module.mk's .SECONDARY would let a missing intermediate pass.)
+$(SMPI_B)/librankmap_mpi_smpi.a: $(SMPI_OBJS) $(B)/libdaemon.a $(CORE_LIBS)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
+	rm -f $@ $(SMPI_B)/rankmap_smpi.o
+	$(LD) -r -o $(SMPI_B)/rankmap_smpi.o $(SMPI_OBJS) --start-group $(B)/libdaemon.a $(CORE_LIBS) --end-group
+	$(AR) rcs $@ $(SMPI_B)/rankmap_smpi.o
 
 # The benchmark programs: plain SMPI builds (baselines need no library) and rankmap builds.
 E2E_DIR := tests/bench/e2e

@@ -4,24 +4,13 @@
 # Builds librankmap_mpi_smpi.a and the ring-of-rings program, then on 4 simulated hosts x 4 cores:
 #   - cyclic placement, rankmap disabled: every token hop crosses the network (offnode by hand);
 #   - cyclic placement, rankmap treematch: each ring lands on one host (offnode by hand), faster;
-#   - a bad RANKMAP_CLUSTER: one warning, the job still completes unreordered.
+#   - a bad RANKMAP_CLUSTER: one warning, the job still completes unreordered;
+#   - a traced 4x4 Cartesian run, then Cart_create reordered with the tracer's pattern (offnode by hand).
 . "$(dirname "$0")/../lib.sh"
 
 if ! command -v smpirun >/dev/null 2>&1 || ! command -v smpicc >/dev/null 2>&1; then
 	ok "skip: SimGrid SMPI not installed (make bench-e2e installs libsimgrid-dev)"
-	
-# Tracer under SMPI, then its pattern as weights. Block placement puts row i (ranks 4i..4i+3) on host i:
-# the heavy dimension-0 neighbours are all off node, 131072 of 133120 bytes per rank. The traced pattern
-# has 16 ranks x 4 distinct neighbours = 64 entries. Reordered with it, each host holds a column: only
-# the light bytes leave the host, 2048 of 133120.
-cart trace.out RANKMAP_TRACE="$T/trace.mtx"
-expect "traced Cartesian run completes, block offnode 131072/133120" [ "$(field offnode trace.out)" = 0.9846 ]
-expect "tracer wrote a 16x16 pattern with 64 entries" grep -q '^16 16 64$' "$T/trace.mtx"
-cart cart.out RANKMAP_ALGO=scotch RANKMAP_CLUSTER="$T/rankmap.cluster" RANKMAP_PATTERN="$T/trace.mtx"
-expect "Cart_create reordered with the traced weights: offnode 2048/133120" [ "$(field offnode cart.out)" = 0.0154 ]
-tb=$(field time trace.out); tc=$(field time cart.out)
-expect "reordered Cartesian time ($tc s) below block ($tb s)" awk -v a="$tc" -v b="$tb" 'BEGIN { exit !(a < b) }'
-finish
+	finish
 	exit $?
 fi
 cd "$TOP" || exit 1
@@ -29,19 +18,7 @@ if make --no-print-directory B="$B" bench-e2e-progs >/dev/null 2>&1; then
 	ok "SMPI library and benchmark programs build"
 else
 	notok "SMPI library and benchmark programs build (make B=$B bench-e2e-progs)"
-	
-# Tracer under SMPI, then its pattern as weights. Block placement puts row i (ranks 4i..4i+3) on host i:
-# the heavy dimension-0 neighbours are all off node, 131072 of 133120 bytes per rank. The traced pattern
-# has 16 ranks x 4 distinct neighbours = 64 entries. Reordered with it, each host holds a column: only
-# the light bytes leave the host, 2048 of 133120.
-cart trace.out RANKMAP_TRACE="$T/trace.mtx"
-expect "traced Cartesian run completes, block offnode 131072/133120" [ "$(field offnode trace.out)" = 0.9846 ]
-expect "tracer wrote a 16x16 pattern with 64 entries" grep -q '^16 16 64$' "$T/trace.mtx"
-cart cart.out RANKMAP_ALGO=scotch RANKMAP_CLUSTER="$T/rankmap.cluster" RANKMAP_PATTERN="$T/trace.mtx"
-expect "Cart_create reordered with the traced weights: offnode 2048/133120" [ "$(field offnode cart.out)" = 0.0154 ]
-tb=$(field time trace.out); tc=$(field time cart.out)
-expect "reordered Cartesian time ($tc s) below block ($tb s)" awk -v a="$tc" -v b="$tb" 'BEGIN { exit !(a < b) }'
-finish
+	finish
 	exit 1
 fi
 T=$(mktmp)

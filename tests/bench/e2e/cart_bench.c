@@ -76,6 +76,8 @@ static double run_halo(MPI_Comm cart, const opts_t *o, e2e_edge_t *edges, int *n
 		for (int s = 0; s < 2; s++) {
 			sbuf[2 * d + s] = calloc(1, (size_t)o->bytes[d]);
 			rbuf[2 * d + s] = calloc(1, (size_t)o->bytes[d]);
+			if (!sbuf[2 * d + s] || !rbuf[2 * d + s])
+				MPI_Abort(cart, 2);
 			if (nbr[2 * d + s] != MPI_PROC_NULL)
 				edges[n++] = (e2e_edge_t){ nbr[2 * d + s], o->bytes[d] };
 		}
@@ -116,18 +118,22 @@ static double run_alltoall(MPI_Comm cart, const opts_t *o, e2e_edge_t **edges, i
 	MPI_Comm_rank(line, &me);
 	lr = malloc(sizeof(int) * n);
 	cr = malloc(sizeof(int) * n);
+	*edges = malloc(sizeof(e2e_edge_t) * n);
+	if (!lr || !cr || !*edges)
+		MPI_Abort(cart, 2);
 	for (int i = 0; i < n; i++)
 		lr[i] = i;
 	MPI_Comm_group(line, &gl);
 	MPI_Comm_group(cart, &gc);
 	MPI_Group_translate_ranks(gl, n, lr, gc, cr);
-	*edges = malloc(sizeof(e2e_edge_t) * n);
 	*nedges = 0;
 	for (int i = 0; i < n; i++)
 		if (i != me)
 			(*edges)[(*nedges)++] = (e2e_edge_t){ cr[i], o->bytes[0] };
 	sb = calloc(n, (size_t)o->bytes[0]);
 	rb = calloc(n, (size_t)o->bytes[0]);
+	if (!sb || !rb)
+		MPI_Abort(cart, 2);
 	MPI_Barrier(cart);
 	t0 = MPI_Wtime();
 	for (int it = 0; it < o->iters; it++)

@@ -91,6 +91,8 @@ static int write_all(MPI_Comm comm, const char *path, const e2e_edge_t *mine, in
 	MPI_Comm_size(comm, &size);
 	counts = calloc(size, sizeof(int));
 	displs = calloc(size, sizeof(int));
+	if (!counts || !displs)
+		MPI_Abort(comm, 2);
 	MPI_Gather(&nmine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
 	for (int i = 0; i < size; i++) {
 		displs[i] = total * 2;
@@ -99,6 +101,8 @@ static int write_all(MPI_Comm comm, const char *path, const e2e_edge_t *mine, in
 	}
 	pairs = malloc(sizeof(double) * 2 * (total + 1));
 	local = malloc(sizeof(double) * 2 * (nmine + 1));
+	if (!pairs || !local)
+		MPI_Abort(comm, 2);
 	for (int i = 0; i < nmine; i++) {
 		local[2 * i] = mine[i].peer;
 		local[2 * i + 1] = mine[i].bytes;
@@ -135,6 +139,8 @@ int e2e_write_pattern(MPI_Comm comm, const char *path, const e2e_edge_t *edges, 
 		return write_all(comm, path, edges, nedges, iters);
 	MPI_Gather(&nedges, 1, MPI_INT, NULL, 0, MPI_INT, 0, comm);
 	local = malloc(sizeof(double) * 2 * (nedges + 1));
+	if (!local)
+		MPI_Abort(comm, 2);
 	for (int i = 0; i < nedges; i++) {
 		local[2 * i] = edges[i].peer;
 		local[2 * i + 1] = edges[i].bytes;

@@ -95,6 +95,8 @@ static double run(MPI_Comm comm, const opts_t *o)
 	MPI_Comm_rank(comm, &me);
 	MPI_Comm_size(comm, &size);
 	gr = calloc(size / o->ring + 1, (size_t)o->gather);
+	if (!tok || !gs || !gr)
+		MPI_Abort(comm, 2);
 	int base = me - me % o->ring, right = base + (me - base + 1) % o->ring;
 	int left = base + (me - base + o->ring - 1) % o->ring;
 	MPI_Comm_split(comm, me == base ? 0 : MPI_UNDEFINED, me, &leaders);
@@ -141,6 +143,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	e = malloc(sizeof(*e) * (size / o.ring + 2));
+	if (!e)
+		MPI_Abort(MPI_COMM_WORLD, 2);
 	n = pattern(me, size, &o, e);
 	if (o.dist) { /* each process declares its own vertex; afterwards it plays vertex = its new rank */
 		comm = make_comm(me, size, &o, e, n);
