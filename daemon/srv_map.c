@@ -437,6 +437,7 @@ out:
 
 #ifdef HAVE_ORDER
 #define ORDER_SCHEMA SRV_ENVELOPE " method:s dims?a wrap?a link_cost?a nodes_per_router?i axes?s"
+#define ORDER_MAX_NODES (1u << 20) /* over six times the largest torus machine built (Fugaku, 158,976 nodes) */
 
 /* The torus: given in the request (dims, wrap, link_cost, nodes_per_router) or the model's own. */
 int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const json_t *cost, int npr,
@@ -469,6 +470,9 @@ int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const
 	spec->nodes_per_router = npr;
 	if (npr < 1 || npr > 1024)
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "nodes_per_router: %d outside 1..1024", npr), -1;
+	if ((double)spec->dims[0] * spec->dims[1] * spec->dims[2] * npr > ORDER_MAX_NODES) /* memory of one worker */
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "torus of %.0f nodes: at most %u",
+					       (double)spec->dims[0] * spec->dims[1] * spec->dims[2] * npr, ORDER_MAX_NODES), -1;
 	return 0;
 }
 
