@@ -59,7 +59,8 @@ test: deps
 	@$(MAKE) --no-print-directory all test-progs
 	@sh tests/run.sh
 
-run: all
+run: deps
+	@$(MAKE) --no-print-directory all
 	@sh scripts/run.sh
 
 bench: all test-progs
