@@ -40,13 +40,15 @@ expect "fake rankmapd (stall) listens" fake_start stall "$SOCK"
 # The plugin puts the MPI library before it in the tasks' LD_PRELOAD (it keeps the user's), hence the
 # link-order check is off; libasan is still preloaded, so its allocator is the one in use.
 rt=$(ldd "$BIN/spank_rankmap.so" 2>/dev/null | sed -n 's/^[[:space:]]*libasan\.so[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
+# Only the Slurm programs get it (SAN): procps' pgrep deadlocks with libasan preloaded.
+SAN=""
 if [ -n "$rt" ]; then
 	echo "# sanitized build: Slurm daemons and srun run with LD_PRELOAD=$rt"
-	export LD_PRELOAD="$rt${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+	SAN="env LD_PRELOAD=$rt${LD_PRELOAD:+:$LD_PRELOAD} ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
 fi
 export RANKMAP_FAKE_NODE='pack:2 core:8 pu:1'
 t0=$(date +%s)
-if ! sh "$H/cluster.sh" start "$C" "$BIN/spank_rankmap.so" socket="$SOCK" libdir="$BIN" timeout=2000 \
+if ! $SAN sh "$H/cluster.sh" start "$C" "$BIN/spank_rankmap.so" socket="$SOCK" libdir="$BIN" timeout=2000 \
 	>"$T/cluster.out" 2>&1; then
 	cat "$T/cluster.out"
 	notok "local Slurm cluster starts with rankmapd stalling"
@@ -78,7 +80,7 @@ all=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 bind_stalled() {
 	idle
 	before=$(fake_clients "$SOCK"); t0=$(date +%s)
-	timeout -k 5 "$BOUND" srun -N4 --ntasks-per-node=2 -m block:block --rankmap-bind "$T/bindprobe.sh" \
+	timeout -k 5 "$BOUND" $SAN srun -N4 --ntasks-per-node=2 -m block:block --rankmap-bind "$T/bindprobe.sh" \
 		>"$T/bind.out" 2>"$T/bind.err"
 	rc=$?; s=$(elapsed_since "$t0")
 	echo "# --rankmap-bind step: exit $rc in ${s}s"
@@ -96,7 +98,7 @@ cart_stalled() {
 	for attempt in 1 2 3; do
 		idle
 		t0=$(date +%s)
-		OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo timeout -k 5 "$BOUND" srun "$@" \
+		OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo timeout -k 5 "$BOUND" $SAN srun "$@" \
 			>"$T/$m.out" 2>"$T/$m.err"
 		rc=$?
 		grep -q '^cart:' "$T/$m.out" || ! grep -q 'Process received signal' "$T/$m.err" && break
