@@ -54,5 +54,5 @@ bench-e2e-progs: $(addprefix $(E2E_B)/,$(E2E_PROGS))
 # E2E_QUICK=1 runs a reduced set (development); E2E_OUT sets the output directory.
 bench-e2e:
 	@RANKMAP_EXTRA_PKGS=libsimgrid-dev sh scripts/deps.sh
-	@$(MAKE) --no-print-directory all bench-e2e-progs
+	@$(MAKE) --no-print-directory bench-e2e-progs
 	@B=$(B) sh $(E2E_DIR)/run.sh
