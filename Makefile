@@ -30,8 +30,8 @@ EXTRA_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 EXTRA_LDFLAGS += -fsanitize=address,undefined
 # Run-time settings for the suite (tests/FAULTS.md): the PMPI library is preloaded into MPI programs built
 # without ASan, so the ASan runtime cannot come first there; a 16 MiB quarantine keeps the daemon's
-# memory-growth checks about the daemon, not about ASan's free-list.
-export ASAN_OPTIONS ?= verify_asan_link_order=0:quarantine_size_mb=16
+# memory-growth checks about the daemon, not about ASan's free-list; tests/sanitize/asan.supp: others' bugs.
+export ASAN_OPTIONS ?= verify_asan_link_order=0:quarantine_size_mb=16:suppressions=$(CURDIR)/tests/sanitize/asan.supp
 export UBSAN_OPTIONS ?= print_stacktrace=1
 endif
 
