@@ -39,6 +39,7 @@ static const struct key keys[] = {
 	COST(lat_core, 0, 0), COST(bw_core, 0, 1), COST(lat_cache, 0, 0), COST(bw_cache, 0, 1),
 	COST(lat_numa, 0, 0), COST(bw_numa, 0, 1), COST(lat_host, 0, 0), COST(bw_host, 0, 1),
 	COST(lat_net, 0, 0),  COST(bw_net, 0, 1),  COST(lat_hop, 0, 0),  COST(ref_bytes, 0, 0),
+	COST(bw_hop, 0, 1),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

@@ -41,6 +41,8 @@ void topo_cluster_drop_types(struct topo_cluster *c, size_t ntypes_before);
 /* Network part of the cost between two distinct hosts (lat_net + hops or torus distance + transfer);
  * negative when both are in the fabric but not connected (cost.c). */
 double topo_host_net_cost(struct topo_cluster *c, size_t a, size_t b);
+/* Cost of one torus hop of link cost 1: lat_hop + ref_bytes / bw_hop (cost.c). */
+double topo_torus_hop_cost(const topo_costs_t *k);
 
 /* A small string set, for duplicate checks inside one load (cluster.c). */
 struct topo_nameset;

@@ -8,8 +8,18 @@
  *   same package, die or NUMA group lat_numa / bw_numa
  *   same host, across packages      lat_host / bw_host
  *   other host                      lat_net + lat_hop * (hops - 2)     / bw_net   (InfiniBand hops)
- *                                   lat_net + lat_hop * torus distance / bw_net   (3D torus)
  *                                   lat_net                            / bw_net   (flat network)
+ *   other host on a 3D torus        lat_net + ref_bytes / bw_net
+ *                                   + D * (lat_hop + ref_bytes / bw_hop)
+ *       where D is the torus distance: the sum over the three dimensions of (shortest, wrapped) hops
+ *       times that dimension's link cost.
+ *
+ * The torus term is hop-bytes: a message crossing D links occupies every one of them for its
+ * transfer time, so on a torus, whose links are shared by neighbouring traffic and limit it, the
+ * bandwidth it consumes grows with the hops (not only its latency). The base term is the injection
+ * (HCA to HCA); each hop adds its switch latency and one more link transfer. A fat tree is left as it
+ * was (latency per extra switch hop only): it has full bisection bandwidth, so an extra hop up the
+ * tree uses links that are provisioned for it rather than links shared with neighbours.
  *
  * Defaults (REFERENCE.md section 4, LogGP on DDR InfiniBand: L = 1.84 us, o = 1.49 us,
  * G = 0.00067 us/byte):
@@ -21,7 +31,9 @@
  *   bandwidths bw_host 10, bw_numa 20, bw_cache 30, bw_core 50 GB/s (orders of magnitude of
  *   inter-socket links, memory and caches of the same era);
  *   ref_bytes = (L + 2o) / G = 7194 bytes: the size where latency and transfer cost the same on the
- *              network ("one message costs about as much as 7 KB of payload").
+ *              network ("one message costs about as much as 7 KB of payload");
+ *   bw_hop   = 1/G = 1.49 GB/s: a torus link is a link of the same network, so one hop of link cost 1
+ *              costs lat_hop + ref_bytes * G = 0.15 + 4.82 = 4.97 us (one more link transfer).
  * With these, every intra-node distance is below every network distance, as the Rashti load rules
  * require, and each closer level is strictly cheaper.
  */
@@ -45,6 +57,7 @@ void topo_costs_default(topo_costs_t *k)
 	k->bw_net = 1.0 / G / 1000.0;
 	k->lat_hop = 0.15;
 	k->ref_bytes = (L + 2 * o) / G;
+	k->bw_hop = 1.0 / G / 1000.0;
 }
 
 topo_costs_t *topo_cluster_costs(topo_cluster_t c)
@@ -57,6 +70,11 @@ static double level_cost(double lat, double bw, double bytes)
 	return lat + (bw > 0 ? bytes / (bw * 1000.0) : 0.0);
 }
 
+double topo_torus_hop_cost(const topo_costs_t *k)
+{
+	return level_cost(k->lat_hop, k->bw_hop, k->ref_bytes);
+}
+
 double topo_host_net_cost(struct topo_cluster *c, size_t a, size_t b)
 {
 	const topo_costs_t *k = &c->costs;
@@ -64,8 +82,11 @@ double topo_host_net_cost(struct topo_cluster *c, size_t a, size_t b)
 	double extra = 0.0;
 
 	if (c->torus && ha->torus_node >= 0 && hb->torus_node >= 0) {
-		extra = topo_torus_model_distance(c->torus, ha->torus_node, hb->torus_node);
-	} else if (c->fabric && ha->fabric_host >= 0 && hb->fabric_host >= 0) {
+		double d = topo_torus_model_distance(c->torus, ha->torus_node, hb->torus_node);
+
+		return level_cost(k->lat_net, k->bw_net, k->ref_bytes) + d * topo_torus_hop_cost(k);
+	}
+	if (c->fabric && ha->fabric_host >= 0 && hb->fabric_host >= 0) {
 		int hops = topo_fabric_hops(c->fabric, (size_t)ha->fabric_host, (size_t)hb->fabric_host);
 
 		if (hops < 0)

@@ -377,7 +377,7 @@ struct netmat {
 struct nettorus {
 	topo_torus_spec_t spec;
 	long *node;             /* target host -> torus node */
-	double lat, hop, xfer;
+	double lat, hop, xfer;  /* distance: lat + hop * (link-cost-weighted hops) + xfer */
 };
 
 static double netmat_dist(const topo_target_t *t, uint32_t ha, uint32_t hb)
@@ -416,7 +416,7 @@ static double nettorus_dist(const topo_target_t *t, uint32_t ha, uint32_t hb)
 			h = x->spec.dims[d] - h;
 		dist += h * x->spec.link_cost[d];
 	}
-	return x->lat + x->hop * dist + x->xfer;
+	return x->lat + x->xfer + dist * x->hop; /* the order of topo_host_net_cost: same rounding */
 }
 
 static void nettorus_free(void *p)
@@ -441,7 +441,7 @@ static int attach_torus(struct build *b, topo_target_t *t)
 	for (i = 0; i < b->n; i++)
 		x->node[t->slot_host[i]] = b->c->hosts[t->slot[i].host].torus_node;
 	x->lat = k->lat_net;
-	x->hop = k->lat_hop;
+	x->hop = topo_torus_hop_cost(k); /* latency and hop-bytes transfer (cost.c) */
 	x->xfer = k->bw_net > 0 ? k->ref_bytes / (k->bw_net * 1000.0) : 0.0;
 	t->net_ctx = x;
 	t->net_dist = nettorus_dist;

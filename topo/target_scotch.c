@@ -8,26 +8,62 @@
 
 #include "topo_scotch.h"
 
-/* Integer distances D[l] for Scotch: the costs themselves when they are small integers, else scaled so
- * that the largest is 1000. Every level above the slots gets at least 1. */
-static void integer_costs(const topo_target_t *t, SCOTCH_Num *D)
+/* Integer distances D[l] for Scotch from the level costs cost[] (t->cost, or as raised by net_costs):
+ * the costs themselves when they are small integers, else scaled so that the largest is 1000. Every
+ * level above the slots gets at least 1. Returns the scale (D per unit of cost). */
+static double integer_costs(const topo_target_t *t, const double *cost, SCOTCH_Num *D)
 {
 	double max = 0, scale = 1;
 	int l, integral = 1;
 
 	for (l = 0; l < t->nlevels; l++) {
-		if (t->cost[l] > max)
-			max = t->cost[l];
-		if (t->cost[l] != floor(t->cost[l]))
+		if (cost[l] > max)
+			max = cost[l];
+		if (cost[l] != floor(cost[l]))
 			integral = 0;
 	}
 	if (!integral || max > 1e6)
 		scale = max > 0 ? 1000.0 / max : 1;
 	for (l = 0; l < t->nlevels; l++) {
-		double v = floor(t->cost[l] * scale + 0.5);
+		double v = floor(cost[l] * scale + 0.5);
 
 		D[l] = l == t->nlevels - 1 ? 0 : (SCOTCH_Num)(v < 1 ? 1 : v);
 	}
+	return scale;
+}
+
+/* Whether the decomposition target gets direct host-hub links for net_dist. */
+static int has_net_links(const topo_target_t *t)
+{
+	return t->net_dist && t->slot_host && t->host_level >= 0 && t->host_level < t->nlevels - 1 &&
+	       t->nhosts <= TOPO_SCOTCH_MAX_NET_HOSTS;
+}
+
+/* cost[l] = t->cost[l], except that the network levels (above the host level) are raised to the
+ * largest net_dist between two hosts of the target. t->cost[] only samples adjacent slots, and a torus
+ * pair can be farther apart than any adjacent one: in the decomposition graph the path between two
+ * hosts through the root costs twice the root's cost, so a root cost below some net_dist would make
+ * that host pair look closer than it is. O(nhosts^2), nhosts <= TOPO_SCOTCH_MAX_NET_HOSTS. */
+static void net_costs(const topo_target_t *t, double *cost)
+{
+	double max = 0;
+	uint32_t a, b;
+	int l;
+
+	for (l = 0; l < t->nlevels; l++)
+		cost[l] = t->cost[l];
+	if (!has_net_links(t))
+		return;
+	for (a = 0; a < t->nhosts; a++)
+		for (b = a + 1; b < t->nhosts; b++) {
+			double d = t->net_dist(t, a, b);
+
+			if (d > max)
+				max = d;
+		}
+	for (l = 0; l < t->host_level; l++)
+		if (cost[l] < max)
+			cost[l] = max;
 }
 
 /* Arity of each level when every group of the level above has the same number of children; 0 when the
@@ -76,8 +112,8 @@ static SCOTCH_Num hub_of(const topo_target_t *t, const SCOTCH_Num *off, uint32_t
 }
 
 /* Visits each tree edge (node at level l, l >= 1, to its parent) exactly once, and each host pair. */
-static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTCH_Num *D, const SCOTCH_Num *hhub,
-		      struct hub_graph *h, SCOTCH_Num *fill, int count_only)
+static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTCH_Num *D, double scale,
+		      const SCOTCH_Num *hhub, struct hub_graph *h, SCOTCH_Num *fill, int count_only)
 {
 	uint32_t s, a, b;
 	int l, L = t->nlevels;
@@ -100,8 +136,8 @@ static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTC
 	for (a = 0; a < t->nhosts; a++)
 		for (b = a + 1; b < t->nhosts; b++) {
 			SCOTCH_Num ha = hhub[a], hb = hhub[b];
-			double nd = t->net_dist(t, a, b) * (D[0] / (t->cost[0] > 0 ? t->cost[0] : 1));
-			SCOTCH_Num w = (SCOTCH_Num)(2 * nd - 2 * D[t->host_level]);
+			double nd = t->net_dist(t, a, b) * scale;
+			SCOTCH_Num w = (SCOTCH_Num)floor(2 * nd - 2 * D[t->host_level] + 0.5);
 
 			if (count_only)
 				fill[ha]++, fill[hb]++;
@@ -110,7 +146,7 @@ static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTC
 		}
 }
 
-static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, SCOTCH_Arch *arch, rm_error_t *err)
+static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, double scale, SCOTCH_Arch *arch, rm_error_t *err)
 {
 	struct hub_graph h = { 0 };
 	SCOTCH_Num off[64], *fill, *list, *hhub = NULL, i;
@@ -120,8 +156,7 @@ static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, SCOTCH_Arch *
 	h.nv = (SCOTCH_Num)t->nslots;
 	for (l = 0; l < t->nlevels - 1; l++)
 		off[l] = h.nv, h.nv += (SCOTCH_Num)t->ngroups[l];
-	if (t->net_dist && t->slot_host && t->host_level >= 0 && t->host_level < t->nlevels - 1 &&
-	    t->nhosts <= TOPO_SCOTCH_MAX_NET_HOSTS) { /* the hub of each target-local host */
+	if (has_net_links(t)) { /* the hub of each target-local host */
 		hhub = malloc(((size_t)t->nhosts + 1) * sizeof(*hhub));
 		if (!hhub)
 			return rm_error_set(err, "scotch target", 0, 0, "out of memory");
@@ -133,7 +168,7 @@ static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, SCOTCH_Arch *
 	list = malloc(((size_t)t->nslots + 1) * sizeof(*list));
 	if (!fill || !h.vert || !list)
 		goto out;
-	hub_edges(t, off, D, hhub, &h, fill, 1);
+	hub_edges(t, off, D, scale, hhub, &h, fill, 1);
 	for (h.vert[0] = 0, i = 0; i < h.nv; i++)
 		h.vert[i + 1] = h.vert[i] + fill[i], fill[i] = h.vert[i];
 	h.ne = h.vert[h.nv];
@@ -141,7 +176,7 @@ static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, SCOTCH_Arch *
 	h.edlo = malloc(((size_t)h.ne + 1) * sizeof(*h.edlo));
 	if (!h.edge || !h.edlo)
 		goto out;
-	hub_edges(t, off, D, hhub, &h, fill, 0);
+	hub_edges(t, off, D, scale, hhub, &h, fill, 0);
 	for (i = 0; i < (SCOTCH_Num)t->nslots; i++)
 		list[i] = i;
 	if (SCOTCH_graphInit(&graph) == 0) {
@@ -161,6 +196,7 @@ out:
 int topo_target_scotch_arch(const topo_target_t *t, SCOTCH_Arch *arch, rm_error_t *err)
 {
 	SCOTCH_Num D[64], ar[64], link[64];
+	double cost[64], scale;
 	int l, rc;
 
 	if (!t || !arch || t->nlevels < 1 || t->nlevels > 64 || t->nslots == 0 || t->nslots > INT32_MAX / 4) {
@@ -171,7 +207,8 @@ int topo_target_scotch_arch(const topo_target_t *t, SCOTCH_Arch *arch, rm_error_
 		errno = ENOMEM;
 		return rm_error_set(err, "scotch target", 0, 0, "SCOTCH_archInit failed");
 	}
-	integer_costs(t, D);
+	net_costs(t, cost);
+	scale = integer_costs(t, cost, D);
 	if (t->nlevels == 1)
 		rc = SCOTCH_archCmplt(arch, 1);
 	else if (!t->net_dist && uniform_arities(t, ar)) {
@@ -179,7 +216,7 @@ int topo_target_scotch_arch(const topo_target_t *t, SCOTCH_Arch *arch, rm_error_
 			link[l] = D[l];
 		rc = SCOTCH_archTleaf(arch, t->nlevels - 1, ar, link);
 	} else {
-		rc = build_deco(t, D, arch, err);
+		rc = build_deco(t, D, scale, arch, err);
 	}
 	if (rc != 0) {
 		SCOTCH_archExit(arch);

@@ -135,6 +135,8 @@ typedef struct topo_costs {
 	double lat_net, bw_net;         /* between hosts: base cost (HCA to HCA, one switch) */
 	double lat_hop;                 /* each extra switch hop, or torus hop of link cost 1 */
 	double ref_bytes;               /* message size the distance is quoted for */
+	double bw_hop;                  /* torus link bandwidth: each torus hop of link cost 1 also costs
+					 * ref_bytes / bw_hop (hop-bytes; see topo/cost.c) */
 } topo_costs_t;
 
 /* Fills costs with the defaults. */

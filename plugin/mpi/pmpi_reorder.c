@@ -3,8 +3,12 @@
  *
  * The root maps the graph onto the slots the ranks occupy (mapping/'s map_compute): perm[v] is the slot
  * that should run vertex v, i.e. the process now on that slot gets new rank v. The mapping is kept only
- * when it costs less than the current placement (vertex v on the process of rank v). New ranks are
- * scattered (one int per rank) and the communicator is split with them as keys.
+ * when it costs clearly less than the current placement (vertex v on the process of rank v): at least
+ * RMP_MIN_GAIN (0.5 %) less under the cost model. A mapping that merely ties with where the ranks
+ * already sit, or beats it by rounding noise, is dropped: the model cannot tell such placements apart,
+ * while the application (its collectives' algorithms, its own tuning) may well prefer its own order,
+ * so not reordering is the safe choice. The same rule applies to a mapping computed by rankmapd. New
+ * ranks are scattered (one int per rank) and the communicator is split with them as keys.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +16,14 @@
 #include <string.h>
 
 #include "pmpi.h"
+
+#define RMP_MIN_GAIN 0.005 /* smallest relative model-cost gain for which a mapping is kept */
+
+/* Whether a mapping of model cost after is worth leaving the current placement of cost before. */
+static int worth_moving(double before, double after)
+{
+	return after < before * (1.0 - RMP_MIN_GAIN);
+}
 
 /* Root: one line describing the outcome, printed (RANKMAP_VERBOSE) and/or appended (RANKMAP_REPORT). */
 static void report(const rmp_call_t *call, const char *algo, double before, double after, uint32_t moved)
@@ -80,6 +92,12 @@ static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g
 			goto out;
 		}
 		before = res.identity_cost, after = res.cost, algo = res.algo;
+		if (!worth_moving(before, after)) { /* perm[v] = v: every rank stays */
+			for (uint32_t v = 0; v < n; v++)
+				perm[v] = v;
+			after = before;
+			algo = "current";
+		}
 	} else {
 		if (map_local(call, pl, g, perm, &res) != 0) {
 			rc = -1;
@@ -87,7 +105,7 @@ static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g
 		}
 		before = map_cost(g, pl->target, cur), after = map_cost(g, pl->target, perm);
 		algo = res.algo[0] ? res.algo : call->env.algo;
-		if (!(after < before)) { /* never worse than where the ranks already are */
+		if (!worth_moving(before, after)) { /* never worse than, nor a tie with, where ranks are */
 			memcpy(perm, cur, sizeof(uint32_t) * n);
 			after = before;
 			algo = "current";

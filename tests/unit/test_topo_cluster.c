@@ -122,6 +122,7 @@ static void test_cluster_files(void)
 	expect_file_error("no equals", "# c\n\nhwloc synthetic:core:2 pu:1\n", NULL, 3, "key = value");
 	expect_file_error("bad number", "lat_net = fast\n", NULL, 1, "lat_net");
 	expect_file_error("zero bandwidth", "bw_net = 0\n", NULL, 1, "bw_net");
+	expect_file_error("zero torus link bandwidth", "# torus\nbw_hop = 0\n", NULL, 2, "bw_hop");
 	expect_file_error("empty value", "ib =\n", NULL, 1, "needs a value");
 	expect_file_error("empty file", "# nothing\n", NULL, 0, "no source");
 	expect_file_error("missing data file", "hwloc = synthetic:core:2 pu:1@a\nhwloc = nosuch.xml\n", "nosuch.xml", 0,
@@ -140,13 +141,14 @@ static void test_cluster_files(void)
 	}
 	write_file("sub/good.conf",
 		   "# a comment\nhwloc = \"b1.xml\"   # relative to this file\n"
-		   "hwloc = synthetic:pack:2 core:2 pu:1@s1,s2\nlat_net = 3.5\nref_bytes=1024\n",
+		   "hwloc = synthetic:pack:2 core:2 pu:1@s1,s2\nlat_net = 3.5\nref_bytes=1024\nbw_hop = 3\n",
 		   path, sizeof(path));
 	c = topo_cluster_create();
 	rm_error_clear(&err);
 	check(topo_load_cluster_file(c, path, &err) == 0, "good file: %s", err.text);
 	check(topo_nhosts(c) == 3 && topo_host_find(c, "bonobo001") == 0, "hosts from XML and synthetic");
-	check(topo_cluster_costs(c)->lat_net == 3.5 && topo_cluster_costs(c)->ref_bytes == 1024, "costs set");
+	check(topo_cluster_costs(c)->lat_net == 3.5 && topo_cluster_costs(c)->ref_bytes == 1024 &&
+	      topo_cluster_costs(c)->bw_hop == 3, "costs set");
 	/* again into the non-empty cluster: duplicates, refused */
 	rm_error_clear(&err);
 	check(topo_load_cluster_file(c, path, &err) < 0 && strstr(err.text, "duplicate"), "again: %s", err.text);

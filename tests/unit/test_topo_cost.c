@@ -33,7 +33,13 @@ static void test_defaults(void)
 	check(0 < core && core < cache && cache < numa && numa < host && host < net,
 	      "closer levels are cheaper: %g %g %g %g %g", core, cache, numa, host, net);
 	check(fabs(at(k.lat_net, k.bw_net, k.ref_bytes) - 2 * k.lat_net) < 1e-9, "latency == transfer at ref_bytes");
-	check(k.lat_hop > 0.1 && k.lat_hop < 0.25, "hop cost in the 150-200 ns range");
+	check(k.lat_hop > 0.1 && k.lat_hop < 0.25, "hop latency in the 150-200 ns range");
+	/* a torus link is a link of the same network: bw_hop = 1/G, so a hop of link cost 1 costs its
+	 * latency plus one more transfer of ref_bytes: 0.15 + 7194 B * 0.00067 us/B = 0.15 + 4.82 us */
+	check(fabs(k.bw_hop - k.bw_net) < 1e-12, "bw_hop = 1/G");
+	check(fabs(topo_torus_hop_cost(&k) - 4.97) < 1e-9, "torus hop = 4.97 us: %g", topo_torus_hop_cost(&k));
+	k.bw_hop = 2 * k.bw_net;
+	check(fabs(topo_torus_hop_cost(&k) - (0.15 + 4.82 / 2)) < 1e-9, "twice the link bandwidth: half the transfer");
 }
 
 static void test_node(void)

@@ -273,10 +273,18 @@ static void test_torus(void)
 	check(topo_torus(c) && topo_torus(c)->dims[1] == 4, "spec");
 	for (i = 1; i < 5; i++) {
 		topo_slot_t a = { (uint32_t)topo_host_find(c, "n000"), 0 }, b = { (uint32_t)topo_host_find(c, hosts[i]), 0 };
-		double want = k->lat_net + k->lat_hop * hops[i] + xfer(k, k->bw_net);
+		/* cost.c: injection (lat_net + ref_bytes / bw_net), then per hop of link cost 1 its latency
+		 * and one more link transfer (hop-bytes): lat_hop + ref_bytes / bw_hop */
+		double want = k->lat_net + xfer(k, k->bw_net) + hops[i] * (k->lat_hop + xfer(k, k->bw_hop));
 
 		check(fabs(topo_slot_distance(c, a, b) - want) < 1e-9, "n000-%s: %g want %g", hosts[i],
 		      topo_slot_distance(c, a, b), want);
+	}
+	{ /* with the defaults by hand: 4.82 + 4.82 base, 0.15 + 7194 B * 0.00067 us/B = 4.97 per hop */
+		topo_slot_t a = { (uint32_t)topo_host_find(c, "n000"), 0 }, b = { (uint32_t)topo_host_find(c, "n006"), 0 };
+
+		check(fabs(topo_slot_distance(c, a, b) - (9.64 + 3 * 4.97)) < 1e-9, "n000-n006 = 24.55 us: %g",
+		      topo_slot_distance(c, a, b));
 	}
 	t = topo_target_from_hosts(c, hosts, 5, 0, &err);
 	check(t != NULL, "torus target: %s", err.text);
