@@ -44,7 +44,7 @@ E2E_COMMON := $(E2E_DIR)/e2e_common.c $(E2E_DIR)/e2e_common.h
 
 $(E2E_B)/%: $(E2E_DIR)/%.c $(E2E_COMMON) $(SMPI_B)/librankmap_mpi_smpi.a
 	@mkdir -p $(dir $@)
-	$(SMPICC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< $(E2E_DIR)/e2e_common.c \
+	$(SMPICC) -O2 -Wall -Wextra -Werror -std=gnu11 $(ALL_LDFLAGS) -o $@ $< $(E2E_DIR)/e2e_common.c \
 		-Wl,--whole-archive $(SMPI_B)/librankmap_mpi_smpi.a $(SMPI_LIB_DEPS)
 
 .PHONY: smpi-lib bench-e2e-progs bench-e2e
