@@ -8,6 +8,11 @@
  * so an input already depth-first keeps its order), and levels that never branch are dropped.
  * cost[l] is the largest cost-model distance observed between slots whose deepest common level is l.
  * A torus, or a fabric whose distances the tree does not capture exactly, gets net_dist.
+ *
+ * A torus also gets block levels above its routers, so that tree-based engines (TreeMatch) see its
+ * locality: the router box is bisected recursively, each step halving (rounding up) its longest side,
+ * and each step is a level ("block1" the coarsest). Routers close in the torus share small blocks;
+ * the exact (wrapped, link-cost-weighted) distances stay in net_dist.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +30,8 @@ struct cand {
 	topo_level_kind_t kind;
 	const char *name;
 	hwloc_obj_type_t hw;   /* hardware levels */
-	int net;               /* network levels: fabric k (>= 0), -1 torus router, -2 none */
+	int net;               /* network levels: fabric k (>= 0), -1 torus router, -2 none, -10 - k torus
+				* block level k (struct build's block[k]) */
 };
 
 static const struct cand hw_levels[] = {
@@ -35,6 +41,7 @@ static const struct cand hw_levels[] = {
 	{ TOPO_LEVEL_CORE, "core", HWLOC_OBJ_CORE, -2 },         { TOPO_LEVEL_PU, "pu", HWLOC_OBJ_PU, -2 },
 };
 #define NHW (sizeof(hw_levels) / sizeof(hw_levels[0]))
+#define MAXBLOCKS 24                  /* torus block levels at most (2^24 routers) */
 #define MAXCAND (NHW + 34)
 
 struct build {
@@ -42,6 +49,7 @@ struct build {
 	const topo_slot_t *slots;
 	size_t n;
 	int net_mode;                 /* 0 flat, 1 fabric, 2 torus */
+	int block[MAXBLOCKS][3];      /* torus block levels: block sides in routers, coarsest first */
 	struct cand cand[MAXCAND];
 	int ncand, host_cand;
 	uint32_t *ids;                /* n * ncand nested dense ids, in input order */
@@ -74,10 +82,23 @@ static uint64_t net_key(struct build *b, const struct topo_host *h, size_t hi, i
 	struct topo_cluster *c = b->c;
 	long leaf, g;
 
-	if (net == -1) {
+	if (net == -1 || net <= -10) {
 		const topo_torus_spec_t *s = topo_torus_model_spec(c->torus);
+		long r = h->torus_node / s->nodes_per_router;
+		const int *side;
+		uint64_t key = 0;
+		int d, co[3];
 
-		return h->torus_node < 0 ? UNATTACHED | hi : (uint64_t)(h->torus_node / s->nodes_per_router);
+		if (h->torus_node < 0)
+			return UNATTACHED | hi;
+		if (net == -1)
+			return (uint64_t)r;
+		side = b->block[-10 - net];
+		for (d = 2; d >= 0; d--) /* router coordinates, z fastest (as net_torus.c numbers them) */
+			co[d] = (int)(r % s->dims[d]), r /= s->dims[d];
+		for (d = 0; d < 3; d++)
+			key = key * (uint64_t)((s->dims[d] + side[d] - 1) / side[d]) + (uint64_t)(co[d] / side[d]);
+		return key;
 	}
 	if (h->fabric_host < 0 || (leaf = topo_fabric_host_leaf(c->fabric, (size_t)h->fabric_host)) < 0)
 		return UNATTACHED | hi;
@@ -132,6 +153,31 @@ static void choose_net(struct build *b)
 		b->net_mode = 1;
 }
 
+/* Torus block levels (see the top of the file): halve the longest side until blocks are routers. */
+static void add_torus_blocks(struct build *b)
+{
+	static const char *names[MAXBLOCKS] = {
+		"block1",  "block2",  "block3",  "block4",  "block5",  "block6",  "block7",  "block8",
+		"block9",  "block10", "block11", "block12", "block13", "block14", "block15", "block16",
+		"block17", "block18", "block19", "block20", "block21", "block22", "block23", "block24",
+	};
+	const topo_torus_spec_t *s = topo_torus_model_spec(b->c->torus);
+	int side[3] = { s->dims[0], s->dims[1], s->dims[2] }, k, d, longest;
+
+	for (k = 0; k < MAXBLOCKS; k++) {
+		for (longest = 0, d = 1; d < 3; d++)
+			if (side[d] > side[longest])
+				longest = d;
+		if (side[longest] <= 1)
+			return;
+		side[longest] = (side[longest] + 1) / 2;
+		if (side[0] * side[1] * side[2] == 1)
+			return; /* the finest block is the router itself */
+		memcpy(b->block[k], side, sizeof(side));
+		add_cand(b, TOPO_LEVEL_NETWORK, names[k], HWLOC_OBJ_MACHINE, -10 - k);
+	}
+}
+
 static void make_cands(struct build *b)
 {
 	static const char *group_names[] = { "leaf", "group1", "group2", "group3", "group4", "group5",
@@ -150,6 +196,7 @@ static void make_cands(struct build *b)
 		if (K <= 0)
 			add_cand(b, TOPO_LEVEL_NETWORK, "leaf", HWLOC_OBJ_MACHINE, 0);
 	} else if (b->net_mode == 2) {
+		add_torus_blocks(b);
 		add_cand(b, TOPO_LEVEL_NETWORK, "router", HWLOC_OBJ_MACHINE, -1);
 	}
 	b->host_cand = b->ncand;

@@ -290,8 +290,18 @@ static void test_torus(void)
 	check(t != NULL, "torus target: %s", err.text);
 	if (t) {
 		check(t->net_dist != NULL, "a torus gets net_dist");
-		check(!strcmp(t->level_name[1], "router") && t->ngroups[1] == 4, "router level (%s)",
-		      t->level_name[1]);
+		/* block levels by hand: the 4x4x4 router box is halved along its longest side, x first on
+		 * ties: block1 2x4x4, block2 2x2x4, block3 2x2x2 (then 1x2x2, 1x1x2, routers). Routers:
+		 * n000/n001 0 = (0,0,0), n096 48 = (3,0,0), n006 3 = (0,0,3), n016 8 = (0,2,0).
+		 * block1 (x/2): {n000 n001 n006 n016} {n096}: 2 groups; block2 (x/2, y/2): n016 leaves
+		 * the first: 3; block3 (x/2, y/2, z/2): n006 leaves n000's: 4; finer blocks and routers
+		 * add no branch (4 groups each) and are dropped; then the 5 hosts. */
+		check(t->nlevels >= 5 && !strcmp(t->level_name[1], "block1") && t->ngroups[1] == 2 &&
+			      !strcmp(t->level_name[2], "block2") && t->ngroups[2] == 3 &&
+			      !strcmp(t->level_name[3], "block3") && t->ngroups[3] == 4 && t->host_level == 4 &&
+			      t->ngroups[4] == 5,
+		      "torus block levels (%s %u, %s %u)", t->level_name[1], t->ngroups[1], t->level_name[2],
+		      t->ngroups[2]);
 		check_all_pairs(c, t, "torus");
 	}
 	topo_target_destroy(t);
