@@ -320,8 +320,9 @@ static void test_ping_during_map(const char *sock)
 	tmap = now_ms() - t0;
 	for (i = 0; i < NLONG; i++)
 		close(fd[i]);
-	check(tmap >= 500, "the maps ran long enough to show anything (%lld ms)", tmap);
-	check(tping < 1000 && tping < tmap, "ping answered in %lld ms, before the maps (%lld ms)", tping, tmap);
+	/* the claim is relative: ping comes back in a small fraction of the time the queued maps take */
+	check(tmap >= 100, "the maps ran long enough to show anything (%lld ms)", tmap);
+	check(tping < 1000 && tping * 4 < tmap, "ping answered in %lld ms, long before the maps (%lld ms)", tping, tmap);
 }
 
 typedef struct same_arg {
