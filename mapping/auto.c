@@ -106,10 +106,19 @@ int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 			memcpy(perm, tmp, (size_t)n * sizeof(*perm));
 		}
 	}
-	free(tmp);
-	if (best < 0)
+	if (best < 0) {
+		free(tmp);
 		return map_engine_identity(ctx, perm);
-	if (map_refine_run(ctx, perm, 1) < 0)
+	}
+	/* The iterated local search walks plateaus of equal cost; a walk that ends no cheaper than it began
+	 * gives the best candidate back unchanged (an arbitrary equal-cost shuffle is not a better mapping). */
+	memcpy(tmp, perm, (size_t)n * sizeof(*perm));
+	if (map_refine_run(ctx, perm, 1) < 0) {
+		free(tmp);
 		return rm_error_set(ctx->err, "auto", 0, 0, "out of memory");
+	}
+	if (map_cost(ctx->g, ctx->t, perm) >= best * (1 - 1e-9))
+		memcpy(perm, tmp, (size_t)n * sizeof(*perm));
+	free(tmp);
 	return 0;
 }
