@@ -73,3 +73,15 @@ check-format:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# Examples, service unit and documents (configuration is never written to $(SYSCONFDIR) over an
+# existing file: the examples go to $(DATADIR)/examples for the admin to copy).
+install: install-data
+.PHONY: install-data
+install-data:
+	install -d $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(PREFIX)/lib/systemd/system \
+		$(DESTDIR)$(PREFIX)/share/doc/rankmap
+	install -m 644 conf/rankmapd.conf conf/torus.conf.example conf/plugstack.conf.example \
+		$(DESTDIR)$(DATADIR)/examples/
+	sed 's#/usr/local/sbin#$(SBINDIR)#g' conf/rankmapd.service >$(DESTDIR)$(PREFIX)/lib/systemd/system/rankmapd.service
+	install -m 644 README.md daemon/PROTOCOL.md tests/FAULTS.md $(DESTDIR)$(PREFIX)/share/doc/rankmap/

@@ -1,0 +1,21 @@
+#!/bin/sh
+# tests/integration/install.sh: `make install` honours PREFIX and DESTDIR, installs every program,
+# library, example and document, and the installed programs run.
+. "$(dirname "$0")/../lib.sh"
+cd "$TOP" || exit 1
+T=$(mktmp)
+trap 'rm -rf "$T"' EXIT
+expect "make install PREFIX=/opt/rm DESTDIR=\$T" sh -c "make --no-print-directory B='$B' install PREFIX=/opt/rm DESTDIR='$T' >'$T/log' 2>&1"
+R=$T/opt/rm
+for f in bin/rankmapctl sbin/rankmapd lib/rankmap/librankmap_mpi_openmpi.so lib/rankmap/librankmap_mpi_mpich.so \
+	lib/rankmap/spank_rankmap.so lib/systemd/system/rankmapd.service share/rankmap/examples/rankmapd.conf \
+	share/rankmap/examples/torus.conf.example share/rankmap/examples/plugstack.conf.example \
+	share/doc/rankmap/README.md share/doc/rankmap/PROTOCOL.md; do
+	expect "installed $f" test -s "$R/$f"
+done
+expect "nothing installed outside DESTDIR/PREFIX" test -z "$(find "$T" -mindepth 1 -maxdepth 1 ! -name opt ! -name log)"
+expect "the unit starts the installed daemon" grep -q "^ExecStart=/opt/rm/sbin/rankmapd " "$R/lib/systemd/system/rankmapd.service"
+expect "installed rankmapctl runs" sh -c "'$R/bin/rankmapctl' --help | grep -q report"
+expect "installed rankmapd runs" sh -c "'$R/sbin/rankmapd' --help >/dev/null"
+expect "installed example config is valid" sh -c "'$R/sbin/rankmapd' --config '$R/share/rankmap/examples/rankmapd.conf' --print-config >/dev/null 2>&1"
+finish
