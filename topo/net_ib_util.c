@@ -28,33 +28,64 @@ static size_t hash_str(const char *s)
 	return hash_u64(h);
 }
 
-static int u64map_grow(struct ib_u64map *m)
+static size_t hash_u64_at(const void *p)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 64, i;
-	uint64_t *keys = calloc(ncap, sizeof(*keys));
-	uint32_t *vals = malloc(ncap * sizeof(*vals));
+	uint64_t k;
 
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
+	memcpy(&k, p, sizeof(k));
+	return hash_u64(k);
+}
+
+static size_t hash_str_at(const void *p)
+{
+	const char *k;
+
+	memcpy(&k, p, sizeof(k));
+	return hash_str(k);
+}
+
+/* Doubles an open-addressing table of *cap slots (0: creates 64): keys of ksize bytes (all-zero bytes =
+ * empty slot) in *keys, values in *vals; hash(key) picks the slot. Returns 0, or -1 (ENOMEM) with the
+ * table unchanged. Shared by the GUID and the string map. */
+static int table_grow(void **keys, uint32_t **vals, size_t *cap, size_t ksize, size_t (*hash)(const void *))
+{
+	static const unsigned char empty[16];
+	size_t ncap = *cap ? *cap * 2 : 64, i;
+	unsigned char *nk = calloc(ncap, ksize);
+	const unsigned char *ok = *keys;
+	uint32_t *nv = malloc(ncap * sizeof(*nv));
+
+	if (!nk || !nv || ksize > sizeof(empty)) {
+		free(nk);
+		free(nv);
 		errno = ENOMEM;
 		return -1;
 	}
-	for (i = 0; i < m->cap; i++) {
+	for (i = 0; i < *cap; i++) {
 		size_t j;
 
-		if (!m->keys[i])
+		if (!memcmp(ok + i * ksize, empty, ksize))
 			continue;
-		for (j = hash_u64(m->keys[i]) & (ncap - 1); keys[j]; j = (j + 1) & (ncap - 1))
+		for (j = hash(ok + i * ksize) & (ncap - 1); memcmp(nk + j * ksize, empty, ksize); j = (j + 1) & (ncap - 1))
 			;
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
+		memcpy(nk + j * ksize, ok + i * ksize, ksize);
+		nv[j] = (*vals)[i];
 	}
-	free(m->keys);
-	free(m->vals);
+	free(*keys);
+	free(*vals);
+	*keys = nk;
+	*vals = nv;
+	*cap = ncap;
+	return 0;
+}
+
+static int u64map_grow(struct ib_u64map *m)
+{
+	void *keys = m->keys;
+
+	if (table_grow(&keys, &m->vals, &m->cap, sizeof(*m->keys), hash_u64_at) < 0)
+		return -1;
 	m->keys = keys;
-	m->vals = vals;
-	m->cap = ncap;
 	return 0;
 }
 
@@ -101,31 +132,11 @@ void ib_u64map_free(struct ib_u64map *m)
 
 static int strmap_grow(struct ib_strmap *m)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 64, i;
-	const char **keys = calloc(ncap, sizeof(*keys));
-	uint32_t *vals = malloc(ncap * sizeof(*vals));
+	void *keys = (void *)m->keys;
 
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		errno = ENOMEM;
+	if (table_grow(&keys, &m->vals, &m->cap, sizeof(*m->keys), hash_str_at) < 0)
 		return -1;
-	}
-	for (i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->keys[i])
-			continue;
-		for (j = hash_str(m->keys[i]) & (ncap - 1); keys[j]; j = (j + 1) & (ncap - 1))
-			;
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
 	m->keys = keys;
-	m->vals = vals;
-	m->cap = ncap;
 	return 0;
 }
 
