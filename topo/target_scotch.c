@@ -146,6 +146,30 @@ static void hub_edges(const topo_target_t *t, const SCOTCH_Num *off, const SCOTC
 		}
 }
 
+/* The decomposition is built by randomised recursive bipartitioning, by default in Scotch's
+ * threaded, unseeded global context: the same target gave a different architecture from run to run.
+ * It is built in a context of its own, deterministic and with a fixed seed, so that the same target
+ * always gives the same architecture (and the same mapping). */
+static int deco_build(SCOTCH_Arch *arch, SCOTCH_Graph *graph, SCOTCH_Num n, SCOTCH_Num *list)
+{
+	SCOTCH_Context sctx;
+	SCOTCH_Graph cg;
+	int rc = -1;
+
+	if (SCOTCH_contextInit(&sctx) != 0)
+		return -1;
+	SCOTCH_contextOptionSetNum(&sctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
+	SCOTCH_contextOptionSetNum(&sctx, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1);
+	SCOTCH_contextRandomSeed(&sctx, 1);
+	if (SCOTCH_graphInit(&cg) == 0) {
+		if (SCOTCH_contextBindGraph(&sctx, graph, &cg) == 0)
+			rc = SCOTCH_archBuild2(arch, &cg, n, list) == 0 ? 0 : -1;
+		SCOTCH_graphExit(&cg);
+	}
+	SCOTCH_contextExit(&sctx);
+	return rc;
+}
+
 static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, double scale, SCOTCH_Arch *arch, rm_error_t *err)
 {
 	struct hub_graph h = { 0 };
@@ -180,9 +204,8 @@ static int build_deco(const topo_target_t *t, const SCOTCH_Num *D, double scale,
 	for (i = 0; i < (SCOTCH_Num)t->nslots; i++)
 		list[i] = i;
 	if (SCOTCH_graphInit(&graph) == 0) {
-		SCOTCH_randomReset(); /* the decomposition is randomised: same target, same architecture */
 		if (SCOTCH_graphBuild(&graph, 0, h.nv, h.vert, NULL, NULL, NULL, h.ne, h.edge, h.edlo) == 0 &&
-		    SCOTCH_archBuild2(arch, &graph, (SCOTCH_Num)t->nslots, list) == 0)
+		    deco_build(arch, &graph, (SCOTCH_Num)t->nslots, list) == 0)
 			rc = 0;
 		SCOTCH_graphExit(&graph);
 	}

@@ -110,6 +110,15 @@ for a in scotch auto; do
 		notok "torus $a ($(cat "$T/t.err"))"
 	fi
 done
+# Scotch on a decomposition target is reproducible: the same input gives the same permutation
+# (the target used to be built in Scotch's threaded, unseeded default context, and varied run to run)
+det=0
+for k in 1 2 3 4; do
+	"$R" map --cart 8x8x2:1,1,1:4,2,1 --cluster "$T/torus.conf" --algo scotch --out "$T/d$k.perm" \
+		>/dev/null 2>"$T/d.err" && cmp -s "$T/d1.perm" "$T/d$k.perm" && det=$((det + 1))
+done
+[ $det -eq 4 ] && ok "scotch on a torus: 4 runs, one permutation" ||
+	notok "scotch on a torus: only $det of 4 runs give the first permutation ($(cat "$T/d.err"))"
 "$R" map --cart 16x16 --cluster "$T/torus.conf" --per-pu --out "$T/pu.perm" >/dev/null 2>"$T/pu.err" &&
 	is_perm "$T/pu.perm" 256 384 && ok "--per-pu: 384 PU slots" || notok "--per-pu ($(cat "$T/pu.err"))"
 "$R" map --cart 8x4 --topology "$TL" --hosts 'a[1-2]' >/dev/null 2>&1
