@@ -17,10 +17,7 @@
 #define IMPROVE_PASSES 4
 
 struct greedy {
-	const tm_units_t *u;
-	double *deg, *conn;
-	unsigned char *used;
-	uint32_t *cand, ncand, *members, pos;
+	tm_grow_t g;
 	int mode;
 };
 
@@ -34,35 +31,32 @@ static int by_deg_desc(const void *a, const void *b, void *arg)
 	return (x > y) - (x < y);
 }
 
-static void greedy_add(struct greedy *s, uint32_t x)
+void tm_grow_add(tm_grow_t *g, uint32_t x)
 {
-	const tm_units_t *u = s->u;
+	const tm_units_t *u = g->u;
 	uint64_t k;
 
-	s->used[x] = 1;
-	s->members[s->pos++] = x;
-	if (x >= u->nreal)
-		return;
-	for (k = u->xadj[x]; k < u->xadj[x + 1]; k++) {
+	g->used[x] = 1;
+	g->members[g->pos++] = x;
+	for (k = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && k < u->xadj[x + 1]; k++) {
 		uint32_t y = u->adj[k];
 
-		if (s->used[y])
+		if (g->used[y])
 			continue;
-		if (s->conn[y] == 0)
-			s->cand[s->ncand++] = y;
-		s->conn[y] += u->w[k];
+		if (g->conn[y] == 0)
+			g->cand[g->ncand++] = y;
+		g->conn[y] += u->w[k];
 	}
 }
 
-/* Traffic from candidate y to the other candidates: how much a group that takes y can still gain. */
-static double lookahead(const struct greedy *s, uint32_t y)
+double tm_grow_lookahead(const tm_grow_t *g, uint32_t y)
 {
-	const tm_units_t *u = s->u;
+	const tm_units_t *u = g->u;
 	double score = 0;
 	uint64_t k;
 
 	for (k = y < u->nreal ? u->xadj[y] : 0; y < u->nreal && k < u->xadj[y + 1]; k++)
-		if (s->conn[u->adj[k]] > 0 && !s->used[u->adj[k]])
+		if (g->conn[u->adj[k]] > 0 && !g->used[u->adj[k]])
 			score += u->w[k];
 	return score;
 }
@@ -75,26 +69,26 @@ static uint32_t greedy_pick(struct greedy *s)
 	uint32_t i, j = 0, best = UINT32_MAX;
 	double max = 0, bscore = -1;
 
-	for (i = 0; i < s->ncand; i++) {
-		uint32_t y = s->cand[i];
+	for (i = 0; i < s->g.ncand; i++) {
+		uint32_t y = s->g.cand[i];
 
-		if (s->used[y]) {
-			s->conn[y] = 0;
+		if (s->g.used[y]) {
+			s->g.conn[y] = 0;
 			continue;
 		}
-		s->cand[j++] = y;
-		if (s->conn[y] > max)
-			max = s->conn[y];
+		s->g.cand[j++] = y;
+		if (s->g.conn[y] > max)
+			max = s->g.conn[y];
 	}
-	s->ncand = j;
-	for (i = 0; i < s->ncand; i++) {
-		uint32_t y = s->cand[i];
+	s->g.ncand = j;
+	for (i = 0; i < s->g.ncand; i++) {
+		uint32_t y = s->g.cand[i];
 		double score;
 
-		if (s->conn[y] < max * (1 - 1e-12))
+		if (s->g.conn[y] < max * (1 - 1e-12))
 			continue;
-		score = s->mode == 0 ? lookahead(s, y) : 0;
-		if (best == UINT32_MAX || score > bscore || (score == bscore && s->deg[y] < s->deg[best]))
+		score = s->mode == 0 ? tm_grow_lookahead(&s->g, y) : 0;
+		if (best == UINT32_MAX || score > bscore || (score == bscore && s->g.deg[y] < s->g.deg[best]))
 			best = y, bscore = score;
 	}
 	return best;
@@ -115,41 +109,41 @@ static void deg_of(const tm_units_t *u, double *deg)
 
 int tm_group_greedy(const tm_units_t *u, uint32_t a, uint32_t *members, int mode)
 {
-	struct greedy s = { .u = u, .members = members, .mode = mode };
+	struct greedy s = { .g = { .u = u, .members = members }, .mode = mode };
 	uint32_t *order = malloc((size_t)u->n * sizeof(*order)), seed = 0, fill = u->n, g, i;
 
-	s.deg = malloc((size_t)u->n * sizeof(double));
-	s.conn = calloc(u->n, sizeof(double));
-	s.used = calloc(u->n, 1);
-	s.cand = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
-	if (!order || !s.deg || !s.conn || !s.used || !s.cand) {
-		free(order), free(s.deg), free(s.conn), free(s.used), free(s.cand);
+	s.g.deg = malloc((size_t)u->n * sizeof(double));
+	s.g.conn = calloc(u->n, sizeof(double));
+	s.g.used = calloc(u->n, 1);
+	s.g.cand = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
+	if (!order || !s.g.deg || !s.g.conn || !s.g.used || !s.g.cand) {
+		free(order), free(s.g.deg), free(s.g.conn), free(s.g.used), free(s.g.cand);
 		errno = ENOMEM;
 		return -1;
 	}
-	deg_of(u, s.deg);
+	deg_of(u, s.g.deg);
 	for (i = 0; i < u->n; i++)
 		order[i] = i;
-	qsort_r(order, u->n, sizeof(*order), by_deg_desc, s.deg);
+	qsort_r(order, u->n, sizeof(*order), by_deg_desc, s.g.deg);
 	for (g = 0; g < u->n / a; g++) {
-		while (s.used[order[seed]])
+		while (s.g.used[order[seed]])
 			seed++;
-		greedy_add(&s, order[seed]);
+		tm_grow_add(&s.g, order[seed]);
 		for (i = 1; i < a; i++) {
 			uint32_t y = greedy_pick(&s);
 
 			if (y == UINT32_MAX) {
-				while (s.used[order[fill - 1]])
+				while (s.g.used[order[fill - 1]])
 					fill--;
 				y = order[fill - 1];
 			}
-			greedy_add(&s, y);
+			tm_grow_add(&s.g, y);
 		}
-		for (i = 0; i < s.ncand; i++)
-			s.conn[s.cand[i]] = 0;
-		s.ncand = 0;
+		for (i = 0; i < s.g.ncand; i++)
+			s.g.conn[s.g.cand[i]] = 0;
+		s.g.ncand = 0;
 	}
-	free(order), free(s.deg), free(s.conn), free(s.used), free(s.cand);
+	free(order), free(s.g.deg), free(s.g.conn), free(s.g.used), free(s.g.cand);
 	return 0;
 }
 

@@ -48,6 +48,20 @@ void tm_types_free(tm_types_t *ty);
 int tm_group_typed(const tm_units_t *u, uint32_t a, uint32_t *members, const tm_types_t *ty, int l,
 		   uint32_t *gtype);
 
+/* A group being grown (tm_group.c, tm_types.c): members so far, and the free candidates with their
+ * traffic to the group (conn; cand lists those with conn > 0, conn is reset by the caller). */
+typedef struct tm_grow {
+	const tm_units_t *u;
+	double *deg, *conn;
+	unsigned char *used;
+	uint32_t *cand, ncand, *members, pos;
+} tm_grow_t;
+/* Adds unit x to the group: marks it used and adds its free neighbours' traffic to conn. */
+void tm_grow_add(tm_grow_t *g, uint32_t x);
+/* Traffic from candidate y to the other free candidates: how much a group that takes y can still gain
+ * (ties: closes squares and cubes in grids). */
+double tm_grow_lookahead(const tm_grow_t *g, uint32_t y);
+
 /* Groups u's units into u->n / a groups of a: members[g * a + p] is the p-th unit of group g.
  * Exhaustive for tiny levels, greedy plus swaps otherwise (stopping the swaps at deadline).
  * Returns 0 or -1 (ENOMEM). */

@@ -176,10 +176,7 @@ out:
 }
 
 struct typed {
-	const tm_units_t *u;
-	double *deg, *conn;
-	unsigned char *used;
-	uint32_t *cand, ncand, *members, pos;
+	tm_grow_t g;
 	uint32_t *pool, *start, *cursor, *need; /* units by type (degree order), per-type cursors */
 };
 
@@ -188,43 +185,11 @@ static int by_type_deg(const void *a, const void *b, void *arg)
 	const struct typed *s = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	if (s->u->type[x] != s->u->type[y])
-		return s->u->type[x] < s->u->type[y] ? -1 : 1;
-	if (s->deg[x] != s->deg[y])
-		return s->deg[x] > s->deg[y] ? -1 : 1;
+	if (s->g.u->type[x] != s->g.u->type[y])
+		return s->g.u->type[x] < s->g.u->type[y] ? -1 : 1;
+	if (s->g.deg[x] != s->g.deg[y])
+		return s->g.deg[x] > s->g.deg[y] ? -1 : 1;
 	return (x > y) - (x < y);
-}
-
-static void typed_add(struct typed *s, uint32_t x)
-{
-	const tm_units_t *u = s->u;
-	uint64_t k;
-
-	s->used[x] = 1;
-	s->need[u->type[x]]--;
-	s->members[s->pos++] = x;
-	for (k = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && k < u->xadj[x + 1]; k++) {
-		uint32_t y = u->adj[k];
-
-		if (s->used[y])
-			continue;
-		if (s->conn[y] == 0)
-			s->cand[s->ncand++] = y;
-		s->conn[y] += u->w[k];
-	}
-}
-
-/* Traffic from candidate y to the other free candidates. */
-static double lookahead(const struct typed *s, uint32_t y)
-{
-	const tm_units_t *u = s->u;
-	double score = 0;
-	uint64_t k;
-
-	for (k = y < u->nreal ? u->xadj[y] : 0; y < u->nreal && k < u->xadj[y + 1]; k++)
-		if (s->conn[u->adj[k]] > 0 && !s->used[u->adj[k]])
-			score += u->w[k];
-	return score;
 }
 
 /* The free candidate most connected to the group among the types still needed, else the first free
@@ -235,17 +200,17 @@ static uint32_t typed_pick(struct typed *s, const tm_types_t *ty, int l)
 
 	double bscore = -1;
 
-	for (i = 0; i < s->ncand; i++) {
-		uint32_t y = s->cand[i];
+	for (i = 0; i < s->g.ncand; i++) {
+		uint32_t y = s->g.cand[i];
 		double score;
 
-		if (s->used[y] || !s->need[s->u->type[y]])
+		if (s->g.used[y] || !s->need[s->g.u->type[y]])
 			continue;
-		if (best != UINT32_MAX && s->conn[y] < s->conn[best])
+		if (best != UINT32_MAX && s->g.conn[y] < s->g.conn[best])
 			continue;
-		score = lookahead(s, y); /* ties: closes squares and cubes, as tm_group.c does */
-		if (best == UINT32_MAX || s->conn[y] > s->conn[best] || score > bscore ||
-		    (score == bscore && s->deg[y] < s->deg[best]))
+		score = tm_grow_lookahead(&s->g, y); /* ties: closes squares and cubes, as tm_group.c does */
+		if (best == UINT32_MAX || s->g.conn[y] > s->g.conn[best] || score > bscore ||
+		    (score == bscore && s->g.deg[y] < s->g.deg[best]))
 			best = y, bscore = score;
 	}
 	if (best != UINT32_MAX)
@@ -255,7 +220,7 @@ static uint32_t typed_pick(struct typed *s, const tm_types_t *ty, int l)
 			bt = t;
 	if (bt == UINT32_MAX)
 		return UINT32_MAX;
-	while (s->cursor[bt] < s->start[bt + 1] && s->used[s->pool[s->cursor[bt]]])
+	while (s->cursor[bt] < s->start[bt + 1] && s->g.used[s->pool[s->cursor[bt]]])
 		s->cursor[bt]++;
 	return s->cursor[bt] < s->start[bt + 1] ? s->pool[s->cursor[bt]] : UINT32_MAX;
 }
@@ -264,19 +229,19 @@ static int typed_init(struct typed *s, const tm_units_t *u, const tm_types_t *ty
 {
 	uint32_t i, nt = ty->ntypes[l];
 
-	s->deg = calloc(u->n + 1, sizeof(double));
-	s->conn = calloc(u->n + 1, sizeof(double));
-	s->used = calloc(u->n + 1, 1);
-	s->cand = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
+	s->g.deg = calloc(u->n + 1, sizeof(double));
+	s->g.conn = calloc(u->n + 1, sizeof(double));
+	s->g.used = calloc(u->n + 1, 1);
+	s->g.cand = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
 	s->pool = malloc(((size_t)u->n + 1) * sizeof(uint32_t));
 	s->start = calloc(nt + 2, sizeof(uint32_t));
 	s->cursor = calloc(nt + 1, sizeof(uint32_t));
 	s->need = calloc(nt + 1, sizeof(uint32_t));
-	if (!s->deg || !s->conn || !s->used || !s->cand || !s->pool || !s->start || !s->cursor || !s->need)
+	if (!s->g.deg || !s->g.conn || !s->g.used || !s->g.cand || !s->pool || !s->start || !s->cursor || !s->need)
 		return -1;
 	for (i = 0; i < u->nreal; i++)
 		for (uint64_t k = u->xadj[i]; k < u->xadj[i + 1]; k++)
-			s->deg[i] += u->w[k];
+			s->g.deg[i] += u->w[k];
 	for (i = 0; i < u->n; i++) {
 		if (u->type[i] >= nt)
 			return -1;
@@ -291,14 +256,14 @@ static int typed_init(struct typed *s, const tm_units_t *u, const tm_types_t *ty
 
 static void typed_free(struct typed *s)
 {
-	free(s->deg), free(s->conn), free(s->used), free(s->cand), free(s->pool), free(s->start), free(s->cursor);
+	free(s->g.deg), free(s->g.conn), free(s->g.used), free(s->g.cand), free(s->pool), free(s->start), free(s->cursor);
 	free(s->need);
 }
 
 int tm_group_typed(const tm_units_t *u, uint32_t a, uint32_t *members, const tm_types_t *ty, int l,
 		   uint32_t *gtype)
 {
-	struct typed s = { .u = u, .members = members };
+	struct typed s = { .g = { .u = u, .members = members } };
 	uint32_t T, c, i, g = 0, *order = malloc((ty->ntypes[l - 1] + 1) * sizeof(*order));
 	int rc = typed_init(&s, u, ty, l);
 
@@ -320,11 +285,11 @@ int tm_group_typed(const tm_units_t *u, uint32_t a, uint32_t *members, const tm_
 				if (y == UINT32_MAX)
 					rc = -1; /* the unit types do not add up: cannot happen when built by tm_types */
 				else
-					typed_add(&s, y);
+					s.need[u->type[y]]--, tm_grow_add(&s.g, y);
 			}
-			for (k = 0; k < s.ncand; k++)
-				s.conn[s.cand[k]] = 0;
-			s.ncand = 0;
+			for (k = 0; k < s.g.ncand; k++)
+				s.g.conn[s.g.cand[k]] = 0;
+			s.g.ncand = 0;
 			gtype[g] = T;
 		}
 	}
