@@ -186,6 +186,8 @@ int ib_parse_speed(const char *s, uint8_t *speed);
 const char *ib_speed_name(uint8_t speed);
 /* Link rate in Gb/s per lane x lanes (0 when unknown). */
 double ib_link_gbps(const struct ib_link *l);
+/* Unconnected ports of switch nd: declared ports without a link, or those a ports report listed. */
+unsigned ib_unconnected_ports(const struct ib_node *nd);
 char *ib_strndup(const char *s, size_t n);
 /* Lines every format skips (s starts at the first non-blank): empty, # comments, -s "DR path" lines
  * and "ibwarn: " messages of captures that mixed in stderr. */

@@ -130,18 +130,6 @@ static void report_links(const struct topo_fabric *f, json_t *r, json_t *an)
 	json_object_set_new(r, "link_rates", rates);
 }
 
-/* Unconnected ports of a switch: declared ports without a link, or those a ports report listed. */
-static unsigned unconnected_ports(const struct ib_node *nd)
-{
-	unsigned p, n = 0;
-
-	if (!nd->declared)
-		return nd->down_ports;
-	for (p = 1; nd->port_link && p <= nd->nports; p++)
-		n += nd->port_link[p] == IB_NONE;
-	return n;
-}
-
 static json_t *leaf_entry(const struct topo_fabric *f, long s, unsigned unconn)
 {
 	const struct ib_node *nd = &f->nodes[f->sw_node[s]];
@@ -187,7 +175,7 @@ static void report_switches(const struct topo_fabric *f, json_t *r, json_t *an)
 	}
 	for (s = 0; s < f->nsw; s++) {
 		const struct ib_node *nd = &f->nodes[f->sw_node[s]];
-		unsigned u = unconnected_ports(nd);
+		unsigned u = ib_unconnected_ports(nd);
 		char b[24];
 
 		total_unconn += u;

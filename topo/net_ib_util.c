@@ -337,3 +337,15 @@ int ib_line_is_noise(const char *s)
 {
 	return !*s || *s == '#' || !strncmp(s, "DR path", 7) || !strncmp(s, "ibwarn: ", 8);
 }
+
+/* Unconnected ports of a switch: declared ports without a link, or those a ports report listed. */
+unsigned ib_unconnected_ports(const struct ib_node *nd)
+{
+	unsigned p, n = 0;
+
+	if (!nd->declared)
+		return nd->down_ports;
+	for (p = 1; nd->port_link && p <= nd->nports; p++)
+		n += nd->port_link[p] == IB_NONE;
+	return n;
+}

@@ -393,18 +393,6 @@ static void svg_links(struct svg *g)
 	}
 }
 
-/* Unconnected ports of a switch: declared ports without a link, or those a ports report listed. */
-static unsigned unconnected(const struct ib_node *nd)
-{
-	unsigned p, n = 0;
-
-	if (!nd->declared)
-		return nd->down_ports;
-	for (p = 1; nd->port_link && p <= nd->nports; p++)
-		n += nd->port_link[p] == IB_NONE;
-	return n;
-}
-
 /* Host ports (HCAs, not aggregation nodes) cabled to switch node nd. */
 static unsigned host_ports(const struct topo_fabric *f, uint32_t n)
 {
@@ -428,7 +416,7 @@ static void svg_switch(struct svg *g, long s)
 {
 	FILE *f = g->out;
 	const struct ib_node *nd = &g->f->nodes[g->f->sw_node[s]];
-	unsigned unc = unconnected(nd), down = g->t->level[s] == 0 ? host_ports(g->f, g->f->sw_node[s]) : 0;
+	unsigned unc = ib_unconnected_ports(nd), down = g->t->level[s] == 0 ? host_ports(g->f, g->f->sw_node[s]) : 0;
 	const uint32_t *nb;
 	size_t n = topo_fabric_switch_neighbors(g->f, s, &nb);
 	double x = g->x[s], y = g->y[s];
