@@ -15,6 +15,7 @@
 
 #include "lib_client.h"
 #include "srv.h"
+#include "rm_text.h"
 
 typedef enum { C_STR, C_PATH, C_PATHLIST, C_BOOL, C_INT, C_SIZE, C_MODE, C_MS, C_SEC, C_LOGLEVEL } ctype_t;
 
@@ -192,18 +193,6 @@ void srv_config_defaults(srv_config_t *cfg)
 			set_entry(cfg, &entries[i], entries[i].def, NULL, 0, NULL);
 }
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = 0;
-	return s;
-}
-
 /* Parses one non-comment line "name = value". */
 static int parse_line(srv_config_t *cfg, char *text, const char *path, int line, rm_error_t *err)
 {
@@ -213,8 +202,8 @@ static int parse_line(srv_config_t *cfg, char *text, const char *path, int line,
 	if (!eq)
 		return rm_error_set(err, path, line, 0, "expected 'name = value'");
 	*eq = 0;
-	name = trim(text);
-	value = trim(eq + 1);
+	name = rm_trim(text);
+	value = rm_trim(eq + 1);
 	vl = strlen(value);
 	if (vl >= 2 && value[0] == '"' && value[vl - 1] == '"') {
 		value[vl - 1] = 0;
@@ -244,7 +233,7 @@ int srv_config_load(srv_config_t *cfg, const char *path, rm_error_t *err)
 		}
 		if ((p = strchr(buf, '#')))
 			*p = 0;
-		p = trim(buf);
+		p = rm_trim(buf);
 		if (*p)
 			rc = parse_line(cfg, p, path, line, err);
 	}

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cluster_private.h"
+#include "rm_text.h"
 
 enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST };
 
@@ -50,18 +51,6 @@ struct line {
 	int lineno;
 };
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
 /* dir/value unless value is absolute or not a path; malloc'd. */
 static char *resolve(const char *dir, const char *value, enum key_kind kind)
 {
@@ -86,8 +75,8 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 	if (!eq)
 		return rm_error_set(err, path, lineno, 0, "expected 'key = value'");
 	*eq = '\0';
-	key = trim(s);
-	val = trim(eq + 1);
+	key = rm_trim(s);
+	val = rm_trim(eq + 1);
 	n = strlen(val);
 	if (n >= 2 && val[0] == '"' && val[n - 1] == '"') {
 		val[n - 1] = '\0';
@@ -159,7 +148,7 @@ static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
 		}
 		if ((s = strchr(buf, '#')))
 			*s = '\0';
-		s = trim(buf);
+		s = rm_trim(buf);
 		if (!*s)
 			continue;
 		if (*n == cap) {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "topo_private.h"
+#include "rm_text.h"
 
 #define TORUS_MAX_DIM (1 << 20)
 #define TORUS_MAX_NODES 100000000L
@@ -586,26 +587,14 @@ static int hosts_begin(struct loader *L)
 	return 0;
 }
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 /* Parses one line of the config. */
 static int config_line(struct loader *L, char *line)
 {
-	char *s = trim(line), *eq, *key, *val;
+	char *s = rm_trim(line), *eq, *key, *val;
 	size_t i;
 
 	*(s + strcspn(s, "#")) = '\0';
-	s = trim(s);
+	s = rm_trim(s);
 	if (!*s)
 		return 0;
 	if (!strcmp(s, "[hosts]"))
@@ -616,8 +605,8 @@ static int config_line(struct loader *L, char *line)
 	if (!eq)
 		return lerr(L, "expected 'key = value' or [hosts], got '%s'%s", s, "");
 	*eq = '\0';
-	key = trim(s);
-	val = trim(eq + 1);
+	key = rm_trim(s);
+	val = rm_trim(eq + 1);
 	for (i = 0; i < sizeof(torus_keys) / sizeof(torus_keys[0]); i++)
 		if (!strcmp(key, torus_keys[i].name))
 			return torus_keys[i].parse(L, val);
