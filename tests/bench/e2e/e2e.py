@@ -51,7 +51,7 @@ def scenarios(quick):
                                 ("hypercube 2^5", "2x2x2x2x2", "0", "262144,16384")):
         s.append(dict(name="Rashti " + name + ", heavy dim 0", plat=RASHTI, ranks=32, prog="cart_bench",
                       args=["--dims", dims, "--periods", per, "--bytes", by, "--iters", str(it)],
-                      weights="trace", seed=SEED_RASHTI, group="heavy"))
+                      weights="trace", unweighted=True, seed=SEED_RASHTI, group="heavy"))
     for dims in ("8x4", "16x2"):
         s.append(dict(name="Alltoall along dim 0 of " + dims, plat=RASHTI, ranks=32, prog="cart_bench",
                       args=["--dims", dims, "--mode", "alltoall", "--dim", "0", "--bytes", "65536",

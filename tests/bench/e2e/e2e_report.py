@@ -95,7 +95,7 @@ def check_targets(table, elapsed):
             ok = len(gains) == len(rs) and all(g >= 0.40 for g in gains.values())
             out.append(("heavy dimension: >= 40 %% less than block (%s)" % name, ok,
                         ", ".join("%s %.1f %%" % (k, 100 * g) for k, g in gains.items())))
-        if sc["group"] == "scale":
+        if sc["group"] in ("heavy", "scale"):  # unbalanced patterns, run weighted and unweighted
             uw = reordered(sc, weighted=False)
             pairs = [(k, c["time"], uw.get(k + " unweighted", {}).get("time")) for k, c in rs.items()]
             ok = all(w is not None and u is not None and w < u for _, w, u in pairs)
