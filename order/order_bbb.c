@@ -16,6 +16,22 @@
  * order: no straight run longer than two, staying inside the smallest aligned 2x2x2 (then 4x4x4,
  * ...) group, the neighbour with the fewest onward moves (Warnsdorff), turning, the faster link;
  * a search over budget falls back to the snake weave.
+ *
+ * Block order: the plain snake of order_blocks_layout (columns of blocks around the chain axis's
+ * ring, then the next column, then the next layer). Multi-level orders over the block grid were
+ * measured on the XE6 bench and all did worse on weighted hop for 32-128 and 256+ node jobs without
+ * reaching the thickness targets: super-blocks of 2 or 2x2 blocks chained along z (mid hop +2 to
+ * +5 %), a cost-weighted Hilbert bisection of the block grid (+1 to +4 %) or of the whole torus
+ * (+4 to +11 %), columns visited in pairs or 2x2 groups (+1 to +2 %), and a helix around the x
+ * ring (256+ hop +0.6 %).
+ * At load 0.9 an allocation is a set of runs of the order spread over five (256+) to ten (32-128)
+ * times the job's size, so 256+ hop is set by how far apart the order puts positions 100 to 3000
+ * nodes apart: a column that fills a ring comes back next to where it started, which no
+ * bisection order does.
+ * Thickness is set by adjacency at 2 to 64 routers apart in the order, which rewards blocks
+ * that are cubes in router counts (4x4 or 4x8 cross-sections: 256+ thickness 2.05 to 2.13)
+ * while hop rewards cost-balanced ones (a 2- or 3-by-2 cross-section: 32-128 hop 4.83 to 4.91
+ * against 5.1 to 5.4): on this geometry no layout found meets both.
  */
 #include <math.h>
 #include <stdlib.h>
