@@ -101,8 +101,8 @@ cart_stalled() {
 		OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo timeout -k 5 "$BOUND" $SAN srun "$@" \
 			>"$T/$m.out" 2>"$T/$m.err"
 		rc=$?
-		grep -q '^cart:' "$T/$m.out" || ! grep -q 'Process received signal' "$T/$m.err" && break
-		echo "# $m: attempt $attempt: MPI crashed in MPI_Init before main's output (Open MPI TCP start-up); retrying"
+		grep -q '^cart:' "$T/$m.out" || ! ompi_start_crash "$T/$m.err" && break
+		echo "# $m: attempt $attempt: MPI crashed at start-up before main's output (Open MPI TCP transport); retrying"
 	done
 	echo "# $m: exit $rc in $(elapsed_since "$t0")s: $(grep '^cart:' "$T/$m.out")"
 	[ $rc -eq 0 ] && grep -q '^cart:.* neighbours_ok=1' "$T/$m.out" || { cat "$T/$m.out" "$T/$m.err" >&2; return 1; }

@@ -167,7 +167,7 @@ run_cart() {
 		OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo RANKMAP_VERBOSE=1 timeout 120 srun "$@" \
 			>"$T/$o.out" 2>"$T/$o.err"
 		rc=$?
-		grep -q '^cart:' "$T/$o.out" || ! grep -q 'Process received signal' "$T/$o.err" && return $rc
+		grep -q '^cart:' "$T/$o.out" || ! ompi_start_crash "$T/$o.err" && return $rc
 		echo "# $o: attempt $attempt: MPI crashed in MPI_Init before main's output; retrying"
 	done
 	return $rc
@@ -221,7 +221,7 @@ srun_mpi() {
 		idle
 		OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo srun "$@" >"$f" 2>&1
 		rc=$?
-		grep -q '^task ' "$f" || ! grep -q 'Process received signal' "$f" && return $rc
+		grep -q '^task ' "$f" || ! ompi_start_crash "$f" && return $rc
 		echo "# $(basename "$f"): attempt $attempt: MPI crashed in MPI_Init before main's output; retrying"
 	done
 	return $rc
