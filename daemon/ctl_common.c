@@ -229,11 +229,16 @@ int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *
 	return rc;
 }
 
-int ctl_torus_request(json_t *req, const char *dims, const char *cost, int mesh, rm_error_t *err)
+int ctl_torus_request(json_t *req, const ctl_torus_args_t *t, rm_error_t *err)
 {
 	topo_torus_spec_t spec = {.link_cost = {1, 1, 1}};
+	int mesh = t->mesh;
 
-	if (order_parse_dims(dims, &spec, err) < 0 || (cost && order_parse_link_cost(cost, &spec, err) < 0))
+	if (t->axes)
+		json_object_set_new(req, "axes", json_string(t->axes));
+	if (!t->dims)
+		return 0;
+	if (order_parse_dims(t->dims, &spec, err) < 0 || (t->cost && order_parse_link_cost(t->cost, &spec, err) < 0))
 		return -1;
 	json_object_update_new(req, json_pack("{s:[iii], s:[bbb], s:[fff], s:i}", "dims", spec.dims[0], spec.dims[1],
 	                                      spec.dims[2], "wrap", !mesh, !mesh, !mesh, "link_cost", spec.link_cost[0],

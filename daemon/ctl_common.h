@@ -121,8 +121,9 @@ int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg);
  * Returns -1 when the options are consistent, else 2 after a message. */
 int ctl_torus_check(ctl_torus_args_t *t, const char *cmd);
 
-/* Fills a request's torus fields (dims, wrap, link_cost, nodes_per_router) from --dims, --link-cost
- * and --mesh. Returns 0, or -1 with err set on a malformed value. */
-int ctl_torus_request(json_t *req, const char *dims, const char *cost, int mesh, rm_error_t *err);
+/* Fills a request's ordering fields: axes from --axes, and when --dims is given the torus (dims, wrap,
+ * link_cost, nodes_per_router) from --dims, --link-cost and --mesh. Returns 0, or -1 with err set on
+ * a malformed value. */
+int ctl_torus_request(json_t *req, const ctl_torus_args_t *t, rm_error_t *err);
 
 #endif

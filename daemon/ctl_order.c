@@ -149,9 +149,7 @@ static json_t *order_request(const struct order_args *a, rm_error_t *err)
 {
 	json_t *req = rm_proto_request("order", 1);
 	json_object_set_new(req, "method", json_string(a->t.method));
-	if (a->t.axes)
-		json_object_set_new(req, "axes", json_string(a->t.axes));
-	if (a->t.dims && ctl_torus_request(req, a->t.dims, a->t.cost, a->t.mesh, err) < 0) {
+	if (ctl_torus_request(req, &a->t, err) < 0) {
 		json_decref(req);
 		return NULL;
 	}

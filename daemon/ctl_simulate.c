@@ -233,9 +233,7 @@ static json_t *sim_request(const struct sim_args *a, rm_error_t *err)
 		json_object_set_new(req, "method", json_string(a->t.method));
 	json_object_update_new(req, json_pack("{s:I, s:I, s:f}", "jobs", (json_int_t)a->jobs, "seed",
 					      (json_int_t)a->seed, "load", a->load));
-	if (a->t.axes)
-		json_object_set_new(req, "axes", json_string(a->t.axes));
-	if (a->t.dims && ctl_torus_request(req, a->t.dims, a->t.cost, a->t.mesh, err) < 0) {
+	if (ctl_torus_request(req, &a->t, err) < 0) {
 		json_decref(req);
 		return NULL;
 	}
