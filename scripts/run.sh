@@ -35,9 +35,12 @@ stop_daemon() {
 		DPID=
 	fi
 }
-cleanup() { stop_daemon; rm -rf "$T"; }
+cleanup() { trap '' PIPE; stop_daemon; rm -rf "$T"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# A closed output pipe (make run | head) must not kill the shell before it stops the daemon: the
+# shell's own writes then raise SIGPIPE, which ends the script through the EXIT trap instead.
+trap 'exit 141' PIPE
 
 echo "== 1. rankmapd on tests/data/example/cluster.conf (socket $SOCK)"
 cat >"$T/rankmapd.conf" <<EOF
