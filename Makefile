@@ -46,7 +46,7 @@ $(patsubst %.c,$(B)/%.o,$(1))
 endef
 
 include common/module.mk topo/module.mk order/module.mk mapping/module.mk
-include daemon/module.mk plugin/module.mk tests/module.mk
+include daemon/module.mk plugin/module.mk tests/module.mk man/module.mk
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
