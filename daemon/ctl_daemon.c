@@ -318,7 +318,8 @@ static void distance_usage(FILE *f)
 		   "      --hwloc SPEC    offline: hwloc XML directory, file, synthetic:<desc>@hosts, or live\n"
 		   "      --ib FILE       offline: ibnetdiscover output (repeatable)\n"
 		   "      --torus FILE    offline: torus configuration\n" COMMON_HELP
-		   "\nExit status: 0 on success, 1 on failure (unknown host, unreachable daemon), 2 usage.\n"
+		   "\nExit status: 0 on success, 1 on failure (unknown host, hosts that no subnet connects,\n"
+		   "unreachable daemon), 2 usage.\n"
 		   "Examples:\n  rankmapctl distance node001 node017\n"
 		   "  rankmapctl distance --hwloc hwloc/ --ib fabric.txt node001:0 node001:12\n");
 }
@@ -362,6 +363,16 @@ static int resolve(topo_cluster_t c, const json_t *v, topo_slot_t *s)
 	return 0;
 }
 
+/* Two hosts with no path between them (their HCAs are on subnets that share no host): an error. */
+static void not_connected(json_t *a, json_t *b)
+{
+	char *sa = json_dumps(a, JSON_ENCODE_ANY), *sb = json_dumps(b, JSON_ENCODE_ANY);
+
+	fprintf(stderr, "rankmapctl distance: %s and %s are not connected: no InfiniBand subnet joins them\n",
+		sa ? sa : "?", sb ? sb : "?");
+	free(sa), free(sb);
+}
+
 static int distance_offline(const offline_t *off, json_t *a, json_t *b)
 {
 	topo_cluster_t c = topo_cluster_create();
@@ -387,6 +398,11 @@ static int distance_offline(const offline_t *off, json_t *a, json_t *b)
 		return 1;
 	}
 	d = topo_slot_distance(c, s[0], s[1]);
+	if (d < 0 || topo_host_hops(c, s[0].host, s[1].host) < 0) {
+		not_connected(a, b);
+		topo_cluster_destroy(c);
+		return 1;
+	}
 	printf("hops %d, distance %.4g\n", topo_host_hops(c, s[0].host, s[1].host), d);
 	rc = 0;
 out:
@@ -404,14 +420,19 @@ static int distance_daemon(const common_opts_t *o, json_t *a, json_t *b)
 	json_object_set_new(req, slots ? "slots" : "hosts", json_pack("[OO]", a, b));
 	if (!(resp = call("distance", o, req)))
 		return 1;
+	d = json_object_get(resp, "distance");
+	if (!json_is_number(d) || json_integer_value(json_object_get(resp, "hops")) < 0) {
+		if (o->json)
+			print_json(resp);
+		else
+			json_decref(resp);
+		not_connected(a, b);
+		return 1;
+	}
 	if (o->json)
 		return print_json(resp);
-	d = json_object_get(resp, "distance");
-	printf("hops %lld, distance ", (long long)json_integer_value(json_object_get(resp, "hops")));
-	if (json_is_number(d))
-		printf("%.4g\n", json_number_value(d));
-	else
-		printf("unknown (not connected)\n");
+	printf("hops %lld, distance %.4g\n", (long long)json_integer_value(json_object_get(resp, "hops")),
+	       json_number_value(d));
 	json_decref(resp);
 	return 0;
 }
