@@ -107,9 +107,10 @@ static int build_tree(topo_scotch_arch_t *a, const topo_target_t *t, const SCOTC
 	if (size == 0) {
 		free(term);
 		errno = EINVAL;
-		return rm_error_set(err, "scotch target", 0, 0,
-				    "too irregular for a Scotch tree: the padded tree exceeds %.0f terminals for %u slots",
-				    cap, t->nslots);
+		return rm_error_set(
+		        err, "scotch target", 0, 0,
+		        "too irregular for a Scotch tree: the padded tree exceeds %.0f terminals for %u slots", cap,
+		        t->nslots);
 	}
 	if (SCOTCH_archTleaf(&a->tree, t->nlevels - 1, ar, link) == 0) {
 		a->arch = &a->tree;
@@ -136,8 +137,7 @@ int topo_scotch_arch_init(topo_scotch_arch_t *a, const topo_target_t *t, SCOTCH_
 {
 	SCOTCH_Num link[64];
 
-	if (!a || !t || t->nlevels < 1 || t->nlevels > 64 || t->nslots == 0 || t->nslots > INT32_MAX / 4 ||
-	    dcap < 1) {
+	if (!a || !t || t->nlevels < 1 || t->nlevels > 64 || t->nslots == 0 || t->nslots > INT32_MAX / 4 || dcap < 1) {
 		errno = EINVAL;
 		return rm_error_set(err, "scotch target", 0, 0, "invalid target");
 	}
