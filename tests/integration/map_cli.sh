@@ -98,7 +98,7 @@ else
 fi
 bad "unknown host" "nosuchhost" --cart 8x4 --cluster "$C" --hosts 'nosuchhost[1-2]'
 
-# a 3D torus cluster (non-tree network: distances from the torus, Scotch gets a decomposition target)
+# a 3D torus cluster (non-tree network: distances from the torus; Scotch sees its tree of blocks)
 H=$(awk '/^c[0-9]/ { print $1 }' "$DATA/torus/small-table.conf" | paste -sd, -)
 printf 'hwloc = synthetic:pack:2 core:4 pu:2@%s\ntorus = %s\n' "$H" "$DATA/torus/small-table.conf" >"$T/torus.conf"
 for a in scotch auto; do
@@ -110,8 +110,9 @@ for a in scotch auto; do
 		notok "torus $a ($(cat "$T/t.err"))"
 	fi
 done
-# Scotch on a decomposition target is reproducible: the same input gives the same permutation
-# (the target used to be built in Scotch's threaded, unseeded default context, and varied run to run)
+# Scotch on a torus cluster is reproducible: the same input gives the same permutation
+# (the target used to be built in Scotch's threaded, unseeded default context, and varied run to run;
+# Scotch now runs seeded in a one-thread context of its own, see mapping/scotch.c)
 det=0
 for k in 1 2 3 4; do
 	"$R" map --cart 8x8x2:1,1,1:4,2,1 --cluster "$T/torus.conf" --algo scotch --out "$T/d$k.perm" \
