@@ -173,7 +173,7 @@ static void cpu_limit(int seconds)
 
 	if (getrusage(RUSAGE_SELF, &ru) < 0 || getrlimit(RLIMIT_CPU, &rl) < 0)
 		return;
-	rl.rlim_cur = (rlim_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1 + seconds);
+	rl.rlim_cur = (rlim_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1 + seconds); /* used, rounded up */
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
 		rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_CPU, &rl);
