@@ -143,7 +143,10 @@ static void raise_fd_limit(int max_clients)
 
 static int ctx_init(srv_ctx_t *ctx)
 {
+	const char *faults = getenv("RANKMAP_TEST_FAULTS"); /* test-only, read once here (srv_fault.c) */
+
 	memset(ctx, 0, sizeof(*ctx));
+	ctx->test_faults = faults && !strcmp(faults, "1");
 	ctx->lock_fd = ctx->listen_fd = -1;
 	ctx->started_at = srv_now_ms();
 	pthread_mutex_init(&ctx->model_lock, NULL);
@@ -243,12 +246,19 @@ int main(int argc, char **argv)
 		fail("workers", &err);
 		goto out_sock;
 	}
-	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers)", RANKMAP_VERSION,
-		ctx.cfg.socket_path, ctx.cfg.state_dir, ctx.cfg.workers);
+	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers, isolation %s)", RANKMAP_VERSION,
+		ctx.cfg.socket_path, ctx.cfg.state_dir, ctx.cfg.workers,
+		ctx.cfg.isolation == SRV_ISOLATE_PROCESS ? "process" : "thread");
+	if (ctx.test_faults)
+		srv_log(SRV_LOG_WARNING, "RANKMAP_TEST_FAULTS=1: test-only fault engines enabled (never in production)");
 	rc = srv_loop_run(&ctx, &stop_flag, &reload_flag) < 0 ? 1 : 0;
 	srv_log(SRV_LOG_NOTICE, "stopping");
 
-	srv_workers_stop(ctx.workers);
+	if (srv_workers_stop(ctx.workers) < 0) { /* a thread is stuck in a request: leave without it */
+		srv_sock_unlink(ctx.cfg.socket_path, ctx.sock_dev, ctx.sock_ino);
+		fflush(stderr);
+		_exit(rc);
+	}
 out_sock:
 	srv_sock_unlink(ctx.cfg.socket_path, ctx.sock_dev, ctx.sock_ino);
 	close(ctx.listen_fd);

@@ -32,10 +32,19 @@ enum { SRV_LOG_ERR = 3, SRV_LOG_WARNING = 4, SRV_LOG_NOTICE = 5, SRV_LOG_INFO = 
 void srv_log_open(int foreground, int level);
 void srv_log_close(void);
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Around fork() (srv_child.c): prepare takes the log lock, parent releases it, child re-initialises it
+ * and closes syslog's connection; srv_log_child_reopen() reconnects once the child closed its other
+ * descriptors. */
+void srv_log_fork_prepare(void);
+void srv_log_fork_parent(void);
+void srv_log_fork_child(void);
+void srv_log_child_reopen(void);
 
 /* ---- configuration (srv_config.c) -------------------------------------------------------------- */
 
 #define SRV_MAX_IB_FILES 64
+
+enum { SRV_ISOLATE_THREAD = 0, SRV_ISOLATE_PROCESS = 1 };
 
 typedef struct srv_config {
 	char *path;               /* the config file (NULL: defaults only) */
@@ -61,6 +70,10 @@ typedef struct srv_config {
 	int request_timeout_ms;   /* a started frame must arrive, a response must leave, within this */
 	int idle_timeout_ms;      /* a connection without a request in progress is closed after this */
 	int workers;
+	int isolation;            /* SRV_ISOLATE_*: where the requests flagged SRV_REQ_ISOLATED run */
+	int worker_time_limit_s;  /* wall-clock limit of one isolated request */
+	int worker_cpu_limit_s;   /* CPU limit of one isolated request (RLIMIT_CPU) */
+	size_t worker_memory_limit; /* bytes a worker process may map beyond the daemon's size (RLIMIT_AS) */
 	int log_level;
 	int foreground;
 } srv_config_t;
@@ -179,7 +192,10 @@ typedef struct srv_peer {
 
 typedef json_t *(*srv_handler_t)(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 
-enum { SRV_REQ_INLINE = 1, SRV_REQ_PRIVILEGED = 2 };
+/* INLINE: answered by the event loop; PRIVILEGED: root and slurm_user only; ISOLATED: runs engines or
+ * heavy code on the model without changing state, so it runs in a worker process in isolation =
+ * process mode (srv_child.c). */
+enum { SRV_REQ_INLINE = 1, SRV_REQ_PRIVILEGED = 2, SRV_REQ_ISOLATED = 4 };
 
 /* Checks the envelope (version, type, id) of a request and finds its handler. Returns the handler,
  * or NULL with *error set to an error response (new reference). *flags receives SRV_REQ_*. */
@@ -200,6 +216,7 @@ typedef struct srv_job {
 	json_t *id;
 	srv_peer_t peer;
 	srv_handler_t handler;
+	int flags;                /* SRV_REQ_* of a request the loop parsed */
 	void (*internal)(srv_ctx_t *ctx);
 	char *out;                /* filled by the worker: the encoded response frame */
 	size_t out_len;
@@ -217,10 +234,42 @@ void srv_workers_submit(srv_workers_t *w, srv_job_t *job);
 srv_job_t *srv_workers_done(srv_workers_t *w);
 /* Number of jobs queued or running. */
 int srv_workers_pending(srv_workers_t *w);
-/* Stops the threads after their current job, drops queued jobs, frees the pool. */
-void srv_workers_stop(srv_workers_t *w);
+/* Stops the pool without waiting on a stuck request: worker processes are killed at once, threads
+ * get SRV_STOP_WAIT_MS to finish. Returns 0 when every thread ended (the pool and queued jobs are
+ * freed), -1 when a thread is still running a request in the daemon (nothing is freed: the caller
+ * must leave with _exit()). */
+#define SRV_STOP_WAIT_MS 300
+int srv_workers_stop(srv_workers_t *w);
 /* Frees a job and what it holds. */
 void srv_job_free(srv_job_t *job);
+
+/* ---- worker processes (srv_child.c) ----------------------------------------------------------- */
+
+typedef struct srv_child srv_child_t;
+
+enum { SRV_CHILD_DONE, SRV_CHILD_DELEGATE, SRV_CHILD_STOPPED };
+
+/* The worker process of one worker thread (none is started yet). stop_fd becomes readable when the
+ * pool stops. Returns NULL with err on failure. */
+srv_child_t *srv_child_new(srv_ctx_t *ctx, int stop_fd, rm_error_t *err);
+/* Starts the process now if there is none (the thread that calls this becomes its parent: the child
+ * dies with it). Returns 0 or -1 (logged). */
+int srv_child_start(srv_child_t *ch);
+/* Runs job (a raw payload, or a parsed request flagged SRV_REQ_ISOLATED) in the worker process.
+ * SRV_CHILD_DONE: job->out holds the response frame (an `internal` or `timeout` error when the
+ * process died or overran; a fresh one replaces it). SRV_CHILD_DELEGATE: the request must run in the
+ * daemon (register, reload, hosts, ping). SRV_CHILD_STOPPED: the pool is stopping, job unanswered. */
+int srv_child_run(srv_child_t *ch, srv_job_t *job);
+/* The process's pid, or 0 (readable from any thread). */
+pid_t srv_child_pid(srv_child_t *ch);
+/* Kills and reaps the process, frees ch. NULL is fine. */
+void srv_child_free(srv_child_t *ch);
+
+/* Test-only engine faults (srv_fault.c): with RANKMAP_TEST_FAULTS=1 in rankmapd's environment at start
+ * (never in production), a map request whose algorithm is test:segv, test:abort, test:spin,
+ * test:sleep or test:hog misbehaves that way. Returns NULL when algo is not one of them or the hook
+ * is off; else the response (only test:hog returns). */
+json_t *srv_test_fault(srv_ctx_t *ctx, const char *algo, const json_t *id);
 
 /* ---- event loop (srv_loop.c) ------------------------------------------------------------------ */
 
@@ -237,6 +286,7 @@ struct srv_ctx {
 	ino_t sock_ino;
 	long long started_at;
 	srv_workers_t *workers;
+	int test_faults;           /* RANKMAP_TEST_FAULTS was set at start (srv_test_fault) */
 	/* current model */
 	pthread_mutex_t model_lock;
 	srv_model_t *model;

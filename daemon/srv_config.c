@@ -17,7 +17,7 @@
 #include "srv.h"
 #include "rm_text.h"
 
-typedef enum { C_STR, C_PATH, C_PATHLIST, C_BOOL, C_INT, C_SIZE, C_MODE, C_MS, C_SEC, C_LOGLEVEL } ctype_t;
+typedef enum { C_STR, C_PATH, C_PATHLIST, C_BOOL, C_INT, C_SIZE, C_MODE, C_MS, C_SEC, C_LOGLEVEL, C_ISOLATION } ctype_t;
 
 typedef struct centry {
 	const char *name;
@@ -27,6 +27,8 @@ typedef struct centry {
 	size_t off;              /* field of srv_config_t */
 	const char *help;
 } centry_t;
+
+static const char *const isolation_modes[] = { "thread", "process" }; /* C_ISOLATION: SRV_ISOLATE_* */
 
 #define F(x) offsetof(srv_config_t, x)
 
@@ -50,6 +52,14 @@ static const centry_t entries[] = {
 	{ "request_timeout", C_MS, 10, 3600000, "10s", F(request_timeout_ms), "time to send one frame" },
 	{ "idle_timeout", C_MS, 10, 86400000, "60s", F(idle_timeout_ms), "idle connections are closed" },
 	{ "worker_threads", C_INT, 1, 256, "2", F(workers), "threads running map/report/register" },
+	{ "isolation", C_ISOLATION, 0, 0, "process", F(isolation), "where map/order/simulate/report/distance run: "
+	  "process (worker processes with limits) or thread" },
+	{ "worker_time_limit", C_SEC, 1, 86400, "90", F(worker_time_limit_s), "wall-clock time one isolated "
+	  "request may take" },
+	{ "worker_cpu_limit", C_SEC, 1, 86400, "75", F(worker_cpu_limit_s), "CPU time one isolated request "
+	  "may use (RLIMIT_CPU)" },
+	{ "worker_memory_limit", C_SIZE, 64LL << 20, 1LL << 40, "4G", F(worker_memory_limit), "address space a "
+	  "worker process may add to the daemon's (RLIMIT_AS)" },
 	{ "log_level", C_LOGLEVEL, 0, 0, "info", F(log_level), "error, warning, notice, info or debug" },
 };
 
@@ -167,6 +177,13 @@ static int set_entry(srv_config_t *cfg, const centry_t *e, const char *v, const 
 			}
 		return rm_error_set(err, file, line, 0, "%s: expected one of error, warning, notice, info, debug, "
 				    "got '%s'", e->name, v);
+	case C_ISOLATION:
+		for (i = 0; i < sizeof(isolation_modes) / sizeof(isolation_modes[0]); i++)
+			if (!strcmp(v, isolation_modes[i])) {
+				*(int *)field = (int)i;
+				return 0;
+			}
+		return rm_error_set(err, file, line, 0, "%s: expected process or thread, got '%s'", e->name, v);
 	default:
 		break;
 	}
@@ -318,6 +335,7 @@ void srv_config_print(const srv_config_t *cfg, FILE *f)
 		case C_SIZE: fprintf(f, "%s = %zu\n", e->name, *(const size_t *)field); break;
 		case C_MS: fprintf(f, "%s = %dms\n", e->name, *(const int *)field); break;
 		case C_SEC: fprintf(f, "%s = %ds\n", e->name, *(const int *)field); break;
+		case C_ISOLATION: fprintf(f, "%s = %s\n", e->name, isolation_modes[*(const int *)field]); break;
 		case C_LOGLEVEL: fprintf(f, "%s = %s\n", e->name, levels[*(const int *)field - SRV_LOG_ERR]); break;
 		default: fprintf(f, "%s = %d\n", e->name, *(const int *)field); break;
 		}

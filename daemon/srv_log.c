@@ -1,7 +1,10 @@
 /*
  * daemon/srv_log.c: rankmapd's log, to stderr in the foreground or to syslog (daemon facility).
- * The destination is chosen once at start-up, before any thread exists.
+ * The destination is chosen once at start-up, before any thread exists. Messages are written under
+ * one lock, which a thread about to fork a worker process holds across fork() (srv_log_fork_*), so
+ * that the child never inherits syslog's or stderr's internal lock in a taken state.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <syslog.h>
@@ -14,6 +17,31 @@ static struct {
 	int to_stderr;
 	int level;
 } log_dest = { 1, SRV_LOG_INFO };
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void srv_log_fork_prepare(void)
+{
+	pthread_mutex_lock(&log_lock);
+}
+
+void srv_log_fork_parent(void)
+{
+	pthread_mutex_unlock(&log_lock);
+}
+
+void srv_log_fork_child(void)
+{
+	pthread_mutex_init(&log_lock, NULL);
+	if (!log_dest.to_stderr)
+		closelog(); /* its descriptor is closed with the others; reopened by srv_log_child_reopen() */
+}
+
+void srv_log_child_reopen(void)
+{
+	if (!log_dest.to_stderr)
+		openlog("rankmapd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
 
 void srv_log_open(int foreground, int level)
 {
@@ -41,11 +69,12 @@ void srv_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!log_dest.to_stderr) {
+	pthread_mutex_lock(&log_lock);
+	if (!log_dest.to_stderr)
 		syslog(level, "%s", msg);
-		return;
-	}
-	fprintf(stderr, "rankmapd[%d]: %s: %s\n", (int)getpid(), names[level & 7], msg);
+	else
+		fprintf(stderr, "rankmapd[%d]: %s: %s\n", (int)getpid(), names[level & 7], msg);
+	pthread_mutex_unlock(&log_lock);
 }
 
 long long srv_now_ms(void)

@@ -235,6 +235,7 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 	job->req = req;
 	job->id = json_incref(json_object_get(req, "id"));
 	job->handler = h;
+	job->flags = flags;
 	submit(l, c, job);
 	return 0;
 }

@@ -416,6 +416,8 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 	}
 	opt.seed = (unsigned)seed;
 	opt.time_budget_ms = budget;
+	if (ctx->test_faults && (error = srv_test_fault(ctx, algo, id)))
+		goto out;
 	if (map_compute(algo, g, t, &opt, perm, &res, &err) < 0)
 		error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s", rm_error_format(&err, msg, sizeof(msg)));
 	else {

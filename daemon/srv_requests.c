@@ -27,11 +27,11 @@ static const struct req_def {
 } requests[] = {
 	{ "ping", srv_req_ping, SRV_REQ_INLINE },
 	{ "hosts", srv_req_hosts, 0 },
-	{ "report", srv_req_report, 0 },
-	{ "distance", srv_req_distance, 0 },
-	{ "map", srv_req_map, 0 },
-	{ "order", srv_req_order, 0 },
-	{ "simulate", srv_req_simulate, 0 },
+	{ "report", srv_req_report, SRV_REQ_ISOLATED },
+	{ "distance", srv_req_distance, SRV_REQ_ISOLATED },
+	{ "map", srv_req_map, SRV_REQ_ISOLATED },
+	{ "order", srv_req_order, SRV_REQ_ISOLATED },
+	{ "simulate", srv_req_simulate, SRV_REQ_ISOLATED },
 	{ "register", srv_req_register, SRV_REQ_PRIVILEGED },
 	{ "reload", srv_req_reload, SRV_REQ_PRIVILEGED },
 };

@@ -56,6 +56,24 @@ topo_cluster_t topo_cluster_create(void)
 	return c;
 }
 
+void topo_cluster_fork_prepare(topo_cluster_t c)
+{
+	if (c)
+		topo_fabric_fork_prepare(c->fabric);
+}
+
+void topo_cluster_fork_parent(topo_cluster_t c)
+{
+	if (c)
+		topo_fabric_fork_parent(c->fabric);
+}
+
+void topo_cluster_fork_child(topo_cluster_t c)
+{
+	if (c)
+		topo_fabric_fork_child(c->fabric);
+}
+
 void topo_cluster_destroy(topo_cluster_t c)
 {
 	struct cluster_index *ix;

@@ -26,6 +26,24 @@ struct topo_fabric *topo_fabric_create(void)
 	return f;
 }
 
+void topo_fabric_fork_prepare(struct topo_fabric *f)
+{
+	if (f)
+		pthread_mutex_lock(&f->cache_lock);
+}
+
+void topo_fabric_fork_parent(struct topo_fabric *f)
+{
+	if (f)
+		pthread_mutex_unlock(&f->cache_lock);
+}
+
+void topo_fabric_fork_child(struct topo_fabric *f)
+{
+	if (f)
+		pthread_mutex_init(&f->cache_lock, NULL);
+}
+
 static void free_nodes(struct ib_node *nodes, size_t n)
 {
 	size_t i;

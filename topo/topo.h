@@ -32,6 +32,13 @@ typedef struct topo_cluster *topo_cluster_t;
 topo_cluster_t topo_cluster_create(void);
 /* Frees the cluster and everything it owns. NULL is fine. */
 void topo_cluster_destroy(topo_cluster_t c);
+/* Forking while other threads may query c (rankmapd's worker processes): topo_cluster_fork_prepare()
+ * takes c's internal locks (the lazily filled caches of const queries) right before fork(); then the
+ * parent calls topo_cluster_fork_parent() (releases them) and the child, which has one thread,
+ * topo_cluster_fork_child() (re-initialises them). NULL c is fine; nothing is allocated. */
+void topo_cluster_fork_prepare(topo_cluster_t c);
+void topo_cluster_fork_parent(topo_cluster_t c);
+void topo_cluster_fork_child(topo_cluster_t c);
 
 /* ---- hardware sources (topo/node_hwloc.c) --------------------------------------------------- */
 

@@ -21,6 +21,11 @@ struct topo_torus_model;  /* net_torus.c */
 /* New empty fabric; NULL on allocation failure. */
 struct topo_fabric *topo_fabric_create(void);
 void topo_fabric_destroy(struct topo_fabric *f);
+/* Around fork(): take the fabric's cache lock, release it in the parent, re-initialise it in the
+ * child (see topo_cluster_fork_prepare). NULL f is fine. */
+void topo_fabric_fork_prepare(struct topo_fabric *f);
+void topo_fabric_fork_parent(struct topo_fabric *f);
+void topo_fabric_fork_child(struct topo_fabric *f);
 /* Parsers add one subnet each (see topo_load_ib_file / _live / _cache / topo_load_node_name_map). */
 int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *err);
 int topo_fabric_load_live(struct topo_fabric *f, const char *ca, int port, rm_error_t *err);

@@ -5,10 +5,12 @@
  * `map` of a 64-rank pattern (8x8 halo plus long-range edges) onto the 64 cores with TreeMatch.
  * Clients check each response for "ok":true without parsing it (the daemon is what is measured; the
  * first map answer is parsed and its cost checked). Prints requests/s and latency percentiles beside the targets of issue 6 (>= 5,000 map requests/s,
- * p99 < 5 ms) and the ping baseline. Environment: B (build dir), BENCH_SECONDS (default 3),
- * BENCH_CLIENTS (64), BENCH_ALGO (treematch).
+ * p99 < 5 ms) and the ping baseline, for isolation = thread (the baseline) beside isolation = process (worker
+ * processes, issue 19), each on its own daemon in the same run. Environment: B (build dir), BENCH_SECONDS (default 3),
+ * BENCH_CLIENTS (64), BENCH_WORKERS (worker_threads, 2), BENCH_ALGO (treematch).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -134,7 +136,7 @@ typedef struct result {
 } result_t;
 
 /* CPU time (user + system) of a process, in microseconds, from /proc. */
-static double proc_cpu_us(pid_t pid)
+static double proc_cpu_us1(pid_t pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long ut = 0, st = 0;
@@ -148,6 +150,33 @@ static double proc_cpu_us(pid_t pid)
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
 		return 0;
 	return (ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The daemon's CPU time plus its worker processes' (isolation = process): the children of every task. */
+static double proc_cpu_us(pid_t pid)
+{
+	char path[128];
+	double us = proc_cpu_us1(pid);
+	struct dirent *e;
+	DIR *d;
+	FILE *f;
+	int kid;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return us;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid, e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fscanf(f, "%d", &kid) == 1)
+			us += proc_cpu_us1(kid);
+		fclose(f);
+	}
+	closedir(d);
+	return us;
 }
 
 static result_t run_phase(const char *sock, pid_t daemon, json_t *req, int nclients, double seconds, double rate)
@@ -225,10 +254,59 @@ static void verdict(const char *name, const result_t *r, const result_t *ping)
 	       r->rps >= 4900 ? "meets" : "MISSES", r->p99, r->p99 < 5.0 ? "meets" : "MISSES", ping->rps, ping->p99);
 }
 
-static void print_row(const char *name, const result_t *r)
+
+typedef struct mode_res {
+	result_t ping, map, mapt, pingo, mapo, mapto;
+} mode_res_t;
+
+/* Starts a daemon with isolation = mode and runs every phase against it. Returns 0, or -1 when the
+ * daemon did not start or its first map failed. */
+static int bench_mode(const char *mode, int workers, const char *data, int nclients, double secs, json_t *ping, json_t *map,
+		      json_t *mapt, mode_res_t *r)
 {
-	printf("%-26s %10.0f %9.3f %9.3f %9.3f %9ld %7ld %9.0f\n", name, r->rps, r->p50, r->p99, r->max, r->n,
-	       r->errors, r->cpu_us);
+	char extra[4096];
+	tdaemon_t d;
+	json_t *one;
+	int ok;
+
+	snprintf(extra, sizeof(extra), "hwloc_dir = %s/plafrim/hwloc\nib_file = %s/plafrim/ib/ib-subnet0.txt\n"
+		 "log_level = warning\nisolation = %s\nworker_threads = %d\n", data, data, mode, workers);
+	if (td_setup(&d, extra) < 0 || td_start(&d, NULL) < 0) {
+		fprintf(stderr, "bench_daemon: rankmapd (%s) did not start\n", td_bin());
+		td_cleanup(&d);
+		return -1;
+	}
+	one = td_call(d.sock, json_deep_copy(map));
+	ok = one && json_is_true(json_object_get(one, "ok"));
+	if (!ok)
+		printf("isolation = %s: map request failed: %s\n", mode, td_msg(one));
+	else
+		printf("isolation = %s: one map: cost %.1f vs identity %.1f\n", mode,
+		       json_number_value(json_object_get(one, "cost")),
+		       json_number_value(json_object_get(one, "identity_cost")));
+	json_decref(one);
+	if (ok) {
+		r->ping = run_phase(d.sock, d.pid, ping, nclients, secs, 0);
+		r->map = run_phase(d.sock, d.pid, map, nclients, secs, 0);
+		r->mapt = run_phase(d.sock, d.pid, mapt, nclients, secs, 0);
+		r->mapo = run_phase(d.sock, d.pid, map, nclients, secs, 5000);
+		r->mapto = run_phase(d.sock, d.pid, mapt, nclients, secs, 5000);
+		r->pingo = run_phase(d.sock, d.pid, ping, nclients, secs, 5000);
+	}
+	td_stop(&d, SIGTERM);
+	td_cleanup(&d);
+	return ok ? 0 : -1;
+}
+
+static void print_pair(const char *name, const result_t *t, const result_t *p)
+{
+	printf("%-26s %9.0f %8.3f %8.3f %8.0f | %9.0f %8.3f %8.3f %8.0f\n", name, t->rps, t->p50, t->p99, t->cpu_us,
+	       p->rps, p->p50, p->p99, p->cpu_us);
+}
+
+static long errors(const mode_res_t *r)
+{
+	return r->ping.errors + r->map.errors + r->mapt.errors + r->pingo.errors + r->mapo.errors + r->mapto.errors;
 }
 
 int main(void)
@@ -236,66 +314,53 @@ int main(void)
 	struct rlimit rl = { 8192, 8192 };
 	const char *s = getenv("BENCH_SECONDS"), *c = getenv("BENCH_CLIENTS"), *algo = getenv("BENCH_ALGO");
 	double secs = s ? atof(s) : 3.0;
-	int nclients = c ? atoi(c) : 64;
-	char extra[4096], *data = realpath(harness_data_dir(), NULL);
-	json_t *ping = rm_proto_request("ping", 1), *map = map_req(algo ? algo : "treematch", 0), *one;
+	int nclients = c ? atoi(c) : 64, rc = 0, workers = getenv("BENCH_WORKERS") ? atoi(getenv("BENCH_WORKERS")) : 2;
+	char *data = realpath(harness_data_dir(), NULL);
+	json_t *ping = rm_proto_request("ping", 1), *map = map_req(algo ? algo : "treematch", 0);
 	json_t *mapt = map_req(algo ? algo : "treematch", 1);
-	result_t rp, rm, rt, ro, rto, rpo;
-	tdaemon_t d;
-	int ok;
+	mode_res_t th = { 0 }, pr = { 0 };
 
 	signal(SIGPIPE, SIG_IGN);
 	setrlimit(RLIMIT_NOFILE, &rl);
 	if (nclients < 1 || nclients > MAXC)
 		nclients = 64;
-	snprintf(extra, sizeof(extra), "hwloc_dir = %s/plafrim/hwloc\nib_file = %s/plafrim/ib/ib-subnet0.txt\n"
-		 "log_level = warning\n", data ? data : ".", data ? data : ".");
+	if (workers < 1 || workers > 256)
+		workers = 2;
+	printf("rankmapd benchmark: %d clients, %d workers, %.1f s per phase, 64-rank map with %s on 8 nodes x 8 "
+	       "cores;\n"
+	       "isolation = thread (requests run in the daemon's threads, the baseline) beside isolation = process\n"
+	       "(map runs in worker processes with CPU/memory/time limits, the default)\n", nclients, workers, secs,
+	       algo ? algo : "treematch");
+	if (bench_mode("thread", workers, data ? data : ".", nclients, secs, ping, map, mapt, &th) < 0 ||
+	    bench_mode("process", workers, data ? data : ".", nclients, secs, ping, map, mapt, &pr) < 0)
+		rc = 1;
 	free(data);
-	if (td_setup(&d, extra) < 0 || td_start(&d, NULL) < 0) {
-		fprintf(stderr, "bench_daemon: rankmapd (%s) did not start\n", td_bin());
-		td_cleanup(&d);
-		return 1;
+	if (!rc) {
+		printf("%-26s %-37s | %-37s\n", "", "isolation = thread (baseline)", "isolation = process");
+		printf("%-26s %9s %8s %8s %8s | %9s %8s %8s %8s\n", "", "req/s", "p50 ms", "p99 ms", "cpu us/r", "req/s",
+		       "p50 ms", "p99 ms", "cpu us/r");
+		print_pair("ping", &th.ping, &pr.ping);
+		print_pair("map 64 ranks, JSON edges", &th.map, &pr.map);
+		print_pair("map 64 ranks, edges_text", &th.mapt, &pr.mapt);
+		printf("open loop, 5,000 req/s offered (latency from the scheduled send):\n");
+		print_pair("ping at 5000/s", &th.pingo, &pr.pingo);
+		print_pair("map at 5000/s, JSON edges", &th.mapo, &pr.mapo);
+		print_pair("map at 5000/s, edges_text", &th.mapto, &pr.mapto);
+		printf("%-26s %9s %8s %8.3f\n", "target (map)", ">= 5000", "", 5.0);
+		printf("verdict (target: >= 5000 map req/s with p99 < 5 ms; cpu us/r counts the worker processes):\n");
+		verdict("thread, closed, JSON", &th.map, &th.ping);
+		verdict("thread, closed, text", &th.mapt, &th.ping);
+		verdict("thread, open, JSON", &th.mapo, &th.pingo);
+		verdict("thread, open, text", &th.mapto, &th.pingo);
+		verdict("process, closed, JSON", &pr.map, &pr.ping);
+		verdict("process, closed, text", &pr.mapt, &pr.ping);
+		verdict("process, open, JSON", &pr.mapo, &pr.pingo);
+		verdict("process, open, text", &pr.mapto, &pr.pingo);
+		printf("cost of isolation (edges_text, open loop at 5000/s): p99 %+.3f ms, CPU %+.0f us per map\n",
+		       pr.mapto.p99 - th.mapto.p99, pr.mapto.cpu_us - th.mapto.cpu_us);
 	}
-	one = td_call(d.sock, json_deep_copy(map));
-	ok = one && json_is_true(json_object_get(one, "ok"));
-	printf("rankmapd benchmark: %d clients, %.1f s per phase, 64-rank map with %s on 8 nodes x 8 cores\n",
-	       nclients, secs, algo ? algo : "treematch");
-	if (!ok) {
-		printf("map request failed: %s\n", td_msg(one));
-		json_decref(one);
-		td_cleanup(&d);
-		return 1;
-	}
-	printf("one map: cost %.1f vs identity %.1f\n", json_number_value(json_object_get(one, "cost")),
-	       json_number_value(json_object_get(one, "identity_cost")));
-	json_decref(one);
-	rp = run_phase(d.sock, d.pid, ping, nclients, secs, 0);
-	rm = run_phase(d.sock, d.pid, map, nclients, secs, 0);
-	rt = run_phase(d.sock, d.pid, mapt, nclients, secs, 0);
-	ro = run_phase(d.sock, d.pid, map, nclients, secs, 5000);
-	rto = run_phase(d.sock, d.pid, mapt, nclients, secs, 5000);
-	rpo = run_phase(d.sock, d.pid, ping, nclients, secs, 5000);
-	printf("%-26s %10s %9s %9s %9s %9s %7s %9s\n", "", "req/s", "p50 ms", "p99 ms", "max ms", "requests",
-	       "errors", "cpu us/r");
-	print_row("ping (baseline)", &rp);
-	print_row("map 64 ranks, JSON edges", &rm);
-	print_row("map 64 ranks, edges_text", &rt);
-	printf("open loop, 5,000 req/s offered (latency from the scheduled send):\n");
-	print_row("ping at 5000/s (baseline)", &rpo);
-	print_row("map at 5000/s, JSON edges", &ro);
-	print_row("map at 5000/s, edges_text", &rto);
-	printf("%-26s %10s %9s %9.3f\n", "target (map)", ">= 5000", "", 5.0);
-	printf("verdict (target: >= 5000 map req/s with p99 < 5 ms):\n");
-	verdict("closed loop, JSON edges", &rm, &rp);
-	verdict("closed loop, edges_text", &rt, &rp);
-	verdict("open loop, JSON edges", &ro, &rpo);
-	verdict("open loop, edges_text", &rto, &rpo);
-	printf("daemon CPU per map: %.0f us (JSON edges), %.0f us (edges_text): at most %.0f / %.0f req/s on 2 idle "
-	       "cores\n", rm.cpu_us, rt.cpu_us, rm.cpu_us > 0 ? 2e6 / rm.cpu_us : 0, rt.cpu_us > 0 ? 2e6 / rt.cpu_us : 0);
 	json_decref(ping);
 	json_decref(map);
 	json_decref(mapt);
-	td_stop(&d, SIGTERM);
-	td_cleanup(&d);
-	return rm.errors || rp.errors || rt.errors || ro.errors || rto.errors || rpo.errors ? 1 : 0;
+	return rc || errors(&th) || errors(&pr) ? 1 : 0;
 }
