@@ -45,6 +45,7 @@ void srv_model_put(srv_model_t *m)
 	topo_cluster_destroy(m->cluster);
 	json_decref(m->sources);
 	json_decref(m->warnings);
+	json_decref(m->reg_ignored);
 	free(m);
 }
 
@@ -130,13 +131,14 @@ void srv_model_target_put(srv_model_t *m, void *handle)
 	pthread_mutex_unlock(&m->tc_lock);
 }
 
-/* ---- hwloc directory, with registrations taking precedence ---------------------------------- */
+/* ---- hwloc directory and cluster file, with registrations taking precedence ---------------------- */
 
 typedef struct build {
 	srv_ctx_t *ctx;
 	topo_cluster_t c;
 	json_t *sources;
 	json_t *warnings;
+	json_t *reg_ignored;
 	size_t nreg;
 	unsigned long reg_seq;
 	rm_error_t *err;
@@ -212,6 +214,7 @@ static void load_registration(void *arg, const char *host, const char *file, con
 	build_t *b = arg;
 	rm_error_t e = { 0 };
 	char msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	json_t *why;
 	int rc;
 
 	rc = file ? topo_load_hwloc_xml(b->c, file, host, &e)
@@ -219,6 +222,8 @@ static void load_registration(void *arg, const char *host, const char *file, con
 	if (rc < 0) { /* one bad registration must not cost the others */
 		srv_log(SRV_LOG_WARNING, "registration of %s ignored: %s", host, rm_error_format(&e, msg, sizeof(msg)));
 		json_array_append_new(b->warnings, json_sprintf("registration of %s ignored: %s", host, msg));
+		why = json_string(msg);
+		json_object_set_new(b->reg_ignored, host, why ? why : json_string("cannot be loaded"));
 		return;
 	}
 	b->nreg++;
@@ -328,7 +333,9 @@ static int load_sources(build_t *b)
 			return -1;
 		json_object_set_new(b->sources, "hwloc_dir", json_string(cfg->hwloc_dir));
 	}
+	topo_cluster_replace_hw(b->c, 1); /* a node's registration overrides the static sources */
 	srv_reg_foreach(b->ctx, load_registration, b, &b->reg_seq);
+	topo_cluster_replace_hw(b->c, 0);
 	json_object_set_new(b->sources, "registrations", json_integer((json_int_t)b->nreg));
 	if (cfg->node_name_map && topo_load_node_name_map(b->c, cfg->node_name_map, b->err) < 0)
 		return -1;
@@ -358,7 +365,8 @@ srv_model_t *srv_model_build(srv_ctx_t *ctx, rm_error_t *err)
 	b.c = topo_cluster_create();
 	b.sources = json_object();
 	b.warnings = json_array();
-	if (!m || !b.c || !b.sources || !b.warnings) {
+	b.reg_ignored = json_object();
+	if (!m || !b.c || !b.sources || !b.warnings || !b.reg_ignored) {
 		rm_error_set(err, "model", 0, 0, "out of memory");
 		goto fail;
 	}
@@ -369,6 +377,7 @@ srv_model_t *srv_model_build(srv_ctx_t *ctx, rm_error_t *err)
 	m->cluster = b.c;
 	m->sources = b.sources;
 	m->warnings = b.warnings;
+	m->reg_ignored = b.reg_ignored;
 	m->nregistered = b.nreg;
 	m->built_at = (long long)time(NULL);
 	m->build_ms = (double)(srv_now_ms() - t0);
@@ -378,6 +387,7 @@ fail:
 	topo_cluster_destroy(b.c);
 	json_decref(b.sources);
 	json_decref(b.warnings);
+	json_decref(b.reg_ignored);
 	free(m);
 	return NULL;
 }

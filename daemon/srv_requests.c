@@ -317,12 +317,15 @@ static int validate_xml(const char *host, const char *xml, size_t len, rm_error_
 	return rc;
 }
 
-static int host_in_model(srv_ctx_t *ctx, const char *host)
+/* Does the current model hold host's registration? If not, why goes to why. */
+static int host_applied(srv_ctx_t *ctx, const char *host, char *why, size_t len)
 {
 	srv_model_t *m = srv_model_get(ctx);
 	long h = m ? topo_host_find(m->cluster, host) : -1;
-	int ok = h >= 0 && topo_host_npus(m->cluster, (size_t)h) > 0;
+	const char *e = m ? json_string_value(json_object_get(m->reg_ignored, host)) : NULL;
+	int ok = h >= 0 && topo_host_npus(m->cluster, (size_t)h) > 0 && !e;
 
+	snprintf(why, len, "%s", e ? e : "the host is not in the model");
 	srv_model_put(m);
 	return ok;
 }
@@ -357,9 +360,8 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	if (srv_model_rebuild(ctx, seq, &err) < 0)
 		return rm_proto_error(id, RM_ERR_FAILED, "model rebuild failed: %s",
 				      rm_error_format(&err, msg, sizeof(msg)));
-	if (!host_in_model(ctx, host))
-		return rm_proto_error(id, RM_ERR_FAILED, "host %s is defined by a configured source; its "
-				      "registration does not apply", host);
+	if (!host_applied(ctx, host, msg, sizeof(msg))) /* never "ok" for a registration the model ignores */
+		return rm_proto_error(id, RM_ERR_FAILED, "registration of %s not applied: %s", host, msg);
 	srv_log(SRV_LOG_INFO, "registered %s (uid %u, pid %d)%s", host, (unsigned)peer->uid, (int)peer->pid,
 		saved ? "" : " [NOT SAVED]");
 	resp = rm_proto_ok(id);
