@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <infiniband/ibnetdisc.h>
 
+#include "rm_tmpfile.h"
 #include "srv.h"
 
 srv_model_t *srv_model_get(srv_ctx_t *ctx)
@@ -242,23 +243,18 @@ static size_t count_nodes(ibnd_fabric_t *f, int type)
 	return k;
 }
 
-/* Discovers the fabric with libibnetdisc and keeps it as a cache file in the state directory, written
- * to a temporary name, fsync'ed and renamed like every other state file. */
-int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
+/* Writes f as the cache file: to a temporary name of its own (two discoveries may overlap), fsync'ed and
+ * renamed like every other state file. */
+static int write_ib_cache(srv_ctx_t *ctx, ibnd_fabric_t *f, rm_error_t *err)
 {
-	struct ibnd_config icfg = { .timeout_ms = 1000, .retries = 2 };
 	char tmp[4096];
-	ibnd_fabric_t *f;
-	json_t *st;
-	int fd, rc = -1;
-	long long t0 = srv_now_ms();
+	int fd = rm_tmpfile_beside(ctx->ib_cache_path, 0600, tmp, sizeof(tmp));
 
-	snprintf(tmp, sizeof(tmp), "%s/.ib-live.cache.tmp", ctx->cfg.state_dir);
-	f = ibnd_discover_fabric(ctx->cfg.ib_ca, ctx->cfg.ib_port, NULL, &icfg);
-	if (!f)
-		return rm_error_set(err, "libibnetdisc", 0, 0, "fabric discovery failed (ca %s port %d)",
-				    ctx->cfg.ib_ca ? ctx->cfg.ib_ca : "default", ctx->cfg.ib_port);
-	unlink(tmp); /* ibnd_cache_fabric refuses to overwrite */
+	if (fd < 0)
+		return rm_error_set(err, ctx->ib_cache_path, 0, 0, "cannot create a temporary file: %s",
+				    strerror(errno));
+	close(fd);
+	unlink(tmp); /* the name stays ours; ibnd_cache_fabric refuses to overwrite a file */
 	if (ibnd_cache_fabric(f, tmp, 0) < 0) {
 		rm_error_set(err, tmp, 0, 0, "cannot write the fabric cache");
 	} else if ((fd = open(tmp, O_RDONLY | O_CLOEXEC)) < 0 || fsync(fd) < 0) {
@@ -267,11 +263,28 @@ int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
 			close(fd);
 	} else {
 		close(fd);
-		if (rename(tmp, ctx->ib_cache_path) < 0)
-			rm_error_set(err, ctx->ib_cache_path, 0, 0, "cannot rename: %s", strerror(errno));
-		else
-			rc = 0;
+		if (rename(tmp, ctx->ib_cache_path) == 0)
+			return 0;
+		rm_error_set(err, ctx->ib_cache_path, 0, 0, "cannot rename: %s", strerror(errno));
 	}
+	unlink(tmp);
+	return -1;
+}
+
+/* Discovers the fabric with libibnetdisc and keeps it as a cache file in the state directory. */
+int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
+{
+	struct ibnd_config icfg = { .timeout_ms = 1000, .retries = 2 };
+	ibnd_fabric_t *f;
+	json_t *st;
+	int rc;
+	long long t0 = srv_now_ms();
+
+	f = ibnd_discover_fabric(ctx->cfg.ib_ca, ctx->cfg.ib_port, NULL, &icfg);
+	if (!f)
+		return rm_error_set(err, "libibnetdisc", 0, 0, "fabric discovery failed (ca %s port %d)",
+				    ctx->cfg.ib_ca ? ctx->cfg.ib_ca : "default", ctx->cfg.ib_port);
+	rc = write_ib_cache(ctx, f, err);
 	st = json_pack("{s:b, s:I, s:I, s:I, s:f}", "ok", rc == 0, "nodes", (json_int_t)count_nodes(f, 0),
 		       "switches", (json_int_t)count_nodes(f, IB_NODE_SWITCH), "cas",
 		       (json_int_t)count_nodes(f, IB_NODE_CA), "discovery_ms", (double)(srv_now_ms() - t0));
@@ -282,8 +295,6 @@ int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
 	if (rc == 0)
 		ctx->ib_cached = 1;
 	pthread_mutex_unlock(&ctx->ib_lock);
-	if (rc < 0)
-		unlink(tmp);
 	return rc;
 }
 
