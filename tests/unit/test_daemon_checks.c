@@ -3,6 +3,8 @@
  * frame naming the field:
  *  - a pattern whose weights sum beyond a double (JSON triples and edges_text), and one whose cost
  *    (weights x distances) overflows: the answer used to be "ok" without a "cost";
+ *  - long multibyte names echoed in errors (an unknown field, request type, host): a message cut in the
+ *    middle of a character used to make no answer frame at all;
  */
 #include "test_daemon_util.h"
 
@@ -52,6 +54,67 @@ static void test_weight_overflow(tdaemon_t *d)
 	json_decref(r);
 }
 
+/* "abc" then 100 x U+20AC (3 bytes each): the cuts of the names echoed (64 bytes, 128 for hosts) fall
+ * mid-character. */
+static const char *long_name(void)
+{
+	static char name[512];
+	int i;
+
+	strcpy(name, "abc");
+	for (i = 0; i < 100; i++)
+		strcat(name, "\xe2\x82\xac");
+	return name;
+}
+
+/* A well-formed error frame of code naming what. */
+static int named_error(const json_t *r, const char *code, const char *what)
+{
+	const char *m = td_msg(r);
+	json_t *again = json_string(m);
+	int ok = again && is_error(r, code, what, "abc\xe2\x82\xac\xe2\x82\xac");
+
+	json_decref(again);
+	return ok;
+}
+
+static void test_multibyte_names(tdaemon_t *d)
+{
+	json_t *q, *r;
+
+	q = rm_proto_request("ping", 6);
+	json_object_set_new(q, long_name(), json_true());
+	r = td_call(d->sock, q);
+	check(named_error(r, RM_ERR_BAD_REQUEST, "unknown field"), "long multibyte unknown field: an error frame: %s",
+	      r ? td_msg(r) : "(no answer)");
+	json_decref(r);
+	q = rm_proto_request("map", 7);
+	json_object_set_new(q, "cart", json_string("2x2"));
+	json_object_set_new(q, "hosts", json_pack("[s]", "bonobo001"));
+	json_object_set_new(q, long_name(), json_true());
+	r = td_call(d->sock, q);
+	check(named_error(r, RM_ERR_BAD_REQUEST, "unknown field"), "the same in a map request (worker): %s",
+	      r ? td_msg(r) : "(no answer)");
+	json_decref(r);
+	r = td_call(d->sock, rm_proto_request(long_name(), 8));
+	check(named_error(r, RM_ERR_UNKNOWN_TYPE, "unknown request type"), "long multibyte request type: %s",
+	      r ? td_msg(r) : "(no answer)");
+	json_decref(r);
+	q = rm_proto_request("distance", 9);
+	json_object_set_new(q, "hosts", json_pack("[ss]", "bonobo001", long_name()));
+	r = td_call(d->sock, q);
+	check(named_error(r, RM_ERR_NOT_FOUND, "unknown host"), "long multibyte host name: %s",
+	      r ? td_msg(r) : "(no answer)");
+	json_decref(r);
+	q = rm_proto_request("map", 10);
+	json_object_set_new(q, "cart", json_string("2x2"));
+	json_object_set_new(q, "hosts", json_pack("[s]", long_name()));
+	r = td_call(d->sock, q);
+	check(r && json_is_false(json_object_get(r, "ok")) && strstr(td_msg(r), "abc\xe2\x82\xac"),
+	      "long multibyte host in a map request: an error frame: %s", r ? td_msg(r) : "(no answer)");
+	json_decref(r);
+}
+
 int main(void)
 {
 	tdaemon_t d;
@@ -65,6 +128,7 @@ int main(void)
 		return harness_done();
 	}
 	test_weight_overflow(&d);
+	test_multibyte_names(&d);
 	check(td_ping(d.sock) == 0, "the daemon still serves");
 	td_cleanup(&d);
 	free(data);
