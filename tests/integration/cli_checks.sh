@@ -39,4 +39,19 @@ refused "a cost that overflows (finite weights x distance 1000)" "cost: .*overfl
 # the same weights with small distances are fine: the check is on the total, not on big weights
 expect "the same pattern maps with distance 1 (cost 3e307 is finite)" \
 	sh -c "'$R' map --pattern '$P/cost-overflow.mtx' --topology 'tleaf 1 4 1' --json | grep -q '\"cost\":'"
+
+# ---- torus extents beyond an int ------------------------------------------------------------------
+for cmd in order simulate; do
+	refused "$cmd --dims 4294967300x4x4: refused, naming --dims" "\-\-dims: .*must be 1 to" \
+		"$R" $cmd --dims 4294967300x4x4
+	refused "$cmd --dims 4x4x99999999999999999999: refused, naming --dims" "\-\-dims: .*must be 1 to" \
+		"$R" $cmd --dims 4x4x99999999999999999999
+	refused "$cmd --dims 4x4x4:4294967297 (nodes per router): refused" "\-\-dims: .*nodes per router" \
+		"$R" $cmd --dims 4x4x4:4294967297
+done
+refused "torus file with an extent of 2^32+4: file, line and dimension named" \
+	"bad-huge-dim.conf:2: dimension x is 4294967300" "$R" order --torus "$DATA/torus/bad-huge-dim.conf"
+refused "torus file with an extent beyond a long: file, line and dimension named" \
+	"bad-overflow-dim.conf:2: dimension z is out of range" "$R" order --torus "$DATA/torus/bad-overflow-dim.conf"
+expect "order --dims 4x4x4 still works" sh -c "'$R' order --dims 4x4x4 >/dev/null"
 finish

@@ -5,6 +5,8 @@
  *    (weights x distances) overflows: the answer used to be "ok" without a "cost";
  *  - long multibyte names echoed in errors (an unknown field, request type, host): a message cut in the
  *    middle of a character used to make no answer frame at all;
+ *  - order and simulate with torus extents beyond an int (2^32 + 4 used to be read as 4) or of the
+ *    wrong type, and nodes_per_router beyond an int.
  */
 #include "test_daemon_util.h"
 
@@ -115,6 +117,62 @@ static void test_multibyte_names(tdaemon_t *d)
 	json_decref(r);
 }
 
+/* An order or simulate request on dims (stolen) with nodes_per_router npr (0: not given). */
+static json_t *torus_req(const char *type, json_t *dims, json_int_t npr)
+{
+	json_t *q = rm_proto_request(type, 11);
+
+	if (!strcmp(type, "order"))
+		json_object_set_new(q, "method", json_string("xyz"));
+	else
+		json_object_set_new(q, "jobs", json_integer(10));
+	json_object_set_new(q, "dims", dims);
+	if (npr)
+		json_object_set_new(q, "nodes_per_router", json_integer(npr));
+	return q;
+}
+
+static void test_torus_ranges(tdaemon_t *d)
+{
+	static const char *const types[] = { "order", "simulate" };
+	const json_int_t big = ((json_int_t)1 << 32) + 4;
+	json_t *r, *q;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		r = td_call(d->sock, torus_req(types[i], json_pack("[iii]", 4, 4, 4), 0));
+		check(r && json_is_true(json_object_get(r, "ok")), "%s on 4x4x4 works: %s", types[i], td_msg(r));
+		json_decref(r);
+		r = td_call(d->sock, torus_req(types[i], json_pack("[Iii]", big, 4, 4), 0));
+		check(is_error(r, RM_ERR_BAD_REQUEST, "dims[0]", "4294967300"), "%s: dims [2^32+4, 4, 4] refused: %s",
+		      types[i], td_msg(r));
+		json_decref(r);
+		r = td_call(d->sock, torus_req(types[i], json_pack("[iIi]", 4, -big, 4), 0));
+		check(is_error(r, RM_ERR_BAD_REQUEST, "dims[1]", NULL), "%s: dims [4, -(2^32+4), 4] refused: %s",
+		      types[i], td_msg(r));
+		json_decref(r);
+		r = td_call(d->sock, torus_req(types[i], json_pack("[iif]", 4, 4, 4.5), 0));
+		check(is_error(r, RM_ERR_BAD_REQUEST, "dims[2]", "integer"), "%s: dims [4, 4, 4.5] refused: %s",
+		      types[i], td_msg(r));
+		json_decref(r);
+		r = td_call(d->sock, torus_req(types[i], json_pack("[iii]", 4, 4, 4), ((json_int_t)1 << 32) + 1));
+		check(is_error(r, RM_ERR_BAD_REQUEST, "nodes_per_router", "4294967297"),
+		      "%s: nodes_per_router 2^32+1 refused: %s", types[i], td_msg(r));
+		json_decref(r);
+	}
+	q = torus_req("order", json_pack("[iii]", 4, 4, 4), 0);
+	json_object_set_new(q, "wrap", json_pack("[sbb]", "yes", 1, 1));
+	r = td_call(d->sock, q);
+	check(is_error(r, RM_ERR_BAD_REQUEST, "wrap[0]", NULL), "wrap that is not a boolean refused: %s", td_msg(r));
+	json_decref(r);
+	q = torus_req("order", json_pack("[iii]", 4, 4, 4), 0);
+	json_object_set_new(q, "link_cost", json_pack("[fsf]", 1.0, "2", 1.0));
+	r = td_call(d->sock, q);
+	check(is_error(r, RM_ERR_BAD_REQUEST, "link_cost[1]", NULL), "link cost that is not a number refused: %s",
+	      td_msg(r));
+	json_decref(r);
+}
+
 int main(void)
 {
 	tdaemon_t d;
@@ -129,6 +187,7 @@ int main(void)
 	}
 	test_weight_overflow(&d);
 	test_multibyte_names(&d);
+	test_torus_ranges(&d);
 	check(td_ping(d.sock) == 0, "the daemon still serves");
 	td_cleanup(&d);
 	free(data);
