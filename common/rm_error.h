@@ -32,7 +32,18 @@ int rm_error_set(rm_error_t *err, const char *source, int line, int column, cons
 /* True when err holds an error. */
 int rm_error_isset(const rm_error_t *err);
 
-/* Formats "source:line:column: text" (parts omitted when unset) into buf; returns buf. */
+/* Formats "source:line:column: text" (parts omitted when unset) into buf, cut on a character boundary
+ * when it does not fit; returns buf. */
 const char *rm_error_format(const rm_error_t *err, char *buf, size_t len);
+
+/* ---- UTF-8: error texts end up in JSON, which takes only well-formed UTF-8 --------------------------- */
+
+/* Makes s well-formed UTF-8 in place: a character cut at the end (by a truncation) is removed, any other
+ * byte that does not belong to a well-formed character becomes '?'. Returns s. rm_error_set and
+ * rm_error_format apply it to everything they write. */
+char *rm_utf8_fix(char *s);
+/* Length in bytes of the longest prefix of s of at most max bytes that ends on a character boundary:
+ * for echoing a name cut to a size, as in printf("'%.*s'", rm_utf8_prefix(name, 64), name). */
+int rm_utf8_prefix(const char *s, size_t max);
 
 #endif

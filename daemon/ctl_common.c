@@ -10,6 +10,7 @@
 #include "ctl_common.h"
 #include "hostlist.h"
 #include "lib_client.h"
+#include "rm_tmpfile.h"
 #include "order.h"
 
 int ctl_fail(const char *cmd, const rm_error_t *err, const char *what)
@@ -203,15 +204,21 @@ int ctl_sources_load(topo_cluster_t c, const ctl_sources_t *s, rm_error_t *err)
 
 FILE *ctl_atomic_open(const char *path, char **tmp, rm_error_t *err)
 {
-	FILE *f;
+	size_t len = strlen(path) + 32;
+	FILE *f = NULL;
+	int fd;
 
-	if (!(*tmp = malloc(strlen(path) + 32))) {
+	if (!(*tmp = malloc(len))) {
 		rm_error_set(err, path, 0, 0, "out of memory");
 		return NULL;
 	}
-	sprintf(*tmp, "%s.tmp.%ld", path, (long)getpid());
-	if (!(f = fopen(*tmp, "w"))) {
+	fd = rm_tmpfile_beside(path, 0666, *tmp, len); /* a name of its own: concurrent writers never share it */
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		rm_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(*tmp);
+		}
 		free(*tmp);
 		*tmp = NULL;
 	}

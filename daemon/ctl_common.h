@@ -90,8 +90,8 @@ int ctl_sources_load(topo_cluster_t c, const ctl_sources_t *s, rm_error_t *err);
 
 /* ---- atomic output files ---------------------------------------------------------------------- */
 
-/* Opens a temporary file next to path (path.tmp.PID); *tmp receives its name (free it). NULL with
- * err set on failure. */
+/* Opens a new temporary file next to path (.<name>.tmp.XXXXXX, a name of its own: rm_tmpfile_beside);
+ * *tmp receives its name (free it). NULL with err set on failure. */
 FILE *ctl_atomic_open(const char *path, char **tmp, rm_error_t *err);
 /* Closes f and renames tmp to path when rc is 0 (else removes tmp); frees tmp. Returns 0 or -1 with
  * err set (first error wins). */

@@ -242,6 +242,7 @@ json_t *rm_proto_error(const json_t *id, const char *code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	rm_utf8_fix(msg); /* jansson takes only UTF-8: a message cut mid-character would be no answer at all */
 	return json_pack("{s:i, s:O, s:b, s:{s:s, s:s}}", "version", RM_PROTO_VERSION, "id",
 			 id ? (json_t *)id : json_null(), "ok", 0, "error", "code", code, "message", msg);
 }

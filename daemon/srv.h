@@ -127,6 +127,7 @@ typedef struct srv_model {
 	unsigned long reg_seq;      /* registrations it includes */
 	json_t *sources;            /* description of what was loaded (for "report") */
 	json_t *warnings;           /* sources that failed to load */
+	json_t *reg_ignored;        /* host -> why its registration could not be loaded */
 } srv_model_t;
 
 typedef struct srv_ctx srv_ctx_t;

@@ -441,9 +441,37 @@ out:
 #define ORDER_SCHEMA SRV_ENVELOPE " method:s dims?a wrap?a link_cost?a nodes_per_router?i axes?s"
 #define ORDER_MAX_NODES (1u << 20) /* over six times the largest torus machine built (Fugaku, 158,976 nodes) */
 
+#define ORDER_MAX_EXTENT 4096
+#define ORDER_MAX_NPR 1024
+
+/* Axis d of the request's torus: every value type- and range-checked as JSON (json_int_t) before it is
+ * converted, so that 2^32 + 4 is refused rather than read as 4. 0, or -1 with *error naming the field. */
+static int order_axis(const json_t *dims, const json_t *wrap, const json_t *cost, int d, topo_torus_spec_t *spec,
+		      const json_t *id, json_t **error)
+{
+	const json_t *x = json_array_get(dims, (size_t)d), *w = wrap ? json_array_get(wrap, (size_t)d) : NULL;
+	const json_t *c = cost ? json_array_get(cost, (size_t)d) : NULL;
+
+	if (!json_is_integer(x))
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "dims[%d]: expected an integer 1..%d", d,
+					       ORDER_MAX_EXTENT), -1;
+	if (json_integer_value(x) < 1 || json_integer_value(x) > ORDER_MAX_EXTENT)
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "dims[%d]: %lld outside 1..%d", d,
+					       (long long)json_integer_value(x), ORDER_MAX_EXTENT), -1;
+	if (w && !json_is_boolean(w))
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "wrap[%d]: expected true or false", d), -1;
+	if (c && !(json_is_number(c) && json_number_value(c) > 0 && json_number_value(c) <= 1e9))
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "link_cost[%d]: expected a number > 0 and "
+					       "<= 1e9", d), -1;
+	spec->dims[d] = (int)json_integer_value(x);
+	spec->wrap[d] = w ? json_is_true(w) : 1;
+	spec->link_cost[d] = c ? json_number_value(c) : 1.0;
+	return 0;
+}
+
 /* The torus: given in the request (dims, wrap, link_cost, nodes_per_router) or the model's own. */
-int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const json_t *cost, int npr,
-			   topo_torus_spec_t *spec, const json_t *id, json_t **error)
+int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const json_t *cost, json_int_t npr,
+		   topo_torus_spec_t *spec, const json_t *id, json_t **error)
 {
 	srv_model_t *m;
 	const topo_torus_spec_t *own;
@@ -461,17 +489,13 @@ int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const
 	}
 	if (json_array_size(dims) != 3 || (wrap && json_array_size(wrap) != 3) || (cost && json_array_size(cost) != 3))
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "dims, wrap, link_cost: 3 entries each"), -1;
-	for (d = 0; d < 3; d++) {
-		spec->dims[d] = (int)json_integer_value(json_array_get(dims, (size_t)d));
-		spec->wrap[d] = wrap ? json_is_true(json_array_get(wrap, (size_t)d)) : 1;
-		spec->link_cost[d] = cost ? json_number_value(json_array_get(cost, (size_t)d)) : 1.0;
-		if (spec->dims[d] < 1 || spec->dims[d] > 4096 || !(spec->link_cost[d] > 0))
-			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "dims[%d] must be 1..4096 and link_cost[%d] "
-						       "> 0", d, d), -1;
-	}
-	spec->nodes_per_router = npr;
-	if (npr < 1 || npr > 1024)
-		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "nodes_per_router: %d outside 1..1024", npr), -1;
+	for (d = 0; d < 3; d++)
+		if (order_axis(dims, wrap, cost, d, spec, id, error) < 0)
+			return -1;
+	if (npr < 1 || npr > ORDER_MAX_NPR)
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "nodes_per_router: %lld outside 1..%d",
+					       (long long)npr, ORDER_MAX_NPR), -1;
+	spec->nodes_per_router = (int)npr;
 	if ((double)spec->dims[0] * spec->dims[1] * spec->dims[2] * npr > ORDER_MAX_NODES) /* memory of one worker */
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "torus of %.0f nodes: at most %u",
 					       (double)spec->dims[0] * spec->dims[1] * spec->dims[2] * npr, ORDER_MAX_NODES), -1;
@@ -529,7 +553,7 @@ json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const
 {
 	json_t *dims = NULL, *wrap = NULL, *cost = NULL, *error = NULL, *resp;
 	const char *method, *axes = NULL;
-	int npr = 1;
+	json_int_t npr = 1;
 	json_error_t jerr;
 	rm_error_t err = { 0 };
 	topo_torus_spec_t spec = { 0 };
@@ -537,7 +561,7 @@ json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const
 	order_t *o;
 	char msg[600];
 
-	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s:s, s?o, s?o, s?o, s?i, s?s}",
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s:s, s?o, s?o, s?o, s?I, s?s}",
 			   "version", &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "method",
 			   &method, "dims", &dims, "wrap", &wrap, "link_cost", &cost, "nodes_per_router", &npr, "axes",
 			   &axes) < 0)

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <infiniband/ibnetdisc.h>
 
+#include "rm_tmpfile.h"
 #include "srv.h"
 
 srv_model_t *srv_model_get(srv_ctx_t *ctx)
@@ -45,6 +46,7 @@ void srv_model_put(srv_model_t *m)
 	topo_cluster_destroy(m->cluster);
 	json_decref(m->sources);
 	json_decref(m->warnings);
+	json_decref(m->reg_ignored);
 	free(m);
 }
 
@@ -130,13 +132,14 @@ void srv_model_target_put(srv_model_t *m, void *handle)
 	pthread_mutex_unlock(&m->tc_lock);
 }
 
-/* ---- hwloc directory, with registrations taking precedence ---------------------------------- */
+/* ---- hwloc directory and cluster file, with registrations taking precedence ---------------------- */
 
 typedef struct build {
 	srv_ctx_t *ctx;
 	topo_cluster_t c;
 	json_t *sources;
 	json_t *warnings;
+	json_t *reg_ignored;
 	size_t nreg;
 	unsigned long reg_seq;
 	rm_error_t *err;
@@ -212,6 +215,7 @@ static void load_registration(void *arg, const char *host, const char *file, con
 	build_t *b = arg;
 	rm_error_t e = { 0 };
 	char msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	json_t *why;
 	int rc;
 
 	rc = file ? topo_load_hwloc_xml(b->c, file, host, &e)
@@ -219,6 +223,8 @@ static void load_registration(void *arg, const char *host, const char *file, con
 	if (rc < 0) { /* one bad registration must not cost the others */
 		srv_log(SRV_LOG_WARNING, "registration of %s ignored: %s", host, rm_error_format(&e, msg, sizeof(msg)));
 		json_array_append_new(b->warnings, json_sprintf("registration of %s ignored: %s", host, msg));
+		why = json_string(msg);
+		json_object_set_new(b->reg_ignored, host, why ? why : json_string("cannot be loaded"));
 		return;
 	}
 	b->nreg++;
@@ -237,23 +243,18 @@ static size_t count_nodes(ibnd_fabric_t *f, int type)
 	return k;
 }
 
-/* Discovers the fabric with libibnetdisc and keeps it as a cache file in the state directory, written
- * to a temporary name, fsync'ed and renamed like every other state file. */
-int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
+/* Writes f as the cache file: to a temporary name of its own (two discoveries may overlap), fsync'ed and
+ * renamed like every other state file. */
+static int write_ib_cache(srv_ctx_t *ctx, ibnd_fabric_t *f, rm_error_t *err)
 {
-	struct ibnd_config icfg = { .timeout_ms = 1000, .retries = 2 };
 	char tmp[4096];
-	ibnd_fabric_t *f;
-	json_t *st;
-	int fd, rc = -1;
-	long long t0 = srv_now_ms();
+	int fd = rm_tmpfile_beside(ctx->ib_cache_path, 0600, tmp, sizeof(tmp));
 
-	snprintf(tmp, sizeof(tmp), "%s/.ib-live.cache.tmp", ctx->cfg.state_dir);
-	f = ibnd_discover_fabric(ctx->cfg.ib_ca, ctx->cfg.ib_port, NULL, &icfg);
-	if (!f)
-		return rm_error_set(err, "libibnetdisc", 0, 0, "fabric discovery failed (ca %s port %d)",
-				    ctx->cfg.ib_ca ? ctx->cfg.ib_ca : "default", ctx->cfg.ib_port);
-	unlink(tmp); /* ibnd_cache_fabric refuses to overwrite */
+	if (fd < 0)
+		return rm_error_set(err, ctx->ib_cache_path, 0, 0, "cannot create a temporary file: %s",
+				    strerror(errno));
+	close(fd);
+	unlink(tmp); /* the name stays ours; ibnd_cache_fabric refuses to overwrite a file */
 	if (ibnd_cache_fabric(f, tmp, 0) < 0) {
 		rm_error_set(err, tmp, 0, 0, "cannot write the fabric cache");
 	} else if ((fd = open(tmp, O_RDONLY | O_CLOEXEC)) < 0 || fsync(fd) < 0) {
@@ -262,11 +263,28 @@ int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
 			close(fd);
 	} else {
 		close(fd);
-		if (rename(tmp, ctx->ib_cache_path) < 0)
-			rm_error_set(err, ctx->ib_cache_path, 0, 0, "cannot rename: %s", strerror(errno));
-		else
-			rc = 0;
+		if (rename(tmp, ctx->ib_cache_path) == 0)
+			return 0;
+		rm_error_set(err, ctx->ib_cache_path, 0, 0, "cannot rename: %s", strerror(errno));
 	}
+	unlink(tmp);
+	return -1;
+}
+
+/* Discovers the fabric with libibnetdisc and keeps it as a cache file in the state directory. */
+int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
+{
+	struct ibnd_config icfg = { .timeout_ms = 1000, .retries = 2 };
+	ibnd_fabric_t *f;
+	json_t *st;
+	int rc;
+	long long t0 = srv_now_ms();
+
+	f = ibnd_discover_fabric(ctx->cfg.ib_ca, ctx->cfg.ib_port, NULL, &icfg);
+	if (!f)
+		return rm_error_set(err, "libibnetdisc", 0, 0, "fabric discovery failed (ca %s port %d)",
+				    ctx->cfg.ib_ca ? ctx->cfg.ib_ca : "default", ctx->cfg.ib_port);
+	rc = write_ib_cache(ctx, f, err);
 	st = json_pack("{s:b, s:I, s:I, s:I, s:f}", "ok", rc == 0, "nodes", (json_int_t)count_nodes(f, 0),
 		       "switches", (json_int_t)count_nodes(f, IB_NODE_SWITCH), "cas",
 		       (json_int_t)count_nodes(f, IB_NODE_CA), "discovery_ms", (double)(srv_now_ms() - t0));
@@ -277,8 +295,6 @@ int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
 	if (rc == 0)
 		ctx->ib_cached = 1;
 	pthread_mutex_unlock(&ctx->ib_lock);
-	if (rc < 0)
-		unlink(tmp);
 	return rc;
 }
 
@@ -328,7 +344,9 @@ static int load_sources(build_t *b)
 			return -1;
 		json_object_set_new(b->sources, "hwloc_dir", json_string(cfg->hwloc_dir));
 	}
+	topo_cluster_replace_hw(b->c, 1); /* a node's registration overrides the static sources */
 	srv_reg_foreach(b->ctx, load_registration, b, &b->reg_seq);
+	topo_cluster_replace_hw(b->c, 0);
 	json_object_set_new(b->sources, "registrations", json_integer((json_int_t)b->nreg));
 	if (cfg->node_name_map && topo_load_node_name_map(b->c, cfg->node_name_map, b->err) < 0)
 		return -1;
@@ -358,7 +376,8 @@ srv_model_t *srv_model_build(srv_ctx_t *ctx, rm_error_t *err)
 	b.c = topo_cluster_create();
 	b.sources = json_object();
 	b.warnings = json_array();
-	if (!m || !b.c || !b.sources || !b.warnings) {
+	b.reg_ignored = json_object();
+	if (!m || !b.c || !b.sources || !b.warnings || !b.reg_ignored) {
 		rm_error_set(err, "model", 0, 0, "out of memory");
 		goto fail;
 	}
@@ -369,6 +388,7 @@ srv_model_t *srv_model_build(srv_ctx_t *ctx, rm_error_t *err)
 	m->cluster = b.c;
 	m->sources = b.sources;
 	m->warnings = b.warnings;
+	m->reg_ignored = b.reg_ignored;
 	m->nregistered = b.nreg;
 	m->built_at = (long long)time(NULL);
 	m->build_ms = (double)(srv_now_ms() - t0);
@@ -378,6 +398,7 @@ fail:
 	topo_cluster_destroy(b.c);
 	json_decref(b.sources);
 	json_decref(b.warnings);
+	json_decref(b.reg_ignored);
 	free(m);
 	return NULL;
 }

@@ -111,7 +111,8 @@ json_t *srv_request_invalid(const json_t *req, const json_t *id, const char *sch
 	}
 	json_object_foreach((json_t *)req, key, v)
 		if (!schema_has(schema, key))
-			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "unknown field '%.64s'", key);
+			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "unknown field '%.*s'", rm_utf8_prefix(key, 64),
+					      key);
 	return rm_proto_error(id, RM_ERR_BAD_REQUEST, "invalid request: %s", jerr ? jerr->text : "bad field");
 }
 
@@ -140,8 +141,8 @@ srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_pe
 		if (!strcmp(requests[i].type, json_string_value(jt)))
 			break;
 	if (i == NREQ)
-		return *error = rm_proto_error(id, RM_ERR_UNKNOWN_TYPE, "unknown request type '%.64s'",
-					       json_string_value(jt)), NULL;
+		return *error = rm_proto_error(id, RM_ERR_UNKNOWN_TYPE, "unknown request type '%.*s'",
+					       rm_utf8_prefix(json_string_value(jt), 64), json_string_value(jt)), NULL;
 	if ((requests[i].flags & SRV_REQ_PRIVILEGED) && peer->uid != 0 &&
 	    !(ctx->cfg.has_slurm_uid && peer->uid == ctx->cfg.slurm_uid)) {
 		srv_log(SRV_LOG_NOTICE, "%s refused to uid %u (pid %d)", requests[i].type, (unsigned)peer->uid,
@@ -255,7 +256,8 @@ int srv_parse_slot(topo_cluster_t c, const json_t *v, const json_t *id, const ch
 					       field), -1;
 	h = topo_host_find(c, host);
 	if (h < 0)
-		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "%s: unknown host '%.128s'", field, host), -1;
+		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "%s: unknown host '%.*s'", field,
+					       rm_utf8_prefix(host, 128), host), -1;
 	if (pu < 0 || (topo_host_npus(c, (size_t)h) && pu >= (json_int_t)topo_host_npus(c, (size_t)h)))
 		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "%s: host %s has no PU %lld", field, host,
 					       (long long)pu), -1;
@@ -317,12 +319,15 @@ static int validate_xml(const char *host, const char *xml, size_t len, rm_error_
 	return rc;
 }
 
-static int host_in_model(srv_ctx_t *ctx, const char *host)
+/* Does the current model hold host's registration? If not, why goes to why. */
+static int host_applied(srv_ctx_t *ctx, const char *host, char *why, size_t len)
 {
 	srv_model_t *m = srv_model_get(ctx);
 	long h = m ? topo_host_find(m->cluster, host) : -1;
-	int ok = h >= 0 && topo_host_npus(m->cluster, (size_t)h) > 0;
+	const char *e = m ? json_string_value(json_object_get(m->reg_ignored, host)) : NULL;
+	int ok = h >= 0 && topo_host_npus(m->cluster, (size_t)h) > 0 && !e;
 
+	snprintf(why, len, "%s", e ? e : "the host is not in the model");
 	srv_model_put(m);
 	return ok;
 }
@@ -347,7 +352,8 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	if (!ctx->cfg.allow_register)
 		return rm_proto_error(id, RM_ERR_PERMISSION, "registration is disabled (allow_register = no)");
 	if (!srv_state_host_ok(host))
-		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "host: '%.64s' is not a valid host name", host);
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "host: '%.*s' is not a valid host name",
+				      rm_utf8_prefix(host, 64), host);
 	if (validate_xml(host, xml, len, &err) < 0)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", rm_error_format(&err, msg, sizeof(msg)));
 	saved = srv_state_save_registration(ctx, host, xml, len, path, sizeof(path), &serr) == 0;
@@ -357,9 +363,8 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	if (srv_model_rebuild(ctx, seq, &err) < 0)
 		return rm_proto_error(id, RM_ERR_FAILED, "model rebuild failed: %s",
 				      rm_error_format(&err, msg, sizeof(msg)));
-	if (!host_in_model(ctx, host))
-		return rm_proto_error(id, RM_ERR_FAILED, "host %s is defined by a configured source; its "
-				      "registration does not apply", host);
+	if (!host_applied(ctx, host, msg, sizeof(msg))) /* never "ok" for a registration the model ignores */
+		return rm_proto_error(id, RM_ERR_FAILED, "registration of %s not applied: %s", host, msg);
 	srv_log(SRV_LOG_INFO, "registered %s (uid %u, pid %d)%s", host, (unsigned)peer->uid, (int)peer->pid,
 		saved ? "" : " [NOT SAVED]");
 	resp = rm_proto_ok(id);

@@ -29,8 +29,9 @@ int srv_parse_slot(topo_cluster_t c, const json_t *v, const json_t *id, const ch
 		   json_t **error);
 
 /* The torus of an order or simulate request: from its dims, wrap, link_cost and nodes_per_router
- * (dims NULL: the model's torus). 0, or -1 with *error set (srv_map.c). */
-int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const json_t *cost, int npr,
+ * (dims NULL: the model's torus), each range-checked before conversion. 0, or -1 with *error set naming
+ * the field (srv_map.c). */
+int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const json_t *cost, json_int_t npr,
 		   topo_torus_spec_t *spec, const json_t *id, json_t **error);
 
 #endif

@@ -27,8 +27,8 @@
 
 typedef struct sim_req {
 	const char *method, *axes;
-	int compare, npr;
-	json_int_t jobs, seed;
+	int compare;
+	json_int_t jobs, seed, npr;
 	double load;
 	json_t *dims, *wrap, *cost;
 } sim_req_t;
@@ -118,7 +118,7 @@ json_t *srv_req_simulate(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 
 	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT,
 	                   "{s:i, s:s, s:o, s?s, s?b, s?I, s?I, s?F, s?o, s?o, "
-	                   "s?o, s?i, s?s}",
+	                   "s?o, s?I, s?s}",
 	                   "version", &(int){0}, "type", &(const char *){NULL}, "id", &(json_t *){NULL}, "method",
 	                   &q.method, "compare", &q.compare, "jobs", &q.jobs, "seed", &q.seed, "load", &q.load, "dims",
 	                   &q.dims, "wrap", &q.wrap, "link_cost", &q.cost, "nodes_per_router", &q.npr, "axes",

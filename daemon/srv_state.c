@@ -3,8 +3,9 @@
  *   registrations/<host>.xml   the hwloc XML each node registered (one file per node)
  *   state.json                 the sources of the last model built, its generation and hosts
  *   ib-live.cache              the last live fabric discovery (libibnetdisc cache format)
- * Every file is written to a temporary name, fsync'ed, renamed over the old one, and the directory is
- * fsync'ed, so a crash (kill -9, power loss) leaves either the old or the new file, never a mix.
+ * Every file is written to a temporary name of its own (.<name>.tmp.XXXXXX, one per write), fsync'ed,
+ * renamed over the old one, and the directory is fsync'ed, so a crash (kill -9, power loss) leaves
+ * either the old or the new file, never a mix; concurrent writes of one file never share a temporary.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "rm_tmpfile.h"
 #include "srv.h"
 
 int srv_state_host_ok(const char *name)
@@ -62,10 +64,9 @@ int srv_state_write_file(const char *dir, const char *name, const void *data, si
 	int fd, e;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = rm_tmpfile_beside(path, 0600, tmp, sizeof(tmp)); /* a name of its own: writers never share it */
 	if (fd < 0)
-		return rm_error_set(err, tmp, 0, 0, "cannot create: %s", strerror(errno));
+		return rm_error_set(err, path, 0, 0, "cannot create a temporary file: %s", strerror(errno));
 	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
 		e = errno;
 		close(fd);
@@ -122,8 +123,13 @@ int srv_state_load_registrations(srv_ctx_t *ctx, rm_error_t *err)
 		return rm_error_set(err, dir, 0, 0, "cannot open: %s", strerror(errno));
 	while ((d = readdir(dp))) {
 		nl = strlen(d->d_name);
+		if (d->d_name[0] == '.' && strstr(d->d_name, ".tmp")) { /* left by a crash during a save */
+			snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+			unlink(path);
+			continue;
+		}
 		if (nl <= 4 || nl - 4 >= sizeof(host) || strcmp(d->d_name + nl - 4, ".xml") || d->d_name[0] == '.')
-			continue; /* also skips .<name>.tmp left by a crash during a save */
+			continue; /* also skips other hidden files */
 		memcpy(host, d->d_name, nl - 4);
 		host[nl - 4] = 0;
 		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);

@@ -154,7 +154,7 @@ map_graph_t *map_graph_cart(const map_cart_t *c, rm_error_t *err)
 			stride *= ext;
 		}
 	}
-	g = map_graph_from_edges(n, ne, src, dst, w, err);
+	g = map_graph_from_edges_metric(n, ne, src, dst, w, NULL, NULL, MAP_METRIC_DEFAULT, "cart weights", err);
 	free(src), free(dst), free(w);
 	return g;
 }

@@ -3,6 +3,7 @@
  * guarantees: sizes checked, output repaired into a bijection, never worse than the identity.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,11 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 	ctx.deadline = t0 + ctx.opt.time_budget_ms;
 	ctx.err = err;
 	idcost = map_cost(g, t, perm);
+	if (!isfinite(idcost)) { /* weights x distances beyond a double: no cost could be compared or reported */
+		errno = EDOM;
+		return rm_error_set(err, "cost", 0, 0, "the cost of a placement overflows a double (the weights times "
+				    "the target's distances): scale the weights down");
+	}
 	rc = e->fn(&ctx, perm);
 	if (rc == 0 && map_repair(g, t, perm) < 0)
 		rc = rm_error_set(err, algo, 0, 0, "out of memory");

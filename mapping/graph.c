@@ -116,17 +116,17 @@ static int half_cmp(const void *a, const void *b)
 }
 
 static int check_edges(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst, const double *w,
-		       const double *bytes, const double *msgs, rm_error_t *err)
+		       const double *bytes, const double *msgs, const char *source, rm_error_t *err)
 {
 	size_t e;
 
 	for (e = 0; e < nedges; e++) {
 		if (src[e] >= n || dst[e] >= n)
-			return rm_error_set(err, "edges", 0, 0, "edge %zu joins %u and %u, but there are %u ranks",
+			return rm_error_set(err, source, 0, 0, "edge %zu joins %u and %u, but there are %u ranks",
 					    e, src[e], dst[e], n);
 		if ((w && !(w[e] >= 0 && isfinite(w[e]))) || (bytes && !(bytes[e] >= 0 && isfinite(bytes[e]))) ||
 		    (msgs && !(msgs[e] >= 0 && isfinite(msgs[e]))))
-			return rm_error_set(err, "edges", 0, 0, "edge %zu (%u-%u) has a negative or non-finite weight",
+			return rm_error_set(err, source, 0, 0, "edge %zu (%u-%u) has a negative or non-finite weight",
 					    e, src[e], dst[e]);
 	}
 	return 0;
@@ -167,16 +167,44 @@ static void merge_rows(map_graph_t *g, struct half_edge *he, const uint64_t *sta
 	g->xadj[g->n] = out;
 }
 
+/* Sum of column c (w, bytes or msgs) over g's undirected edges, each counted once. */
+static double column_total(const map_graph_t *g, const double *c)
+{
+	double total = 0;
+	uint64_t k;
+	uint32_t u;
+
+	for (u = 0; u < g->n; u++)
+		for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+			if (g->adj[k] > u)
+				total += c[k];
+	return total;
+}
+
+/* The total traffic must be a finite double: costs, gains and breakdowns are sums of it. */
+static int check_total(const map_graph_t *g, const char *source, rm_error_t *err)
+{
+	const char *col = !isfinite(column_total(g, g->w)) ? "weights"
+			  : g->bytes && !isfinite(column_total(g, g->bytes)) ? "byte counts"
+			  : g->msgs && !isfinite(column_total(g, g->msgs)) ? "message counts" : NULL;
+
+	if (!col)
+		return 0;
+	errno = EINVAL;
+	return rm_error_set(err, source, 0, 0, "the %s sum to more than a double holds (total weight not finite): "
+			    "scale them down", col);
+}
+
 map_graph_t *map_graph_from_edges_metric(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
 					 const double *w, const double *bytes, const double *msgs,
-					 map_metric_t metric, rm_error_t *err)
+					 map_metric_t metric, const char *source, rm_error_t *err)
 {
 	uint64_t *start, *fill;
 	struct half_edge *he;
 	map_graph_t *g;
 	size_t e;
 
-	if (check_edges(n, nedges, src, dst, w, bytes, msgs, err) < 0) {
+	if (check_edges(n, nedges, src, dst, w, bytes, msgs, source, err) < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -213,6 +241,10 @@ map_graph_t *map_graph_from_edges_metric(uint32_t n, size_t nedges, const uint32
 	}
 	merge_rows(g, he, start);
 	free(start), free(fill), free(he);
+	if (check_total(g, source, err) < 0) {
+		map_graph_destroy(g);
+		return NULL;
+	}
 	return g;
 }
 
@@ -233,7 +265,8 @@ map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src
 		for (e = 0; e < nedges; e++)
 			ones[e] = one;
 	}
-	g = map_graph_from_edges_metric(n, nedges, src, dst, w ? w : ones, NULL, NULL, MAP_METRIC_DEFAULT, err);
+	g = map_graph_from_edges_metric(n, nedges, src, dst, w ? w : ones, NULL, NULL, MAP_METRIC_DEFAULT, "edges",
+					err);
 	free(ones);
 	return g;
 }

@@ -42,10 +42,11 @@ int map_metric_parse(const char *s, map_metric_t *out);
 
 /* Loads a pattern file: Matrix Market coordinate (general or symmetric, real/integer, one or two weight
  * columns: bytes then messages) or TreeMatch's dense text (N lines of N numbers), detected from the
- * content. Self loops are ignored; negative, NaN or infinite weights are errors naming file and line.
- * Caller owns the graph. */
+ * content. Self loops are ignored; negative, NaN or infinite weights are errors naming file and line,
+ * and so are weights whose total is not a finite double (naming the file). Caller owns the graph. */
 map_graph_t *map_graph_load(const char *path, map_metric_t metric, rm_error_t *err);
-/* Builds a graph from an edge list (either direction, duplicates summed, self loops dropped). */
+/* Builds a graph from an edge list (either direction, duplicates summed, self loops dropped). Weights
+ * must be finite and >= 0, and their total a finite double; errors name "edges". */
 map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
 				  const double *w, rm_error_t *err);
 
@@ -83,7 +84,7 @@ typedef struct map_result {
 /* Maps g onto t with the named engine: perm[i] = slot of rank i (perm has g->n entries). Requires
  * g->n <= t->nslots (more ranks than slots is an error naming both counts); with fewer ranks the engine
  * chooses the best subset of slots. opt and res may be NULL. Returns 0, or -1 (unknown engine, bad
- * sizes, allocation failure); on failure perm holds the identity. */
+ * sizes, a cost that overflows a double, allocation failure); on failure perm holds the identity. */
 int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
 		uint32_t *perm, map_result_t *res, rm_error_t *err);
 

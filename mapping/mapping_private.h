@@ -59,10 +59,11 @@ double map_wall_ms(void);
 /* graph.c: an empty graph with n vertices and room for nadj adjacency entries (NULL on failure). */
 map_graph_t *map_graph_alloc(uint32_t n, uint64_t nadj, int with_metrics);
 /* Builds a graph from edges with two optional metric arrays (bytes, msgs, may be NULL); w is the
- * weight (may be NULL when metrics are given: then w = metric chosen). */
+ * weight (may be NULL when metrics are given: then w = metric chosen). Errors (an edge out of range, a
+ * bad weight, weights whose total is not a finite double) name source. */
 map_graph_t *map_graph_from_edges_metric(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
 					 const double *w, const double *bytes, const double *msgs,
-					 map_metric_t metric, rm_error_t *err);
+					 map_metric_t metric, const char *source, rm_error_t *err);
 /* The weight of a (bytes, msgs) pair under a metric (has_msgs: msgs column present). */
 double map_metric_weight(map_metric_t m, double bytes, double msgs, int has_msgs);
 

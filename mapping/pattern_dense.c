@@ -111,7 +111,7 @@ static int dense_symmetric(struct dense_entry *e, size_t n)
 	return 1;
 }
 
-static map_graph_t *dense_graph(struct dense_state *s, rm_error_t *err)
+static map_graph_t *dense_graph(struct dense_state *s, const char *path, rm_error_t *err)
 {
 	int sym = dense_symmetric(s->e, s->n);
 	uint32_t *src = malloc((s->n + 1) * sizeof(*src)), *dst = malloc((s->n + 1) * sizeof(*dst));
@@ -125,7 +125,7 @@ static map_graph_t *dense_graph(struct dense_state *s, rm_error_t *err)
 				continue;
 			src[m] = s->e[k].i, dst[m] = s->e[k].j, w[m++] = s->e[k].v;
 		}
-		g = map_graph_from_edges(s->N, m, src, dst, w, err);
+		g = map_graph_from_edges_metric(s->N, m, src, dst, w, NULL, NULL, MAP_METRIC_DEFAULT, path, err);
 	} else {
 		errno = ENOMEM;
 	}
@@ -152,7 +152,7 @@ map_graph_t *map_pattern_dense_load(FILE *f, const char *path, rm_error_t *err)
 	if (rc == 0 && s.row < s.N)
 		rc = rm_error_set(err, path, lineno + 1, 0, "truncated matrix: %u of %u rows", s.row, s.N);
 	if (rc == 0)
-		g = dense_graph(&s, err);
+		g = dense_graph(&s, path, err);
 	free(s.e);
 	if (!g && errno != ENOMEM)
 		errno = EINVAL;

@@ -162,7 +162,7 @@ map_graph_t *map_pattern_mtx_load(FILE *f, const char *path, map_metric_t metric
 		rc = rm_error_set(err, path, 0, 0, "this metric needs two weight columns (bytes, messages)");
 	if (rc == 0)
 		g = map_graph_from_edges_metric((uint32_t)n, e.n, e.src, e.dst, NULL, e.b, ncols == 2 ? e.m : NULL,
-						metric, err);
+						metric, path, err);
 	(void)symmetric; /* both directions are summed either way; symmetric files list each pair once */
 	edges_free(&e);
 	if (!g && errno != ENOMEM)

@@ -38,7 +38,10 @@ void order_opts_default(order_opts_t *opts)
 	opts->axes[0] = -1;
 }
 
-/* Parses "AxBxC" (positive integers) into v; returns 0 or -1. */
+#define DIMS_MAX (1 << 20) /* one extent; the torus as a whole is bounded by topo_set_torus */
+
+/* Parses "AxBxC" (positive integers) into v; returns 0, -1 when malformed, or -2 when an extent is not
+ * in 1..DIMS_MAX (checked on the long strtol returns, saturated on overflow, before any conversion). */
 static int parse_triple(const char *s, int v[3], const char **end)
 {
 	int d;
@@ -50,8 +53,8 @@ static int parse_triple(const char *s, int v[3], const char **end)
 		if (!isdigit((unsigned char)*s))
 			return -1;
 		x = strtol(s, &e, 10);
-		if (x < 1 || x > (1 << 20))
-			return -1;
+		if (x < 1 || x > DIMS_MAX)
+			return -2;
 		v[d] = (int)x;
 		s = e;
 		if (d < 2) {
@@ -67,9 +70,13 @@ static int parse_triple(const char *s, int v[3], const char **end)
 int order_parse_dims(const char *s, topo_torus_spec_t *spec, rm_error_t *err)
 {
 	const char *end;
-	int v[3];
+	int v[3], rc = s ? parse_triple(s, v, &end) : -1;
 
-	if (!s || parse_triple(s, v, &end) < 0 || (*end && *end != ':')) {
+	if (rc == -2) {
+		errno = ERANGE;
+		return rm_error_set(err, "--dims", 0, 0, "'%s': every extent must be 1 to %d", s, DIMS_MAX);
+	}
+	if (rc < 0 || (*end && *end != ':')) {
 		errno = EINVAL;
 		return rm_error_set(err, "--dims", 0, 0,
 				    "'%s': expected XxYxZ[:NODES_PER_ROUTER] with positive integers",

@@ -176,7 +176,8 @@ int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, si
 		}
 		n = swf_fields(s, f, &bad);
 		if (n < 0)
-			rc = rm_error_set(err, path, lineno, 0, "field '%.40s' is not a number", bad);
+			rc = rm_error_set(err, path, lineno, 0, "field '%.*s' is not a number", rm_utf8_prefix(bad, 40),
+					  bad);
 		else if (n != SWF_FIELDS)
 			rc = rm_error_set(err, path, lineno, 0, "%s fields: SWF lines have 18",
 					  n > SWF_FIELDS ? "more than 18" : n < 5 ? "too few" : "missing");

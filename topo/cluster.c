@@ -123,6 +123,12 @@ static int host_index_grow(struct topo_cluster *c)
 	return 0;
 }
 
+int topo_cluster_replace_hw(topo_cluster_t c, int on)
+{
+	c->replace_hw = on != 0;
+	return 0;
+}
+
 long topo_host_find(topo_cluster_t c, const char *name)
 {
 	struct cluster_index *ix = c->host_index;

@@ -14,6 +14,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,8 +298,9 @@ static int lerr(struct loader *L, const char *fmt, const char *a, const char *b)
 	return rm_error_set(L->err, L->path, L->line, 0, fmt, a, b);
 }
 
-/* Parses "XxYxZ" into dims (values checked by spec_check). Returns 0 or -1. */
-static int parse_dims3(const char *s, int dims[3])
+/* Parses "XxYxZ" into dims, as long (strtol saturates on overflow): the caller range-checks them
+ * before any conversion. Returns 0 or -1. */
+static int parse_dims3(const char *s, long dims[3])
 {
 	int d;
 
@@ -311,9 +313,9 @@ static int parse_dims3(const char *s, int dims[3])
 		if (!isdigit((unsigned char)*s) && *s != '-')
 			return -1;
 		v = strtol(s, &end, 10);
-		if (end == s || v > TORUS_MAX_DIM || v < -TORUS_MAX_DIM)
+		if (end == s)
 			return -1;
-		dims[d] = (int)v;
+		dims[d] = v;
 		s = end;
 		while (isspace((unsigned char)*s))
 			s++;
@@ -341,15 +343,20 @@ static int split3(char *s, char *f[3])
 
 static int key_dims(struct loader *L, char *val)
 {
+	long v[3];
 	int d;
 
-	if (parse_dims3(val, L->t->spec.dims) < 0)
+	if (parse_dims3(val, v) < 0)
 		return lerr(L, "dims: expected XxYxZ (e.g. 17x8x24), got '%s'%s", val, "");
-	for (d = 0; d < 3; d++)
-		if (L->t->spec.dims[d] < 1 || L->t->spec.dims[d] > TORUS_MAX_DIM)
-			return rm_error_set(L->err, L->path, L->line, 0,
-					    "dimension %c is %d: must be 1 to %d", "xyz"[d],
-					    L->t->spec.dims[d], TORUS_MAX_DIM);
+	for (d = 0; d < 3; d++) {
+		if (v[d] == LONG_MAX || v[d] == LONG_MIN)
+			return rm_error_set(L->err, L->path, L->line, 0, "dimension %c is out of range: must be 1 to %d",
+					    "xyz"[d], TORUS_MAX_DIM);
+		if (v[d] < 1 || v[d] > TORUS_MAX_DIM)
+			return rm_error_set(L->err, L->path, L->line, 0, "dimension %c is %ld: must be 1 to %d",
+					    "xyz"[d], v[d], TORUS_MAX_DIM);
+		L->t->spec.dims[d] = (int)v[d];
+	}
 	L->have_dims = 1;
 	return 0;
 }

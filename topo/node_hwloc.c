@@ -296,7 +296,7 @@ static int batch_add(struct batch *b, const char *name, struct topo_nodetype *t,
 	int r;
 
 	errno = EEXIST;
-	if (h >= 0 && b->c->hosts[h].type)
+	if (h >= 0 && b->c->hosts[h].type && !b->c->replace_hw)
 		return rm_error_set(err, source, 0, 0, "duplicate host '%s': its hardware is already loaded",
 				    name);
 	if ((r = topo_nameset_add(b->seen, name)) == 0)
@@ -353,21 +353,30 @@ static int batch_abort(struct batch *b)
 	return -1;
 }
 
+/* Adds the hosts first (the only step that can fail), then gives them their hardware; in replace mode
+ * a host's previous node type loses it, and a type left without hosts is dropped. */
 static int batch_commit(struct batch *b, const char *source, rm_error_t *err)
 {
-	size_t i, j;
+	struct topo_nodetype *old;
+	size_t i, emptied = 0;
 	long h;
 
 	for (i = 0; i < b->n; i++) {
-		if ((h = topo_cluster_add_host(b->c, b->names[i])) < 0) {
-			for (j = 0; j < i; j++) /* undo: hosts stay, without hardware */
-				b->c->hosts[topo_host_find(b->c, b->names[j])].type = NULL;
+		if (topo_cluster_add_host(b->c, b->names[i]) < 0) { /* hosts added stay, without hardware */
 			errno = ENOMEM;
 			rm_error_set(err, source, 0, 0, "out of memory");
 			return batch_abort(b);
 		}
-		b->c->hosts[h].type = b->types[i];
 	}
+	for (i = 0; i < b->n; i++) {
+		h = topo_host_find(b->c, b->names[i]);
+		old = b->c->hosts[h].type;
+		b->c->hosts[h].type = b->types[i];
+		if (old && --old->nhosts == 0)
+			emptied++;
+	}
+	if (emptied)
+		topo_cluster_drop_types(b->c, 0);
 	b->c->finalized = 0;
 	batch_free(b);
 	return 0;

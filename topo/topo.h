@@ -44,11 +44,15 @@ void topo_cluster_fork_child(topo_cluster_t c);
 
 /* Loads one hwloc XML file. host NULL: the HostName info of the root object, else the file name
  * without ".xml". Identical contents are shared between hosts (one parsed tree per node type).
- * A host loaded twice is an error (duplicate host). */
+ * A host loaded twice is an error (duplicate host), unless topo_cluster_replace_hw() is on. */
 int topo_load_hwloc_xml(topo_cluster_t c, const char *path, const char *host, rm_error_t *err);
 /* Same from a memory buffer (rankmapd's `register`); source names the origin in errors. */
 int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len,
 			   const char *source, rm_error_t *err);
+/* on != 0: from now on, hardware loaded for a host that already has some replaces it (rankmapd applies
+ * a node's registration over the static sources this way); 0, the default: that is a duplicate host.
+ * A host twice in one load stays an error either way. Returns 0. */
+int topo_cluster_replace_hw(topo_cluster_t c, int on);
 /* Loads every <host>.xml of a directory, and every <host>.diff.xml applied to the reference XML it
  * names (hwloc topology diff, refname attribute). An empty directory is an error. */
 int topo_load_hwloc_dir(topo_cluster_t c, const char *dir, rm_error_t *err);

@@ -86,6 +86,7 @@ struct topo_cluster {
 	struct topo_torus_model *torus;
 	topo_costs_t costs;
 	int finalized;
+	int replace_hw;              /* hardware loaded for a host replaces what it had (topo_cluster_replace_hw) */
 };
 
 /* Adds a host, or returns the existing index; -1 on allocation failure (cluster.c). */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "pmpi.h"
+#include "rm_tmpfile.h"
 
 typedef struct trace_ent {
 	int64_t peer;       /* world rank + 1; 0: empty */
@@ -440,11 +441,15 @@ static void write_pattern(const trace_ctx_t *t, const uint64_t *all, const int *
 	char tmp[4096];
 	FILE *f;
 	long k = 0;
+	int fd = rm_tmpfile_beside(t->path, 0666, tmp, sizeof(tmp)); /* unique even across nodes */
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", t->path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f)
+	if (fd < 0)
 		return;
+	if (!(f = fdopen(fd, "w"))) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
 	fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n"
 		   "%% rankmap trace: row = sending rank, column = receiving rank (MPI_COMM_WORLD, 1-based)\n"
 		   "%% values: bytes messages\n%d %d %ld\n",

@@ -44,7 +44,7 @@ for m in $PMPI_MPIS; do
 	expected_ring >"$T/want"
 	cmp -s "$T/got" "$T/want" && ok "$m: counts match the hand count" ||
 		{ notok "$m: counts differ"; diff "$T/want" "$T/got" | head; }
-	ls "$T" | grep -q '\.tmp\.' && notok "$m: temporary file left behind" || ok "$m: no temporary file left"
+	ls -A "$T" | grep -q '\.tmp\.' && notok "$m: temporary file left behind" || ok "$m: no temporary file left"
 	rm -f "$T/ring.mtx"
 
 	# 4x2 open grid: the traffic phase loads dimension 0 only. Traced run, then a reordered run on 2

@@ -85,7 +85,8 @@ static void test_bad_files(void)
 	static const char *bad[] = { "bad-zero-dim.conf", "bad-negative-dim.conf", "bad-outside.conf",
 				     "bad-duplicate.conf", "bad-same-position.conf", "bad-missing-n.conf",
 				     "bad-key.conf", "bad-pattern.conf", "bad-pattern-dup.conf",
-				     "bad-cost.conf", "bad-no-dims.conf", "bad-table-first.conf" };
+				     "bad-cost.conf", "bad-no-dims.conf", "bad-table-first.conf", "bad-huge-dim.conf",
+				     "bad-overflow-dim.conf" };
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
