@@ -1,6 +1,7 @@
 /*
  * common/rm_file.c: input files opened without blocking and read within a size cap (see rm_file.h).
  */
+#define _GNU_SOURCE /* fopencookie */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@ static const struct {
 	[RM_FILE_SWF] = { "swf", "RANKMAP_FILE_LIMIT_SWF", 1024 * MiB },
 	[RM_FILE_CONFIG] = { "config", "RANKMAP_FILE_LIMIT_CONFIG", 1 * MiB },
 	[RM_FILE_PERM] = { "perm", "RANKMAP_FILE_LIMIT_PERM", 256 * MiB },
+	[RM_FILE_TORUS] = { "torus", "RANKMAP_FILE_LIMIT_TORUS", 64 * MiB },
 };
 
 static size_t set_limits[RM_FILE_KINDS];
@@ -163,21 +165,92 @@ int rm_file_open(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t
 	return fd;
 }
 
-FILE *rm_file_fopen(const char *path, rm_file_kind_t kind, rm_error_t *err)
+/* A stream of rm_file_fopen(): the fd, and how far it may be read. */
+struct capped {
+	int fd;
+	unsigned long long pos, cap;
+};
+
+static ssize_t capped_read(void *cookie, char *buf, size_t n)
 {
-	int fd = rm_file_open(path, kind, NULL, err), e;
-	FILE *f;
+	struct capped *c = cookie;
+	ssize_t r;
+
+	if (c->pos > c->cap) {
+		errno = EFBIG;
+		return -1;
+	}
+	if (n > c->cap + 1 - c->pos) /* one byte past the cap tells "grew too large" from "exactly at it" */
+		n = (size_t)(c->cap + 1 - c->pos);
+	do
+		r = read(c->fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		c->pos += (unsigned long long)r;
+	if (c->pos > c->cap) {
+		errno = EFBIG;
+		return -1;
+	}
+	return r;
+}
+
+static int capped_seek(void *cookie, off64_t *off, int whence)
+{
+	struct capped *c = cookie;
+	off_t r = lseek(c->fd, (off_t)*off, whence);
+
+	if (r < 0)
+		return -1;
+	*off = r;
+	c->pos = (unsigned long long)r;
+	return 0;
+}
+
+static int capped_close(void *cookie)
+{
+	struct capped *c = cookie;
+	int r = close(c->fd);
+
+	free(c);
+	return r;
+}
+
+FILE *rm_file_fopen(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t *err)
+{
+	static const cookie_io_functions_t io = { .read = capped_read, .seek = capped_seek, .close = capped_close };
+	struct capped *c;
+	FILE *f = NULL;
+	int fd = rm_file_open(path, kind, size, err), e;
 
 	if (fd < 0)
 		return NULL;
-	f = fdopen(fd, "r");
+	if ((c = malloc(sizeof(*c)))) {
+		*c = (struct capped){ .fd = fd, .pos = 0, .cap = rm_file_limit(kind) };
+		f = fopencookie(c, "r", io);
+	}
 	if (!f) {
-		e = errno;
+		e = c ? errno : ENOMEM;
+		free(c);
 		close(fd);
 		rm_error_set(err, path, 0, 0, "%s", strerror(e));
 		errno = e;
 	}
 	return f;
+}
+
+int rm_file_stream_error(FILE *f, const char *path, rm_file_kind_t kind, rm_error_t *err)
+{
+	int e = errno;
+
+	if (!ferror(f))
+		return 0;
+	if (e == EFBIG)
+		rm_error_set(err, path, 0, 0, "file too large: it grew past the limit for %s files (%zu bytes)",
+			     rm_file_kind_name(kind), rm_file_limit(kind));
+	else
+		rm_error_set(err, path, 0, 0, "read error: %s", strerror(e ? e : EIO));
+	errno = e ? e : EIO;
+	return -1;
 }
 
 /* Reads fd to its end into *buf (grown as needed, never past cap + 1 bytes). Returns the length, or -1. */
