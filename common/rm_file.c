@@ -137,7 +137,7 @@ int rm_file_open(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t
 	/* stat first: a FIFO or a device is refused without being opened at all */
 	if (stat(path, &st) < 0) {
 		e = errno;
-		rm_error_set(err, path, 0, 0, "%s", strerror(e));
+		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
 		errno = e;
 		return -1;
 	}
@@ -146,7 +146,7 @@ int rm_file_open(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		e = errno;
-		rm_error_set(err, path, 0, 0, "%s", strerror(e));
+		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
 		errno = e;
 		return -1;
 	}
@@ -332,7 +332,7 @@ int rm_dir_check(const char *path, rm_error_t *err)
 	}
 	if (stat(path, &st) < 0) {
 		e = errno;
-		rm_error_set(err, path, 0, 0, "%s", strerror(e));
+		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
 		errno = e;
 		return -1;
 	}

@@ -2,7 +2,9 @@
  * mapping/pattern_dense.c: TreeMatch's dense communication matrix: N lines of N numbers (the first
  * line fixes N), blank lines and # comments ignored. Entry (i, j) is the traffic from i to j. When
  * the matrix is symmetric, the weight of the pair {i, j} is m[i][j]; otherwise it is m[i][j] + m[j][i],
- * the total traffic. Only non-zero entries are kept, so memory follows the pattern, not N^2.
+ * the total traffic. Only non-zero entries are kept, so memory follows the pattern, not N^2. Nothing
+ * is sized by N before the N rows have been read: memory follows what the file holds, and N (the
+ * first row's length) is at most MAP_MAX_RANKS.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "mapping_private.h"
+#include "rm_file.h"
 
 struct dense_entry {
 	uint32_t i, j;
@@ -67,6 +70,10 @@ static int dense_row(struct dense_state *s, char *line, const char *path, int li
 			return rm_error_set(err, path, lineno, (int)(p - line) + 1, "negative or non-finite weight");
 		if (s->N && col >= s->N)
 			return rm_error_set(err, path, lineno, (int)(p - line) + 1, "more than %u values", s->N);
+		if (col >= MAP_MAX_RANKS)
+			return rm_error_set(err, path, lineno, (int)(p - line) + 1,
+					    "more than %u values: at most %u ranks are supported", MAP_MAX_RANKS,
+					    MAP_MAX_RANKS);
 		if (v != 0 && s->row != col && dense_push(s, s->row, col, v) < 0)
 			return rm_error_set(err, path, lineno, 0, "out of memory");
 		col++;
@@ -146,6 +153,8 @@ map_graph_t *map_pattern_dense_load(FILE *f, const char *path, rm_error_t *err)
 		if (!is_blank(line))
 			rc = dense_row(&s, line, path, lineno, err);
 	}
+	if (rc == 0)
+		rc = rm_file_stream_error(f, path, RM_FILE_PATTERN, err);
 	free(line);
 	if (rc == 0 && s.N == 0)
 		rc = rm_error_set(err, path, lineno + 1, 0, "empty pattern (no matrix rows)");
