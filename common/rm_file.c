@@ -16,17 +16,17 @@
 #define MiB ((size_t)1 << 20)
 
 static const struct {
-	const char *name, *env;
+	const char *name, *env, *what;
 	size_t def;
 } kinds[RM_FILE_KINDS] = {
-	[RM_FILE_HWLOC] = { "hwloc", "RANKMAP_FILE_LIMIT_HWLOC", 64 * MiB },
-	[RM_FILE_IB] = { "ib", "RANKMAP_FILE_LIMIT_IB", 1024 * MiB },
-	[RM_FILE_NAMEMAP] = { "namemap", "RANKMAP_FILE_LIMIT_NAMEMAP", 64 * MiB },
-	[RM_FILE_PATTERN] = { "pattern", "RANKMAP_FILE_LIMIT_PATTERN", 2048 * MiB },
-	[RM_FILE_SWF] = { "swf", "RANKMAP_FILE_LIMIT_SWF", 1024 * MiB },
-	[RM_FILE_CONFIG] = { "config", "RANKMAP_FILE_LIMIT_CONFIG", 1 * MiB },
-	[RM_FILE_PERM] = { "perm", "RANKMAP_FILE_LIMIT_PERM", 256 * MiB },
-	[RM_FILE_TORUS] = { "torus", "RANKMAP_FILE_LIMIT_TORUS", 64 * MiB },
+	[RM_FILE_HWLOC] = { "hwloc", "RANKMAP_FILE_LIMIT_HWLOC", "hwloc XML, diffs, registrations", 64 * MiB },
+	[RM_FILE_IB] = { "ib", "RANKMAP_FILE_LIMIT_IB", "ibnetdiscover output, fabric caches", 1024 * MiB },
+	[RM_FILE_NAMEMAP] = { "namemap", "RANKMAP_FILE_LIMIT_NAMEMAP", "node-name maps", 64 * MiB },
+	[RM_FILE_PATTERN] = { "pattern", "RANKMAP_FILE_LIMIT_PATTERN", "patterns (.mtx, dense)", 2048 * MiB },
+	[RM_FILE_SWF] = { "swf", "RANKMAP_FILE_LIMIT_SWF", "SWF workload traces", 1024 * MiB },
+	[RM_FILE_CONFIG] = { "config", "RANKMAP_FILE_LIMIT_CONFIG", "cluster files, rankmapd.conf, state", 1 * MiB },
+	[RM_FILE_PERM] = { "perm", "RANKMAP_FILE_LIMIT_PERM", "permutation files", 256 * MiB },
+	[RM_FILE_TORUS] = { "torus", "RANKMAP_FILE_LIMIT_TORUS", "torus files", 64 * MiB },
 };
 
 static size_t set_limits[RM_FILE_KINDS];
@@ -80,6 +80,30 @@ size_t rm_file_limit(rm_file_kind_t kind)
 	if (e && rm_file_parse_size(e, &v) == 0)
 		return v;
 	return kinds[kind].def;
+}
+
+/* "64M", "1G": a size in the largest unit that divides it. */
+static const char *size_text(size_t v, char *buf, size_t len)
+{
+	if (v % (1u << 30) == 0)
+		snprintf(buf, len, "%zuG", v >> 30);
+	else if (v % (1u << 20) == 0)
+		snprintf(buf, len, "%zuM", v >> 20);
+	else if (v % (1u << 10) == 0)
+		snprintf(buf, len, "%zuK", v >> 10);
+	else
+		snprintf(buf, len, "%zu", v);
+	return buf;
+}
+
+void rm_file_print_limits(FILE *f, const char *indent)
+{
+	char d[32], now[32];
+	int k;
+
+	for (k = 0; k < RM_FILE_KINDS; k++)
+		fprintf(f, "%s%-27s %-36s default %-5s (now %s)\n", indent, kinds[k].env, kinds[k].what,
+			size_text(kinds[k].def, d, sizeof(d)), size_text(rm_file_limit((rm_file_kind_t)k), now, sizeof(now)));
 }
 
 int rm_file_set_limit(rm_file_kind_t kind, size_t bytes)

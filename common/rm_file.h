@@ -43,6 +43,10 @@ const char *rm_file_kind_name(rm_file_kind_t kind);
  * RANKMAP_FILE_LIMIT_<KIND> when it parses, else the default above. */
 size_t rm_file_limit(rm_file_kind_t kind);
 
+/* Prints the table of caps (kind, files, default, environment variable, value in effect), one line a
+ * kind, each line starting with indent: for --help texts. */
+void rm_file_print_limits(FILE *f, const char *indent);
+
 /* Sets the cap of a kind for this process (bytes > 0). Returns 0, or -1 (EINVAL). Not thread-safe
  * against concurrent opens: call it at start-up. */
 int rm_file_set_limit(rm_file_kind_t kind, size_t bytes);
