@@ -52,6 +52,10 @@ int map_metric_parse(const char *s, map_metric_t *out);
  * refused before anything is allocated (a dense matrix declares nothing: its memory follows the rows
  * it holds). Caller owns the graph. */
 map_graph_t *map_graph_load(const char *path, map_metric_t metric, rm_error_t *err);
+/* map_graph_load() for a caller that knows how many ranks the pattern may have (a job's size, a
+ * target's slots): a pattern declaring more than max_ranks (at most MAP_MAX_RANKS) is refused before
+ * anything of its size is allocated. */
+map_graph_t *map_graph_load_max(const char *path, map_metric_t metric, uint32_t max_ranks, rm_error_t *err);
 /* Builds a graph from an edge list (either direction, duplicates summed, self loops dropped). */
 map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
 				  const double *w, rm_error_t *err);

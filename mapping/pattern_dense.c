@@ -24,6 +24,7 @@ struct dense_state {
 	struct dense_entry *e;
 	size_t n, cap;
 	uint32_t N, row;
+	uint32_t max;      /* most ranks (values a row) allowed */
 };
 
 static int dense_push(struct dense_state *s, uint32_t i, uint32_t j, double v)
@@ -70,10 +71,11 @@ static int dense_row(struct dense_state *s, char *line, const char *path, int li
 			return rm_error_set(err, path, lineno, (int)(p - line) + 1, "negative or non-finite weight");
 		if (s->N && col >= s->N)
 			return rm_error_set(err, path, lineno, (int)(p - line) + 1, "more than %u values", s->N);
-		if (col >= MAP_MAX_RANKS)
+		if (col >= s->max)
 			return rm_error_set(err, path, lineno, (int)(p - line) + 1,
-					    "more than %u values: at most %u ranks are supported", MAP_MAX_RANKS,
-					    MAP_MAX_RANKS);
+					    s->max < MAP_MAX_RANKS ? "more than %u values, the number of ranks expected"
+								    : "more than %u values: at most that many ranks are supported",
+					    s->max);
 		if (v != 0 && s->row != col && dense_push(s, s->row, col, v) < 0)
 			return rm_error_set(err, path, lineno, 0, "out of memory");
 		col++;
@@ -140,9 +142,9 @@ static map_graph_t *dense_graph(struct dense_state *s, rm_error_t *err)
 	return g;
 }
 
-map_graph_t *map_pattern_dense_load(FILE *f, const char *path, rm_error_t *err)
+map_graph_t *map_pattern_dense_load(FILE *f, uint32_t max_ranks, const char *path, rm_error_t *err)
 {
-	struct dense_state s = { 0 };
+	struct dense_state s = { .max = max_ranks < MAP_MAX_RANKS ? max_ranks : MAP_MAX_RANKS };
 	char *line = NULL;
 	size_t cap = 0;
 	int lineno = 0, rc = 0;
