@@ -87,6 +87,9 @@ seed() {
 		printf 'hwloc = ../data/daemon/hwloc/bonobo001.xml\nib_cache = ../data/ib/ibsim-fattree.cache\n' >"$2/cache"
 		for d in "$D"/bad/cluster-*; do cp "$d/cluster.conf" "$2/$(basename "$d")"; done ;;
 	fuzz_daemon_config) cp conf/rankmapd.conf "$2"/ ;;
+	fuzz_rm_file) i=0; for v in 64M 1G 3K 0 18446744073709551615 99999999999G 12x; do
+			i=$((i + 1)); printf '%s' "$v" >"$2/size$i"; done
+		cp conf/rankmapd.conf "$2"/ ;;
 	fuzz_daemon_request) i=0; requests | while IFS= read -r l; do i=$((i + 1)); printf '%s' "$l" >"$2/req$i"; done ;;
 	fuzz_daemon_frame) i=0; requests | while IFS= read -r l; do i=$((i + 1)); frame "$2/frame$i" "$l"; done
 		requests | head -n 3 | while IFS= read -r l; do frame "$2/three" "$l"; done
