@@ -1,6 +1,7 @@
 /*
  * common/rm_file.c: input files opened without blocking and read within a size cap (see rm_file.h).
  */
+#define _GNU_SOURCE /* fopencookie */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,16 +16,17 @@
 #define MiB ((size_t)1 << 20)
 
 static const struct {
-	const char *name, *env;
+	const char *name, *env, *what;
 	size_t def;
 } kinds[RM_FILE_KINDS] = {
-	[RM_FILE_HWLOC] = { "hwloc", "RANKMAP_FILE_LIMIT_HWLOC", 64 * MiB },
-	[RM_FILE_IB] = { "ib", "RANKMAP_FILE_LIMIT_IB", 1024 * MiB },
-	[RM_FILE_NAMEMAP] = { "namemap", "RANKMAP_FILE_LIMIT_NAMEMAP", 64 * MiB },
-	[RM_FILE_PATTERN] = { "pattern", "RANKMAP_FILE_LIMIT_PATTERN", 2048 * MiB },
-	[RM_FILE_SWF] = { "swf", "RANKMAP_FILE_LIMIT_SWF", 1024 * MiB },
-	[RM_FILE_CONFIG] = { "config", "RANKMAP_FILE_LIMIT_CONFIG", 1 * MiB },
-	[RM_FILE_PERM] = { "perm", "RANKMAP_FILE_LIMIT_PERM", 256 * MiB },
+	[RM_FILE_HWLOC] = { "hwloc", "RANKMAP_FILE_LIMIT_HWLOC", "hwloc XML, diffs, registrations", 64 * MiB },
+	[RM_FILE_IB] = { "ib", "RANKMAP_FILE_LIMIT_IB", "ibnetdiscover output, fabric caches", 1024 * MiB },
+	[RM_FILE_NAMEMAP] = { "namemap", "RANKMAP_FILE_LIMIT_NAMEMAP", "node-name maps", 64 * MiB },
+	[RM_FILE_PATTERN] = { "pattern", "RANKMAP_FILE_LIMIT_PATTERN", "patterns (.mtx, dense)", 2048 * MiB },
+	[RM_FILE_SWF] = { "swf", "RANKMAP_FILE_LIMIT_SWF", "SWF workload traces", 1024 * MiB },
+	[RM_FILE_CONFIG] = { "config", "RANKMAP_FILE_LIMIT_CONFIG", "cluster files, rankmapd.conf, state", 1 * MiB },
+	[RM_FILE_PERM] = { "perm", "RANKMAP_FILE_LIMIT_PERM", "permutation files", 256 * MiB },
+	[RM_FILE_TORUS] = { "torus", "RANKMAP_FILE_LIMIT_TORUS", "torus files", 64 * MiB },
 };
 
 static size_t set_limits[RM_FILE_KINDS];
@@ -78,6 +80,30 @@ size_t rm_file_limit(rm_file_kind_t kind)
 	if (e && rm_file_parse_size(e, &v) == 0)
 		return v;
 	return kinds[kind].def;
+}
+
+/* "64M", "1G": a size in the largest unit that divides it. */
+static const char *size_text(size_t v, char *buf, size_t len)
+{
+	if (v % (1u << 30) == 0)
+		snprintf(buf, len, "%zuG", v >> 30);
+	else if (v % (1u << 20) == 0)
+		snprintf(buf, len, "%zuM", v >> 20);
+	else if (v % (1u << 10) == 0)
+		snprintf(buf, len, "%zuK", v >> 10);
+	else
+		snprintf(buf, len, "%zu", v);
+	return buf;
+}
+
+void rm_file_print_limits(FILE *f, const char *indent)
+{
+	char d[32], now[32];
+	int k;
+
+	for (k = 0; k < RM_FILE_KINDS; k++)
+		fprintf(f, "%s%-27s %-36s default %-5s (now %s)\n", indent, kinds[k].env, kinds[k].what,
+			size_text(kinds[k].def, d, sizeof(d)), size_text(rm_file_limit((rm_file_kind_t)k), now, sizeof(now)));
 }
 
 int rm_file_set_limit(rm_file_kind_t kind, size_t bytes)
@@ -135,7 +161,7 @@ int rm_file_open(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t
 	/* stat first: a FIFO or a device is refused without being opened at all */
 	if (stat(path, &st) < 0) {
 		e = errno;
-		rm_error_set(err, path, 0, 0, "%s", strerror(e));
+		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
 		errno = e;
 		return -1;
 	}
@@ -144,7 +170,7 @@ int rm_file_open(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		e = errno;
-		rm_error_set(err, path, 0, 0, "%s", strerror(e));
+		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
 		errno = e;
 		return -1;
 	}
@@ -163,21 +189,92 @@ int rm_file_open(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t
 	return fd;
 }
 
-FILE *rm_file_fopen(const char *path, rm_file_kind_t kind, rm_error_t *err)
+/* A stream of rm_file_fopen(): the fd, and how far it may be read. */
+struct capped {
+	int fd;
+	unsigned long long pos, cap;
+};
+
+static ssize_t capped_read(void *cookie, char *buf, size_t n)
 {
-	int fd = rm_file_open(path, kind, NULL, err), e;
-	FILE *f;
+	struct capped *c = cookie;
+	ssize_t r;
+
+	if (c->pos > c->cap) {
+		errno = EFBIG;
+		return -1;
+	}
+	if (n > c->cap + 1 - c->pos) /* one byte past the cap tells "grew too large" from "exactly at it" */
+		n = (size_t)(c->cap + 1 - c->pos);
+	do
+		r = read(c->fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		c->pos += (unsigned long long)r;
+	if (c->pos > c->cap) {
+		errno = EFBIG;
+		return -1;
+	}
+	return r;
+}
+
+static int capped_seek(void *cookie, off64_t *off, int whence)
+{
+	struct capped *c = cookie;
+	off_t r = lseek(c->fd, (off_t)*off, whence);
+
+	if (r < 0)
+		return -1;
+	*off = r;
+	c->pos = (unsigned long long)r;
+	return 0;
+}
+
+static int capped_close(void *cookie)
+{
+	struct capped *c = cookie;
+	int r = close(c->fd);
+
+	free(c);
+	return r;
+}
+
+FILE *rm_file_fopen(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t *err)
+{
+	static const cookie_io_functions_t io = { .read = capped_read, .seek = capped_seek, .close = capped_close };
+	struct capped *c;
+	FILE *f = NULL;
+	int fd = rm_file_open(path, kind, size, err), e;
 
 	if (fd < 0)
 		return NULL;
-	f = fdopen(fd, "r");
+	if ((c = malloc(sizeof(*c)))) {
+		*c = (struct capped){ .fd = fd, .pos = 0, .cap = rm_file_limit(kind) };
+		f = fopencookie(c, "r", io);
+	}
 	if (!f) {
-		e = errno;
+		e = c ? errno : ENOMEM;
+		free(c);
 		close(fd);
 		rm_error_set(err, path, 0, 0, "%s", strerror(e));
 		errno = e;
 	}
 	return f;
+}
+
+int rm_file_stream_error(FILE *f, const char *path, rm_file_kind_t kind, rm_error_t *err)
+{
+	int e = errno;
+
+	if (!ferror(f))
+		return 0;
+	if (e == EFBIG)
+		rm_error_set(err, path, 0, 0, "file too large: it grew past the limit for %s files (%zu bytes)",
+			     rm_file_kind_name(kind), rm_file_limit(kind));
+	else
+		rm_error_set(err, path, 0, 0, "read error: %s", strerror(e ? e : EIO));
+	errno = e ? e : EIO;
+	return -1;
 }
 
 /* Reads fd to its end into *buf (grown as needed, never past cap + 1 bytes). Returns the length, or -1. */
@@ -259,7 +356,7 @@ int rm_dir_check(const char *path, rm_error_t *err)
 	}
 	if (stat(path, &st) < 0) {
 		e = errno;
-		rm_error_set(err, path, 0, 0, "%s", strerror(e));
+		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
 		errno = e;
 		return -1;
 	}

@@ -30,17 +30,22 @@ typedef enum rm_file_kind {
 	RM_FILE_NAMEMAP, /* node-name maps                     default 64 MiB */
 	RM_FILE_PATTERN, /* communication patterns (.mtx, dense) default 2 GiB */
 	RM_FILE_SWF,     /* workload traces                    default 1 GiB  */
-	RM_FILE_CONFIG,  /* cluster, torus, rankmapd config    default 1 MiB  */
+	RM_FILE_CONFIG,  /* cluster file, rankmapd config, state default 1 MiB */
 	RM_FILE_PERM,    /* permutation files                  default 256 MiB */
+	RM_FILE_TORUS,   /* torus files (with a [hosts] table) default 64 MiB */
 	RM_FILE_KINDS
 } rm_file_kind_t;
 
-/* Lower-case name of a kind ("hwloc", "ib", "namemap", "pattern", "swf", "config", "perm"). */
+/* Lower-case name of a kind ("hwloc", "ib", "namemap", "pattern", "swf", "config", "perm", "torus"). */
 const char *rm_file_kind_name(rm_file_kind_t kind);
 
 /* The size cap of a kind in bytes: the value set with rm_file_set_limit(), else the environment's
  * RANKMAP_FILE_LIMIT_<KIND> when it parses, else the default above. */
 size_t rm_file_limit(rm_file_kind_t kind);
+
+/* Prints the table of caps (kind, files, default, environment variable, value in effect), one line a
+ * kind, each line starting with indent: for --help texts. */
+void rm_file_print_limits(FILE *f, const char *indent);
 
 /* Sets the cap of a kind for this process (bytes > 0). Returns 0, or -1 (EINVAL). Not thread-safe
  * against concurrent opens: call it at start-up. */
@@ -55,8 +60,16 @@ int rm_file_parse_size(const char *s, size_t *out);
  * NULL) receives the file's size. */
 int rm_file_open(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t *err);
 
-/* rm_file_open() as a stdio stream (mode "r"). Returns the stream (the caller fcloses it), or NULL. */
-FILE *rm_file_fopen(const char *path, rm_file_kind_t kind, rm_error_t *err);
+/* rm_file_open() as a stdio stream (mode "r", seekable). Reading never goes past the kind's cap: a
+ * file that grows past it while it is read makes the stream fail (ferror set, errno EFBIG), which
+ * rm_file_stream_error() reports. *size (may be NULL) receives the file's size at open. Returns the
+ * stream (the caller fcloses it, which closes the file), or NULL. */
+FILE *rm_file_fopen(const char *path, rm_file_kind_t kind, size_t *size, rm_error_t *err);
+
+/* After a read loop on a stream of rm_file_fopen(): returns 0 when the stream has no error, else -1
+ * with err naming path ("file too large: it grew past the limit ..." or "read error: ..."). Call it
+ * before anything that may change errno. */
+int rm_file_stream_error(FILE *f, const char *path, rm_file_kind_t kind, rm_error_t *err);
 
 /* Reads a whole input file into a new buffer, NUL-terminated (the NUL is not counted in *len). Refuses
  * a file that grows past the cap while it is read. Returns the buffer (the caller frees it), or NULL. */

@@ -14,6 +14,7 @@
 
 #include "ctl.h"
 #include "lib_client.h"
+#include "rm_file.h"
 #include "topo.h"
 
 typedef struct common_opts {
@@ -192,26 +193,6 @@ static void register_usage(FILE *f)
 		   "  rankmapctl register --xml node042.xml --host node042\n");
 }
 
-static char *read_whole(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-		buf[n] = 0;
-		*len = (size_t)n;
-	} else {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* This machine's topology as hwloc XML (malloc'ed). */
 static char *live_xml(size_t *len)
 {
@@ -265,7 +246,8 @@ int ctl_register_main(int argc, char **argv)
 					    { NULL, 0, NULL, 0 } };
 	common_opts_t o = { .timeout_ms = 60000 };
 	const char *file = NULL, *host = NULL;
-	char hn[256], *xml;
+	char hn[256], *xml, msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	rm_error_t err = { 0 };
 	size_t len = 0;
 	int c, r, live = 0;
 
@@ -294,10 +276,12 @@ int ctl_register_main(int argc, char **argv)
 		hn[strcspn(hn, ".")] = 0;
 		host = hn;
 	}
-	xml = file ? read_whole(file, &len) : live_xml(&len);
+	xml = file ? rm_file_read(file, RM_FILE_HWLOC, &len, &err) : live_xml(&len);
 	if (!xml) {
-		fprintf(stderr, "rankmapctl register: %s: %s\n", file ? file : "hwloc",
-			file ? strerror(errno) : "cannot discover or export this machine's topology");
+		if (file)
+			fprintf(stderr, "rankmapctl register: %s\n", rm_error_format(&err, msg, sizeof(msg)));
+		else
+			fprintf(stderr, "rankmapctl register: hwloc: cannot discover or export this machine's topology\n");
 		return 1;
 	}
 	r = do_register(&o, host, xml, len);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "rm_file.h"
 
 /* Subcommands whose file is not part of a build resolve to NULL (weak references). */
 #pragma weak ctl_report_main
@@ -52,7 +53,11 @@ static void usage(FILE *f)
 		if (subcommands[i].main)
 			fprintf(f, "  %-16s %s\n", subcommands[i].name, subcommands[i].summary);
 	fprintf(f, "\nMost commands work offline on files, or through rankmapd with --socket PATH or\n"
-		   "RANKMAP_SOCKET. Exit status: 0 success, 1 error, 2 usage error.\n");
+		   "RANKMAP_SOCKET. Exit status: 0 success, 1 error, 2 usage error.\n\n"
+		   "Environment: RANKMAP_SOCKET (the daemon's socket), RANKMAP_CLUSTER (report's cluster\n"
+		   "file). Input files must be regular files (a FIFO or a device is refused at once) within\n"
+		   "a size cap per kind, in bytes or with a K, M or G suffix:\n");
+	rm_file_print_limits(f, "  ");
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 
 #include "srv.h"
+#include "rm_file.h"
 
 static volatile sig_atomic_t stop_flag, reload_flag;
 
@@ -50,7 +51,13 @@ static void usage(FILE *f)
 		"Signals: SIGTERM or SIGINT stop cleanly; SIGHUP reloads every source.\n"
 		"The daemon does not fork: run it under systemd (conf/rankmapd.service) or in the\n"
 		"background from a shell.\n\n"
-		"Exit status: 0 after a clean stop, 1 on a set-up error, 2 on a usage error.\n");
+		"Exit status: 0 after a clean stop, 1 on a set-up error, 2 on a usage error.\n\n"
+		"Environment: every file the daemon reads (configuration, cluster and torus files, hwloc\n"
+		"XML, ibnetdiscover output, registrations, caches) must be a regular file (a FIFO or a\n"
+		"device is refused at once: the source fails and `reload` answers with the error) within\n"
+		"a size cap per kind, in bytes or with a K, M or G suffix (set them in the service's\n"
+		"environment, e.g. Environment= in conf/rankmapd.service):\n");
+	rm_file_print_limits(f, "  ");
 }
 
 typedef struct opts {

@@ -15,6 +15,7 @@
 
 #include "lib_client.h"
 #include "srv.h"
+#include "rm_file.h"
 #include "rm_text.h"
 
 typedef enum { C_STR, C_PATH, C_PATHLIST, C_BOOL, C_INT, C_SIZE, C_MODE, C_MS, C_SEC, C_LOGLEVEL, C_ISOLATION } ctype_t;
@@ -234,16 +235,18 @@ static int parse_line(srv_config_t *cfg, char *text, const char *path, int line,
 
 int srv_config_load(srv_config_t *cfg, const char *path, rm_error_t *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = rm_file_fopen(path, RM_FILE_CONFIG, NULL, err);
 	char buf[4096], *p;
 	int line = 0, rc = 0;
 
 	if (!f)
-		return rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
+		return -1;
 	free(cfg->path);
 	cfg->path = strdup(path);
 	while (rc == 0 && fgets(buf, sizeof(buf), f)) {
 		line++;
+		if (ferror(f)) /* grew past the cap: reported below */
+			break;
 		if (!strchr(buf, '\n') && !feof(f)) {
 			rc = rm_error_set(err, path, line, 0, "line longer than %zu bytes", sizeof(buf) - 2);
 			break;
@@ -254,8 +257,8 @@ int srv_config_load(srv_config_t *cfg, const char *path, rm_error_t *err)
 		if (*p)
 			rc = parse_line(cfg, p, path, line, err);
 	}
-	if (rc == 0 && ferror(f))
-		rc = rm_error_set(err, path, line, 0, "read error: %s", strerror(errno));
+	if (rc == 0)
+		rc = rm_file_stream_error(f, path, RM_FILE_CONFIG, err);
 	fclose(f);
 	return rc;
 }

@@ -19,6 +19,7 @@
 
 #include "rm_tmpfile.h"
 #include "srv.h"
+#include "rm_file.h"
 
 int srv_state_host_ok(const char *name)
 {
@@ -175,15 +176,23 @@ int srv_state_save_model(srv_ctx_t *ctx, const srv_model_t *m, rm_error_t *err)
 
 void srv_state_load_generation(srv_ctx_t *ctx)
 {
-	char path[4096];
-	json_error_t jerr;
-	json_t *st;
+	char path[4096], msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32], *text;
+	json_error_t jerr = { .line = 0 };
+	rm_error_t e = { 0 };
+	json_t *st = NULL;
 	json_int_t gen = 0;
+	size_t len;
 
 	snprintf(path, sizeof(path), "%s/state.json", ctx->cfg.state_dir);
 	if (access(path, F_OK) < 0)
 		return;
-	st = json_load_file(path, 0, &jerr);
+	/* through rm_file: a FIFO or a device put in place of the state must not block the start */
+	if (!(text = rm_file_read(path, RM_FILE_CONFIG, &len, &e))) {
+		srv_log(SRV_LOG_WARNING, "%s, model generations restart at 1", rm_error_format(&e, msg, sizeof(msg)));
+		return;
+	}
+	st = json_loadb(text, len, 0, &jerr);
+	free(text);
 	if (!st || json_unpack(st, "{s:I}", "generation", &gen) < 0 || gen < 0)
 		srv_log(SRV_LOG_WARNING, "%s:%d: unreadable state, model generations restart at 1", path, jerr.line);
 	else

@@ -40,11 +40,23 @@ typedef enum map_metric {
 /* Parses "bytes", "messages", "loggp" (or "default"); -1 (EINVAL) otherwise. */
 int map_metric_parse(const char *s, map_metric_t *out);
 
+/* The largest number of ranks a pattern file may declare (16,777,216). Declared sizes are checked
+ * against it, and against what the file's size can hold, before anything is allocated. */
+#define MAP_MAX_RANKS (1u << 24)
+
 /* Loads a pattern file: Matrix Market coordinate (general or symmetric, real/integer, one or two weight
  * columns: bytes then messages) or TreeMatch's dense text (N lines of N numbers), detected from the
  * content. Self loops are ignored; negative, NaN or infinite weights are errors naming file and line,
- * and so are weights whose total is not a finite double (naming the file). Caller owns the graph. */
+ * and so are weights whose total is not a finite double (naming the file).
+ * The file is opened through rm_file (a regular file within RANKMAP_FILE_LIMIT_PATTERN, never a FIFO or
+ * a device); a .mtx declaring more than MAP_MAX_RANKS ranks or more entries than its size can hold is
+ * refused before anything is allocated (a dense matrix declares nothing: its memory follows the rows
+ * it holds). Caller owns the graph. */
 map_graph_t *map_graph_load(const char *path, map_metric_t metric, rm_error_t *err);
+/* map_graph_load() for a caller that knows how many ranks the pattern may have (a job's size, a
+ * target's slots): a pattern declaring more than max_ranks (at most MAP_MAX_RANKS) is refused before
+ * anything of its size is allocated. */
+map_graph_t *map_graph_load_max(const char *path, map_metric_t metric, uint32_t max_ranks, rm_error_t *err);
 /* Builds a graph from an edge list (either direction, duplicates summed, self loops dropped). Weights
  * must be finite and >= 0, and their total a finite double; errors name "edges". */
 map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,

@@ -67,10 +67,14 @@ map_graph_t *map_graph_from_edges_metric(uint32_t n, size_t nedges, const uint32
 /* The weight of a (bytes, msgs) pair under a metric (has_msgs: msgs column present). */
 double map_metric_weight(map_metric_t m, double bytes, double msgs, int has_msgs);
 
-/* pattern_dense.c: loads TreeMatch's dense format from an open file (path for errors). */
-map_graph_t *map_pattern_dense_load(FILE *f, const char *path, rm_error_t *err);
-/* pattern_mtx.c: loads a Matrix Market coordinate file from an open file. */
-map_graph_t *map_pattern_mtx_load(FILE *f, const char *path, map_metric_t metric, rm_error_t *err);
+/* pattern_dense.c: loads TreeMatch's dense format from an open file (path for errors). Nothing is
+ * sized by N before N rows are read, so memory follows the file's content; N is at most max_ranks. */
+map_graph_t *map_pattern_dense_load(FILE *f, uint32_t max_ranks, const char *path, rm_error_t *err);
+/* pattern_mtx.c: loads a Matrix Market coordinate file from an open file of size bytes: the declared
+ * N must be at most max_ranks (itself at most MAP_MAX_RANKS) and NNZ at most what size bytes can
+ * hold, checked before any allocation. */
+map_graph_t *map_pattern_mtx_load(FILE *f, uint64_t size, uint32_t max_ranks, const char *path,
+				  map_metric_t metric, rm_error_t *err);
 
 /* cost.c: turns any perm (duplicates, out-of-range slots) into a bijection onto distinct slots, keeping
  * the first holder of each slot and moving the others to the free slot closest to their neighbours'

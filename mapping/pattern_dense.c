@@ -2,7 +2,9 @@
  * mapping/pattern_dense.c: TreeMatch's dense communication matrix: N lines of N numbers (the first
  * line fixes N), blank lines and # comments ignored. Entry (i, j) is the traffic from i to j. When
  * the matrix is symmetric, the weight of the pair {i, j} is m[i][j]; otherwise it is m[i][j] + m[j][i],
- * the total traffic. Only non-zero entries are kept, so memory follows the pattern, not N^2.
+ * the total traffic. Only non-zero entries are kept, so memory follows the pattern, not N^2. Nothing
+ * is sized by N before the N rows have been read: memory follows what the file holds, and N (the
+ * first row's length) is at most MAP_MAX_RANKS.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "mapping_private.h"
+#include "rm_file.h"
 
 struct dense_entry {
 	uint32_t i, j;
@@ -21,6 +24,7 @@ struct dense_state {
 	struct dense_entry *e;
 	size_t n, cap;
 	uint32_t N, row;
+	uint32_t max;      /* most ranks (values a row) allowed */
 };
 
 static int dense_push(struct dense_state *s, uint32_t i, uint32_t j, double v)
@@ -67,6 +71,11 @@ static int dense_row(struct dense_state *s, char *line, const char *path, int li
 			return rm_error_set(err, path, lineno, (int)(p - line) + 1, "negative or non-finite weight");
 		if (s->N && col >= s->N)
 			return rm_error_set(err, path, lineno, (int)(p - line) + 1, "more than %u values", s->N);
+		if (col >= s->max)
+			return rm_error_set(err, path, lineno, (int)(p - line) + 1,
+					    s->max < MAP_MAX_RANKS ? "more than %u values, the number of ranks expected"
+								    : "more than %u values: at most that many ranks are supported",
+					    s->max);
 		if (v != 0 && s->row != col && dense_push(s, s->row, col, v) < 0)
 			return rm_error_set(err, path, lineno, 0, "out of memory");
 		col++;
@@ -133,9 +142,9 @@ static map_graph_t *dense_graph(struct dense_state *s, const char *path, rm_erro
 	return g;
 }
 
-map_graph_t *map_pattern_dense_load(FILE *f, const char *path, rm_error_t *err)
+map_graph_t *map_pattern_dense_load(FILE *f, uint32_t max_ranks, const char *path, rm_error_t *err)
 {
-	struct dense_state s = { 0 };
+	struct dense_state s = { .max = max_ranks < MAP_MAX_RANKS ? max_ranks : MAP_MAX_RANKS };
 	char *line = NULL;
 	size_t cap = 0;
 	int lineno = 0, rc = 0;
@@ -146,6 +155,8 @@ map_graph_t *map_pattern_dense_load(FILE *f, const char *path, rm_error_t *err)
 		if (!is_blank(line))
 			rc = dense_row(&s, line, path, lineno, err);
 	}
+	if (rc == 0)
+		rc = rm_file_stream_error(f, path, RM_FILE_PATTERN, err);
 	free(line);
 	if (rc == 0 && s.N == 0)
 		rc = rm_error_set(err, path, lineno + 1, 0, "empty pattern (no matrix rows)");

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "mapping_private.h"
+#include "rm_file.h"
 
 struct mtx_edges {
 	size_t n, cap;
@@ -113,7 +114,10 @@ static int mtx_entry(const char *line, const char *path, int lineno, uint64_t n,
 	return 0;
 }
 
-static int mtx_size(const char *line, const char *path, int lineno, uint64_t *n, uint64_t *nnz, rm_error_t *err)
+/* Reads the size line "N N NNZ" and bounds it before anything is allocated: N by MAP_MAX_RANKS, NNZ by
+ * the file's size (an entry line is at least "i j\n", 4 bytes). */
+static int mtx_size(const char *line, const char *path, int lineno, uint64_t size, uint32_t max_ranks,
+		    uint64_t *n, uint64_t *nnz, rm_error_t *err)
 {
 	unsigned long long r, c, z;
 	int used;
@@ -122,14 +126,25 @@ static int mtx_size(const char *line, const char *path, int lineno, uint64_t *n,
 		return rm_error_set(err, path, lineno, 0, "expected the size line 'N N NNZ'");
 	if (r != c)
 		return rm_error_set(err, path, lineno, 0, "matrix is %llux%llu, a pattern must be square", r, c);
-	if (r == 0 || r >= UINT32_MAX)
+	if (r == 0)
 		return rm_error_set(err, path, lineno, 0, "invalid number of ranks %llu", r);
+	if (r > MAP_MAX_RANKS)
+		return rm_error_set(err, path, lineno, 0, "declares %llu ranks: at most %u are supported", r,
+				    MAP_MAX_RANKS);
+	if (r > max_ranks)
+		return rm_error_set(err, path, lineno, 0, "declares %llu ranks, more than the %u expected", r,
+				    max_ranks);
+	if (z > (size + 1) / 4)
+		return rm_error_set(err, path, lineno, 0,
+				    "declares %llu entries, but a file of %llu bytes holds at most %llu", z,
+				    (unsigned long long)size, (unsigned long long)(size + 1) / 4);
 	*n = r;
 	*nnz = z;
 	return 0;
 }
 
-map_graph_t *map_pattern_mtx_load(FILE *f, const char *path, map_metric_t metric, rm_error_t *err)
+map_graph_t *map_pattern_mtx_load(FILE *f, uint64_t size, uint32_t max_ranks, const char *path,
+				  map_metric_t metric, rm_error_t *err)
 {
 	struct mtx_edges e = { 0 };
 	uint64_t n = 0, nnz = 0, seen = 0;
@@ -145,13 +160,15 @@ map_graph_t *map_pattern_mtx_load(FILE *f, const char *path, map_metric_t metric
 		else if (blank_or_comment(line))
 			continue;
 		else if (!have_size)
-			rc = mtx_size(line, path, lineno, &n, &nnz, err), have_size = 1;
+			rc = mtx_size(line, path, lineno, size, max_ranks, &n, &nnz, err), have_size = 1;
 		else if (seen++ >= nnz)
 			rc = rm_error_set(err, path, lineno, 0, "more entries than the %llu declared",
 					  (unsigned long long)nnz);
 		else
 			rc = mtx_entry(line, path, lineno, n, pattern, &ncols, &e, err);
 	}
+	if (rc == 0)
+		rc = rm_file_stream_error(f, path, RM_FILE_PATTERN, err);
 	free(line);
 	if (rc == 0 && !have_size)
 		rc = rm_error_set(err, path, lineno + 1, 0, "truncated file: no size line");
@@ -172,32 +189,33 @@ map_graph_t *map_pattern_mtx_load(FILE *f, const char *path, map_metric_t metric
 
 map_graph_t *map_graph_load(const char *path, map_metric_t metric, rm_error_t *err)
 {
+	return map_graph_load_max(path, metric, MAP_MAX_RANKS, err);
+}
+
+map_graph_t *map_graph_load_max(const char *path, map_metric_t metric, uint32_t max_ranks, rm_error_t *err)
+{
 	FILE *f;
 	char head[16] = "";
 	map_graph_t *g;
 	int c;
-	size_t k = 0;
+	size_t k = 0, size = 0;
 
-	f = fopen(path, "r");
-	if (!f) {
-		int e = errno;
-
-		rm_error_set(err, path, 0, 0, "%s", strerror(e));
-		errno = e;
+	if (max_ranks > MAP_MAX_RANKS)
+		max_ranks = MAP_MAX_RANKS;
+	if (!(f = rm_file_fopen(path, RM_FILE_PATTERN, &size, err)))
 		return NULL;
-	}
 	while ((c = fgetc(f)) != EOF && k + 1 < sizeof(head))
 		head[k++] = (char)c;
 	head[k] = '\0';
 	rewind(f);
 	if (!strncmp(head, "%%MatrixMarket", 14))
-		g = map_pattern_mtx_load(f, path, metric, err);
+		g = map_pattern_mtx_load(f, size, max_ranks, path, metric, err);
 	else if (metric == MAP_METRIC_MESSAGES || metric == MAP_METRIC_LOGGP) {
 		rm_error_set(err, path, 0, 0, "a dense pattern has one metric; use Matrix Market for two");
 		errno = EINVAL;
 		g = NULL;
 	} else
-		g = map_pattern_dense_load(f, path, err);
+		g = map_pattern_dense_load(f, max_ranks, path, err);
 	fclose(f);
 	return g;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mapping_private.h"
+#include "rm_file.h"
 
 int map_perm_write(const char *path, const uint32_t *perm, uint32_t n, rm_error_t *err)
 {
@@ -49,19 +50,14 @@ static int perm_push(uint32_t **p, uint32_t *n, uint32_t *cap, uint32_t v)
 
 uint32_t *map_perm_read(const char *path, uint32_t *n_out, rm_error_t *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = rm_file_fopen(path, RM_FILE_PERM, NULL, err);
 	uint32_t *p = NULL, n = 0, cap = 0;
 	char *line = NULL, *q, *s;
 	size_t lcap = 0;
 	int lineno = 0, rc = 0;
 
-	if (!f) {
-		int e = errno;
-
-		rm_error_set(err, path, 0, 0, "%s", strerror(e));
-		errno = e;
+	if (!f)
 		return NULL;
-	}
 	while (rc == 0 && getline(&line, &lcap, f) >= 0) {
 		unsigned long v;
 
@@ -76,9 +72,13 @@ uint32_t *map_perm_read(const char *path, uint32_t *n_out, rm_error_t *err)
 			q++;
 		if (!isdigit((unsigned char)*s) || errno || v >= UINT32_MAX || (*q && *q != '#'))
 			rc = rm_error_set(err, path, lineno, 0, "expected one slot index per line");
+		else if (n >= MAP_MAX_RANKS)
+			rc = rm_error_set(err, path, lineno, 0, "more than %u ranks", MAP_MAX_RANKS);
 		else if (perm_push(&p, &n, &cap, (uint32_t)v) < 0)
 			rc = rm_error_set(err, path, lineno, 0, "out of memory");
 	}
+	if (rc == 0)
+		rc = rm_file_stream_error(f, path, RM_FILE_PERM, err);
 	free(line);
 	fclose(f);
 	if (rc == 0 && n == 0)

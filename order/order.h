@@ -160,7 +160,8 @@ int sim_jobs_synthetic(sim_jobs_t *jobs, size_t nnodes, size_t njobs, uint64_t s
 /* Reads a Parallel Workloads Archive SWF trace: 18 fields a line, ';' comment lines. Job size is the
  * allocated processor count (else the requested one) divided by procs_per_node, rounded up; jobs
  * larger than max_nodes or without size or run time are skipped (counted). A malformed line is an
- * error naming the file and line. */
+ * error naming the file and line. The file is opened through rm_file (a regular file within
+ * RANKMAP_FILE_LIMIT_SWF); jobs take 24 bytes each, less than their line, so memory follows the file. */
 int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, size_t max_nodes,
 		 rm_error_t *err);
 void sim_jobs_free(sim_jobs_t *jobs);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "order.h"
+#include "rm_file.h"
 
 #define SWF_FIELDS 18
 
@@ -148,15 +149,15 @@ static int swf_job(const double f[SWF_FIELDS], unsigned ppn, size_t max_nodes, s
 int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, size_t max_nodes,
 		 rm_error_t *err)
 {
-	FILE *fp = fopen(path, "r");
+	FILE *fp;
 	char *line = NULL, *bad = NULL;
 	size_t lcap = 0, cap = 0;
 	ssize_t got;
 	int lineno = 0, rc = 0;
 
 	memset(jobs, 0, sizeof(*jobs));
-	if (!fp)
-		return rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
+	if (!(fp = rm_file_fopen(path, RM_FILE_SWF, NULL, err)))
+		return -1;
 	if (procs_per_node == 0)
 		procs_per_node = 1;
 	while (rc == 0 && (got = getline(&line, &lcap, fp)) >= 0) {
@@ -186,6 +187,8 @@ int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, si
 		else
 			jobs->skipped++;
 	}
+	if (rc == 0)
+		rc = rm_file_stream_error(fp, path, RM_FILE_SWF, err);
 	free(line);
 	fclose(fp);
 	if (rc == 0 && jobs->njobs == 0)

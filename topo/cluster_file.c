@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cluster_private.h"
+#include "rm_file.h"
 #include "rm_text.h"
 
 enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST };
@@ -118,7 +119,7 @@ static void free_lines(struct line *v, size_t n)
 /* Reads and checks every line of the file. Returns the lines (count in *n) or NULL. */
 static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = rm_file_fopen(path, RM_FILE_CONFIG, NULL, err);
 	char buf[8192], *dir = strdup(path), *slash, *s;
 	struct line *v = NULL;
 	size_t cap = 0;
@@ -126,9 +127,9 @@ static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
 
 	*n = 0;
 	if (!f || !dir) {
-		int e = errno;
+		int e = f ? ENOMEM : errno;
 
-		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
+		rm_error_set(err, path, 0, 0, "out of memory"); /* rm_file_fopen() named the problem first */
 		free(dir);
 		if (f)
 			fclose(f);
@@ -142,6 +143,8 @@ static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
 		dir[0] = '\0';
 	while (!bad && fgets(buf, sizeof(buf), f)) {
 		lineno++;
+		if (ferror(f)) /* grew past the cap: reported below */
+			break;
 		if (!strchr(buf, '\n') && !feof(f)) {
 			bad = rm_error_set(err, path, lineno, 0, "line longer than %zu bytes", sizeof(buf) - 2);
 			break;
@@ -165,6 +168,8 @@ static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
 		else
 			++*n;
 	}
+	if (!bad)
+		bad = rm_file_stream_error(f, path, RM_FILE_CONFIG, err);
 	fclose(f);
 	free(dir);
 	if (bad) {

@@ -398,7 +398,7 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 	const struct ib_format *fmt;
 	struct ib_lines ln;
 	size_t len;
-	char *buf = ib_read_file(path, &len, err);
+	char *buf = ib_read_file(path, RM_FILE_IB, &len, err);
 	int line, rc;
 
 	if (!buf)

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <infiniband/ibnetdisc.h>
 
 #include "net_ib_private.h"
+#include "rm_file.h"
 
 #define PORT_CAP_HAS_EXT_SPEEDS 0x4000u
 
@@ -143,17 +145,17 @@ int topo_fabric_load_live(struct topo_fabric *f, const char *ca, int port, rm_er
 
 int topo_fabric_load_cache(struct topo_fabric *f, const char *path, rm_error_t *err)
 {
-	struct stat st;
 	ibnd_fabric_t *fab;
+	char fdpath[64];
+	int fd = rm_file_open(path, RM_FILE_IB, NULL, err);
 
-	if (stat(path, &st) < 0) {
-		int e = errno;
-
-		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
-		errno = e;
+	if (fd < 0)
 		return -1;
-	}
-	fab = ibnd_load_fabric(path, 0);
+	/* libibnetdisc opens the file itself: give it the checked file, not the name (which could be
+	 * replaced by a FIFO between the check and its open); the path itself where /proc is missing */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	fab = ibnd_load_fabric(access(fdpath, R_OK) == 0 ? fdpath : path, 0);
+	close(fd);
 	if (!fab) {
 		errno = EINVAL;
 		return rm_error_set(err, path, 0, 0, "not a libibnetdisc cache file (ibnd_load_fabric failed)");

@@ -160,7 +160,7 @@ int ib_namemap_load(struct topo_fabric *f, const char *path, rm_error_t *err)
 {
 	struct entry *v = NULL;
 	size_t len, n = 0;
-	char *buf = ib_read_file(path, &len, err);
+	char *buf = ib_read_file(path, RM_FILE_NAMEMAP, &len, err);
 	int rc;
 
 	if (!buf)

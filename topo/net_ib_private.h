@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rm_file.h"
 #include "topo_private.h"
 
 #define IB_NONE UINT32_MAX
@@ -176,8 +177,9 @@ struct ib_lines {
 	int lineno;
 };
 char *ib_next_line(struct ib_lines *ln);
-/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with err set (naming path). */
-char *ib_read_file(const char *path, size_t *len, rm_error_t *err);
+/* Reads a whole file into a NUL-terminated malloc'd buffer through rm_file (a regular file within the
+ * cap of its kind: RM_FILE_IB or RM_FILE_NAMEMAP); NULL with err set (naming path). */
+char *ib_read_file(const char *path, rm_file_kind_t kind, size_t *len, rm_error_t *err);
 /* Parses a GUID (0x... or bare hex, up to 16 digits) at *p, advancing *p; 0 and -1 on error. */
 int ib_parse_guid(const char **p, uint64_t *guid);
 /* Parses "4xNDR", "4x NDR", "4X", "NDR"...; returns 0 on success, -1 if not a width/speed. */

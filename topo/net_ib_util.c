@@ -194,48 +194,9 @@ char *ib_next_line(struct ib_lines *ln)
 	return s;
 }
 
-char *ib_read_file(const char *path, size_t *len, rm_error_t *err)
+char *ib_read_file(const char *path, rm_file_kind_t kind, size_t *len, rm_error_t *err)
 {
-	FILE *fp = fopen(path, "rb");
-	size_t cap = 1 << 16, n = 0;
-	char *buf = NULL, *nb;
-
-	if (!fp) {
-		int e = errno;
-		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(e));
-		errno = e;
-		return NULL;
-	}
-	for (;;) {
-		size_t r;
-
-		nb = realloc(buf, cap + 1);
-		if (!nb) {
-			free(buf);
-			fclose(fp);
-			rm_error_set(err, path, 0, 0, "out of memory reading the file");
-			errno = ENOMEM;
-			return NULL;
-		}
-		buf = nb;
-		r = fread(buf + n, 1, cap - n, fp);
-		n += r;
-		if (n < cap)
-			break;
-		cap *= 2;
-	}
-	if (ferror(fp)) {
-		int e = errno ? errno : EIO;
-		free(buf);
-		fclose(fp);
-		rm_error_set(err, path, 0, 0, "read error: %s", strerror(e));
-		errno = e;
-		return NULL;
-	}
-	fclose(fp);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
+	return rm_file_read(path, kind, len, err);
 }
 
 int ib_parse_guid(const char **p, uint64_t *guid)

@@ -20,10 +20,13 @@
 #include <string.h>
 
 #include "topo_private.h"
+#include "rm_file.h"
 #include "rm_text.h"
 
 #define TORUS_MAX_DIM (1 << 20)
-#define TORUS_MAX_NODES 100000000L
+/* At most 2^20 nodes (over six times Fugaku's 158,976): a 2-line file declares them all, and naming
+ * them by host_pattern costs about 100 bytes a node, so the declared size is bounded before that. */
+#define TORUS_MAX_NODES (1L << 20)
 #define TORUS_MAX_NPR 1024
 
 enum torus_naming { NAMING_COORDS = 0, NAMING_TABLE, NAMING_PATTERN };
@@ -652,14 +655,13 @@ struct topo_torus_model *topo_torus_model_load(const char *path, rm_error_t *err
 	ssize_t got;
 	int rc = 0;
 
-	f = path ? fopen(path, "r") : NULL;
-	if (!f) {
-		int e = path ? errno : EINVAL;
-
-		rm_error_set(err, path ? path : "torus", 0, 0, "cannot open: %s", strerror(e));
-		errno = e;
+	if (!path) {
+		errno = EINVAL;
+		rm_error_set(err, "torus", 0, 0, "no file name");
 		return NULL;
 	}
+	if (!(f = rm_file_fopen(path, RM_FILE_TORUS, NULL, err)))
+		return NULL;
 	L.t = model_new();
 	if (!L.t) {
 		fclose(f);
@@ -673,6 +675,8 @@ struct topo_torus_model *topo_torus_model_load(const char *path, rm_error_t *err
 		else
 			rc = config_line(&L, line);
 	}
+	if (rc == 0)
+		rc = rm_file_stream_error(f, path, RM_FILE_TORUS, err);
 	free(line);
 	fclose(f);
 	if (rc == 0)

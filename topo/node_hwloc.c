@@ -25,53 +25,14 @@
 
 #include "cluster_private.h"
 #include "hostlist.h"
-
-#define MAX_XML_BYTES (256 << 20) /* the XML of a 1,000-core machine with all its I/O is a few MiB */
+#include "rm_file.h"
 
 /* ---- reading and normalising XML ------------------------------------------------------------ */
 
+/* Reads an XML file whole: a regular file within the hwloc cap (rm_file), never a FIFO or a device. */
 static char *read_file(const char *path, size_t *len, rm_error_t *err)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
-
-	if (!f) {
-		rm_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
-		return NULL;
-	}
-	do {
-		if (n > MAX_XML_BYTES) {
-			free(buf);
-			fclose(f);
-			errno = EFBIG;
-			rm_error_set(err, path, 0, 0, "larger than %d MiB: not an hwloc topology", MAX_XML_BYTES >> 20);
-			return NULL;
-		}
-		if (n + 4096 > cap) {
-			char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
-
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				rm_error_set(err, path, 0, 0, "out of memory");
-				return NULL;
-			}
-			buf = nb;
-		}
-		r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-	} while (r > 0);
-	if (ferror(f)) {
-		rm_error_set(err, path, 0, 0, "read error: %s", strerror(errno));
-		free(buf);
-		buf = NULL;
-	} else {
-		buf[n] = '\0';
-		*len = n;
-	}
-	fclose(f);
-	return buf;
+	return rm_file_read(path, RM_FILE_HWLOC, len, err);
 }
 
 /* Copies buf without its <info .../> elements into a new string. */
@@ -512,6 +473,25 @@ static char *ref_path(const char *diffpath, const char *refname)
 	return p;
 }
 
+/* Parses a topology diff file, read through rm_file (hwloc is never given the path to open). */
+static int diff_load(const char *path, hwloc_topology_diff_t *diff, char **refname, rm_error_t *err)
+{
+	size_t len;
+	char *buf = rm_file_read(path, RM_FILE_HWLOC, &len, err);
+	int r;
+
+	if (!buf)
+		return -1;
+	errno = EINVAL;
+	r = len < (size_t)0x7fffffff ? hwloc_topology_diff_load_xmlbuffer(buf, (int)len + 1, diff, refname) : -1;
+	if (r < 0) {
+		errno = EINVAL;
+		rm_error_set(err, path, 0, 0, "malformed hwloc topology diff (hwloc cannot parse it)");
+	}
+	free(buf);
+	return r;
+}
+
 static struct topo_nodetype *load_diff(struct topo_cluster *c, const char *path, rm_error_t *err)
 {
 	hwloc_topology_diff_t diff = NULL;
@@ -519,11 +499,9 @@ static struct topo_nodetype *load_diff(struct topo_cluster *c, const char *path,
 	struct topo_nodetype *t = NULL;
 	size_t len;
 
-	errno = EINVAL;
-	if (hwloc_topology_diff_load_xml(path, &diff, &refname) < 0) {
-		rm_error_set(err, path, 0, 0, "malformed hwloc topology diff (hwloc cannot parse it)");
+	if (diff_load(path, &diff, &refname, err) < 0)
 		goto out;
-	}
+	errno = EINVAL;
 	if (!refname || !refname[0]) {
 		rm_error_set(err, path, 0, 0, "topology diff names no reference (refname attribute)");
 		goto out;
@@ -563,16 +541,42 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Sorted names of the *.xml files of dir (NULL-terminated, count in *n). */
+/* Checks every entry before any is parsed: each must be a regular file within the hwloc cap (a FIFO
+ * named *.xml must not block the load, nor be found only after thousands of parses). Returns 0 or -1. */
+static int check_entries(const char *dir, char *const *v, size_t n, rm_error_t *err)
+{
+	size_t i, dl = strlen(dir);
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		char *path = malloc(dl + strlen(v[i]) + 2);
+
+		if (!path) {
+			errno = ENOMEM;
+			return rm_error_set(err, dir, 0, 0, "out of memory");
+		}
+		sprintf(path, "%s/%s", dir, v[i]);
+		fd = rm_file_open(path, RM_FILE_HWLOC, NULL, err);
+		free(path);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	return 0;
+}
+
+/* Sorted names of the *.xml files of dir (NULL-terminated, count in *n), each checked (check_entries). */
 static char **list_xml(const char *dir, size_t *n, rm_error_t *err)
 {
-	DIR *d = opendir(dir);
+	DIR *d;
 	struct dirent *e;
 	char **v = NULL;
 	size_t cap = 0;
 
 	*n = 0;
-	if (!d)
+	if (rm_dir_check(dir, err) < 0)
+		return NULL;
+	if (!(d = opendir(dir)))
 		return rm_error_set(err, dir, 0, 0, "cannot open directory: %s", strerror(errno)), NULL;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.' || !has_suffix(e->d_name, ".xml"))
@@ -602,6 +606,15 @@ static char **list_xml(const char *dir, size_t *n, rm_error_t *err)
 		return rm_error_set(err, dir, 0, 0, "empty directory: no hwloc *.xml files"), NULL;
 	}
 	qsort(v, *n, sizeof(*v), cmp_str);
+	if (check_entries(dir, v, *n, err) < 0) {
+		int e = errno;
+
+		while (*n)
+			free(v[--*n]);
+		free(v);
+		errno = e;
+		return NULL;
+	}
 	return v;
 }
 

@@ -15,7 +15,8 @@
 /* Root: the recorded pattern, which must have one vertex per rank of the new communicator. */
 static map_graph_t *pattern_graph(rmp_call_t *call)
 {
-	map_graph_t *g = map_graph_load(call->env.pattern, call->env.metric, &call->err);
+	/* nverts bounds what the file may declare: a bad file costs no allocation of its claimed size */
+	map_graph_t *g = map_graph_load_max(call->env.pattern, call->env.metric, call->nverts, &call->err);
 
 	if (g && g->n != call->nverts) {
 		rm_error_set(&call->err, call->env.pattern, 0, 0, "pattern has %u ranks, the call has %u", g->n,

@@ -10,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *f;
 
 	if (size && (f = fmemopen((void *)data, size, "r"))) {
-		map_graph_destroy(map_pattern_dense_load(f, "fuzz", &err));
+		map_graph_destroy(map_pattern_dense_load(f, MAP_MAX_RANKS, "fuzz", &err));
 		fclose(f);
 	}
 	map_graph_destroy(map_graph_load(fz_path(data, size), MAP_METRIC_DEFAULT, &err2));

@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size || !(f = fmemopen((void *)data, size, "r")))
 		return 0;
-	map_graph_destroy(map_pattern_mtx_load(f, "fuzz", MAP_METRIC_LOGGP, &err));
+	map_graph_destroy(map_pattern_mtx_load(f, size, MAP_MAX_RANKS, "fuzz", MAP_METRIC_LOGGP, &err));
 	fclose(f);
 	return 0;
 }

@@ -63,7 +63,8 @@ seed() {
 	fuzz_ib_ports) cp "$D"/ib/*.ports "$D"/bad-ib/*.ports "$2"/ ;;
 	fuzz_ib_namemap) cp "$D"/ib/*.map "$D"/bad-ib/*.map "$2"/
 		for f in "$D"/bad/node-name-map-bad/*; do cp "$f" "$2/bad-$(basename "$f")"; done ;;
-	fuzz_torus) cp "$D"/torus/*.conf conf/torus.conf.example "$2"/ && cp "$D"/bad/torus-disagree/torus.conf "$2"/disagree.conf ;;
+	fuzz_torus) cp "$D"/torus/*.conf conf/torus.conf.example "$2"/ && cp "$D"/bad/torus-disagree/torus.conf "$2"/disagree.conf &&
+		cp "$D"/bad/declared-torus-nodes/torus.conf "$2"/declared-nodes.conf ;;
 	fuzz_hwloc_xml) cp "$D"/daemon/hwloc/*.xml "$2"/
 		for d in hwloc-garbage hwloc-truncated; do
 			find "$D/bad/$d" -name '*.xml' -exec sh -c 'cp "$1" "$2/$3-$(basename "$1")"' _ {} "$2" "$d" \; ; done ;;
@@ -72,11 +73,13 @@ seed() {
 			hwloc-diff --refname bonobo001.xml "$D/daemon/hwloc/bonobo001.xml" "$D/daemon/hwloc/$h.xml" \
 				"$2/$h.diff.xml" >/dev/null 2>&1 || rm -f "$2/$h.diff.xml"
 		done ;;
-	fuzz_pattern_mtx) cp "$D"/patterns/*.mtx "$D"/reports/*.mtx "$2"/ ;;
-	fuzz_pattern_dense) cp "$D"/patterns/*.txt "$D"/patterns/ring8.mtx "$2"/ ;;
+	fuzz_pattern_mtx) cp "$D"/patterns/*.mtx "$D"/reports/*.mtx "$2"/
+		for d in "$D"/bad/declared-mtx-*; do cp "$d/pattern.mtx" "$2/$(basename "$d").mtx"; done ;;
+	fuzz_pattern_dense) cp "$D"/patterns/*.txt "$D"/patterns/ring8.mtx "$2"/ &&
+		cp "$D"/bad/declared-dense-rows/pattern.txt "$2"/declared-rows.txt ;;
 	fuzz_cart) i=0; for s in 8x4 8x4:1,0 8x4:1,1:10,1 2x2x2 16 4x4:0,0:1.5,2 3x3x3x3:1,0,1,0 1x1; do
 			i=$((i + 1)); printf '%s' "$s" >"$2/cart$i"; done ;;
-	fuzz_swf) cp "$D"/swf/*.swf "$2"/ ;;
+	fuzz_swf) cp "$D"/swf/*.swf "$2"/ && cp "$D"/bad/declared-swf-jobs/trace.swf "$2"/declared-jobs.swf ;;
 	fuzz_cluster_file)
 		printf 'hwloc = ../data/daemon/hwloc\nib = ../data/plafrim/ib/ib-subnet0.txt\n' >"$2/hwloc-ib"
 		printf 'hwloc = synthetic:pack:2 core:4@n1,n2\nib = ../data/ib/small-2level.topo\nnode_name_map = ../data/ib/small-2level.map\nlat_net = 1.5\nbw_net = 12\n' >"$2/synthetic-map"
@@ -84,6 +87,9 @@ seed() {
 		printf 'hwloc = ../data/daemon/hwloc/bonobo001.xml\nib_cache = ../data/ib/ibsim-fattree.cache\n' >"$2/cache"
 		for d in "$D"/bad/cluster-*; do cp "$d/cluster.conf" "$2/$(basename "$d")"; done ;;
 	fuzz_daemon_config) cp conf/rankmapd.conf "$2"/ ;;
+	fuzz_rm_file) i=0; for v in 64M 1G 3K 0 18446744073709551615 99999999999G 12x; do
+			i=$((i + 1)); printf '%s' "$v" >"$2/size$i"; done
+		cp conf/rankmapd.conf "$2"/ ;;
 	fuzz_daemon_request) i=0; requests | while IFS= read -r l; do i=$((i + 1)); printf '%s' "$l" >"$2/req$i"; done ;;
 	fuzz_daemon_frame) i=0; requests | while IFS= read -r l; do i=$((i + 1)); frame "$2/frame$i" "$l"; done
 		requests | head -n 3 | while IFS= read -r l; do frame "$2/three" "$l"; done

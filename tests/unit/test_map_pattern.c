@@ -137,6 +137,34 @@ static void test_errors(void)
 	      "missing file is an error");
 }
 
+/* Declared sizes: bounded by MAP_MAX_RANKS, by the file's size, and by the caller's count. */
+static void test_declared(void)
+{
+	rm_error_t err;
+	map_graph_t *g;
+
+	rm_error_clear(&err);
+	g = map_graph_load(path("../bad/declared-mtx-ranks/pattern.mtx"), MAP_METRIC_DEFAULT, &err);
+	check(!g && err.line == 2 && strstr(err.text, "declares 400000000 ranks"), "N over 16M refused (%s)", err.text);
+	rm_error_clear(&err);
+	g = map_graph_load(path("../bad/declared-mtx-entries/pattern.mtx"), MAP_METRIC_DEFAULT, &err);
+	check(!g && err.line == 2 && strstr(err.text, "declares 400000000 entries"), "NNZ over the file refused (%s)",
+	      err.text);
+	/* ring8.mtx: 8 ranks, accepted with 8, refused with 7 before its graph is built */
+	g = map_graph_load_max(path("ring8.mtx"), MAP_METRIC_DEFAULT, 8, NULL);
+	check(g && g->n == 8, "8 ranks within a bound of 8");
+	map_graph_destroy(g);
+	rm_error_clear(&err);
+	g = map_graph_load_max(path("ring8.mtx"), MAP_METRIC_DEFAULT, 7, &err);
+	check(!g && strstr(err.text, "more than the 7 expected"), "8 ranks over a bound of 7 (%s)", err.text);
+	rm_error_clear(&err);
+	g = map_graph_load_max(path("dense4.txt"), MAP_METRIC_DEFAULT, 3, &err);
+	check(!g && strstr(err.text, "more than 3 values"), "dense row of 4 over a bound of 3 (%s)", err.text);
+	g = map_graph_load_max(path("dense4.txt"), MAP_METRIC_DEFAULT, 4, NULL);
+	check(g && g->n == 4, "dense 4 within a bound of 4");
+	map_graph_destroy(g);
+}
+
 static void test_cart(void)
 {
 	map_cart_t c;
@@ -202,6 +230,7 @@ int main(void)
 	test_metrics();
 	test_dense();
 	test_errors();
+	test_declared();
 	test_cart();
 	test_edges();
 	return harness_done();

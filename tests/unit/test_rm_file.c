@@ -48,7 +48,52 @@ static void refused(const char *path, rm_file_kind_t kind, const char *why)
 	check(strstr(err.text, why) != NULL, "%s: error says '%s' (got '%s')", path, why, err.text);
 	free(b);
 	memset(&err, 0, sizeof(err));
-	check(rm_file_fopen(path, kind, &err) == NULL && rm_error_isset(&err), "%s: fopen refused too", path);
+	check(rm_file_fopen(path, kind, NULL, &err) == NULL && rm_error_isset(&err), "%s: fopen refused too", path);
+}
+
+/* Streams read whole files, rewind, and fail (not grow) when the file grows past the cap after the open;
+ * /proc files (size 0 in stat, more when read) are held to the cap too. */
+static void stream_checks(void)
+{
+	rm_error_t err = { 0 };
+	char line[64] = "", big[256];
+	size_t size = 99, n;
+	FILE *f, *w;
+
+	f = rm_file_fopen(at("good.txt"), RM_FILE_PERM, &size, &err);
+	check(f && size == 12, "stream opened, size at open");
+	if (f) {
+		check(fgets(line, sizeof(line), f) && !strcmp(line, "hello\n"), "stream reads");
+		rewind(f);
+		check(fgets(line, sizeof(line), f) && !strcmp(line, "hello\n"), "stream rewinds");
+		while (fgets(line, sizeof(line), f))
+			;
+		check(rm_file_stream_error(f, at("good.txt"), RM_FILE_PERM, &err) == 0, "no stream error at EOF");
+		fclose(f);
+	}
+	check(rm_file_set_limit(RM_FILE_PERM, 100) == 0, "set perm limit");
+	write_file(at("grow.txt"), "hello\n");
+	f = rm_file_fopen(at("grow.txt"), RM_FILE_PERM, NULL, &err);
+	memset(big, 'x', sizeof(big));
+	w = fopen(at("grow.txt"), "a");
+	check(f && w && fwrite(big, 1, sizeof(big), w) == sizeof(big), "file grown after the open");
+	if (w)
+		fclose(w);
+	if (f) {
+		for (n = 0; fgets(line, sizeof(line), f); n += strlen(line))
+			;
+		check(n <= 100, "no more than the cap read (%zu)", n);
+		check(rm_file_stream_error(f, at("grow.txt"), RM_FILE_PERM, &err) < 0 && errno == EFBIG &&
+			      strstr(err.text, "grew past") && !strcmp(err.source, at("grow.txt")),
+		      "growth past the cap is an error naming the file (%s)", err.text);
+		fclose(f);
+	}
+	memset(&err, 0, sizeof(err));
+	check(rm_file_set_limit(RM_FILE_NAMEMAP, 16) == 0, "set namemap limit");
+	check(rm_file_read("/proc/self/maps", RM_FILE_NAMEMAP, &n, &err) == NULL && strstr(err.text, "grew past"),
+	      "a /proc file longer than the cap is refused (%s)", err.text);
+	unlink(at("grow.txt"));
+	check(!strcmp(rm_file_kind_name(RM_FILE_TORUS), "torus"), "torus kind");
 }
 
 int main(void)
@@ -84,6 +129,8 @@ int main(void)
 	refused(at("missing.xml"), RM_FILE_HWLOC, "No such file");
 	check(symlink(at("loop1"), at("loop2")) == 0 && symlink(at("loop2"), at("loop1")) == 0, "symlink loop");
 	refused(at("loop1"), RM_FILE_HWLOC, "symbolic links");
+
+	stream_checks();
 
 	check(rm_file_set_limit(RM_FILE_CONFIG, 8) == 0, "set limit");
 	check(rm_file_limit(RM_FILE_CONFIG) == 8, "limit read back");
