@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "mapping_private.h"
-#include "topo_scotch.h"
+#include "target_scotch.h"
 
 #define SCOTCH_WEIGHT_MAX 1000.0
 

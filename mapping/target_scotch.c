@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo_scotch.h"
+#include "target_scotch.h"
 
 /* Integer distances D[l] for Scotch from the level costs cost[] (t->cost, or as raised by net_costs):
  * the costs themselves when they are small integers, else scaled so that the largest is 1000. Every

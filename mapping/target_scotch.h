@@ -1,10 +1,10 @@
 /*
- * topo/topo_scotch.h: a Scotch target architecture from a topo_target_t.
+ * mapping/target_scotch.h: a Scotch target architecture from a topo_target_t (mapping/ only).
  *
  * Error rule: 0 on success, -1 with errno set (and err filled) on failure.
  */
-#ifndef RANKMAP_TOPO_SCOTCH_H
-#define RANKMAP_TOPO_SCOTCH_H
+#ifndef RANKMAP_TARGET_SCOTCH_H
+#define RANKMAP_TARGET_SCOTCH_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /*
- * daemon/lib_sim.c: simulation results as JSON (see lib_sim.h).
+ * order/sim_json.c: simulation results as JSON (see order.h).
  */
-#include "lib_sim.h"
+#include "order.h"
 
-const char *const rm_sim_metric_names[RM_SIM_NMETRICS] = {"hop", "thickness", "interference", "pieces"};
+const char *const sim_metric_names[SIM_NMETRICS] = {"hop", "thickness", "interference", "pieces"};
 
 static double metric(const sim_class_stats_t *c, int m)
 {
@@ -19,15 +19,15 @@ static json_t *method_json(const sim_result_t *r)
 	for (c = 0; jc && c < SIM_NCLASSES; c++) {
 		json_t *o = json_pack("{s:I}", "jobs", (json_int_t)r->cls[c].jobs);
 
-		for (m = 0; o && m < RM_SIM_NMETRICS; m++)
-			json_object_set_new(o, rm_sim_metric_names[m], json_real(metric(&r->cls[c], m)));
+		for (m = 0; o && m < SIM_NMETRICS; m++)
+			json_object_set_new(o, sim_metric_names[m], json_real(metric(&r->cls[c], m)));
 		json_object_set_new(jc, sim_class_name(c), o);
 	}
 	return jr;
 }
 
-json_t *rm_sim_json(const char *const *methods, int nm, const sim_result_t *res, const sim_jobs_t *jobs,
-                    const topo_torus_spec_t *s)
+json_t *sim_result_json(const char *const *methods, int nm, const sim_result_t *res, const sim_jobs_t *jobs,
+			const topo_torus_spec_t *s)
 {
 	json_t *root = json_pack("{s:{s:[iii], s:[fff], s:i}, s:I, s:I, s:{}}", "torus", "dims", s->dims[0], s->dims[1],
 	                         s->dims[2], "link_cost", s->link_cost[0], s->link_cost[1], s->link_cost[2],

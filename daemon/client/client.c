@@ -1,6 +1,6 @@
 /*
- * daemon/lib_client.c: connecting to rankmapd and one request/response round trip, with timeouts and
- * without SIGPIPE (see lib_client.h).
+ * daemon/client/client.c: connecting to rankmapd and one request/response round trip, with timeouts and
+ * without SIGPIPE (see rm_client.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "lib_client.h"
+#include "rm_client.h"
 
 const char *rm_client_socket_from_env(void)
 {

@@ -1,6 +1,6 @@
 /*
- * daemon/lib_proto.c: frames (4-byte big-endian length + JSON object) and the common request and
- * response shapes. See lib_proto.h and PROTOCOL.md.
+ * daemon/client/proto.c: frames (4-byte big-endian length + JSON object) and the common request and
+ * response shapes. See rm_client.h and PROTOCOL.md.
  */
 #include <errno.h>
 #include <poll.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <sys/socket.h>
 
-#include "lib_proto.h"
+#include "rm_client.h"
 
 
 typedef struct growbuf {

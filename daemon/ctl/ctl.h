@@ -1,5 +1,5 @@
 /*
- * daemon/ctl.h: subcommands of rankmapctl. Each lives in its own daemon/ctl_<name>.c and is called
+ * daemon/ctl/ctl.h: subcommands of rankmapctl. Each lives in its own daemon/ctl/ctl_<name>.c and is called
  * with argv[0] == the subcommand name. Each parses its own options with getopt_long, prints its own
  * --help (man-page style: synopsis, options, examples, exit status) and returns the exit status:
  * 0 success, 1 runtime error (bad input file, unreachable daemon), 2 usage error.

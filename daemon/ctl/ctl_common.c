@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_common.c: what the rankmapctl subcommands share (see ctl_common.h).
+ * daemon/ctl/ctl_common.c: what the rankmapctl subcommands share (see ctl_common.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include "ctl_common.h"
 #include "hostlist.h"
-#include "lib_client.h"
+#include "rm_client.h"
 #include "order.h"
 
 int ctl_fail(const char *cmd, const rm_error_t *err, const char *what)

@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_common.h: pieces the rankmapctl subcommands share: error and usage messages, the
+ * daemon/ctl/ctl_common.h: pieces the rankmapctl subcommands share: error and usage messages, the
  * daemon connection (--socket PATH / RANKMAP_SOCKET), output files, JSON printing, and the target of
  * a mapping (a tleaf string, or hosts of a cluster file).
  *

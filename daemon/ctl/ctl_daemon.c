@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_daemon.c: rankmapctl subcommands that talk to rankmapd: ping, register, reload, and
+ * daemon/ctl/ctl_daemon.c: rankmapctl subcommands that talk to rankmapd: ping, register, reload, and
  * distance (through the daemon, or offline on a cluster description).
  */
 #define _GNU_SOURCE
@@ -13,7 +13,7 @@
 #include <hwloc.h>
 
 #include "ctl.h"
-#include "lib_client.h"
+#include "rm_client.h"
 #include "topo.h"
 
 typedef struct common_opts {

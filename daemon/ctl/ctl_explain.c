@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_explain.c: `rankmapctl explain`: where a job's traffic flows before reordering (rank i on
+ * daemon/ctl/ctl_explain.c: `rankmapctl explain`: where a job's traffic flows before reordering (rank i on
  * slot i) and after (a given permutation, or one computed with --algo), by level of the machine:
  * inside one socket, inside one node across sockets, under one leaf switch across nodes, and through
  * the spines (or higher network levels). Numbers come from map_breakdown() over the target's levels.

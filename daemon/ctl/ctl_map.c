@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_map.c: `rankmapctl map`, maps a communication pattern onto slots offline and writes the
+ * daemon/ctl/ctl_map.c: `rankmapctl map`, maps a communication pattern onto slots offline and writes the
  * permutation (one line per rank: the slot of rank i), with the cost against the identity.
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include "ctl.h"
 #include "ctl_common.h"
-#include "lib_client.h"
+#include "rm_client.h"
 #include "hostlist.h"
 #include "mapping.h"
 #include "topo.h"

@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_order.c: `rankmapctl order`, a torus node ordering (xyz, mdf, gray, hilbert, bbb) for
+ * daemon/ctl/ctl_order.c: `rankmapctl order`, a torus node ordering (xyz, mdf, gray, hilbert, bbb) for
  * Slurm's free list, as a node list, a host list, node weights, a topology.conf or an SVG picture.
  */
 #include <getopt.h>
@@ -9,7 +9,7 @@
 
 #include "ctl.h"
 #include "ctl_common.h"
-#include "lib_client.h"
+#include "rm_client.h"
 #include "order.h"
 
 static void order_usage(FILE *f)

@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_report.c: `rankmapctl report`: loads a cluster from files (or the live fabric) and prints
+ * daemon/ctl/ctl_report.c: `rankmapctl report`: loads a cluster from files (or the live fabric) and prints
  * topo_cluster_report() as aligned text, or as the JSON object itself with --json. The text is rendered
  * from that same JSON object, so the two always agree.
  */
@@ -13,7 +13,7 @@
 
 #include "ctl.h"
 #include "ctl_common.h"
-#include "lib_client.h"
+#include "rm_client.h"
 #include "order.h"
 #include "report_svg.h"
 #include "topo.h"

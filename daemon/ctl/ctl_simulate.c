@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_simulate.c: `rankmapctl simulate`, allocation from a free list in a torus ordering,
+ * daemon/ctl/ctl_simulate.c: `rankmapctl simulate`, allocation from a free list in a torus ordering,
  * on a synthetic job mix or an SWF trace, with per job-size class metrics; --compare runs every
  * ordering on the same jobs and prints one table.
  */
@@ -11,8 +11,7 @@
 
 #include "ctl.h"
 #include "ctl_common.h"
-#include "lib_client.h"
-#include "lib_sim.h"
+#include "rm_client.h"
 #include "order.h"
 
 static void sim_usage(FILE *f)
@@ -139,7 +138,7 @@ static double num(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
-/* The table, rendered from the result object (rm_sim_json) whichever path produced it. */
+/* The table, rendered from the result object (sim_result_json) whichever path produced it. */
 static void print_table(const json_t *r)
 {
 	json_t *methods = json_object_get(r, "methods"), *m;
@@ -156,11 +155,11 @@ static void print_table(const json_t *r)
 		json_object_foreach(methods, name, m)
 			printf(" %10.0f", num(json_object_get(json_object_get(m, "classes"), sim_class_name(c)), "jobs"));
 		printf("\n");
-		for (k = 0; k < RM_SIM_NMETRICS; k++) {
-			printf("%-8s %-13s", "", rm_sim_metric_names[k]);
+		for (k = 0; k < SIM_NMETRICS; k++) {
+			printf("%-8s %-13s", "", sim_metric_names[k]);
 			json_object_foreach(methods, name, m)
 				printf(" %10.3f", num(json_object_get(json_object_get(m, "classes"), sim_class_name(c)),
-						     rm_sim_metric_names[k]));
+						     sim_metric_names[k]));
 			printf("\n");
 		}
 	}
@@ -215,7 +214,7 @@ static int run_methods(const struct sim_args *a, const order_torus_t *t, const s
 		}
 		order_destroy(o);
 	}
-	if (!(r = rm_sim_json(methods, nm, res, jobs, &t->spec)))
+	if (!(r = sim_result_json(methods, nm, res, jobs, &t->spec)))
 		return fprintf(stderr, "rankmapctl simulate: out of memory\n"), 1;
 	rc = sim_print(a, r);
 	json_decref(r);

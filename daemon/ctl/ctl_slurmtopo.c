@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_slurmtopo.c: `rankmapctl slurm-topology`: Slurm's topology.conf from InfiniBand data
+ * daemon/ctl/ctl_slurmtopo.c: `rankmapctl slurm-topology`: Slurm's topology.conf from InfiniBand data
  * (ibnetdiscover files, a libibnetdisc cache or live discovery), through topo/topo_slurm.h.
  */
 #include <getopt.h>

@@ -1,6 +1,6 @@
 /*
- * daemon/srv.h: internals of rankmapd shared by rankmapd.c and srv_*.c (not installed, not used by
- * clients: those use lib_client.h and lib_proto.h).
+ * daemon/server/srv.h: internals of rankmapd shared by rankmapd.c and srv_*.c (not installed, not used by
+ * clients: those use daemon/client/rm_client.h).
  *
  * Threads: one event-loop thread owns the sockets and connections (srv_loop.c); a small pool of
  * workers (srv_workers.c) runs requests that take time. The model (srv_model.c) is immutable once

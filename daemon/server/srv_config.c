@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib_client.h"
+#include "rm_client.h"
 #include "srv.h"
 #include "rm_text.h"
 

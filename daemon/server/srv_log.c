@@ -1,5 +1,5 @@
 /*
- * daemon/srv_log.c: rankmapd's log, to stderr in the foreground or to syslog (daemon facility).
+ * daemon/server/srv_log.c: rankmapd's log, to stderr in the foreground or to syslog (daemon facility).
  * The destination is chosen once at start-up, before any thread exists.
  */
 #include <stdarg.h>

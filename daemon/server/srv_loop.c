@@ -15,7 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "lib_proto.h"
+#include "rm_client.h"
 #include "srv.h"
 
 #define TAG_LISTEN UINT64_MAX

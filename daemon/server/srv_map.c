@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib_proto.h"
+#include "rm_client.h"
 #include "mapping.h"
 #include "srv.h"
 #include "srv_requests.h"

@@ -1,5 +1,5 @@
 /*
- * daemon/srv_requests.c: the request table, the envelope check, the validation helper, and the
+ * daemon/server/srv_requests.c: the request table, the envelope check, the validation helper, and the
  * requests about the model itself (ping, hosts, report, distance, register, reload). map and order
  * are in srv_map.c. Every request is validated with json_unpack_ex(..., JSON_STRICT, ...); when that
  * fails, srv_request_invalid() names the offending field from the request's schema.
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib_proto.h"
+#include "rm_client.h"
 #include "srv.h"
 #include "srv_requests.h"
 

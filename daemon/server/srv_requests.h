@@ -1,5 +1,5 @@
 /*
- * daemon/srv_requests.h: request handlers of rankmapd (srv_requests.c, srv_map.c). Each validates its
+ * daemon/server/srv_requests.h: request handlers of rankmapd (srv_requests.c, srv_map.c). Each validates its
  * request strictly and returns a response (new reference): rm_proto_ok() + fields, or rm_proto_error().
  */
 #ifndef RANKMAP_SRV_REQUESTS_H

@@ -1,5 +1,5 @@
 /*
- * daemon/srv_sim.c: the `simulate` request: allocation from a free list in one torus ordering (or all
+ * daemon/server/srv_sim.c: the `simulate` request: allocation from a free list in one torus ordering (or all
  * of them, "compare") on a synthetic job mix, with the metrics per job-size class of order/sim.c.
  * The work is bounded (jobs, jobs x nodes x methods) so that one request holds a worker for seconds,
  * not minutes, and the request time limit is checked between methods.
@@ -10,12 +10,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib_proto.h"
+#include "rm_client.h"
 #include "srv.h"
 #include "srv_requests.h"
 
 #if __has_include("order.h")
-#include "lib_sim.h"
 #include "order.h"
 
 #define SIM_SCHEMA                                                                                                     \
@@ -73,7 +72,7 @@ static json_t *sim_methods(srv_ctx_t *ctx, const sim_req_t *q, const topo_torus_
 			                      k + 1, nm, ctx->cfg.request_timeout_ms);
 	}
 	resp = rm_proto_ok(id);
-	json_object_update_new(resp, rm_sim_json(methods, nm, res, jobs, spec));
+	json_object_update_new(resp, sim_result_json(methods, nm, res, jobs, spec));
 	return resp;
 }
 

@@ -1,5 +1,5 @@
 /*
- * daemon/srv_sock.c: the state-directory lock and the listening Unix socket, set up carefully:
+ * daemon/server/srv_sock.c: the state-directory lock and the listening Unix socket, set up carefully:
  * sun_path length checked, a stale socket removed only when nobody answers on it, bind() under a
  * umask so the socket never exists with looser permissions, then chmod to the configured mode.
  */

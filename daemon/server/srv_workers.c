@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
-#include "lib_proto.h"
+#include "rm_client.h"
 #include "srv.h"
 
 struct srv_workers {

@@ -14,7 +14,7 @@
 #include <hwloc.h>
 #include <jansson.h>
 
-#include "lib_client.h"
+#include "rm_client.h"
 #include "mapping.h"
 
 #define LIST_MAX_IDS (1u << 20)

@@ -18,7 +18,7 @@
 #include <hwloc.h>
 #include <jansson.h>
 
-#include "lib_client.h"
+#include "rm_client.h"
 #include "spank_rm.h"
 
 /* Finds "-N name" / "-Nname" in slurmd's command line. Returns 0 with the name in buf, or -1. */

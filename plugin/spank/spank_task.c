@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "spank_bind.h"
-#include "lib_client.h"
+#include "rm_client.h"
 #include "spank_elf.h"
 #include "spank_rm.h"
 

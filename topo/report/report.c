@@ -1,5 +1,5 @@
 /*
- * topo/report.c: the cluster summary (topo_report.h): hardware per node type, the fabric's and the
+ * topo/report/report.c: the cluster summary (topo_report.h): hardware per node type, the fabric's and the
  * torus's reports, the hop-count histogram between hosts and the anomalies.
  *
  * The histogram never builds a host-by-host matrix: hosts are grouped by leaf switch (torus router) and

@@ -1,5 +1,5 @@
 /*
- * topo/report_svg.c: the fabric as a layered SVG picture (report_svg.h).
+ * topo/report/report_svg.c: the fabric as a layered SVG picture (report_svg.h).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * topo/report_svg.h: the pictures of `rankmapctl report --svg FILE`.
+ * topo/report/report_svg.h: the pictures of `rankmapctl report --svg FILE`.
  *
  * The fabric is drawn as a layered graph built from the switch tree of topo_slurm.h: the upper
  * levels (core, spines) as rows of switches at the top, the leaf switches below, and under each leaf

@@ -1,5 +1,5 @@
 /*
- * topo/slurm_topo.c: the fabric's switch tree and Slurm's topology.conf (topo_slurm.h).
+ * topo/report/slurm_topo.c: the fabric's switch tree and Slurm's topology.conf (topo_slurm.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>

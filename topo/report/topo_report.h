@@ -1,5 +1,5 @@
 /*
- * topo/topo_report.h: the cluster summary behind `rankmapctl report` (and rankmapd's report request).
+ * topo/report/topo_report.h: the cluster summary behind `rankmapctl report` (and rankmapd's report request).
  *
  * Error rule as in topo.h: functions returning a pointer return NULL on failure (errno set).
  */

@@ -1,5 +1,5 @@
 /*
- * topo/topo_slurm.h: the switch tree of a cluster's InfiniBand fabric as Slurm sees it, and Slurm's
+ * topo/report/topo_slurm.h: the switch tree of a cluster's InfiniBand fabric as Slurm sees it, and Slurm's
  * topology.conf written from it (`rankmapctl slurm-topology`); the SVG pictures use the same tree.
  *
  * The tree follows what slurmibtopology.sh and topograph derive from ibnetdiscover output:
