@@ -139,6 +139,24 @@ const char *topo_torus_model_host_name(const struct topo_torus_model *t, size_t 
 	return t->names[i];
 }
 
+size_t topo_torus_host_names(topo_cluster_t c, const char **names, size_t nnodes)
+{
+	const struct topo_torus_model *t = c ? c->torus : NULL;
+	size_t i, n = 0;
+
+	for (i = 0; names && i < nnodes; i++)
+		names[i] = NULL;
+	for (i = 0; t && names && i < t->nhosts; i++) {
+		long node = t->host_node[i];
+
+		if (node >= 0 && (size_t)node < nnodes && !names[node]) {
+			names[node] = t->names[i];
+			n++;
+		}
+	}
+	return n;
+}
+
 /* ---- host hash --------------------------------------------------------------------------------- */
 
 static size_t hash_str(const char *s)

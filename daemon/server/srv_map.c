@@ -11,14 +11,9 @@
 
 #include "rm_client.h"
 #include "mapping.h"
+#include "order.h"
 #include "srv.h"
 #include "srv_requests.h"
-#include "topo_private.h"
-
-#if __has_include("order.h")
-#include "order.h"
-#define HAVE_ORDER 1
-#endif
 
 #define MAP_SCHEMA SRV_ENVELOPE " pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f " \
 	"breakdown?b"
@@ -435,7 +430,6 @@ out:
 
 /* ---- order ---------------------------------------------------------------------------------------- */
 
-#ifdef HAVE_ORDER
 #define ORDER_SCHEMA SRV_ENVELOPE " method:s dims?a wrap?a link_cost?a nodes_per_router?i axes?s"
 #define ORDER_MAX_NODES (1u << 20) /* over six times the largest torus machine built (Fugaku, 158,976 nodes) */
 
@@ -504,22 +498,16 @@ static json_t *order_response(const json_t *id, const order_t *o, const topo_tor
 static void torus_names(srv_ctx_t *ctx, json_t *resp, size_t nnodes)
 {
 	srv_model_t *m = srv_model_get(ctx);
-	const struct topo_torus_model *tm = m ? ((struct topo_cluster *)m->cluster)->torus : NULL;
-	size_t i, nh = tm ? topo_torus_model_nhosts(tm) : 0;
+	const char **nm = m ? calloc(nnodes ? nnodes : 1, sizeof(*nm)) : NULL;
 	json_t *names;
+	size_t i;
 
-	if (nh && (names = json_array())) {
+	if (nm && topo_torus_host_names(m->cluster, nm, nnodes) > 0 && (names = json_array())) {
 		for (i = 0; i < nnodes; i++)
-			json_array_append_new(names, json_null());
-		for (i = 0; i < nh; i++) {
-			const char *name = topo_torus_model_host_name(tm, i);
-			long node = topo_torus_model_host_node(tm, name);
-
-			if (node >= 0 && (size_t)node < nnodes && json_is_null(json_array_get(names, (size_t)node)))
-				json_array_set_new(names, (size_t)node, json_string(name));
-		}
+			json_array_append_new(names, nm[i] ? json_string(nm[i]) : json_null());
 		json_object_set_new(resp, "hosts", names);
 	}
+	free(nm);
 	srv_model_put(m);
 }
 
@@ -553,9 +541,3 @@ json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const
 	order_destroy(o);
 	return resp;
 }
-#else
-json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
-{
-	return rm_proto_error(id, RM_ERR_FAILED, "torus orderings are not part of this build");
-}
-#endif
