@@ -1,23 +1,11 @@
 /*
  * rankmapctl: the command-line client of rankmap, for users and admins.
- * Dispatches to one subcommand per file (daemon/ctl_*.c, see ctl.h).
+ * Dispatches to one subcommand per file (daemon/ctl/ctl_*.c, see ctl.h).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "ctl.h"
-
-/* Subcommands whose file is not part of a build resolve to NULL (weak references). */
-#pragma weak ctl_report_main
-#pragma weak ctl_map_main
-#pragma weak ctl_order_main
-#pragma weak ctl_simulate_main
-#pragma weak ctl_ping_main
-#pragma weak ctl_register_main
-#pragma weak ctl_reload_main
-#pragma weak ctl_distance_main
-#pragma weak ctl_slurm_topology_main
-#pragma weak ctl_explain_main
 
 struct subcommand {
 	const char *name;
@@ -49,8 +37,7 @@ static void usage(FILE *f)
 		   "Topology-aware placement and MPI rank reordering for HPC clusters.\n\n"
 		   "Commands:\n");
 	for (i = 0; i < NSUB; i++)
-		if (subcommands[i].main)
-			fprintf(f, "  %-16s %s\n", subcommands[i].name, subcommands[i].summary);
+		fprintf(f, "  %-16s %s\n", subcommands[i].name, subcommands[i].summary);
 	fprintf(f, "\nMost commands work offline on files, or through rankmapd with --socket PATH or\n"
 		   "RANKMAP_SOCKET. Exit status: 0 success, 1 error, 2 usage error.\n");
 }
@@ -74,10 +61,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < NSUB; i++) {
 		if (strcmp(argv[1], subcommands[i].name))
 			continue;
-		if (!subcommands[i].main) {
-			fprintf(stderr, "rankmapctl: '%s' is not part of this build\n", argv[1]);
-			return 2;
-		}
 		return subcommands[i].main(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "rankmapctl: unknown command '%s' (try 'rankmapctl --help')\n", argv[1]);

@@ -14,11 +14,7 @@
 #include "rm_client.h"
 #include "srv.h"
 #include "srv_requests.h"
-
-#if __has_include("topo_report.h")
 #include "topo_report.h"
-#define HAVE_TOPO_REPORT 1
-#endif
 
 static const struct req_def {
 	const char *type;
@@ -229,9 +225,7 @@ json_t *srv_req_report(srv_ctx_t *ctx, const json_t *req, const json_t *id, cons
 		return srv_request_invalid(req, id, SRV_ENVELOPE, &jerr);
 	if (!(m = srv_model_get(ctx)))
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
-#ifdef HAVE_TOPO_REPORT
 	rep = topo_cluster_report(m->cluster);
-#endif
 	resp = rm_proto_ok(id);
 	json_object_set_new(resp, "daemon", daemon_status(ctx, m));
 	json_object_set_new(resp, "report", rep ? rep : json_null());

@@ -10,12 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "order.h"
 #include "rm_client.h"
 #include "srv.h"
 #include "srv_requests.h"
-
-#if __has_include("order.h")
-#include "order.h"
 
 #define SIM_SCHEMA                                                                                                     \
 	SRV_ENVELOPE " method?s compare?b jobs?i seed?i load?f dims?a wrap?a link_cost?a nodes_per_router?i "          \
@@ -141,9 +139,3 @@ json_t *srv_req_simulate(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	sim_jobs_free(&jobs);
 	return resp;
 }
-#else
-json_t *srv_req_simulate(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
-{
-	return rm_proto_error(id, RM_ERR_FAILED, "torus orderings are not part of this build");
-}
-#endif
