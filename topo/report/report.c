@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_private.h"
 #include "hostlist.h"
 #include "topo_report.h"
+#include "topo_view.h"
 
 #define MAX_EXACT_LEAVES 4096
 #define SAMPLE_PAIRS 200000
@@ -21,20 +21,20 @@
 /* ---- hardware ---------------------------------------------------------------------------------- */
 
 struct sig {
-	const struct topo_nodetype *type;
+	size_t type;       /* index of the node type */
 	unsigned packages, numa, cores, pus;
 	unsigned long long mem, mem_gib;
 	char model[128];   /* CPU model with runs of blanks squeezed */
 	size_t group;
 };
 
-static void type_sig(const struct topo_nodetype *t, struct sig *s)
+static void type_sig(const topo_type_info_t *t, size_t type, struct sig *s)
 {
 	hwloc_obj_t pkg = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PACKAGE, 0);
 	const char *m = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
 	size_t o;
 
-	s->type = t;
+	s->type = type;
 	s->packages = t->npackages;
 	s->numa = (unsigned)hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_NUMANODE);
 	s->cores = t->ncores;
@@ -64,13 +64,6 @@ static int cmp_sig(const void *pa, const void *pb)
 	if (a->mem_gib != b->mem_gib) /* a few MiB reserved differently do not make another type */
 		return a->mem_gib < b->mem_gib ? -1 : 1;
 	return strcmp(a->model, b->model);
-}
-
-static int cmp_type_ptr(const void *pa, const void *pb)
-{
-	const struct sig *a = pa, *b = pb;
-
-	return a->type < b->type ? -1 : a->type > b->type;
 }
 
 static int cmp_hosts_desc(const void *pa, const void *pb)
@@ -116,61 +109,62 @@ static json_t *sorted_by_hosts(json_t *arr)
 }
 
 /* Hosts grouped by node type signature: group of every host, then one entry per group. */
-static json_t *group_hosts(struct topo_cluster *c, struct sig *s, size_t ngroups)
+static json_t *group_hosts(topo_cluster_t c, const struct sig *s, size_t ntypes, size_t ngroups)
 {
-	struct sig *byptr = malloc(c->ntypes * sizeof(*byptr));
-	size_t *cnt = calloc(ngroups + 1, sizeof(*cnt)), *hg = malloc(c->nhosts * sizeof(*hg)), h, g;
-	const char **names = malloc(c->nhosts * sizeof(*names));
+	size_t nh = topo_nhosts(c), *gr = malloc((ntypes ? ntypes : 1) * sizeof(*gr));
+	size_t *cnt = calloc(ngroups + 1, sizeof(*cnt)), *hg = malloc((nh ? nh : 1) * sizeof(*hg)), h, g;
+	const char **names = malloc((nh ? nh : 1) * sizeof(*names));
 	json_t *arr = json_array();
 
-	if (!byptr || !cnt || !hg || !names || !arr)
+	if (!gr || !cnt || !hg || !names || !arr)
 		goto out;
-	memcpy(byptr, s, c->ntypes * sizeof(*byptr));
-	qsort(byptr, c->ntypes, sizeof(*byptr), cmp_type_ptr);
-	for (h = 0; h < c->nhosts; h++) {
-		struct sig key = { .type = c->hosts[h].type }, *f;
+	for (g = 0; g < ntypes; g++) /* group of each type index */
+		gr[s[g].type] = s[g].group;
+	for (h = 0; h < nh; h++) {
+		long t = topo_host_type(c, h);
 
-		f = key.type ? bsearch(&key, byptr, c->ntypes, sizeof(*byptr), cmp_type_ptr) : NULL;
-		hg[h] = f ? f->group : ngroups;
+		hg[h] = t >= 0 && (size_t)t < ntypes ? gr[t] : ngroups;
 		if (hg[h] < ngroups)
 			cnt[hg[h] + 1]++;
 	}
 	for (g = 1; g < ngroups; g++) /* cnt[g] = start of group g */
 		cnt[g] += cnt[g - 1];
-	for (h = 0; h < c->nhosts; h++)
+	for (h = 0; h < nh; h++)
 		if (hg[h] < ngroups)
-			names[cnt[hg[h]]++] = c->hosts[h].name;
-	for (g = 0, h = 0; g < c->ntypes; g++) { /* cnt[k] is now the end of group k */
+			names[cnt[hg[h]]++] = topo_host_name(c, h);
+	for (g = 0, h = 0; g < ntypes; g++) { /* cnt[k] is now the end of group k */
 		if (g && s[g].group == s[g - 1].group)
 			continue;
 		json_array_append_new(arr, group_entry(&s[g], names + h, cnt[s[g].group] - h));
 		h = cnt[s[g].group];
 	}
 out:
-	free(byptr);
+	free(gr);
 	free(cnt);
 	free(hg);
 	free(names);
 	return arr ? sorted_by_hosts(arr) : NULL;
 }
 
-static json_t *node_types(struct topo_cluster *c)
+static json_t *node_types(topo_cluster_t c)
 {
-	struct sig *s = calloc(c->ntypes ? c->ntypes : 1, sizeof(*s));
-	size_t i, ngroups = 0;
+	size_t i, ngroups = 0, nt = topo_cluster_ntypes(c);
+	struct sig *s = calloc(nt ? nt : 1, sizeof(*s));
+	topo_type_info_t ti;
 	json_t *arr;
 
 	if (!s)
 		return NULL;
-	for (i = 0; i < c->ntypes; i++)
-		type_sig(c->types[i], &s[i]);
-	qsort(s, c->ntypes, sizeof(*s), cmp_sig);
-	for (i = 0; i < c->ntypes; i++) {
+	for (i = 0; i < nt; i++)
+		if (topo_cluster_type_info(c, i, &ti) == 0)
+			type_sig(&ti, i, &s[i]);
+	qsort(s, nt, sizeof(*s), cmp_sig);
+	for (i = 0; i < nt; i++) {
 		if (i && cmp_sig(&s[i - 1], &s[i]))
 			ngroups++;
 		s[i].group = ngroups;
 	}
-	arr = c->ntypes ? group_hosts(c, s, ngroups + 1) : json_array();
+	arr = nt ? group_hosts(c, s, nt, ngroups + 1) : json_array();
 	free(s);
 	return arr;
 }
@@ -191,16 +185,16 @@ static int cmp_leafhost(const void *pa, const void *pb)
 	return a->host < b->host ? -1 : a->host > b->host;
 }
 
-typedef double (*pair_dist_t)(struct topo_cluster *c, size_t a, size_t b);
+typedef double (*pair_dist_t)(topo_cluster_t c, size_t a, size_t b);
 
-static double fabric_dist(struct topo_cluster *c, size_t a, size_t b)
+static double fabric_dist(topo_cluster_t c, size_t a, size_t b)
 {
 	return topo_host_hops(c, a, b);
 }
 
-static double torus_dist(struct topo_cluster *c, size_t a, size_t b)
+static double torus_dist(topo_cluster_t c, size_t a, size_t b)
 {
-	return topo_torus_model_distance(c->torus, c->hosts[a].torus_node, c->hosts[b].torus_node);
+	return topo_torus_node_distance(c, topo_host_torus_node(c, a), topo_host_torus_node(c, b));
 }
 
 static void hist_add(json_t *h, double d, json_int_t pairs)
@@ -219,7 +213,7 @@ static void hist_add(json_t *h, double d, json_int_t pairs)
 }
 
 /* Random host pairs (deterministic generator) when there are too many groups for every pair. */
-static void hist_sample(struct topo_cluster *c, const struct leafhost *v, size_t n, pair_dist_t dist, json_t *h)
+static void hist_sample(topo_cluster_t c, const struct leafhost *v, size_t n, pair_dist_t dist, json_t *h)
 {
 	uint64_t x = 88172645463325252ULL;
 	size_t i;
@@ -238,7 +232,7 @@ static void hist_sample(struct topo_cluster *c, const struct leafhost *v, size_t
 
 /* Exact: one distance per pair of groups (leaf switches, torus routers), times the host pairs under
  * them. v is sorted by group; group -1 holds hosts attached to nothing. */
-static void hist_exact(struct topo_cluster *c, const struct leafhost *v, size_t n, pair_dist_t dist, json_t *h)
+static void hist_exact(topo_cluster_t c, const struct leafhost *v, size_t n, pair_dist_t dist, json_t *h)
 {
 	size_t i, j, ni, nj;
 
@@ -260,17 +254,19 @@ static void hist_exact(struct topo_cluster *c, const struct leafhost *v, size_t 
 }
 
 /* Hosts of the network with their group: leaf switch (fabric) or router (torus). */
-static size_t network_hosts(struct topo_cluster *c, int torus, struct leafhost *v)
+static size_t network_hosts(topo_cluster_t c, int torus, struct leafhost *v)
 {
-	size_t i, n = 0;
+	const topo_torus_spec_t *spec = topo_torus(c);
+	const topo_fabric_t *f = topo_cluster_fabric(c);
+	size_t i, n = 0, nh = topo_nhosts(c);
 
-	for (i = 0; i < c->nhosts; i++) {
-		const struct topo_host *h = &c->hosts[i];
+	for (i = 0; i < nh; i++) {
+		long node = topo_host_torus_node(c, i), fh = topo_host_fabric_host(c, i);
 
-		if (torus && h->torus_node >= 0)
-			v[n].leaf = h->torus_node / topo_torus_model_spec(c->torus)->nodes_per_router;
-		else if (!torus && h->fabric_host >= 0)
-			v[n].leaf = topo_fabric_host_leaf(c->fabric, (size_t)h->fabric_host);
+		if (torus && node >= 0)
+			v[n].leaf = node / spec->nodes_per_router;
+		else if (!torus && fh >= 0)
+			v[n].leaf = topo_fabric_host_leaf(f, (size_t)fh);
 		else
 			continue;
 		v[n++].host = i;
@@ -279,17 +275,18 @@ static size_t network_hosts(struct topo_cluster *c, int torus, struct leafhost *
 	return n;
 }
 
-static void hop_histogram(struct topo_cluster *c, json_t *r)
+static void hop_histogram(topo_cluster_t c, json_t *r)
 {
-	struct leafhost *v = malloc((c->nhosts ? c->nhosts : 1) * sizeof(*v));
+	struct leafhost *v = malloc((topo_nhosts(c) ? topo_nhosts(c) : 1) * sizeof(*v));
 	json_t *h = json_object();
-	int torus = !c->fabric && c->torus;
+	const topo_fabric_t *f = topo_cluster_fabric(c);
+	int torus = !f && topo_torus(c);
 	const char *unit = torus ? "torus routers" : "leaf switches";
 	size_t i, n, ngroups = 0;
 	char method[160];
 
 	snprintf(method, sizeof(method), "no network");
-	if (v && h && (c->fabric || c->torus)) {
+	if (v && h && (f || topo_torus(c))) {
 		n = network_hosts(c, torus, v);
 		for (i = 0; i < n; i++)
 			ngroups += !i || v[i].leaf != v[i - 1].leaf;
@@ -310,42 +307,45 @@ static void hop_histogram(struct topo_cluster *c, json_t *r)
 
 /* ---- anomalies and the whole report ------------------------------------------------------------ */
 
-static void host_anomalies(struct topo_cluster *c, json_t *an)
+static void host_anomalies(topo_cluster_t c, json_t *an)
 {
-	int has_fabric = c->fabric && topo_fabric_nhosts(c->fabric) > 0; /* not just a node-name map */
-	size_t i;
+	const topo_fabric_t *f = topo_cluster_fabric(c);
+	int has_fabric = f && topo_fabric_nhosts(f) > 0; /* not just a node-name map */
+	size_t i, nh = topo_nhosts(c);
 	char text[512];
 
-	for (i = 0; i < c->nhosts; i++) {
-		const struct topo_host *h = &c->hosts[i];
+	for (i = 0; i < nh; i++) {
+		const char *name = topo_host_name(c, i);
+		long type = topo_host_type(c, i), fh = topo_host_fabric_host(c, i), node = topo_host_torus_node(c, i);
 
-		if (!h->type && (h->fabric_host >= 0 || h->torus_node >= 0)) {
-			snprintf(text, sizeof(text), "host %s is in the %s but has no hardware (hwloc) data", h->name,
-				 h->fabric_host >= 0 ? "fabric" : "torus");
+		if (type < 0 && (fh >= 0 || node >= 0)) {
+			snprintf(text, sizeof(text), "host %s is in the %s but has no hardware (hwloc) data", name,
+				 fh >= 0 ? "fabric" : "torus");
 			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "no_hardware", "text", text));
-		} else if (h->type && has_fabric && h->fabric_host < 0) {
-			snprintf(text, sizeof(text), "host %s has hardware data but no HCA in the fabric", h->name);
+		} else if (type >= 0 && has_fabric && fh < 0) {
+			snprintf(text, sizeof(text), "host %s has hardware data but no HCA in the fabric", name);
 			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "not_in_fabric", "text", text));
 		}
 	}
 }
 
-static void hardware_totals(struct topo_cluster *c, json_t *r)
+static void hardware_totals(topo_cluster_t c, json_t *r)
 {
 	json_int_t with = 0, pkgs = 0, cores = 0, pus = 0;
+	topo_type_info_t t;
 	size_t i;
 
-	for (i = 0; i < c->nhosts; i++) {
-		const struct topo_nodetype *t = c->hosts[i].type;
+	for (i = 0; i < topo_nhosts(c); i++) {
+		long type = topo_host_type(c, i);
 
-		if (!t)
+		if (type < 0 || topo_cluster_type_info(c, (size_t)type, &t) < 0)
 			continue;
 		with++;
-		pkgs += t->npackages;
-		cores += t->ncores;
-		pus += t->npus;
+		pkgs += t.npackages;
+		cores += t.ncores;
+		pus += t.npus;
 	}
-	json_object_set_new(r, "hosts", json_integer((json_int_t)c->nhosts));
+	json_object_set_new(r, "hosts", json_integer((json_int_t)topo_nhosts(c)));
 	json_object_set_new(r, "hosts_with_hardware", json_integer(with));
 	json_object_set_new(r, "packages", json_integer(pkgs));
 	json_object_set_new(r, "cores", json_integer(cores));
@@ -353,10 +353,11 @@ static void hardware_totals(struct topo_cluster *c, json_t *r)
 }
 
 /* Copies the fabric's headline keys to the top level (0 / empty without a fabric). */
-static void fabric_part(struct topo_cluster *c, json_t *r, json_t *an)
+static void fabric_part(topo_cluster_t c, json_t *r, json_t *an)
 {
 	static const char *const ints[] = { "switches", "hca_ports", "subnets", "links", "unconnected_switch_ports" };
-	json_t *f = c->fabric ? topo_fabric_report(c->fabric) : NULL, *v;
+	const topo_fabric_t *fab = topo_cluster_fabric(c);
+	json_t *f = fab ? topo_fabric_report(fab) : NULL, *v;
 	size_t i;
 
 	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
@@ -387,7 +388,7 @@ json_t *topo_cluster_report(topo_cluster_t c)
 	types = node_types(c);
 	json_object_set_new(r, "node_types", types ? types : json_array());
 	fabric_part(c, r, an);
-	torus = c->torus ? topo_torus_model_report(c->torus) : NULL;
+	torus = topo_torus_report(c);
 	json_object_set_new(r, "torus", torus ? torus : json_null());
 	if (torus && json_is_array(json_object_get(torus, "anomalies")))
 		json_array_extend(an, json_object_get(torus, "anomalies"));

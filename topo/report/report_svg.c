@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_private.h"
 #include "hostlist.h"
-#include "net_ib_private.h"
 #include "report_svg.h"
 #include "topo_slurm.h"
+#include "topo_view.h"
 
 #define MARGIN 20
 #define COL_W 125       /* leaf column */
@@ -41,7 +40,9 @@ const char *topo_report_svg_speed_colour(const char *speed)
 
 struct svg {
 	topo_cluster_t c;
-	const struct topo_fabric *f;
+	const topo_fabric_t *f;
+	topo_link_info_t *links;  /* the fabric's cables (topo_fabric_link) */
+	size_t nlinks;
 	topo_swtree_t *t;
 	FILE *out;
 	double *x, *y;            /* per switch: centre of the box's top edge */
@@ -136,27 +137,28 @@ static void esc_name(const struct svg *g, FILE *f, const char *name, size_t n)
 /* Most common speed and width of each subnet's links (the norm a link is compared with). */
 static int svg_norms(struct svg *g)
 {
-	const struct topo_fabric *f = g->f;
-	uint32_t s;
-	size_t i;
+	size_t s, i, nsub = topo_fabric_nsubnets(g->f);
 
-	g->nspeed = calloc(f->nsubnets + 1, 1);
-	g->nwidth = calloc(f->nsubnets + 1, 1);
-	if (!g->nspeed || !g->nwidth)
+	g->nspeed = calloc(nsub + 1, 1);
+	g->nwidth = calloc(nsub + 1, 1);
+	g->links = malloc((g->nlinks = topo_fabric_nlinks(g->f)) * sizeof(*g->links) + 1);
+	if (!g->nspeed || !g->nwidth || !g->links)
 		return -1;
-	for (s = 0; s < f->nsubnets; s++) {
-		size_t sc[IB_SPEED_COUNT] = { 0 }, wc[16] = { 0 }, bs = 0, bw = 0;
+	for (i = 0; i < g->nlinks; i++)
+		topo_fabric_link(g->f, i, &g->links[i]);
+	for (s = 0; s < nsub; s++) {
+		size_t sc[TOPO_IB_NSPEEDS] = { 0 }, wc[16] = { 0 }, bs = 0, bw = 0;
 		int k;
 
-		for (i = 0; i < f->nlinks; i++) {
-			const struct ib_link *l = &f->links[i];
+		for (i = 0; i < g->nlinks; i++) {
+			const topo_link_info_t *l = &g->links[i];
 
-			if (f->nodes[l->node[0]].subnet == s) {
-				sc[l->speed < IB_SPEED_COUNT ? l->speed : 0]++;
+			if (l->subnet == s) {
+				sc[l->speed < TOPO_IB_NSPEEDS ? l->speed : 0]++;
 				wc[l->width < 16 ? l->width : 0]++;
 			}
 		}
-		for (k = 1; k < IB_SPEED_COUNT; k++)
+		for (k = 1; k < TOPO_IB_NSPEEDS; k++)
 			if (sc[k] > bs)
 				bs = sc[k], g->nspeed[s] = (uint8_t)k;
 		for (k = 1; k < 16; k++)
@@ -166,17 +168,17 @@ static int svg_norms(struct svg *g)
 	return 0;
 }
 
-static int link_is_bad(const struct svg *g, const struct ib_link *l)
+static int link_is_bad(const struct svg *g, const topo_link_info_t *l)
 {
-	uint32_t s = g->f->nodes[l->node[0]].subnet;
+	size_t s = l->subnet;
 
 	return (l->speed && l->speed < g->nspeed[s]) || (l->width && l->width < g->nwidth[s]);
 }
 
 /* The lower and upper dense switch of a link between two kept switches one level apart, else -1. */
-static int tree_link(const struct svg *g, const struct ib_link *l, long *lo, long *hi)
+static int tree_link(const struct svg *g, const topo_link_info_t *l, long *lo, long *hi)
 {
-	long a = g->f->nodes[l->node[0]].sw, b = g->f->nodes[l->node[1]].sw;
+	long a = l->sw[0], b = l->sw[1];
 
 	if (a < 0 || b < 0 || !g->t->kept[a] || !g->t->kept[b])
 		return -1;
@@ -189,37 +191,35 @@ static int tree_link(const struct svg *g, const struct ib_link *l, long *lo, lon
 	return 0;
 }
 
-/* Uplink counts and speeds per switch; decides between drawn links and the bus. */
-static void svg_uplinks(struct svg *g)
+/* Uplink counts and speeds per switch (the most common speed of its uplinks); decides between drawn
+ * links and the bus. Returns 0, or -1 when out of memory. */
+static int svg_uplinks(struct svg *g)
 {
-	size_t i, cnt[IB_SPEED_COUNT];
+	uint32_t *cnt = calloc(g->t->nsw * TOPO_IB_NSPEEDS + 1, sizeof(*cnt)), *c;
+	size_t i, k;
 	long lo, hi, s;
 
-	for (i = 0; i < g->f->nlinks; i++) {
-		const struct ib_link *l = &g->f->links[i];
+	if (!cnt)
+		return -1;
+	for (i = 0; i < g->nlinks; i++) {
+		const topo_link_info_t *l = &g->links[i];
 
 		if (tree_link(g, l, &lo, &hi) < 0)
 			continue;
 		g->uplinks[lo]++;
 		g->bad_up[lo] += link_is_bad(g, l);
+		cnt[(size_t)lo * TOPO_IB_NSPEEDS + l->speed]++;
 		g->ndrawn++;
 	}
-	for (s = 0; s < (long)g->t->nsw; s++) { /* most common uplink speed, second pass per switch */
-		memset(cnt, 0, sizeof(cnt));
-		if (!g->uplinks[s])
-			continue;
-		for (i = 0; i < g->f->nodes[g->f->sw_node[s]].nports + 1u; i++) {
-			uint32_t li = g->f->nodes[g->f->sw_node[s]].port_link ? g->f->nodes[g->f->sw_node[s]].port_link[i]
-									      : IB_NONE;
-
-			if (li != IB_NONE && tree_link(g, &g->f->links[li], &lo, &hi) == 0 && lo == s)
-				cnt[g->f->links[li].speed < IB_SPEED_COUNT ? g->f->links[li].speed : 0]++;
-		}
-		for (i = 0; i < IB_SPEED_COUNT; i++)
-			if (cnt[i] > cnt[g->up_speed[s]])
-				g->up_speed[s] = (uint8_t)i;
+	for (s = 0; s < (long)g->t->nsw; s++) {
+		c = cnt + (size_t)s * TOPO_IB_NSPEEDS;
+		for (k = 0; g->uplinks[s] && k < TOPO_IB_NSPEEDS; k++)
+			if (c[k] > c[g->up_speed[s]])
+				g->up_speed[s] = (uint8_t)k;
 	}
+	free(cnt);
 	g->bus = g->nbands > 1 || g->ndrawn > MAX_DRAWN || g->upper_rows > g->t->max_level;
+	return 0;
 }
 
 /* ---- layout ---------------------------------------------------------------------------------------- */
@@ -274,13 +274,13 @@ static void svg_header(struct svg *g, int extra_h)
 	FILE *f = g->out;
 	size_t s, per[8] = { 0 }, nsp = 0;
 	int k, x = MARGIN;
-	uint8_t present[IB_SPEED_COUNT] = { 0 };
+	uint8_t present[TOPO_IB_NSPEEDS] = { 0 };
 
 	for (s = 0; s < g->t->nsw; s++)
 		if (g->t->kept[s] && g->t->level[s] >= 0 && g->t->level[s] < 8)
 			per[g->t->level[s]]++;
-	for (s = 0; s < g->f->nlinks; s++)
-		present[g->f->links[s].speed < IB_SPEED_COUNT ? g->f->links[s].speed : 0] = 1;
+	for (s = 0; s < g->nlinks; s++)
+		present[g->links[s].speed] = 1;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		   "font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\">\n"
@@ -295,12 +295,12 @@ static void svg_header(struct svg *g, int extra_h)
 		else
 			fprintf(f, ", %zu level-%d switch%s", per[k], k, per[k] == 1 ? "" : "es");
 	fprintf(f, " (%zu subnet%s)</text>\n", g->t->nsubnets, g->t->nsubnets > 1 ? "s" : "");
-	for (k = 1; k < IB_SPEED_COUNT; k++) {
+	for (k = 1; k < TOPO_IB_NSPEEDS; k++) {
 		if (!present[k])
 			continue;
 		fprintf(f, "<line x1=\"%d\" y1=\"46\" x2=\"%d\" y2=\"46\" stroke=\"%s\" stroke-width=\"4\"/>"
-			   "<text x=\"%d\" y=\"50\">%s</text>\n", x, x + 22, topo_report_svg_speed_colour(ib_speed_name((uint8_t)k)),
-			x + 26, ib_speed_name((uint8_t)k));
+			   "<text x=\"%d\" y=\"50\">%s</text>\n", x, x + 22, topo_report_svg_speed_colour(topo_fabric_speed_name((unsigned)k)),
+			x + 26, topo_fabric_speed_name((unsigned)k));
 		x += 72, nsp++;
 	}
 	fprintf(f, "<line x1=\"%d\" y1=\"46\" x2=\"%d\" y2=\"46\" stroke=\"#d50000\" stroke-width=\"2.5\" "
@@ -331,9 +331,9 @@ static void svg_lateral(struct svg *g)
 {
 	size_t i;
 
-	for (i = 0; i < g->f->nlinks; i++) {
-		const struct ib_link *l = &g->f->links[i];
-		long a = g->f->nodes[l->node[0]].sw, b = g->f->nodes[l->node[1]].sw;
+	for (i = 0; i < g->nlinks; i++) {
+		const topo_link_info_t *l = &g->links[i];
+		long a = l->sw[0], b = l->sw[1];
 		double mx, my;
 
 		if (a < 0 || b < 0 || a == b || !g->t->kept[a] || !g->t->kept[b] || g->t->level[a] != g->t->level[b])
@@ -354,8 +354,8 @@ static void svg_links(struct svg *g)
 	long lo, hi, s;
 	double bus_y;
 
-	for (i = 0; i < g->f->nlinks; i++) {
-		const struct ib_link *l = &g->f->links[i];
+	for (i = 0; i < g->nlinks; i++) {
+		const topo_link_info_t *l = &g->links[i];
 		int bad;
 
 		if (tree_link(g, l, &lo, &hi) < 0)
@@ -364,7 +364,7 @@ static void svg_links(struct svg *g)
 		if (g->bus && (!bad || nbad++ >= 100))
 			continue;
 		line(g->out, g->x[lo], g->y[lo], g->x[hi], g->y[hi] + BOX_H,
-		     bad ? "#d50000" : topo_report_svg_speed_colour(ib_speed_name(l->speed)), bad ? 2.5 : 1.2, bad);
+		     bad ? "#d50000" : topo_report_svg_speed_colour(topo_fabric_speed_name(l->speed)), bad ? 2.5 : 1.2, bad);
 	}
 	if (!g->bus) {
 		svg_lateral(g);
@@ -385,7 +385,7 @@ static void svg_links(struct svg *g)
 		if (g->uplinks[s]) { /* up to the bus above it */
 			bus_y = g->t->level[s] > 0 ? g->y[s] - ROW_H + BOX_H + 12 : g->y[s] - 32;
 			line(g->out, g->x[s], g->y[s], g->x[s], bus_y,
-			     g->bad_up[s] ? "#d50000" : topo_report_svg_speed_colour(ib_speed_name(g->up_speed[s])), 3, 0);
+			     g->bad_up[s] ? "#d50000" : topo_report_svg_speed_colour(topo_fabric_speed_name(g->up_speed[s])), 3, 0);
 			line(g->out, MARGIN - 8, bus_y, g->x[s], bus_y, "#607d8b", 2, 0);
 			fprintf(g->out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">%zu up</text>\n", g->x[s] + 4,
 				g->y[s] - 6, g->uplinks[s]);
@@ -393,30 +393,11 @@ static void svg_links(struct svg *g)
 	}
 }
 
-/* Host ports (HCAs, not aggregation nodes) cabled to switch node nd. */
-static unsigned host_ports(const struct topo_fabric *f, uint32_t n)
-{
-	const struct ib_node *nd = &f->nodes[n];
-	unsigned p, k = 0;
-
-	for (p = 1; nd->port_link && p <= nd->nports; p++) {
-		const struct ib_link *l;
-		const struct ib_node *o;
-
-		if (nd->port_link[p] == IB_NONE)
-			continue;
-		l = &f->links[nd->port_link[p]];
-		o = &f->nodes[l->node[0] == n && l->port[0] == p ? l->node[1] : l->node[0]];
-		k += o->type == IBN_CA && !o->aggregation;
-	}
-	return k;
-}
-
 static void svg_switch(struct svg *g, long s)
 {
 	FILE *f = g->out;
-	const struct ib_node *nd = &g->f->nodes[g->f->sw_node[s]];
-	unsigned unc = ib_unconnected_ports(nd), down = g->t->level[s] == 0 ? host_ports(g->f, g->f->sw_node[s]) : 0;
+	unsigned unc = topo_fabric_switch_unconnected(g->f, s);
+	unsigned down = g->t->level[s] == 0 ? topo_fabric_switch_host_ports(g->f, s) : 0;
 	const uint32_t *nb;
 	size_t n = topo_fabric_switch_neighbors(g->f, s, &nb);
 	double x = g->x[s], y = g->y[s];
@@ -558,6 +539,7 @@ static void svg_free(struct svg *g)
 	free(g->up_speed);
 	free(g->nspeed);
 	free(g->nwidth);
+	free(g->links);
 }
 
 static int svg_fabric(struct svg *g, const char *extra, rm_error_t *err)
@@ -576,7 +558,8 @@ static int svg_fabric(struct svg *g, const char *extra, rm_error_t *err)
 	if (!g->x || !g->y || !g->uplinks || !g->bad_up || !g->up_speed || svg_norms(g) < 0)
 		return rm_error_set(err, "svg", 0, 0, "out of memory");
 	svg_layout(g);
-	svg_uplinks(g);
+	if (svg_uplinks(g) < 0)
+		return rm_error_set(err, "svg", 0, 0, "out of memory");
 	common_affixes(g);
 	if (extra_dim(extra, "width") > g->width)
 		g->width = extra_dim(extra, "width");
@@ -590,10 +573,10 @@ static int svg_fabric(struct svg *g, const char *extra, rm_error_t *err)
 
 int topo_report_svg(topo_cluster_t c, const char *extra, FILE *f, rm_error_t *err)
 {
-	struct svg g = { .c = c, .f = c->fabric, .out = f };
+	struct svg g = { .c = c, .f = topo_cluster_fabric(c), .out = f };
 	int rc = 0, w = extra_dim(extra, "width"), h = extra_dim(extra, "height");
 
-	if (c->fabric && topo_fabric_nhosts(c->fabric) > 0) {
+	if (g.f && topo_fabric_nhosts(g.f) > 0) {
 		rc = svg_fabric(&g, extra, err);
 	} else {
 		w = w > 400 ? w : 400;

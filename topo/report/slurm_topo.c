@@ -6,10 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_private.h"
 #include "hostlist.h"
-#include "net_ib_private.h"
 #include "topo_slurm.h"
+#include "topo_view.h"
 
 static int cmp_natural(const void *pa, const void *pb);
 
@@ -106,7 +105,7 @@ fail:
 #define HOST_MAX_LEAVES 64
 
 /* The distinct switches host h's HCA ports hang on, first port first (at most max). */
-static size_t host_switches(const struct topo_fabric *f, size_t h, long *sw, size_t max)
+static size_t host_switches(const topo_fabric_t *f, size_t h, long *sw, size_t max)
 {
 	size_t p, i, n = 0;
 
@@ -122,7 +121,7 @@ static size_t host_switches(const struct topo_fabric *f, size_t h, long *sw, siz
 }
 
 /* The leaves host h is listed under: its first switch, or all of them with all_leaves. */
-static size_t host_leaves(const struct topo_fabric *f, size_t h, int all_leaves, long *sw)
+static size_t host_leaves(const topo_fabric_t *f, size_t h, int all_leaves, long *sw)
 {
 	size_t n = host_switches(f, h, sw, HOST_MAX_LEAVES);
 
@@ -134,7 +133,7 @@ static size_t host_leaves(const struct topo_fabric *f, size_t h, int all_leaves,
 }
 
 /* Hosts grouped under their leaves (counting sort by leaf), the others in unplaced. */
-static int place_hosts(const struct topo_fabric *f, topo_swtree_t *t, int all_leaves)
+static int place_hosts(const topo_fabric_t *f, topo_swtree_t *t, int all_leaves)
 {
 	size_t nh = topo_fabric_nhosts(f), h, s, i, n, total = 0, *next;
 	long sw[HOST_MAX_LEAVES];
@@ -172,7 +171,7 @@ fail:
 }
 
 /* kept: leaves with hosts, then level by level the switches with a kept switch one level below. */
-static void keep_switches(const struct topo_fabric *f, topo_swtree_t *t)
+static void keep_switches(const topo_fabric_t *f, topo_swtree_t *t)
 {
 	int k, changed = 1;
 	size_t s;
@@ -223,7 +222,7 @@ static size_t uf_find(size_t *up, size_t x)
 }
 
 /* Connected pieces of the kept switches joined by tree links (a level apart); -1 on no memory. */
-static int count_trees(const struct topo_fabric *f, topo_swtree_t *t)
+static int count_trees(const topo_fabric_t *f, topo_swtree_t *t)
 {
 	size_t *up = malloc((t->nsw + 1) * sizeof(*up)), s, i, n;
 	const uint32_t *nb;
@@ -262,7 +261,7 @@ static int swtree_alloc(topo_swtree_t *t, size_t nsw)
 
 topo_swtree_t *topo_swtree_build(topo_cluster_t c, int all_leaves, rm_error_t *err)
 {
-	const struct topo_fabric *f = c->fabric;
+	const topo_fabric_t *f = topo_cluster_fabric(c);
 	topo_swtree_t *t;
 	size_t s;
 
@@ -300,7 +299,7 @@ nomem:
 size_t topo_swtree_children(topo_cluster_t c, const topo_swtree_t *t, size_t s, size_t **out)
 {
 	const uint32_t *nb;
-	size_t i, n = topo_fabric_switch_neighbors(c->fabric, (long)s, &nb), k = 0;
+	size_t i, n = topo_fabric_switch_neighbors(topo_cluster_fabric(c), (long)s, &nb), k = 0;
 
 	*out = malloc((n + 1) * sizeof(**out));
 	if (!*out || t->level[s] < 1)
@@ -433,7 +432,8 @@ static int write_subnet(topo_cluster_t c, const topo_swtree_t *t, FILE *f, long 
 		n += t->kept[s] && t->subnet[s] == subnet;
 	if (!n)
 		return 0;
-	fprintf(f, "\n# subnet %ld (%s): %zu switches\n", subnet, c->fabric->subnet_source[subnet], n);
+	fprintf(f, "\n# subnet %ld (%s): %zu switches\n", subnet,
+		topo_fabric_subnet_source(topo_cluster_fabric(c), (size_t)subnet), n);
 	for (s = 0; s < t->nsw; s++)
 		if (t->kept[s] && t->subnet[s] == subnet && t->level[s] == 0)
 			write_switch(f, t, s, "Nodes", t->host + t->host_off[s], t->host_off[s + 1] - t->host_off[s]);
