@@ -438,7 +438,7 @@ int ctl_map_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (!algo_known(a.algo))
-		return usage_error("unknown --algo '%s' (treematch, scotch, bisect, refine, auto, identity)", a.algo);
+		return ctl_usage_error("map", "unknown --algo '%s' (%s)", a.algo, map_algorithm_list());
 	rm_error_clear(&err);
 	g = load_graph(&a, &err);
 	if (!g)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mapping.h"
+#include "rm_client.h"
 
 static int parse_onoff(const char *v, int *out)
 {
@@ -72,7 +73,7 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 int rm_spank_conf_parse(int argc, char *const argv[], rm_spank_conf_t *conf, rm_error_t *err)
 {
 	memset(conf, 0, sizeof(*conf));
-	snprintf(conf->socket, sizeof(conf->socket), "%s", RM_SPANK_SOCKET_DEFAULT);
+	snprintf(conf->socket, sizeof(conf->socket), "%s", RM_SOCKET_DEFAULT);
 	snprintf(conf->libdir, sizeof(conf->libdir), "%s", RANKMAP_LIBDIR);
 	conf->register_on = 1;
 	conf->timeout_ms = RM_SPANK_TIMEOUT_DEFAULT;

@@ -18,13 +18,12 @@
 #ifndef RANKMAP_LIBDIR
 #define RANKMAP_LIBDIR "/usr/local/lib/rankmap"
 #endif
-#define RM_SPANK_SOCKET_DEFAULT "/run/rankmapd/rankmapd.sock"
 #define RM_SPANK_TIMEOUT_DEFAULT 2000 /* ms, one daemon round trip */
 
 /* plugstack.conf arguments: socket=PATH libdir=PATH default=on|off bind=on|off register=on|off
  * timeout=MS. */
 typedef struct rm_spank_conf {
-	char socket[PATH_MAX];  /* rankmapd socket, default RM_SPANK_SOCKET_DEFAULT */
+	char socket[PATH_MAX];  /* rankmapd socket, default RM_SOCKET_DEFAULT (rm_client.h) */
 	char libdir[PATH_MAX];  /* where librankmap_mpi_<mpi>.so live, default RANKMAP_LIBDIR */
 	int default_on;         /* rankmap without --rankmap (default off) */
 	int bind_default;       /* --rankmap-bind without asking (default off) */

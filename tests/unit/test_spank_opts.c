@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rm_client.h"
 #include "spank_bind.h"
 #include "spank_opts.h"
 #include "tests/harness.h"
@@ -24,7 +25,7 @@ static void test_conf(void)
 			   { "noequals" }, { "timeout=12x" } };
 
 	check(rm_spank_conf_parse(0, NULL, &c, &err) == 0, "empty arguments");
-	check(!strcmp(c.socket, RM_SPANK_SOCKET_DEFAULT) && !strcmp(c.libdir, RANKMAP_LIBDIR), "default paths");
+	check(!strcmp(c.socket, RM_SOCKET_DEFAULT) && !strcmp(c.libdir, RANKMAP_LIBDIR), "default paths");
 	check(c.default_on == 0 && c.bind_default == 0 && c.register_on == 1 && c.timeout_ms == RM_SPANK_TIMEOUT_DEFAULT,
 	      "default switches");
 	check(rm_spank_conf_parse(6, good, &c, &err) == 0, "good arguments (%s)", err.text);
