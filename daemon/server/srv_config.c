@@ -196,19 +196,11 @@ void srv_config_defaults(srv_config_t *cfg)
 /* Parses one non-comment line "name = value". */
 static int parse_line(srv_config_t *cfg, char *text, const char *path, int line, rm_error_t *err)
 {
-	char *eq = strchr(text, '='), *name, *value;
-	size_t i, vl;
+	char *name, *value;
+	size_t i;
 
-	if (!eq)
+	if (rm_kv_split(text, &name, &value) < 0)
 		return rm_error_set(err, path, line, 0, "expected 'name = value'");
-	*eq = 0;
-	name = rm_trim(text);
-	value = rm_trim(eq + 1);
-	vl = strlen(value);
-	if (vl >= 2 && value[0] == '"' && value[vl - 1] == '"') {
-		value[vl - 1] = 0;
-		value++;
-	}
 	for (i = 0; i < NENTRIES; i++)
 		if (!strcmp(name, entries[i].name))
 			return set_entry(cfg, &entries[i], value, path, line, err);
@@ -231,9 +223,7 @@ int srv_config_load(srv_config_t *cfg, const char *path, rm_error_t *err)
 			rc = rm_error_set(err, path, line, 0, "line longer than %zu bytes", sizeof(buf) - 2);
 			break;
 		}
-		if ((p = strchr(buf, '#')))
-			*p = 0;
-		p = rm_trim(buf);
+		p = rm_config_line(buf);
 		if (*p)
 			rc = parse_line(cfg, p, path, line, err);
 	}
