@@ -97,4 +97,4 @@ install-data:
 	install -m 644 conf/rankmapd.conf conf/torus.conf.example conf/plugstack.conf.example \
 		$(DESTDIR)$(DATADIR)/examples/
 	sed 's#/usr/local/sbin#$(SBINDIR)#g' conf/rankmapd.service >$(DESTDIR)$(PREFIX)/lib/systemd/system/rankmapd.service
-	install -m 644 README.md daemon/PROTOCOL.md tests/FAULTS.md $(DESTDIR)$(PREFIX)/share/doc/rankmap/
+	install -m 644 README.md ARCHITECTURE.md daemon/PROTOCOL.md tests/FAULTS.md $(DESTDIR)$(PREFIX)/share/doc/rankmap/

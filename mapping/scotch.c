@@ -1,6 +1,6 @@
 /*
  * mapping/scotch.c: the "scotch" engine, Scotch 7 static mapping (SCOTCH_graphMap) onto the target
- * of topo/target_scotch.c with Scotch's default mapping strategy, in a Scotch context of its own
+ * of mapping/target_scotch.c with Scotch's default mapping strategy, in a Scotch context of its own
  * (deterministic mode, seeded with map_options_t.seed).
  *
  * Edge weights become integers 1..1000 proportional to the traffic (Scotch takes integer loads).

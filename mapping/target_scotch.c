@@ -1,5 +1,5 @@
 /*
- * topo/target_scotch.c: Scotch target architectures from topo_target_t (see topo_scotch.h).
+ * mapping/target_scotch.c: Scotch target architectures from topo_target_t (see target_scotch.h).
  */
 #include <errno.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Fuzz target: rankmapd.conf (daemon/srv_config.c: the table-driven parser), the check of the
+/* Fuzz target: rankmapd.conf (daemon/server/srv_config.c: the table-driven parser), the check of the
  * assembled configuration, and printing it back. */
 #include "fuzz_util.h"
 #include "daemon/server/srv.h"
