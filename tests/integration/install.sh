@@ -10,7 +10,7 @@ R=$T/opt/rm
 for f in bin/rankmapctl sbin/rankmapd lib/rankmap/librankmap_mpi_openmpi.so lib/rankmap/librankmap_mpi_mpich.so \
 	lib/rankmap/spank_rankmap.so lib/systemd/system/rankmapd.service share/rankmap/examples/rankmapd.conf \
 	share/rankmap/examples/torus.conf.example share/rankmap/examples/plugstack.conf.example \
-	share/doc/rankmap/README.md share/doc/rankmap/PROTOCOL.md; do
+	share/doc/rankmap/README.md share/doc/rankmap/ARCHITECTURE.md share/doc/rankmap/PROTOCOL.md; do
 	expect "installed $f" test -s "$R/$f"
 done
 expect "nothing installed outside DESTDIR/PREFIX" test -z "$(find "$T" -mindepth 1 -maxdepth 1 ! -name opt ! -name log)"
