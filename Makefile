@@ -19,8 +19,10 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SCOTCH_CFLAGS := -I/usr/include/scotch
 SCOTCH_LIBS   := -lscotch -lscotcherr
+# Module walls: there is no global include path. Each module.mk gives its objects INC, the include
+# paths of the modules it may use (ARCHITECTURE.md), so that a wrong #include fails the build.
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -DRANKMAP_VERSION=\"$(VERSION)\" -fPIC -fvisibility=hidden -MMD -MP \
-             -I. -Icommon -Itopo -Iorder -Imapping $(PKG_CFLAGS) $(SCOTCH_CFLAGS) $(EXTRA_CFLAGS)
+             $(INC) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
 LIBS_ALL = $(PKG_LIBS) $(SCOTCH_LIBS) -lm -lpthread
 
@@ -41,12 +43,23 @@ all:
 # Core static libraries, in link order (later ones are used by earlier ones).
 CORE_LIBS := $(B)/libmapping.a $(B)/liborder.a $(B)/libtopo.a $(B)/libcommon.a
 
+# Include paths of each module's public headers (INC_<module>), for the INC of the modules that use it.
+INC_common  := -Icommon
+INC_topo    := -Itopo
+INC_report  := -Itopo/report
+INC_order   := -Iorder
+INC_mapping := -Imapping
+INC_client  := -Idaemon/client
+
 define objs_of
 $(patsubst %.c,$(B)/%.o,$(1))
 endef
 
-include common/module.mk topo/module.mk order/module.mk mapping/module.mk
-include daemon/module.mk plugin/module.mk tests/module.mk man/module.mk
+include common/module.mk topo/module.mk topo/report/module.mk order/module.mk mapping/module.mk
+include daemon/client/module.mk daemon/server/module.mk daemon/ctl/module.mk
+include tests/module.mk
+include plugin/mpi/module.mk plugin/mpi/smpi.mk plugin/spank/module.mk
+include tests/fuzz/module.mk man/module.mk
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -84,4 +97,4 @@ install-data:
 	install -m 644 conf/rankmapd.conf conf/torus.conf.example conf/plugstack.conf.example \
 		$(DESTDIR)$(DATADIR)/examples/
 	sed 's#/usr/local/sbin#$(SBINDIR)#g' conf/rankmapd.service >$(DESTDIR)$(PREFIX)/lib/systemd/system/rankmapd.service
-	install -m 644 README.md daemon/PROTOCOL.md tests/FAULTS.md $(DESTDIR)$(PREFIX)/share/doc/rankmap/
+	install -m 644 README.md ARCHITECTURE.md daemon/PROTOCOL.md tests/FAULTS.md $(DESTDIR)$(PREFIX)/share/doc/rankmap/

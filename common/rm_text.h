@@ -8,4 +8,14 @@
  * non-space character and returns a pointer to the first one, inside s. */
 char *rm_trim(char *s);
 
+/* The `key = value` reader of the config files (cluster files, torus configs, rankmapd.conf), one
+ * line at a time, in place:
+ * rm_config_line() cuts a '#' comment and trims; returns the content inside line ("" for a blank or
+ * comment-only line).
+ * rm_kv_split() splits content "key = value" at the first '=': *key and *value trimmed, a value in
+ * double quotes loses them. Returns 0, or -1 (errno EINVAL) when there is no '=' (the caller names
+ * the file and line in its error). */
+char *rm_config_line(char *line);
+int rm_kv_split(char *s, char **key, char **value);
+
 #endif

@@ -10,25 +10,37 @@
 
 #include "mapping_private.h"
 
+/* The engines by name, the one list: the table, map_algorithms() and map_algorithm_list() expand it. */
+#define MAP_ENGINES(X)                                                                                     \
+	X("treematch", map_engine_treematch)                                                               \
+	X("scotch", map_engine_scotch)                                                                     \
+	X("refine", map_engine_refine)                                                                     \
+	X("auto", map_engine_auto)                                                                         \
+	X("bisect", map_engine_bisect)                                                                     \
+	X("identity", map_engine_identity)
+#define ENGINE_ENTRY(name, fn) { name, fn },
+#define ENGINE_NAME(name, fn) name,
+#define ENGINE_LISTED(name, fn) ", " name
+
 static const struct map_engine {
 	const char *name;
 	map_engine_fn fn;
-} engines[] = {
-	{ "treematch", map_engine_treematch },
-	{ "scotch", map_engine_scotch },
-	{ "refine", map_engine_refine },
-	{ "auto", map_engine_auto },
-	{ "bisect", map_engine_bisect },
-	{ "identity", map_engine_identity },
-};
+} engines[] = { MAP_ENGINES(ENGINE_ENTRY) };
 
 #define NENGINES (sizeof(engines) / sizeof(engines[0]))
 
 const char *const *map_algorithms(void)
 {
-	static const char *const names[] = { "treematch", "scotch", "refine", "auto", "bisect", "identity", NULL };
+	static const char *const names[] = { MAP_ENGINES(ENGINE_NAME) NULL };
 
 	return names;
+}
+
+const char *map_algorithm_list(void)
+{
+	static const char list[] = MAP_ENGINES(ENGINE_LISTED);
+
+	return list + 2; /* without the first ", " */
 }
 
 int map_engine_identity(const map_ctx_t *ctx, uint32_t *perm)
@@ -64,8 +76,7 @@ static int check_args(const char *algo, const map_graph_t *g, const topo_target_
 	if (!find_engine(algo)) {
 		errno = EINVAL;
 		return rm_error_set(err, "algo", 0, 0,
-				    "unknown engine '%s' (treematch, scotch, refine, auto, bisect, identity)",
-				    algo ? algo : "(null)");
+				    "unknown engine '%s' (%s)", algo ? algo : "(null)", map_algorithm_list());
 	}
 	return 0;
 }

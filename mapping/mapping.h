@@ -102,6 +102,8 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 
 /* Names of the engines, NULL-terminated (static). */
 const char *const *map_algorithms(void);
+/* The same names as one string, "treematch, scotch, ..." (static), for messages. */
+const char *map_algorithm_list(void);
 
 /* Cost of a mapping: sum over undirected edges of weight x target distance. */
 double map_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm);

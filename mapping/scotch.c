@@ -1,6 +1,6 @@
 /*
  * mapping/scotch.c: the "scotch" engine, Scotch 7 static mapping (SCOTCH_graphMap) onto the target
- * of topo/target_scotch.c with Scotch's default mapping strategy, in a Scotch context of its own
+ * of mapping/target_scotch.c with Scotch's default mapping strategy, in a Scotch context of its own
  * (deterministic mode, seeded with map_options_t.seed, one thread).
  *
  * Scotch's contract on loads: it adds and compares edge loads times target distances in SCOTCH_Num
@@ -26,7 +26,7 @@
 #include <stdlib.h>
 
 #include "mapping_private.h"
-#include "topo_scotch.h"
+#include "target_scotch.h"
 
 #define SCOTCH_WEIGHT_MAX 1000.0
 #define SCOTCH_DIST_MAX   1000.0

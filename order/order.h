@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 
 #include "rm_error.h"
 #include "topo.h"
@@ -196,5 +197,19 @@ int sim_run(const order_t *o, const sim_jobs_t *jobs, sim_result_t *res, rm_erro
 /* Mean pairwise weighted hop distance of a node set, O(k + sum of dims): exported for tests.
  * hist is scratch of dims[0] + dims[1] + dims[2] doubles (zeroed on entry, zeroed on return). */
 double sim_mean_hop(const topo_torus_spec_t *spec, const uint32_t *nodes, size_t k, double *hist);
+
+/* ---- simulation results as JSON (sim_json.c) ------------------------------------------------------ */
+
+/* Built the same way by `rankmapctl simulate` offline and by rankmapd's `simulate` request, so that
+ * both print the same thing. Metrics of a job-size class, in the order of the JSON object and of the
+ * text table: hop, thickness, interference, pieces. */
+#define SIM_NMETRICS 4
+extern const char *const sim_metric_names[SIM_NMETRICS];
+
+/* {"torus": {"dims", "link_cost", "nodes_per_router"}, "jobs", "skipped", "methods": {METHOD:
+ * {"utilisation", "mean_wait", "classes": {CLASS: {"jobs", "hop", "thickness", "interference",
+ * "pieces"}}}}} for nm methods with their results. Returns a new reference, NULL when out of memory. */
+json_t *sim_result_json(const char *const *methods, int nm, const sim_result_t *res, const sim_jobs_t *jobs,
+			const topo_torus_spec_t *spec);
 
 #endif

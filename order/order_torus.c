@@ -1,42 +1,55 @@
 /*
- * order/order_torus.c: loads a torus config for the orderings through topo's torus model (the
- * parser lives in topo/net_torus.c, declared in topo_private.h) and maps node indices to host names.
+ * order/order_torus.c: loads a torus config for the orderings through topo's public API (the parser
+ * lives in topo/net_torus.c) and maps node indices to host names.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "order.h"
-#include "topo_private.h"
+
+/* Copies the host names of the cluster's torus nodes into t->names (left NULL when none is named). */
+static int copy_names(topo_cluster_t c, order_torus_t *t, const char *path, rm_error_t *err)
+{
+	const char **names = calloc(t->nnodes ? t->nnodes : 1, sizeof(*names));
+	size_t i;
+
+	if (names && topo_torus_host_names(c, names, t->nnodes) > 0) {
+		t->names = calloc(t->nnodes, sizeof(char *));
+		for (i = 0; t->names && i < t->nnodes; i++)
+			if (names[i] && !(t->names[i] = strdup(names[i])))
+				break;
+		if (!t->names || i < t->nnodes) {
+			free(names);
+			return rm_error_set(err, path, 0, 0, "out of memory");
+		}
+	}
+	if (!names)
+		return rm_error_set(err, path, 0, 0, "out of memory");
+	free(names);
+	return 0;
+}
 
 int order_torus_load(const char *path, order_torus_t *t, rm_error_t *err)
 {
-	struct topo_torus_model *m = topo_torus_model_load(path, err);
-	size_t i, nh;
+	topo_cluster_t c = topo_cluster_create();
+	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (!m)
+	if (!c)
+		return rm_error_set(err, path, 0, 0, "out of memory");
+	if (topo_load_torus(c, path, err) < 0) {
+		topo_cluster_destroy(c);
 		return -1;
-	t->spec = *topo_torus_model_spec(m);
+	}
+	t->spec = *topo_torus(c);
 	t->nnodes = (size_t)t->spec.dims[0] * (size_t)t->spec.dims[1] * (size_t)t->spec.dims[2] *
 		    (size_t)t->spec.nodes_per_router;
-	nh = topo_torus_model_nhosts(m);
-	if (nh) {
-		t->names = calloc(t->nnodes, sizeof(char *));
-		if (!t->names) {
-			topo_torus_model_destroy(m);
-			return rm_error_set(err, path, 0, 0, "out of memory");
-		}
-		for (i = 0; i < nh; i++) {
-			const char *name = topo_torus_model_host_name(m, i);
-			long node = topo_torus_model_host_node(m, name);
-
-			if (node >= 0 && (size_t)node < t->nnodes && !t->names[node])
-				t->names[node] = strdup(name);
-		}
-	}
-	topo_torus_model_destroy(m);
-	return 0;
+	rc = copy_names(c, t, path, err);
+	topo_cluster_destroy(c);
+	if (rc < 0)
+		order_torus_free(t);
+	return rc;
 }
 
 void order_torus_free(order_torus_t *t)

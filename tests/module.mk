@@ -1,14 +1,22 @@
 # Unit tests: every tests/unit/test_*.c becomes build/tests/test_*, linked with all core libraries.
+# Tests may reach a module's internals (a test_topo_* test includes topo's private headers, the daemon
+# tests and fuzzers rankmapd's srv.h): TEST_INC holds every module's folder and the top of the tree
+# (for "tests/harness.h", "daemon/server/srv.h"). tests/integration/module_walls.sh checks that only
+# tests/ use this exemption.
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/tests/%,$(BENCH_SRC))
+TEST_INC := -I. $(INC_common) $(INC_topo) $(INC_report) $(INC_order) $(INC_mapping) $(INC_client) \
+	$(SCOTCH_CFLAGS)
+TEST_LIBS := $(B)/libtopo_report.a $(B)/librmclient.a $(CORE_LIBS)
+$(call objs_of,$(UNIT_SRC) $(BENCH_SRC)): INC := $(TEST_INC)
 
-$(B)/tests/%: $(B)/tests/unit/%.o $(B)/libdaemon.a $(CORE_LIBS)
+$(B)/tests/%: $(B)/tests/unit/%.o $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
-$(B)/tests/bench_%: $(B)/tests/bench/bench_%.o $(B)/libdaemon.a $(CORE_LIBS)
+$(B)/tests/bench_%: $(B)/tests/bench/bench_%.o $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
@@ -17,6 +25,3 @@ test-progs: $(UNIT_BINS) $(BENCH_BINS)
 
 # Keep the objects of test programs (they are intermediate files of the pattern rules above).
 .SECONDARY:
-
-# libFuzzer targets (make fuzz), owned by tests/fuzz/module.mk.
--include tests/fuzz/module.mk

@@ -241,6 +241,7 @@ int topo_cluster_add_type(struct topo_cluster *c, struct topo_nodetype *t)
 		c->types_cap = cap;
 	}
 	c->types[c->ntypes] = t;
+	t->index = c->ntypes;
 	type_insert(ix, c->types, c->ntypes);
 	c->ntypes++;
 	return 0;
@@ -252,10 +253,12 @@ void topo_cluster_drop_types(struct topo_cluster *c, size_t ntypes_before)
 	size_t t, n = ntypes_before;
 
 	for (t = ntypes_before; t < c->ntypes; t++) {
-		if (c->types[t]->nhosts)
+		if (c->types[t]->nhosts) {
+			c->types[t]->index = n;
 			c->types[n++] = c->types[t];
-		else
+		} else {
 			topo_nodetype_free(c->types[t]);
+		}
 	}
 	if (n == c->ntypes)
 		return;

@@ -69,20 +69,12 @@ static char *resolve(const char *dir, const char *value, enum key_kind kind)
 /* Parses one non-empty line into *out; errors name path and line. */
 static int parse_line(const char *path, const char *dir, int lineno, char *s, struct line *out, rm_error_t *err)
 {
-	char *eq = strchr(s, '='), *key, *val, *end;
-	size_t i, n;
+	char *key, *val, *end;
+	size_t i;
 
 	errno = EINVAL;
-	if (!eq)
+	if (rm_kv_split(s, &key, &val) < 0)
 		return rm_error_set(err, path, lineno, 0, "expected 'key = value'");
-	*eq = '\0';
-	key = rm_trim(s);
-	val = rm_trim(eq + 1);
-	n = strlen(val);
-	if (n >= 2 && val[0] == '"' && val[n - 1] == '"') {
-		val[n - 1] = '\0';
-		val++;
-	}
 	for (i = 0; i < NKEYS && strcmp(keys[i].name, key); i++)
 		;
 	if (i == NKEYS)
@@ -149,9 +141,7 @@ static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
 			bad = rm_error_set(err, path, lineno, 0, "line longer than %zu bytes", sizeof(buf) - 2);
 			break;
 		}
-		if ((s = strchr(buf, '#')))
-			*s = '\0';
-		s = rm_trim(buf);
+		s = rm_config_line(buf);
 		if (!*s)
 			continue;
 		if (*n == cap) {

@@ -21,6 +21,7 @@ struct topo_nodetype {
 	size_t norm_len;
 	unsigned npus, ncores, npackages;
 	size_t nhosts;               /* hosts of the cluster using this type */
+	size_t index;                /* in the cluster's types[] (topo_host_type) */
 };
 
 /* A 64-bit hash of len bytes, continuing from h (start with TOPO_HASH_SEED). */

@@ -202,14 +202,13 @@ uint32_t ib_build_add_node(struct ib_build *b, int line, uint8_t type, uint64_t 
 static int link_conflict(struct ib_build *b, int line, uint32_t n, unsigned p)
 {
 	const struct ib_node *nd = &b->nodes[n];
-	const struct ib_link *l = &b->links[nd->port_link[p]];
-	int side = l->node[0] == n && l->port[0] == p ? 1 : 0;
-	const struct ib_node *o = &b->nodes[l->node[side]];
+	unsigned pp = 0;
+	const struct ib_node *o = &b->nodes[ib_port_peer(b->nodes, b->links, n, p, &pp)];
 
 	errno = EINVAL;
 	return rm_error_set(b->err, b->source, line, 0,
 			    "port %u of %s %016llx \"%s\" is already connected to port %u of %016llx \"%s\"", p,
-			    type_name(nd->type), (unsigned long long)nd->guid, nd->desc, l->port[side],
+			    type_name(nd->type), (unsigned long long)nd->guid, nd->desc, pp,
 			    (unsigned long long)o->guid, o->desc);
 }
 

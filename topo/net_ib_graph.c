@@ -98,9 +98,7 @@ static int is_host(const struct ib_node *nd)
 
 static const struct ib_node *peer(const struct topo_fabric *f, const struct ib_node *nd, unsigned p)
 {
-	const struct ib_link *l = &f->links[nd->port_link[p]];
-
-	return &f->nodes[l->node[0] == (uint32_t)(nd - f->nodes) && l->port[0] == p ? l->node[1] : l->node[0]];
+	return &f->nodes[ib_port_peer(f->nodes, f->links, (uint32_t)(nd - f->nodes), p, NULL)];
 }
 
 /* Hosts by name; counts each host's connected ports in hosts[].n. */

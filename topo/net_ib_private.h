@@ -186,6 +186,11 @@ int ib_parse_guid(const char **p, uint64_t *guid);
 int ib_parse_width(const char *s, uint8_t *width);
 int ib_parse_speed(const char *s, uint8_t *speed);
 const char *ib_speed_name(uint8_t speed);
+_Static_assert(IB_SPEED_COUNT == TOPO_IB_NSPEEDS, "topo_view.h's speed ranks are enum ib_speed");
+/* The node at the other end of port p of node n (nodes and links of a build or a fabric), and its port
+ * there in *peer_port (may be NULL); IB_NONE when the port is not connected. */
+uint32_t ib_port_peer(const struct ib_node *nodes, const struct ib_link *links, uint32_t n, unsigned p,
+		      unsigned *peer_port);
 /* Link rate in Gb/s per lane x lanes (0 when unknown). */
 double ib_link_gbps(const struct ib_link *l);
 /* Unconnected ports of switch nd: declared ports without a link, or those a ports report listed. */
@@ -242,23 +247,7 @@ unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t);
 /* True when a CA description names no host (vendor strings, empty). */
 int ib_desc_is_generic(const char *desc);
 
-/* ---- read-only helpers for other topo/ files and tests ---- */
-/* Dense switch count (after finalize), name (node-name map entry, else description; borrowed) and
- * level (0 leaf, 1 spine, ...; -1 when no host is reachable). */
-size_t topo_fabric_nswitches(const struct topo_fabric *f);
-const char *topo_fabric_switch_name(const struct topo_fabric *f, long s);
-int topo_fabric_switch_level(const struct topo_fabric *f, long s);
-/* Number of subnets loaded. */
-size_t topo_fabric_nsubnets(const struct topo_fabric *f);
-/* GUID and subnet of dense switch s (0 / -1 when out of range). */
-uint64_t topo_fabric_switch_guid(const struct topo_fabric *f, long s);
-long topo_fabric_switch_subnet(const struct topo_fabric *f, long s);
-/* Switches linked to switch s (parallel links merged), sorted; *nbrs borrowed. Returns the count. */
-size_t topo_fabric_switch_neighbors(const struct topo_fabric *f, long s, const uint32_t **nbrs);
-/* Connected HCA ports of host h, and the dense switch at the other end of its i-th port (-1 when the
- * peer is not a switch): a host with HCAs on several leaves (rails, subnets) hangs under each. */
-size_t topo_fabric_host_nports(const struct topo_fabric *f, size_t h);
-long topo_fabric_host_port_switch(const struct topo_fabric *f, size_t h, size_t i);
+/* ---- read-only queries: topo_view.h; for tests also ---- */
 /* Hop-count strategy limits (defaults IB_LEAF_TABLE_MAX, IB_EAGER_WORK_MAX): the largest leaf count
  * with a leaf-to-leaf table, and the most BFS work to fill it at finalize rather than lazily. Takes
  * effect at the next finalize (tests use it to force each strategy). */

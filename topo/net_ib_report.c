@@ -138,13 +138,12 @@ static json_t *leaf_entry(const struct topo_fabric *f, long s, unsigned unconn)
 	json_t *e;
 
 	for (p = 1; nd->port_link && p <= nd->nports; p++) {
-		const struct ib_link *l;
+		uint32_t peer = ib_port_peer(f->nodes, f->links, f->sw_node[s], p, NULL);
 		const struct ib_node *o;
 
-		if (nd->port_link[p] == IB_NONE)
+		if (peer == IB_NONE)
 			continue;
-		l = &f->links[nd->port_link[p]];
-		o = &f->nodes[l->node[0] == f->sw_node[s] && l->port[0] == p ? l->node[1] : l->node[0]];
+		o = &f->nodes[peer];
 		if (o->sw < 0)
 			down += o->host >= 0;
 		else if (f->sw_level[o->sw] > f->sw_level[s])

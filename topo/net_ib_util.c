@@ -300,6 +300,22 @@ int ib_line_is_noise(const char *s)
 }
 
 /* Unconnected ports of a switch: declared ports without a link, or those a ports report listed. */
+uint32_t ib_port_peer(const struct ib_node *nodes, const struct ib_link *links, uint32_t n, unsigned p,
+		      unsigned *peer_port)
+{
+	const struct ib_node *nd = &nodes[n];
+	const struct ib_link *l;
+	int side;
+
+	if (!nd->port_link || p > nd->nports || nd->port_link[p] == IB_NONE)
+		return IB_NONE;
+	l = &links[nd->port_link[p]];
+	side = l->node[0] == n && l->port[0] == p ? 1 : 0;
+	if (peer_port)
+		*peer_port = l->port[side];
+	return l->node[side];
+}
+
 unsigned ib_unconnected_ports(const struct ib_node *nd)
 {
 	unsigned p, n = 0;

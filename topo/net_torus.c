@@ -143,6 +143,24 @@ const char *topo_torus_model_host_name(const struct topo_torus_model *t, size_t 
 	return t->names[i];
 }
 
+size_t topo_torus_host_names(topo_cluster_t c, const char **names, size_t nnodes)
+{
+	const struct topo_torus_model *t = c ? c->torus : NULL;
+	size_t i, n = 0;
+
+	for (i = 0; names && i < nnodes; i++)
+		names[i] = NULL;
+	for (i = 0; t && names && i < t->nhosts; i++) {
+		long node = t->host_node[i];
+
+		if (node >= 0 && (size_t)node < nnodes && !names[node]) {
+			names[node] = t->names[i];
+			n++;
+		}
+	}
+	return n;
+}
+
 /* ---- host hash --------------------------------------------------------------------------------- */
 
 static size_t hash_str(const char *s)
@@ -600,23 +618,17 @@ static int hosts_begin(struct loader *L)
 /* Parses one line of the config. */
 static int config_line(struct loader *L, char *line)
 {
-	char *s = rm_trim(line), *eq, *key, *val;
+	char *s = rm_config_line(line), *key, *val;
 	size_t i;
 
-	*(s + strcspn(s, "#")) = '\0';
-	s = rm_trim(s);
 	if (!*s)
 		return 0;
 	if (!strcmp(s, "[hosts]"))
 		return L->in_hosts ? lerr(L, "[hosts] given twice%s%s", "", "") : hosts_begin(L);
 	if (L->in_hosts)
 		return host_row(L, s);
-	eq = strchr(s, '=');
-	if (!eq)
+	if (rm_kv_split(s, &key, &val) < 0)
 		return lerr(L, "expected 'key = value' or [hosts], got '%s'%s", s, "");
-	*eq = '\0';
-	key = rm_trim(s);
-	val = rm_trim(eq + 1);
 	for (i = 0; i < sizeof(torus_keys) / sizeof(torus_keys[0]); i++)
 		if (!strcmp(key, torus_keys[i].name))
 			return torus_keys[i].parse(L, val);

@@ -91,6 +91,11 @@ int topo_load_torus(topo_cluster_t c, const char *path, rm_error_t *err);
 int topo_set_torus(topo_cluster_t c, const topo_torus_spec_t *spec, rm_error_t *err);
 /* Returns the cluster's torus spec, or NULL when it has none (borrowed). */
 const topo_torus_spec_t *topo_torus(topo_cluster_t c);
+/* Host names of the torus nodes, by node index (router-major: ((x * Y + y) * Z + z) * nodes_per_router
+ * + n): fills names[0 .. nnodes-1] with the host the torus config names for each node (borrowed from
+ * the cluster), NULL where none (the first name wins when a config names a node twice). Returns how
+ * many nodes are named: 0 when the cluster has no torus or its nodes are named by coordinates. */
+size_t topo_torus_host_names(topo_cluster_t c, const char **names, size_t nnodes);
 
 /* ---- cluster files ---------------------------------------------------------------------------- */
 

@@ -4,7 +4,8 @@
  * Ownership inside topo/: cluster.c, node_hwloc.c, cost.c, target_cluster.c, cluster_file.c and
  * report.c hold the cluster container and the hardware side; net_ib*.c the fabric (struct topo_fabric,
  * defined in net_ib_private.h); net_torus.c the torus (struct topo_torus_model, defined there).
- * The cluster only talks to the fabric and the torus through the functions declared below.
+ * The cluster only talks to the fabric and the torus through the functions declared below and in
+ * topo_view.h (the read-only queries that topo/report/ uses too).
  */
 #ifndef RANKMAP_TOPO_PRIVATE_H
 #define RANKMAP_TOPO_PRIVATE_H
@@ -12,6 +13,7 @@
 #include <jansson.h>
 
 #include "topo.h"
+#include "topo_view.h"
 
 struct topo_fabric;       /* net_ib*.c */
 struct topo_torus_model;  /* net_torus.c */
@@ -34,20 +36,10 @@ int topo_fabric_load_node_name_map(struct topo_fabric *f, const char *path, rm_e
 /* Names hosts (node-name map, else first word of the HCA description, else the GUID), computes
  * switch levels, the leaf switch of each host and switch-to-switch hop counts. Idempotent. */
 int topo_fabric_finalize(struct topo_fabric *f, rm_error_t *err);
-/* Hosts the fabric knows (after finalize). A host with several HCAs is one host. */
-size_t topo_fabric_nhosts(const struct topo_fabric *f);
-const char *topo_fabric_host_name(const struct topo_fabric *f, size_t i);
-/* Links between the HCAs of two fabric hosts (0 for the same host, -1 if unconnected). */
-int topo_fabric_hops(const struct topo_fabric *f, size_t a, size_t b);
-/* Leaf switch (dense switch index) of fabric host i, -1 if it hangs on no switch. */
-long topo_fabric_host_leaf(const struct topo_fabric *f, size_t i);
 /* Group of switch s at "network level" k above the leaves (k = 0: the leaf itself; k = 1: leaves that
  * share a spine set, ...), for building target hierarchies; number of such levels in *nlevels. */
 int topo_fabric_network_levels(const struct topo_fabric *f);
 long topo_fabric_leaf_group(const struct topo_fabric *f, long leaf, int k);
-/* The fabric's part of `rankmapctl report` (new reference): switches per level, HCA ports, subnets,
- * link speeds, anomalies. */
-json_t *topo_fabric_report(const struct topo_fabric *f);
 
 /* ---- torus, implemented in net_torus.c ------------------------------------------------------ */
 

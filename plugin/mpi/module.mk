@@ -7,7 +7,9 @@
 # The SimGrid SMPI variant (-DRANKMAP_SMPI) is described by plugin/mpi/smpi.mk.
 PMPI_SRC := $(wildcard plugin/mpi/*.c)
 PMPI_MAP := plugin/mpi/rankmap_mpi.map
-PMPI_CFLAGS = $(filter-out -fvisibility=hidden,$(ALL_CFLAGS)) -Iplugin/mpi -Idaemon
+# Uses common/, topo/, mapping/ and the client library.
+PMPI_INC := $(INC_common) $(INC_topo) $(INC_mapping) $(INC_client) -Iplugin/mpi
+PMPI_CFLAGS = $(filter-out -fvisibility=hidden,$(ALL_CFLAGS)) $(PMPI_INC)
 PMPI_TESTS_SRC := $(wildcard tests/mpi/*.c)
 PMPI_BENCH_SRC := $(wildcard tests/bench/pmpi/*.c)
 MPICC_openmpi := mpicc.openmpi
@@ -18,9 +20,9 @@ $(B)/plugin/$(1)/%.o: plugin/mpi/%.c
 	@mkdir -p $$(dir $$@)
 	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) $$(PMPI_CFLAGS) -c -o $$@ $$<
 
-$(B)/librankmap_mpi_$(1).so: $(patsubst plugin/mpi/%.c,$(B)/plugin/$(1)/%.o,$(PMPI_SRC)) $(B)/libdaemon.a $(CORE_LIBS) $(PMPI_MAP)
+$(B)/librankmap_mpi_$(1).so: $(patsubst plugin/mpi/%.c,$(B)/plugin/$(1)/%.o,$(PMPI_SRC)) $(B)/librmclient.a $(CORE_LIBS) $(PMPI_MAP)
 	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) -shared $$(ALL_LDFLAGS) -Wl,--version-script=$(PMPI_MAP) \
-		-Wl,-z,defs -o $$@ $$(filter %.o,$$^) $(B)/libdaemon.a $(CORE_LIBS) $$(LIBS_ALL)
+		-Wl,-z,defs -o $$@ $$(filter %.o,$$^) $(B)/librmclient.a $(CORE_LIBS) $$(LIBS_ALL)
 
 $(B)/tests/mpi/$(1)/%: tests/mpi/%.c
 	@mkdir -p $$(dir $$@)

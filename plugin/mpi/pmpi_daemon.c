@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib_client.h"
+#include "rm_client.h"
 #include "pmpi.h"
 
 #define RMP_DAEMON_TIMEOUT_MS 5000

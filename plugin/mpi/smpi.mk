@@ -17,8 +17,8 @@ SMPI_B := $(B)/plugin/smpi
 SMPI_SRC := $(wildcard plugin/mpi/*.c)
 SMPI_OBJS := $(patsubst plugin/mpi/%.c,$(SMPI_B)/%.o,$(SMPI_SRC))
 SMPI_CFLAGS = -O2 -g $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -MMD -MP -DRANKMAP_SMPI \
-	-DSMPI_NO_OVERRIDE_MALLOC -Wno-error=format-truncation -DRANKMAP_VERSION=\"$(VERSION)\" -I. -Icommon -Itopo -Iorder -Imapping \
-	-Idaemon -Iplugin/mpi $(PKG_CFLAGS) $(SCOTCH_CFLAGS)
+	-DSMPI_NO_OVERRIDE_MALLOC -Wno-error=format-truncation -DRANKMAP_VERSION=\"$(VERSION)\" \
+	$(PMPI_INC) $(PKG_CFLAGS)
 # What a program linked with the archive also needs.
 SMPI_LIB_DEPS = -Wl,--no-whole-archive -Wl,-Bsymbolic-functions $(PKG_LIBS) $(SCOTCH_LIBS) -lm -lpthread
 
@@ -30,10 +30,10 @@ $(SMPI_B)/%.o: plugin/mpi/%.c
 # archive members as a final link would). --whole-archive then pulls in exactly that, never unused
 # core objects with dependencies of their own.
 # (Built in the archive's recipe: tests/module.mk's .SECONDARY would let a missing intermediate pass.)
-$(SMPI_B)/librankmap_mpi_smpi.a: $(SMPI_OBJS) $(B)/libdaemon.a $(CORE_LIBS)
+$(SMPI_B)/librankmap_mpi_smpi.a: $(SMPI_OBJS) $(B)/librmclient.a $(CORE_LIBS)
 	@mkdir -p $(dir $@)
 	rm -f $@ $(SMPI_B)/rankmap_smpi.o
-	$(LD) -r -o $(SMPI_B)/rankmap_smpi.o $(SMPI_OBJS) --start-group $(B)/libdaemon.a $(CORE_LIBS) --end-group
+	$(LD) -r -o $(SMPI_B)/rankmap_smpi.o $(SMPI_OBJS) --start-group $(B)/librmclient.a $(CORE_LIBS) --end-group
 	$(AR) rcs $@ $(SMPI_B)/rankmap_smpi.o
 
 # The benchmark programs: plain SMPI builds (baselines need no library) and rankmap builds.

@@ -6,22 +6,25 @@ SPANK_OBJS := $(call objs_of,$(SPANK_SRC))
 SPANK_PURE := $(call objs_of,plugin/spank/spank_elf.c plugin/spank/spank_opts.c plugin/spank/spank_bind.c)
 SPANK_SO   := $(B)/spank_rankmap.so
 
-$(SPANK_OBJS): ALL_CFLAGS += -Iplugin/spank -Idaemon -DRANKMAP_LIBDIR=\"$(LIBDIR)/rankmap\"
+# Uses common/, topo/ (through mapping.h), mapping/ and the client library.
+SPANK_INC := $(INC_common) $(INC_topo) $(INC_mapping) $(INC_client) -Iplugin/spank
+$(SPANK_OBJS): INC := $(SPANK_INC)
+$(SPANK_OBJS): ALL_CFLAGS += -DRANKMAP_LIBDIR=\"$(LIBDIR)/rankmap\"
 
 $(B)/libspank_rm.a: $(SPANK_PURE)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(SPANK_SO): $(SPANK_OBJS) $(B)/libdaemon.a $(CORE_LIBS) plugin/spank/spank_rankmap.map
+$(SPANK_SO): $(SPANK_OBJS) $(B)/librmclient.a $(CORE_LIBS) plugin/spank/spank_rankmap.map
 	$(CC) $(ALL_LDFLAGS) -shared -Wl,--version-script=plugin/spank/spank_rankmap.map -Wl,--as-needed \
-		-o $@ $(SPANK_OBJS) $(B)/libdaemon.a $(CORE_LIBS) $(LIBS_ALL)
+		-o $@ $(SPANK_OBJS) $(B)/librmclient.a $(CORE_LIBS) $(LIBS_ALL)
 
 # Unit tests of the pure pieces link libspank_rm.a ahead of the core libraries.
 SPANK_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_spank_*.c))
-$(SPANK_TESTS): $(B)/tests/%: $(B)/tests/unit/%.o $(B)/libspank_rm.a $(B)/libdaemon.a $(CORE_LIBS)
+$(SPANK_TESTS): $(B)/tests/%: $(B)/tests/unit/%.o $(B)/libspank_rm.a $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
-$(patsubst $(B)/tests/%,$(B)/tests/unit/%.o,$(SPANK_TESTS)): ALL_CFLAGS += -Iplugin/spank -Idaemon
+$(patsubst $(B)/tests/%,$(B)/tests/unit/%.o,$(SPANK_TESTS)): INC := $(TEST_INC) -Iplugin/spank
 
 all: $(SPANK_SO)
 

@@ -14,7 +14,7 @@
 #include <hwloc.h>
 #include <jansson.h>
 
-#include "lib_client.h"
+#include "rm_client.h"
 #include "mapping.h"
 
 #define LIST_MAX_IDS (1u << 20)
@@ -45,7 +45,7 @@ static int list_item(const char **p, const char *start, uint32_t max_id, uint32_
 	return 0;
 }
 
-uint32_t *spank_list_parse(const char *list, uint32_t max_id, size_t *n, rm_error_t *err)
+uint32_t *rm_spank_list_parse(const char *list, uint32_t max_id, size_t *n, rm_error_t *err)
 {
 	const char *p = list;
 	uint8_t *seen;
@@ -94,7 +94,7 @@ uint32_t *spank_list_parse(const char *list, uint32_t max_id, size_t *n, rm_erro
 	return ids;
 }
 
-int spank_list_format(const uint32_t *ids, size_t n, char *buf, size_t len)
+int rm_spank_list_format(const uint32_t *ids, size_t n, char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -117,7 +117,7 @@ int spank_list_format(const uint32_t *ids, size_t n, char *buf, size_t len)
 	return 0;
 }
 
-int spank_bind_apply(const char *plan, uint32_t local_id, char *cpus, size_t len, rm_error_t *err)
+int rm_spank_bind_apply(const char *plan, uint32_t local_id, char *cpus, size_t len, rm_error_t *err)
 {
 	const char *p = plan;
 	char entry[4096];
@@ -134,16 +134,16 @@ int spank_bind_apply(const char *plan, uint32_t local_id, char *cpus, size_t len
 	}
 	if (!p || !*p || *p == ';') {
 		errno = EINVAL;
-		return rm_error_set(err, SPANK_BIND_PLAN_ENV, 0, 0, "no entry for local task %u", local_id);
+		return rm_error_set(err, RM_SPANK_BIND_PLAN_ENV, 0, 0, "no entry for local task %u", local_id);
 	}
 	elen = strcspn(p, ";");
 	if (elen >= sizeof(entry)) {
 		errno = EINVAL;
-		return rm_error_set(err, SPANK_BIND_PLAN_ENV, 0, 0, "entry %u too long", local_id);
+		return rm_error_set(err, RM_SPANK_BIND_PLAN_ENV, 0, 0, "entry %u too long", local_id);
 	}
 	memcpy(entry, p, elen);
 	entry[elen] = '\0';
-	ids = spank_list_parse(entry, CPU_SETSIZE * 16 - 1, &n, err);
+	ids = rm_spank_list_parse(entry, CPU_SETSIZE * 16 - 1, &n, err);
 	if (!ids)
 		return -1;
 	setsize = CPU_ALLOC_SIZE(ids[n - 1] + 1);
@@ -220,7 +220,7 @@ static int cores_load(bind_cores_t *c, const char *alloc, rm_error_t *err)
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
-	c->core = spank_list_parse(alloc, LIST_MAX_IDS - 1, &c->n, err);
+	c->core = rm_spank_list_parse(alloc, LIST_MAX_IDS - 1, &c->n, err);
 	if (!c->core)
 		return -1;
 	if (hwloc_topology_init(&topo) < 0)
@@ -234,7 +234,7 @@ static int cores_load(bind_cores_t *c, const char *alloc, rm_error_t *err)
 }
 
 /* Edges among the local tasks: the user's pattern restricted to them, or a chain in rank order. */
-static json_t *plan_edges(const spank_bind_req_t *req, rm_error_t *err)
+static json_t *plan_edges(const rm_spank_bind_req_t *req, rm_error_t *err)
 {
 	json_t *edges = json_array();
 	map_metric_t metric = MAP_METRIC_DEFAULT;
@@ -275,7 +275,7 @@ static json_t *plan_edges(const spank_bind_req_t *req, rm_error_t *err)
 }
 
 /* Sends the map request; returns the daemon's permutation as core positions (malloc'd) or NULL. */
-static uint32_t *plan_request(const spank_bind_req_t *req, const bind_cores_t *c, int *unreachable,
+static uint32_t *plan_request(const rm_spank_bind_req_t *req, const bind_cores_t *c, int *unreachable,
 			      rm_error_t *err)
 {
 	json_t *edges = plan_edges(req, err), *slots = json_array(), *q, *resp = NULL, *perm, *rslots;
@@ -327,7 +327,7 @@ static uint32_t *plan_request(const spank_bind_req_t *req, const bind_cores_t *c
 	return pos;
 }
 
-char *spank_bind_plan(const spank_bind_req_t *req, int *unreachable, rm_error_t *err)
+char *rm_spank_bind_plan(const rm_spank_bind_req_t *req, int *unreachable, rm_error_t *err)
 {
 	bind_cores_t c = { 0 };
 	uint32_t *pos = NULL;

@@ -229,7 +229,7 @@ static int elf_fail(rm_error_t *err, const char *path, const char *what)
 	return -1;
 }
 
-int spank_elf_needed(const char *path, int (*fn)(const char *name, void *arg), void *arg, char *runpath,
+int rm_spank_elf_needed(const char *path, int (*fn)(const char *name, void *arg), void *arg, char *runpath,
 		     size_t runpath_len, rm_error_t *err)
 {
 	elf_file_t f = { .fd = -1 };
@@ -264,31 +264,31 @@ out:
 
 /* ---- MPI detection ---- */
 
-spank_mpi_t spank_mpi_from_soname(const char *so)
+rm_spank_mpi_t rm_spank_mpi_from_soname(const char *so)
 {
 	if (strncmp(so, "libmpich", 8) == 0 && strstr(so, ".so"))
-		return SPANK_MPI_MPICH;
+		return RM_SPANK_MPI_MPICH;
 	if (strcmp(so, "libmpi.so.12") == 0 || strncmp(so, "libmpi.so.12.", 13) == 0)
-		return SPANK_MPI_MPICH; /* the MPICH ABI (MPICH's own libmpi, Intel MPI) */
+		return RM_SPANK_MPI_MPICH; /* the MPICH ABI (MPICH's own libmpi, Intel MPI) */
 	if (strncmp(so, "libmpi.so", 9) == 0 || (strncmp(so, "libmpi_", 7) == 0 && strstr(so, ".so")))
-		return SPANK_MPI_OPENMPI;
-	return SPANK_MPI_NONE;
+		return RM_SPANK_MPI_OPENMPI;
+	return RM_SPANK_MPI_NONE;
 }
 
-const char *spank_mpi_name(spank_mpi_t mpi)
+const char *rm_spank_mpi_name(rm_spank_mpi_t mpi)
 {
 	switch (mpi) {
-	case SPANK_MPI_OPENMPI: return "openmpi";
-	case SPANK_MPI_MPICH: return "mpich";
+	case RM_SPANK_MPI_OPENMPI: return "openmpi";
+	case RM_SPANK_MPI_MPICH: return "mpich";
 	default: return "none";
 	}
 }
 
 static int classify_cb(const char *name, void *arg)
 {
-	spank_mpi_t m = spank_mpi_from_soname(name);
-	if (m != SPANK_MPI_NONE) {
-		*(spank_mpi_t *)arg = m;
+	rm_spank_mpi_t m = rm_spank_mpi_from_soname(name);
+	if (m != RM_SPANK_MPI_NONE) {
+		*(rm_spank_mpi_t *)arg = m;
 		return 1;
 	}
 	return 0;
@@ -308,7 +308,7 @@ static int is_system_lib(const char *name)
 typedef struct detect_ctx {
 	char origin[PATH_MAX];
 	const char *runpath, *ld_library_path;
-	spank_mpi_t found;
+	rm_spank_mpi_t found;
 } detect_ctx_t;
 
 /* Tries each directory of a colon-separated list for name; classifies the first file found.
@@ -332,8 +332,8 @@ static int try_dirs(detect_ctx_t *c, const char *dirs, const char *name)
 				n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 			}
 			if (n > 0 && (size_t)n < sizeof(path) && access(path, R_OK) == 0) {
-				spank_mpi_t m = SPANK_MPI_NONE;
-				if (spank_elf_needed(path, classify_cb, &m, NULL, 0, NULL) > 0)
+				rm_spank_mpi_t m = RM_SPANK_MPI_NONE;
+				if (rm_spank_elf_needed(path, classify_cb, &m, NULL, 0, NULL) > 0)
 					c->found = m;
 				return 1;
 			}
@@ -354,25 +354,25 @@ static int deps_cb(const char *name, void *arg)
 	if (is_system_lib(name))
 		return 0;
 	if (strchr(name, '/')) {
-		spank_mpi_t m = SPANK_MPI_NONE;
-		if (spank_elf_needed(name, classify_cb, &m, NULL, 0, NULL) > 0)
+		rm_spank_mpi_t m = RM_SPANK_MPI_NONE;
+		if (rm_spank_elf_needed(name, classify_cb, &m, NULL, 0, NULL) > 0)
 			c->found = m;
 	} else if (!try_dirs(c, c->runpath, name) && !try_dirs(c, c->ld_library_path, name)) {
 		try_dirs(c, system_dirs, name);
 	}
-	return c->found != SPANK_MPI_NONE;
+	return c->found != RM_SPANK_MPI_NONE;
 }
 
-spank_mpi_t spank_mpi_detect(const char *path, const char *ld_library_path)
+rm_spank_mpi_t rm_spank_mpi_detect(const char *path, const char *ld_library_path)
 {
-	spank_mpi_t direct = SPANK_MPI_NONE;
+	rm_spank_mpi_t direct = RM_SPANK_MPI_NONE;
 	char runpath[4096];
 	detect_ctx_t c = { .ld_library_path = ld_library_path, .runpath = runpath };
 	char *slash;
 
-	if (spank_elf_needed(path, classify_cb, &direct, runpath, sizeof(runpath), NULL) < 0)
-		return SPANK_MPI_NONE;
-	if (direct != SPANK_MPI_NONE)
+	if (rm_spank_elf_needed(path, classify_cb, &direct, runpath, sizeof(runpath), NULL) < 0)
+		return RM_SPANK_MPI_NONE;
+	if (direct != RM_SPANK_MPI_NONE)
 		return direct;
 	snprintf(c.origin, sizeof(c.origin), "%s", path);
 	slash = strrchr(c.origin, '/');
@@ -380,11 +380,11 @@ spank_mpi_t spank_mpi_detect(const char *path, const char *ld_library_path)
 		*slash = '\0';
 	else
 		snprintf(c.origin, sizeof(c.origin), ".");
-	spank_elf_needed(path, deps_cb, &c, NULL, 0, NULL);
+	rm_spank_elf_needed(path, deps_cb, &c, NULL, 0, NULL);
 	return c.found;
 }
 
-int spank_which(const char *argv0, const char *path_env, char *out, size_t len)
+int rm_spank_which(const char *argv0, const char *path_env, char *out, size_t len)
 {
 	const char *p = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
 	struct stat st;

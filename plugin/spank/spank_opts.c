@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mapping.h"
+#include "rm_client.h"
 
 static int parse_onoff(const char *v, int *out)
 {
@@ -31,7 +32,7 @@ static int set_path(char *dst, size_t len, const char *v)
 }
 
 /* Applies one NAME=VALUE argument. Returns 0 or -1 with err set. */
-static int conf_apply(spank_conf_t *c, const char *arg, rm_error_t *err)
+static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 {
 	const char *eq = strchr(arg, '=');
 	const char *v = eq ? eq + 1 : "";
@@ -69,13 +70,13 @@ static int conf_apply(spank_conf_t *c, const char *arg, rm_error_t *err)
 	return 0;
 }
 
-int spank_conf_parse(int argc, char *const argv[], spank_conf_t *conf, rm_error_t *err)
+int rm_spank_conf_parse(int argc, char *const argv[], rm_spank_conf_t *conf, rm_error_t *err)
 {
 	memset(conf, 0, sizeof(*conf));
-	snprintf(conf->socket, sizeof(conf->socket), "%s", SPANK_RM_SOCKET_DEFAULT);
+	snprintf(conf->socket, sizeof(conf->socket), "%s", RM_SOCKET_DEFAULT);
 	snprintf(conf->libdir, sizeof(conf->libdir), "%s", RANKMAP_LIBDIR);
 	conf->register_on = 1;
-	conf->timeout_ms = SPANK_RM_TIMEOUT_DEFAULT;
+	conf->timeout_ms = RM_SPANK_TIMEOUT_DEFAULT;
 	for (int i = 0; i < argc; i++) {
 		if (conf_apply(conf, argv[i], err) < 0) {
 			errno = EINVAL;
@@ -86,26 +87,26 @@ int spank_conf_parse(int argc, char *const argv[], spank_conf_t *conf, rm_error_
 }
 
 /* --rankmap[=auto|treematch|scotch|off|required] */
-static int job_set_mode(spank_job_t *job, const char *v, rm_error_t *err)
+static int job_set_mode(rm_spank_job_t *job, const char *v, rm_error_t *err)
 {
 	static const char *const algos[] = { "auto", "treematch", "scotch", NULL };
 
 	if (!v || !*v || !strcmp(v, "on"))
 		v = "auto";
 	if (!strcmp(v, "off")) {
-		job->mode = SPANK_MODE_OFF;
+		job->mode = RM_SPANK_MODE_OFF;
 		return 0;
 	}
 	if (!strcmp(v, "required")) {
-		job->mode = SPANK_MODE_REQUIRED;
+		job->mode = RM_SPANK_MODE_REQUIRED;
 		if (!job->algo[0])
 			snprintf(job->algo, sizeof(job->algo), "auto");
 		return 0;
 	}
 	for (int i = 0; algos[i]; i++) {
 		if (!strcmp(v, algos[i])) {
-			if (job->mode != SPANK_MODE_REQUIRED)
-				job->mode = SPANK_MODE_ON;
+			if (job->mode != RM_SPANK_MODE_REQUIRED)
+				job->mode = RM_SPANK_MODE_ON;
 			snprintf(job->algo, sizeof(job->algo), "%s", v);
 			return 0;
 		}
@@ -168,18 +169,18 @@ static int copy_arg(char *dst, size_t len, const char *opt, const char *v, rm_er
 	return 0;
 }
 
-int spank_job_set(spank_job_t *job, int opt, const char *v, int check_files, rm_error_t *err)
+int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_files, rm_error_t *err)
 {
 	map_metric_t m;
 
 	switch (opt) {
-	case SPANK_OPT_RANKMAP:
+	case RM_SPANK_OPT_RANKMAP:
 		return job_set_mode(job, v, err);
-	case SPANK_OPT_PATTERN:
+	case RM_SPANK_OPT_PATTERN:
 		if (copy_arg(job->pattern, sizeof(job->pattern), "--rankmap-pattern", v, err) < 0)
 			return -1;
 		return check_files ? check_pattern(v, err) : 0;
-	case SPANK_OPT_METRIC:
+	case RM_SPANK_OPT_METRIC:
 		if (copy_arg(job->metric, sizeof(job->metric), "--rankmap-metric", v, err) < 0)
 			return -1;
 		if (!strcmp(v, "default") || map_metric_parse(v, &m) < 0) {
@@ -188,11 +189,11 @@ int spank_job_set(spank_job_t *job, int opt, const char *v, int check_files, rm_
 					    "invalid value '%s' (expected bytes, messages or loggp)", v);
 		}
 		return 0;
-	case SPANK_OPT_TRACE:
+	case RM_SPANK_OPT_TRACE:
 		if (copy_arg(job->trace, sizeof(job->trace), "--rankmap-trace", v, err) < 0)
 			return -1;
 		return check_files ? check_trace(v, err) : 0;
-	case SPANK_OPT_BIND:
+	case RM_SPANK_OPT_BIND:
 		job->bind = 1;
 		return 0;
 	default:
@@ -201,18 +202,18 @@ int spank_job_set(spank_job_t *job, int opt, const char *v, int check_files, rm_
 	}
 }
 
-int spank_job_active(const spank_job_t *job, const spank_conf_t *conf)
+int rm_spank_job_active(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
 {
-	if (job->mode == SPANK_MODE_OFF)
+	if (job->mode == RM_SPANK_MODE_OFF)
 		return 0;
-	if (job->mode != SPANK_MODE_UNSET)
+	if (job->mode != RM_SPANK_MODE_UNSET)
 		return 1;
 	return conf->default_on || job->pattern[0] || job->metric[0] || job->trace[0] || job->bind;
 }
 
-int spank_job_binds(const spank_job_t *job, const spank_conf_t *conf)
+int rm_spank_job_binds(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
 {
-	return spank_job_active(job, conf) && (job->bind || conf->bind_default);
+	return rm_spank_job_active(job, conf) && (job->bind || conf->bind_default);
 }
 
 /* True when lib is one of the entries of a colon/space separated list. */
@@ -230,7 +231,7 @@ static int preload_has(const char *list, const char *lib)
 	return 0;
 }
 
-char *spank_preload_prepend(const char *lib, const char *existing)
+char *rm_spank_preload_prepend(const char *lib, const char *existing)
 {
 	char *out;
 	size_t len;
@@ -247,15 +248,15 @@ char *spank_preload_prepend(const char *lib, const char *existing)
 	return out;
 }
 
-int spank_mpi_library(const spank_conf_t *conf, spank_mpi_t mpi, char *buf, size_t len)
+int rm_spank_mpi_library(const rm_spank_conf_t *conf, rm_spank_mpi_t mpi, char *buf, size_t len)
 {
 	int n;
 
-	if (mpi == SPANK_MPI_NONE) {
+	if (mpi == RM_SPANK_MPI_NONE) {
 		errno = EINVAL;
 		return -1;
 	}
-	n = snprintf(buf, len, "%s/librankmap_mpi_%s.so", conf->libdir, spank_mpi_name(mpi));
+	n = snprintf(buf, len, "%s/librankmap_mpi_%s.so", conf->libdir, rm_spank_mpi_name(mpi));
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -263,17 +264,17 @@ int spank_mpi_library(const spank_conf_t *conf, spank_mpi_t mpi, char *buf, size
 	return 0;
 }
 
-size_t spank_job_env(const spank_job_t *job, const spank_conf_t *conf, spank_envvar_t *vars)
+size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, rm_spank_envvar_t *vars)
 {
 	size_t n = 0;
 
-	vars[n++] = (spank_envvar_t){ "RANKMAP_SOCKET", conf->socket };
-	vars[n++] = (spank_envvar_t){ "RANKMAP_ALGO", job->algo[0] ? job->algo : "auto" };
+	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_SOCKET", conf->socket };
+	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_ALGO", job->algo[0] ? job->algo : "auto" };
 	if (job->pattern[0])
-		vars[n++] = (spank_envvar_t){ "RANKMAP_PATTERN", job->pattern };
+		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_PATTERN", job->pattern };
 	if (job->metric[0])
-		vars[n++] = (spank_envvar_t){ "RANKMAP_METRIC", job->metric };
+		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_METRIC", job->metric };
 	if (job->trace[0])
-		vars[n++] = (spank_envvar_t){ "RANKMAP_TRACE", job->trace };
+		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_TRACE", job->trace };
 	return n;
 }

@@ -18,74 +18,73 @@
 #ifndef RANKMAP_LIBDIR
 #define RANKMAP_LIBDIR "/usr/local/lib/rankmap"
 #endif
-#define SPANK_RM_SOCKET_DEFAULT "/run/rankmapd/rankmapd.sock"
-#define SPANK_RM_TIMEOUT_DEFAULT 2000 /* ms, one daemon round trip */
+#define RM_SPANK_TIMEOUT_DEFAULT 2000 /* ms, one daemon round trip */
 
 /* plugstack.conf arguments: socket=PATH libdir=PATH default=on|off bind=on|off register=on|off
  * timeout=MS. */
-typedef struct spank_conf {
-	char socket[PATH_MAX];  /* rankmapd socket, default SPANK_RM_SOCKET_DEFAULT */
+typedef struct rm_spank_conf {
+	char socket[PATH_MAX];  /* rankmapd socket, default RM_SOCKET_DEFAULT (rm_client.h) */
 	char libdir[PATH_MAX];  /* where librankmap_mpi_<mpi>.so live, default RANKMAP_LIBDIR */
 	int default_on;         /* rankmap without --rankmap (default off) */
 	int bind_default;       /* --rankmap-bind without asking (default off) */
 	int register_on;        /* slurmd registers its hwloc topology (default on) */
-	int timeout_ms;         /* per daemon call, 1..60000 (default SPANK_RM_TIMEOUT_DEFAULT) */
-} spank_conf_t;
+	int timeout_ms;         /* per daemon call, 1..60000 (default RM_SPANK_TIMEOUT_DEFAULT) */
+} rm_spank_conf_t;
 
 /* Parses the plugstack.conf arguments (argv[0..argc-1], each NAME=VALUE). Unknown names and bad values
  * are errors naming the argument. Returns 0 or -1 (EINVAL); conf holds the defaults for what is unset. */
-int spank_conf_parse(int argc, char *const argv[], spank_conf_t *conf, rm_error_t *err);
+int rm_spank_conf_parse(int argc, char *const argv[], rm_spank_conf_t *conf, rm_error_t *err);
 
-typedef enum spank_mode {
-	SPANK_MODE_UNSET = 0, /* no --rankmap given: plugstack default applies */
-	SPANK_MODE_OFF,
-	SPANK_MODE_ON,
-	SPANK_MODE_REQUIRED   /* like ON, but a failure fails the step */
-} spank_mode_t;
+typedef enum rm_spank_mode {
+	RM_SPANK_MODE_UNSET = 0, /* no --rankmap given: plugstack default applies */
+	RM_SPANK_MODE_OFF,
+	RM_SPANK_MODE_ON,
+	RM_SPANK_MODE_REQUIRED   /* like ON, but a failure fails the step */
+} rm_spank_mode_t;
 
 /* The user's options, as given to srun/sbatch/salloc. Strings are "" when unset. */
-typedef struct spank_job {
-	spank_mode_t mode;
+typedef struct rm_spank_job {
+	rm_spank_mode_t mode;
 	char algo[16];          /* auto | treematch | scotch */
 	char pattern[PATH_MAX];
 	char metric[16];        /* bytes | messages | loggp */
 	char trace[PATH_MAX];
 	int bind;               /* --rankmap-bind given */
-} spank_job_t;
+} rm_spank_job_t;
 
 /* Option values of struct spank_option.val, one per option. */
-enum { SPANK_OPT_RANKMAP = 1, SPANK_OPT_PATTERN, SPANK_OPT_METRIC, SPANK_OPT_TRACE, SPANK_OPT_BIND };
+enum { RM_SPANK_OPT_RANKMAP = 1, RM_SPANK_OPT_PATTERN, RM_SPANK_OPT_METRIC, RM_SPANK_OPT_TRACE, RM_SPANK_OPT_BIND };
 
 /* Validates one option's argument (optarg may be NULL for --rankmap and --rankmap-bind) and records it
  * in job. check_files: also open --rankmap-pattern and parse it completely (the submission-time check;
  * errors name file and line), and check that --rankmap-trace's directory exists and is writable.
  * Returns 0 or -1 (EINVAL, or the file's errno) with err explaining. */
-int spank_job_set(spank_job_t *job, int opt, const char *optarg, int check_files, rm_error_t *err);
+int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *optarg, int check_files, rm_error_t *err);
 
 /* Whether rankmap applies to this step: mode ON/REQUIRED, or UNSET with any other option given or the
  * plugstack default on. */
-int spank_job_active(const spank_job_t *job, const spank_conf_t *conf);
+int rm_spank_job_active(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
 /* Whether tasks are to be bound (active and --rankmap-bind, or bind=on in plugstack.conf). */
-int spank_job_binds(const spank_job_t *job, const spank_conf_t *conf);
+int rm_spank_job_binds(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
 
 /* Returns a malloc'd LD_PRELOAD value with lib first and the existing value (may be NULL or "") kept
  * after it, separated by a colon; when lib is already an entry of existing, a copy of existing.
  * NULL on ENOMEM. */
-char *spank_preload_prepend(const char *lib, const char *existing);
+char *rm_spank_preload_prepend(const char *lib, const char *existing);
 
 /* Writes "<libdir>/librankmap_mpi_<mpi>.so" into buf. Returns 0, or -1 (ENAMETOOLONG, or EINVAL for
- * SPANK_MPI_NONE). */
-int spank_mpi_library(const spank_conf_t *conf, spank_mpi_t mpi, char *buf, size_t len);
+ * RM_SPANK_MPI_NONE). */
+int rm_spank_mpi_library(const rm_spank_conf_t *conf, rm_spank_mpi_t mpi, char *buf, size_t len);
 
 /* One environment variable to export to the tasks. */
-typedef struct spank_envvar {
+typedef struct rm_spank_envvar {
 	const char *name;
 	const char *value;      /* borrowed from job/conf */
-} spank_envvar_t;
-#define SPANK_ENV_MAX 8
+} rm_spank_envvar_t;
+#define RM_SPANK_ENV_MAX 8
 
 /* Fills vars with the RANKMAP_* variables the MPI library reads (socket, algorithm, pattern, metric,
- * trace) for an active job. Returns the count (<= SPANK_ENV_MAX). */
-size_t spank_job_env(const spank_job_t *job, const spank_conf_t *conf, spank_envvar_t *vars);
+ * trace) for an active job. Returns the count (<= RM_SPANK_ENV_MAX). */
+size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, rm_spank_envvar_t *vars);
 
 #endif

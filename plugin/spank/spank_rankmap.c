@@ -11,7 +11,7 @@
  *                        library matching the program's MPI, exports RANKMAP_*, and binds the task.
  *
  * SPANK gives callbacks no user pointer, so every callback rebuilds its state in one context struct
- * (spank_rm_ctx_t, on the stack) from the plugstack.conf arguments and spank_option_getopt(); what
+ * (rm_spank_ctx_t, on the stack) from the plugstack.conf arguments and spank_option_getopt(); what
  * user_init hands to the tasks travels in the step environment. No mutable globals, no exit().
  * Failure never fails a step unless the user asked --rankmap=required; the user sees one warning at
  * most (printed by global task 0), everything else goes to the slurmd log.
@@ -45,19 +45,19 @@ static int opt_cb(int val, const char *optarg, int remote);
 static struct spank_option rm_options[] = {
 	{ "rankmap", "[MODE]",
 	  "Topology-aware MPI rank reordering (rankmap). MODE: auto (default), treematch, scotch, "
-	  "off, or required (fail the step if rankmap cannot be applied).", 2, SPANK_OPT_RANKMAP, opt_cb },
+	  "off, or required (fail the step if rankmap cannot be applied).", 2, RM_SPANK_OPT_RANKMAP, opt_cb },
 	{ "rankmap-pattern", "FILE",
 	  "rankmap: weight rank pairs by this recorded communication pattern (Matrix Market, as "
-	  "written by --rankmap-trace). Implies --rankmap.", 1, SPANK_OPT_PATTERN, opt_cb },
+	  "written by --rankmap-trace). Implies --rankmap.", 1, RM_SPANK_OPT_PATTERN, opt_cb },
 	{ "rankmap-metric", "METRIC",
 	  "rankmap: which pattern column to use: bytes, messages or loggp (both, LogGP-weighted). "
-	  "Implies --rankmap.", 1, SPANK_OPT_METRIC, opt_cb },
+	  "Implies --rankmap.", 1, RM_SPANK_OPT_METRIC, opt_cb },
 	{ "rankmap-trace", "FILE",
 	  "rankmap: record the point-to-point traffic of this run into FILE at MPI_Finalize "
-	  "(a traced run is not reordered). Implies --rankmap.", 1, SPANK_OPT_TRACE, opt_cb },
+	  "(a traced run is not reordered). Implies --rankmap.", 1, RM_SPANK_OPT_TRACE, opt_cb },
 	{ "rankmap-bind", NULL,
 	  "rankmap: bind each task to a core of the step's allocation, placed by rankmapd "
-	  "according to the pattern (or rank order). Implies --rankmap.", 0, SPANK_OPT_BIND, opt_cb },
+	  "according to the pattern (or rank order). Implies --rankmap.", 0, RM_SPANK_OPT_BIND, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 
@@ -65,13 +65,13 @@ static struct spank_option rm_options[] = {
  * spank_option_getopt() where it is used. */
 static int opt_cb(int val, const char *optarg, int remote)
 {
-	spank_job_t scratch = { .mode = SPANK_MODE_UNSET };
+	rm_spank_job_t scratch = { .mode = RM_SPANK_MODE_UNSET };
 	rm_error_t err = { 0 };
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 
 	if (remote)
 		return 0;
-	if (spank_job_set(&scratch, val, optarg, 1, &err) < 0) {
+	if (rm_spank_job_set(&scratch, val, optarg, 1, &err) < 0) {
 		slurm_error("rankmap: %s", rm_error_format(&err, buf, sizeof(buf)));
 		return -1;
 	}
@@ -79,7 +79,7 @@ static int opt_cb(int val, const char *optarg, int remote)
 }
 
 /* Fills ctx->job from the options the user gave (contexts where spank_option_getopt works). */
-static void ctx_read_options(spank_rm_ctx_t *ctx)
+static void ctx_read_options(rm_spank_ctx_t *ctx)
 {
 	for (int i = 0; rm_options[i].name; i++) {
 		char *arg = NULL;
@@ -88,7 +88,7 @@ static void ctx_read_options(spank_rm_ctx_t *ctx)
 
 		if (spank_option_getopt(ctx->sp, &rm_options[i], &arg) != ESPANK_SUCCESS)
 			continue;
-		if (spank_job_set(&ctx->job, rm_options[i].val, arg, 0, &err) < 0)
+		if (rm_spank_job_set(&ctx->job, rm_options[i].val, arg, 0, &err) < 0)
 			slurm_info("rankmap: ignoring --%s: %s", rm_options[i].name,
 				   rm_error_format(&err, buf, sizeof(buf)));
 	}
@@ -97,14 +97,14 @@ static void ctx_read_options(spank_rm_ctx_t *ctx)
 /* Builds the context of one callback. Returns 0, or -1 when the plugstack.conf arguments are bad: the
  * plugin then stays out of the way. That is said once to the user at submission (srun, sbatch, salloc
  * and slurmd report it with slurm_error); slurmstepd, which runs once per node and task, only logs it. */
-static int ctx_load(spank_rm_ctx_t *ctx, spank_t sp, int ac, char **av, int with_options)
+static int ctx_load(rm_spank_ctx_t *ctx, spank_t sp, int ac, char **av, int with_options)
 {
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->sp = sp;
 	ctx->where = spank_context();
-	if (spank_conf_parse(ac, av, &ctx->conf, &ctx->err) < 0) {
+	if (rm_spank_conf_parse(ac, av, &ctx->conf, &ctx->err) < 0) {
 		rm_error_format(&ctx->err, buf, sizeof(buf));
 		if (ctx->where == S_CTX_REMOTE)
 			slurm_info("rankmap: plugin disabled: %s", buf);
@@ -119,7 +119,7 @@ static int ctx_load(spank_rm_ctx_t *ctx, spank_t sp, int ac, char **av, int with
 
 EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	spank_rm_ctx_t ctx;
+	rm_spank_ctx_t ctx;
 	spank_context_t where = spank_context();
 
 	if (where == S_CTX_LOCAL || where == S_CTX_REMOTE || where == S_CTX_ALLOCATOR) {
@@ -131,42 +131,42 @@ EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 		return 0;
 	}
 	if (where == S_CTX_SLURMD && ctx_load(&ctx, sp, ac, av, 0) == 0 && ctx.conf.register_on)
-		spank_rm_register_node(&ctx);
+		rm_spank_register_node(&ctx);
 	return 0;
 }
 
 EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	spank_rm_ctx_t ctx;
+	rm_spank_ctx_t ctx;
 
-	if (ctx_load(&ctx, sp, ac, av, 1) < 0 || !spank_job_active(&ctx.job, &ctx.conf))
+	if (ctx_load(&ctx, sp, ac, av, 1) < 0 || !rm_spank_job_active(&ctx.job, &ctx.conf))
 		return 0;
-	spank_rm_ensure_nodename(&ctx);
-	if (spank_job_binds(&ctx.job, &ctx.conf))
-		spank_rm_bind_plan(&ctx);
+	rm_spank_ensure_nodename(&ctx);
+	if (rm_spank_job_binds(&ctx.job, &ctx.conf))
+		rm_spank_step_bind_plan(&ctx);
 	else
-		spank_rm_probe_daemon(&ctx);
+		rm_spank_probe_daemon(&ctx);
 	return 0;
 }
 
 EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
-	spank_rm_ctx_t ctx;
+	rm_spank_ctx_t ctx;
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 
-	if (ctx_load(&ctx, sp, ac, av, 1) < 0 || !spank_job_active(&ctx.job, &ctx.conf))
+	if (ctx_load(&ctx, sp, ac, av, 1) < 0 || !rm_spank_job_active(&ctx.job, &ctx.conf))
 		return 0;
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &ctx.global_id) != ESPANK_SUCCESS)
 		ctx.global_id = UINT32_MAX;
 	if (spank_get_item(sp, S_TASK_ID, &ctx.local_id) != ESPANK_SUCCESS)
 		ctx.local_id = -1;
-	spank_rm_task_preload(&ctx);
-	if (spank_job_binds(&ctx.job, &ctx.conf))
-		spank_rm_task_bind(&ctx);
+	rm_spank_task_preload(&ctx);
+	if (rm_spank_job_binds(&ctx.job, &ctx.conf))
+		rm_spank_task_bind(&ctx);
 	if (!rm_error_isset(&ctx.err))
 		return 0;
 	rm_error_format(&ctx.err, buf, sizeof(buf));
-	if (ctx.job.mode == SPANK_MODE_REQUIRED) {
+	if (ctx.job.mode == RM_SPANK_MODE_REQUIRED) {
 		if (ctx.global_id == 0)
 			fprintf(stderr, "rankmap: error: %s (--rankmap=required)\n", buf);
 		slurm_info("rankmap: task %u: %s (--rankmap=required: failing the task)", ctx.global_id, buf);

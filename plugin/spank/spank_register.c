@@ -18,7 +18,7 @@
 #include <hwloc.h>
 #include <jansson.h>
 
-#include "lib_client.h"
+#include "rm_client.h"
 #include "spank_rm.h"
 
 /* Finds "-N name" / "-Nname" in slurmd's command line. Returns 0 with the name in buf, or -1. */
@@ -91,7 +91,7 @@ fail:
 	return NULL;
 }
 
-void spank_rm_register_node(spank_rm_ctx_t *ctx)
+void rm_spank_register_node(rm_spank_ctx_t *ctx)
 {
 	char host[256], buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 	hwloc_topology_t topo;

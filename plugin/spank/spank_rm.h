@@ -15,36 +15,36 @@
 #include "rm_error.h"
 #include "spank_opts.h"
 
-typedef struct spank_rm_ctx {
+typedef struct rm_spank_ctx {
 	spank_t sp;
 	spank_context_t where;
-	spank_conf_t conf;      /* plugstack.conf arguments */
-	spank_job_t job;        /* the user's options */
+	rm_spank_conf_t conf;      /* plugstack.conf arguments */
+	rm_spank_job_t job;        /* the user's options */
 	uint32_t global_id;     /* task_init: this task's rank in the step */
 	int local_id;           /* task_init: this task's index on the node */
 	rm_error_t err;         /* first failure: the one warning (or the required-mode error) */
-} spank_rm_ctx_t;
+} rm_spank_ctx_t;
 
 /* slurmd: sends this node's hwloc topology to rankmapd (register request). Logs failures. */
-void spank_rm_register_node(spank_rm_ctx_t *ctx);
+void rm_spank_register_node(rm_spank_ctx_t *ctx);
 
 /* slurmstepd: makes sure SLURMD_NODENAME is in the step environment (the MPI library names the node
  * by it). */
-void spank_rm_ensure_nodename(spank_rm_ctx_t *ctx);
+void rm_spank_ensure_nodename(rm_spank_ctx_t *ctx);
 
 /* user_init, when not binding: on the step's first node, checks that rankmapd answers a connection;
  * when it does not, tells the tasks (they warn once and keep the MPI library away from the daemon). */
-void spank_rm_probe_daemon(spank_rm_ctx_t *ctx);
+void rm_spank_probe_daemon(rm_spank_ctx_t *ctx);
 
 /* user_init: computes the node's binding plan and leaves it (or the reason there is none) in the step
  * environment for the tasks. */
-void spank_rm_bind_plan(spank_rm_ctx_t *ctx);
+void rm_spank_step_bind_plan(rm_spank_ctx_t *ctx);
 
 /* task_init: detects the program's MPI, prepends the matching rankmap library to LD_PRELOAD and
  * exports the RANKMAP_* variables. */
-void spank_rm_task_preload(spank_rm_ctx_t *ctx);
+void rm_spank_task_preload(rm_spank_ctx_t *ctx);
 
 /* task_init: binds the task as the plan says. */
-void spank_rm_task_bind(spank_rm_ctx_t *ctx);
+void rm_spank_task_bind(rm_spank_ctx_t *ctx);
 
 #endif

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "spank_bind.h"
-#include "lib_client.h"
+#include "rm_client.h"
 #include "spank_elf.h"
 #include "spank_rm.h"
 
@@ -35,7 +35,7 @@ static char *step_getenv(spank_t sp, const char *name)
 	}
 }
 
-void spank_rm_ensure_nodename(spank_rm_ctx_t *ctx)
+void rm_spank_ensure_nodename(rm_spank_ctx_t *ctx)
 {
 	char *name = step_getenv(ctx->sp, "SLURMD_NODENAME");
 	const char *env = getenv("SLURMD_NODENAME");
@@ -52,7 +52,7 @@ void spank_rm_ensure_nodename(spank_rm_ctx_t *ctx)
 /* Set by user_init on node 0 when rankmapd does not answer (value: why), read and removed by task_init. */
 #define DAEMON_DOWN_ENV "RANKMAP_DAEMON_DOWN"
 
-void spank_rm_probe_daemon(spank_rm_ctx_t *ctx)
+void rm_spank_probe_daemon(rm_spank_ctx_t *ctx)
 {
 	uint32_t nodeid = 1;
 	rm_error_t err = { 0 };
@@ -77,7 +77,7 @@ void spank_rm_probe_daemon(spank_rm_ctx_t *ctx)
 
 /* Task side of a dead daemon: the library is told not to try it (it reorders on its local model) and
  * the user gets the one warning. */
-static void task_daemon_down(spank_rm_ctx_t *ctx, const char *why, const char *also)
+static void task_daemon_down(rm_spank_ctx_t *ctx, const char *why, const char *also)
 {
 	spank_unsetenv(ctx->sp, "RANKMAP_SOCKET");
 	rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); %sMPI reordering uses the local model", why,
@@ -85,7 +85,7 @@ static void task_daemon_down(spank_rm_ctx_t *ctx, const char *why, const char *a
 }
 
 /* Finds the program the task executes. Returns 0 with its path in prog, or -1. */
-static int task_program(spank_rm_ctx_t *ctx, char *prog, size_t len)
+static int task_program(rm_spank_ctx_t *ctx, char *prog, size_t len)
 {
 	int argc = 0;
 	char **argv = NULL;
@@ -95,27 +95,27 @@ static int task_program(spank_rm_ctx_t *ctx, char *prog, size_t len)
 	if (spank_get_item(ctx->sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv[0])
 		return -1;
 	path = step_getenv(ctx->sp, "PATH");
-	rc = spank_which(argv[0], path, prog, len);
+	rc = rm_spank_which(argv[0], path, prog, len);
 	free(path);
 	return rc;
 }
 
 /* Exports the RANKMAP_* variables of an active job. */
-static void task_export(spank_rm_ctx_t *ctx)
+static void task_export(rm_spank_ctx_t *ctx)
 {
-	spank_envvar_t vars[SPANK_ENV_MAX];
-	size_t n = spank_job_env(&ctx->job, &ctx->conf, vars);
+	rm_spank_envvar_t vars[RM_SPANK_ENV_MAX];
+	size_t n = rm_spank_job_env(&ctx->job, &ctx->conf, vars);
 
 	for (size_t i = 0; i < n; i++)
 		if (spank_setenv(ctx->sp, vars[i].name, vars[i].value, 1) != ESPANK_SUCCESS)
 			slurm_info("rankmap: cannot set %s", vars[i].name);
 }
 
-void spank_rm_task_preload(spank_rm_ctx_t *ctx)
+void rm_spank_task_preload(rm_spank_ctx_t *ctx)
 {
 	char prog[PATH_MAX], lib[PATH_MAX];
 	char *llp, *old = NULL, *val = NULL, *down = step_getenv(ctx->sp, DAEMON_DOWN_ENV);
-	spank_mpi_t mpi;
+	rm_spank_mpi_t mpi;
 
 	if (down)
 		spank_unsetenv(ctx->sp, DAEMON_DOWN_ENV);
@@ -124,20 +124,20 @@ void spank_rm_task_preload(spank_rm_ctx_t *ctx)
 		goto out; /* execve will report it */
 	}
 	llp = step_getenv(ctx->sp, "LD_LIBRARY_PATH");
-	mpi = spank_mpi_detect(prog, llp);
+	mpi = rm_spank_mpi_detect(prog, llp);
 	free(llp);
-	if (mpi == SPANK_MPI_NONE) {
-		if (ctx->job.mode == SPANK_MODE_REQUIRED)
+	if (mpi == RM_SPANK_MPI_NONE) {
+		if (ctx->job.mode == RM_SPANK_MODE_REQUIRED)
 			rm_error_set(&ctx->err, prog, 0, 0, "not linked with Open MPI or MPICH: nothing to reorder");
 		goto out;
 	}
-	if (spank_mpi_library(&ctx->conf, mpi, lib, sizeof(lib)) < 0 || access(lib, R_OK) < 0) {
+	if (rm_spank_mpi_library(&ctx->conf, mpi, lib, sizeof(lib)) < 0 || access(lib, R_OK) < 0) {
 		rm_error_set(&ctx->err, lib, 0, 0, "%s (needed for %s, an %s program); running without rank "
-			     "reordering", strerror(errno), prog, mpi == SPANK_MPI_OPENMPI ? "Open MPI" : "MPICH");
+			     "reordering", strerror(errno), prog, mpi == RM_SPANK_MPI_OPENMPI ? "Open MPI" : "MPICH");
 		goto out;
 	}
 	old = step_getenv(ctx->sp, "LD_PRELOAD");
-	val = spank_preload_prepend(lib, old);
+	val = rm_spank_preload_prepend(lib, old);
 	if (!val || spank_setenv(ctx->sp, "LD_PRELOAD", val, 1) != ESPANK_SUCCESS)
 		rm_error_set(&ctx->err, "LD_PRELOAD", 0, 0, "cannot set; running without rank reordering");
 	else
@@ -172,9 +172,9 @@ static uint32_t *local_ranks(spank_t sp, uint32_t *ntasks, uint32_t *total)
 	return g;
 }
 
-void spank_rm_bind_plan(spank_rm_ctx_t *ctx)
+void rm_spank_step_bind_plan(rm_spank_ctx_t *ctx)
 {
-	spank_bind_req_t req = { .socket = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms };
+	rm_spank_bind_req_t req = { .socket = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms };
 	char *node = step_getenv(ctx->sp, "SLURMD_NODENAME"), *cores = NULL, *plan = NULL;
 	uint32_t *global = NULL;
 	int unreachable = 0;
@@ -192,15 +192,15 @@ void spank_rm_bind_plan(spank_rm_ctx_t *ctx)
 		req.pattern = ctx->job.pattern[0] ? ctx->job.pattern : NULL;
 		req.metric = ctx->job.metric[0] ? ctx->job.metric : NULL;
 		req.algo = ctx->job.algo[0] ? ctx->job.algo : "auto";
-		plan = spank_bind_plan(&req, &unreachable, &err);
+		plan = rm_spank_bind_plan(&req, &unreachable, &err);
 	}
 	if (plan) {
-		spank_setenv(ctx->sp, SPANK_BIND_PLAN_ENV, plan, 1);
+		spank_setenv(ctx->sp, RM_SPANK_BIND_PLAN_ENV, plan, 1);
 		slurm_info("rankmap: binding plan on %s (cores %s): %s", req.node, cores, plan);
 	} else {
 		rm_error_format(&err, buf, sizeof(buf));
 		snprintf(msg, sizeof(msg), "%s%s", unreachable ? BIND_ERR_DAEMON : BIND_ERR_PLAN, buf);
-		spank_setenv(ctx->sp, SPANK_BIND_ERROR_ENV, msg, 1);
+		spank_setenv(ctx->sp, RM_SPANK_BIND_ERROR_ENV, msg, 1);
 		slurm_info("rankmap: no binding plan on %s: %s", node ? node : "?", buf);
 	}
 	free(plan);
@@ -208,15 +208,15 @@ void spank_rm_bind_plan(spank_rm_ctx_t *ctx)
 	free(node);
 }
 
-void spank_rm_task_bind(spank_rm_ctx_t *ctx)
+void rm_spank_task_bind(rm_spank_ctx_t *ctx)
 {
-	char *plan = step_getenv(ctx->sp, SPANK_BIND_PLAN_ENV);
-	char *why = plan ? NULL : step_getenv(ctx->sp, SPANK_BIND_ERROR_ENV);
+	char *plan = step_getenv(ctx->sp, RM_SPANK_BIND_PLAN_ENV);
+	char *why = plan ? NULL : step_getenv(ctx->sp, RM_SPANK_BIND_ERROR_ENV);
 	rm_error_t err = { 0 };
 	char cpus[4096];
 
-	spank_unsetenv(ctx->sp, SPANK_BIND_PLAN_ENV);
-	spank_unsetenv(ctx->sp, SPANK_BIND_ERROR_ENV);
+	spank_unsetenv(ctx->sp, RM_SPANK_BIND_PLAN_ENV);
+	spank_unsetenv(ctx->sp, RM_SPANK_BIND_ERROR_ENV);
 	if (!plan) {
 		const char *w = why ? why : "no binding plan";
 		if (!strncmp(w, BIND_ERR_DAEMON, strlen(BIND_ERR_DAEMON))) {
@@ -232,12 +232,12 @@ void spank_rm_task_bind(spank_rm_ctx_t *ctx)
 	}
 	if (ctx->local_id < 0) {
 		rm_error_set(&ctx->err, "--rankmap-bind", 0, 0, "no local task id; task not bound");
-	} else if (spank_bind_apply(plan, (uint32_t)ctx->local_id, cpus, sizeof(cpus), &err) < 0) {
+	} else if (rm_spank_bind_apply(plan, (uint32_t)ctx->local_id, cpus, sizeof(cpus), &err) < 0) {
 		char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 		rm_error_set(&ctx->err, "--rankmap-bind", 0, 0, "task %u: %s; task not bound", ctx->global_id,
 			     rm_error_format(&err, buf, sizeof(buf)));
 	} else {
-		spank_setenv(ctx->sp, SPANK_BIND_CPUS_ENV, cpus, 1);
+		spank_setenv(ctx->sp, RM_SPANK_BIND_CPUS_ENV, cpus, 1);
 	}
 	free(plan);
 }

@@ -11,9 +11,9 @@
 #define RANKMAP_FUZZ_DAEMON_COMMON_H
 
 #include "fuzz_util.h"
-#include "daemon/lib_proto.h"
-#include "daemon/srv.h"
-#include "daemon/srv_requests.h"
+#include "rm_client.h"
+#include "daemon/server/srv.h"
+#include "daemon/server/srv_requests.h"
 
 static srv_ctx_t fz_ctx;
 

@@ -1,7 +1,7 @@
-/* Fuzz target: rankmapd.conf (daemon/srv_config.c: the table-driven parser), the check of the
+/* Fuzz target: rankmapd.conf (daemon/server/srv_config.c: the table-driven parser), the check of the
  * assembled configuration, and printing it back. */
 #include "fuzz_util.h"
-#include "daemon/srv.h"
+#include "daemon/server/srv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: rankmapd's framing (daemon/lib_proto.c): the input is a byte stream arriving on a Unix
+ * Fuzz target: rankmapd's framing (daemon/client/proto.c): the input is a byte stream arriving on a Unix
  * socket, read frame by frame with rm_frame_recv (4-byte length, size limit, truncation, end of stream)
  * and every decoded request dispatched as the daemon would (fuzz_daemon_common.h).
  */

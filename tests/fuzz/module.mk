@@ -9,9 +9,10 @@ FUZZ_CC ?= clang-14
 FUZZ_SECONDS ?= 30
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -Wextra \
-	-Wno-unused-parameter -DRANKMAP_VERSION=\"$(VERSION)\" -MMD -MP -I. -Icommon -Itopo -Iorder -Imapping \
-	-Idaemon $(PKG_CFLAGS) $(SCOTCH_CFLAGS)
-FUZZ_LIB_SRC := $(wildcard common/*.c topo/*.c order/*.c mapping/*.c daemon/lib_*.c daemon/srv_*.c)
+	-Wno-unused-parameter -DRANKMAP_VERSION=\"$(VERSION)\" -MMD -MP $(TEST_INC) $(PKG_CFLAGS)
+# Everything is compiled with TEST_INC (tests/module.mk); the module walls are enforced by the gcc build.
+FUZZ_LIB_SRC := $(COMMON_SRC) $(TOPO_SRC) $(REPORT_SRC) $(ORDER_SRC) $(MAPPING_SRC) $(CLIENT_SRC) \
+	$(filter-out daemon/server/rankmapd.c,$(SRV_SRC))
 FUZZ_LIB_OBJS := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(FUZZ_LIB_SRC))
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))

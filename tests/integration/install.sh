@@ -10,7 +10,7 @@ R=$T/opt/rm
 for f in bin/rankmapctl sbin/rankmapd lib/rankmap/librankmap_mpi_openmpi.so lib/rankmap/librankmap_mpi_mpich.so \
 	lib/rankmap/spank_rankmap.so lib/systemd/system/rankmapd.service share/rankmap/examples/rankmapd.conf \
 	share/rankmap/examples/torus.conf.example share/rankmap/examples/plugstack.conf.example \
-	share/doc/rankmap/README.md share/doc/rankmap/PROTOCOL.md share/man/man1/rankmapctl.1 \
+	share/doc/rankmap/README.md share/doc/rankmap/ARCHITECTURE.md share/doc/rankmap/PROTOCOL.md share/man/man1/rankmapctl.1 \
 	share/man/man8/rankmapd.8 share/man/man5/rankmapd.conf.5 share/man/man8/spank_rankmap.8; do
 	expect "installed $f" test -s "$R/$f"
 done

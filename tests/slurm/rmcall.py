@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/slurm/rmcall.py: a minimal, independent rankmapd client for the SPANK tests.
 
-Frames are a 4-byte big-endian length and one JSON object (daemon/lib_proto.h). Usage:
+Frames are a 4-byte big-endian length and one JSON object (daemon/client/rm_client.h). Usage:
   rmcall.py SOCKET 'JSON request'        prints the JSON response; exit 0 when "ok" is true
   rmcall.py SOCKET --bind-expect NODE CORES NTASKS [ALGO]
         prints the CPU list each local task of NODE should get for --rankmap-bind without a pattern

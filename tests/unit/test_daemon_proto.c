@@ -4,7 +4,7 @@
  * response checks, and rm_client_call's ownership rules.
  */
 #include "tests/harness.h"
-#include "daemon/lib_client.h"
+#include "rm_client.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 
 #include "tests/harness.h"
-#include "daemon/lib_client.h"
+#include "rm_client.h"
 
 typedef struct tdaemon {
 	char dir[256];      /* temporary directory: conf, sock, state/, log */

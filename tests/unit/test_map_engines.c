@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "mapping.h"
-#include "topo_scotch.h"
+#include "target_scotch.h"
 #include "tests/harness.h"
 
 static const char *const engines[] = { "identity", "treematch", "scotch", "refine", "bisect", "auto" };

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_report_slurm.c: the switch tree behind slurm-topology and the pictures
- * (topo/topo_slurm.h, topo/report_svg.h). Expected values derived by hand from the fabric files
+ * (topo/report/topo_slurm.h, topo/report/report_svg.h). Expected values derived by hand from the fabric files
  * (tests/data/ib/small-3level.ports: 4 leaves, 4 aggregation switches in 2 pods, 1 core).
  */
 #define _GNU_SOURCE

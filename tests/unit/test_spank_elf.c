@@ -58,8 +58,8 @@ static void check_against_readelf(const char *path)
 		printf("skip %s (missing, or no readelf)\n", path);
 		return;
 	}
-	rc = spank_elf_needed(path, collect, &ours, NULL, 0, &err);
-	check(rc == 0, "%s: spank_elf_needed returned %d (%s)", path, rc, err.text);
+	rc = rm_spank_elf_needed(path, collect, &ours, NULL, 0, &err);
+	check(rc == 0, "%s: rm_spank_elf_needed returned %d (%s)", path, rc, err.text);
 	check(ours.n == ref.n, "%s: %d entries, readelf says %d", path, ours.n, ref.n);
 	for (int i = 0; i < ours.n && i < ref.n; i++)
 		check(!strcmp(ours.s[i], ref.s[i]), "%s: entry %d is %s, readelf says %s", path, i, ours.s[i], ref.s[i]);
@@ -67,15 +67,15 @@ static void check_against_readelf(const char *path)
 
 static void test_sonames(void)
 {
-	check(spank_mpi_from_soname("libmpi.so.40") == SPANK_MPI_OPENMPI, "libmpi.so.40");
-	check(spank_mpi_from_soname("libmpi_mpifh.so.40") == SPANK_MPI_OPENMPI, "libmpi_mpifh.so.40");
-	check(spank_mpi_from_soname("libmpich.so.12") == SPANK_MPI_MPICH, "libmpich.so.12");
-	check(spank_mpi_from_soname("libmpichfort.so.12") == SPANK_MPI_MPICH, "libmpichfort.so.12");
-	check(spank_mpi_from_soname("libmpi.so.12") == SPANK_MPI_MPICH, "libmpi.so.12 is the MPICH ABI");
-	check(spank_mpi_from_soname("libc.so.6") == SPANK_MPI_NONE, "libc");
-	check(spank_mpi_from_soname("libmpigood.so") == SPANK_MPI_NONE, "libmpigood is not MPI");
-	check(spank_mpi_from_soname("libmpich") == SPANK_MPI_NONE, "no .so");
-	check(!strcmp(spank_mpi_name(SPANK_MPI_OPENMPI), "openmpi") && !strcmp(spank_mpi_name(SPANK_MPI_MPICH), "mpich"),
+	check(rm_spank_mpi_from_soname("libmpi.so.40") == RM_SPANK_MPI_OPENMPI, "libmpi.so.40");
+	check(rm_spank_mpi_from_soname("libmpi_mpifh.so.40") == RM_SPANK_MPI_OPENMPI, "libmpi_mpifh.so.40");
+	check(rm_spank_mpi_from_soname("libmpich.so.12") == RM_SPANK_MPI_MPICH, "libmpich.so.12");
+	check(rm_spank_mpi_from_soname("libmpichfort.so.12") == RM_SPANK_MPI_MPICH, "libmpichfort.so.12");
+	check(rm_spank_mpi_from_soname("libmpi.so.12") == RM_SPANK_MPI_MPICH, "libmpi.so.12 is the MPICH ABI");
+	check(rm_spank_mpi_from_soname("libc.so.6") == RM_SPANK_MPI_NONE, "libc");
+	check(rm_spank_mpi_from_soname("libmpigood.so") == RM_SPANK_MPI_NONE, "libmpigood is not MPI");
+	check(rm_spank_mpi_from_soname("libmpich") == RM_SPANK_MPI_NONE, "no .so");
+	check(!strcmp(rm_spank_mpi_name(RM_SPANK_MPI_OPENMPI), "openmpi") && !strcmp(rm_spank_mpi_name(RM_SPANK_MPI_MPICH), "mpich"),
 	      "names");
 }
 
@@ -128,36 +128,36 @@ static void test_malformed(void)
 		int rc;
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
 		errno = 0;
-		rc = spank_elf_needed(p, collect, &l, NULL, 0, &err);
+		rc = rm_spank_elf_needed(p, collect, &l, NULL, 0, &err);
 		check(rc == -1 && errno == ENOEXEC, "%s: rc %d errno %d", names[i], rc, errno);
 		check(strstr(err.source, names[i]) != NULL, "%s: error names the file ('%s')", names[i], err.source);
-		check(spank_mpi_detect(p, NULL) == SPANK_MPI_NONE, "%s: no MPI", names[i]);
+		check(rm_spank_mpi_detect(p, NULL) == RM_SPANK_MPI_NONE, "%s: no MPI", names[i]);
 		unlink(p);
 	}
-	check(spank_elf_needed("/nonexistent/x", collect, &l, NULL, 0, NULL) == -1 && errno == ENOENT, "missing file");
+	check(rm_spank_elf_needed("/nonexistent/x", collect, &l, NULL, 0, NULL) == -1 && errno == ENOENT, "missing file");
 	rmdir(dir);
 }
 
 static void test_detect(void)
 {
-	check(spank_mpi_detect("/usr/bin/ompi_info", NULL) == SPANK_MPI_OPENMPI, "ompi_info is Open MPI");
-	check(spank_mpi_detect("/usr/bin/mpichversion", NULL) == SPANK_MPI_MPICH, "mpichversion is MPICH");
-	check(spank_mpi_detect("/bin/ls", NULL) == SPANK_MPI_NONE, "ls has no MPI");
-	check(spank_mpi_detect("/sbin/ldconfig", NULL) == SPANK_MPI_NONE, "static ldconfig has no MPI");
+	check(rm_spank_mpi_detect("/usr/bin/ompi_info", NULL) == RM_SPANK_MPI_OPENMPI, "ompi_info is Open MPI");
+	check(rm_spank_mpi_detect("/usr/bin/mpichversion", NULL) == RM_SPANK_MPI_MPICH, "mpichversion is MPICH");
+	check(rm_spank_mpi_detect("/bin/ls", NULL) == RM_SPANK_MPI_NONE, "ls has no MPI");
+	check(rm_spank_mpi_detect("/sbin/ldconfig", NULL) == RM_SPANK_MPI_NONE, "static ldconfig has no MPI");
 }
 
 static void test_which(void)
 {
 	char out[4096];
 
-	check(spank_which("ls", "/nonexistent:/bin:/usr/bin", out, sizeof(out)) == 0 && !strcmp(out, "/bin/ls"),
+	check(rm_spank_which("ls", "/nonexistent:/bin:/usr/bin", out, sizeof(out)) == 0 && !strcmp(out, "/bin/ls"),
 	      "ls found in /bin (%s)", out);
-	check(spank_which("./relative/prog", "/bin", out, sizeof(out)) == 0 && !strcmp(out, "./relative/prog"),
+	check(rm_spank_which("./relative/prog", "/bin", out, sizeof(out)) == 0 && !strcmp(out, "./relative/prog"),
 	      "a path with a slash is kept");
-	check(spank_which("no-such-program-xyz", "/bin:/usr/bin", out, sizeof(out)) == -1 && errno == ENOENT,
+	check(rm_spank_which("no-such-program-xyz", "/bin:/usr/bin", out, sizeof(out)) == -1 && errno == ENOENT,
 	      "missing program");
-	check(spank_which("", "/bin", out, sizeof(out)) == -1, "empty name");
-	check(spank_which("ls", "/bin", out, 4) == -1, "too small a buffer");
+	check(rm_spank_which("", "/bin", out, sizeof(out)) == -1, "empty name");
+	check(rm_spank_which("ls", "/bin", out, 4) == -1, "too small a buffer");
 }
 
 int main(void)

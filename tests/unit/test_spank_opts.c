@@ -10,29 +10,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rm_client.h"
 #include "spank_bind.h"
 #include "spank_opts.h"
 #include "tests/harness.h"
 
 static void test_conf(void)
 {
-	spank_conf_t c;
+	rm_spank_conf_t c;
 	rm_error_t err = { 0 };
 	char *good[] = { "socket=/tmp/s.sock", "libdir=/opt/rm/lib", "default=on", "bind=yes", "register=off",
 			 "timeout=500" };
 	char *bad[][1] = { { "socket=relative" }, { "default=maybe" }, { "colour=blue" }, { "timeout=0" },
 			   { "noequals" }, { "timeout=12x" } };
 
-	check(spank_conf_parse(0, NULL, &c, &err) == 0, "empty arguments");
-	check(!strcmp(c.socket, SPANK_RM_SOCKET_DEFAULT) && !strcmp(c.libdir, RANKMAP_LIBDIR), "default paths");
-	check(c.default_on == 0 && c.bind_default == 0 && c.register_on == 1 && c.timeout_ms == SPANK_RM_TIMEOUT_DEFAULT,
+	check(rm_spank_conf_parse(0, NULL, &c, &err) == 0, "empty arguments");
+	check(!strcmp(c.socket, RM_SOCKET_DEFAULT) && !strcmp(c.libdir, RANKMAP_LIBDIR), "default paths");
+	check(c.default_on == 0 && c.bind_default == 0 && c.register_on == 1 && c.timeout_ms == RM_SPANK_TIMEOUT_DEFAULT,
 	      "default switches");
-	check(spank_conf_parse(6, good, &c, &err) == 0, "good arguments (%s)", err.text);
+	check(rm_spank_conf_parse(6, good, &c, &err) == 0, "good arguments (%s)", err.text);
 	check(!strcmp(c.socket, "/tmp/s.sock") && !strcmp(c.libdir, "/opt/rm/lib") && c.default_on && c.bind_default &&
 	      !c.register_on && c.timeout_ms == 500, "good arguments applied");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		rm_error_t e = { 0 };
-		check(spank_conf_parse(1, bad[i], &c, &e) == -1 && errno == EINVAL, "'%s' refused", bad[i][0]);
+		check(rm_spank_conf_parse(1, bad[i], &c, &e) == -1 && errno == EINVAL, "'%s' refused", bad[i][0]);
 		check(strstr(e.text, bad[i][0]) || strstr(e.text, "colour"), "'%s': message names it (%s)", bad[i][0],
 		      e.text);
 	}
@@ -40,36 +41,36 @@ static void test_conf(void)
 
 static void test_job(void)
 {
-	spank_job_t j = { 0 };
-	spank_conf_t c;
+	rm_spank_job_t j = { 0 };
+	rm_spank_conf_t c;
 	rm_error_t err = { 0 };
 
-	spank_conf_parse(0, NULL, &c, NULL);
-	check(!spank_job_active(&j, &c), "nothing given, default off: inactive");
+	rm_spank_conf_parse(0, NULL, &c, NULL);
+	check(!rm_spank_job_active(&j, &c), "nothing given, default off: inactive");
 	c.default_on = 1;
-	check(spank_job_active(&j, &c), "default=on: active");
-	check(spank_job_set(&j, SPANK_OPT_RANKMAP, "off", 1, &err) == 0 && !spank_job_active(&j, &c), "--rankmap=off");
+	check(rm_spank_job_active(&j, &c), "default=on: active");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "off", 1, &err) == 0 && !rm_spank_job_active(&j, &c), "--rankmap=off");
 	c.default_on = 0;
 	memset(&j, 0, sizeof(j));
-	check(spank_job_set(&j, SPANK_OPT_RANKMAP, NULL, 1, &err) == 0 && j.mode == SPANK_MODE_ON &&
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, NULL, 1, &err) == 0 && j.mode == RM_SPANK_MODE_ON &&
 	      !strcmp(j.algo, "auto"), "--rankmap alone is auto");
-	check(spank_job_set(&j, SPANK_OPT_RANKMAP, "scotch", 1, &err) == 0 && !strcmp(j.algo, "scotch"), "scotch");
-	check(spank_job_set(&j, SPANK_OPT_RANKMAP, "required", 1, &err) == 0 && j.mode == SPANK_MODE_REQUIRED &&
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "scotch", 1, &err) == 0 && !strcmp(j.algo, "scotch"), "scotch");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "required", 1, &err) == 0 && j.mode == RM_SPANK_MODE_REQUIRED &&
 	      !strcmp(j.algo, "scotch"), "required keeps the algorithm");
-	check(spank_job_set(&j, SPANK_OPT_RANKMAP, "fast", 1, &err) == -1 && strstr(err.text, "fast"), "bad mode");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "fast", 1, &err) == -1 && strstr(err.text, "fast"), "bad mode");
 	memset(&j, 0, sizeof(j));
-	check(spank_job_set(&j, SPANK_OPT_BIND, NULL, 1, NULL) == 0 && spank_job_active(&j, &c) &&
-	      spank_job_binds(&j, &c), "--rankmap-bind implies --rankmap");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_BIND, NULL, 1, NULL) == 0 && rm_spank_job_active(&j, &c) &&
+	      rm_spank_job_binds(&j, &c), "--rankmap-bind implies --rankmap");
 	memset(&j, 0, sizeof(j));
-	check(spank_job_set(&j, SPANK_OPT_METRIC, "loggp", 1, NULL) == 0 && spank_job_active(&j, &c), "metric loggp");
-	check(!spank_job_binds(&j, &c), "no binding unless asked");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_METRIC, "loggp", 1, NULL) == 0 && rm_spank_job_active(&j, &c), "metric loggp");
+	check(!rm_spank_job_binds(&j, &c), "no binding unless asked");
 	c.bind_default = 1;
-	check(spank_job_binds(&j, &c), "bind=on binds active jobs");
+	check(rm_spank_job_binds(&j, &c), "bind=on binds active jobs");
 	rm_error_clear(&err);
-	check(spank_job_set(&j, SPANK_OPT_METRIC, "bandwidth", 1, &err) == -1 && strstr(err.text, "bandwidth"),
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_METRIC, "bandwidth", 1, &err) == -1 && strstr(err.text, "bandwidth"),
 	      "bad metric");
-	check(spank_job_set(&j, SPANK_OPT_METRIC, "default", 1, NULL) == -1, "'default' is not a user metric");
-	check(spank_job_set(&j, SPANK_OPT_PATTERN, "", 1, NULL) == -1, "empty pattern");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_METRIC, "default", 1, NULL) == -1, "'default' is not a user metric");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, "", 1, NULL) == -1, "empty pattern");
 }
 
 static void write_text(const char *path, const char *text)
@@ -84,7 +85,7 @@ static void write_text(const char *path, const char *text)
 static void test_files(void)
 {
 	char dir[] = "/tmp/rankmap-spank-opts.XXXXXX", good[256], bad[256], trace[256];
-	spank_job_t j = { 0 };
+	rm_spank_job_t j = { 0 };
 	rm_error_t err = { 0 };
 
 	if (!mkdtemp(dir)) {
@@ -95,18 +96,18 @@ static void test_files(void)
 	snprintf(bad, sizeof(bad), "%s/bad.mtx", dir);
 	write_text(good, "%%MatrixMarket matrix coordinate real general\n4 4 3\n1 2 10\n2 3 5\n3 4 1\n");
 	write_text(bad, "%%MatrixMarket matrix coordinate real general\n4 4 2\n1 2 10\nx y z\n");
-	check(spank_job_set(&j, SPANK_OPT_PATTERN, good, 1, &err) == 0, "good pattern accepted (%s)", err.text);
-	check(spank_job_set(&j, SPANK_OPT_PATTERN, bad, 1, &err) == -1, "bad pattern refused");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, good, 1, &err) == 0, "good pattern accepted (%s)", err.text);
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, bad, 1, &err) == -1, "bad pattern refused");
 	check(strstr(err.source, "bad.mtx") && err.line == 4, "error names file and line 4 (%s:%d)", err.source,
 	      err.line);
-	check(spank_job_set(&j, SPANK_OPT_PATTERN, bad, 0, NULL) == 0, "remote side does not re-read the file");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, bad, 0, NULL) == 0, "remote side does not re-read the file");
 	rm_error_clear(&err);
-	check(spank_job_set(&j, SPANK_OPT_PATTERN, "/nonexistent/p.mtx", 1, &err) == -1 && strstr(err.source, "p.mtx"),
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, "/nonexistent/p.mtx", 1, &err) == -1 && strstr(err.source, "p.mtx"),
 	      "missing pattern refused (%s)", err.source);
 	snprintf(trace, sizeof(trace), "%s/trace.mtx", dir);
-	check(spank_job_set(&j, SPANK_OPT_TRACE, trace, 1, NULL) == 0, "trace in a writable directory");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_TRACE, trace, 1, NULL) == 0, "trace in a writable directory");
 	rm_error_clear(&err);
-	check(spank_job_set(&j, SPANK_OPT_TRACE, "/nonexistent/dir/t.mtx", 1, &err) == -1 &&
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_TRACE, "/nonexistent/dir/t.mtx", 1, &err) == -1 &&
 	      strstr(err.text, "/nonexistent/dir"), "trace directory must exist (%s)", err.text);
 	unlink(good);
 	unlink(bad);
@@ -125,7 +126,7 @@ static void test_preload(void)
 		{ "/l/librm.so.bak", "/l/librm.so:/l/librm.so.bak" }, /* a prefix is not the same entry */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *v = spank_preload_prepend("/l/librm.so", cases[i].old);
+		char *v = rm_spank_preload_prepend("/l/librm.so", cases[i].old);
 		check(v && !strcmp(v, cases[i].want), "prepend to '%s': got '%s', want '%s'",
 		      cases[i].old ? cases[i].old : "(unset)", v ? v : "(null)", cases[i].want);
 		free(v);
@@ -134,24 +135,24 @@ static void test_preload(void)
 
 static void test_env(void)
 {
-	spank_conf_t c;
-	spank_job_t j = { 0 };
-	spank_envvar_t v[SPANK_ENV_MAX];
+	rm_spank_conf_t c;
+	rm_spank_job_t j = { 0 };
+	rm_spank_envvar_t v[RM_SPANK_ENV_MAX];
 	char lib[PATH_MAX];
 	size_t n;
 	char *args[] = { "libdir=/opt/rm", "socket=/run/x.sock" };
 
-	spank_conf_parse(2, args, &c, NULL);
-	check(spank_mpi_library(&c, SPANK_MPI_OPENMPI, lib, sizeof(lib)) == 0 &&
+	rm_spank_conf_parse(2, args, &c, NULL);
+	check(rm_spank_mpi_library(&c, RM_SPANK_MPI_OPENMPI, lib, sizeof(lib)) == 0 &&
 	      !strcmp(lib, "/opt/rm/librankmap_mpi_openmpi.so"), "Open MPI library path (%s)", lib);
-	check(spank_mpi_library(&c, SPANK_MPI_MPICH, lib, sizeof(lib)) == 0 &&
+	check(rm_spank_mpi_library(&c, RM_SPANK_MPI_MPICH, lib, sizeof(lib)) == 0 &&
 	      !strcmp(lib, "/opt/rm/librankmap_mpi_mpich.so"), "MPICH library path (%s)", lib);
-	check(spank_mpi_library(&c, SPANK_MPI_NONE, lib, sizeof(lib)) == -1, "no library without MPI");
-	check(spank_mpi_library(&c, SPANK_MPI_MPICH, lib, 10) == -1 && errno == ENAMETOOLONG, "short buffer");
-	spank_job_set(&j, SPANK_OPT_RANKMAP, "treematch", 0, NULL);
-	spank_job_set(&j, SPANK_OPT_PATTERN, "p.mtx", 0, NULL);
-	spank_job_set(&j, SPANK_OPT_METRIC, "bytes", 0, NULL);
-	n = spank_job_env(&j, &c, v);
+	check(rm_spank_mpi_library(&c, RM_SPANK_MPI_NONE, lib, sizeof(lib)) == -1, "no library without MPI");
+	check(rm_spank_mpi_library(&c, RM_SPANK_MPI_MPICH, lib, 10) == -1 && errno == ENAMETOOLONG, "short buffer");
+	rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "treematch", 0, NULL);
+	rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, "p.mtx", 0, NULL);
+	rm_spank_job_set(&j, RM_SPANK_OPT_METRIC, "bytes", 0, NULL);
+	n = rm_spank_job_env(&j, &c, v);
 	check(n == 4, "4 variables (%zu)", n);
 	check(n >= 4 && !strcmp(v[0].name, "RANKMAP_SOCKET") && !strcmp(v[0].value, "/run/x.sock"), "socket");
 	check(n >= 4 && !strcmp(v[1].name, "RANKMAP_ALGO") && !strcmp(v[1].value, "treematch"), "algo");
@@ -162,19 +163,19 @@ static void test_env(void)
 static void test_lists(void)
 {
 	size_t n = 0;
-	uint32_t *ids = spank_list_parse("8,0-3,10-11,2", 1000, &n, NULL);
+	uint32_t *ids = rm_spank_list_parse("8,0-3,10-11,2", 1000, &n, NULL);
 	uint32_t want[] = { 0, 1, 2, 3, 8, 10, 11 };
 	char buf[64];
 	const char *bad[] = { "", "a", "3-1", "1,,2", "1-", "5-2000", "1;2", NULL };
 
 	check(ids && n == 7 && !memcmp(ids, want, sizeof(want)), "parse sorts and merges");
-	check(ids && spank_list_format(ids, n, buf, sizeof(buf)) == 0 && !strcmp(buf, "0-3,8,10-11"), "format (%s)",
+	check(ids && rm_spank_list_format(ids, n, buf, sizeof(buf)) == 0 && !strcmp(buf, "0-3,8,10-11"), "format (%s)",
 	      buf);
-	check(ids && spank_list_format(ids, n, buf, 5) == -1 && errno == ENOSPC, "format into a short buffer");
+	check(ids && rm_spank_list_format(ids, n, buf, 5) == -1 && errno == ENOSPC, "format into a short buffer");
 	free(ids);
 	for (int i = 0; bad[i]; i++) {
 		rm_error_t err = { 0 };
-		ids = spank_list_parse(bad[i], 1000, &n, &err);
+		ids = rm_spank_list_parse(bad[i], 1000, &n, &err);
 		check(!ids && errno == EINVAL && err.text[0], "'%s' refused", bad[i]);
 		free(ids);
 	}
@@ -194,14 +195,14 @@ static void test_apply(void)
 	for (int i = 0; i < ncpu; i++)
 		snprintf(plan + strlen(plan), sizeof(plan) - strlen(plan), "%s%d", i ? ";" : "", cpu[i]);
 	for (int i = 0; i < ncpu; i++) {
-		check(spank_bind_apply(plan, (uint32_t)i, cpus, sizeof(cpus), NULL) == 0, "apply entry %d of %s", i, plan);
+		check(rm_spank_bind_apply(plan, (uint32_t)i, cpus, sizeof(cpus), NULL) == 0, "apply entry %d of %s", i, plan);
 		sched_getaffinity(0, sizeof(now), &now);
 		check(CPU_COUNT(&now) == 1 && CPU_ISSET(cpu[i], &now), "bound to CPU %d only", cpu[i]);
 		check(atoi(cpus) == cpu[i], "reported CPU list %s", cpus);
 	}
-	check(spank_bind_apply(plan, (uint32_t)ncpu, cpus, sizeof(cpus), NULL) == -1 && errno == EINVAL,
+	check(rm_spank_bind_apply(plan, (uint32_t)ncpu, cpus, sizeof(cpus), NULL) == -1 && errno == EINVAL,
 	      "no entry past the end");
-	check(spank_bind_apply("4000", 0, cpus, sizeof(cpus), NULL) == -1, "a CPU that does not exist");
+	check(rm_spank_bind_apply("4000", 0, cpus, sizeof(cpus), NULL) == -1, "a CPU that does not exist");
 	sched_setaffinity(0, sizeof(orig), &orig);
 }
 

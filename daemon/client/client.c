@@ -1,0 +1,168 @@
+/*
+ * daemon/client/client.c: connecting to rankmapd and one request/response round trip, with timeouts and
+ * without SIGPIPE (see rm_client.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "rm_client.h"
+
+const char *rm_client_socket_from_env(void)
+{
+	const char *s = getenv(RM_SOCKET_ENV);
+
+	return s && *s ? s : NULL;
+}
+
+/* Waits for a non-blocking connect() to finish. */
+static int connect_wait(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int r, soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	do
+		r = poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		errno = ETIMEDOUT;
+	if (r <= 0)
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+		return -1;
+	if (soerr) {
+		errno = soerr;
+		return -1;
+	}
+	return 0;
+}
+
+/* connect(): EINPROGRESS waits for completion; EAGAIN (listen backlog full) retries until timeout. */
+static int connect_retry(int fd, const struct sockaddr_un *sa, int timeout_ms)
+{
+	struct timespec ts = { 0, 2000000 };
+	int waited = 0;
+
+	for (;;) {
+		if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+			return 0;
+		if (errno == EINPROGRESS)
+			return connect_wait(fd, timeout_ms);
+		if (errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (timeout_ms >= 0 && waited >= timeout_ms) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+		waited += 2;
+	}
+}
+
+int rm_client_connect(const char *socket_path, int timeout_ms, rm_error_t *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, e;
+
+	if (!socket_path || !*socket_path) {
+		errno = EINVAL;
+		return rm_error_set(err, "socket", 0, 0, "no socket path given");
+	}
+	if (strlen(socket_path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return rm_error_set(err, socket_path, 0, 0, "socket path longer than %zu bytes",
+				    sizeof(sa.sun_path) - 1);
+	}
+	memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		e = errno;
+		rm_error_set(err, socket_path, 0, 0, "socket: %s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (connect_retry(fd, &sa, timeout_ms) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	rm_error_set(err, socket_path, 0, 0, "cannot connect to rankmapd: %s", strerror(e));
+	errno = e;
+	return -1;
+}
+
+int rm_client_exchange(int fd, const json_t *request, json_t **response, int timeout_ms, rm_error_t *err)
+{
+	struct timespec t0, t1;
+	int left = timeout_ms;
+
+	*response = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (rm_frame_send(fd, request, timeout_ms, err) < 0)
+		return -1;
+	if (timeout_ms >= 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = timeout_ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left < 1)
+			left = 1;
+	}
+	/* Responses can be large (report, hosts of a big cluster): accept up to the hard limit. */
+	*response = rm_frame_recv(fd, RM_FRAME_MAX_HARD, left, err);
+	return *response ? 0 : -1;
+}
+
+/* Fills in "version" and "id" when the caller left them out. */
+static int complete_request(json_t *req)
+{
+	if (!json_object_get(req, "version") &&
+	    json_object_set_new(req, "version", json_integer(RM_PROTO_VERSION)) < 0)
+		return -1;
+	if (!json_object_get(req, "id") && json_object_set_new(req, "id", json_integer(1)) < 0)
+		return -1;
+	return 0;
+}
+
+int rm_client_call(const char *socket_path, json_t *request, json_t **response, int timeout_ms,
+		   rm_error_t *err)
+{
+	struct timespec t0, t1;
+	int fd, rc, e, left;
+
+	*response = NULL;
+	if (!json_is_object(request) || complete_request(request) < 0) {
+		json_decref(request);
+		errno = EINVAL;
+		return rm_error_set(err, "request", 0, 0, "request is not a JSON object");
+	}
+	if (!socket_path)
+		socket_path = rm_client_socket_from_env();
+	if (!socket_path)
+		socket_path = RM_SOCKET_DEFAULT;
+	if (timeout_ms <= 0)
+		timeout_ms = RM_CLIENT_TIMEOUT_MS;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fd = rm_client_connect(socket_path, timeout_ms, err);
+	if (fd < 0) {
+		e = errno;
+		json_decref(request);
+		errno = e;
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	left = timeout_ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	rc = rm_client_exchange(fd, request, response, left < 1 ? 1 : left, err);
+	e = errno;
+	close(fd);
+	json_decref(request);
+	if (rc == 0)
+		rc = rm_proto_check_response(*response, err);
+	else
+		errno = e;
+	return rc;
+}

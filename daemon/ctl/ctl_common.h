@@ -1,0 +1,129 @@
+/*
+ * daemon/ctl/ctl_common.h: pieces the rankmapctl subcommands share: error and usage messages, the
+ * daemon connection (--socket PATH / RANKMAP_SOCKET), output files, JSON printing, and the target of
+ * a mapping (a tleaf string, or hosts of a cluster file).
+ *
+ * Messages go to stderr as "rankmapctl CMD: TEXT" (or "rankmapctl CMD: FILE:LINE: TEXT" from an
+ * rm_error_t). Functions returning an exit status return 1 for runtime errors, 2 for usage errors.
+ */
+#ifndef RANKMAP_CTL_COMMON_H
+#define RANKMAP_CTL_COMMON_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "rm_error.h"
+#include "topo.h"
+
+/* Timeout of a request to rankmapd from rankmapctl (mapping and simulation may take a while). */
+#define CTL_DAEMON_TIMEOUT_MS 120000
+
+/* Prints "rankmapctl CMD: " ("rankmapctl: " when cmd is NULL) + err formatted (FILE:LINE: text), or what + strerror(errno) when err is
+ * not set. Returns 1. */
+int ctl_fail(const char *cmd, const rm_error_t *err, const char *what);
+/* Prints "rankmapctl CMD: " + the message, then "Try 'rankmapctl CMD --help'.". Returns 2. */
+int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The daemon to use: opt (--socket) when given, else $RANKMAP_SOCKET, else NULL (work offline). */
+const char *ctl_socket(const char *opt);
+/* Sends req (stolen) to the daemon at socket and returns its "ok" response (new reference), or NULL
+ * after printing an error naming the socket (unreachable daemon) or the daemon's error. */
+json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_ms);
+
+/* Opens path for writing ("-" or NULL: stdout). Returns the stream or NULL after printing an error. */
+FILE *ctl_open_output(const char *cmd, const char *path);
+/* Closes a stream from ctl_open_output (not stdout) and checks the write. Returns rc, or 1 when rc
+ * was 0 and the write failed (after printing an error). */
+int ctl_close_output(const char *cmd, FILE *f, const char *path, int rc);
+/* Prints o to f as indented JSON (key order kept) and a newline; flags add to JSON_INDENT(2). */
+void ctl_print_json(FILE *f, const json_t *o, size_t flags);
+
+/* The names of a job's hosts in c: the expanded Slurm host list when given, else every host with
+ * hardware data. Returns a NULL-terminated array (hostlist_free), *n its length; NULL with err set. */
+char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *err);
+/* A mapping target: a Scotch tleaf string, or the hosts (list, see ctl_job_hosts) of a cluster file,
+ * one slot per core (per_pu: per PU). Returns a new target or NULL with err set. */
+topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err);
+
+/* ---- cluster sources (report, slurm-topology) ----------------------------------------------- */
+
+#define CTL_MAX_SOURCES 256
+
+/* Option codes of the source options, for getopt_long tables (CTL_SOURCE_LONGOPTS). */
+enum {
+	CTL_OPT_HWLOC = 0x200,
+	CTL_OPT_IB,
+	CTL_OPT_IB_CACHE,
+	CTL_OPT_IB_LIVE,
+	CTL_OPT_NAME_MAP,
+	CTL_OPT_TORUS,
+	CTL_OPT_CLUSTER
+};
+
+#define CTL_IB_LONGOPTS                                                                                                \
+	{"ib", required_argument, NULL, CTL_OPT_IB}, {"ib-cache", required_argument, NULL, CTL_OPT_IB_CACHE},          \
+	        {"ib-live", no_argument, NULL, CTL_OPT_IB_LIVE},                                                       \
+	        {"node-name-map", required_argument, NULL, CTL_OPT_NAME_MAP},                                          \
+	{                                                                                                              \
+		"cluster", required_argument, NULL, CTL_OPT_CLUSTER                                                    \
+	}
+#define CTL_SOURCE_LONGOPTS                                                                                            \
+	CTL_IB_LONGOPTS, {"hwloc", required_argument, NULL, CTL_OPT_HWLOC},                                            \
+	{                                                                                                              \
+		"torus", required_argument, NULL, CTL_OPT_TORUS                                                        \
+	}
+
+typedef struct ctl_sources {
+	const char *hwloc[CTL_MAX_SOURCES], *ib[CTL_MAX_SOURCES];
+	int nhwloc, nib, ib_live;
+	const char *cluster, *ib_cache, *name_map, *torus;
+} ctl_sources_t;
+
+/* Records a source option (code c, argument arg). Returns 1 when c is a source option, 0 when it is
+ * not, 2 (after a usage message) when there are too many --hwloc or --ib. */
+int ctl_sources_opt(ctl_sources_t *s, const char *cmd, int c, const char *arg);
+/* True when any source is given. */
+int ctl_sources_any(const ctl_sources_t *s);
+/* Loads the sources into c (cluster file first, then hwloc, node-name map, InfiniBand files, cache,
+ * live fabric, torus) and finalises it. Returns 0, or -1 with err naming the file and line. */
+int ctl_sources_load(topo_cluster_t c, const ctl_sources_t *s, rm_error_t *err);
+
+/* ---- atomic output files ---------------------------------------------------------------------- */
+
+/* Opens a new temporary file next to path (.<name>.tmp.XXXXXX, a name of its own: rm_tmpfile_beside);
+ * *tmp receives its name (free it). NULL with err set on failure. */
+FILE *ctl_atomic_open(const char *path, char **tmp, rm_error_t *err);
+/* Closes f and renames tmp to path when rc is 0 (else removes tmp); frees tmp. Returns 0 or -1 with
+ * err set (first error wins). */
+int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *err);
+
+/* ---- torus options (order, simulate) ---------------------------------------------------------- */
+
+enum { CTL_OPT_DIMS = 0x220, CTL_OPT_LINK_COST, CTL_OPT_MESH, CTL_OPT_AXES, CTL_OPT_METHOD, CTL_OPT_SOCKET };
+
+#define CTL_TORUS_LONGOPTS                                                                                             \
+	{"torus", required_argument, NULL, CTL_OPT_TORUS}, {"dims", required_argument, NULL, CTL_OPT_DIMS},            \
+	        {"link-cost", required_argument, NULL, CTL_OPT_LINK_COST}, {"mesh", no_argument, NULL, CTL_OPT_MESH},  \
+	        {"axes", required_argument, NULL, CTL_OPT_AXES}, {"method", required_argument, NULL, CTL_OPT_METHOD},  \
+	{                                                                                                              \
+		"socket", required_argument, NULL, CTL_OPT_SOCKET                                                      \
+	}
+
+typedef struct ctl_torus_args {
+	const char *torus, *dims, *cost, *axes, *method, *socket;
+	int mesh;
+} ctl_torus_args_t;
+
+/* Records a torus option (code c). Returns 1 when c is one, else 0. */
+int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg);
+/* After parsing: RANKMAP_SOCKET applies when neither --torus nor --dims is given; --socket excludes
+ * --torus, and without --dims also --link-cost and --mesh; offline, exactly one of --torus and --dims.
+ * Returns -1 when the options are consistent, else 2 after a message. */
+int ctl_torus_check(ctl_torus_args_t *t, const char *cmd);
+
+/* Fills a request's ordering fields: axes from --axes, and when --dims is given the torus (dims, wrap,
+ * link_cost, nodes_per_router) from --dims, --link-cost and --mesh. Returns 0, or -1 with err set on
+ * a malformed value. */
+int ctl_torus_request(json_t *req, const ctl_torus_args_t *t, rm_error_t *err);
+
+#endif

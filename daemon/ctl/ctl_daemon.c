@@ -1,0 +1,471 @@
+/*
+ * daemon/ctl/ctl_daemon.c: rankmapctl subcommands that talk to rankmapd: ping, register, reload, and
+ * distance (through the daemon, or offline on a cluster description).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <hwloc.h>
+
+#include "ctl.h"
+#include "rm_client.h"
+#include "rm_file.h"
+#include "topo.h"
+
+typedef struct common_opts {
+	const char *socket;
+	int timeout_ms;
+	int json;
+} common_opts_t;
+
+#define COMMON_HELP                                                                                      \
+	"  -s, --socket PATH   rankmapd's socket (default: $RANKMAP_SOCKET, else " RM_SOCKET_DEFAULT ")\n" \
+	"  -t, --timeout MS    give up after MS milliseconds (default 5000)\n"                            \
+	"  -j, --json          print the daemon's JSON response\n"                                          \
+	"  -h, --help          show this help\n"
+
+#define COMMON_LONGOPTS                                                                                  \
+	{ "socket", required_argument, NULL, 's' }, { "timeout", required_argument, NULL, 't' },          \
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }
+
+/* Handles a common option. Returns 1 if handled, -1 on a bad value, 0 if not a common option. */
+static int common_opt(common_opts_t *o, int c, const char *cmd)
+{
+	char *end;
+	long v;
+
+	switch (c) {
+	case 's': o->socket = optarg; return 1;
+	case 'j': o->json = 1; return 1;
+	case 't':
+		v = strtol(optarg, &end, 10);
+		if (*end || v <= 0 || v > 3600000) {
+			fprintf(stderr, "rankmapctl %s: --timeout: '%s' is not a number of milliseconds\n", cmd, optarg);
+			return -1;
+		}
+		o->timeout_ms = (int)v;
+		return 1;
+	default: return 0;
+	}
+}
+
+/* Parses argv for a subcommand that takes only the common options. Returns -1 to go on, else the
+ * exit status (after --help, or a usage error). */
+static int parse_common_only(int argc, char **argv, common_opts_t *o, const char *cmd, void (*usage)(FILE *))
+{
+	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "s:t:jh", lo, NULL)) != -1) {
+		r = common_opt(o, c, cmd);
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
+		if (c == 'h')
+			return usage(stdout), 0;
+		return usage(stderr), 2;
+	}
+	return -1;
+}
+
+static const char *socket_of(const common_opts_t *o)
+{
+	const char *s = o->socket ? o->socket : rm_client_socket_from_env();
+
+	return s ? s : RM_SOCKET_DEFAULT;
+}
+
+/* Sends req (stolen) and returns the ok response, or NULL after printing the error. */
+static json_t *call(const char *cmd, const common_opts_t *o, json_t *req)
+{
+	rm_error_t err = { 0 };
+	json_t *resp = NULL;
+	char msg[600];
+
+	if (rm_client_call(socket_of(o), req, &resp, o->timeout_ms, &err) == 0)
+		return resp;
+	if (resp && o->json) {
+		json_dumpf(resp, stdout, JSON_INDENT(2));
+		putchar('\n');
+	}
+	json_decref(resp);
+	fprintf(stderr, "rankmapctl %s: %s\n", cmd, rm_error_format(&err, msg, sizeof(msg)));
+	return NULL;
+}
+
+static int print_json(json_t *resp)
+{
+	json_dumpf(resp, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	putchar('\n');
+	json_decref(resp);
+	return 0;
+}
+
+/* ---- ping -------------------------------------------------------------------------------------- */
+
+static void ping_usage(FILE *f)
+{
+	fprintf(f, "Usage: rankmapctl ping [OPTIONS]\n\n"
+		   "Checks that rankmapd answers, and prints its version, model generation, uptime and the\n"
+		   "round-trip time.\n\nOptions:\n" COMMON_HELP
+		   "\nExit status: 0 when the daemon answered, 1 otherwise, 2 on a usage error.\n"
+		   "Example: rankmapctl ping --socket /run/rankmapd/rankmapd.sock\n");
+}
+
+int ctl_ping_main(int argc, char **argv)
+{
+	common_opts_t o = { 0 };
+	struct timespec t0, t1;
+	json_t *resp;
+	int rc;
+
+	if ((rc = parse_common_only(argc, argv, &o, "ping", ping_usage)) >= 0)
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!(resp = call("ping", &o, rm_proto_request("ping", 1))))
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (o.json)
+		return print_json(resp);
+	printf("rankmapd %s at %s: model generation %lld, up %lld s, round trip %.3f ms\n",
+	       json_string_value(json_object_get(resp, "server_version")), socket_of(&o),
+	       (long long)json_integer_value(json_object_get(resp, "generation")),
+	       (long long)json_integer_value(json_object_get(resp, "uptime_s")),
+	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	json_decref(resp);
+	return 0;
+}
+
+/* ---- reload ------------------------------------------------------------------------------------ */
+
+static void reload_usage(FILE *f)
+{
+	fprintf(f, "Usage: rankmapctl reload [OPTIONS]\n\n"
+		   "Asks rankmapd to re-read every configured source (hwloc directory, InfiniBand files,\n"
+		   "live fabric, torus) and rebuild its model; the previous model keeps serving if that\n"
+		   "fails. Allowed to root and to the configured slurm_user only. Same as SIGHUP, but\n"
+		   "waits for the result.\n\nOptions:\n" COMMON_HELP
+		   "\nExit status: 0 on success, 1 on failure, 2 on a usage error.\n");
+}
+
+int ctl_reload_main(int argc, char **argv)
+{
+	common_opts_t o = { .timeout_ms = 120000 };
+	json_t *resp, *w;
+	size_t i;
+	int rc;
+
+	if ((rc = parse_common_only(argc, argv, &o, "reload", reload_usage)) >= 0)
+		return rc;
+	if (!(resp = call("reload", &o, rm_proto_request("reload", 1))))
+		return 1;
+	if (o.json)
+		return print_json(resp);
+	printf("reloaded: model generation %lld, %lld hosts\n",
+	       (long long)json_integer_value(json_object_get(resp, "generation")),
+	       (long long)json_integer_value(json_object_get(resp, "hosts")));
+	json_array_foreach(json_object_get(resp, "warnings"), i, w)
+		printf("warning: %s\n", json_string_value(w));
+	json_decref(resp);
+	return 0;
+}
+
+/* ---- register ---------------------------------------------------------------------------------- */
+
+static void register_usage(FILE *f)
+{
+	fprintf(f, "Usage: rankmapctl register (--xml FILE | --live) [--host NAME] [OPTIONS]\n\n"
+		   "Sends a node's hwloc topology to rankmapd, which saves it under its state directory and\n"
+		   "adds the node to its model (replacing an earlier registration of the same node).\n"
+		   "Allowed to root and to the configured slurm_user only.\n\nOptions:\n"
+		   "  -x, --xml FILE      an hwloc XML export (lstopo --of xml, hwloc-gather-topology)\n"
+		   "  -l, --live          discover this machine with hwloc and send that\n"
+		   "  -H, --host NAME     the node's name (default: this machine's short host name)\n" COMMON_HELP
+		   "\nExit status: 0 when registered (a warning is printed if the daemon could not save it),\n"
+		   "1 on failure, 2 on a usage error.\n"
+		   "Examples:\n  rankmapctl register --live\n"
+		   "  rankmapctl register --xml node042.xml --host node042\n");
+}
+
+/* This machine's topology as hwloc XML (malloc'ed). */
+static char *live_xml(size_t *len)
+{
+	hwloc_topology_t t;
+	char *xml = NULL, *copy = NULL;
+	int n;
+
+	if (hwloc_topology_init(&t) < 0)
+		return NULL;
+	if (hwloc_topology_load(t) == 0 && hwloc_topology_export_xmlbuffer(t, &xml, &n, 0) == 0) {
+		if ((copy = malloc((size_t)n + 1))) {
+			memcpy(copy, xml, (size_t)n);
+			copy[n] = 0;
+			*len = strlen(copy);
+		}
+		hwloc_free_xmlbuffer(t, xml);
+	}
+	hwloc_topology_destroy(t);
+	return copy;
+}
+
+static int do_register(const common_opts_t *o, const char *host, const char *xml, size_t len)
+{
+	json_t *req = rm_proto_request("register", 1), *resp;
+
+	json_object_set_new(req, "host", json_string(host));
+	json_object_set_new(req, "xml", json_stringn(xml, len));
+	if (!json_object_get(req, "xml")) {
+		json_decref(req);
+		fprintf(stderr, "rankmapctl register: the XML is not valid UTF-8\n");
+		return 1;
+	}
+	if (!(resp = call("register", o, req)))
+		return 1;
+	if (json_is_false(json_object_get(resp, "saved")))
+		fprintf(stderr, "rankmapctl register: warning: the daemon could not save the registration "
+				"(it will be lost at its next restart): %s\n",
+			json_string_value(json_object_get(resp, "save_error")));
+	if (o->json)
+		return print_json(resp);
+	printf("registered %s (model generation %lld)\n", host,
+	       (long long)json_integer_value(json_object_get(resp, "generation")));
+	json_decref(resp);
+	return 0;
+}
+
+int ctl_register_main(int argc, char **argv)
+{
+	static const struct option lo[] = { { "xml", required_argument, NULL, 'x' }, { "live", no_argument, NULL, 'l' },
+					    { "host", required_argument, NULL, 'H' }, COMMON_LONGOPTS,
+					    { NULL, 0, NULL, 0 } };
+	common_opts_t o = { .timeout_ms = 60000 };
+	const char *file = NULL, *host = NULL;
+	char hn[256], *xml, msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	rm_error_t err = { 0 };
+	size_t len = 0;
+	int c, r, live = 0;
+
+	while ((c = getopt_long(argc, argv, "x:lH:s:t:jh", lo, NULL)) != -1) {
+		r = common_opt(&o, c, "register");
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 'x': file = optarg; break;
+		case 'l': live = 1; break;
+		case 'H': host = optarg; break;
+		case 'h': register_usage(stdout); return 0;
+		default: register_usage(stderr); return 2;
+		}
+	}
+	if (!file == !live || optind < argc) {
+		fprintf(stderr, "rankmapctl register: give exactly one of --xml FILE and --live (try --help)\n");
+		return 2;
+	}
+	if (!host) {
+		if (gethostname(hn, sizeof(hn)) < 0)
+			return perror("rankmapctl register: gethostname"), 1;
+		hn[sizeof(hn) - 1] = 0;
+		hn[strcspn(hn, ".")] = 0;
+		host = hn;
+	}
+	xml = file ? rm_file_read(file, RM_FILE_HWLOC, &len, &err) : live_xml(&len);
+	if (!xml) {
+		if (file)
+			fprintf(stderr, "rankmapctl register: %s\n", rm_error_format(&err, msg, sizeof(msg)));
+		else
+			fprintf(stderr, "rankmapctl register: hwloc: cannot discover or export this machine's topology\n");
+		return 1;
+	}
+	r = do_register(&o, host, xml, len);
+	free(xml);
+	return r;
+}
+
+/* ---- distance ---------------------------------------------------------------------------------- */
+
+static void distance_usage(FILE *f)
+{
+	fprintf(f, "Usage: rankmapctl distance [OPTIONS] A B\n\n"
+		   "Prints the fabric hop count and the cost-model distance between two hosts or two slots.\n"
+		   "A and B are host names (distance between their first PUs) or HOST:PU slots (PU = logical\n"
+		   "index in the host's hwloc tree). Asks rankmapd, unless a source is given on the command\n"
+		   "line (then works offline).\n\nOptions:\n"
+		   "      --cluster FILE  offline: a cluster description (hwloc, ib, torus, costs)\n"
+		   "      --hwloc SPEC    offline: hwloc XML directory, file, synthetic:<desc>@hosts, or live\n"
+		   "      --ib FILE       offline: ibnetdiscover output (repeatable)\n"
+		   "      --torus FILE    offline: torus configuration\n" COMMON_HELP
+		   "\nExit status: 0 on success, 1 on failure (unknown host, hosts that no subnet connects,\n"
+		   "unreachable daemon), 2 usage.\n"
+		   "Examples:\n  rankmapctl distance node001 node017\n"
+		   "  rankmapctl distance --hwloc hwloc/ --ib fabric.txt node001:0 node001:12\n");
+}
+
+/* "host" or "host:pu" -> JSON "host" or ["host", pu]. */
+static json_t *slot_arg(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long pu;
+
+	if (!colon)
+		return json_string(s);
+	pu = strtol(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || pu < 0)
+		return NULL;
+	return json_pack("[s#, i]", s, (int)(colon - s), (int)pu);
+}
+
+typedef struct offline {
+	const char *cluster, *hwloc, *torus;
+	const char *ib[16];
+	int nib;
+} offline_t;
+
+static int resolve(topo_cluster_t c, const json_t *v, topo_slot_t *s)
+{
+	const char *host = json_is_string(v) ? json_string_value(v) : json_string_value(json_array_get(v, 0));
+	long h = topo_host_find(c, host);
+
+	if (h < 0) {
+		fprintf(stderr, "rankmapctl distance: unknown host '%s'\n", host);
+		return -1;
+	}
+	s->host = (uint32_t)h;
+	s->pu = json_is_array(v) ? (uint32_t)json_integer_value(json_array_get(v, 1)) : 0;
+	if (topo_host_npus(c, (size_t)h) && s->pu >= topo_host_npus(c, (size_t)h)) {
+		fprintf(stderr, "rankmapctl distance: host %s has no PU %u\n", host, s->pu);
+		return -1;
+	}
+	return 0;
+}
+
+/* Two hosts with no path between them (their HCAs are on subnets that share no host): an error. */
+static void not_connected(json_t *a, json_t *b)
+{
+	char *sa = json_dumps(a, JSON_ENCODE_ANY), *sb = json_dumps(b, JSON_ENCODE_ANY);
+
+	fprintf(stderr, "rankmapctl distance: %s and %s are not connected: no InfiniBand subnet joins them\n",
+		sa ? sa : "?", sb ? sb : "?");
+	free(sa), free(sb);
+}
+
+static int distance_offline(const offline_t *off, json_t *a, json_t *b)
+{
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t err = { 0 };
+	topo_slot_t s[2];
+	char msg[600];
+	int i, rc = 1;
+	double d;
+
+	if (!c)
+		return 1;
+	if (off->cluster && topo_load_cluster_file(c, off->cluster, &err) < 0)
+		goto out;
+	if (off->hwloc && topo_load_hwloc_spec(c, off->hwloc, &err) < 0)
+		goto out;
+	for (i = 0; i < off->nib; i++)
+		if (topo_load_ib_file(c, off->ib[i], &err) < 0)
+			goto out;
+	if ((off->torus && topo_load_torus(c, off->torus, &err) < 0) || topo_cluster_finalize(c, &err) < 0)
+		goto out;
+	if (resolve(c, a, &s[0]) < 0 || resolve(c, b, &s[1]) < 0) {
+		topo_cluster_destroy(c);
+		return 1;
+	}
+	d = topo_slot_distance(c, s[0], s[1]);
+	if (d < 0) { /* no fabric at all is not this: the cost model then has a flat network */
+		not_connected(a, b);
+		topo_cluster_destroy(c);
+		return 1;
+	}
+	printf("hops %d, distance %.4g\n", topo_host_hops(c, s[0].host, s[1].host), d);
+	rc = 0;
+out:
+	if (rc)
+		fprintf(stderr, "rankmapctl distance: %s\n", rm_error_format(&err, msg, sizeof(msg)));
+	topo_cluster_destroy(c);
+	return rc;
+}
+
+static int distance_daemon(const common_opts_t *o, json_t *a, json_t *b)
+{
+	int slots = json_is_array(a) || json_is_array(b);
+	json_t *req = rm_proto_request("distance", 1), *resp, *d;
+
+	json_object_set_new(req, slots ? "slots" : "hosts", json_pack("[OO]", a, b));
+	if (!(resp = call("distance", o, req)))
+		return 1;
+	d = json_object_get(resp, "distance");
+	if (!json_is_number(d)) {
+		if (o->json)
+			print_json(resp);
+		else
+			json_decref(resp);
+		not_connected(a, b);
+		return 1;
+	}
+	if (o->json)
+		return print_json(resp);
+	printf("hops %lld, distance %.4g\n", (long long)json_integer_value(json_object_get(resp, "hops")),
+	       json_number_value(d));
+	json_decref(resp);
+	return 0;
+}
+
+int ctl_distance_main(int argc, char **argv)
+{
+	static const struct option lo[] = { { "cluster", required_argument, NULL, 'C' },
+					    { "hwloc", required_argument, NULL, 'W' },
+					    { "ib", required_argument, NULL, 'I' },
+					    { "torus", required_argument, NULL, 'T' }, COMMON_LONGOPTS,
+					    { NULL, 0, NULL, 0 } };
+	common_opts_t o = { 0 };
+	offline_t off = { 0 };
+	json_t *a, *b;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "s:t:jh", lo, NULL)) != -1) {
+		r = common_opt(&o, c, "distance");
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 'C': off.cluster = optarg; break;
+		case 'W': off.hwloc = optarg; break;
+		case 'T': off.torus = optarg; break;
+		case 'I':
+			if (off.nib == 16)
+				return fprintf(stderr, "rankmapctl distance: at most 16 --ib files\n"), 2;
+			off.ib[off.nib++] = optarg;
+			break;
+		case 'h': distance_usage(stdout); return 0;
+		default: distance_usage(stderr); return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "rankmapctl distance: give two hosts or HOST:PU slots (try --help)\n");
+		return 2;
+	}
+	a = slot_arg(argv[optind]);
+	b = slot_arg(argv[optind + 1]);
+	if (!a || !b) {
+		json_decref(a);
+		json_decref(b);
+		fprintf(stderr, "rankmapctl distance: expected HOST or HOST:PU\n");
+		return 2;
+	}
+	r = off.cluster || off.hwloc || off.nib || off.torus ? distance_offline(&off, a, b) : distance_daemon(&o, a, b);
+	json_decref(a);
+	json_decref(b);
+	return r;
+}

@@ -1,0 +1,73 @@
+/*
+ * rankmapctl: the command-line client of rankmap, for users and admins.
+ * Dispatches to one subcommand per file (daemon/ctl/ctl_*.c, see ctl.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "rm_file.h"
+
+struct subcommand {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct subcommand subcommands[] = {
+	{ "report", ctl_report_main, "summarise a cluster: hardware, fabric, hop counts, anomalies" },
+	{ "map", ctl_map_main, "map a communication pattern onto slots (TreeMatch, Scotch, ...)" },
+	{ "order", ctl_order_main, "compute a torus node ordering (MDF, Gray, Hilbert, BBB) for Slurm" },
+	{ "simulate", ctl_simulate_main, "simulate allocation from a free list to compare orderings" },
+	{ "slurm-topology", ctl_slurm_topology_main, "write Slurm topology.conf from InfiniBand data" },
+	{ "explain", ctl_explain_main, "show where a job's traffic flows, before and after reordering" },
+	{ "distance", ctl_distance_main, "distance between hosts or slots" },
+	{ "ping", ctl_ping_main, "check that rankmapd answers" },
+	{ "register", ctl_register_main, "send this node's hwloc topology to rankmapd" },
+	{ "reload", ctl_reload_main, "ask rankmapd to reload its sources" },
+};
+
+#define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "Usage: rankmapctl COMMAND [OPTIONS]...\n"
+		   "       rankmapctl COMMAND --help\n\n"
+		   "Topology-aware placement and MPI rank reordering for HPC clusters.\n\n"
+		   "Commands:\n");
+	for (i = 0; i < NSUB; i++)
+		fprintf(f, "  %-16s %s\n", subcommands[i].name, subcommands[i].summary);
+	fprintf(f, "\nMost commands work offline on files, or through rankmapd with --socket PATH or\n"
+		   "RANKMAP_SOCKET. Exit status: 0 success, 1 error, 2 usage error.\n\n"
+		   "Environment: RANKMAP_SOCKET (the daemon's socket), RANKMAP_CLUSTER (report's cluster\n"
+		   "file). Input files must be regular files (a FIFO or a device is refused at once) within\n"
+		   "a size cap per kind, in bytes or with a K, M or G suffix:\n");
+	rm_file_print_limits(f, "  ");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("rankmapctl %s\n", RANKMAP_VERSION);
+		return 0;
+	}
+	for (i = 0; i < NSUB; i++) {
+		if (strcmp(argv[1], subcommands[i].name))
+			continue;
+		return subcommands[i].main(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "rankmapctl: unknown command '%s' (try 'rankmapctl --help')\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,313 @@
+/*
+ * daemon/server/srv.h: internals of rankmapd shared by rankmapd.c and srv_*.c (not installed, not used by
+ * clients: those use daemon/client/rm_client.h).
+ *
+ * Threads: one event-loop thread owns the sockets and connections (srv_loop.c); a small pool of
+ * workers (srv_workers.c) runs requests that take time. The model (srv_model.c) is immutable once
+ * published and reference-counted: readers take a reference under a short mutex, register/reload
+ * build a new one and swap it in. Registrations (srv_state.c) are saved before they are answered.
+ *
+ * Error rule: 0 on success, -1 on failure with the rm_error_t (may be NULL) filled; the first error
+ * wins. Nothing here exits: only main() decides to stop.
+ */
+#ifndef RANKMAP_SRV_H
+#define RANKMAP_SRV_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "rm_error.h"
+#include "topo.h"
+
+/* ---- logging (srv_log.c) ---------------------------------------------------------------------- */
+
+enum { SRV_LOG_ERR = 3, SRV_LOG_WARNING = 4, SRV_LOG_NOTICE = 5, SRV_LOG_INFO = 6, SRV_LOG_DEBUG = 7 };
+
+/* Sends messages to stderr (foreground != 0) or syslog from now on; level is the most verbose kept. */
+void srv_log_open(int foreground, int level);
+void srv_log_close(void);
+void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Around fork() (srv_child.c): prepare takes the log lock, parent releases it, child re-initialises it
+ * and closes syslog's connection; srv_log_child_reopen() reconnects once the child closed its other
+ * descriptors. */
+void srv_log_fork_prepare(void);
+void srv_log_fork_parent(void);
+void srv_log_fork_child(void);
+void srv_log_child_reopen(void);
+
+/* ---- configuration (srv_config.c) -------------------------------------------------------------- */
+
+#define SRV_MAX_IB_FILES 64
+
+enum { SRV_ISOLATE_THREAD = 0, SRV_ISOLATE_PROCESS = 1 };
+
+typedef struct srv_config {
+	char *path;               /* the config file (NULL: defaults only) */
+	char *socket_path;
+	unsigned socket_mode;
+	char *state_dir;
+	char *hwloc_dir;          /* per-node XML directory (optional) */
+	int allow_register;       /* nodes may send their XML */
+	char *cluster_file;       /* a topo cluster description file (optional) */
+	char *ib_files[SRV_MAX_IB_FILES];
+	int n_ib_files;
+	char *node_name_map;
+	int ib_live;              /* discover the fabric through libibnetdisc */
+	char *ib_ca;
+	int ib_port;
+	int ib_refresh_s;         /* 0: discover at start and on reload only */
+	char *torus;              /* torus config file (optional) */
+	char *slurm_user;         /* user allowed to register/reload besides root */
+	uid_t slurm_uid;
+	int has_slurm_uid;
+	size_t max_frame;
+	int max_clients;
+	int request_timeout_ms;   /* a started frame must arrive, a response must leave, within this */
+	int idle_timeout_ms;      /* a connection without a request in progress is closed after this */
+	int workers;
+	int isolation;            /* SRV_ISOLATE_*: where the requests flagged SRV_REQ_ISOLATED run */
+	int worker_time_limit_s;  /* wall-clock limit of one isolated request */
+	int worker_cpu_limit_s;   /* CPU limit of one isolated request (RLIMIT_CPU) */
+	size_t worker_memory_limit; /* bytes a worker process may map beyond the daemon's size (RLIMIT_AS) */
+	int log_level;
+	int foreground;
+} srv_config_t;
+
+/* Sets the defaults. */
+void srv_config_defaults(srv_config_t *cfg);
+/* Parses a config file over cfg; errors name the file and line. */
+int srv_config_load(srv_config_t *cfg, const char *path, rm_error_t *err);
+/* Checks the assembled configuration (after command-line overrides); resolves slurm_user. */
+int srv_config_check(srv_config_t *cfg, rm_error_t *err);
+/* Frees the strings of cfg. */
+void srv_config_free(srv_config_t *cfg);
+/* Writes the effective configuration in the file format (for --print-config). */
+void srv_config_print(const srv_config_t *cfg, FILE *f);
+
+/* ---- socket and lock (srv_sock.c) ------------------------------------------------------------- */
+
+/* Takes the lock file <state_dir>/rankmapd.lock (flock, non-blocking). Returns its fd, or -1 when
+ * another rankmapd holds it (err names the holder's pid when known). */
+int srv_lock_state_dir(const char *state_dir, rm_error_t *err);
+/* Creates the listening socket: checks the path length, removes a stale socket (refuses to remove a
+ * live one or a non-socket), binds under a umask, chmods to mode. Returns the fd (non-blocking). */
+int srv_sock_listen(const char *path, unsigned mode, dev_t *dev, ino_t *ino, rm_error_t *err);
+/* Removes the socket file at shutdown if it is still ours (same inode). */
+void srv_sock_unlink(const char *path, dev_t dev, ino_t ino);
+
+/* ---- model (srv_model.c) ---------------------------------------------------------------------- */
+
+/* Targets built for recent map requests, reused by identical host/slot lists (read-only, shared). */
+#define SRV_TCACHE 64
+#define SRV_TCACHE_MAX_SLOTS 65536
+#define SRV_TCACHE_MAX_KEY 4096
+
+typedef struct srv_tcache {
+	char *key;
+	topo_target_t *t;
+	int refs;                   /* requests using it */
+	unsigned long used;         /* LRU clock */
+} srv_tcache_t;
+
+typedef struct srv_model {
+	int refs;                   /* atomic */
+	pthread_mutex_t tc_lock;
+	srv_tcache_t tc[SRV_TCACHE];
+	unsigned long tc_clock;
+	topo_cluster_t cluster;
+	unsigned long generation;
+	long long built_at;         /* seconds since the epoch */
+	double build_ms;
+	size_t nregistered;
+	unsigned long reg_seq;      /* registrations it includes */
+	json_t *sources;            /* description of what was loaded (for "report") */
+	json_t *warnings;           /* sources that failed to load */
+	json_t *reg_ignored;        /* host -> why its registration could not be loaded */
+} srv_model_t;
+
+typedef struct srv_ctx srv_ctx_t;
+
+/* Builds a model from the configured sources, the live fabric cache and the registrations. Returns a
+ * new model (one reference) or NULL. */
+srv_model_t *srv_model_build(srv_ctx_t *ctx, rm_error_t *err);
+/* Takes a reference on the current model (NULL when none). */
+srv_model_t *srv_model_get(srv_ctx_t *ctx);
+/* Drops a reference. NULL is fine. */
+void srv_model_put(srv_model_t *m);
+/* A target of m for key (any string naming the slot set): the cached one, or build(arg, err) cached
+ * from now on. *handle must be passed to srv_model_target_put() when done. NULL with err on failure. */
+const topo_target_t *srv_model_target(srv_model_t *m, const char *key,
+				      topo_target_t *(*build)(void *arg, rm_error_t *err), void *arg, void **handle,
+				      rm_error_t *err);
+void srv_model_target_put(srv_model_t *m, void *handle);
+/* A handle for a target built outside the cache (the put destroys it). */
+void srv_model_target_private(const topo_target_t *t, void **handle);
+/* Publishes m (steals the reference) and drops the previous model's. */
+void srv_model_publish(srv_ctx_t *ctx, srv_model_t *m);
+/* Rebuilds and publishes unless a model already covering registrations up to reg_seq exists (0:
+ * always). Serialised: concurrent callers share one build. */
+int srv_model_rebuild(srv_ctx_t *ctx, unsigned long reg_seq, rm_error_t *err);
+/* Discovers the fabric live and stores it as the cache file in the state directory. */
+int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err);
+
+/* ---- state (srv_state.c) ---------------------------------------------------------------------- */
+
+/* Writes data to dir/name atomically and durably: tmp file, fsync, rename, fsync dir. */
+int srv_state_write_file(const char *dir, const char *name, const void *data, size_t len, rm_error_t *err);
+/* Prepares the state directory (creates it and its registrations/ subdirectory, mode 0700). */
+int srv_state_init(const char *state_dir, rm_error_t *err);
+/* Loads every saved registration into ctx (called once at start). */
+int srv_state_load_registrations(srv_ctx_t *ctx, rm_error_t *err);
+/* Saves one registration durably; path receives the file's path. */
+int srv_state_save_registration(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, char *path,
+				size_t pathlen, rm_error_t *err);
+/* Continues the model generations of the previous run (state.json), so clients never see one go back. */
+void srv_state_load_generation(srv_ctx_t *ctx);
+/* Saves the model's description (sources, generation, hosts) as state.json. */
+int srv_state_save_model(srv_ctx_t *ctx, const srv_model_t *m, rm_error_t *err);
+/* True when name is acceptable as a host name in a file name: [A-Za-z0-9._-], not starting with '.'. */
+int srv_state_host_ok(const char *name);
+
+/* ---- registrations (kept in ctx, srv_state.c) ---------------------------------------------------- */
+
+/* Records host's registration (replacing an older one): its saved file, or (file NULL, when the save
+ * failed) its XML. Returns the new registration sequence. */
+unsigned long srv_reg_put(srv_ctx_t *ctx, const char *host, const char *file, const char *xml, size_t len);
+/* Calls fn(arg, host, file or NULL, xml or NULL, xml length) for each registration under the
+ * registration lock; *seq_out receives the sequence they amount to. */
+typedef void (*srv_reg_fn_t)(void *arg, const char *host, const char *file, const char *xml, size_t len);
+void srv_reg_foreach(srv_ctx_t *ctx, srv_reg_fn_t fn, void *arg, unsigned long *seq_out);
+
+/* ---- requests (srv_requests.c) ---------------------------------------------------------------- */
+
+typedef struct srv_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+} srv_peer_t;
+
+typedef json_t *(*srv_handler_t)(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
+
+/* INLINE: answered by the event loop; PRIVILEGED: root and slurm_user only; ISOLATED: runs engines or
+ * heavy code on the model without changing state, so it runs in a worker process in isolation =
+ * process mode (srv_child.c). */
+enum { SRV_REQ_INLINE = 1, SRV_REQ_PRIVILEGED = 2, SRV_REQ_ISOLATED = 4 };
+
+/* Checks the envelope (version, type, id) of a request and finds its handler. Returns the handler,
+ * or NULL with *error set to an error response (new reference). *flags receives SRV_REQ_*. */
+srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_peer_t *peer, int *flags,
+				 json_t **error);
+/* Internal jobs of the loop (SIGHUP reload, periodic fabric refresh). */
+void srv_job_reload(srv_ctx_t *ctx);
+void srv_job_ib_refresh(srv_ctx_t *ctx);
+
+/* ---- workers (srv_workers.c) ------------------------------------------------------------------ */
+
+typedef struct srv_job {
+	struct srv_job *next;
+	uint64_t conn_id;         /* 0: internal job without a connection */
+	char *payload;            /* a frame the worker parses and dispatches itself, or NULL */
+	size_t payload_len;
+	json_t *req;              /* or a request the loop already parsed, with its handler */
+	json_t *id;
+	srv_peer_t peer;
+	srv_handler_t handler;
+	int flags;                /* SRV_REQ_* of a request the loop parsed */
+	void (*internal)(srv_ctx_t *ctx);
+	char *out;                /* filled by the worker: the encoded response frame */
+	size_t out_len;
+} srv_job_t;
+
+typedef struct srv_workers srv_workers_t;
+
+/* Starts n worker threads. */
+srv_workers_t *srv_workers_start(srv_ctx_t *ctx, int n, rm_error_t *err);
+/* The eventfd that becomes readable when jobs finish. Returns 0. */
+int srv_workers_notify_fd(srv_workers_t *w, int *fd);
+/* Queues a job (ownership passes to the pool until it comes back from srv_workers_done()). */
+void srv_workers_submit(srv_workers_t *w, srv_job_t *job);
+/* Takes the list of finished jobs (NULL when none). */
+srv_job_t *srv_workers_done(srv_workers_t *w);
+/* Number of jobs queued or running. */
+int srv_workers_pending(srv_workers_t *w);
+/* Stops the pool without waiting on a stuck request: worker processes are killed at once, threads
+ * get SRV_STOP_WAIT_MS to finish. Returns 0 when every thread ended (the pool and queued jobs are
+ * freed), -1 when a thread is still running a request in the daemon (nothing is freed: the caller
+ * must leave with _exit()). */
+#define SRV_STOP_WAIT_MS 300
+int srv_workers_stop(srv_workers_t *w);
+/* Frees a job and what it holds. */
+void srv_job_free(srv_job_t *job);
+
+/* ---- worker processes (srv_child.c) ----------------------------------------------------------- */
+
+typedef struct srv_child srv_child_t;
+
+enum { SRV_CHILD_DONE, SRV_CHILD_DELEGATE, SRV_CHILD_STOPPED };
+
+/* The worker process of one worker thread (none is started yet). stop_fd becomes readable when the
+ * pool stops. Returns NULL with err on failure. */
+srv_child_t *srv_child_new(srv_ctx_t *ctx, int stop_fd, rm_error_t *err);
+/* Starts the process now if there is none (the thread that calls this becomes its parent: the child
+ * dies with it). Returns 0 or -1 (logged). */
+int srv_child_start(srv_child_t *ch);
+/* Runs job (a raw payload, or a parsed request flagged SRV_REQ_ISOLATED) in the worker process.
+ * SRV_CHILD_DONE: job->out holds the response frame (an `internal` or `timeout` error when the
+ * process died or overran; a fresh one replaces it). SRV_CHILD_DELEGATE: the request must run in the
+ * daemon (register, reload, hosts, ping). SRV_CHILD_STOPPED: the pool is stopping, job unanswered. */
+int srv_child_run(srv_child_t *ch, srv_job_t *job);
+/* The process's pid, or 0 (readable from any thread). */
+pid_t srv_child_pid(srv_child_t *ch);
+/* Kills and reaps the process, frees ch. NULL is fine. */
+void srv_child_free(srv_child_t *ch);
+
+/* Test-only engine faults (srv_fault.c): with RANKMAP_TEST_FAULTS=1 in rankmapd's environment at start
+ * (never in production), a map request whose algorithm is test:segv, test:abort, test:spin,
+ * test:sleep or test:hog misbehaves that way. Returns NULL when algo is not one of them or the hook
+ * is off; else the response (only test:hog returns). */
+json_t *srv_test_fault(srv_ctx_t *ctx, const char *algo, const json_t *id);
+
+/* ---- event loop (srv_loop.c) ------------------------------------------------------------------ */
+
+/* Serves connections until *stop becomes non-zero; *reload set triggers a reload job. */
+int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload);
+
+/* ---- the daemon's context ---------------------------------------------------------------------- */
+
+struct srv_ctx {
+	srv_config_t cfg;
+	int lock_fd;
+	int listen_fd;
+	dev_t sock_dev;
+	ino_t sock_ino;
+	long long started_at;
+	srv_workers_t *workers;
+	int test_faults;           /* RANKMAP_TEST_FAULTS was set at start (srv_test_fault) */
+	/* current model */
+	pthread_mutex_t model_lock;
+	srv_model_t *model;
+	unsigned long generation;
+	/* registrations: host -> {"file": path} or {"xml": text} (see srv_reg_put) */
+	pthread_mutex_t reg_lock;
+	json_t *registrations;
+	unsigned long reg_seq;
+	/* one model build at a time */
+	pthread_mutex_t build_lock;
+	unsigned long built_reg_seq;
+	/* live fabric: cache file in the state dir, discovered at start/refresh */
+	pthread_mutex_t ib_lock;
+	int ib_cached;
+	char *ib_cache_path;
+	json_t *ib_status;         /* last discovery result (under ib_lock) */
+	/* statistics (atomics) */
+	unsigned long n_requests, n_errors, n_connections, n_rejected;
+};
+
+long long srv_now_ms(void);
+
+#endif

@@ -1,0 +1,336 @@
+/*
+ * daemon/srv_config.c: rankmapd.conf, parsed from one table of entries (name, type, bounds, default,
+ * target field). Format: `name = value` lines, `#` comments, blank lines ignored; relative paths are
+ * relative to the file's directory; list entries (ib_file) may repeat. Errors name file and line.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rm_client.h"
+#include "srv.h"
+#include "rm_file.h"
+#include "rm_text.h"
+
+typedef enum { C_STR, C_PATH, C_PATHLIST, C_BOOL, C_INT, C_SIZE, C_MODE, C_MS, C_SEC, C_LOGLEVEL, C_ISOLATION } ctype_t;
+
+typedef struct centry {
+	const char *name;
+	ctype_t type;
+	long long min, max;      /* bounds of numbers (C_MS/C_SEC in ms/s, C_SIZE in bytes) */
+	const char *def;         /* default as it would be written in the file (NULL: unset) */
+	size_t off;              /* field of srv_config_t */
+	const char *help;
+} centry_t;
+
+static const char *const isolation_modes[] = { "thread", "process" }; /* C_ISOLATION: SRV_ISOLATE_* */
+
+#define F(x) offsetof(srv_config_t, x)
+
+static const centry_t entries[] = {
+	{ "socket", C_PATH, 0, 0, RM_SOCKET_DEFAULT, F(socket_path), "Unix socket clients connect to" },
+	{ "socket_mode", C_MODE, 0, 0777, "0666", F(socket_mode), "permissions of the socket (octal)" },
+	{ "state_dir", C_PATH, 0, 0, "/var/lib/rankmapd", F(state_dir), "registrations, fabric cache, lock" },
+	{ "hwloc_dir", C_PATH, 0, 0, NULL, F(hwloc_dir), "directory of <host>.xml hwloc exports" },
+	{ "allow_register", C_BOOL, 0, 1, "yes", F(allow_register), "accept `register` requests" },
+	{ "cluster", C_PATH, 0, 0, NULL, F(cluster_file), "a rankmap cluster description file" },
+	{ "ib_file", C_PATHLIST, 0, 0, NULL, F(ib_files), "ibnetdiscover output (repeatable)" },
+	{ "node_name_map", C_PATH, 0, 0, NULL, F(node_name_map), "GUID to host name map" },
+	{ "ib_live", C_BOOL, 0, 1, "no", F(ib_live), "discover the fabric through libibnetdisc" },
+	{ "ib_ca", C_STR, 0, 0, NULL, F(ib_ca), "HCA used for live discovery (default: first)" },
+	{ "ib_port", C_INT, 0, 255, "0", F(ib_port), "HCA port for live discovery (0: default)" },
+	{ "ib_refresh", C_SEC, 0, 7 * 86400, "600", F(ib_refresh_s), "rediscover every N seconds (0: never)" },
+	{ "torus", C_PATH, 0, 0, NULL, F(torus), "3D torus configuration file" },
+	{ "slurm_user", C_STR, 0, 0, NULL, F(slurm_user), "user besides root allowed to register/reload" },
+	{ "max_frame_size", C_SIZE, 1024, RM_FRAME_MAX_HARD, "16M", F(max_frame), "largest request frame" },
+	{ "max_clients", C_INT, 1, 100000, "4096", F(max_clients), "simultaneous connections" },
+	{ "request_timeout", C_MS, 10, 3600000, "10s", F(request_timeout_ms), "time to send one frame" },
+	{ "idle_timeout", C_MS, 10, 86400000, "60s", F(idle_timeout_ms), "idle connections are closed" },
+	{ "worker_threads", C_INT, 1, 256, "2", F(workers), "threads running map/report/register" },
+	{ "isolation", C_ISOLATION, 0, 0, "process", F(isolation), "where map/order/simulate/report/distance run: "
+	  "process (worker processes with limits) or thread" },
+	{ "worker_time_limit", C_SEC, 1, 86400, "90", F(worker_time_limit_s), "wall-clock time one isolated "
+	  "request may take" },
+	{ "worker_cpu_limit", C_SEC, 1, 86400, "75", F(worker_cpu_limit_s), "CPU time one isolated request "
+	  "may use (RLIMIT_CPU)" },
+	{ "worker_memory_limit", C_SIZE, 64LL << 20, 1LL << 40, "4G", F(worker_memory_limit), "address space a "
+	  "worker process may add to the daemon's (RLIMIT_AS)" },
+	{ "log_level", C_LOGLEVEL, 0, 0, "info", F(log_level), "error, warning, notice, info or debug" },
+};
+
+#define NENTRIES (sizeof(entries) / sizeof(entries[0]))
+
+static const char *const levels[] = { "error", "warning", "notice", "info", "debug" };
+
+/* Parses a number with an optional unit suffix (k/M/G for sizes; ms/s/m/h for durations). */
+static int parse_number(const centry_t *e, const char *v, long long *out)
+{
+	char *end;
+	long long n, mul = 1;
+
+	errno = 0;
+	n = strtoll(v, &end, e->type == C_MODE ? 8 : 10);
+	if (errno || end == v)
+		return -1;
+	if (e->type == C_SIZE) {
+		if (*end == 'k' || *end == 'K')
+			mul = 1024, end++;
+		else if (*end == 'M')
+			mul = 1024 * 1024, end++;
+		else if (*end == 'G')
+			mul = 1024LL * 1024 * 1024, end++;
+	} else if (e->type == C_MS || e->type == C_SEC) {
+		long long sec = e->type == C_MS ? 1000 : 1;
+		if (!strcmp(end, "ms") && e->type == C_MS)
+			mul = 1, end += 2;
+		else if (*end == 's')
+			mul = sec, end++;
+		else if (*end == 'm')
+			mul = 60 * sec, end++;
+		else if (*end == 'h')
+			mul = 3600 * sec, end++;
+		else
+			mul = sec; /* bare number: seconds */
+	}
+	if (*end || n < 0 || (n && mul > LLONG_MAX / n))
+		return -1;
+	*out = n * mul;
+	return 0;
+}
+
+static int parse_bool(const char *v, long long *out)
+{
+	if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on") || !strcmp(v, "1"))
+		*out = 1;
+	else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off") || !strcmp(v, "0"))
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
+/* Makes a relative path relative to base's directory. Returns a malloc'ed string. */
+static char *resolve_path(const char *base, const char *v)
+{
+	const char *slash = base ? strrchr(base, '/') : NULL;
+	char *p;
+
+	if (v[0] == '/' || !slash)
+		return strdup(v);
+	if (asprintf(&p, "%.*s/%s", (int)(slash - base), base, v) < 0)
+		return NULL;
+	return p;
+}
+
+static int store_string(srv_config_t *cfg, const centry_t *e, const char *file, int line, const char *v)
+{
+	char *s = e->type == C_STR ? strdup(v) : resolve_path(file, v);
+	char **field = (char **)((char *)cfg + e->off);
+
+	if (!s)
+		return rm_error_set(NULL, NULL, 0, 0, "no memory");
+	if (e->type == C_PATHLIST) {
+		char **list = (char **)((char *)cfg + e->off);
+		if (cfg->n_ib_files >= SRV_MAX_IB_FILES) {
+			free(s);
+			return -1;
+		}
+		list[cfg->n_ib_files++] = s;
+		return 0;
+	}
+	free(*field);
+	*field = s;
+	return 0;
+}
+
+/* Sets one entry from its text value. file/line are for the error (file NULL: a default). */
+static int set_entry(srv_config_t *cfg, const centry_t *e, const char *v, const char *file, int line,
+		     rm_error_t *err)
+{
+	void *field = (char *)cfg + e->off;
+	long long n = 0;
+	size_t i;
+
+	switch (e->type) {
+	case C_STR: case C_PATH: case C_PATHLIST:
+		if (!*v)
+			return rm_error_set(err, file, line, 0, "%s: empty value", e->name);
+		if (store_string(cfg, e, file, line, v) < 0)
+			return rm_error_set(err, file, line, 0, "%s: too many entries (at most %d)", e->name,
+					    SRV_MAX_IB_FILES);
+		return 0;
+	case C_BOOL:
+		if (parse_bool(v, &n) < 0)
+			return rm_error_set(err, file, line, 0, "%s: expected yes or no, got '%s'", e->name, v);
+		*(int *)field = (int)n;
+		return 0;
+	case C_LOGLEVEL:
+		for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+			if (!strcmp(v, levels[i])) {
+				*(int *)field = SRV_LOG_ERR + (int)i;
+				return 0;
+			}
+		return rm_error_set(err, file, line, 0, "%s: expected one of error, warning, notice, info, debug, "
+				    "got '%s'", e->name, v);
+	case C_ISOLATION:
+		for (i = 0; i < sizeof(isolation_modes) / sizeof(isolation_modes[0]); i++)
+			if (!strcmp(v, isolation_modes[i])) {
+				*(int *)field = (int)i;
+				return 0;
+			}
+		return rm_error_set(err, file, line, 0, "%s: expected process or thread, got '%s'", e->name, v);
+	default:
+		break;
+	}
+	if (parse_number(e, v, &n) < 0 || n < e->min || n > e->max)
+		return rm_error_set(err, file, line, 0, "%s: '%s' is not a %s in %lld..%lld%s", e->name, v,
+				    e->type == C_MODE ? "mode" : "number", e->min, e->max,
+				    e->type == C_MS ? " ms" : e->type == C_SEC ? " s" : e->type == C_SIZE ? " bytes" : "");
+	if (e->type == C_SIZE)
+		*(size_t *)field = (size_t)n;
+	else if (e->type == C_MODE)
+		*(unsigned *)field = (unsigned)n;
+	else
+		*(int *)field = (int)n;
+	return 0;
+}
+
+void srv_config_defaults(srv_config_t *cfg)
+{
+	size_t i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < NENTRIES; i++)
+		if (entries[i].def)
+			set_entry(cfg, &entries[i], entries[i].def, NULL, 0, NULL);
+}
+
+/* Parses one non-comment line "name = value". */
+static int parse_line(srv_config_t *cfg, char *text, const char *path, int line, rm_error_t *err)
+{
+	char *name, *value;
+	size_t i;
+
+	if (rm_kv_split(text, &name, &value) < 0)
+		return rm_error_set(err, path, line, 0, "expected 'name = value'");
+	for (i = 0; i < NENTRIES; i++)
+		if (!strcmp(name, entries[i].name))
+			return set_entry(cfg, &entries[i], value, path, line, err);
+	return rm_error_set(err, path, line, 0, "unknown setting '%s'", name);
+}
+
+int srv_config_load(srv_config_t *cfg, const char *path, rm_error_t *err)
+{
+	FILE *f = rm_file_fopen(path, RM_FILE_CONFIG, NULL, err);
+	char buf[4096], *p;
+	int line = 0, rc = 0;
+
+	if (!f)
+		return -1;
+	free(cfg->path);
+	cfg->path = strdup(path);
+	while (rc == 0 && fgets(buf, sizeof(buf), f)) {
+		line++;
+		if (ferror(f)) /* grew past the cap: reported below */
+			break;
+		if (!strchr(buf, '\n') && !feof(f)) {
+			rc = rm_error_set(err, path, line, 0, "line longer than %zu bytes", sizeof(buf) - 2);
+			break;
+		}
+		p = rm_config_line(buf);
+		if (*p)
+			rc = parse_line(cfg, p, path, line, err);
+	}
+	if (rc == 0)
+		rc = rm_file_stream_error(f, path, RM_FILE_CONFIG, err);
+	fclose(f);
+	return rc;
+}
+
+int srv_config_check(srv_config_t *cfg, rm_error_t *err)
+{
+	const char *src = cfg->path ? cfg->path : "configuration";
+	struct passwd *pw;
+	char *end;
+	long uid;
+
+	if (!cfg->socket_path || cfg->socket_path[0] != '/')
+		return rm_error_set(err, src, 0, 0, "socket: an absolute path is required");
+	if (!cfg->state_dir || cfg->state_dir[0] != '/')
+		return rm_error_set(err, src, 0, 0, "state_dir: an absolute path is required");
+	cfg->has_slurm_uid = 0;
+	if (cfg->slurm_user) {
+		uid = strtol(cfg->slurm_user, &end, 10);
+		if (*end == 0 && end != cfg->slurm_user && uid >= 0) {
+			cfg->slurm_uid = (uid_t)uid;
+		} else {
+			pw = getpwnam(cfg->slurm_user);
+			if (!pw)
+				return rm_error_set(err, src, 0, 0, "slurm_user: no such user '%s'", cfg->slurm_user);
+			cfg->slurm_uid = pw->pw_uid;
+		}
+		cfg->has_slurm_uid = 1;
+	}
+	if (cfg->ib_live && cfg->n_ib_files)
+		srv_log(SRV_LOG_NOTICE, "both ib_file and ib_live are set: the files are separate subnets");
+	return 0;
+}
+
+void srv_config_free(srv_config_t *cfg)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < NENTRIES; i++) {
+		if (entries[i].type == C_STR || entries[i].type == C_PATH) {
+			char **field = (char **)((char *)cfg + entries[i].off);
+			free(*field);
+			*field = NULL;
+		}
+	}
+	for (j = 0; j < cfg->n_ib_files; j++)
+		free(cfg->ib_files[j]);
+	cfg->n_ib_files = 0;
+	free(cfg->path);
+	cfg->path = NULL;
+}
+
+void srv_config_print(const srv_config_t *cfg, FILE *f)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < NENTRIES; i++) {
+		const centry_t *e = &entries[i];
+		const void *field = (const char *)cfg + e->off;
+		fprintf(f, "# %s\n", e->help);
+		switch (e->type) {
+		case C_STR: case C_PATH:
+			if (*(char *const *)field)
+				fprintf(f, "%s = %s\n", e->name, *(char *const *)field);
+			else
+				fprintf(f, "#%s =\n", e->name);
+			break;
+		case C_PATHLIST:
+			for (j = 0; j < cfg->n_ib_files; j++)
+				fprintf(f, "%s = %s\n", e->name, cfg->ib_files[j]);
+			if (!cfg->n_ib_files)
+				fprintf(f, "#%s =\n", e->name);
+			break;
+		case C_BOOL: fprintf(f, "%s = %s\n", e->name, *(const int *)field ? "yes" : "no"); break;
+		case C_MODE: fprintf(f, "%s = %04o\n", e->name, *(const unsigned *)field); break;
+		case C_SIZE: fprintf(f, "%s = %zu\n", e->name, *(const size_t *)field); break;
+		case C_MS: fprintf(f, "%s = %dms\n", e->name, *(const int *)field); break;
+		case C_SEC: fprintf(f, "%s = %ds\n", e->name, *(const int *)field); break;
+		case C_ISOLATION: fprintf(f, "%s = %s\n", e->name, isolation_modes[*(const int *)field]); break;
+		case C_LOGLEVEL: fprintf(f, "%s = %s\n", e->name, levels[*(const int *)field - SRV_LOG_ERR]); break;
+		default: fprintf(f, "%s = %d\n", e->name, *(const int *)field); break;
+		}
+	}
+}

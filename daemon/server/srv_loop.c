@@ -1,0 +1,586 @@
+/*
+ * daemon/srv_loop.c: rankmapd's event loop. One thread, epoll, non-blocking sockets, a buffer per
+ * connection. Every frame is size-limited and must arrive within request_timeout once started; idle
+ * connections are closed after idle_timeout; clients beyond max_clients get a "busy" error frame and
+ * are closed. Quick requests (ping) are answered here; the others go to the worker pool, and the
+ * connection reads nothing more until their response is queued.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "rm_client.h"
+#include "srv.h"
+
+#define TAG_LISTEN UINT64_MAX
+#define TAG_WORKERS (UINT64_MAX - 1)
+#define SLOT_BITS 20
+#define TICK_MS 100
+/* A client that does not read its responses: stop reading its requests beyond this backlog. */
+#define OUT_BACKLOG_MAX (1u << 20)
+
+typedef struct conn {
+	int fd;
+	uint64_t id;
+	srv_peer_t peer;
+	unsigned char hdr[RM_FRAME_HEADER];
+	size_t hdr_got;
+	char *in;                  /* payload being read: in_cap bytes allocated so far, grown as data comes */
+	size_t in_len, in_got, in_cap;
+	char *out;                 /* encoded responses waiting to be sent */
+	size_t out_len, out_off;
+	long long last_active, frame_start, out_start;
+	int busy;                  /* a request is with the workers */
+	int closing;               /* close once out is flushed */
+	uint32_t events;           /* current epoll mask */
+} conn_t;
+
+typedef struct loop {
+	srv_ctx_t *ctx;
+	int epfd;
+	conn_t **conns;            /* max_clients slots */
+	int nconns;
+	int *free_slots;           /* stack of unused slots, nfree of them */
+	int nfree;
+	uint64_t seq;
+	int internal_inflight;
+	long long next_refresh;
+	int reserve_fd;            /* /dev/null, given up to accept one client when out of descriptors */
+	long long last_emfile_log;
+} loop_t;
+
+static conn_t *conn_lookup(loop_t *l, uint64_t id)
+{
+	uint64_t slot = id & ((1u << SLOT_BITS) - 1);
+	conn_t *c;
+
+	if (slot >= (uint64_t)l->ctx->cfg.max_clients)
+		return NULL;
+	c = l->conns[slot];
+	return c && c->id == id ? c : NULL;
+}
+
+static void conn_close(loop_t *l, conn_t *c)
+{
+	uint64_t slot = c->id & ((1u << SLOT_BITS) - 1);
+
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	l->conns[slot] = NULL;
+	l->free_slots[l->nfree++] = (int)slot;
+	l->nconns--;
+	free(c->in);
+	free(c->out);
+	free(c);
+}
+
+/* Sets the epoll mask the connection's state calls for. */
+static void conn_update(loop_t *l, conn_t *c)
+{
+	uint32_t ev = 0;
+	struct epoll_event e;
+
+	if (!c->busy && !c->closing && c->out_len - c->out_off < OUT_BACKLOG_MAX)
+		ev |= EPOLLIN;
+	if (c->out_off < c->out_len)
+		ev |= EPOLLOUT;
+	if (ev == c->events)
+		return;
+	e.events = ev;
+	e.data.u64 = c->id;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
+		c->events = ev;
+}
+
+/* Sends what can be sent now. Returns -1 when the connection was closed. A client must keep
+ * reading: request_timeout without progress drops it (out_start is the last progress). */
+static int conn_flush(loop_t *l, conn_t *c)
+{
+	size_t before = c->out_off;
+
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (w <= 0) {
+			conn_close(l, c);
+			return -1;
+		}
+		c->out_off += (size_t)w;
+	}
+	if (c->out_off == c->out_len) {
+		c->out_off = c->out_len = 0;
+		if (c->closing) {
+			conn_close(l, c);
+			return -1;
+		}
+	}
+	c->last_active = srv_now_ms();
+	if (c->out_off != before)
+		c->out_start = c->last_active;
+	conn_update(l, c);
+	return 0;
+}
+
+/* Queues an encoded frame (stolen; NULL: encoding failed) and tries to send it. Returns -1 when the
+ * connection was closed. */
+static int conn_queue(loop_t *l, conn_t *c, char *buf, size_t len)
+{
+	if (!buf) {
+		srv_log(SRV_LOG_ERR, "cannot encode a response for pid %d", (int)c->peer.pid);
+		conn_close(l, c);
+		return -1;
+	}
+	if (c->out_off == c->out_len) {
+		free(c->out);
+		c->out = buf;
+		c->out_len = len;
+		c->out_off = 0;
+		c->out_start = srv_now_ms();
+	} else {
+		char *n = realloc(c->out, c->out_len + len);
+		if (!n) {
+			free(buf);
+			conn_close(l, c);
+			return -1;
+		}
+		memcpy(n + c->out_len, buf, len);
+		free(buf);
+		c->out = n;
+		c->out_len += len;
+	}
+	return conn_flush(l, c);
+}
+
+/* Queues a response (stolen) and tries to send it. Returns -1 when the connection was closed. */
+static int conn_respond(loop_t *l, conn_t *c, json_t *resp)
+{
+	size_t len = 0;
+	char *buf = resp ? rm_frame_encode(resp, &len) : NULL;
+
+	if (resp && json_is_false(json_object_get(resp, "ok")))
+		__atomic_add_fetch(&l->ctx->n_errors, 1, __ATOMIC_RELAXED);
+	json_decref(resp);
+	return conn_queue(l, c, buf, len);
+}
+
+/* Sends a final error and closes once it is out. */
+static int conn_fail(loop_t *l, conn_t *c, const char *code, const char *msg)
+{
+	c->closing = 1;
+	return conn_respond(l, c, rm_proto_error(NULL, code, "%s", msg));
+}
+
+/* Frames up to this size are parsed by the loop (ping is answered at once); larger ones are parsed
+ * by a worker, so that the loop never spends long on one client. */
+#define LOOP_PARSE_MAX 512
+
+static void submit(loop_t *l, conn_t *c, srv_job_t *job)
+{
+	job->conn_id = c->id;
+	job->peer = c->peer;
+	c->busy = 1;
+	conn_update(l, c);
+	srv_workers_submit(l->ctx->workers, job);
+}
+
+/* Handles one complete frame payload (c->in, c->in_len). Returns -1 when c was closed. */
+static int conn_dispatch(loop_t *l, conn_t *c)
+{
+	rm_error_t err = { 0 };
+	json_t *req, *resp = NULL;
+	srv_job_t *job = calloc(1, sizeof(*job));
+	srv_handler_t h;
+	int flags = 0;
+
+	__atomic_add_fetch(&l->ctx->n_requests, 1, __ATOMIC_RELAXED);
+	c->frame_start = 0;
+	c->hdr_got = 0;
+	if (!job)
+		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_INTERNAL, "no memory"));
+	if (c->in_len > LOOP_PARSE_MAX) {
+		job->payload = c->in;
+		job->payload_len = c->in_len;
+		c->in = NULL;
+		c->in_len = c->in_got = c->in_cap = 0;
+		submit(l, c, job);
+		return 0;
+	}
+	req = rm_frame_parse(c->in, c->in_len, &err);
+	free(c->in);
+	c->in = NULL;
+	c->in_len = c->in_got = c->in_cap = 0;
+	if (!req) {
+		char buf[RM_ERROR_TEXT_LEN + 64];
+		free(job);
+		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s",
+							 rm_error_format(&err, buf, sizeof(buf))));
+	}
+	h = srv_request_lookup(l->ctx, req, &c->peer, &flags, &resp);
+	if (!h || (flags & SRV_REQ_INLINE)) {
+		if (h)
+			resp = h(l->ctx, req, json_object_get(req, "id"), &c->peer);
+		json_decref(req);
+		free(job);
+		return conn_respond(l, c, resp);
+	}
+	job->req = req;
+	job->id = json_incref(json_object_get(req, "id"));
+	job->handler = h;
+	job->flags = flags;
+	submit(l, c, job);
+	return 0;
+}
+
+/* Memory follows the bytes that really arrived, not the length a client announces. */
+#define PAYLOAD_CHUNK 65536
+
+static int grow_payload(conn_t *c)
+{
+	size_t cap = c->in_cap ? c->in_cap * 2 : PAYLOAD_CHUNK;
+	char *n;
+
+	if (cap > c->in_len)
+		cap = c->in_len;
+	if (!(n = realloc(c->in, cap)))
+		return -1;
+	c->in = n;
+	c->in_cap = cap;
+	return 0;
+}
+
+/* Reads into the header, then the payload. Returns 1 for progress, 0 to stop, -1 closed. */
+static int conn_read_some(loop_t *l, conn_t *c)
+{
+	char *dst;
+	size_t want;
+	ssize_t r;
+
+	if (c->hdr_got < RM_FRAME_HEADER) {
+		dst = (char *)c->hdr + c->hdr_got;
+		want = RM_FRAME_HEADER - c->hdr_got;
+	} else {
+		if (c->in_got == c->in_cap && grow_payload(c) < 0) {
+			conn_fail(l, c, RM_ERR_INTERNAL, "no memory for the frame");
+			return -1;
+		}
+		dst = c->in + c->in_got;
+		want = c->in_cap - c->in_got;
+	}
+	r = recv(c->fd, dst, want, MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	if (r <= 0) { /* peer gone, possibly mid-frame: nothing to answer */
+		conn_close(l, c);
+		return -1;
+	}
+	c->last_active = srv_now_ms();
+	if (!c->frame_start)
+		c->frame_start = c->last_active;
+	if (c->hdr_got < RM_FRAME_HEADER)
+		c->hdr_got += (size_t)r;
+	else
+		c->in_got += (size_t)r;
+	return 1;
+}
+
+/* Checks a just-completed header and allocates the payload. Returns -1 when c was closed/closing. */
+static int conn_header(loop_t *l, conn_t *c)
+{
+	uint32_t n = rm_frame_length(c->hdr);
+	char msg[128];
+
+	if (n == 0)
+		return conn_fail(l, c, RM_ERR_BAD_FRAME, "frame length is 0"), -1;
+	if (n > l->ctx->cfg.max_frame) {
+		snprintf(msg, sizeof(msg), "frame of %u bytes exceeds the limit of %zu bytes", n,
+			 l->ctx->cfg.max_frame);
+		return conn_fail(l, c, RM_ERR_TOO_LARGE, msg), -1;
+	}
+	c->in_len = n;
+	c->in_got = c->in_cap = 0;
+	if (grow_payload(c) < 0)
+		return conn_fail(l, c, RM_ERR_INTERNAL, "no memory for the frame"), -1;
+	return 0;
+}
+
+/* Reads and handles what a client sent, at most FRAMES_PER_TURN frames per turn so that a client
+ * streaming requests does not starve the others (epoll reports it again). */
+#define FRAMES_PER_TURN 16
+
+static void conn_readable(loop_t *l, conn_t *c)
+{
+	int r, frames = 0;
+
+	while (!c->busy && !c->closing && frames < FRAMES_PER_TURN &&
+	       c->out_len - c->out_off < OUT_BACKLOG_MAX) {
+		r = conn_read_some(l, c);
+		if (r <= 0)
+			return;
+		if (c->hdr_got == RM_FRAME_HEADER && !c->in && conn_header(l, c) < 0)
+			return;
+		if (c->in && c->in_got == c->in_len) {
+			frames++;
+			if (conn_dispatch(l, c) < 0)
+				return;
+		}
+	}
+}
+
+/* Refuses a client beyond max_clients: one "busy" error frame, best effort, then close. */
+static void reject_client(loop_t *l, int fd)
+{
+	size_t len;
+	json_t *e = rm_proto_error(NULL, RM_ERR_BUSY, "too many clients (limit %d); try again later",
+				   l->ctx->cfg.max_clients);
+	char *buf = rm_frame_encode(e, &len);
+
+	if (buf && send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		srv_log(SRV_LOG_DEBUG, "busy frame not sent: %s", strerror(errno));
+	free(buf);
+	json_decref(e);
+	close(fd);
+	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
+}
+
+static void add_client(loop_t *l, int fd)
+{
+	struct ucred cred;
+	socklen_t sl = sizeof(cred);
+	struct epoll_event e;
+	conn_t *c;
+	int slot;
+
+	if (!l->nfree || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0 || !(c = calloc(1, sizeof(*c)))) {
+		reject_client(l, fd);
+		return;
+	}
+	slot = l->free_slots[--l->nfree];
+	c->fd = fd;
+	c->id = (++l->seq << SLOT_BITS) | (uint64_t)slot;
+	c->peer.pid = cred.pid;
+	c->peer.uid = cred.uid;
+	c->peer.gid = cred.gid;
+	c->last_active = srv_now_ms();
+	c->events = EPOLLIN;
+	e.events = EPOLLIN;
+	e.data.u64 = c->id;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
+		l->free_slots[l->nfree++] = slot;
+		free(c);
+		reject_client(l, fd);
+		return;
+	}
+	l->conns[slot] = c;
+	l->nconns++;
+	__atomic_add_fetch(&l->ctx->n_connections, 1, __ATOMIC_RELAXED);
+}
+
+/* Out of descriptors: a client still gets its "busy" frame, through the descriptor kept in reserve
+ * for this, instead of the listening socket firing forever. Logged at most once a minute. */
+static void accept_no_fd(loop_t *l, int err)
+{
+	long long now = srv_now_ms();
+	int fd;
+
+	if (now - l->last_emfile_log > 60000) {
+		srv_log(SRV_LOG_ERR, "accept: %s (raise the open-file limit or lower max_clients)", strerror(err));
+		l->last_emfile_log = now;
+	}
+	if (l->reserve_fd < 0)
+		return;
+	close(l->reserve_fd);
+	fd = accept4(l->ctx->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0)
+		reject_client(l, fd);
+	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static void accept_clients(loop_t *l)
+{
+	int fd;
+
+	for (;;) {
+		fd = accept4(l->ctx->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE)
+				accept_no_fd(l, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK)
+				srv_log(SRV_LOG_ERR, "accept: %s", strerror(errno));
+			return;
+		}
+		if (l->nconns >= l->ctx->cfg.max_clients)
+			reject_client(l, fd);
+		else
+			add_client(l, fd);
+	}
+}
+
+/* Delivers finished worker jobs to their connections (if still open). */
+static void collect_jobs(loop_t *l)
+{
+	srv_job_t *j = srv_workers_done(l->ctx->workers), *next;
+	conn_t *c;
+
+	for (; j; j = next) {
+		next = j->next;
+		if (!j->conn_id) {
+			l->internal_inflight--;
+		} else if ((c = conn_lookup(l, j->conn_id))) {
+			c->busy = 0;
+			if (conn_queue(l, c, j->out, j->out_len) == 0)
+				conn_readable(l, c); /* frames that arrived meanwhile */
+			j->out = NULL;
+		}
+		srv_job_free(j);
+	}
+}
+
+static void conn_check_time(loop_t *l, conn_t *c, long long now)
+{
+	const srv_config_t *cfg = &l->ctx->cfg;
+
+	if (c->out_off < c->out_len && now - c->out_start > cfg->request_timeout_ms) {
+		srv_log(SRV_LOG_INFO, "client pid %d does not read its responses: closed", (int)c->peer.pid);
+		conn_close(l, c);
+	} else if (c->closing) {
+		return;
+	} else if (c->frame_start && now - c->frame_start > cfg->request_timeout_ms) {
+		srv_log(SRV_LOG_INFO, "client pid %d: frame not completed within %d ms", (int)c->peer.pid,
+			cfg->request_timeout_ms);
+		conn_fail(l, c, RM_ERR_TIMEOUT, "frame not completed within the request timeout");
+	} else if (!c->busy && !c->frame_start && c->out_off == c->out_len &&
+		   now - c->last_active > cfg->idle_timeout_ms) {
+		conn_fail(l, c, RM_ERR_TIMEOUT, "idle connection closed");
+	}
+}
+
+static void internal_job(loop_t *l, void (*fn)(srv_ctx_t *))
+{
+	srv_job_t *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return;
+	job->internal = fn;
+	l->internal_inflight++;
+	srv_workers_submit(l->ctx->workers, job);
+}
+
+static void tick(loop_t *l, volatile sig_atomic_t *reload)
+{
+	long long now = srv_now_ms();
+	int i;
+
+	for (i = 0; i < l->ctx->cfg.max_clients; i++)
+		if (l->conns[i])
+			conn_check_time(l, l->conns[i], now);
+	if (*reload) {
+		*reload = 0;
+		srv_log(SRV_LOG_NOTICE, "SIGHUP: reloading the sources");
+		internal_job(l, srv_job_reload);
+	}
+	if (l->ctx->cfg.ib_live && l->ctx->cfg.ib_refresh_s > 0 && now >= l->next_refresh) {
+		l->next_refresh = now + l->ctx->cfg.ib_refresh_s * 1000LL;
+		if (!l->internal_inflight)
+			internal_job(l, srv_job_ib_refresh);
+	}
+}
+
+static int loop_init(loop_t *l, srv_ctx_t *ctx, int efd)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+	int i;
+
+	memset(l, 0, sizeof(*l));
+	l->ctx = ctx;
+	l->conns = calloc((size_t)ctx->cfg.max_clients, sizeof(conn_t *));
+	l->free_slots = calloc((size_t)ctx->cfg.max_clients, sizeof(int));
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!l->conns || !l->free_slots || l->epfd < 0)
+		return -1;
+	for (i = ctx->cfg.max_clients - 1; i >= 0; i--) /* lowest slots first */
+		l->free_slots[l->nfree++] = i;
+	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	e.data.u64 = TAG_LISTEN;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, ctx->listen_fd, &e) < 0)
+		return -1;
+	e.data.u64 = TAG_WORKERS;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, efd, &e) < 0)
+		return -1;
+	l->next_refresh = srv_now_ms() + ctx->cfg.ib_refresh_s * 1000LL;
+	return 0;
+}
+
+static void loop_event(loop_t *l, const struct epoll_event *ev)
+{
+	conn_t *c;
+
+	if (ev->data.u64 == TAG_LISTEN) {
+		accept_clients(l);
+		return;
+	}
+	if (ev->data.u64 == TAG_WORKERS) {
+		collect_jobs(l);
+		return;
+	}
+	c = conn_lookup(l, ev->data.u64);
+	if (!c)
+		return;
+	if ((ev->events & EPOLLOUT) && conn_flush(l, c) < 0)
+		return;
+	if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+		if (c->busy || c->closing) {
+			if (ev->events & (EPOLLHUP | EPOLLERR))
+				conn_close(l, c);
+			return;
+		}
+		conn_readable(l, c);
+	}
+}
+
+int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload)
+{
+	struct epoll_event evs[256];
+	long long last_tick = 0;
+	loop_t l = { 0 };
+	int i, n, efd = -1;
+
+	if (srv_workers_notify_fd(ctx->workers, &efd) < 0 || loop_init(&l, ctx, efd) < 0) {
+		srv_log(SRV_LOG_ERR, "event loop set-up failed: %s", strerror(errno));
+		free(l.conns);
+		free(l.free_slots);
+		return -1;
+	}
+	while (!*stop) {
+		n = epoll_wait(l.epfd, evs, 256, TICK_MS);
+		if (n < 0 && errno != EINTR) {
+			srv_log(SRV_LOG_ERR, "epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++)
+			loop_event(&l, &evs[i]);
+		if (srv_now_ms() - last_tick >= TICK_MS || *reload) {
+			last_tick = srv_now_ms();
+			tick(&l, reload);
+		}
+	}
+	for (i = 0; i < ctx->cfg.max_clients; i++)
+		if (l.conns[i])
+			conn_close(&l, l.conns[i]);
+	free(l.conns);
+	free(l.free_slots);
+	if (l.reserve_fd >= 0)
+		close(l.reserve_fd);
+	close(l.epfd);
+	return 0;
+}

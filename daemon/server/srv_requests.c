@@ -1,0 +1,426 @@
+/*
+ * daemon/server/srv_requests.c: the request table, the envelope check, the validation helper, and the
+ * requests about the model itself (ping, hosts, report, distance, register, reload). map and order
+ * are in srv_map.c. Every request is validated with json_unpack_ex(..., JSON_STRICT, ...); when that
+ * fails, srv_request_invalid() names the offending field from the request's schema.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rm_client.h"
+#include "srv.h"
+#include "srv_requests.h"
+#include "topo_report.h"
+
+static const struct req_def {
+	const char *type;
+	srv_handler_t fn;
+	int flags;
+} requests[] = {
+	{ "ping", srv_req_ping, SRV_REQ_INLINE },
+	{ "hosts", srv_req_hosts, 0 },
+	{ "report", srv_req_report, SRV_REQ_ISOLATED },
+	{ "distance", srv_req_distance, SRV_REQ_ISOLATED },
+	{ "map", srv_req_map, SRV_REQ_ISOLATED },
+	{ "order", srv_req_order, SRV_REQ_ISOLATED },
+	{ "simulate", srv_req_simulate, SRV_REQ_ISOLATED },
+	{ "register", srv_req_register, SRV_REQ_PRIVILEGED },
+	{ "reload", srv_req_reload, SRV_REQ_PRIVILEGED },
+};
+
+#define NREQ (sizeof(requests) / sizeof(requests[0]))
+
+static const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
+	case JSON_INTEGER: return "integer";
+	case JSON_REAL: return "real";
+	case JSON_TRUE: case JSON_FALSE: return "boolean";
+	default: return "null";
+	}
+}
+
+/* Does v have the type of schema letter t? (s string, i integer, f number, b boolean, a array,
+ * o object, * anything, I integer or string) */
+static int type_ok(const json_t *v, char t)
+{
+	switch (t) {
+	case 's': return json_is_string(v);
+	case 'i': return json_is_integer(v);
+	case 'f': return json_is_number(v);
+	case 'b': return json_is_boolean(v);
+	case 'a': return json_is_array(v);
+	case 'o': return json_is_object(v);
+	case 'I': return json_is_integer(v) || json_is_string(v);
+	default: return 1;
+	}
+}
+
+/* Is key one of the schema's names? */
+static int schema_has(const char *schema, const char *key)
+{
+	size_t kl = strlen(key), n;
+	const char *p = schema;
+
+	while (*p) {
+		n = strcspn(p, ":?");
+		if (!p[n])
+			return 0;
+		if (n == kl && !strncmp(p, key, n))
+			return 1;
+		p += n + 2;
+		while (*p == ' ')
+			p++;
+	}
+	return 0;
+}
+
+json_t *srv_request_invalid(const json_t *req, const json_t *id, const char *schema, const json_error_t *jerr)
+{
+	/* schema: space-separated "name:T" (required) or "name?T" (optional) */
+	char name[64];
+	const char *p = schema, *key;
+	json_t *v;
+	size_t n;
+
+	while (*p) {
+		n = strcspn(p, ":?");
+		if (n >= sizeof(name) || !p[n])
+			break;
+		memcpy(name, p, n);
+		name[n] = 0;
+		v = json_object_get(req, name);
+		if (!v && p[n] == ':')
+			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "missing field '%s'", name);
+		if (v && !type_ok(v, p[n + 1]))
+			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "field '%s': wrong type %s", name, type_name(v));
+		p += n + 2;
+		while (*p == ' ')
+			p++;
+	}
+	json_object_foreach((json_t *)req, key, v)
+		if (!schema_has(schema, key))
+			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "unknown field '%.*s'", rm_utf8_prefix(key, 64),
+					      key);
+	return rm_proto_error(id, RM_ERR_BAD_REQUEST, "invalid request: %s", jerr ? jerr->text : "bad field");
+}
+
+srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_peer_t *peer, int *flags,
+				 json_t **error)
+{
+	json_t *jv = json_object_get(req, "version"), *jt = json_object_get(req, "type");
+	json_t *id = json_object_get(req, "id");
+	size_t i;
+
+	*error = NULL;
+	if (id && !json_is_integer(id) && !json_is_string(id))
+		id = NULL;
+	if (!json_is_integer(jv))
+		return *error = rm_proto_error(id, RM_ERR_BAD_VERSION, "missing or non-integer field 'version'"), NULL;
+	if (json_integer_value(jv) != RM_PROTO_VERSION)
+		return *error = rm_proto_error(id, RM_ERR_BAD_VERSION, "protocol version %lld not supported "
+					       "(this daemon speaks version %d)",
+					       (long long)json_integer_value(jv), RM_PROTO_VERSION), NULL;
+	if (!id)
+		return *error = rm_proto_error(NULL, RM_ERR_BAD_REQUEST, "missing field 'id' (integer or string)"),
+		       NULL;
+	if (!json_is_string(jt))
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "missing field 'type' (string)"), NULL;
+	for (i = 0; i < NREQ; i++)
+		if (!strcmp(requests[i].type, json_string_value(jt)))
+			break;
+	if (i == NREQ)
+		return *error = rm_proto_error(id, RM_ERR_UNKNOWN_TYPE, "unknown request type '%.*s'",
+					       rm_utf8_prefix(json_string_value(jt), 64), json_string_value(jt)), NULL;
+	if ((requests[i].flags & SRV_REQ_PRIVILEGED) && peer->uid != 0 &&
+	    !(ctx->cfg.has_slurm_uid && peer->uid == ctx->cfg.slurm_uid)) {
+		srv_log(SRV_LOG_NOTICE, "%s refused to uid %u (pid %d)", requests[i].type, (unsigned)peer->uid,
+			(int)peer->pid);
+		return *error = rm_proto_error(id, RM_ERR_PERMISSION, "'%s' is allowed only to root%s%s",
+					       requests[i].type, ctx->cfg.has_slurm_uid ? " and " : "",
+					       ctx->cfg.has_slurm_uid ? ctx->cfg.slurm_user : ""), NULL;
+	}
+	*flags = requests[i].flags;
+	return requests[i].fn;
+}
+
+/* ---- ping, hosts, report -------------------------------------------------------------------------- */
+
+json_t *srv_req_ping(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	json_error_t jerr;
+	json_t *resp;
+	unsigned long gen;
+
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o}", "version", &(int){ 0 }, "type",
+			   &(const char *){ NULL }, "id", &(json_t *){ NULL }) < 0)
+		return srv_request_invalid(req, id, SRV_ENVELOPE, &jerr);
+	pthread_mutex_lock(&ctx->model_lock);
+	gen = ctx->model ? ctx->model->generation : 0;
+	pthread_mutex_unlock(&ctx->model_lock);
+	resp = rm_proto_ok(id);
+	json_object_update_new(resp, json_pack("{s:s, s:s, s:I, s:I}", "pong", "rankmapd", "server_version",
+					       RANKMAP_VERSION, "generation", (json_int_t)gen, "uptime_s",
+					       (json_int_t)((srv_now_ms() - ctx->started_at) / 1000)));
+	return resp;
+}
+
+json_t *srv_req_hosts(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	json_error_t jerr;
+	srv_model_t *m;
+	json_t *list, *resp;
+	size_t h, n;
+
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o}", "version", &(int){ 0 }, "type",
+			   &(const char *){ NULL }, "id", &(json_t *){ NULL }) < 0)
+		return srv_request_invalid(req, id, SRV_ENVELOPE, &jerr);
+	if (!(m = srv_model_get(ctx)))
+		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
+	n = topo_nhosts(m->cluster);
+	list = json_array();
+	for (h = 0; h < n; h++)
+		json_array_append_new(list, json_pack("{s:s, s:i, s:i}", "name", topo_host_name(m->cluster, h),
+						      "pus", (int)topo_host_npus(m->cluster, h), "cores",
+						      (int)topo_host_ncores(m->cluster, h)));
+	resp = rm_proto_ok(id);
+	json_object_set_new(resp, "generation", json_integer((json_int_t)m->generation));
+	json_object_set_new(resp, "hosts", list);
+	srv_model_put(m);
+	return resp;
+}
+
+static json_t *daemon_status(srv_ctx_t *ctx, const srv_model_t *m)
+{
+	json_t *st, *ib;
+
+	pthread_mutex_lock(&ctx->ib_lock);
+	ib = ctx->ib_status ? json_deep_copy(ctx->ib_status) : json_null();
+	pthread_mutex_unlock(&ctx->ib_lock);
+	st = json_pack("{s:s, s:I, s:I, s:f, s:O, s:O, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "server_version",
+		       RANKMAP_VERSION, "generation", (json_int_t)m->generation, "built_at", (json_int_t)m->built_at,
+		       "build_ms", m->build_ms, "sources", m->sources, "warnings", m->warnings, "hosts",
+		       (json_int_t)topo_nhosts(m->cluster), "registered", (json_int_t)m->nregistered, "requests",
+		       (json_int_t)__atomic_load_n(&ctx->n_requests, __ATOMIC_RELAXED), "errors",
+		       (json_int_t)__atomic_load_n(&ctx->n_errors, __ATOMIC_RELAXED), "connections",
+		       (json_int_t)__atomic_load_n(&ctx->n_connections, __ATOMIC_RELAXED), "rejected",
+		       (json_int_t)__atomic_load_n(&ctx->n_rejected, __ATOMIC_RELAXED), "ib_live", ib);
+	return st;
+}
+
+json_t *srv_req_report(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	json_error_t jerr;
+	srv_model_t *m;
+	json_t *resp, *rep = NULL;
+
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o}", "version", &(int){ 0 }, "type",
+			   &(const char *){ NULL }, "id", &(json_t *){ NULL }) < 0)
+		return srv_request_invalid(req, id, SRV_ENVELOPE, &jerr);
+	if (!(m = srv_model_get(ctx)))
+		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
+	rep = topo_cluster_report(m->cluster);
+	resp = rm_proto_ok(id);
+	json_object_set_new(resp, "daemon", daemon_status(ctx, m));
+	json_object_set_new(resp, "report", rep ? rep : json_null());
+	srv_model_put(m);
+	return resp;
+}
+
+/* ---- distance ------------------------------------------------------------------------------------- */
+
+int srv_parse_slot(topo_cluster_t c, const json_t *v, const json_t *id, const char *field, topo_slot_t *slot,
+		   json_t **error)
+{
+	const char *host = NULL;
+	json_int_t pu = 0;
+	long h;
+
+	if (json_is_string(v))
+		host = json_string_value(v);
+	else if (json_unpack((json_t *)v, "[sI!]", &host, &pu) < 0)
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: expected \"host\" or [\"host\", pu]",
+					       field), -1;
+	h = topo_host_find(c, host);
+	if (h < 0)
+		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "%s: unknown host '%.*s'", field,
+					       rm_utf8_prefix(host, 128), host), -1;
+	if (pu < 0 || (topo_host_npus(c, (size_t)h) && pu >= (json_int_t)topo_host_npus(c, (size_t)h)))
+		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "%s: host %s has no PU %lld", field, host,
+					       (long long)pu), -1;
+	slot->host = (uint32_t)h;
+	slot->pu = (uint32_t)pu;
+	return 0;
+}
+
+#define DISTANCE_SCHEMA SRV_ENVELOPE " hosts?a slots?a"
+
+json_t *srv_req_distance(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	json_error_t jerr;
+	json_t *hosts = NULL, *slots = NULL, *pair, *resp, *error = NULL;
+	topo_slot_t s[2];
+	srv_model_t *m;
+	double d;
+	int i;
+
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?o, s?o}", "version", &(int){ 0 },
+			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "hosts", &hosts, "slots",
+			   &slots) < 0)
+		return srv_request_invalid(req, id, DISTANCE_SCHEMA, &jerr);
+	pair = hosts ? hosts : slots;
+	if (!pair || (hosts && slots) || json_array_size(pair) != 2)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give either 'hosts': [a, b] or 'slots': "
+			"[[host, pu], [host, pu]]");
+	if (!(m = srv_model_get(ctx)))
+		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
+	for (i = 0; i < 2; i++) {
+		const json_t *v = json_array_get(pair, (size_t)i);
+		if ((hosts && !json_is_string(v)) ||
+		    srv_parse_slot(m->cluster, v, id, hosts ? "hosts" : "slots", &s[i], &error) < 0) {
+			srv_model_put(m);
+			return error ? error : rm_proto_error(id, RM_ERR_BAD_REQUEST, "hosts: expected host names");
+		}
+	}
+	d = topo_slot_distance(m->cluster, s[0], s[1]);
+	resp = rm_proto_ok(id);
+	json_object_set_new(resp, "hops", json_integer(topo_host_hops(m->cluster, s[0].host, s[1].host)));
+	json_object_set_new(resp, "distance", d < 0 ? json_null() : json_real(d));
+	json_object_set_new(resp, "same_host", json_boolean(s[0].host == s[1].host));
+	srv_model_put(m);
+	return resp;
+}
+
+/* ---- register and reload ------------------------------------------------------------------------- */
+
+/* Parses the XML alone, so that a bad registration is refused before anything is saved. */
+static int validate_xml(const char *host, const char *xml, size_t len, rm_error_t *err)
+{
+	topo_cluster_t c = topo_cluster_create();
+	int rc;
+
+	if (!c)
+		return rm_error_set(err, "register", 0, 0, "out of memory");
+	rc = topo_load_hwloc_xmlbuf(c, host, xml, len, "xml", err);
+	topo_cluster_destroy(c);
+	return rc;
+}
+
+/* Does the current model hold host's registration? If not, why goes to why. */
+static int host_applied(srv_ctx_t *ctx, const char *host, char *why, size_t len)
+{
+	srv_model_t *m = srv_model_get(ctx);
+	long h = m ? topo_host_find(m->cluster, host) : -1;
+	const char *e = m ? json_string_value(json_object_get(m->reg_ignored, host)) : NULL;
+	int ok = h >= 0 && topo_host_npus(m->cluster, (size_t)h) > 0 && !e;
+
+	snprintf(why, len, "%s", e ? e : "the host is not in the model");
+	srv_model_put(m);
+	return ok;
+}
+
+#define REGISTER_SCHEMA SRV_ENVELOPE " host:s xml:s"
+
+json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	const char *host, *xml;
+	size_t len;
+	json_error_t jerr;
+	rm_error_t err = { 0 }, serr = { 0 };
+	char msg[600], path[4400];
+	unsigned long seq;
+	json_t *resp;
+	int saved;
+
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s:s, s:s%}", "version", &(int){ 0 },
+			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "host", &host, "xml", &xml,
+			   &len) < 0)
+		return srv_request_invalid(req, id, REGISTER_SCHEMA, &jerr);
+	if (!ctx->cfg.allow_register)
+		return rm_proto_error(id, RM_ERR_PERMISSION, "registration is disabled (allow_register = no)");
+	if (!srv_state_host_ok(host))
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "host: '%.*s' is not a valid host name",
+				      rm_utf8_prefix(host, 64), host);
+	if (validate_xml(host, xml, len, &err) < 0)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", rm_error_format(&err, msg, sizeof(msg)));
+	saved = srv_state_save_registration(ctx, host, xml, len, path, sizeof(path), &serr) == 0;
+	if (!saved) /* keep serving: the registration holds in memory until the next restart */
+		srv_log(SRV_LOG_ERR, "registration of %s not saved: %s", host, rm_error_format(&serr, msg, sizeof(msg)));
+	seq = srv_reg_put(ctx, host, saved ? path : NULL, xml, len);
+	if (srv_model_rebuild(ctx, seq, &err) < 0)
+		return rm_proto_error(id, RM_ERR_FAILED, "model rebuild failed: %s",
+				      rm_error_format(&err, msg, sizeof(msg)));
+	if (!host_applied(ctx, host, msg, sizeof(msg))) /* never "ok" for a registration the model ignores */
+		return rm_proto_error(id, RM_ERR_FAILED, "registration of %s not applied: %s", host, msg);
+	srv_log(SRV_LOG_INFO, "registered %s (uid %u, pid %d)%s", host, (unsigned)peer->uid, (int)peer->pid,
+		saved ? "" : " [NOT SAVED]");
+	resp = rm_proto_ok(id);
+	json_object_set_new(resp, "host", json_string(host));
+	json_object_set_new(resp, "saved", json_boolean(saved));
+	if (!saved)
+		json_object_set_new(resp, "save_error", json_string(rm_error_format(&serr, msg, sizeof(msg))));
+	pthread_mutex_lock(&ctx->model_lock);
+	json_object_set_new(resp, "generation", json_integer((json_int_t)ctx->generation));
+	pthread_mutex_unlock(&ctx->model_lock);
+	return resp;
+}
+
+/* Rediscovers the live fabric (if configured) and rebuilds the model from every source. */
+static int reload(srv_ctx_t *ctx, rm_error_t *err)
+{
+	rm_error_t ierr = { 0 };
+	char msg[600];
+
+	if (ctx->cfg.ib_live && srv_model_ib_discover(ctx, &ierr) < 0)
+		srv_log(SRV_LOG_WARNING, "fabric discovery: %s", rm_error_format(&ierr, msg, sizeof(msg)));
+	return srv_model_rebuild(ctx, 0, err);
+}
+
+json_t *srv_req_reload(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	json_error_t jerr;
+	rm_error_t err = { 0 };
+	char msg[600];
+	srv_model_t *m;
+	json_t *resp;
+
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o}", "version", &(int){ 0 }, "type",
+			   &(const char *){ NULL }, "id", &(json_t *){ NULL }) < 0)
+		return srv_request_invalid(req, id, SRV_ENVELOPE, &jerr);
+	srv_log(SRV_LOG_NOTICE, "reload requested by uid %u (pid %d)", (unsigned)peer->uid, (int)peer->pid);
+	if (reload(ctx, &err) < 0) {
+		rm_error_format(&err, msg, sizeof(msg));
+		srv_log(SRV_LOG_ERR, "reload failed, the previous model stays: %s", msg);
+		return rm_proto_error(id, RM_ERR_FAILED, "reload failed, the previous model stays: %s", msg);
+	}
+	m = srv_model_get(ctx);
+	resp = rm_proto_ok(id);
+	json_object_set_new(resp, "generation", json_integer(m ? (json_int_t)m->generation : 0));
+	json_object_set_new(resp, "hosts", json_integer(m ? (json_int_t)topo_nhosts(m->cluster) : 0));
+	json_object_set_new(resp, "warnings", m ? json_incref(m->warnings) : json_array());
+	srv_model_put(m);
+	return resp;
+}
+
+void srv_job_reload(srv_ctx_t *ctx)
+{
+	rm_error_t err = { 0 };
+	char msg[600];
+
+	if (reload(ctx, &err) < 0)
+		srv_log(SRV_LOG_ERR, "reload failed, the previous model stays: %s",
+			rm_error_format(&err, msg, sizeof(msg)));
+}
+
+void srv_job_ib_refresh(srv_ctx_t *ctx)
+{
+	srv_log(SRV_LOG_DEBUG, "periodic fabric refresh");
+	srv_job_reload(ctx);
+}

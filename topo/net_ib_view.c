@@ -1,0 +1,64 @@
+/*
+ * topo/net_ib_view.c: the fabric's read-only queries for views (topo_view.h) that the rest of topo/
+ * does not need: cables, per-switch port counts, subnet sources and speed names.
+ */
+#include <errno.h>
+
+#include "net_ib_private.h"
+
+unsigned topo_fabric_switch_host_ports(const struct topo_fabric *f, long s)
+{
+	const struct ib_node *nd;
+	unsigned p, k = 0;
+
+	if (s < 0 || (size_t)s >= f->nsw)
+		return 0;
+	nd = &f->nodes[f->sw_node[s]];
+	for (p = 1; nd->port_link && p <= nd->nports; p++) {
+		uint32_t peer = ib_port_peer(f->nodes, f->links, f->sw_node[s], p, NULL);
+
+		k += peer != IB_NONE && f->nodes[peer].type == IBN_CA && !f->nodes[peer].aggregation;
+	}
+	return k;
+}
+
+unsigned topo_fabric_switch_unconnected(const struct topo_fabric *f, long s)
+{
+	return s >= 0 && (size_t)s < f->nsw ? ib_unconnected_ports(&f->nodes[f->sw_node[s]]) : 0;
+}
+
+const char *topo_fabric_subnet_source(const struct topo_fabric *f, size_t subnet)
+{
+	if (subnet >= f->nsubnets) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return f->subnet_source[subnet];
+}
+
+const char *topo_fabric_speed_name(unsigned speed)
+{
+	return ib_speed_name(speed < IB_SPEED_COUNT ? (uint8_t)speed : IB_SPEED_COUNT);
+}
+
+size_t topo_fabric_nlinks(const struct topo_fabric *f)
+{
+	return f->nlinks;
+}
+
+int topo_fabric_link(const struct topo_fabric *f, size_t i, topo_link_info_t *info)
+{
+	const struct ib_link *l;
+
+	if (i >= f->nlinks) {
+		errno = EINVAL;
+		return -1;
+	}
+	l = &f->links[i];
+	info->sw[0] = f->nodes[l->node[0]].sw;
+	info->sw[1] = f->nodes[l->node[1]].sw;
+	info->subnet = f->nodes[l->node[0]].subnet;
+	info->width = l->width;
+	info->speed = l->speed < IB_SPEED_COUNT ? l->speed : 0;
+	return 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * topo/report/report_svg.h: the pictures of `rankmapctl report --svg FILE`.
+ *
+ * The fabric is drawn as a layered graph built from the switch tree of topo_slurm.h: the upper
+ * levels (core, spines) as rows of switches at the top, the leaf switches below, and under each leaf
+ * ONE box for its hosts (count, compressed host list, hosts named by GUID) rather than a dot per
+ * host, so that 600 or 10,000 hosts stay readable. Leaves wrap into bands of at most 12 per row.
+ * Links between switches are coloured by speed (legend at the top); with few links (one band, at
+ * most 300 links) each switch-to-switch link is drawn, else every switch has one uplink stub onto a
+ * shared bus labelled with its uplink count, and its <title> (tooltip) lists its neighbours.
+ * Anomalies are highlighted in red: links slower or narrower than their subnet's most common
+ * speed/width (drawn individually, dashed, in both modes), leaves with unconnected ports (red border
+ * and count), hosts named by GUID (red count in the host box), hosts on no switch (a box of their own).
+ *
+ * Error rule as in topo.h: 0 on success, -1 with err set.
+ */
+#ifndef RANKMAP_REPORT_SVG_H
+#define RANKMAP_REPORT_SVG_H
+
+#include <stdio.h>
+
+#include "topo.h"
+
+/* Writes one standalone SVG document to f: the fabric picture when the cluster has a fabric with
+ * hosts, then extra (a complete <svg> element or document such as order/'s torus ordering picture,
+ * may be NULL) embedded below it. A cluster with neither gets a picture that says so. The cluster must
+ * be finalized. Returns 0, or -1 with err set (allocation or write failure). */
+int topo_report_svg(topo_cluster_t c, const char *extra, FILE *f, rm_error_t *err);
+
+/* Speed colour used by the picture for an InfiniBand speed name ("QDR", "NDR", ...); "#888888" for
+ * unknown names. Exported for the legend of text outputs and for tests. */
+const char *topo_report_svg_speed_colour(const char *speed);
+
+#endif

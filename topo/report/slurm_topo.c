@@ -1,0 +1,499 @@
+/*
+ * topo/report/slurm_topo.c: the fabric's switch tree and Slurm's topology.conf (topo_slurm.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+#include "topo_slurm.h"
+#include "topo_view.h"
+
+static int cmp_natural(const void *pa, const void *pb);
+
+char *topo_slurm_sanitise(const char *name, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (!len)
+		return buf;
+	for (; name && *name && o + 1 < len; name++) {
+		char ch = *name;
+		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+			 ch == '.' || ch == '_' || ch == '-';
+
+		if (ok)
+			buf[o++] = ch;
+		else if (o > 0 && buf[o - 1] != '_')
+			buf[o++] = '_';
+	}
+	while (o > 0 && buf[o - 1] == '_')
+		o--;
+	buf[o] = '\0';
+	return buf;
+}
+
+void topo_swtree_destroy(topo_swtree_t *t)
+{
+	size_t s;
+
+	if (!t)
+		return;
+	for (s = 0; t->name && s < t->nsw; s++)
+		free(t->name[s]);
+	free(t->name);
+	free(t->desc);
+	free(t->guid);
+	free(t->level);
+	free(t->subnet);
+	free(t->kept);
+	free(t->is_root);
+	free(t->host_off);
+	free(t->host);
+	free(t->unplaced);
+	free(t);
+}
+
+static int cmp_name_idx(const void *a, const void *b, void *names)
+{
+	char **n = names;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return strcmp(n[x], n[y]);
+}
+
+/* Sanitised names, then _<GUID> appended to every name shared by several switches. */
+static int name_switches(topo_swtree_t *t)
+{
+	size_t *ix = malloc((t->nsw + 1) * sizeof(*ix)), i, j;
+	char buf[256];
+
+	if (!ix)
+		return -1;
+	for (i = 0; i < t->nsw; i++) {
+		topo_slurm_sanitise(t->desc[i], buf, sizeof(buf));
+		if (!buf[0])
+			snprintf(buf, sizeof(buf), "sw_%016llx", (unsigned long long)t->guid[i]);
+		if (!(t->name[i] = strdup(buf)))
+			goto fail;
+		ix[i] = i;
+	}
+	qsort_r(ix, t->nsw, sizeof(*ix), cmp_name_idx, t->name);
+	for (i = 0; i < t->nsw; i = j) {
+		for (j = i + 1; j < t->nsw && !strcmp(t->name[ix[i]], t->name[ix[j]]); j++)
+			;
+		if (j - i == 1)
+			continue;
+		for (; i < j; i++) {
+			char *n = malloc(strlen(t->name[ix[i]]) + 20);
+
+			if (!n)
+				goto fail;
+			sprintf(n, "%s_%016llx", t->name[ix[i]], (unsigned long long)t->guid[ix[i]]);
+			free(t->name[ix[i]]);
+			t->name[ix[i]] = n;
+		}
+	}
+	free(ix);
+	return 0;
+fail:
+	free(ix);
+	return -1;
+}
+
+#define HOST_MAX_LEAVES 64
+
+/* The distinct switches host h's HCA ports hang on, first port first (at most max). */
+static size_t host_switches(const topo_fabric_t *f, size_t h, long *sw, size_t max)
+{
+	size_t p, i, n = 0;
+
+	for (p = 0; p < topo_fabric_host_nports(f, h) && n < max; p++) {
+		long s = topo_fabric_host_port_switch(f, h, p);
+
+		for (i = 0; i < n && sw[i] != s; i++)
+			;
+		if (s >= 0 && i == n)
+			sw[n++] = s;
+	}
+	return n;
+}
+
+/* The leaves host h is listed under: its first switch, or all of them with all_leaves. */
+static size_t host_leaves(const topo_fabric_t *f, size_t h, int all_leaves, long *sw)
+{
+	size_t n = host_switches(f, h, sw, HOST_MAX_LEAVES);
+
+	if (!all_leaves && n > 0) {
+		sw[0] = topo_fabric_host_leaf(f, h);
+		return sw[0] >= 0;
+	}
+	return n;
+}
+
+/* Hosts grouped under their leaves (counting sort by leaf), the others in unplaced. */
+static int place_hosts(const topo_fabric_t *f, topo_swtree_t *t, int all_leaves)
+{
+	size_t nh = topo_fabric_nhosts(f), h, s, i, n, total = 0, *next;
+	long sw[HOST_MAX_LEAVES];
+
+	t->unplaced = malloc((nh + 1) * sizeof(*t->unplaced));
+	next = malloc((t->nsw + 1) * sizeof(*next));
+	if (!t->unplaced || !next)
+		goto fail;
+	for (h = 0; h < nh; h++) {
+		t->nmultihomed += host_switches(f, h, sw, HOST_MAX_LEAVES) > 1;
+		t->nguid_named += !strncmp(topo_fabric_host_name(f, h), "0x", 2);
+		n = host_leaves(f, h, all_leaves, sw);
+		for (i = 0; i < n; i++)
+			t->host_off[sw[i] + 1]++;
+		total += n;
+		t->nplaced += n > 0;
+		if (!n)
+			t->unplaced[t->nunplaced++] = topo_fabric_host_name(f, h);
+	}
+	for (s = 0; s < t->nsw; s++)
+		t->host_off[s + 1] += t->host_off[s];
+	if (!(t->host = malloc((total + 1) * sizeof(*t->host))))
+		goto fail;
+	memcpy(next, t->host_off, (t->nsw + 1) * sizeof(*next));
+	for (h = 0; h < nh; h++) {
+		n = host_leaves(f, h, all_leaves, sw);
+		for (i = 0; i < n; i++)
+			t->host[next[sw[i]]++] = topo_fabric_host_name(f, h);
+	}
+	free(next);
+	return 0;
+fail:
+	free(next);
+	return -1;
+}
+
+/* kept: leaves with hosts, then level by level the switches with a kept switch one level below. */
+static void keep_switches(const topo_fabric_t *f, topo_swtree_t *t)
+{
+	int k, changed = 1;
+	size_t s;
+
+	t->max_level = -1;
+	for (s = 0; s < t->nsw; s++) {
+		t->kept[s] = t->level[s] == 0 && t->host_off[s + 1] > t->host_off[s];
+		if (t->kept[s])
+			t->max_level = 0;
+	}
+	for (k = 1; changed; k++) {
+		changed = 0;
+		for (s = 0; s < t->nsw; s++) {
+			const uint32_t *nb;
+			size_t i, n;
+
+			if (t->level[s] != k)
+				continue;
+			n = topo_fabric_switch_neighbors(f, (long)s, &nb);
+			for (i = 0; i < n && !t->kept[s]; i++)
+				t->kept[s] = t->level[nb[i]] == k - 1 && t->kept[nb[i]];
+			if (t->kept[s])
+				changed = 1, t->max_level = k;
+		}
+	}
+	for (s = 0; s < t->nsw; s++)
+		t->is_root[s] = t->kept[s];
+	for (s = 0; s < t->nsw; s++) {
+		const uint32_t *nb;
+		size_t i, n;
+
+		if (!t->kept[s] || t->level[s] < 1)
+			continue;
+		n = topo_fabric_switch_neighbors(f, (long)s, &nb);
+		for (i = 0; i < n; i++)
+			if (t->level[nb[i]] == t->level[s] - 1)
+				t->is_root[nb[i]] = 0;
+	}
+	for (s = 0; s < t->nsw; s++)
+		t->nroots += t->is_root[s];
+}
+
+static size_t uf_find(size_t *up, size_t x)
+{
+	while (up[x] != x)
+		x = up[x] = up[up[x]];
+	return x;
+}
+
+/* Connected pieces of the kept switches joined by tree links (a level apart); -1 on no memory. */
+static int count_trees(const topo_fabric_t *f, topo_swtree_t *t)
+{
+	size_t *up = malloc((t->nsw + 1) * sizeof(*up)), s, i, n;
+	const uint32_t *nb;
+
+	if (!up)
+		return -1;
+	for (s = 0; s < t->nsw; s++)
+		up[s] = s;
+	for (s = 0; s < t->nsw; s++) {
+		if (!t->kept[s] || t->level[s] < 1)
+			continue;
+		n = topo_fabric_switch_neighbors(f, (long)s, &nb);
+		for (i = 0; i < n; i++)
+			if (t->kept[nb[i]] && t->level[nb[i]] == t->level[s] - 1)
+				up[uf_find(up, nb[i])] = uf_find(up, s);
+	}
+	for (s = 0; s < t->nsw; s++)
+		t->ntrees += t->kept[s] && uf_find(up, s) == s;
+	free(up);
+	return 0;
+}
+
+static int swtree_alloc(topo_swtree_t *t, size_t nsw)
+{
+	t->nsw = nsw;
+	t->name = calloc(nsw + 1, sizeof(*t->name));
+	t->desc = calloc(nsw + 1, sizeof(*t->desc));
+	t->guid = calloc(nsw + 1, sizeof(*t->guid));
+	t->level = calloc(nsw + 1, sizeof(*t->level));
+	t->subnet = calloc(nsw + 1, sizeof(*t->subnet));
+	t->kept = calloc(nsw + 1, sizeof(*t->kept));
+	t->is_root = calloc(nsw + 1, sizeof(*t->is_root));
+	t->host_off = calloc(nsw + 2, sizeof(*t->host_off));
+	return t->name && t->desc && t->guid && t->level && t->subnet && t->kept && t->is_root && t->host_off ? 0 : -1;
+}
+
+topo_swtree_t *topo_swtree_build(topo_cluster_t c, int all_leaves, rm_error_t *err)
+{
+	const topo_fabric_t *f = topo_cluster_fabric(c);
+	topo_swtree_t *t;
+	size_t s;
+
+	if (!f || topo_fabric_nhosts(f) == 0) {
+		rm_error_set(err, "--ib", 0, 0, "no InfiniBand fabric with hosts loaded");
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t || swtree_alloc(t, topo_fabric_nswitches(f)) < 0)
+		goto nomem;
+	t->nsubnets = topo_fabric_nsubnets(f);
+	t->all_leaves = all_leaves;
+	for (s = 0; s < t->nsw; s++) {
+		t->desc[s] = topo_fabric_switch_name(f, (long)s);
+		t->guid[s] = topo_fabric_switch_guid(f, (long)s);
+		t->level[s] = topo_fabric_switch_level(f, (long)s);
+		t->subnet[s] = topo_fabric_switch_subnet(f, (long)s);
+	}
+	if (name_switches(t) < 0 || place_hosts(f, t, all_leaves) < 0)
+		goto nomem;
+	keep_switches(f, t);
+	if (count_trees(f, t) < 0)
+		goto nomem;
+	for (s = 0; s < t->nsw; s++)
+		qsort(t->host + t->host_off[s], t->host_off[s + 1] - t->host_off[s], sizeof(*t->host), cmp_natural);
+	return t;
+nomem:
+	topo_swtree_destroy(t);
+	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
+	errno = ENOMEM;
+	return NULL;
+}
+
+size_t topo_swtree_children(topo_cluster_t c, const topo_swtree_t *t, size_t s, size_t **out)
+{
+	const uint32_t *nb;
+	size_t i, n = topo_fabric_switch_neighbors(topo_cluster_fabric(c), (long)s, &nb), k = 0;
+
+	*out = malloc((n + 1) * sizeof(**out));
+	if (!*out || t->level[s] < 1)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (t->kept[nb[i]] && t->level[nb[i]] == t->level[s] - 1)
+			(*out)[k++] = nb[i];
+	return k;
+}
+
+/* ---- topology.conf ------------------------------------------------------------------------------ */
+
+/* Natural order: runs of digits compare by value (node2 < node10), the rest byte by byte. */
+static int cmp_natural(const void *pa, const void *pb)
+{
+	const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
+
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			const char *ea = a, *eb = b;
+			int c;
+
+			while (*a == '0' && a[1] >= '0' && a[1] <= '9')
+				a++;
+			while (*b == '0' && b[1] >= '0' && b[1] <= '9')
+				b++;
+			for (ea = a; *ea >= '0' && *ea <= '9'; ea++)
+				;
+			for (eb = b; *eb >= '0' && *eb <= '9'; eb++)
+				;
+			if (ea - a != eb - b)
+				return ea - a < eb - b ? -1 : 1;
+			if ((c = strncmp(a, b, (size_t)(ea - a))))
+				return c;
+			a = ea, b = eb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++, b++;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
+/* Slurm's host list parser gives up on numeric suffixes beyond 2^25: names whose trailing run of
+ * digits is longer than 7 (HCA GUIDs "0x...") are listed as they are, the others compressed. */
+static int suffix_is_short(const char *name)
+{
+	size_t n = strlen(name), d = 0;
+
+	while (d < n && name[n - 1 - d] >= '0' && name[n - 1 - d] <= '9')
+		d++;
+	return d <= 7;
+}
+
+static char *slurm_list(const char *const *in, size_t n)
+{
+	const char **list = malloc((n + 1) * sizeof(*list));
+	size_t i, k = 0, j, len = 1;
+	char *l, *out = NULL;
+
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++) { /* short suffixes first, in order, then the others */
+		len += strlen(in[i]) + 1;
+		if (suffix_is_short(in[i]))
+			list[k++] = in[i];
+	}
+	for (i = 0, j = k; i < n; i++)
+		if (!suffix_is_short(in[i]))
+			list[j++] = in[i];
+	l = hostlist_compress(list, k);
+	out = l ? malloc(strlen(l) + len) : NULL;
+	if (out) {
+		strcpy(out, l);
+		for (i = k; i < n; i++)
+			strcat(strcat(out, out[0] ? "," : ""), list[i]);
+	}
+	free(l);
+	free(list);
+	return out;
+}
+
+/* Writes "SwitchName=<name> <key>=<compressed list>" preceded by a comment line. */
+static void write_switch(FILE *f, const topo_swtree_t *t, size_t s, const char *key, const char **list, size_t n)
+{
+	char *l;
+
+	if (key[0] == 'S')
+		qsort(list, n, sizeof(*list), cmp_natural);
+	l = slurm_list(list, n);
+	fprintf(f, "# %s guid 0x%016llx, %s, %zu %s\n", t->desc[s] && t->desc[s][0] ? t->desc[s] : "(no name)",
+		(unsigned long long)t->guid[s], t->level[s] == 0 ? "leaf" : "upper switch", n,
+		key[0] == 'N' ? (n == 1 ? "host" : "hosts") : (n == 1 ? "switch" : "switches"));
+	fprintf(f, "SwitchName=%s %s=%s\n", t->name[s], key, l ? l : "");
+	free(l);
+}
+
+/* The kept switches of level k in a subnet, each listing its kept children. */
+static int write_upper(topo_cluster_t c, const topo_swtree_t *t, FILE *f, long subnet, int k)
+{
+	const char **names = malloc((t->nsw + 1) * sizeof(*names));
+	size_t s, i, n, *ch;
+
+	if (!names)
+		return -1;
+	for (s = 0; s < t->nsw; s++) {
+		if (!t->kept[s] || t->subnet[s] != subnet || t->level[s] != k)
+			continue;
+		n = topo_swtree_children(c, t, s, &ch);
+		if (!ch) {
+			free(names);
+			return -1;
+		}
+		for (i = 0; i < n; i++)
+			names[i] = t->name[ch[i]];
+		write_switch(f, t, s, "Switches", names, n);
+		free(ch);
+	}
+	free(names);
+	return 0;
+}
+
+static int write_subnet(topo_cluster_t c, const topo_swtree_t *t, FILE *f, long subnet)
+{
+	size_t s, n = 0;
+	int k;
+
+	for (s = 0; s < t->nsw; s++)
+		n += t->kept[s] && t->subnet[s] == subnet;
+	if (!n)
+		return 0;
+	fprintf(f, "\n# subnet %ld (%s): %zu switches\n", subnet,
+		topo_fabric_subnet_source(topo_cluster_fabric(c), (size_t)subnet), n);
+	for (s = 0; s < t->nsw; s++)
+		if (t->kept[s] && t->subnet[s] == subnet && t->level[s] == 0)
+			write_switch(f, t, s, "Nodes", t->host + t->host_off[s], t->host_off[s + 1] - t->host_off[s]);
+	for (k = 1; k <= t->max_level; k++)
+		if (write_upper(c, t, f, subnet, k) < 0)
+			return -1;
+	return 0;
+}
+
+static void write_header(const topo_swtree_t *t, FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "# topology.conf for Slurm's topology/tree plugin, written by rankmapctl slurm-topology.\n"
+		   "# Leaf switches list their hosts (Nodes=), each switch above lists the switches one level\n"
+		   "# below it (Switches=). %zu hosts under leaf switches.\n", t->nplaced);
+	if (t->nmultihomed)
+		fprintf(f, "# %zu hosts have HCAs on several switches: %s.\n", t->nmultihomed,
+			t->all_leaves ? "each is listed under all of them (--all-leaves)" : "each is listed under its first");
+	if (t->nguid_named)
+		fprintf(f, "# %zu hosts are named by HCA GUID (generic description; give --node-name-map).\n",
+			t->nguid_named);
+	if (t->nunplaced) {
+		fprintf(f, "# %zu hosts hang on no switch and are not listed:", t->nunplaced);
+		for (i = 0; i < t->nunplaced && i < 50; i++)
+			fprintf(f, " %s", t->unplaced[i]);
+		fprintf(f, "%s\n", t->nunplaced > 50 ? " ..." : "");
+	}
+}
+
+int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const char *top, FILE *f,
+			      rm_error_t *err)
+{
+	const char **roots = malloc((t->nsw + 1) * sizeof(*roots));
+	size_t s, nroots = 0, sub;
+	char buf[256], *l;
+
+	if (!roots)
+		return rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
+	write_header(t, f);
+	for (sub = 0; sub < t->nsubnets; sub++)
+		if (write_subnet(c, t, f, (long)sub) < 0) {
+			free(roots);
+			return rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
+		}
+	for (s = 0; s < t->nsw; s++)
+		if (t->is_root[s])
+			roots[nroots++] = t->name[s];
+	if (top && t->ntrees > 1) {
+		qsort(roots, nroots, sizeof(*roots), cmp_natural);
+		l = slurm_list(roots, nroots);
+		fprintf(f, "\n# joins the %zu separate trees (--top)\nSwitchName=%s Switches=%s\n", t->ntrees,
+			topo_slurm_sanitise(top, buf, sizeof(buf)), l ? l : "");
+		free(l);
+	} else if (t->ntrees > 1) {
+		fprintf(f, "\n# %zu separate switch trees (no switch reaches every host): Slurm will not place one\n"
+			   "# job across them (--top NAME joins them).\n", t->ntrees);
+	}
+	free(roots);
+	if (ferror(f))
+		return rm_error_set(err, "slurm-topology", 0, 0, "write error");
+	return 0;
+}

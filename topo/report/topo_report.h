@@ -1,0 +1,31 @@
+/*
+ * topo/report/topo_report.h: the cluster summary behind `rankmapctl report` (and rankmapd's report request).
+ *
+ * Error rule as in topo.h: functions returning a pointer return NULL on failure (errno set).
+ */
+#ifndef RANKMAP_TOPO_REPORT_H
+#define RANKMAP_TOPO_REPORT_H
+
+#include <jansson.h>
+
+#include "topo.h"
+
+/*
+ * Returns a new reference to one JSON object summarising a finalized cluster:
+ *   hosts, hosts_with_hardware, packages, cores, pus (totals over hosts with hardware),
+ *   node_types: [{hosts, host_list, packages, numa_nodes, cores, pus, memory_bytes, cpu_model}]
+ *     (hosts grouped by these counts, memory to the nearest GiB and CPU model, largest group first;
+ *     memory_bytes is that of one of its hosts),
+ *   switches, switches_per_level, hca_ports, subnets, link_rates (from the fabric; 0/{} without one),
+ *   fabric: the fabric's own report or null; torus: the torus report or null,
+ *   hop_histogram: {"<hops>": host pairs, "unconnected": pairs} between the fabric's hosts (for a
+ *     torus without a fabric: link-cost-weighted torus distance), hop_histogram_method: how it was
+ *     counted (exact, one value per pair of leaf switches or routers; sampled beyond 4096 of them),
+ *   anomalies: [{kind, text}]: the fabric's (slow links, unconnected ports, generic names, ...) and
+ *     no_hardware (in the fabric or torus without hwloc data), not_in_fabric (hardware but no HCA
+ *     in a cluster that has a fabric).
+ * The caller owns the result (json_decref). NULL on allocation failure.
+ */
+json_t *topo_cluster_report(topo_cluster_t c);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * topo/topo_view.h: a read-only view of a finalized cluster's parts, for the views of the model
+ * (topo/report/: the cluster report, the SVG pictures, Slurm's topology.conf) and for tests.
+ *
+ * Nothing here changes the model. The fabric is reached through an opaque const handle; its hosts
+ * are numbered 0 .. topo_fabric_nhosts()-1 (not the cluster's host numbers: see topo_host_fabric_host)
+ * and its switches densely 0 .. topo_fabric_nswitches()-1 in load order.
+ *
+ * Error rule as in topo.h: functions returning an index return -1 when there is none (errno set);
+ * pointer-returning functions return NULL (errno set); strings are borrowed from the cluster and live
+ * as long as it does.
+ */
+#ifndef RANKMAP_TOPO_VIEW_H
+#define RANKMAP_TOPO_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "topo.h"
+
+typedef struct topo_fabric topo_fabric_t;
+
+/* ---- the cluster's parts (cluster.c) ------------------------------------------------------------ */
+
+/* The cluster's InfiniBand fabric (borrowed), NULL when none was loaded. */
+const topo_fabric_t *topo_cluster_fabric(topo_cluster_t c);
+/* Index of cluster host h in the fabric, -1 when it has no HCA there. */
+long topo_host_fabric_host(topo_cluster_t c, size_t h);
+/* Node index of cluster host h in the torus (router-major, topo.h), -1 when it is not a torus node. */
+long topo_host_torus_node(topo_cluster_t c, size_t h);
+/* Link-cost-weighted hop distance between two torus node indices (0 inside one router); negative
+ * without a torus. */
+double topo_torus_node_distance(topo_cluster_t c, long a, long b);
+/* The torus's part of the cluster report (a new reference; rankmapctl report's "torus" object), NULL
+ * without a torus. */
+json_t *topo_torus_report(topo_cluster_t c);
+
+/* Distinct node hardware: hosts with the same hwloc tree (info elements aside) share one node type. */
+typedef struct topo_type_info {
+	hwloc_topology_t topo;       /* borrowed, shared by the type's hosts */
+	unsigned npus, ncores, npackages;
+	size_t nhosts;               /* hosts of the cluster with this type */
+} topo_type_info_t;
+
+/* Number of node types. */
+size_t topo_cluster_ntypes(topo_cluster_t c);
+/* Fills *info for type i; 0, or -1 (EINVAL) when i is out of range. */
+int topo_cluster_type_info(topo_cluster_t c, size_t i, topo_type_info_t *info);
+/* Type index of host h, -1 when the host has no hardware data. */
+long topo_host_type(topo_cluster_t c, size_t h);
+
+/* ---- the fabric (net_ib*.c) --------------------------------------------------------------------- */
+
+/* Hosts the fabric knows, their names (node-name map, first word of the HCA description, or the GUID
+ * "0x..." for generic HCAs), leaf switch (dense index of the first switch attachment, -1), and links
+ * between two hosts' HCAs (0 for the same host, -1 if unconnected). */
+size_t topo_fabric_nhosts(const topo_fabric_t *f);
+const char *topo_fabric_host_name(const topo_fabric_t *f, size_t i);
+long topo_fabric_host_leaf(const topo_fabric_t *f, size_t i);
+int topo_fabric_hops(const topo_fabric_t *f, size_t a, size_t b);
+/* Connected HCA ports of host h, and the dense switch at the other end of its i-th port (-1 when the
+ * peer is not a switch): a host with HCAs on several leaves (rails, subnets) hangs under each. */
+size_t topo_fabric_host_nports(const topo_fabric_t *f, size_t h);
+long topo_fabric_host_port_switch(const topo_fabric_t *f, size_t h, size_t i);
+
+/* Dense switch count, name (node-name map entry, else description), level (0 leaf, 1 spine, ...; -1
+ * when no host is reachable), GUID and subnet (0 / -1 when out of range). */
+size_t topo_fabric_nswitches(const topo_fabric_t *f);
+const char *topo_fabric_switch_name(const topo_fabric_t *f, long s);
+int topo_fabric_switch_level(const topo_fabric_t *f, long s);
+uint64_t topo_fabric_switch_guid(const topo_fabric_t *f, long s);
+long topo_fabric_switch_subnet(const topo_fabric_t *f, long s);
+/* Switches linked to switch s (parallel links merged), sorted; *nbrs borrowed. Returns the count. */
+size_t topo_fabric_switch_neighbors(const topo_fabric_t *f, long s, const uint32_t **nbrs);
+/* Ports of switch s cabled to hosts' HCAs (not to switches or SHARP aggregation nodes), and its
+ * unconnected ports (declared ports without a link, or those a ports report listed). */
+unsigned topo_fabric_switch_host_ports(const topo_fabric_t *f, long s);
+unsigned topo_fabric_switch_unconnected(const topo_fabric_t *f, long s);
+
+/* Subnets loaded, and the source each came from (file path, "libibnetdisc", ...; NULL out of range). */
+size_t topo_fabric_nsubnets(const topo_fabric_t *f);
+const char *topo_fabric_subnet_source(const topo_fabric_t *f, size_t subnet);
+
+/* Link speeds are ranked 1 .. TOPO_IB_NSPEEDS-1 by lane rate (SDR, DDR, QDR, FDR10, FDR, EDR, HDR,
+ * NDR, XDR); 0 is unknown. */
+#define TOPO_IB_NSPEEDS 10
+/* Name of a speed rank ("QDR", ...; speed names[0] for 0, "unknown" out of range). */
+const char *topo_fabric_speed_name(unsigned speed);
+
+/* One cable: the dense switch at each end (-1 when that end is not a switch), its subnet, width in
+ * lanes (0 unknown) and speed rank. */
+typedef struct topo_link_info {
+	long sw[2];
+	size_t subnet;
+	unsigned width, speed;
+} topo_link_info_t;
+
+/* Number of links, and link i; 0, or -1 (EINVAL) when i is out of range. */
+size_t topo_fabric_nlinks(const topo_fabric_t *f);
+int topo_fabric_link(const topo_fabric_t *f, size_t i, topo_link_info_t *info);
+
+/* The fabric's part of the cluster report (new reference): switches per level, HCA ports, subnets,
+ * link speeds, anomalies. NULL on allocation failure. */
+json_t *topo_fabric_report(const topo_fabric_t *f);
+
+#endif
