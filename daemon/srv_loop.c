@@ -289,9 +289,15 @@ static int conn_set_uid(loop_t *l, conn_t *c, uid_t uid)
 /* Frames up to this size are parsed by the loop (ping is answered at once); larger ones are parsed
  * by a worker, so that the loop never spends long on one client. Small frames are charged but never
  * refused (at most 512 bytes a connection), so that ping gets through a full queue; a request queued
- * for a worker costs its length and JOB_OVERHEAD (the job, the parsed request) and may be refused. */
+ * for a worker is charged its length, at least JOB_MIN_CHARGE (its job and parsed request: this also
+ * bounds the number of jobs queued), and may be refused. */
 #define LOOP_PARSE_MAX 512
-#define JOB_OVERHEAD 1024
+#define JOB_MIN_CHARGE 1024
+
+static size_t job_charge(size_t n)
+{
+	return n < JOB_MIN_CHARGE ? JOB_MIN_CHARGE : n;
+}
 
 /* Hands a job to the workers; the bytes charged for its frame go with it. */
 static void submit(loop_t *l, conn_t *c, srv_job_t *job)
@@ -332,6 +338,7 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 	srv_job_t *job = calloc(1, sizeof(*job));
 	srv_limit_t lim = SRV_LIM_NONE;
 	srv_handler_t h;
+	size_t extra;
 	int flags = 0;
 
 	__atomic_add_fetch(&l->ctx->n_requests, 1, __ATOMIC_RELAXED);
@@ -361,9 +368,10 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 							 rm_error_format(&err, buf, sizeof(buf))));
 	}
 	h = srv_request_lookup(l->ctx, req, &c->peer, &flags, &resp);
-	if (!h || (flags & SRV_REQ_INLINE) || (lim = srv_limits_bytes_check(l->lim, c->uid, JOB_OVERHEAD))) {
+	extra = job_charge(c->in_charge) - c->in_charge;
+	if (!h || (flags & SRV_REQ_INLINE) || (lim = srv_limits_bytes_check(l->lim, c->uid, extra))) {
 		if (h && !(flags & SRV_REQ_INLINE))
-			resp = refused_response(l, c, lim, c->in_charge + JOB_OVERHEAD, json_object_get(req, "id"));
+			resp = refused_response(l, c, lim, c->in_charge + extra, json_object_get(req, "id"));
 		else if (h)
 			resp = h(l->ctx, req, json_object_get(req, "id"), &c->peer);
 		json_decref(req);
@@ -371,8 +379,8 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 		conn_uncount_frame(l, c);
 		return conn_respond(l, c, resp);
 	}
-	srv_limits_charge(l->lim, c->uid, JOB_OVERHEAD);
-	c->in_charge += JOB_OVERHEAD;
+	srv_limits_charge(l->lim, c->uid, extra);
+	c->in_charge += extra;
 	job->req = req;
 	job->id = json_incref(json_object_get(req, "id"));
 	job->handler = h;
@@ -432,13 +440,12 @@ static int conn_read_some(loop_t *l, conn_t *c)
 	return 1;
 }
 
-/* Checks a just-completed header, charges the declared length (a frame for a worker: and its job) to
- * the connection's uid, or refuses it past a limit before anything is allocated, and allocates the
+/* Checks a just-completed header, charges the declared length to the connection's uid, or refuses it past a limit before anything is allocated, and allocates the
  * payload's first chunk. Returns -1 when c was closed/closing. */
 static int conn_header(loop_t *l, conn_t *c)
 {
 	uint32_t n = rm_frame_length(c->hdr);
-	size_t cost = n > LOOP_PARSE_MAX ? (size_t)n + JOB_OVERHEAD : n;
+	size_t cost = n > LOOP_PARSE_MAX ? job_charge(n) : n;
 	srv_limit_t lim;
 	char msg[128];
 
