@@ -361,8 +361,8 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 	c->in = NULL;
 	c->in_len = c->in_got = c->in_cap = 0;
 	if (!req) {
-		conn_uncount_frame(l, c);
 		char buf[RM_ERROR_TEXT_LEN + 64];
+		conn_uncount_frame(l, c);
 		free(job);
 		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s",
 							 rm_error_format(&err, buf, sizeof(buf))));
