@@ -14,6 +14,9 @@
 
 #include "rm_client.h"
 
+/* How long a client whose send was cut off waits for the frame that says why (it is already sent). */
+#define REFUSAL_WAIT_MS 1000
+
 const char *rm_client_socket_from_env(void)
 {
 	const char *s = getenv(RM_SOCKET_ENV);
@@ -97,15 +100,40 @@ int rm_client_connect(const char *socket_path, int timeout_ms, rm_error_t *err)
 	return -1;
 }
 
+/* The daemon may refuse a client (a "busy" frame, then close) before it has sent all its request: the
+ * send fails with EPIPE or ECONNRESET, but the frame that says why is waiting to be read. Returns 0
+ * with *response that frame, or -1 (errno kept). Waits at most REFUSAL_WAIT_MS, and not beyond timeout_ms. */
+static int refused_while_sending(int fd, json_t **response, int timeout_ms)
+{
+	int e = errno;
+
+	if (e == EPIPE || e == ECONNRESET) {
+		if (timeout_ms < 0 || timeout_ms > REFUSAL_WAIT_MS)
+			timeout_ms = REFUSAL_WAIT_MS;
+		*response = rm_frame_recv(fd, RM_FRAME_MAX_DEFAULT, timeout_ms, NULL);
+		if (*response)
+			return 0;
+	}
+	errno = e;
+	return -1;
+}
+
 int rm_client_exchange(int fd, const json_t *request, json_t **response, int timeout_ms, rm_error_t *err)
 {
 	struct timespec t0, t1;
-	int left = timeout_ms;
+	rm_error_t serr = { 0 };
+	int left = timeout_ms, e;
 
 	*response = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (rm_frame_send(fd, request, timeout_ms, err) < 0)
+	if (rm_frame_send(fd, request, timeout_ms, &serr) < 0) {
+		if (refused_while_sending(fd, response, timeout_ms) == 0)
+			return 0;
+		e = errno;
+		rm_error_set(err, serr.source, serr.line, serr.column, "%s", serr.text);
+		errno = e;
 		return -1;
+	}
 	if (timeout_ms >= 0) {
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		left = timeout_ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);

@@ -134,7 +134,8 @@ static int install_signals(void)
 	return sigaction(SIGPIPE, &sa, NULL);
 }
 
-/* Each client is a descriptor: raise the soft open-file limit towards max_clients if needed. */
+/* Each client is a descriptor (and up to SRV_DRAIN_SLOTS refused ones being drained): raise the soft
+ * open-file limit towards that if needed. */
 static void raise_fd_limit(int max_clients)
 {
 	struct rlimit rl;
@@ -234,7 +235,7 @@ int main(int argc, char **argv)
 		fail("lock", &err);
 		goto out_log;
 	}
-	raise_fd_limit(ctx.cfg.max_clients);
+	raise_fd_limit(ctx.cfg.max_clients + SRV_DRAIN_SLOTS);
 	if (install_signals() < 0) {
 		rm_error_set(&err, "sigaction", 0, 0, "%s", strerror(errno));
 		fail("signals", &err);

@@ -67,6 +67,12 @@ typedef struct srv_config {
 	int has_slurm_uid;
 	size_t max_frame;
 	int max_clients;
+	/* memory and connection bounds (srv_limits.c) */
+	int reserved_clients;     /* the last connections are for root and slurm_user only */
+	int max_clients_per_uid;  /* connections of one other user */
+	size_t max_queued_bytes;  /* bytes held for all clients: partial frames, queued jobs, responses */
+	size_t reserved_queued_bytes; /* the last of those are for root and slurm_user only */
+	size_t max_queued_bytes_per_uid; /* bytes held for one other user */
 	int request_timeout_ms;   /* a started frame must arrive, a response must leave, within this */
 	int idle_timeout_ms;      /* a connection without a request in progress is closed after this */
 	int workers;
@@ -221,6 +227,8 @@ typedef struct srv_job {
 	void (*internal)(srv_ctx_t *ctx);
 	char *out;                /* filled by the worker: the encoded response frame */
 	size_t out_len;
+	size_t charged;           /* the loop's accounting (srv_limits), released when the job comes back; */
+	uid_t charged_uid;        /* the pool does not touch these */
 } srv_job_t;
 
 typedef struct srv_workers srv_workers_t;
@@ -271,6 +279,53 @@ void srv_child_free(srv_child_t *ch);
  * test:sleep or test:hog misbehaves that way. Returns NULL when algo is not one of them or the hook
  * is off; else the response (only test:hog returns). */
 json_t *srv_test_fault(srv_ctx_t *ctx, const char *algo, const json_t *id);
+
+/* ---- limits (srv_limits.c) ------------------------------------------------------------------- */
+
+/* What the event loop holds, counted per uid, and which limit refuses more. Only the loop thread uses
+ * it. Root and slurm_user are privileged: no per-user caps, and they may use the reserves. */
+typedef enum {
+	SRV_LIM_NONE,
+	SRV_LIM_CLIENTS,          /* max_clients */
+	SRV_LIM_RESERVED,         /* max_clients - reserved_clients, for the others */
+	SRV_LIM_UID_CLIENTS,      /* max_clients_per_uid */
+	SRV_LIM_BYTES,            /* max_queued_bytes (minus reserved_queued_bytes for the others) */
+	SRV_LIM_UID_BYTES,        /* max_queued_bytes_per_uid */
+	SRV_LIM_COUNT
+} srv_limit_t;
+
+/* The uid a connection counts under until its peer is known (one more user for the per-user caps). */
+#define SRV_UID_UNKNOWN ((uid_t)-1)
+/* Connections refused or failed are given their error frame and drained for at most SRV_DRAIN_MS
+ * (srv_loop.c); at most SRV_DRAIN_SLOTS at a time, in descriptors beyond max_clients. */
+#define SRV_DRAIN_SLOTS 64
+#define SRV_DRAIN_MS 2000
+
+typedef struct srv_limits srv_limits_t;
+
+/* Creates the accounting for cfg (borrowed; must outlive it). NULL on ENOMEM. */
+srv_limits_t *srv_limits_create(const srv_config_t *cfg);
+void srv_limits_destroy(srv_limits_t *l);
+/* True for root and slurm_user. */
+int srv_limits_privileged(const srv_limits_t *l, uid_t uid);
+/* The limit one more connection of uid would pass, or SRV_LIM_NONE. */
+srv_limit_t srv_limits_conn_check(const srv_limits_t *l, uid_t uid);
+/* Counts a connection of uid (0, or -1 on ENOMEM) / stops counting it. */
+int srv_limits_conn_add(srv_limits_t *l, uid_t uid);
+void srv_limits_conn_del(srv_limits_t *l, uid_t uid);
+/* The limit n more bytes held for uid would pass, or SRV_LIM_NONE. */
+srv_limit_t srv_limits_bytes_check(const srv_limits_t *l, uid_t uid, size_t n);
+/* Charges n bytes to uid without a check (0, or -1 on ENOMEM) / releases them. */
+int srv_limits_charge(srv_limits_t *l, uid_t uid, size_t n);
+void srv_limits_release(srv_limits_t *l, uid_t uid, size_t n);
+/* Bytes held now; *peak (may be NULL) the most ever held. */
+size_t srv_limits_queued(const srv_limits_t *l, size_t *peak);
+/* Writes the reason given to a client refused by lim: which limit and its value; for byte limits what
+ * (e.g. "frame") of n bytes. Returns snprintf's value. */
+int srv_limits_describe(const srv_limits_t *l, srv_limit_t lim, uid_t uid, size_t n, const char *what,
+			char *buf, size_t len);
+/* Counts a refusal and logs it (msg: the reason), at most once per uid and limit every 10 s. */
+void srv_limits_refused(srv_limits_t *l, srv_limit_t lim, uid_t uid, pid_t pid, const char *msg);
 
 /* ---- event loop (srv_loop.c) ------------------------------------------------------------------ */
 

@@ -50,6 +50,17 @@ static const centry_t entries[] = {
 	{ "slurm_user", C_STR, 0, 0, NULL, F(slurm_user), "user besides root allowed to register/reload" },
 	{ "max_frame_size", C_SIZE, 1024, RM_FRAME_MAX_HARD, "16M", F(max_frame), "largest request frame" },
 	{ "max_clients", C_INT, 1, 100000, "4096", F(max_clients), "simultaneous connections" },
+	/* memory and connection bounds (srv_limits.c); cross-checked in check_limits() */
+	{ "reserved_clients", C_INT, 0, 100000, "16", F(reserved_clients),
+	  "of max_clients, connections only root and slurm_user may use" },
+	{ "max_clients_per_uid", C_INT, 1, 100000, "256", F(max_clients_per_uid),
+	  "connections of one user (root and slurm_user: no cap)" },
+	{ "max_queued_bytes", C_SIZE, 65536, 1LL << 40, "256M", F(max_queued_bytes),
+	  "bytes held for clients: partial frames, queued requests, unsent responses" },
+	{ "reserved_queued_bytes", C_SIZE, 0, 1LL << 40, "32M", F(reserved_queued_bytes),
+	  "of max_queued_bytes, bytes only root and slurm_user may use" },
+	{ "max_queued_bytes_per_uid", C_SIZE, 4096, 1LL << 40, "64M", F(max_queued_bytes_per_uid),
+	  "bytes held for one user (root and slurm_user: no cap)" },
 	{ "request_timeout", C_MS, 10, 3600000, "10s", F(request_timeout_ms), "time to send one frame" },
 	{ "idle_timeout", C_MS, 10, 86400000, "60s", F(idle_timeout_ms), "idle connections are closed" },
 	{ "worker_threads", C_INT, 1, 256, "2", F(workers), "threads running map/report/register" },
@@ -253,6 +264,31 @@ int srv_config_load(srv_config_t *cfg, const char *path, rm_error_t *err)
 	return rc;
 }
 
+/* The limits against each other: a reserve smaller than what it is taken from, a per-user cap within
+ * the global one. A frame larger than a user may ever queue is allowed but said. */
+static int check_limits(const srv_config_t *cfg, const char *src, rm_error_t *err)
+{
+	if (cfg->reserved_clients >= cfg->max_clients)
+		return rm_error_set(err, src, 0, 0, "reserved_clients (%d) must be below max_clients (%d)",
+				    cfg->reserved_clients, cfg->max_clients);
+	if (cfg->reserved_queued_bytes >= cfg->max_queued_bytes)
+		return rm_error_set(err, src, 0, 0, "reserved_queued_bytes (%zu) must be below max_queued_bytes (%zu)",
+				    cfg->reserved_queued_bytes, cfg->max_queued_bytes);
+	if (cfg->max_queued_bytes_per_uid > cfg->max_queued_bytes)
+		return rm_error_set(err, src, 0, 0, "max_queued_bytes_per_uid (%zu) exceeds max_queued_bytes (%zu)",
+				    cfg->max_queued_bytes_per_uid, cfg->max_queued_bytes);
+	if (cfg->max_frame + 4 > cfg->max_queued_bytes)
+		return rm_error_set(err, src, 0, 0, "max_queued_bytes (%zu) is below max_frame_size (%zu): no frame of "
+				    "that size could ever be taken", cfg->max_queued_bytes, cfg->max_frame);
+	if (cfg->max_frame > cfg->max_queued_bytes_per_uid ||
+	    cfg->max_frame > cfg->max_queued_bytes - cfg->reserved_queued_bytes)
+		srv_log(SRV_LOG_NOTICE, "frames up to max_frame_size (%zu bytes) exceed what one user may queue "
+			"(max_queued_bytes_per_uid %zu, or max_queued_bytes - reserved_queued_bytes %zu): only root and "
+			"slurm_user can send them", cfg->max_frame, cfg->max_queued_bytes_per_uid,
+			cfg->max_queued_bytes - cfg->reserved_queued_bytes);
+	return 0;
+}
+
 int srv_config_check(srv_config_t *cfg, rm_error_t *err)
 {
 	const char *src = cfg->path ? cfg->path : "configuration";
@@ -277,6 +313,8 @@ int srv_config_check(srv_config_t *cfg, rm_error_t *err)
 		}
 		cfg->has_slurm_uid = 1;
 	}
+	if (check_limits(cfg, src, err) < 0)
+		return -1;
 	if (cfg->ib_live && cfg->n_ib_files)
 		srv_log(SRV_LOG_NOTICE, "both ib_file and ib_live are set: the files are separate subnets");
 	return 0;

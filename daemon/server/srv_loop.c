@@ -1,9 +1,15 @@
 /*
  * daemon/srv_loop.c: rankmapd's event loop. One thread, epoll, non-blocking sockets, a buffer per
  * connection. Every frame is size-limited and must arrive within request_timeout once started; idle
- * connections are closed after idle_timeout; clients beyond max_clients get a "busy" error frame and
- * are closed. Quick requests (ping) are answered here; the others go to the worker pool, and the
- * connection reads nothing more until their response is queued.
+ * connections are closed after idle_timeout. Quick requests (ping) are answered here; the others go to
+ * the worker pool, and the connection reads nothing more until their response is queued.
+ *
+ * Bounds (srv_limits.c): every connection counts under its uid, and every byte held for it is charged
+ * to that uid: a frame's declared length from its header on (before its buffer exists), then the job it
+ * becomes until the worker hands it back, then the response until it is written. A client past a limit
+ * gets a "busy" frame saying which limit; a connection that is refused or failed is given its last
+ * frame, its write side is shut and what it still sends is drained for a moment, so that the client
+ * reads the frame rather than "Broken pipe".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +35,9 @@ typedef struct conn {
 	int fd;
 	uint64_t id;
 	srv_peer_t peer;
+	uid_t uid;                 /* accounted under (srv_limits); SRV_UID_UNKNOWN until conn_set_uid() */
+	int counted;               /* counts as one of uid's connections */
+	size_t in_charge;          /* bytes charged for the frame being read */
 	unsigned char hdr[RM_FRAME_HEADER];
 	size_t hdr_got;
 	char *in;                  /* payload being read: in_cap bytes allocated so far, grown as data comes */
@@ -37,15 +46,21 @@ typedef struct conn {
 	size_t out_len, out_off;
 	long long last_active, frame_start, out_start;
 	int busy;                  /* a request is with the workers */
-	int closing;               /* close once out is flushed */
+	int closing;               /* refused or failed: its last frame is in out; closed by close_by */
+	int draining;              /* closing, last frame sent, write side shut: reading and dropping */
+	size_t drain_left;
+	long long close_by;
 	uint32_t events;           /* current epoll mask */
 } conn_t;
 
 typedef struct loop {
 	srv_ctx_t *ctx;
 	int epfd;
-	conn_t **conns;            /* max_clients slots */
-	int nconns;
+	conn_t **conns;            /* nslots = max_clients + SRV_DRAIN_SLOTS slots */
+	int nslots;
+	int nconns;                /* slots in use */
+	int nclosing;              /* connections closing (at most SRV_DRAIN_SLOTS are kept to drain) */
+	srv_limits_t *lim;
 	int *free_slots;           /* stack of unused slots, nfree of them */
 	int nfree;
 	uint64_t seq;
@@ -60,22 +75,38 @@ static conn_t *conn_lookup(loop_t *l, uint64_t id)
 	uint64_t slot = id & ((1u << SLOT_BITS) - 1);
 	conn_t *c;
 
-	if (slot >= (uint64_t)l->ctx->cfg.max_clients)
+	if (slot >= (uint64_t)l->nslots)
 		return NULL;
 	c = l->conns[slot];
 	return c && c->id == id ? c : NULL;
+}
+
+/* Stops counting c as a connection of its uid and drops the frame it was sending. */
+static void conn_uncount(loop_t *l, conn_t *c)
+{
+	if (c->counted)
+		srv_limits_conn_del(l->lim, c->uid);
+	c->counted = 0;
+	srv_limits_release(l->lim, c->uid, c->in_charge);
+	c->in_charge = 0;
+	free(c->in);
+	c->in = NULL;
+	c->in_len = c->in_got = c->in_cap = 0;
 }
 
 static void conn_close(loop_t *l, conn_t *c)
 {
 	uint64_t slot = c->id & ((1u << SLOT_BITS) - 1);
 
+	conn_uncount(l, c);
+	srv_limits_release(l->lim, c->uid, c->out_len - c->out_off);
+	if (c->closing)
+		l->nclosing--;
 	epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	l->conns[slot] = NULL;
 	l->free_slots[l->nfree++] = (int)slot;
 	l->nconns--;
-	free(c->in);
 	free(c->out);
 	free(c);
 }
@@ -86,7 +117,7 @@ static void conn_update(loop_t *l, conn_t *c)
 	uint32_t ev = 0;
 	struct epoll_event e;
 
-	if (!c->busy && !c->closing && c->out_len - c->out_off < OUT_BACKLOG_MAX)
+	if (c->draining || (!c->busy && !c->closing && c->out_len - c->out_off < OUT_BACKLOG_MAX))
 		ev |= EPOLLIN;
 	if (c->out_off < c->out_len)
 		ev |= EPOLLOUT;
@@ -96,6 +127,36 @@ static void conn_update(loop_t *l, conn_t *c)
 	e.data.u64 = c->id;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
 		c->events = ev;
+}
+
+/* The last frame of a closing connection is out: shut the write side (the client reads the frame, then
+ * end of file) and read and drop what it still sends (at most one largest frame, until close_by), so
+ * that it is not cut off in the middle of sending and never reads the frame. */
+static void conn_drain_start(loop_t *l, conn_t *c)
+{
+	shutdown(c->fd, SHUT_WR);
+	c->draining = 1;
+	c->drain_left = l->ctx->cfg.max_frame + RM_FRAME_HEADER;
+}
+
+/* Reads and drops what a draining client sends; closes at its end of file or at drain_left. */
+static void conn_drain(loop_t *l, conn_t *c)
+{
+	static char sink[65536];
+	ssize_t r;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		r = recv(c->fd, sink, c->drain_left < sizeof(sink) ? c->drain_left : sizeof(sink), MSG_DONTWAIT);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (r <= 0 || (c->drain_left -= (size_t)r) == 0) {
+			conn_close(l, c);
+			return;
+		}
+	}
 }
 
 /* Sends what can be sent now. Returns -1 when the connection was closed. A client must keep
@@ -115,13 +176,12 @@ static int conn_flush(loop_t *l, conn_t *c)
 			return -1;
 		}
 		c->out_off += (size_t)w;
+		srv_limits_release(l->lim, c->uid, (size_t)w);
 	}
 	if (c->out_off == c->out_len) {
 		c->out_off = c->out_len = 0;
-		if (c->closing) {
-			conn_close(l, c);
-			return -1;
-		}
+		if (c->closing && !c->draining)
+			conn_drain_start(l, c);
 	}
 	c->last_active = srv_now_ms();
 	if (c->out_off != before)
@@ -130,8 +190,8 @@ static int conn_flush(loop_t *l, conn_t *c)
 	return 0;
 }
 
-/* Queues an encoded frame (stolen; NULL: encoding failed) and tries to send it. Returns -1 when the
- * connection was closed. */
+/* Queues an encoded frame (stolen; NULL: encoding failed), charged to the connection's uid until it is
+ * written, and tries to send it. Returns -1 when the connection was closed. */
 static int conn_queue(loop_t *l, conn_t *c, char *buf, size_t len)
 {
 	if (!buf) {
@@ -157,6 +217,7 @@ static int conn_queue(loop_t *l, conn_t *c, char *buf, size_t len)
 		c->out = n;
 		c->out_len += len;
 	}
+	srv_limits_charge(l->lim, c->uid, len);
 	return conn_flush(l, c);
 }
 
@@ -172,24 +233,101 @@ static int conn_respond(loop_t *l, conn_t *c, json_t *resp)
 	return conn_queue(l, c, buf, len);
 }
 
-/* Sends a final error and closes once it is out. */
+/* Sends a final error: c no longer counts as a connection nor holds a frame, and is closed once the
+ * error is out and drained (conn_drain_start), by SRV_DRAIN_MS at the latest. Beyond SRV_DRAIN_SLOTS
+ * connections closing at once, c is closed as soon as the error was handed to the socket. Returns -1. */
 static int conn_fail(loop_t *l, conn_t *c, const char *code, const char *msg)
 {
+	int crowded = l->nclosing >= SRV_DRAIN_SLOTS;
+
+	if (c->closing)
+		return -1;
+	conn_uncount(l, c);
 	c->closing = 1;
-	return conn_respond(l, c, rm_proto_error(NULL, code, "%s", msg));
+	c->close_by = srv_now_ms() + SRV_DRAIN_MS;
+	l->nclosing++;
+	if (conn_respond(l, c, rm_proto_error(NULL, code, "%s", msg)) == 0 && crowded)
+		conn_close(l, c);
+	return -1;
+}
+
+/* Refuses c past lim (for a byte limit: n bytes of what, e.g. "frame"): "busy" with the reason, logged
+ * (rate-limited). Returns -1 (c is closing). */
+static int conn_refuse(loop_t *l, conn_t *c, srv_limit_t lim, size_t n, const char *what)
+{
+	char why[400];
+
+	srv_limits_describe(l->lim, lim, c->uid, n, what, why, sizeof(why));
+	srv_limits_refused(l->lim, lim, c->uid, c->peer.pid, why);
+	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
+	return conn_fail(l, c, RM_ERR_BUSY, why);
+}
+
+/* Sets the uid c is accounted under and counts c as one of its connections: at accept from
+ * SO_PEERCRED; a transport that authenticates its peer later (first frame) calls it again, and what c
+ * holds moves to the new uid. Past a connection limit of that uid, c is refused. Returns 0, or -1 when
+ * c was refused (closing). */
+static int conn_set_uid(loop_t *l, conn_t *c, uid_t uid)
+{
+	size_t held = c->in_charge + (c->out_len - c->out_off);
+	srv_limit_t lim;
+
+	if (c->counted)
+		srv_limits_conn_del(l->lim, c->uid);
+	c->counted = 0;
+	srv_limits_release(l->lim, c->uid, held);
+	c->uid = uid;
+	srv_limits_charge(l->lim, uid, held);
+	if ((lim = srv_limits_conn_check(l->lim, uid)) != SRV_LIM_NONE)
+		return conn_refuse(l, c, lim, 0, NULL);
+	if (srv_limits_conn_add(l->lim, uid) < 0)
+		return conn_fail(l, c, RM_ERR_INTERNAL, "no memory");
+	c->counted = 1;
+	return 0;
 }
 
 /* Frames up to this size are parsed by the loop (ping is answered at once); larger ones are parsed
- * by a worker, so that the loop never spends long on one client. */
+ * by a worker, so that the loop never spends long on one client. Small frames are charged but never
+ * refused (at most 512 bytes a connection), so that ping gets through a full queue; a request queued
+ * for a worker is charged its length, at least JOB_MIN_CHARGE (its job and parsed request: this also
+ * bounds the number of jobs queued), and may be refused. */
 #define LOOP_PARSE_MAX 512
+#define JOB_MIN_CHARGE 1024
 
+static size_t job_charge(size_t n)
+{
+	return n < JOB_MIN_CHARGE ? JOB_MIN_CHARGE : n;
+}
+
+/* Hands a job to the workers; the bytes charged for its frame go with it. */
 static void submit(loop_t *l, conn_t *c, srv_job_t *job)
 {
 	job->conn_id = c->id;
 	job->peer = c->peer;
+	job->charged = c->in_charge;
+	job->charged_uid = c->uid;
+	c->in_charge = 0;
 	c->busy = 1;
 	conn_update(l, c);
 	srv_workers_submit(l->ctx->workers, job);
+}
+
+/* Releases the bytes charged for the frame just read (answered here, not queued). */
+static void conn_uncount_frame(loop_t *l, conn_t *c)
+{
+	srv_limits_release(l->lim, c->uid, c->in_charge);
+	c->in_charge = 0;
+}
+
+/* A "busy" response for a request refused past lim (n bytes): the connection stays usable. */
+static json_t *refused_response(loop_t *l, conn_t *c, srv_limit_t lim, size_t n, const json_t *id)
+{
+	char why[400];
+
+	srv_limits_describe(l->lim, lim, c->uid, n, "request", why, sizeof(why));
+	srv_limits_refused(l->lim, lim, c->uid, c->peer.pid, why);
+	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
+	return rm_proto_error(id, RM_ERR_BUSY, "%s", why);
 }
 
 /* Handles one complete frame payload (c->in, c->in_len). Returns -1 when c was closed. */
@@ -198,14 +336,18 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 	rm_error_t err = { 0 };
 	json_t *req, *resp = NULL;
 	srv_job_t *job = calloc(1, sizeof(*job));
+	srv_limit_t lim = SRV_LIM_NONE;
 	srv_handler_t h;
+	size_t extra;
 	int flags = 0;
 
 	__atomic_add_fetch(&l->ctx->n_requests, 1, __ATOMIC_RELAXED);
 	c->frame_start = 0;
 	c->hdr_got = 0;
-	if (!job)
+	if (!job) {
+		conn_uncount_frame(l, c);
 		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_INTERNAL, "no memory"));
+	}
 	if (c->in_len > LOOP_PARSE_MAX) {
 		job->payload = c->in;
 		job->payload_len = c->in_len;
@@ -220,18 +362,25 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 	c->in_len = c->in_got = c->in_cap = 0;
 	if (!req) {
 		char buf[RM_ERROR_TEXT_LEN + 64];
+		conn_uncount_frame(l, c);
 		free(job);
 		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s",
 							 rm_error_format(&err, buf, sizeof(buf))));
 	}
 	h = srv_request_lookup(l->ctx, req, &c->peer, &flags, &resp);
-	if (!h || (flags & SRV_REQ_INLINE)) {
-		if (h)
+	extra = job_charge(c->in_charge) - c->in_charge;
+	if (!h || (flags & SRV_REQ_INLINE) || (lim = srv_limits_bytes_check(l->lim, c->uid, extra))) {
+		if (h && !(flags & SRV_REQ_INLINE))
+			resp = refused_response(l, c, lim, c->in_charge + extra, json_object_get(req, "id"));
+		else if (h)
 			resp = h(l->ctx, req, json_object_get(req, "id"), &c->peer);
 		json_decref(req);
 		free(job);
+		conn_uncount_frame(l, c);
 		return conn_respond(l, c, resp);
 	}
+	srv_limits_charge(l->lim, c->uid, extra);
+	c->in_charge += extra;
 	job->req = req;
 	job->id = json_incref(json_object_get(req, "id"));
 	job->handler = h;
@@ -292,10 +441,13 @@ static int conn_read_some(loop_t *l, conn_t *c)
 	return 1;
 }
 
-/* Checks a just-completed header and allocates the payload. Returns -1 when c was closed/closing. */
+/* Checks a just-completed header, charges the declared length to the connection's uid, or refuses it past a limit before anything is allocated, and allocates the
+ * payload's first chunk. Returns -1 when c was closed/closing. */
 static int conn_header(loop_t *l, conn_t *c)
 {
 	uint32_t n = rm_frame_length(c->hdr);
+	size_t cost = n > LOOP_PARSE_MAX ? job_charge(n) : n;
+	srv_limit_t lim;
 	char msg[128];
 
 	if (n == 0)
@@ -305,6 +457,10 @@ static int conn_header(loop_t *l, conn_t *c)
 			 l->ctx->cfg.max_frame);
 		return conn_fail(l, c, RM_ERR_TOO_LARGE, msg), -1;
 	}
+	if (n > LOOP_PARSE_MAX && (lim = srv_limits_bytes_check(l->lim, c->uid, cost)) != SRV_LIM_NONE)
+		return conn_refuse(l, c, lim, cost, "frame");
+	srv_limits_charge(l->lim, c->uid, cost);
+	c->in_charge = cost;
 	c->in_len = n;
 	c->in_got = c->in_cap = 0;
 	if (grow_payload(c) < 0)
@@ -335,14 +491,22 @@ static void conn_readable(loop_t *l, conn_t *c)
 	}
 }
 
-/* Refuses a client beyond max_clients: one "busy" error frame, best effort, then close. */
+/* Refuses a client when no slot is left (max_clients and SRV_DRAIN_SLOTS closing ones, or out of
+ * memory or descriptors): one "busy" error frame, best effort, then close. */
 static void reject_client(loop_t *l, int fd)
 {
+	struct ucred cred = { .uid = SRV_UID_UNKNOWN };
+	socklen_t sl = sizeof(cred);
+	char why[400];
 	size_t len;
-	json_t *e = rm_proto_error(NULL, RM_ERR_BUSY, "too many clients (limit %d); try again later",
-				   l->ctx->cfg.max_clients);
-	char *buf = rm_frame_encode(e, &len);
+	json_t *e;
+	char *buf;
 
+	getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl);
+	srv_limits_describe(l->lim, SRV_LIM_CLIENTS, cred.uid, 0, NULL, why, sizeof(why));
+	srv_limits_refused(l->lim, SRV_LIM_CLIENTS, cred.uid, cred.pid, why);
+	e = rm_proto_error(NULL, RM_ERR_BUSY, "%s", why);
+	buf = rm_frame_encode(e, &len);
 	if (buf && send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		srv_log(SRV_LOG_DEBUG, "busy frame not sent: %s", strerror(errno));
 	free(buf);
@@ -351,6 +515,8 @@ static void reject_client(loop_t *l, int fd)
 	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
 }
 
+/* Takes a new client into a slot and counts it under its peer's uid (SO_PEERCRED); past a connection
+ * limit it gets its "busy" frame there (conn_set_uid). */
 static void add_client(loop_t *l, int fd)
 {
 	struct ucred cred;
@@ -366,6 +532,7 @@ static void add_client(loop_t *l, int fd)
 	slot = l->free_slots[--l->nfree];
 	c->fd = fd;
 	c->id = (++l->seq << SLOT_BITS) | (uint64_t)slot;
+	c->uid = SRV_UID_UNKNOWN;
 	c->peer.pid = cred.pid;
 	c->peer.uid = cred.uid;
 	c->peer.gid = cred.gid;
@@ -382,6 +549,7 @@ static void add_client(loop_t *l, int fd)
 	l->conns[slot] = c;
 	l->nconns++;
 	__atomic_add_fetch(&l->ctx->n_connections, 1, __ATOMIC_RELAXED);
+	conn_set_uid(l, c, cred.uid);
 }
 
 /* Out of descriptors: a client still gets its "busy" frame, through the descriptor kept in reserve
@@ -419,14 +587,32 @@ static void accept_clients(loop_t *l)
 				srv_log(SRV_LOG_ERR, "accept: %s", strerror(errno));
 			return;
 		}
-		if (l->nconns >= l->ctx->cfg.max_clients)
-			reject_client(l, fd);
-		else
-			add_client(l, fd);
+		add_client(l, fd);
 	}
 }
 
-/* Delivers finished worker jobs to their connections (if still open). */
+/* Queues a worker's response (stolen) on c; one that would pass a byte limit of c's uid is replaced by
+ * a "busy" error saying so (the request's id is not known here: null). Returns -1 when c was closed. */
+static int deliver(loop_t *l, conn_t *c, char *out, size_t len)
+{
+	srv_limit_t lim = out ? srv_limits_bytes_check(l->lim, c->uid, len) : SRV_LIM_NONE;
+	char why[400];
+	json_t *e;
+
+	if (lim == SRV_LIM_NONE)
+		return conn_queue(l, c, out, len);
+	free(out);
+	srv_limits_describe(l->lim, lim, c->uid, len, "response", why, sizeof(why));
+	srv_limits_refused(l->lim, lim, c->uid, c->peer.pid, why);
+	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
+	e = rm_proto_error(NULL, RM_ERR_BUSY, "%s", why);
+	out = rm_frame_encode(e, &len);
+	json_decref(e);
+	return conn_queue(l, c, out, len);
+}
+
+/* Delivers finished worker jobs to their connections (if still open); what their frames held is
+ * released either way. */
 static void collect_jobs(loop_t *l)
 {
 	srv_job_t *j = srv_workers_done(l->ctx->workers), *next;
@@ -434,11 +620,12 @@ static void collect_jobs(loop_t *l)
 
 	for (; j; j = next) {
 		next = j->next;
+		srv_limits_release(l->lim, j->charged_uid, j->charged);
 		if (!j->conn_id) {
 			l->internal_inflight--;
 		} else if ((c = conn_lookup(l, j->conn_id))) {
 			c->busy = 0;
-			if (conn_queue(l, c, j->out, j->out_len) == 0)
+			if (deliver(l, c, j->out, j->out_len) == 0)
 				conn_readable(l, c); /* frames that arrived meanwhile */
 			j->out = NULL;
 		}
@@ -450,11 +637,12 @@ static void conn_check_time(loop_t *l, conn_t *c, long long now)
 {
 	const srv_config_t *cfg = &l->ctx->cfg;
 
-	if (c->out_off < c->out_len && now - c->out_start > cfg->request_timeout_ms) {
+	if (c->closing) {
+		if (now > c->close_by)
+			conn_close(l, c);
+	} else if (c->out_off < c->out_len && now - c->out_start > cfg->request_timeout_ms) {
 		srv_log(SRV_LOG_INFO, "client pid %d does not read its responses: closed", (int)c->peer.pid);
 		conn_close(l, c);
-	} else if (c->closing) {
-		return;
 	} else if (c->frame_start && now - c->frame_start > cfg->request_timeout_ms) {
 		srv_log(SRV_LOG_INFO, "client pid %d: frame not completed within %d ms", (int)c->peer.pid,
 			cfg->request_timeout_ms);
@@ -481,7 +669,7 @@ static void tick(loop_t *l, volatile sig_atomic_t *reload)
 	long long now = srv_now_ms();
 	int i;
 
-	for (i = 0; i < l->ctx->cfg.max_clients; i++)
+	for (i = 0; i < l->nslots; i++)
 		if (l->conns[i])
 			conn_check_time(l, l->conns[i], now);
 	if (*reload) {
@@ -503,12 +691,14 @@ static int loop_init(loop_t *l, srv_ctx_t *ctx, int efd)
 
 	memset(l, 0, sizeof(*l));
 	l->ctx = ctx;
-	l->conns = calloc((size_t)ctx->cfg.max_clients, sizeof(conn_t *));
-	l->free_slots = calloc((size_t)ctx->cfg.max_clients, sizeof(int));
+	l->nslots = ctx->cfg.max_clients + SRV_DRAIN_SLOTS;
+	l->conns = calloc((size_t)l->nslots, sizeof(conn_t *));
+	l->free_slots = calloc((size_t)l->nslots, sizeof(int));
+	l->lim = srv_limits_create(&ctx->cfg);
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!l->conns || !l->free_slots || l->epfd < 0)
+	if (!l->conns || !l->free_slots || !l->lim || l->epfd < 0)
 		return -1;
-	for (i = ctx->cfg.max_clients - 1; i >= 0; i--) /* lowest slots first */
+	for (i = l->nslots - 1; i >= 0; i--) /* lowest slots first */
 		l->free_slots[l->nfree++] = i;
 	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	e.data.u64 = TAG_LISTEN;
@@ -538,6 +728,11 @@ static void loop_event(loop_t *l, const struct epoll_event *ev)
 		return;
 	if ((ev->events & EPOLLOUT) && conn_flush(l, c) < 0)
 		return;
+	if (c->draining) {
+		if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			conn_drain(l, c);
+		return;
+	}
 	if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
 		if (c->busy || c->closing) {
 			if (ev->events & (EPOLLHUP | EPOLLERR))
@@ -559,6 +754,9 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 		srv_log(SRV_LOG_ERR, "event loop set-up failed: %s", strerror(errno));
 		free(l.conns);
 		free(l.free_slots);
+		srv_limits_destroy(l.lim);
+		if (l.epfd > 0)
+			close(l.epfd);
 		return -1;
 	}
 	while (!*stop) {
@@ -574,11 +772,12 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 			tick(&l, reload);
 		}
 	}
-	for (i = 0; i < ctx->cfg.max_clients; i++)
+	for (i = 0; i < l.nslots; i++)
 		if (l.conns[i])
 			conn_close(&l, l.conns[i]);
 	free(l.conns);
 	free(l.free_slots);
+	srv_limits_destroy(l.lim);
 	if (l.reserve_fd >= 0)
 		close(l.reserve_fd);
 	close(l.epfd);

@@ -8,6 +8,8 @@ Listens on a Unix socket and, for every client:
   garbage  reads the request, answers with bytes that are not a frame, and closes
   huge     reads the request, announces a 1 GiB frame, sends a few bytes, then stalls
   close    accepts and closes at once (a daemon dying mid-request)
+  busy     sends a "busy" error frame at once and closes without reading (a daemon refusing a client
+           that is still sending its request: the client's send fails, the frame waits to be read)
 Connections are held open until the server is killed (SIGTERM, by PID). Writes READY_FILE once
 listening. Counts clients on stderr.
 """
@@ -22,6 +24,12 @@ import threading
 def handle(mode, conn, held):
     try:
         if mode == "close":
+            conn.close()
+            return
+        if mode == "busy":
+            body = (b'{"version":1,"id":null,"ok":false,"error":{"code":"busy","message":'
+                    b'"fake limit 7 reached; try again later"}}')
+            conn.sendall(struct.pack(">I", len(body)) + body)
             conn.close()
             return
         if mode == "stall":
@@ -52,7 +60,7 @@ def handle(mode, conn, held):
 
 def main():
     mode, path = sys.argv[1], sys.argv[2]
-    if mode not in ("stall", "half", "garbage", "huge", "close"):
+    if mode not in ("stall", "half", "garbage", "huge", "close", "busy"):
         sys.exit("unknown mode " + mode)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     if os.path.exists(path):
