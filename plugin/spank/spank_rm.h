@@ -22,11 +22,17 @@ typedef struct spank_rm_ctx {
 	spank_job_t job;        /* the user's options */
 	uint32_t global_id;     /* task_init: this task's rank in the step */
 	int local_id;           /* task_init: this task's index on the node */
+	int pattern_bad;        /* slurmstepd: --rankmap-pattern could not be resolved (the reason in err) */
 	rm_error_t err;         /* first failure: the one warning (or the required-mode error) */
 } spank_rm_ctx_t;
 
 /* slurmd: sends this node's hwloc topology to rankmapd (register request). Logs failures. */
 void spank_rm_register_node(spank_rm_ctx_t *ctx);
+
+/* slurmstepd: makes a relative --rankmap-pattern absolute against the step's SLURM_SUBMIT_DIR (where
+ * srun, sbatch or salloc checked it), never against the job's working directory. On failure sets
+ * ctx->pattern_bad and ctx->err. */
+void spank_rm_resolve_pattern(spank_rm_ctx_t *ctx);
 
 /* slurmstepd: makes sure SLURMD_NODENAME is in the step environment (the MPI library names the node
  * by it). */
