@@ -84,7 +84,7 @@ void rmp_warn(const rmp_call_t *call);
  * differing arguments) has printed the warning. */
 int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash);
 
-/* CPU time used by this process, in milliseconds. */
+/* CPU time used by this process and its reaped children (the guarded engine), in milliseconds. */
 double rmp_cpu_ms(void);
 
 /* FNV-1a over ints, chained from h. */
