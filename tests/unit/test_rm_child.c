@@ -137,7 +137,9 @@ static void test_runs(void)
 
 static void test_faults(void)
 {
-	rm_child_limits_t lim = { .wall_ms = 20000, .cpu_s = 1 };
+	/* wall bound far above the CPU limit: on a shared, loaded machine a spinning child may get only a
+	 * small share of a core, and the CPU limit must still be what stops it */
+	rm_child_limits_t lim = { .wall_ms = 300000, .cpu_s = 1 };
 	rm_error_t err = { 0 };
 	size_t len;
 	double t0;
@@ -155,7 +157,7 @@ static void test_faults(void)
 	check(!rm_child_run("t", spin_fn, NULL, &lim, &len, &err) && errno == ETIMEDOUT,
 	      "a spinning child is stopped by its CPU limit (errno %d)", errno);
 	check(strstr(err.text, "CPU time limit of 1 s"), "CPU limit named: %s", err.text);
-	check(now_s() - t0 < 10, "stopped within 10 s (%.1f s)", now_s() - t0);
+	check(now_s() - t0 < 300, "stopped before the wall bound (%.1f s)", now_s() - t0);
 
 	rm_error_clear(&err);
 	lim.cpu_s = 0, lim.wall_ms = 300;

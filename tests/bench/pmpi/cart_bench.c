@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 {
 	int reorder = argc > 1 ? atoi(argv[1]) : 1, iters = argc > 2 ? atoi(argv[2]) : 10, size, rank;
 	int dims[2] = { 0, 0 }, periods[2] = { 1, 1 }, dist = argc > 3 && argv[3][0] == 'd';
-	int nb[4];
+	int nb[4], w[4] = { 1, 1, 1, 1 };
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
 		if (dist)
-			MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 4, nb, MPI_UNWEIGHTED, 4, nb, MPI_UNWEIGHTED,
+			MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 4, nb, w, 4, nb, w,
 						       MPI_INFO_NULL, reorder, &cart);
 		else
 			MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, reorder, &cart);
