@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rm_child.h"
 #include "rm_error.h"
 #include "topo.h"
 
@@ -99,6 +100,17 @@ typedef struct map_result {
  * sizes, a cost that overflows a double, allocation failure); on failure perm holds the identity. */
 int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
 		uint32_t *perm, map_result_t *res, rm_error_t *err);
+
+/* map_compute() run in a child process (common/rm_child.h) so that an engine that crashes, loops or
+ * exhausts memory cannot take the caller down: lim bounds its wall-clock time, CPU time and memory (lim
+ * NULL: run in this process, unguarded). The child returns perm and res through a pipe; perm is checked
+ * again here. Returns 0, or -1 with err saying what happened ("engine 'scotch': crashed (signal 11,
+ * Segmentation fault)", "...: no result within 5000 ms (stopped)"; errno ETIMEDOUT or ECHILD for those);
+ * on failure perm holds the identity.
+ * Test-only: RANKMAP_FAKE_ENGINE_FAULT=segv|hang|sleep|oom makes the engine crash, spin, block, or
+ * allocate up to 1 GiB before running (guarded or not), to exercise the callers' fallbacks. */
+int map_compute_guarded(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
+			const rm_child_limits_t *lim, uint32_t *perm, map_result_t *res, rm_error_t *err);
 
 /* Names of the engines, NULL-terminated (static). */
 const char *const *map_algorithms(void);

@@ -43,7 +43,13 @@ typedef struct rmp_env {
 	int fake_hosts;         /* test-only RANKMAP_FAKE_HOSTS (0: real placement) */
 	const char *fake_node;  /* test-only RANKMAP_FAKE_NODE: hwloc synthetic string */
 	int fake_cyclic;        /* test-only RANKMAP_FAKE_PLACEMENT=cyclic */
+	int guard;              /* RANKMAP_GUARD: 1 fork (default): the root maps in a child process; 0 off */
+	unsigned guard_cpu;     /* RANKMAP_GUARD_CPU: the child's CPU seconds (default RMP_GUARD_CPU) */
+	size_t guard_mem;       /* RANKMAP_GUARD_MEM: the child's memory in MiB (default RMP_GUARD_MEM) */
 } rmp_env_t;
+
+#define RMP_GUARD_CPU 60    /* s; the child's wall-clock bound is 2 x CPU + 1 s */
+#define RMP_GUARD_MEM 8192  /* MiB above the process's size at fork */
 
 /* Reads the environment into env. Returns 0, or -1 with err naming the bad variable. */
 int rmp_env_read(rmp_env_t *env, rm_error_t *err);
@@ -78,7 +84,7 @@ void rmp_warn(const rmp_call_t *call);
  * differing arguments) has printed the warning. */
 int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash);
 
-/* CPU time used by this process, in milliseconds. */
+/* CPU time used by this process and its reaped children (the guarded engine), in milliseconds. */
 double rmp_cpu_ms(void);
 
 /* FNV-1a over ints, chained from h. */

@@ -14,18 +14,29 @@
  *   RANKMAP_TRACE=FILE       record point-to-point traffic, written at MPI_Finalize
  *   RANKMAP_VERBOSE=1        rank 0 prints one line with the mapping outcome
  *   RANKMAP_REPORT=FILE      rank 0 appends that line to FILE
+ *   RANKMAP_GUARD=fork|off   fork (default): the root runs the mapping engine in a child process
+ *                            (mapping/map_guard.c) with CPU, memory and wall-clock limits, so that an
+ *                            engine's crash, endless loop or runaway memory costs one warning and no
+ *                            reordering, never the job; off: in the rank's own process
+ *   RANKMAP_GUARD_CPU=S      the child's CPU-time limit in seconds (default 60); it is stopped after
+ *                            2 x S + 1 seconds of wall-clock time in any case
+ *   RANKMAP_GUARD_MEM=MIB    the child's memory limit (RLIMIT_AS above the rank's size at fork), MiB
+ *                            (default 8192)
  * Test-only (they invent a placement so that one machine can exercise multi-node mapping):
  *   RANKMAP_FAKE_HOSTS=N     ranks are spread over N virtual hosts
  *   RANKMAP_FAKE_NODE=DESC   hwloc synthetic description of each virtual host ('pack:2 core:4'); without
  *                            RANKMAP_FAKE_HOSTS, the hardware of every real host (ranks then fill its
  *                            PUs in rank order; the SMPI variant uses this for simulated hosts)
  *   RANKMAP_FAKE_PLACEMENT=block|cyclic
+ *   RANKMAP_FAKE_ENGINE_FAULT=segv|hang|sleep|oom   the engine crashes, spins, blocks or grows (read by
+ *                            mapping/map_guard.c, guarded or not: with RANKMAP_GUARD=off it hits the job)
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "pmpi.h"
 
@@ -64,6 +75,49 @@ static int env_fake(rmp_env_t *env, rm_error_t *err)
 	return 0;
 }
 
+/* Parses an unsigned count in [1, max]. Returns 0 or -1. */
+static int env_count(const char *v, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long n;
+
+	if (!v || *v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n < 1 || n > max)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* RANKMAP_GUARD, RANKMAP_GUARD_CPU, RANKMAP_GUARD_MEM. */
+static int env_guard(rmp_env_t *env, rm_error_t *err)
+{
+	const char *v = env_str("RANKMAP_GUARD");
+	unsigned long n;
+
+	env->guard = 1, env->guard_cpu = RMP_GUARD_CPU, env->guard_mem = RMP_GUARD_MEM;
+	if (v && strcmp(v, "off") == 0)
+		env->guard = 0;
+	else if (v && strcmp(v, "fork") != 0)
+		return rm_error_set(err, "RANKMAP_GUARD", 0, 0, "'%s' is not fork or off", v);
+	if ((v = env_str("RANKMAP_GUARD_CPU"))) {
+		if (env_count(v, 86400, &n) != 0)
+			return rm_error_set(err, "RANKMAP_GUARD_CPU", 0, 0, "'%s' is not 1 to 86400 seconds", v);
+		env->guard_cpu = (unsigned)n;
+	}
+	if ((v = env_str("RANKMAP_GUARD_MEM"))) {
+		if (env_count(v, 1ul << 30, &n) != 0)
+			return rm_error_set(err, "RANKMAP_GUARD_MEM", 0, 0, "'%s' is not a size in MiB >= 1", v);
+		env->guard_mem = (size_t)n;
+	}
+#ifdef RANKMAP_SMPI
+	env->guard = 0; /* simulated ranks are threads of one process: nothing to fork */
+#endif
+	return 0;
+}
+
 int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 {
 	const char *v;
@@ -92,6 +146,8 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 	env->metric = MAP_METRIC_DEFAULT;
 	if (v && map_metric_parse(v, &env->metric) != 0)
 		return rm_error_set(err, "RANKMAP_METRIC", 0, 0, "'%s' is not bytes, messages or loggp", v);
+	if (env_guard(env, err) != 0)
+		return -1;
 	return env_fake(env, err);
 }
 
@@ -108,10 +164,16 @@ void rmp_warn(const rmp_call_t *call)
 double rmp_cpu_ms(void)
 {
 	struct timespec ts;
+	struct rusage ru;
+	double ms = 0;
 
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	/* the guarded engine's child, once reaped, counts here */
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		ms += (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+		      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+	return ms;
 }
 
 uint64_t rmp_hash_ints(uint64_t h, const int *v, size_t n)

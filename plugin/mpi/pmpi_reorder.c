@@ -53,12 +53,17 @@ static void report(const rmp_call_t *call, const char *algo, double before, doub
 	}
 }
 
-/* Root: maps g here with mapping/: perm[v] = target slot of vertex v. */
+/* Root: maps g here with mapping/: perm[v] = target slot of vertex v. The engine runs in a child process
+ * (RANKMAP_GUARD=fork, the default): its crash, endless loop or runaway memory becomes an error here. */
 static int map_local(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g, uint32_t *perm, map_result_t *res)
 {
 	map_options_t opt = { .time_budget_ms = call->env.budget_ms > 0 ? call->env.budget_ms : 1.0 + 0.005 * g->n };
+	rm_child_limits_t lim = { .wall_ms = (2.0 * call->env.guard_cpu + 1.0) * 1e3,
+				  .cpu_s = call->env.guard_cpu,
+				  .mem_bytes = call->env.guard_mem << 20 };
 
-	if (map_compute(call->env.algo, g, pl->target, &opt, perm, res, &call->err) != 0 ||
+	if (map_compute_guarded(call->env.algo, g, pl->target, &opt, call->env.guard ? &lim : NULL, perm, res,
+				&call->err) != 0 ||
 	    map_check_perm(perm, g->n, pl->target->nslots) != 0)
 		return rm_error_set(&call->err, "mapping", 0, 0, "engine '%s' failed", call->env.algo);
 	return 0;

@@ -3,7 +3,8 @@
 # tests/unit/test_spank_*.c.
 SPANK_SRC  := $(wildcard plugin/spank/*.c)
 SPANK_OBJS := $(call objs_of,$(SPANK_SRC))
-SPANK_PURE := $(call objs_of,plugin/spank/spank_elf.c plugin/spank/spank_opts.c plugin/spank/spank_bind.c)
+SPANK_PURE := $(call objs_of,plugin/spank/spank_elf.c plugin/spank/spank_opts.c plugin/spank/spank_bind.c \
+	plugin/spank/spank_pattern.c)
 SPANK_SO   := $(B)/spank_rankmap.so
 
 # Uses common/, topo/ (through mapping.h), mapping/ and the client library.

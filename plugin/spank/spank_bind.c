@@ -233,13 +233,13 @@ static int cores_load(bind_cores_t *c, const char *alloc, rm_error_t *err)
 	return rc;
 }
 
-/* Edges among the local tasks: the user's pattern restricted to them, or a chain in rank order. */
-static json_t *plan_edges(const rm_spank_bind_req_t *req, rm_error_t *err)
+/* Edges among the local tasks: the user's pattern restricted to them (read by rm_spank_pattern_edges, in a
+ * child process as the user), or a chain in rank order. NULL with *why set on failure. */
+static json_t *plan_edges(const rm_spank_bind_req_t *req, int *why, rm_error_t *err)
 {
 	json_t *edges = json_array();
-	map_metric_t metric = MAP_METRIC_DEFAULT;
-	map_graph_t *g;
-	uint32_t *local;
+	rm_spank_edge_t *e;
+	size_t n = 0;
 
 	if (!edges)
 		return NULL;
@@ -248,37 +248,23 @@ static json_t *plan_edges(const rm_spank_bind_req_t *req, rm_error_t *err)
 			json_array_append_new(edges, json_pack("[i, i, f]", (int)i, (int)i + 1, 1.0));
 		return edges;
 	}
-	if (req->metric && map_metric_parse(req->metric, &metric) < 0)
-		metric = MAP_METRIC_DEFAULT;
-	g = map_graph_load(req->pattern, metric, err);
-	local = g ? malloc((size_t)g->n * sizeof(*local)) : NULL;
-	if (!g || !local) {
-		map_graph_destroy(g);
+	if (!(e = rm_spank_pattern_edges(req, &n, err))) {
+		*why = RM_SPANK_PLAN_BAD_PATTERN;
 		json_decref(edges);
 		return NULL;
 	}
-	for (uint32_t v = 0; v < g->n; v++)
-		local[v] = UINT32_MAX;
-	for (uint32_t i = 0; i < req->ntasks; i++)
-		if (req->global[i] < g->n)
-			local[req->global[i]] = i;
-	for (uint32_t i = 0; i < req->ntasks; i++) {
-		uint32_t u = req->global[i];
-		for (uint64_t k = u < g->n ? g->xadj[u] : 0; u < g->n && k < g->xadj[u + 1]; k++)
-			if (local[g->adj[k]] != UINT32_MAX && local[g->adj[k]] > i)
-				json_array_append_new(edges, json_pack("[i, i, f]", (int)i, (int)local[g->adj[k]],
-								       g->w[k]));
-	}
-	free(local);
-	map_graph_destroy(g);
+	for (size_t k = 0; k < n; k++)
+		json_array_append_new(edges, json_pack("[i, i, f]", (int)e[k].a, (int)e[k].b, e[k].w));
+	free(e);
 	return edges;
 }
 
-/* Sends the map request; returns the daemon's permutation as core positions (malloc'd) or NULL. */
-static uint32_t *plan_request(const rm_spank_bind_req_t *req, const bind_cores_t *c, int *unreachable,
+/* Sends the map request (edges: stolen); returns the daemon's permutation as core positions (malloc'd) or
+ * NULL. */
+static uint32_t *plan_request(const rm_spank_bind_req_t *req, const bind_cores_t *c, json_t *edges, int *why,
 			      rm_error_t *err)
 {
-	json_t *edges = plan_edges(req, err), *slots = json_array(), *q, *resp = NULL, *perm, *rslots;
+	json_t *slots = json_array(), *q, *resp = NULL, *perm, *rslots;
 	uint32_t *pos = NULL;
 
 	if (!edges || !slots) {
@@ -296,7 +282,8 @@ static uint32_t *plan_request(const rm_spank_bind_req_t *req, const bind_cores_t
 		return NULL;
 	}
 	if (rm_client_call(req->socket, q, &resp, req->timeout_ms, err) < 0) {
-		*unreachable = resp == NULL;
+		if (!resp)
+			*why = RM_SPANK_PLAN_UNREACHABLE;
 		json_decref(resp);
 		return NULL;
 	}
@@ -327,22 +314,28 @@ static uint32_t *plan_request(const rm_spank_bind_req_t *req, const bind_cores_t
 	return pos;
 }
 
-char *rm_spank_bind_plan(const rm_spank_bind_req_t *req, int *unreachable, rm_error_t *err)
+char *rm_spank_bind_plan(const rm_spank_bind_req_t *req, int *why, rm_error_t *err)
 {
 	bind_cores_t c = { 0 };
 	uint32_t *pos = NULL;
 	char *plan = NULL;
 	size_t len = 0, off = 0;
+	json_t *edges;
 
-	*unreachable = 0;
-	if (cores_load(&c, req->alloc_cores, err) < 0)
+	*why = RM_SPANK_PLAN_FAILED;
+	if (!(edges = plan_edges(req, why, err))) /* first: a bad pattern is said as such */
+		return NULL;
+	if (cores_load(&c, req->alloc_cores, err) < 0) {
+		json_decref(edges);
 		goto out;
+	}
 	if (req->ntasks > c.n) {
 		rm_error_set(err, "--rankmap-bind", 0, 0, "%u tasks on %zu allocated cores (%s)", req->ntasks, c.n,
 			     req->alloc_cores);
+		json_decref(edges);
 		goto out;
 	}
-	if (!(pos = plan_request(req, &c, unreachable, err)))
+	if (!(pos = plan_request(req, &c, edges, why, err)))
 		goto out;
 	for (uint32_t i = 0; i < req->ntasks; i++)
 		len += strlen(c.cpus[pos[i]]) + 1;

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rm_error.h"
 
@@ -38,16 +39,44 @@ typedef struct rm_spank_bind_req {
 	uint32_t ntasks;           /* local tasks */
 	const uint32_t *global;    /* global rank of each local task (ntasks) */
 	uint32_t total_tasks;      /* tasks of the step (pattern size) */
-	const char *pattern;       /* --rankmap-pattern or NULL */
+	const char *pattern;       /* --rankmap-pattern (absolute) or NULL */
 	const char *metric;        /* --rankmap-metric or NULL */
 	const char *algo;          /* mapping engine */
+	uid_t uid;                 /* the job's user: the pattern is read as this user */
+	gid_t gid;
+	const gid_t *gids;         /* the user's supplementary groups (set when read as root), ngids of them */
+	int ngids;
+	int pattern_timeout_ms;    /* bound of the pattern read (<= 0: RM_SPANK_PATTERN_TIMEOUT_MS) */
 } rm_spank_bind_req_t;
 
-/* Computes the plan: asks rankmapd, translates cores to OS CPUs (hwloc, this host). Returns a malloc'd
- * RANKMAP_BIND_PLAN value (ntasks CPU lists separated by ';', in local task order) or NULL with err
- * saying why (daemon unreachable, more tasks than cores, unknown core...); *unreachable is set to 1
- * when the daemon did not answer at all (no socket, refused, timed out), else 0. */
-char *rm_spank_bind_plan(const rm_spank_bind_req_t *req, int *unreachable, rm_error_t *err);
+#define RM_SPANK_PATTERN_TIMEOUT_MS 10000
+#define RM_SPANK_PATTERN_MEM ((size_t)4 << 30) /* memory of the pattern reader, above its size at fork */
+
+/* One edge among a node's tasks: local task indices a < b, weight w. */
+typedef struct rm_spank_edge {
+	uint32_t a, b;
+	double w;
+} rm_spank_edge_t;
+
+/* Reads req->pattern and returns the edges among the node's tasks (req->global), malloc'd, *n of them.
+ * The file is read in a child process (common/rm_child.h) that first becomes req->uid/req->gid for good,
+ * then opens the file without blocking (a regular file within the pattern size cap, common/rm_file.h)
+ * and parses it, within req->pattern_timeout_ms, RM_SPANK_PATTERN_MEM of memory and as much CPU time: a FIFO,
+ * a device, an endless or enormous file, or one the user may not read costs an error, never a blocked
+ * or growing slurmstepd. Returns the edges (never NULL on success, *n may be 0) or NULL with err naming
+ * the file. */
+rm_spank_edge_t *rm_spank_pattern_edges(const rm_spank_bind_req_t *req, size_t *n, rm_error_t *err);
+
+/* Why rm_spank_bind_plan gave no plan. */
+enum { RM_SPANK_PLAN_FAILED = 0, RM_SPANK_PLAN_UNREACHABLE = 1, RM_SPANK_PLAN_BAD_PATTERN = 2 };
+
+/* Computes the plan: reads the pattern (rm_spank_pattern_edges), asks rankmapd, translates cores to OS CPUs
+ * (hwloc, this host). Returns a malloc'd RANKMAP_BIND_PLAN value (ntasks CPU lists separated by ';', in
+ * local task order) or NULL with err saying why (daemon unreachable, bad pattern, more tasks than cores,
+ * unknown core...) and *why set: RM_SPANK_PLAN_UNREACHABLE when the daemon did not answer at all (no
+ * socket, refused, timed out), RM_SPANK_PLAN_BAD_PATTERN when the pattern could not be read, else
+ * RM_SPANK_PLAN_FAILED. */
+char *rm_spank_bind_plan(const rm_spank_bind_req_t *req, int *why, rm_error_t *err);
 
 /* Binds the calling process to entry local_id of plan with sched_setaffinity. On success writes the CPU
  * list into cpus (size len). Returns 0 or -1 (EINVAL: no such entry; sched_setaffinity's errno). */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mapping.h"
+#include "rm_file.h"
 #include "rm_client.h"
 
 static int parse_onoff(const char *v, int *out)
@@ -53,20 +54,21 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 		rc = parse_onoff(v, &c->bind_default);
 	else if (IS("register"))
 		rc = parse_onoff(v, &c->register_on);
-	else if (IS("timeout")) {
-		long t = strtol(v, &end, 10);
-		rc = (*v && !*end && t >= 1 && t <= 60000) ? 0 : -1;
+	else if (IS("timeout") || IS("pattern_timeout")) {
+		long t = strtol(v, &end, 10), max = IS("timeout") ? 60000 : 600000;
+		rc = (*v && !*end && t >= 1 && t <= max) ? 0 : -1;
 		if (rc == 0)
-			c->timeout_ms = (int)t;
+			*(IS("timeout") ? &c->timeout_ms : &c->pattern_timeout_ms) = (int)t;
 	} else {
 		return rm_error_set(err, arg, 0, 0, "unknown plugstack.conf argument '%.*s' (known: socket, "
-				    "libdir, default, bind, register, timeout)", (int)n, arg);
+				    "libdir, default, bind, register, timeout, pattern_timeout)", (int)n, arg);
 	}
 #undef IS
 	if (rc < 0)
 		return rm_error_set(err, arg, 0, 0, "bad value in plugstack.conf argument '%s' (%s)", arg,
 				    !strncmp(arg, "socket", 6) || !strncmp(arg, "libdir", 6) ? "an absolute path"
-				    : !strncmp(arg, "timeout", 7) ? "milliseconds, 1 to 60000" : "on or off");
+				    : !strncmp(arg, "timeout", 7) ? "milliseconds, 1 to 60000"
+				    : !strncmp(arg, "pattern_timeout", 15) ? "milliseconds, 1 to 600000" : "on or off");
 	return 0;
 }
 
@@ -77,6 +79,7 @@ int rm_spank_conf_parse(int argc, char *const argv[], rm_spank_conf_t *conf, rm_
 	snprintf(conf->libdir, sizeof(conf->libdir), "%s", RANKMAP_LIBDIR);
 	conf->register_on = 1;
 	conf->timeout_ms = RM_SPANK_TIMEOUT_DEFAULT;
+	conf->pattern_timeout_ms = RM_SPANK_PATTERN_TIMEOUT_DEFAULT;
 	for (int i = 0; i < argc; i++) {
 		if (conf_apply(conf, argv[i], err) < 0) {
 			errno = EINVAL;
@@ -116,11 +119,17 @@ static int job_set_mode(rm_spank_job_t *job, const char *v, rm_error_t *err)
 			    "invalid value '%s' (expected auto, treematch, scotch, off or required)", v);
 }
 
-/* Parses the whole pattern file, as the MPI library will. */
+/* Parses the whole pattern file, as the MPI library will; first makes sure it is a regular file within
+ * the size cap (a FIFO, a device or a symlink to one is refused without blocking). */
 static int check_pattern(const char *path, rm_error_t *err)
 {
-	map_graph_t *g = map_graph_load(path, MAP_METRIC_DEFAULT, err);
+	int fd = rm_file_open(path, RM_FILE_PATTERN, NULL, err);
+	map_graph_t *g;
 
+	if (fd < 0)
+		return -1;
+	close(fd);
+	g = map_graph_load(path, MAP_METRIC_DEFAULT, err);
 	if (!g) {
 		int e = errno ? errno : EINVAL;
 		rm_error_set(err, path, 0, 0, "cannot read the pattern: %s", strerror(e));
@@ -200,6 +209,26 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_file
 		errno = EINVAL;
 		return rm_error_set(err, "option", 0, 0, "unknown option %d", opt);
 	}
+}
+
+int spank_path_resolve(const char *dir, const char *path, char *out, size_t len, rm_error_t *err)
+{
+	int n;
+
+	if (path[0] == '/') {
+		n = snprintf(out, len, "%s", path);
+	} else if (!dir || dir[0] != '/') {
+		errno = EINVAL;
+		return rm_error_set(err, "--rankmap-pattern", 0, 0, "cannot resolve the relative path '%s': the step has "
+				    "no absolute SLURM_SUBMIT_DIR", path);
+	} else {
+		n = snprintf(out, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", path);
+	}
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return rm_error_set(err, "--rankmap-pattern", 0, 0, "path too long");
+	}
+	return 0;
 }
 
 int rm_spank_job_active(const rm_spank_job_t *job, const rm_spank_conf_t *conf)

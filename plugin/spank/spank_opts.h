@@ -19,9 +19,10 @@
 #define RANKMAP_LIBDIR "/usr/local/lib/rankmap"
 #endif
 #define RM_SPANK_TIMEOUT_DEFAULT 2000 /* ms, one daemon round trip */
+#define RM_SPANK_PATTERN_TIMEOUT_DEFAULT 10000 /* ms, reading the user's pattern in slurmstepd */
 
 /* plugstack.conf arguments: socket=PATH libdir=PATH default=on|off bind=on|off register=on|off
- * timeout=MS. */
+ * timeout=MS pattern_timeout=MS. */
 typedef struct rm_spank_conf {
 	char socket[PATH_MAX];  /* rankmapd socket, default RM_SOCKET_DEFAULT (rm_client.h) */
 	char libdir[PATH_MAX];  /* where librankmap_mpi_<mpi>.so live, default RANKMAP_LIBDIR */
@@ -29,6 +30,8 @@ typedef struct rm_spank_conf {
 	int bind_default;       /* --rankmap-bind without asking (default off) */
 	int register_on;        /* slurmd registers its hwloc topology (default on) */
 	int timeout_ms;         /* per daemon call, 1..60000 (default RM_SPANK_TIMEOUT_DEFAULT) */
+	int pattern_timeout_ms; /* slurmstepd's read of --rankmap-pattern, 1..600000 (default
+				 * RM_SPANK_PATTERN_TIMEOUT_DEFAULT) */
 } rm_spank_conf_t;
 
 /* Parses the plugstack.conf arguments (argv[0..argc-1], each NAME=VALUE). Unknown names and bad values
@@ -56,10 +59,19 @@ typedef struct rm_spank_job {
 enum { RM_SPANK_OPT_RANKMAP = 1, RM_SPANK_OPT_PATTERN, RM_SPANK_OPT_METRIC, RM_SPANK_OPT_TRACE, RM_SPANK_OPT_BIND };
 
 /* Validates one option's argument (optarg may be NULL for --rankmap and --rankmap-bind) and records it
- * in job. check_files: also open --rankmap-pattern and parse it completely (the submission-time check;
- * errors name file and line), and check that --rankmap-trace's directory exists and is writable.
+ * in job. check_files: also open --rankmap-pattern (a regular file within the pattern size cap of
+ * common/rm_file.h, opened without blocking) and parse it completely (the submission-time check; errors
+ * name file and line), and check that --rankmap-trace's directory exists and is writable. A relative
+ * pattern is checked from the current directory: the submission directory, which the step finds again
+ * in SLURM_SUBMIT_DIR (spank_path_resolve).
  * Returns 0 or -1 (EINVAL, or the file's errno) with err explaining. */
 int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *optarg, int check_files, rm_error_t *err);
+
+/* Makes a relative --rankmap-pattern absolute against dir (the step's SLURM_SUBMIT_DIR, the directory
+ * srun, sbatch or salloc checked it from; never the job's --chdir directory, which the submission side
+ * cannot see). An absolute path is copied. Writes into out (size len). Returns 0, or -1 (EINVAL: no
+ * directory or a relative one; ENAMETOOLONG) with err naming --rankmap-pattern. */
+int spank_path_resolve(const char *dir, const char *path, char *out, size_t len, rm_error_t *err);
 
 /* Whether rankmap applies to this step: mode ON/REQUIRED, or UNSET with any other option given or the
  * plugstack default on. */

@@ -6,7 +6,9 @@
  *                        submission (the pattern file is parsed completely).
  *   slurmd               slurm_spank_init registers the node's hwloc topology with rankmapd
  *                        (register=on, the default); a dead daemon is logged, never fatal.
- *   slurmstepd           slurm_spank_user_init (once per node) computes the --rankmap-bind plan;
+ *   slurmstepd           slurm_spank_user_init (once per node) computes the --rankmap-bind plan (the
+ *                        user's pattern is read in a child process as the user, bounded in time and
+ *                        size: a FIFO or a device can never block or grow slurmstepd);
  *                        slurm_spank_task_init (in each task, as the user) preloads the rankmap MPI
  *                        library matching the program's MPI, exports RANKMAP_*, and binds the task.
  *
@@ -114,6 +116,8 @@ static int ctx_load(rm_spank_ctx_t *ctx, spank_t sp, int ac, char **av, int with
 	}
 	if (with_options)
 		ctx_read_options(ctx);
+	if (with_options && ctx->where == S_CTX_REMOTE)
+		rm_spank_resolve_pattern(ctx);
 	return 0;
 }
 

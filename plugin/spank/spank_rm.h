@@ -22,11 +22,17 @@ typedef struct rm_spank_ctx {
 	rm_spank_job_t job;        /* the user's options */
 	uint32_t global_id;     /* task_init: this task's rank in the step */
 	int local_id;           /* task_init: this task's index on the node */
+	int pattern_bad;        /* slurmstepd: --rankmap-pattern could not be resolved (the reason in err) */
 	rm_error_t err;         /* first failure: the one warning (or the required-mode error) */
 } rm_spank_ctx_t;
 
 /* slurmd: sends this node's hwloc topology to rankmapd (register request). Logs failures. */
 void rm_spank_register_node(rm_spank_ctx_t *ctx);
+
+/* slurmstepd: makes a relative --rankmap-pattern absolute against the step's SLURM_SUBMIT_DIR (where
+ * srun, sbatch or salloc checked it), never against the job's working directory. On failure sets
+ * ctx->pattern_bad and ctx->err. */
+void rm_spank_resolve_pattern(rm_spank_ctx_t *ctx);
 
 /* slurmstepd: makes sure SLURMD_NODENAME is in the step environment (the MPI library names the node
  * by it). */

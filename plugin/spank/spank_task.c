@@ -49,6 +49,22 @@ void rm_spank_ensure_nodename(rm_spank_ctx_t *ctx)
 	free(name);
 }
 
+void rm_spank_resolve_pattern(rm_spank_ctx_t *ctx)
+{
+	char *dir, buf[PATH_MAX];
+
+	if (!ctx->job.pattern[0] || ctx->job.pattern[0] == '/')
+		return;
+	dir = step_getenv(ctx->sp, "SLURM_SUBMIT_DIR");
+	if (spank_path_resolve(dir, ctx->job.pattern, buf, sizeof(buf), &ctx->err) == 0) {
+		memcpy(ctx->job.pattern, buf, strlen(buf) + 1);
+	} else {
+		ctx->pattern_bad = 1;
+		rm_error_set(&ctx->err, "--rankmap-pattern", 0, 0, "cannot resolve '%s'", ctx->job.pattern);
+	}
+	free(dir);
+}
+
 /* Set by user_init on node 0 when rankmapd does not answer (value: why), read and removed by task_init. */
 #define DAEMON_DOWN_ENV "RANKMAP_DAEMON_DOWN"
 
@@ -100,15 +116,43 @@ static int task_program(rm_spank_ctx_t *ctx, char *prog, size_t len)
 	return rc;
 }
 
-/* Exports the RANKMAP_* variables of an active job. */
-static void task_export(rm_spank_ctx_t *ctx)
+/* Exports the RANKMAP_* variables of an active job. With a pattern that could not be resolved or read
+ * (pattern_bad), the library is told to stay out of the way (RANKMAP_DISABLE=1): the warning is said once,
+ * by task_init. */
+static void task_export(rm_spank_ctx_t *ctx, int pattern_bad)
 {
 	rm_spank_envvar_t vars[RM_SPANK_ENV_MAX];
-	size_t n = rm_spank_job_env(&ctx->job, &ctx->conf, vars);
+	size_t n;
+
+	if (pattern_bad) {
+		ctx->job.pattern[0] = '\0';
+		spank_setenv(ctx->sp, "RANKMAP_DISABLE", "1", 1);
+	}
+	n = rm_spank_job_env(&ctx->job, &ctx->conf, vars);
 
 	for (size_t i = 0; i < n; i++)
 		if (spank_setenv(ctx->sp, vars[i].name, vars[i].value, 1) != ESPANK_SUCCESS)
 			slurm_info("rankmap: cannot set %s", vars[i].name);
+}
+
+/* Prefixes of RANKMAP_BIND_ERROR: the daemon could not be reached, the pattern could not be read, or the
+ * plan failed otherwise. */
+#define BIND_ERR_DAEMON "daemon:"
+#define BIND_ERR_PATTERN "pattern:"
+#define BIND_ERR_PLAN "plan:"
+
+/* Whether user_init found the pattern unusable (resolved here, or read there). */
+static int task_pattern_bad(rm_spank_ctx_t *ctx)
+{
+	char *why;
+	int bad;
+
+	if (ctx->pattern_bad)
+		return 1;
+	why = step_getenv(ctx->sp, RM_SPANK_BIND_ERROR_ENV);
+	bad = why && !strncmp(why, BIND_ERR_PATTERN, strlen(BIND_ERR_PATTERN));
+	free(why);
+	return bad;
 }
 
 void rm_spank_task_preload(rm_spank_ctx_t *ctx)
@@ -141,7 +185,7 @@ void rm_spank_task_preload(rm_spank_ctx_t *ctx)
 	if (!val || spank_setenv(ctx->sp, "LD_PRELOAD", val, 1) != ESPANK_SUCCESS)
 		rm_error_set(&ctx->err, "LD_PRELOAD", 0, 0, "cannot set; running without rank reordering");
 	else
-		task_export(ctx);
+		task_export(ctx, task_pattern_bad(ctx));
 	if (down && !rm_error_isset(&ctx->err))
 		task_daemon_down(ctx, down, "");
 out:
@@ -149,10 +193,6 @@ out:
 	free(val);
 	free(down);
 }
-
-/* Prefixes of RANKMAP_BIND_ERROR: the daemon could not be reached, or the plan failed otherwise. */
-#define BIND_ERR_DAEMON "daemon:"
-#define BIND_ERR_PLAN "plan:"
 
 /* Gathers the node's tasks (global ranks in local order). Returns a malloc'd array or NULL. */
 static uint32_t *local_ranks(spank_t sp, uint32_t *ntasks, uint32_t *total)
@@ -172,16 +212,32 @@ static uint32_t *local_ranks(spank_t sp, uint32_t *ntasks, uint32_t *total)
 	return g;
 }
 
+/* The step's user, whom the pattern is read as. Returns 0 or -1. */
+static int plan_user(rm_spank_ctx_t *ctx, rm_spank_bind_req_t *req)
+{
+	gid_t *gids = NULL;
+	int ngids = 0;
+
+	if (spank_get_item(ctx->sp, S_JOB_UID, &req->uid) != ESPANK_SUCCESS ||
+	    spank_get_item(ctx->sp, S_JOB_GID, &req->gid) != ESPANK_SUCCESS)
+		return -1;
+	if (spank_get_item(ctx->sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &ngids) == ESPANK_SUCCESS)
+		req->gids = gids, req->ngids = ngids;
+	return 0;
+}
+
 void rm_spank_step_bind_plan(rm_spank_ctx_t *ctx)
 {
 	rm_spank_bind_req_t req = { .socket = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms };
 	char *node = step_getenv(ctx->sp, "SLURMD_NODENAME"), *cores = NULL, *plan = NULL;
 	uint32_t *global = NULL;
-	int unreachable = 0;
+	int why = RM_SPANK_PLAN_FAILED;
 	rm_error_t err = { 0 };
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 64], msg[sizeof(buf) + 16];
 
-	if (spank_get_item(ctx->sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores || !*cores)
+	if (ctx->pattern_bad)
+		err = ctx->err, why = RM_SPANK_PLAN_BAD_PATTERN;
+	else if (spank_get_item(ctx->sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores || !*cores)
 		rm_error_set(&err, "S_STEP_ALLOC_CORES", 0, 0, "Slurm did not say which cores the step has");
 	else if (!(global = local_ranks(ctx->sp, &req.ntasks, &req.total_tasks)))
 		rm_error_set(&err, "S_JOB_LOCAL_TASK_COUNT", 0, 0, "Slurm did not list the node's tasks");
@@ -192,14 +248,19 @@ void rm_spank_step_bind_plan(rm_spank_ctx_t *ctx)
 		req.pattern = ctx->job.pattern[0] ? ctx->job.pattern : NULL;
 		req.metric = ctx->job.metric[0] ? ctx->job.metric : NULL;
 		req.algo = ctx->job.algo[0] ? ctx->job.algo : "auto";
-		plan = rm_spank_bind_plan(&req, &unreachable, &err);
+		req.pattern_timeout_ms = ctx->conf.pattern_timeout_ms;
+		if (plan_user(ctx, &req) < 0)
+			rm_error_set(&err, "S_JOB_UID", 0, 0, "Slurm did not say whose step this is");
+		else
+			plan = rm_spank_bind_plan(&req, &why, &err);
 	}
 	if (plan) {
 		spank_setenv(ctx->sp, RM_SPANK_BIND_PLAN_ENV, plan, 1);
 		slurm_info("rankmap: binding plan on %s (cores %s): %s", req.node, cores, plan);
 	} else {
 		rm_error_format(&err, buf, sizeof(buf));
-		snprintf(msg, sizeof(msg), "%s%s", unreachable ? BIND_ERR_DAEMON : BIND_ERR_PLAN, buf);
+		snprintf(msg, sizeof(msg), "%s%s", why == RM_SPANK_PLAN_UNREACHABLE ? BIND_ERR_DAEMON
+				: why == RM_SPANK_PLAN_BAD_PATTERN ? BIND_ERR_PATTERN : BIND_ERR_PLAN, buf);
 		spank_setenv(ctx->sp, RM_SPANK_BIND_ERROR_ENV, msg, 1);
 		slurm_info("rankmap: no binding plan on %s: %s", node ? node : "?", buf);
 	}
@@ -223,9 +284,13 @@ void rm_spank_task_bind(rm_spank_ctx_t *ctx)
 			/* Say it once, here: the MPI library then reorders on its local model quietly. */
 			task_daemon_down(ctx, w + strlen(BIND_ERR_DAEMON), "tasks not bound, ");
 		} else {
-			if (!strncmp(w, BIND_ERR_PLAN, strlen(BIND_ERR_PLAN)))
+			int pat = !strncmp(w, BIND_ERR_PATTERN, strlen(BIND_ERR_PATTERN));
+			if (pat)
+				w += strlen(BIND_ERR_PATTERN);
+			else if (!strncmp(w, BIND_ERR_PLAN, strlen(BIND_ERR_PLAN)))
 				w += strlen(BIND_ERR_PLAN);
-			rm_error_set(&ctx->err, "--rankmap-bind", 0, 0, "%s; tasks not bound", w);
+			rm_error_set(&ctx->err, "--rankmap-bind", 0, 0, "%s; tasks not bound%s", w,
+				     pat ? ", MPI ranks not reordered" : "");
 		}
 		free(why);
 		return;

@@ -1,13 +1,13 @@
 /*
  * tests/unit/test_daemon_limits.c: rankmapd's accounting of connections and bytes per uid
- * (daemon/srv_limits.c): the decisions of each limit against values worked out here, the reserves
+ * (daemon/server/srv_limits.c): the decisions of each limit against values worked out here, the reserves
  * and the privileged users, the reasons given, and the uid table against a plain array under a long
  * random sequence of connections, charges and releases (entries come and go: the table's deletions).
  */
 #include "tests/harness.h"
 
-#include "daemon/srv_limits.c"
-#include "daemon/srv_log.c"
+#include "daemon/server/srv_limits.c"
+#include "daemon/server/srv_log.c"
 
 enum { NUIDS = 3000 };
 

@@ -1,9 +1,10 @@
 /*
  * tests/bench/pmpi/cart_bench.c: time of MPI_Cart_create on MPI_COMM_WORLD (2D periodic grid from
- * MPI_Dims_create), reorder given on the command line.
+ * MPI_Dims_create), or of MPI_Dist_graph_create_adjacent with the same grid's four neighbours, reorder
+ * given on the command line.
  *
- * Usage: cart_bench REORDER ITERATIONS
- * Each iteration: barrier, MPI_Cart_create, MPI_Comm_free; the time of an iteration is the slowest
+ * Usage: cart_bench REORDER ITERATIONS [cart|dist]
+ * Each iteration: barrier, the create call, MPI_Comm_free; the time of an iteration is the slowest
  * rank's. Rank 0 prints "median_ms=M min_ms=N" over the iterations (after one warm-up call).
  */
 #include <mpi.h>
@@ -20,12 +21,18 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	int reorder = argc > 1 ? atoi(argv[1]) : 1, iters = argc > 2 ? atoi(argv[2]) : 10, size, rank;
-	int dims[2] = { 0, 0 }, periods[2] = { 1, 1 };
+	int dims[2] = { 0, 0 }, periods[2] = { 1, 1 }, dist = argc > 3 && argv[3][0] == 'd';
+	int nb[4], w[4] = { 1, 1, 1, 1 };
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Dims_create(size, 2, dims);
+	{ /* the grid's four neighbours of this rank (row-major, periodic) */
+		int r = rank / dims[1], c = rank % dims[1];
+		nb[0] = ((r + dims[0] - 1) % dims[0]) * dims[1] + c, nb[1] = ((r + 1) % dims[0]) * dims[1] + c;
+		nb[2] = r * dims[1] + (c + dims[1] - 1) % dims[1], nb[3] = r * dims[1] + (c + 1) % dims[1];
+	}
 	if (iters < 1)
 		iters = 1;
 	double *t = malloc(sizeof(double) * (size_t)iters);
@@ -36,7 +43,11 @@ int main(int argc, char **argv)
 
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
-		MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, reorder, &cart);
+		if (dist)
+			MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 4, nb, w, 4, nb, w,
+						       MPI_INFO_NULL, reorder, &cart);
+		else
+			MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, reorder, &cart);
 		dt = MPI_Wtime() - t0;
 		MPI_Comm_free(&cart);
 		MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

@@ -12,7 +12,12 @@
 # 2. Tracer overhead on a message-rate loop (2 ranks, 8-byte MPI_Isend/Irecv in windows of 64):
 #    library preloaded without and with RANKMAP_TRACE; the extra cost of one MPI_Isend call (fastest
 #    window) relative to the loop's cost per message, minimum over alternated runs.
-# Env: B (build dir), PMPI_BENCH_ITERS (default 10), PMPI_BENCH_NPS (default "8 16 32 64").
+# 3. Cost of the engine guard (RANKMAP_GUARD=fork, the default: the root maps in a child process with
+#    limits, plugin/mpi/pmpi_env.c) beside the same calls unguarded (RANKMAP_GUARD=off), MPI_Cart_create
+#    and MPI_Dist_graph_create_adjacent (reorder=1, the same grid), 16 and 64 ranks, Open MPI and MPICH,
+#    median of ITERS calls, alternated runs; guard_ms = guarded - unguarded.
+# Env: B (build dir), PMPI_BENCH_ITERS (default 10), PMPI_BENCH_NPS (default "8 16 32 64"),
+#      PMPI_BENCH_GUARD_NPS (default "16 64").
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$top" || exit 1
 B=${B:-build}
@@ -23,7 +28,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/rankmap-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
-unset RANKMAP_DISABLE RANKMAP_ALGO RANKMAP_PATTERN RANKMAP_CLUSTER RANKMAP_SOCKET RANKMAP_TRACE RANKMAP_VERBOSE
+unset RANKMAP_DISABLE RANKMAP_ALGO RANKMAP_PATTERN RANKMAP_CLUSTER RANKMAP_SOCKET RANKMAP_TRACE RANKMAP_VERBOSE \
+	RANKMAP_GUARD RANKMAP_GUARD_CPU RANKMAP_GUARD_MEM
+GUARD_NPS=${PMPI_BENCH_GUARD_NPS:-16 64}
 
 run() { # MPI NP PROG ARGS...   ($BIND: binding options for the launcher)
 	m=$1; np=$2; p=$3; shift 3
@@ -66,6 +73,32 @@ for m in openmpi mpich; do
 done
 echo "(64 ranks on 2 cores: wall-clock figures are dominated by oversubscription; root_cpu_ms is the"
 echo " placement + mapping work the root adds, RANKMAP_TIME_BUDGET_MS bounds the 'auto' engine)"
+
+echo
+echo "Engine guard (RANKMAP_GUARD=fork, the default) beside the same call unguarded (RANKMAP_GUARD=off):"
+echo "reorder=1, cyclic placement on virtual hosts; median of $ITERS calls, slowest rank; min over 3 runs each"
+printf '%-8s %-10s %5s %10s %10s %9s\n' MPI call ranks off_ms fork_ms guard_ms
+for m in openmpi mpich; do
+	for call in cart dist; do
+		for np in $GUARD_NPS; do
+			hosts=$(( (np + 7) / 8 )); off=""; on=""
+			for i in 1 2 3; do
+				for g in off fork; do
+					v=$(RANKMAP_GUARD=$g RANKMAP_FAKE_HOSTS=$hosts RANKMAP_FAKE_NODE='pack:2 core:4' \
+						RANKMAP_FAKE_PLACEMENT=cyclic run "$m" "$np" cart_bench 1 "$ITERS" "$call" 2>/dev/null |
+						val median_ms)
+					[ "$g" = off ] && off="$off $v" || on="$on $v"
+				done
+			done
+			boff=$(echo $off | tr ' ' '\n' | sort -n | head -n 1)
+			bon=$(echo $on | tr ' ' '\n' | sort -n | head -n 1)
+			d=$(awk -v a="$bon" -v b="$boff" 'BEGIN { if (a == "" || b == "") print "nan"; else printf "%+.2f", a - b }')
+			printf '%-8s %-10s %5s %10s %10s %9s\n' "$m" "$call" "$np" "${boff:-nan}" "${bon:-nan}" "$d"
+			[ -n "$bon" ] || rc=1
+		done
+	done
+done
+echo "(guard_ms: fork of the root rank, pipe, wait; the child's CPU time is counted in root_cpu_ms above)"
 
 echo
 echo "Tracer overhead, message-rate loop (2 ranks bound to the 2 cores, 8-byte MPI_Isend/Irecv, windows of"

@@ -1,0 +1,46 @@
+/*
+ * common/rm_child.h: work that must not take its caller down, run in a forked child process.
+ *
+ * rm_child_run() forks, runs a function in the child under resource limits and returns the bytes the
+ * function produced, sent back through a pipe. The caller waits a bounded time: a child that crashes,
+ * runs past its CPU or wall-clock limit, or exceeds its memory limit costs the caller one error, never
+ * a signal, a hang or unbounded memory. Used for the mapping engines at an MPI job's root rank
+ * (mapping/map_guard.c) and for reading a user's pattern file inside slurmstepd (plugin/spank).
+ *
+ * The child: returns fatal signals to their default action (an MPI library's crash handler must not
+ * report the child's crash as the job's), has stdin, stdout and stderr on /dev/null and every other
+ * inherited descriptor closed (it keeps no socket, pipe or device of its parent busy), dumps no core,
+ * dies with its parent (PR_SET_PDEATHSIG), and ends with _exit() (no atexit handlers, no library
+ * finalizers). It must not call MPI or anything that relies on a thread of its parent.
+ *
+ * Error rule: a pointer on success; NULL with errno set on failure (ETIMEDOUT: a time limit was reached;
+ * ECHILD: the child died or ended without a result; EMSGSIZE: its result was too large; else the
+ * function's own errno or fork's) and the caller's rm_error_t (may be NULL) filled, the first error
+ * winning.
+ */
+#ifndef RANKMAP_RM_CHILD_H
+#define RANKMAP_RM_CHILD_H
+
+#include <stddef.h>
+
+#include "rm_error.h"
+
+typedef struct rm_child_limits {
+	double wall_ms;   /* wall-clock bound, > 0: past it the child is killed (SIGKILL) */
+	unsigned cpu_s;   /* RLIMIT_CPU of the child in seconds (0: unchanged) */
+	size_t mem_bytes; /* RLIMIT_AS of the child: its address space at fork plus this (0: unchanged) */
+	size_t max_out;   /* largest result accepted, bytes (0: 256 MiB) */
+} rm_child_limits_t;
+
+/* Runs in the child. Returns a malloc'd result of *len bytes (len may be 0 with a non-NULL result), or
+ * NULL with err filled and errno set. */
+typedef void *(*rm_child_fn)(void *arg, size_t *len, rm_error_t *err);
+
+/* Runs fn(arg) in a child process under lim. what names the work in error messages ("engine 'scotch'").
+ * Returns fn's result, copied into a new buffer the caller frees (*len: its size), or NULL (see the
+ * error rule above): fn's own error, or "<what>: crashed (signal 11, Segmentation fault)", "<what>: CPU
+ * time limit of N s reached", "<what>: no result within N ms (stopped)". */
+void *rm_child_run(const char *what, rm_child_fn fn, void *arg, const rm_child_limits_t *lim, size_t *len,
+		   rm_error_t *err);
+
+#endif

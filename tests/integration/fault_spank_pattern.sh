@@ -1,0 +1,224 @@
+#!/bin/sh
+# A user's --rankmap-pattern must never wedge slurmstepd (issue 19, item 3), on a real local Slurm
+# cluster (tests/slurm/cluster.sh) with a real rankmapd:
+#   - chdir: q.mtx is a regular file in srun's directory A and a FIFO in B, and the step runs with
+#     --chdir=B. Submission and step both use A/q.mtx (relative patterns are taken from the submission
+#     directory, SLURM_SUBMIT_DIR): the step completes, bound by the pattern, no warning; the tasks get
+#     the absolute A/q.mtx.
+#   - swapped for a FIFO, for a symlink to /dev/zero, or made unreadable to the job's user (nobody)
+#     after the submission check, while the job waits for nodes: the step completes within a bound with
+#     exactly one "rankmap:" warning naming the file, tasks unbound and the MPI library disabled; the
+#     slurmstepd's peak RSS stays small.
+# After every case the nodes are idle again (no `completing`) and no slurmstepd is left.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/faults/lib.sh"
+
+H=$TOP/tests/slurm
+T=$(mktmp) || exit 1
+chmod 755 "$T"
+C=$T/cluster
+RMD_PID=""
+BOUND=${FAULT_BOUND:-120}
+HOLD=""
+
+cleanup() {
+	[ -n "$HOLD" ] && scancel "$HOLD" 2>/dev/null
+	if [ -n "$RMD_PID" ]; then kill "$RMD_PID" 2>/dev/null; wait "$RMD_PID" 2>/dev/null; fi
+	sh "$H/cluster.sh" stop "$C" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT PIPE TERM
+
+for c in munged slurmctld slurmd srun sbatch scancel mpicc.mpich python3 setpriv; do
+	command -v "$c" >/dev/null || { notok "required command $c is missing (make deps)"; finish; exit 1; }
+done
+for f in spank_rankmap.so librankmap_mpi_mpich.so rankmapd; do
+	[ -f "$BIN/$f" ] || { notok "$BIN/$f is not built"; finish; exit 1; }
+done
+rt=$(ldd "$BIN/spank_rankmap.so" 2>/dev/null | sed -n 's/^[[:space:]]*libasan\.so[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
+SAN=""
+if [ -n "$rt" ]; then
+	echo "# sanitized build: Slurm daemons and srun run with LD_PRELOAD=$rt"
+	SAN="env LD_PRELOAD=$rt${LD_PRELOAD:+:$LD_PRELOAD} ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+fi
+
+# An MPI program that prints what the plugin left in its environment (no topology call: the library
+# itself reads no pattern here).
+cat >"$T/envprobe.c" <<'EOC'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static const char *e(const char *n) { const char *v = getenv(n); return v && *v ? v : "-"; }
+int main(int argc, char **argv)
+{
+	int r;
+	char cwd[4096];
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	if (!getcwd(cwd, sizeof(cwd)))
+		cwd[0] = 0;
+	printf("probe rank=%d pattern=%s disable=%s cpus=%s cwd=%s\n", r, e("RANKMAP_PATTERN"), e("RANKMAP_DISABLE"),
+	       e("RANKMAP_BIND_CPUS"), cwd);
+	fflush(stdout);
+	if (argc > 1)
+		sleep((unsigned)atoi(argv[1]));
+	MPI_Finalize();
+	return 0;
+}
+EOC
+expect "test program builds (MPICH)" mpicc.mpich -O2 -o "$T/envprobe" "$T/envprobe.c"
+
+start_rankmapd() {
+	mkdir -p "$T/rmstate"
+	printf 'socket = %s\nstate_dir = %s\nallow_register = yes\nlog_level = info\n' \
+		"$T/rankmapd.sock" "$T/rmstate" >"$T/rankmapd.conf"
+	"$BIN/rankmapd" --config "$T/rankmapd.conf" --foreground >>"$T/rankmapd.log" 2>&1 &
+	RMD_PID=$!
+	i=0
+	while [ $i -lt 100 ]; do
+		python3 "$H/rmcall.py" "$T/rankmapd.sock" '{"type":"ping"}' >/dev/null 2>&1 && return 0
+		kill -0 "$RMD_PID" 2>/dev/null || break
+		sleep 0.1; i=$((i + 1))
+	done
+	cat "$T/rankmapd.log" >&2
+	return 1
+}
+expect "rankmapd starts on a temporary socket" start_rankmapd
+export RANKMAP_FAKE_NODE='pack:2 core:8 pu:1'
+if ! $SAN sh "$H/cluster.sh" start "$C" "$BIN/spank_rankmap.so" socket="$T/rankmapd.sock" libdir="$BIN" \
+	timeout=3000 pattern_timeout=5000 >"$T/cluster.out" 2>&1; then
+	cat "$T/cluster.out"
+	notok "local Slurm cluster starts"
+	finish; exit 1
+fi
+unset RANKMAP_FAKE_NODE
+ok "local Slurm cluster starts (munged, slurmctld, slurmd n1..n4, rankmapd)"
+export SLURM_CONF="$C/slurm.conf"
+
+# idle: every node idle and no job left (up to 30 s); prints the node states otherwise.
+idle() {
+	i=0
+	while [ $i -lt 300 ]; do
+		[ -z "$(squeue -h 2>/dev/null)" ] && [ "$(sinfo -h -N -t idle -o %N | wc -l)" = 4 ] && return 0
+		sleep 0.1; i=$((i + 1))
+	done
+	sinfo -h -N -o '%N %T' >&2
+	return 1
+}
+no_stepd() { # no slurmstepd of this cluster left (up to 10 s)
+	i=0
+	while [ $i -lt 100 ]; do
+		[ -z "$(sh "$H/cluster.sh" stepds "$C")" ] && return 0
+		sleep 0.1; i=$((i + 1))
+	done
+	ps -o pid,etimes,rss,args -p "$(sh "$H/cluster.sh" stepds "$C" | tr '\n' ',' | sed 's/,$//')" >&2
+	return 1
+}
+warnings() { grep -c '^rankmap:' "$1"; }
+mkdir -p "$T/A" "$T/B"
+chmod 755 "$T/A" "$T/B"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 10\n' >"$T/A/q.mtx"
+mkfifo "$T/B/q.mtx"
+
+# ---- chdir: the submission's file is the step's file ---------------------------------------------
+chdir_case() {
+	idle || return 1
+	t0=$(date +%s)
+	(cd "$T/A" && timeout -k 5 "$BOUND" $SAN srun -N1 -n2 -m block:block --mpi=pmi2 --chdir="$T/B" --rankmap-bind \
+		--rankmap-pattern=q.mtx "$T/envprobe") >"$T/chdir.out" 2>"$T/chdir.err"
+	rc=$?
+	echo "# --chdir=B, pattern q.mtx (regular in A, FIFO in B): exit $rc in $(elapsed_since "$t0")s"
+	sed 's/^/# /' "$T/chdir.out"
+	[ $rc -eq 0 ] || { cat "$T/chdir.err" >&2; return 1; }
+	[ "$(warnings "$T/chdir.err")" = 0 ] || { cat "$T/chdir.err" >&2; return 1; }
+	[ "$(grep -c "^probe rank=[01] pattern=$T/A/q.mtx disable=- cpus=[0-9][0-9]* cwd=$T/B\$" "$T/chdir.out")" = 2 ] ||
+		{ cat "$T/chdir.out" >&2; return 1; }
+}
+expect "--chdir=B with q.mtx a FIFO in B: the step uses A/q.mtx (absolute), binds, no warning" chdir_case
+expect "after the --chdir step: nodes idle" idle
+expect "after the --chdir step: no slurmstepd left" no_stepd
+
+# ---- swapped after the submission check ----------------------------------------------------------
+# hold: occupies every node, so that the next job passes its submission check and then waits.
+hold() {
+	HOLD=$(sbatch --parsable -N4 --exclusive -o /dev/null --wrap 'sleep 600') || return 1
+	i=0
+	while [ $i -lt 300 ]; do
+		[ "$(squeue -h -j "$HOLD" -o %T)" = RUNNING ] && return 0
+		sleep 0.1; i=$((i + 1))
+	done
+	return 1
+}
+# pending_srun NAME SWAP [RUNAS...]: srun with q2.mtx (good at submission) in the background; once its
+# job waits, SWAP replaces the file; the holding job is cancelled; waits for srun (bounded).
+pending_srun() {
+	name=$1 swap=$2; shift 2
+	rm -f "$T/A/q2.mtx"
+	printf '%%%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 10\n' >"$T/A/q2.mtx"
+	chmod 644 "$T/A/q2.mtx"
+	idle && hold || { echo "cannot hold the nodes" >&2; return 1; }
+	before=$(squeue -h -o %i | wc -l)
+	(cd "$T/A" && timeout -k 5 "$BOUND" "$@" $SAN srun -N1 -n2 -m block:block --mpi=pmi2 --rankmap-bind --rankmap-pattern=q2.mtx \
+		"$T/envprobe" 3) >"$T/$name.out" 2>"$T/$name.err" &
+	spid=$!
+	i=0
+	while [ "$(squeue -h -t PD -o %i | wc -l)" -lt 1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	[ "$(squeue -h -t PD -o %i | wc -l)" -ge 1 ] || { echo "srun's job never waited" >&2; cat "$T/$name.err" >&2; return 1; }
+	$swap
+	t0=$(date +%s)
+	scancel "$HOLD"; HOLD=""
+	# the step's slurmstepd, sampled while the task sleeps: peak RSS (VmHWM) of every stepd of the cluster
+	peak=0
+	while kill -0 "$spid" 2>/dev/null; do
+		for p in $(sh "$H/cluster.sh" stepds "$C"); do
+			k=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$p/status" 2>/dev/null)
+			[ -n "$k" ] && [ "$k" -gt "$peak" ] && peak=$k
+		done
+		sleep 0.2
+	done
+	wait "$spid"; rc=$?
+	echo "# $name: exit $rc in $(elapsed_since "$t0")s after the nodes were freed; slurmstepd peak RSS ${peak} kB"
+	[ "$before" -ge 0 ] && [ $rc -eq 0 ] || { cat "$T/$name.out" "$T/$name.err" >&2; return 1; }
+	[ "$peak" -lt 262144 ] || { echo "slurmstepd peaked at $peak kB" >&2; return 1; }
+}
+# one_warning NAME TEXT: exactly one rankmap: line, naming the file and TEXT; tasks unbound, library off.
+one_warning() {
+	grep '^rankmap:' "$T/$1.err" | sed 's/^/# warning: /'
+	[ "$(warnings "$T/$1.err")" = 1 ] || { cat "$T/$1.err" >&2; return 1; }
+	grep '^rankmap:' "$T/$1.err" | grep -q "$T/A/q2.mtx: $2.*tasks not bound, MPI ranks not reordered" ||
+		{ cat "$T/$1.err" >&2; return 1; }
+	[ "$(grep -c '^probe rank=[01] pattern=- disable=1 cpus=- ' "$T/$1.out")" = 2 ] || { cat "$T/$1.out" >&2; return 1; }
+}
+to_fifo() { rm -f "$T/A/q2.mtx" && mkfifo -m 644 "$T/A/q2.mtx"; }
+to_zero() { rm -f "$T/A/q2.mtx" && ln -s /dev/zero "$T/A/q2.mtx"; }
+to_private() { chmod 600 "$T/A/q2.mtx"; }
+
+expect "q2.mtx swapped for a FIFO while the job waits: the step completes, bounded" pending_srun fifo to_fifo
+expect "FIFO: exactly one warning naming the file; tasks unbound, library disabled" one_warning fifo "not a regular file (a FIFO)"
+expect "after the FIFO step: nodes idle (none completing)" idle
+expect "after the FIFO step: no slurmstepd left" no_stepd
+
+expect "q2.mtx swapped for a symlink to /dev/zero: the step completes, bounded, slurmstepd RSS small" \
+	pending_srun zero to_zero
+expect "/dev/zero: exactly one warning naming the file" one_warning zero "not a regular file (a character device)"
+expect "after the /dev/zero step: nodes idle" idle
+expect "after the /dev/zero step: no slurmstepd left" no_stepd
+
+# As nobody: the file is readable at submission, then only root may read it. slurmstepd (root) must read
+# it as the job's user and be refused.
+chmod 777 "$T/A"
+expect "q2.mtx made root-only while nobody's job waits: the step completes, bounded" \
+	pending_srun private to_private setpriv --reuid=nobody --regid=nogroup --clear-groups
+expect "root-only file: exactly one warning (Permission denied): read as the user, not as root" \
+	one_warning private "Permission denied"
+expect "after nobody's step: nodes idle" idle
+expect "after nobody's step: no slurmstepd left" no_stepd
+
+cd "$TOP" || exit 1
+sh "$H/cluster.sh" stop "$C"
+kill "$RMD_PID" 2>/dev/null; wait "$RMD_PID" 2>/dev/null; RMD_PID=""
+left=$( (pgrep -f "$T"; sh "$H/cluster.sh" stepds "$C") 2>/dev/null | wc -l)
+expect "every daemon stopped (none left running from $T)" test "$left" = 0
+finish

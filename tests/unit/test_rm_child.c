@@ -1,0 +1,235 @@
+/*
+ * tests/unit/test_rm_child.c: common/rm_child (work in a child process under limits) and
+ * mapping/map_guard (map_compute in such a child).
+ *
+ * Each fault is real: the child really dereferences, spins, blocks, allocates; the checks are that the
+ * caller gets an error naming what happened, within a bound, and that its own state is untouched
+ * (open descriptors, signal handlers, no zombie left).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "mapping.h"
+#include "rm_child.h"
+#include "tests/harness.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *ok_fn(void *arg, size_t *len, rm_error_t *err)
+{
+	char *s = strdup((const char *)arg);
+
+	*len = strlen(s) + 1;
+	return s;
+}
+
+static void *err_fn(void *arg, size_t *len, rm_error_t *err)
+{
+	errno = ENOENT;
+	rm_error_set(err, "q.mtx", 3, 0, "no such thing");
+	return NULL;
+}
+
+static void *segv_fn(void *arg, size_t *len, rm_error_t *err)
+{
+	volatile int *volatile p = (int *)arg;
+
+	*p = 1; /* arg is NULL */
+	return NULL;
+}
+
+static void *spin_fn(void *arg, size_t *len, rm_error_t *err)
+{
+	for (volatile unsigned long i = 0;; i++)
+		;
+	return NULL;
+}
+
+static void *sleep_fn(void *arg, size_t *len, rm_error_t *err)
+{
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* Allocates and touches up to 2 GiB; NULL (ENOMEM) when the limit stops it. */
+static void *grow_fn(void *arg, size_t *len, rm_error_t *err)
+{
+	for (int i = 0; i < 32; i++) {
+		char *p = malloc((size_t)64 << 20);
+		if (!p) {
+			errno = ENOMEM;
+			rm_error_set(err, "grow", 0, 0, "out of memory after %d MiB", i * 64);
+			return NULL;
+		}
+		memset(p, 1, (size_t)64 << 20);
+	}
+	return strdup("grew");
+}
+
+/* Lists the child's open descriptors (from /proc/self/fd) as "0,1,2,3". */
+static void *fds_fn(void *arg, size_t *len, rm_error_t *err)
+{
+	char *out = calloc(1, 4096);
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int dfd = d ? dirfd(d) : -1;
+
+	while (d && out && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dfd)
+			continue;
+		snprintf(out + strlen(out), 4096 - strlen(out), "%s%s", out[0] ? "," : "", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	*len = out ? strlen(out) + 1 : 0;
+	return out;
+}
+
+static void *big_fn(void *arg, size_t *len, rm_error_t *err)
+{
+	*len = 1 << 20;
+	return calloc(1, *len);
+}
+
+static int crash_handler_ran;
+static void on_segv(int sig)
+{
+	crash_handler_ran = 1;
+}
+
+static void test_runs(void)
+{
+	rm_child_limits_t lim = { .wall_ms = 5000 };
+	rm_error_t err = { 0 };
+	size_t len = 0;
+	char *out = rm_child_run("t", ok_fn, "hello", &lim, &len, &err);
+
+	check(out && len == 6 && !strcmp(out, "hello"), "result comes back (%s)", out ? out : "NULL");
+	free(out);
+	out = rm_child_run("t", err_fn, NULL, &lim, &len, &err);
+	check(!out && errno == ENOENT, "the function's errno comes back (%d)", errno);
+	check(!strcmp(err.source, "q.mtx") && err.line == 3 && strstr(err.text, "no such thing"),
+	      "the function's error comes back (%s:%d: %s)", err.source, err.line, err.text);
+	rm_error_clear(&err);
+	lim.max_out = 1000;
+	out = rm_child_run("t", big_fn, NULL, &lim, &len, &err);
+	check(!out && errno == EMSGSIZE && strstr(err.text, "larger"), "oversized result refused (%s)", err.text);
+	lim.wall_ms = 0;
+	rm_error_clear(&err);
+	check(!rm_child_run("t", ok_fn, "x", &lim, &len, &err) && errno == EINVAL, "no time limit: EINVAL");
+}
+
+static void test_faults(void)
+{
+	/* wall bound far above the CPU limit: on a shared, loaded machine a spinning child may get only a
+	 * small share of a core, and the CPU limit must still be what stops it */
+	rm_child_limits_t lim = { .wall_ms = 300000, .cpu_s = 1 };
+	rm_error_t err = { 0 };
+	size_t len;
+	double t0;
+
+	signal(SIGSEGV, on_segv); /* as an MPI library would: the child must not run it */
+	check(!rm_child_run("engine 'x'", segv_fn, NULL, &lim, &len, &err) && errno == ECHILD,
+	      "a crash is an error (errno %d)", errno);
+	check(strstr(err.text, "crashed (signal 11") && !strcmp(err.source, "engine 'x'"), "crash named: %s: %s",
+	      err.source, err.text);
+	check(!crash_handler_ran, "the parent's SIGSEGV handler did not run in the child");
+	signal(SIGSEGV, SIG_DFL);
+
+	rm_error_clear(&err);
+	t0 = now_s();
+	check(!rm_child_run("t", spin_fn, NULL, &lim, &len, &err) && errno == ETIMEDOUT,
+	      "a spinning child is stopped by its CPU limit (errno %d)", errno);
+	check(strstr(err.text, "CPU time limit of 1 s"), "CPU limit named: %s", err.text);
+	check(now_s() - t0 < 300, "stopped before the wall bound (%.1f s)", now_s() - t0);
+
+	rm_error_clear(&err);
+	lim.cpu_s = 0, lim.wall_ms = 300;
+	t0 = now_s();
+	check(!rm_child_run("t", sleep_fn, NULL, &lim, &len, &err) && errno == ETIMEDOUT,
+	      "a blocked child is stopped at the wall-clock bound (errno %d)", errno);
+	check(strstr(err.text, "no result within 300 ms"), "wall bound named: %s", err.text);
+	check(now_s() - t0 < 5, "stopped within 5 s (%.2f s)", now_s() - t0);
+
+	rm_error_clear(&err);
+	lim.wall_ms = 30000, lim.mem_bytes = (size_t)256 << 20;
+	check(!rm_child_run("t", grow_fn, NULL, &lim, &len, &err), "a growing child is stopped by its memory limit");
+	check(strstr(err.text, "out of memory") || strstr(err.text, "crashed"), "memory limit: %s", err.text);
+	check(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no child left behind");
+}
+
+static void test_fds(void)
+{
+	rm_child_limits_t lim = { .wall_ms = 5000 };
+	rm_error_t err = { 0 };
+	size_t len;
+	int p[2], fd = open("/dev/null", O_RDONLY);
+	char *out;
+
+	check(pipe(p) == 0 && fd >= 0, "descriptors opened");
+	out = rm_child_run("t", fds_fn, NULL, &lim, &len, &err);
+	check(out && !strcmp(out, "0,1,2,3"), "the child holds only 0-2 and its pipe (%s)", out ? out : err.text);
+	free(out);
+	check(fcntl(p[0], F_GETFD) >= 0 && fcntl(fd, F_GETFD) >= 0, "the parent's descriptors are still open");
+	close(p[0]), close(p[1]), close(fd);
+}
+
+static void test_guard(void)
+{
+	topo_target_t *t = topo_target_from_tleaf("tleaf 2 4 10 4 1", NULL);
+	uint32_t s[] = { 0, 1, 2, 3, 4, 5, 6, 0 }, d[] = { 4, 5, 6, 7, 1, 2, 3, 7 };
+	double w[] = { 10, 10, 10, 10, 1, 1, 1, 1 };
+	map_graph_t *g = map_graph_from_edges(8, 8, s, d, w, NULL);
+	rm_child_limits_t lim = { .wall_ms = 10000, .cpu_s = 5, .mem_bytes = (size_t)1 << 30 };
+	uint32_t p1[8], p2[8];
+	map_result_t r1, r2;
+	rm_error_t err = { 0 };
+
+	check(t && g, "target and graph built");
+	check(map_compute("treematch", g, t, NULL, p1, &r1, &err) == 0, "unguarded map");
+	check(map_compute_guarded("treematch", g, t, NULL, &lim, p2, &r2, &err) == 0, "guarded map: %s", err.text);
+	check(!memcmp(p1, p2, sizeof(p1)) && r1.cost == r2.cost && !strcmp(r1.algo, r2.algo),
+	      "guarded result equals the unguarded one (cost %g / %g)", r1.cost, r2.cost);
+	check(map_compute_guarded("nope", g, t, NULL, &lim, p2, NULL, &err) != 0 && strstr(err.text, "unknown engine"),
+	      "the engine's own error comes back: %s", err.text);
+	rm_error_clear(&err);
+	setenv("RANKMAP_FAKE_ENGINE_FAULT", "segv", 1);
+	memset(p2, 0xff, sizeof(p2));
+	check(map_compute_guarded("treematch", g, t, NULL, &lim, p2, &r2, &err) != 0, "fault hook: a crash fails");
+	check(strstr(err.text, "crashed") && !strcmp(err.source, "engine 'treematch'"), "named: %s: %s", err.source,
+	      err.text);
+	check(p2[0] == 0 && p2[7] == 7, "identity left in perm on failure");
+	rm_error_clear(&err);
+	setenv("RANKMAP_FAKE_ENGINE_FAULT", "sleep", 1);
+	lim.wall_ms = 200;
+	check(map_compute_guarded("treematch", g, t, NULL, &lim, p2, &r2, &err) != 0 && errno == ETIMEDOUT,
+	      "fault hook: a hang times out (%s)", err.text);
+	unsetenv("RANKMAP_FAKE_ENGINE_FAULT");
+	map_graph_destroy(g);
+	topo_target_destroy(t);
+}
+
+int main(void)
+{
+	test_runs();
+	test_faults();
+	test_fds();
+	test_guard();
+	return harness_done();
+}
