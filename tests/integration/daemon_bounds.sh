@@ -3,7 +3,7 @@
 # "user" is an unprivileged uid (test user rankmap-bounds, created when missing; its clients run under
 # setpriv); root is root.
 #  1. memory: BOUNDS_CONNS connections (default 300) of the user each send a complete frame of
-#     BOUNDS_FRAME_MB MiB (default 16) while the only worker is busy (simulate requests). The daemon takes
+#     BOUNDS_FRAME_MB MiB (default 16) while the only worker is busy (two simulate requests). The daemon takes
 #     at most max_queued_bytes of them, tells the others "busy" with the limit, and its peak RSS (VmHWM)
 #     stays within max_queued_bytes + the base allowance: its RSS before the flood, plus two frames per
 #     worker (the one being parsed and the parsed copy), plus 64 MiB of allocator slack. Printed beside
@@ -93,7 +93,7 @@ max_clients_per_uid = $((CONNS + 16))
 request_timeout = 120s
 idle_timeout = 300s"
 BASE_KB=$(status_kb VmRSS)
-for i in 1 2 3; do # ~6 s of CPU each on one worker: the flood's frames wait in the queue
+for i in 1 2; do # ~6 s of CPU each on one worker: the flood's frames wait in the queue
 	"$CTL" simulate --socket "$SOCK" --dims 32x32x16 --method bbb --jobs 100000 >/dev/null 2>&1 &
 	BG_PIDS="$BG_PIDS $!"
 done
@@ -101,7 +101,8 @@ sleep 0.5
 t0=$(date +%s)
 asuser "$PY" "$CLIENT" flood "$SOCK" "$CONNS" $((FRAME_MB * 1048576)) >"$T/flood.json" 2>"$T/flood.err"
 echo "flood: $(cat "$T/flood.json") in $(elapsed_since "$t0") s"
-"$CTL" register --socket "$SOCK" --xml "$XML" --host flood-root --timeout 120000 >"$T/reg.out" 2>&1
+# answered once the queue ahead of it is done: minutes under sanitizers on a loaded machine
+"$CTL" register --socket "$SOCK" --xml "$XML" --host flood-root --timeout 600000 >"$T/reg.out" 2>&1
 expect "root's register is taken while the user's frames fill the queue" grep -q "^registered flood-root" "$T/reg.out"
 expect "root's ping meanwhile" "$CTL" ping --socket "$SOCK"
 HWM_KB=$(status_kb VmHWM)
