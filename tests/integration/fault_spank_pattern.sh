@@ -212,7 +212,7 @@ chmod 777 "$T/A"
 expect "q2.mtx made root-only while nobody's job waits: the step completes, bounded" \
 	pending_srun private to_private setpriv --reuid=nobody --regid=nogroup --clear-groups
 expect "root-only file: exactly one warning (Permission denied): read as the user, not as root" \
-	one_warning private "Permission denied"
+	one_warning private "cannot open: Permission denied"
 expect "after nobody's step: nodes idle" idle
 expect "after nobody's step: no slurmstepd left" no_stepd
 
