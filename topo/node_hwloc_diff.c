@@ -12,8 +12,9 @@
  *
  * hwloc 1.x object depths. In 1.x, NUMA nodes were a level of the main tree and I/O depths were
  * -3 (bridges), -4 (PCI devices), -5 (OS devices); in hwloc 2 NUMA nodes hang beside the tree (depth
- * HWLOC_TYPE_DEPTH_NUMANODE) and the I/O depths moved to -4, -5, -6. A 1.x reference (no version
- * attribute on <topology>) is scanned for the 1.x levels (the type at each nesting depth of its normal
+ * HWLOC_TYPE_DEPTH_NUMANODE) and the I/O depths moved to -4, -5, -6. A 1.x diff (DOCTYPE hwloc.dtd;
+ * hwloc 2 writes hwloc2-diff.dtd, with hwloc 2 depths even against a 1.x reference) of a 1.x
+ * reference (no version attribute on <topology>) is translated: the reference is scanned for the 1.x levels (the type at each nesting depth of its normal
  * objects); a 1.x depth d then names the k-th level of its type family in the hwloc 2 tree, where k
  * counts the 1.x levels of that family above d (caches: L3, L2, L1d, L1i in both), and a NUMANode
  * level names HWLOC_TYPE_DEPTH_NUMANODE with the same logical index. A memory hunk on a 1.x machine
@@ -288,7 +289,7 @@ static int *hunk_lines(const char *buf, size_t len, size_t *n)
 
 /* Parses a topology diff file read through rm_file (hwloc is never given the path to open). */
 static int diff_load(const char *path, hwloc_topology_diff_t *diff, char **refname, int **lines, size_t *nlines,
-		     rm_error_t *err)
+		     int *v1, rm_error_t *err)
 {
 	size_t len;
 	char *buf = rm_file_read(path, RM_FILE_HWLOC, &len, err);
@@ -306,6 +307,8 @@ static int diff_load(const char *path, hwloc_topology_diff_t *diff, char **refna
 			rm_error_set(err, path, 0, 0, "malformed hwloc topology diff (hwloc cannot parse it)");
 	} else {
 		*lines = hunk_lines(buf, len, nlines);
+		/* hwloc 2 writes <!DOCTYPE topologydiff SYSTEM "hwloc2-diff.dtd">, 1.x "hwloc.dtd" */
+		*v1 = !memmem(buf, len, "hwloc2-diff.dtd", 15) && memmem(buf, len, "\"hwloc.dtd\"", 11);
 	}
 	free(buf);
 	return r;
@@ -325,13 +328,13 @@ static char *ref_path(const char *diffpath, const char *refname)
 }
 
 /* A one-hunk copy of h addressed in the probe's hwloc 2 tree; -1 when no object can be named. */
-static int translate(const struct probe *p, hwloc_topology_diff_t h, union hwloc_topology_diff_u *one)
+static int translate(const struct probe *p, int v1, hwloc_topology_diff_t h, union hwloc_topology_diff_u *one)
 {
 	int depth = h->obj_attr.obj_depth;
 	unsigned idx = h->obj_attr.obj_index;
 	hwloc_obj_t obj;
 
-	if (h->generic.type != HWLOC_TOPOLOGY_DIFF_OBJ_ATTR || (p->v1 && v1_depth(p, depth, &depth) < 0))
+	if (h->generic.type != HWLOC_TOPOLOGY_DIFF_OBJ_ATTR || (v1 && v1_depth(p, depth, &depth) < 0))
 		return -1;
 	*one = *h;
 	one->obj_attr.next = NULL;
@@ -406,7 +409,7 @@ static struct topo_nodetype *type_of_probe(struct topo_diffset *d, const struct 
 
 /* Applies each hunk of diff on its own to the probe, types the result, and undoes the hunks. */
 static struct topo_nodetype *apply_hunks(struct topo_diffset *d, struct probe *p, hwloc_topology_diff_t diff,
-					 const int *lines, size_t nlines, const char *path, const char *host,
+					 int v1, const int *lines, size_t nlines, const char *path, const char *host,
 					 rm_error_t *err)
 {
 	union hwloc_topology_diff_u *done = NULL;
@@ -422,7 +425,7 @@ static struct topo_nodetype *apply_hunks(struct topo_diffset *d, struct probe *p
 		return rm_error_set(err, path, 0, 0, "out of memory"), NULL;
 	}
 	for (h = diff, k = 0; h && ok; h = h->generic.next, k++) {
-		int tr = translate(p, h, &done[ndone]) == 0;
+		int tr = translate(p, v1, h, &done[ndone]) == 0;
 
 		if (!tr || hwloc_topology_diff_apply(p->topo, &done[ndone], 0) < 0) {
 			ok = hunk_failed(d, p, h, k, k < nlines ? lines[k] : 0, path, host, tr, err) == 0;
@@ -448,12 +451,12 @@ struct topo_nodetype *topo_diffset_host(struct topo_diffset *d, const char *path
 	char *refname = NULL, *ref = NULL, msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 	struct topo_nodetype *t = NULL;
 	struct probe *p = NULL;
-	int *lines = NULL;
+	int *lines = NULL, v1 = 0;
 	size_t nlines = 0;
 
 	*guids = NULL;
 	*ref_bad = 0;
-	if (diff_load(path, &diff, &refname, &lines, &nlines, err) < 0)
+	if (diff_load(path, &diff, &refname, &lines, &nlines, &v1, err) < 0)
 		goto out;
 	errno = EINVAL;
 	if (!refname || !refname[0]) {
@@ -475,7 +478,7 @@ struct topo_nodetype *topo_diffset_host(struct topo_diffset *d, const char *path
 				     rm_error_format(&p->err, msg, sizeof(msg)));
 		goto out;
 	}
-	if ((t = apply_hunks(d, p, diff, lines, nlines, path, host, err)))
+	if ((t = apply_hunks(d, p, diff, v1 && p->v1, lines, nlines, path, host, err)))
 		*guids = topo_guids_patch(p->guids, diff);
 out:
 	if (diff)
