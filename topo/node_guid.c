@@ -24,8 +24,11 @@ static int parse_colon_hex(const char *s, const char *end, uint64_t *out)
 	int digits = 0;
 
 	for (; s < end && *s != '"'; s++) {
-		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
-			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : *s == ':' ? -2 : -1;
+		int d = *s >= '0' && *s <= '9'   ? *s - '0'
+		        : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+		        : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
+		        : *s == ':'              ? -2
+		                                 : -1;
 
 		if (d == -2)
 			continue;
@@ -151,8 +154,7 @@ struct topo_guids *topo_guids_patch(const struct topo_guids *g, hwloc_topology_d
 	return out;
 }
 
-size_t topo_host_guids(topo_cluster_t c, size_t h, const uint64_t **node, const uint64_t **port,
-		       size_t *nport)
+size_t topo_host_guids(topo_cluster_t c, size_t h, const uint64_t **node, const uint64_t **port, size_t *nport)
 {
 	const struct topo_guids *g = h < c->nhosts ? c->hosts[h].guids : NULL;
 

@@ -33,21 +33,21 @@
 #define V1_MAX_LEVELS 64
 
 struct probe {
-	char *ref;                 /* path of the reference XML */
-	rm_error_t err;            /* why the reference cannot be loaded (set: it cannot) */
-	hwloc_topology_t topo;     /* every object type kept; hunks are applied here and undone */
+	char *ref;             /* path of the reference XML */
+	rm_error_t err;        /* why the reference cannot be loaded (set: it cannot) */
+	hwloc_topology_t topo; /* every object type kept; hunks are applied here and undone */
 	struct topo_nodetype *type;
 	struct topo_guids *guids;
-	int v1;                    /* hwloc 1.x XML: depths are translated */
-	int nlev;                  /* 1.x levels found, -1 when the tree is irregular */
-	char fam[V1_MAX_LEVELS];   /* type family of each 1.x level */
+	int v1;                  /* hwloc 1.x XML: depths are translated */
+	int nlev;                /* 1.x levels found, -1 when the tree is irregular */
+	char fam[V1_MAX_LEVELS]; /* type family of each 1.x level */
 };
 
 struct topo_diffset {
 	struct topo_cluster *c;
 	struct probe *v;
 	size_t n, cap;
-	uint32_t *slot;            /* open addressing on the reference path: probe index + 1 */
+	uint32_t *slot; /* open addressing on the reference path: probe index + 1 */
 	size_t scap;
 };
 
@@ -82,10 +82,12 @@ void topo_diffset_destroy(struct topo_diffset *d)
 /* Family of a 1.x object type: 0 for objects outside the levels (I/O, Misc). */
 static char v1_family(const char *type, size_t n)
 {
-	static const struct { const char *name; char fam; } t[] = {
-		{ "Machine", 'M' }, { "System", 'S' }, { "Socket", 'P' }, { "Package", 'P' }, { "NUMANode", 'N' },
-		{ "Cache", 'C' },   { "Core", 'c' },   { "PU", 'u' },     { "Group", 'G' },   { "Misc", 0 },
-		{ "Bridge", 0 },    { "PCIDev", 0 },   { "OSDev", 0 } };
+	static const struct {
+		const char *name;
+		char fam;
+	} t[] = {{"Machine", 'M'}, {"System", 'S'}, {"Socket", 'P'}, {"Package", 'P'}, {"NUMANode", 'N'},
+	         {"Cache", 'C'},   {"Core", 'c'},   {"PU", 'u'},     {"Group", 'G'},   {"Misc", 0},
+	         {"Bridge", 0},    {"PCIDev", 0},   {"OSDev", 0}};
 	size_t i;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -99,13 +101,20 @@ static char v2_family(hwloc_obj_type_t type)
 	if (hwloc_obj_type_is_cache(type))
 		return 'C';
 	switch (type) {
-	case HWLOC_OBJ_MACHINE: return 'M';
-	case HWLOC_OBJ_PACKAGE: return 'P';
-	case HWLOC_OBJ_NUMANODE: return 'N';
-	case HWLOC_OBJ_CORE: return 'c';
-	case HWLOC_OBJ_PU: return 'u';
-	case HWLOC_OBJ_GROUP: return 'G';
-	default: return 0;
+	case HWLOC_OBJ_MACHINE:
+		return 'M';
+	case HWLOC_OBJ_PACKAGE:
+		return 'P';
+	case HWLOC_OBJ_NUMANODE:
+		return 'N';
+	case HWLOC_OBJ_CORE:
+		return 'c';
+	case HWLOC_OBJ_PU:
+		return 'u';
+	case HWLOC_OBJ_GROUP:
+		return 'G';
+	default:
+		return 0;
 	}
 }
 
@@ -171,8 +180,10 @@ static int v1_depth(const struct probe *p, int d1, int *d2)
 	int k = 0, j, d, depth = hwloc_topology_get_depth(p->topo);
 
 	if (d1 < 0) {
-		*d2 = d1 == -3 ? HWLOC_TYPE_DEPTH_BRIDGE : d1 == -4 ? HWLOC_TYPE_DEPTH_PCI_DEVICE
-			: d1 == -5 ? HWLOC_TYPE_DEPTH_OS_DEVICE : 0;
+		*d2 = d1 == -3   ? HWLOC_TYPE_DEPTH_BRIDGE
+		      : d1 == -4 ? HWLOC_TYPE_DEPTH_PCI_DEVICE
+		      : d1 == -5 ? HWLOC_TYPE_DEPTH_OS_DEVICE
+		                 : 0;
 		return d1 >= -5 && d1 <= -3 ? 0 : -1;
 	}
 	if (p->nlev < 0 || d1 >= p->nlev)
@@ -289,7 +300,7 @@ static int *hunk_lines(const char *buf, size_t len, size_t *n)
 
 /* Parses a topology diff file read through rm_file (hwloc is never given the path to open). */
 static int diff_load(const char *path, hwloc_topology_diff_t *diff, char **refname, int **lines, size_t *nlines,
-		     int *v1, rm_error_t *err)
+                     int *v1, rm_error_t *err)
 {
 	size_t len;
 	char *buf = rm_file_read(path, RM_FILE_HWLOC, &len, err);
@@ -357,28 +368,30 @@ static const char *hunk_text(hwloc_topology_diff_t h, char *buf, size_t len)
 	if (h->generic.type != HWLOC_TOPOLOGY_DIFF_OBJ_ATTR)
 		snprintf(buf, len, "a change hwloc cannot apply (too complex)");
 	else if (a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_SIZE)
-		snprintf(buf, len, "memory of the object at depth %d index %u, %llu -> %llu bytes", h->obj_attr.obj_depth,
-			 h->obj_attr.obj_index, (unsigned long long)a->uint64.oldvalue, (unsigned long long)a->uint64.newvalue);
+		snprintf(buf, len, "memory of the object at depth %d index %u, %llu -> %llu bytes",
+		         h->obj_attr.obj_depth, h->obj_attr.obj_index, (unsigned long long)a->uint64.oldvalue,
+		         (unsigned long long)a->uint64.newvalue);
 	else
 		snprintf(buf, len, "%s%s%s of the object at depth %d index %u, '%.60s' -> '%.60s'",
-			 a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO ? "info '" : "name",
-			 a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO && a->string.name ? a->string.name : "",
-			 a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO ? "'" : "", h->obj_attr.obj_depth,
-			 h->obj_attr.obj_index, a->string.oldvalue ? a->string.oldvalue : "",
-			 a->string.newvalue ? a->string.newvalue : "");
+		         a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO ? "info '" : "name",
+		         a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO && a->string.name ? a->string.name : "",
+		         a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO ? "'" : "", h->obj_attr.obj_depth,
+		         h->obj_attr.obj_index, a->string.oldvalue ? a->string.oldvalue : "",
+		         a->string.newvalue ? a->string.newvalue : "");
 	return buf;
 }
 
 /* A hunk that does not apply: an anomaly, or in strict mode the host's error. Returns -1 when fatal. */
-static int hunk_failed(struct topo_diffset *d, const struct probe *p, hwloc_topology_diff_t h, size_t k,
-		       int line, const char *path, const char *host, int translated, rm_error_t *err)
+static int hunk_failed(struct topo_diffset *d, const struct probe *p, hwloc_topology_diff_t h, size_t k, int line,
+                       const char *path, const char *host, int translated, rm_error_t *err)
 {
-	rm_error_t e = { 0 };
+	rm_error_t e = {0};
 	char what[256];
 
-	rm_error_set(&e, path, line, 0, "hunk %zu (%s) does not apply to %s: %s", k + 1, hunk_text(h, what, sizeof(what)),
-		     p->ref, !translated ? "no hwloc 2 object matches its hwloc 1.x depth"
-					 : "the reference has no such object or another value");
+	rm_error_set(&e, path, line, 0, "hunk %zu (%s) does not apply to %s: %s", k + 1,
+	             hunk_text(h, what, sizeof(what)), p->ref,
+	             !translated ? "no hwloc 2 object matches its hwloc 1.x depth"
+	                         : "the reference has no such object or another value");
 	if (d->c->strict) {
 		if (err && !rm_error_isset(err))
 			*err = e;
@@ -390,7 +403,7 @@ static int hunk_failed(struct topo_diffset *d, const struct probe *p, hwloc_topo
 
 /* The node type of the probe as the applied hunks left it (its memory changed). */
 static struct topo_nodetype *type_of_probe(struct topo_diffset *d, const struct probe *p, const char *path,
-					   rm_error_t *err)
+                                           rm_error_t *err)
 {
 	struct topo_nodetype *t;
 	char *xml = NULL;
@@ -408,9 +421,9 @@ static struct topo_nodetype *type_of_probe(struct topo_diffset *d, const struct 
 }
 
 /* Applies each hunk of diff on its own to the probe, types the result, and undoes the hunks. */
-static struct topo_nodetype *apply_hunks(struct topo_diffset *d, struct probe *p, hwloc_topology_diff_t diff,
-					 int v1, const int *lines, size_t nlines, const char *path, const char *host,
-					 rm_error_t *err)
+static struct topo_nodetype *apply_hunks(struct topo_diffset *d, struct probe *p, hwloc_topology_diff_t diff, int v1,
+                                         const int *lines, size_t nlines, const char *path, const char *host,
+                                         rm_error_t *err)
 {
 	union hwloc_topology_diff_u *done = NULL;
 	struct topo_nodetype *t = p->type;
@@ -445,7 +458,7 @@ static struct topo_nodetype *apply_hunks(struct topo_diffset *d, struct probe *p
 }
 
 struct topo_nodetype *topo_diffset_host(struct topo_diffset *d, const char *path, const char *host,
-					struct topo_guids **guids, int *ref_bad, rm_error_t *err)
+                                        struct topo_guids **guids, int *ref_bad, rm_error_t *err)
 {
 	hwloc_topology_diff_t diff = NULL;
 	char *refname = NULL, *ref = NULL, msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
@@ -474,8 +487,8 @@ struct topo_nodetype *topo_diffset_host(struct topo_diffset *d, const char *path
 		if (errno == ENOENT)
 			rm_error_set(err, path, 0, 0, "reference topology '%s' of this diff is missing", refname);
 		else
-			rm_error_set(err, path, 0, 0, "reference topology '%s' of this diff cannot be loaded: %s", refname,
-				     rm_error_format(&p->err, msg, sizeof(msg)));
+			rm_error_set(err, path, 0, 0, "reference topology '%s' of this diff cannot be loaded: %s",
+			             refname, rm_error_format(&p->err, msg, sizeof(msg)));
 		goto out;
 	}
 	if ((t = apply_hunks(d, p, diff, v1 && p->v1, lines, nlines, path, host, err)))
