@@ -84,6 +84,17 @@ else
 	echo "skip - unreadable file: running as root and setpriv cannot drop to uid 65534 (root reads mode 000 files)"
 fi
 
+# ---- the cluster file's hwloc source, and its strict key ------------------------------------------------
+printf 'hwloc = fifo\n' >"$T/cl.conf"
+timeout -k 5 $TMO "$CTL" report --cluster "$T/cl.conf" --json >"$T/cl.json" 2>"$T/cl.err" &&
+	js "$T/cl.json" "any(a.get('host') == 'ff' for a in r['anomalies'])" &&
+	ok "cluster file: the FIFO's host is an anomaly, the rest loads" || notok "cluster file: $(cat "$T/cl.err")"
+printf 'hwloc = fifo\nstrict = yes\n' >"$T/cl.conf"
+timeout -k 5 $TMO "$CTL" report --cluster "$T/cl.conf" >/dev/null 2>"$T/cl.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "ff.xml: not a regular file" "$T/cl.err" && ok "cluster file with strict = yes (after the hwloc line) fails: $(cat "$T/cl.err")" ||
+	notok "cluster file strict = yes: exit $rc: $(cat "$T/cl.err")"
+
 # ---- rankmapd on a directory holding every bad case ----------------------------------------------------
 mkcase all && cp "$T/baddiff/zz.diff.xml" "$T/empty/ee.xml" "$T/all/" &&
 	head -c 6000 "$V1/node001.xml" >"$T/all/node001.xml" && ln -s loop.xml "$T/all/loop.xml" &&
