@@ -81,9 +81,12 @@ void topo_cluster_destroy(topo_cluster_t c)
 
 	if (!c)
 		return;
-	for (i = 0; i < c->nhosts; i++)
+	for (i = 0; i < c->nhosts; i++) {
 		free(c->hosts[i].name);
+		free(c->hosts[i].guids);
+	}
 	free(c->hosts);
+	topo_anomalies_truncate(c, 0);
 	for (i = 0; i < c->ntypes; i++)
 		topo_nodetype_free(c->types[i]);
 	free(c->types);
@@ -174,6 +177,7 @@ long topo_cluster_add_host(struct topo_cluster *c, const char *name)
 	if (!nh->name)
 		return -1;
 	nh->type = NULL;
+	nh->guids = NULL;
 	nh->fabric_host = -1;
 	nh->torus_node = -1;
 	host_insert(ix, c->hosts, c->nhosts);
@@ -472,6 +476,8 @@ int topo_cluster_finalize(topo_cluster_t c, rm_error_t *err)
 	struct shortmap m;
 	int r;
 
+	if (c->fabric && topo_guids_to_fabric(c) < 0)
+		return rm_error_set(err, "finalize", 0, 0, "out of memory");
 	if (c->fabric && topo_fabric_finalize(c->fabric, err) < 0)
 		return -1;
 	shortmap_build(c, &m);

@@ -7,6 +7,7 @@
  *   ib_cache = fabric.cache         libibnetdisc cache file
  *   node_name_map = names.map
  *   torus = torus.conf
+ *   strict = yes                    a bad host file fails the load (default no: it becomes an anomaly)
  *   lat_net = 1.5                   any cost parameter of topo_costs_t, by name
  *
  * Relative paths are relative to the file's directory; values may be double-quoted. Every line is
@@ -24,7 +25,7 @@
 #include "rm_file.h"
 #include "rm_text.h"
 
-enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST };
+enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST, K_STRICT };
 
 struct key {
 	const char *name;
@@ -37,7 +38,7 @@ struct key {
 #define COST(f, min, excl) { #f, K_COST, offsetof(topo_costs_t, f), min, excl }
 static const struct key keys[] = {
 	{ "hwloc", K_HWLOC, 0, 0, 0 },      { "ib", K_IB, 0, 0, 0 },        { "ib_cache", K_IB_CACHE, 0, 0, 0 },
-	{ "node_name_map", K_NAME_MAP, 0, 0, 0 }, { "torus", K_TORUS, 0, 0, 0 },
+	{ "node_name_map", K_NAME_MAP, 0, 0, 0 }, { "torus", K_TORUS, 0, 0, 0 }, { "strict", K_STRICT, 0, 0, 0 },
 	COST(lat_core, 0, 0), COST(bw_core, 0, 1), COST(lat_cache, 0, 0), COST(bw_cache, 0, 1),
 	COST(lat_numa, 0, 0), COST(bw_numa, 0, 1), COST(lat_host, 0, 0), COST(bw_host, 0, 1),
 	COST(lat_net, 0, 0),  COST(bw_net, 0, 1),  COST(lat_hop, 0, 0),  COST(ref_bytes, 0, 0),
@@ -83,6 +84,15 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 		return rm_error_set(err, path, lineno, 0, "'%s' needs a value", key);
 	out->key = &keys[i];
 	out->lineno = lineno;
+	if (keys[i].kind == K_STRICT) {
+		int yes = !strcmp(val, "yes") || !strcmp(val, "true") || !strcmp(val, "1");
+
+		if (!yes && strcmp(val, "no") && strcmp(val, "false") && strcmp(val, "0"))
+			return rm_error_set(err, path, lineno, 0, "strict: expected yes or no, got '%s'", val);
+		out->num = yes;
+		out->value = NULL;
+		return 0;
+	}
 	if (keys[i].kind == K_COST) {
 		out->num = strtod(val, &end);
 		if (*end || end == val || out->num != out->num || out->num < keys[i].min ||
@@ -201,6 +211,8 @@ static int apply_line(struct topo_cluster *c, const struct line *l, rm_error_t *
 	case K_COST:
 		*(double *)((char *)&c->costs + l->key->cost_off) = l->num;
 		return 0;
+	case K_STRICT: /* applied before any source (apply_strict) */
+		return 0;
 	}
 	return -1;
 }
@@ -218,6 +230,16 @@ static int apply_lines(struct topo_cluster *c, const char *path, const struct li
 			return -1;
 		}
 	return 0;
+}
+
+/* `strict = yes` holds for every source of the file, whatever its line. */
+static void apply_strict(struct topo_cluster *c, const struct line *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].key->kind == K_STRICT && v[i].num != 0)
+			c->strict = 1; /* never turns off a caller's --strict */
 }
 
 int topo_load_cluster_file(topo_cluster_t c, const char *path, rm_error_t *err)
@@ -240,6 +262,8 @@ int topo_load_cluster_file(topo_cluster_t c, const char *path, rm_error_t *err)
 		return rm_error_set(err, path, 0, 0, "out of memory");
 	}
 	scratch->costs = c->costs;
+	scratch->strict = c->strict;
+	apply_strict(scratch, v, n);
 	r = apply_lines(scratch, path, v, n, err);
 	if (r == 0 && empty) { /* the scratch cluster becomes the cluster */
 		swap = *c;
@@ -247,8 +271,10 @@ int topo_load_cluster_file(topo_cluster_t c, const char *path, rm_error_t *err)
 		*scratch = swap;
 	}
 	topo_cluster_destroy(scratch);
-	if (r == 0 && !empty)
+	if (r == 0 && !empty) {
+		apply_strict(c, v, n);
 		r = apply_lines(c, path, v, n, err);
+	}
 	free_lines(v, n);
 	return r;
 }

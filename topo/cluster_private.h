@@ -9,6 +9,8 @@
 
 #include "topo_private.h"
 
+#include <hwloc/diff.h>
+
 /*
  * One distinct node hardware: a parsed hwloc tree shared by every host whose XML is the same once
  * <info> elements (host name, addresses, GUIDs, cgroup...) are left out. key hashes that normalised
@@ -19,7 +21,9 @@ struct topo_nodetype {
 	uint64_t key;
 	char *norm;
 	size_t norm_len;
-	unsigned npus, ncores, npackages;
+	unsigned npus, ncores, npackages;  /* disallowed PUs included */
+	unsigned disallowed_pus;     /* PUs in the tree outside the allowed cpuset (gathered in a job) */
+	unsigned missing_pus;        /* hwloc 1.x XML: online PUs outside the allowed cpuset, left out of it */
 	size_t nhosts;               /* hosts of the cluster using this type */
 	size_t index;                /* in the cluster's types[] (topo_host_type) */
 };
@@ -38,6 +42,40 @@ struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t ke
 int topo_cluster_add_type(struct topo_cluster *c, struct topo_nodetype *t);
 /* Frees the types at index >= ntypes_before that no host uses (roll-back of a failed load). */
 void topo_cluster_drop_types(struct topo_cluster *c, size_t ntypes_before);
+
+/* ---- hwloc loading shared by node_hwloc.c, node_hwloc_diff.c and node_guid.c ---- */
+
+/* Loads XML bytes into topo (flags and filters already set); -1 when hwloc refuses them. */
+int topo_hwloc_load_bytes(hwloc_topology_t topo, const char *buf, size_t len);
+/* Sets err to why hwloc refused buf (empty, not XML, truncated, malformed), naming source. Returns -1. */
+int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_error_t *err);
+/* The node type of an XML buffer: shared if its normalised content is known, else parsed. */
+struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len,
+					       const char *source, rm_error_t *err);
+
+/* Per-directory cache of diff references (node_hwloc_diff.c). */
+struct topo_diffset;
+struct topo_diffset *topo_diffset_create(struct topo_cluster *c);
+void topo_diffset_destroy(struct topo_diffset *d);
+/* The node type of host from the diff at path: the reference's, with each hunk applied on its own (1.x
+ * depths translated); *guids gets the host's GUIDs (owned by the caller, may be NULL). A hunk that does
+ * not apply is recorded as a diff_hunk anomaly (unless strict: then it fails). NULL with err set when the
+ * diff or its reference cannot be loaded; *ref_bad is then 1 when the reference is at fault. */
+struct topo_nodetype *topo_diffset_host(struct topo_diffset *d, const char *path, const char *host,
+					struct topo_guids **guids, int *ref_bad, rm_error_t *err);
+
+/* GUIDs of the HCAs in an hwloc XML buffer (NodeGUID and Port<N>GID0 infos); NULL when none or out of
+ * memory. Caller frees (node_guid.c). */
+struct topo_guids *topo_guids_from_xml(const char *buf, size_t len);
+/* A copy of g with the GUID changes of a diff's info hunks applied; NULL when none remain. */
+struct topo_guids *topo_guids_patch(const struct topo_guids *g, hwloc_topology_diff_t diff);
+/* Gives the fabric the hosts' GUIDs before it names its hosts (cluster finalize). -1 on ENOMEM. */
+int topo_guids_to_fabric(struct topo_cluster *c);
+
+/* Load anomalies (node_anomaly.c): drops those past the first n (n = 0 frees the list); adds them and
+ * the restricted_cpuset one to a report's anomalies. */
+void topo_anomalies_truncate(struct topo_cluster *c, size_t n);
+void topo_anomalies_report(struct topo_cluster *c, json_t *an);
 
 /* Network part of the cost between two distinct hosts (lat_net + hops or torus distance + transfer);
  * negative when both are in the fabric but not connected (cost.c). */

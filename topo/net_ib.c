@@ -69,6 +69,7 @@ void topo_fabric_destroy(struct topo_fabric *f)
 	free(f->subnet_source);
 	ib_u64map_free(&f->name_by_guid);
 	ib_u64map_free(&f->subnet_of_switch);
+	ib_hwloc_names_free(f);
 	for (i = 0; i < f->nmap_names; i++)
 		free(f->map_names[i]);
 	free(f->map_names);

@@ -77,9 +77,17 @@ static char *ca_host_name(struct topo_fabric *f, struct ib_node *nd)
 
 	if (!m && nd->port_guid)
 		m = ib_namemap_lookup(f, nd->port_guid);
-	nd->generic = 0;
+	nd->generic = nd->hwloc_named = 0;
 	if (m)
 		return strdup(m);
+	if (ib_desc_is_generic(nd->desc) && (m = ib_hwloc_lookup(f, nd->guid)) != NULL) {
+		nd->hwloc_named = 1;
+		return strdup(m);
+	}
+	if (ib_desc_is_generic(nd->desc) && nd->port_guid && (m = ib_hwloc_lookup(f, nd->port_guid)) != NULL) {
+		nd->hwloc_named = 1;
+		return strdup(m);
+	}
 	if (ib_desc_is_generic(nd->desc)) {
 		nd->generic = 1;
 		snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)nd->guid);

@@ -184,3 +184,52 @@ const char *ib_namemap_lookup(const struct topo_fabric *f, uint64_t guid)
 
 	return i == IB_NONE ? NULL : f->map_names[i];
 }
+
+/* ---- names from hosts' hwloc XML ---------------------------------------------------------------- */
+
+void ib_hwloc_names_free(struct topo_fabric *f)
+{
+	ib_u64map_free(&f->hw_by_guid);
+	free(f->hw_names);
+	f->hw_names = NULL;
+}
+
+int topo_fabric_set_hwloc_names(struct topo_fabric *f, unsigned long gen, const uint64_t *guids,
+				const char *const *names, size_t n)
+{
+	struct ib_u64map m = { 0 };
+	const char **v = NULL;
+	size_t i;
+
+	if (f->hw_gen == gen && (f->hw_names || !n))
+		return 0;
+	if (n && !(v = malloc(n * sizeof(*v))))
+		return -1;
+	for (i = 0; i < n; i++) {
+		uint32_t k = ib_u64map_get(&m, guids[i]);
+
+		v[i] = names[i];
+		if (k != IB_NONE && k != IB_HW_AMBIGUOUS && strcmp(v[k], names[i]))
+			k = IB_HW_AMBIGUOUS; /* cloned XML: two hosts claim one HCA */
+		else if (k == IB_NONE)
+			k = (uint32_t)i;
+		if (guids[i] && ib_u64map_put(&m, guids[i], k) < 0) {
+			ib_u64map_free(&m);
+			free(v);
+			return -1;
+		}
+	}
+	ib_hwloc_names_free(f);
+	f->hw_by_guid = m;
+	f->hw_names = v;
+	f->hw_gen = gen;
+	f->finalized = 0; /* the hosts' names may change */
+	return 0;
+}
+
+const char *ib_hwloc_lookup(const struct topo_fabric *f, uint64_t guid)
+{
+	uint32_t i = ib_u64map_get(&f->hw_by_guid, guid);
+
+	return i == IB_NONE || i == IB_HW_AMBIGUOUS ? NULL : f->hw_names[i];
+}

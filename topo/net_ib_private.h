@@ -68,7 +68,8 @@ struct ib_node {
 	uint8_t type;         /* enum ib_node_type */
 	uint8_t declared;     /* port count declared by the source (topology file, libibnetdisc) */
 	uint8_t aggregation;  /* CA that is a SHARP aggregation node: not a host */
-	uint8_t generic;      /* CA whose description names no host (finalize) */
+	uint8_t generic;      /* CA whose description names no host and nothing else names (finalize) */
+	uint8_t hwloc_named;  /* generic CA named through a host's hwloc XML GUIDs (finalize) */
 	uint16_t down_ports;  /* ports a ports report lists as unconnected */
 	long host;            /* host index (finalize), -1 */
 	long sw;              /* dense switch index (finalize), -1 */
@@ -132,6 +133,10 @@ struct topo_fabric {
 	struct ib_u64map name_by_guid; /* GUID -> index in map_names */
 	char **map_names;
 	size_t nmap_names, map_names_cap;
+	/* HCA GUIDs from hosts' hwloc XML (topo_fabric_set_hwloc_names) */
+	struct ib_u64map hw_by_guid;   /* GUID -> index in hw_names, IB_HW_AMBIGUOUS when two hosts claim it */
+	const char **hw_names;         /* borrowed names */
+	unsigned long hw_gen;
 	/* finalize results */
 	int finalized;
 	struct ib_host *hosts;
@@ -233,6 +238,10 @@ int ib_build_from_ibnd(struct ib_build *b, void *ibnd_fabric);
 int ib_namemap_load(struct topo_fabric *f, const char *path, rm_error_t *err);
 /* Name of a GUID in the node-name map, NULL if none. */
 const char *ib_namemap_lookup(const struct topo_fabric *f, uint64_t guid);
+#define IB_HW_AMBIGUOUS (IB_NONE - 1)
+/* Host whose hwloc XML holds this GUID, NULL if none or several (topo_fabric_set_hwloc_names). */
+const char *ib_hwloc_lookup(const struct topo_fabric *f, uint64_t guid);
+void ib_hwloc_names_free(struct topo_fabric *f);
 
 /* ---- net_ib_graph.c ---- */
 /* Frees the finalize results (idempotent). */

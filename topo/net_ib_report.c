@@ -198,7 +198,7 @@ static void report_switches(const struct topo_fabric *f, json_t *r, json_t *an)
 
 static void report_cas(const struct topo_fabric *f, json_t *r, json_t *an)
 {
-	size_t i, hcas = 0, ports = 0, agg = 0;
+	size_t i, hcas = 0, ports = 0, agg = 0, by_hwloc = 0;
 
 	for (i = 0; i < f->nnodes; i++) {
 		const struct ib_node *nd = &f->nodes[i];
@@ -214,9 +214,10 @@ static void report_cas(const struct topo_fabric *f, json_t *r, json_t *an)
 		for (p = 1; nd->port_link && p <= nd->nports; p++)
 			conn += nd->port_link[p] != IB_NONE;
 		ports += conn;
+		by_hwloc += nd->hwloc_named;
 		if (nd->generic)
-			anomaly(an, "generic_hca", "HCA 0x%016llx has the generic description \"%s\" and no node-name "
-				"map entry: host named by its GUID", (unsigned long long)nd->guid, nd->desc);
+			anomaly(an, "generic_hca", "HCA 0x%016llx has the generic description \"%s\", no node-name map "
+				"entry and no hwloc XML holding its GUID: host named by its GUID", (unsigned long long)nd->guid, nd->desc);
 	}
 	for (i = 0; i < f->nhosts; i++)
 		if (!f->hosts[i].n)
@@ -225,6 +226,7 @@ static void report_cas(const struct topo_fabric *f, json_t *r, json_t *an)
 	json_object_set_new(r, "hcas", json_integer((json_int_t)hcas));
 	json_object_set_new(r, "hca_ports", json_integer((json_int_t)ports));
 	json_object_set_new(r, "aggregation_nodes", json_integer((json_int_t)agg));
+	json_object_set_new(r, "hcas_named_by_hwloc", json_integer((json_int_t)by_hwloc));
 }
 
 static void add_pairs(size_t *hist, unsigned d, size_t pairs)

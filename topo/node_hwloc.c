@@ -93,7 +93,7 @@ static char *xml_hostname(const char *buf, size_t len)
 }
 
 /* Explains why hwloc refused buf: a line number where we can tell. */
-static int xml_error(const char *buf, size_t len, const char *source, rm_error_t *err)
+int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_error_t *err)
 {
 	int lines = 1;
 	size_t i;
@@ -111,8 +111,9 @@ static int xml_error(const char *buf, size_t len, const char *source, rm_error_t
 }
 
 /* Loads XML bytes into topo; hwloc is given a NUL-terminated copy, size including the NUL (as
- * hwloc_topology_export_xmlbuffer() produces), since callers' buffers need not be terminated. */
-static int load_xml_bytes(hwloc_topology_t topo, const char *buf, size_t len)
+ * hwloc_topology_export_xmlbuffer() produces), since callers' buffers need not be terminated.
+ * Disallowed PUs are kept: XML gathered in a job's cpuset still describes the whole machine. */
+int topo_hwloc_load_bytes(hwloc_topology_t topo, const char *buf, size_t len)
 {
 	char *z;
 	int r;
@@ -121,11 +122,69 @@ static int load_xml_bytes(hwloc_topology_t topo, const char *buf, size_t len)
 		return -1;
 	memcpy(z, buf, len);
 	z[len] = '\0';
-	r = hwloc_topology_set_xmlbuffer(topo, z, (int)len + 1);
+	r = hwloc_topology_set_flags(topo, hwloc_topology_get_flags(topo) | HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+	if (r == 0)
+		r = hwloc_topology_set_xmlbuffer(topo, z, (int)len + 1);
 	if (r == 0)
 		r = hwloc_topology_load(topo);
 	free(z);
 	return r;
+}
+
+/* ---- restricted cpusets ------------------------------------------------------------------------ */
+
+/* PUs of the tree outside the allowed cpuset (the XML was gathered inside a restricted cpuset). */
+static unsigned disallowed_pus(hwloc_topology_t topo)
+{
+	hwloc_bitmap_t d = hwloc_bitmap_dup(hwloc_topology_get_topology_cpuset(topo));
+	int w;
+
+	if (!d)
+		return 0;
+	hwloc_bitmap_andnot(d, d, hwloc_topology_get_allowed_cpuset(topo));
+	w = hwloc_bitmap_weight(d);
+	hwloc_bitmap_free(d);
+	return w > 0 ? (unsigned)w : 0;
+}
+
+/* The value of attribute name in the element starting at tag (up to its '>'), parsed as a cpuset. */
+static hwloc_bitmap_t tag_cpuset(const char *tag, const char *end, const char *name)
+{
+	const char *gt = memchr(tag, '>', (size_t)(end - tag)), *a, *q;
+	char pat[40], val[1024];
+	hwloc_bitmap_t b;
+
+	snprintf(pat, sizeof(pat), " %s=\"", name);
+	if (!gt || !(a = memmem(tag, (size_t)(gt - tag), pat, strlen(pat))))
+		return NULL;
+	a += strlen(pat);
+	if (!(q = memchr(a, '"', (size_t)(gt - a))) || (size_t)(q - a) >= sizeof(val))
+		return NULL;
+	memcpy(val, a, (size_t)(q - a));
+	val[q - a] = '\0';
+	if (!(b = hwloc_bitmap_alloc()))
+		return NULL;
+	if (hwloc_bitmap_sscanf(b, val) < 0) {
+		hwloc_bitmap_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* hwloc 1.x XML gathered in a restricted cpuset leaves the disallowed PUs out of the tree; its root
+ * still says which were online (online_cpuset, a 1.x attribute). Returns how many are left out. */
+static unsigned v1_missing_pus(hwloc_topology_t topo, const char *buf, size_t len)
+{
+	const char *root = memmem(buf, len, "<object ", 8);
+	hwloc_bitmap_t online = root ? tag_cpuset(root, buf + len, "online_cpuset") : NULL;
+	int w;
+
+	if (!online)
+		return 0;
+	hwloc_bitmap_andnot(online, online, hwloc_topology_get_topology_cpuset(topo));
+	w = hwloc_bitmap_weight(online);
+	hwloc_bitmap_free(online);
+	return w > 0 ? (unsigned)w : 0;
 }
 
 /* ---- node types -------------------------------------------------------------------------------- */
@@ -173,6 +232,7 @@ static struct topo_nodetype *type_intern(struct topo_cluster *c, hwloc_topology_
 	t->npackages = (unsigned)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
 	if (t->ncores == 0) /* hwloc trees without cores: count PUs as cores */
 		t->ncores = t->npus;
+	t->disallowed_pus = disallowed_pus(topo);
 	if (topo_cluster_add_type(c, t) == 0)
 		return t;
 	free(t);
@@ -184,14 +244,14 @@ fail:
 	return NULL;
 }
 
-/* The type of an XML buffer: shared if its normalised content is known, else parsed. */
-static struct topo_nodetype *type_from_xml(struct topo_cluster *c, const char *buf, size_t len,
-					   const char *source, rm_error_t *err)
+struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len,
+					       const char *source, rm_error_t *err)
 {
 	size_t norm_len;
 	char *norm = normalise(buf, len, &norm_len);
 	struct topo_nodetype *t;
 	hwloc_topology_t topo;
+	unsigned missing;
 
 	if (!norm) {
 		rm_error_set(err, source, 0, 0, "out of memory");
@@ -207,13 +267,16 @@ static struct topo_nodetype *type_from_xml(struct topo_cluster *c, const char *b
 		rm_error_set(err, source, 0, 0, "hwloc_topology_init failed");
 		return NULL;
 	}
-	if (load_xml_bytes(topo, buf, len) < 0) {
+	if (topo_hwloc_load_bytes(topo, buf, len) < 0) {
 		hwloc_topology_destroy(topo);
 		free(norm);
-		xml_error(buf, len, source, err);
+		topo_hwloc_xml_error(buf, len, source, err);
 		return NULL;
 	}
-	return type_intern(c, topo, norm, norm_len, source, err);
+	missing = v1_missing_pus(topo, buf, len);
+	if ((t = type_intern(c, topo, norm, norm_len, source, err)))
+		t->missing_pus = missing;
+	return t;
 }
 
 /* A type for a non-XML source (synthetic description, live machine) keyed by a string. */
@@ -237,6 +300,7 @@ struct batch {
 	size_t ntypes_before;
 	char **names;
 	struct topo_nodetype **types;
+	struct topo_guids **guids;   /* per host, owned until commit (NULL entries: none) */
 	size_t n, cap;
 	struct topo_nameset *seen;
 };
@@ -250,8 +314,8 @@ static int batch_init(struct batch *b, struct topo_cluster *c, size_t hint)
 	return b->seen ? 0 : -1;
 }
 
-static int batch_add(struct batch *b, const char *name, struct topo_nodetype *t, const char *source,
-		     rm_error_t *err)
+static int batch_stage(struct batch *b, const char *name, struct topo_nodetype *t, const char *source,
+		       rm_error_t *err)
 {
 	long h = topo_host_find(b->c, name);
 	int r;
@@ -270,15 +334,19 @@ static int batch_add(struct batch *b, const char *name, struct topo_nodetype *t,
 		size_t cap = b->cap ? b->cap * 2 : 16;
 		char **nn = realloc(b->names, cap * sizeof(*nn));
 		struct topo_nodetype **nt;
+		struct topo_guids **ng;
 
 		if (nn)
 			b->names = nn;
 		nt = nn ? realloc(b->types, cap * sizeof(*nt)) : NULL;
-		if (!nt) {
+		if (nt)
+			b->types = nt;
+		ng = nt ? realloc(b->guids, cap * sizeof(*ng)) : NULL;
+		if (!ng) {
 			errno = ENOMEM;
 			return rm_error_set(err, source, 0, 0, "out of memory");
 		}
-		b->types = nt;
+		b->guids = ng;
 		b->cap = cap;
 	}
 	if (!(b->names[b->n] = strdup(name))) {
@@ -290,14 +358,30 @@ static int batch_add(struct batch *b, const char *name, struct topo_nodetype *t,
 	return 0;
 }
 
+/* Stages host name with type t and GUIDs g (taken, even on failure; may be NULL). */
+static int batch_add(struct batch *b, const char *name, struct topo_nodetype *t, struct topo_guids *g,
+		     const char *source, rm_error_t *err)
+{
+	int r = batch_stage(b, name, t, source, err);
+
+	if (r < 0)
+		free(g);
+	else
+		b->guids[b->n - 1] = g;
+	return r;
+}
+
 static void batch_free(struct batch *b)
 {
 	size_t i;
 
-	for (i = 0; i < b->n; i++)
+	for (i = 0; i < b->n; i++) {
 		free(b->names[i]);
+		free(b->guids[i]);
+	}
 	free(b->names);
 	free(b->types);
+	free(b->guids);
 	topo_nameset_destroy(b->seen);
 }
 
@@ -335,6 +419,12 @@ static int batch_commit(struct batch *b, const char *source, rm_error_t *err)
 		b->c->hosts[h].type = b->types[i];
 		if (old && --old->nhosts == 0)
 			emptied++;
+		if (b->guids[i] || b->c->hosts[h].guids) {
+			free(b->c->hosts[h].guids);
+			b->c->hosts[h].guids = b->guids[i];
+			b->guids[i] = NULL;
+			b->c->guid_gen++;
+		}
 	}
 	if (emptied)
 		topo_cluster_drop_types(b->c, 0);
@@ -361,9 +451,9 @@ static char *host_of_path(const char *path, const char *suffix)
 static int load_buf(struct batch *b, const char *host, const char *buf, size_t len, const char *source,
 		    rm_error_t *err)
 {
-	struct topo_nodetype *t = type_from_xml(b->c, buf, len, source, err);
+	struct topo_nodetype *t = topo_hwloc_type_from_xml(b->c, buf, len, source, err);
 
-	return t ? batch_add(b, host, t, source, err) : -1;
+	return t ? batch_add(b, host, t, topo_guids_from_xml(buf, len), source, err) : -1;
 }
 
 int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len,
@@ -407,126 +497,6 @@ int topo_load_hwloc_xml(topo_cluster_t c, const char *path, const char *host, rm
 	return r;
 }
 
-/* ---- topology diffs ----------------------------------------------------------------------------- */
-
-static int diff_only_infos(hwloc_topology_diff_t d)
-{
-	for (; d; d = d->generic.next)
-		if (d->generic.type != HWLOC_TOPOLOGY_DIFF_OBJ_ATTR ||
-		    d->obj_attr.diff.generic.type != HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO)
-			return 0;
-	return 1;
-}
-
-/* Applies diff to the reference XML buf and interns the result. */
-static struct topo_nodetype *type_from_diff(struct topo_cluster *c, const char *buf, size_t len,
-					    hwloc_topology_diff_t diff, const char *path, const char *ref,
-					    rm_error_t *err)
-{
-	hwloc_topology_t topo;
-	char *xml = NULL, *norm;
-	int xlen = 0;
-	size_t norm_len;
-
-	if (diff_only_infos(diff)) /* same hardware as the reference */
-		return type_from_xml(c, buf, len, ref, err);
-	if (hwloc_topology_init(&topo) < 0)
-		return rm_error_set(err, path, 0, 0, "hwloc_topology_init failed"), NULL;
-	/* diffs address I/O objects too (hwloc-compress-dir keeps them): load everything */
-	hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-	if (load_xml_bytes(topo, buf, len) < 0) {
-		hwloc_topology_destroy(topo);
-		xml_error(buf, len, ref, err);
-		return NULL;
-	}
-	if (hwloc_topology_diff_apply(topo, diff, 0) < 0) {
-		hwloc_topology_destroy(topo);
-		errno = EINVAL;
-		return rm_error_set(err, path, 0, 0, "this diff does not apply to its reference %s", ref), NULL;
-	}
-	if (hwloc_topology_export_xmlbuffer(topo, &xml, &xlen, 0) < 0) {
-		hwloc_topology_destroy(topo);
-		return rm_error_set(err, path, 0, 0, "cannot export the patched topology"), NULL;
-	}
-	norm = normalise(xml, (size_t)xlen, &norm_len);
-	hwloc_free_xmlbuffer(topo, xml);
-	if (!norm) {
-		hwloc_topology_destroy(topo);
-		return rm_error_set(err, path, 0, 0, "out of memory"), NULL;
-	}
-	return type_intern(c, topo, norm, norm_len, path, err);
-}
-
-/* Resolves the diff's reference relative to the diff's directory; caller frees. */
-static char *ref_path(const char *diffpath, const char *refname)
-{
-	const char *slash = strrchr(diffpath, '/');
-	size_t dl = slash ? (size_t)(slash - diffpath) + 1 : 0;
-	char *p;
-
-	if (refname[0] == '/')
-		return strdup(refname);
-	if (!(p = malloc(dl + strlen(refname) + 1)))
-		return NULL;
-	memcpy(p, diffpath, dl);
-	strcpy(p + dl, refname);
-	return p;
-}
-
-/* Parses a topology diff file, read through rm_file (hwloc is never given the path to open). */
-static int diff_load(const char *path, hwloc_topology_diff_t *diff, char **refname, rm_error_t *err)
-{
-	size_t len;
-	char *buf = rm_file_read(path, RM_FILE_HWLOC, &len, err);
-	int r;
-
-	if (!buf)
-		return -1;
-	errno = EINVAL;
-	r = len < (size_t)0x7fffffff ? hwloc_topology_diff_load_xmlbuffer(buf, (int)len + 1, diff, refname) : -1;
-	if (r < 0) {
-		errno = EINVAL;
-		rm_error_set(err, path, 0, 0, "malformed hwloc topology diff (hwloc cannot parse it)");
-	}
-	free(buf);
-	return r;
-}
-
-static struct topo_nodetype *load_diff(struct topo_cluster *c, const char *path, rm_error_t *err)
-{
-	hwloc_topology_diff_t diff = NULL;
-	char *refname = NULL, *ref = NULL, *buf = NULL;
-	struct topo_nodetype *t = NULL;
-	size_t len;
-
-	if (diff_load(path, &diff, &refname, err) < 0)
-		goto out;
-	errno = EINVAL;
-	if (!refname || !refname[0]) {
-		rm_error_set(err, path, 0, 0, "topology diff names no reference (refname attribute)");
-		goto out;
-	}
-	if (!(ref = ref_path(path, refname))) {
-		rm_error_set(err, path, 0, 0, "out of memory");
-		goto out;
-	}
-	if (access(ref, R_OK) < 0) {
-		errno = ENOENT;
-		rm_error_set(err, path, 0, 0, "reference topology '%s' of this diff is missing (%s)", refname,
-			     strerror(errno));
-		goto out;
-	}
-	if ((buf = read_file(ref, &len, err)))
-		t = type_from_diff(c, buf, len, diff, path, ref, err);
-out:
-	if (diff)
-		hwloc_topology_diff_destroy(diff);
-	free(refname);
-	free(ref);
-	free(buf);
-	return t;
-}
-
 /* ---- directories ----------------------------------------------------------------------------- */
 
 static int has_suffix(const char *s, const char *suf)
@@ -565,8 +535,9 @@ static int check_entries(const char *dir, char *const *v, size_t n, rm_error_t *
 	return 0;
 }
 
-/* Sorted names of the *.xml files of dir (NULL-terminated, count in *n), each checked (check_entries). */
-static char **list_xml(const char *dir, size_t *n, rm_error_t *err)
+/* Sorted names of the *.xml files of dir (NULL-terminated, count in *n); in strict mode each is checked
+ * first (check_entries), else each is checked when it is read and a bad one costs its host only. */
+static char **list_xml(const char *dir, size_t *n, int strict, rm_error_t *err)
 {
 	DIR *d;
 	struct dirent *e;
@@ -606,7 +577,7 @@ static char **list_xml(const char *dir, size_t *n, rm_error_t *err)
 		return rm_error_set(err, dir, 0, 0, "empty directory: no hwloc *.xml files"), NULL;
 	}
 	qsort(v, *n, sizeof(*v), cmp_str);
-	if (check_entries(dir, v, *n, err) < 0) {
+	if (strict && check_entries(dir, v, *n, err) < 0) {
 		int e = errno;
 
 		while (*n)
@@ -618,36 +589,77 @@ static char **list_xml(const char *dir, size_t *n, rm_error_t *err)
 	return v;
 }
 
-static int load_dir_entry(struct batch *b, const char *dir, const char *file, rm_error_t *err)
+/* Stages the host of one file (diffs through ds). On failure err says why and *kind which anomaly it
+ * is: bad_host_file, or bad_reference for a diff whose reference cannot be loaded. */
+static int load_dir_entry(struct batch *b, struct topo_diffset *ds, const char *path, const char *host,
+			  const char **kind, rm_error_t *err)
 {
-	char *path = malloc(strlen(dir) + strlen(file) + 2), *host = NULL, *buf = NULL;
 	struct topo_nodetype *t = NULL;
-	int diff = has_suffix(file, ".diff.xml"), r = -1;
+	struct topo_guids *g = NULL;
+	char *buf = NULL;
+	int ref_bad = 0;
 	size_t len;
 
-	if (!path)
-		return rm_error_set(err, dir, 0, 0, "out of memory");
-	sprintf(path, "%s/%s", dir, file);
-	host = host_of_path(file, diff ? ".diff.xml" : ".xml");
-	if (diff)
-		t = load_diff(b->c, path, err);
-	else if ((buf = read_file(path, &len, err)))
-		t = type_from_xml(b->c, buf, len, path, err);
-	if (!host)
-		rm_error_set(err, path, 0, 0, "out of memory");
-	else if (t)
-		r = batch_add(b, host, t, path, err);
+	*kind = "bad_host_file";
+	if (has_suffix(path, ".diff.xml")) {
+		t = topo_diffset_host(ds, path, host, &g, &ref_bad, err);
+		if (ref_bad)
+			*kind = "bad_reference";
+	} else if ((buf = read_file(path, &len, err)) && (t = topo_hwloc_type_from_xml(b->c, buf, len, path, err))) {
+		g = topo_guids_from_xml(buf, len);
+	}
 	free(buf);
-	free(host);
-	free(path);
+	return t ? batch_add(b, host, t, g, path, err) : -1;
+}
+
+/* Copies a host's error into err unless it holds one already (the first error wins). */
+static void first_error(rm_error_t *err, const rm_error_t *e)
+{
+	if (err && !rm_error_isset(err) && rm_error_isset(e))
+		*err = *e;
+}
+
+/* Loads every file of the directory into b: in strict mode stops at the first bad host (-1); else
+ * each bad host becomes an anomaly and the first host error is kept in *first. */
+static int load_dir_files(struct batch *b, const char *dir, char *const *files, size_t n, rm_error_t *first,
+			  rm_error_t *err)
+{
+	struct topo_diffset *ds = topo_diffset_create(b->c);
+	size_t i, dl = strlen(dir);
+	int r = ds ? 0 : rm_error_set(err, dir, 0, 0, "out of memory");
+
+	for (i = 0; i < n && r == 0; i++) {
+		char *path = malloc(dl + strlen(files[i]) + 2), *host;
+		const char *kind;
+		rm_error_t e = { 0 };
+
+		if (!path)
+			r = rm_error_set(err, dir, 0, 0, "out of memory");
+		else
+			sprintf(path, "%s/%s", dir, files[i]);
+		host = path ? host_of_path(files[i], has_suffix(files[i], ".diff.xml") ? ".diff.xml" : ".xml") : NULL;
+		if (path && !host)
+			r = rm_error_set(err, path, 0, 0, "out of memory");
+		else if (host && load_dir_entry(b, ds, path, host, &kind, b->c->strict ? err : &e) < 0) {
+			if (b->c->strict)
+				r = -1;
+			else if (topo_cluster_add_anomaly(b->c, kind, host, &e) < 0)
+				r = rm_error_set(err, path, 0, 0, "out of memory");
+			first_error(first, &e);
+		}
+		free(host);
+		free(path);
+	}
+	topo_diffset_destroy(ds);
 	return r;
 }
 
 int topo_load_hwloc_dir(topo_cluster_t c, const char *dir, rm_error_t *err)
 {
 	struct batch b;
-	size_t n, i;
-	char **files = list_xml(dir, &n, err);
+	size_t n, i, anomalies_before = c->nanomalies, ntypes_before = c->ntypes;
+	char **files = list_xml(dir, &n, c->strict, err);
+	rm_error_t first = { 0 };
 	int r = 0;
 
 	if (!files)
@@ -655,10 +667,18 @@ int topo_load_hwloc_dir(topo_cluster_t c, const char *dir, rm_error_t *err)
 	if (batch_init(&b, c, n) < 0) {
 		r = rm_error_set(err, dir, 0, 0, "out of memory");
 	} else {
-		for (i = 0; i < n && r == 0; i++)
-			r = load_dir_entry(&b, dir, files[i], err);
+		r = load_dir_files(&b, dir, files, n, &first, err);
+		if (r == 0 && b.n == 0) { /* nothing usable: the first host's error is the directory's */
+			first_error(err, &first);
+			errno = EINVAL;
+			r = -1;
+		}
 		r = r < 0 ? batch_abort(&b) : batch_commit(&b, dir, err);
 	}
+	if (r < 0)
+		topo_anomalies_truncate(c, anomalies_before);
+	else
+		topo_cluster_drop_types(c, ntypes_before); /* references whose diffs all failed */
 	for (i = 0; i < n; i++)
 		free(files[i]);
 	free(files);
@@ -683,7 +703,7 @@ static int load_hosts(struct topo_cluster *c, char *const *names, size_t n, hwlo
 	if (!(t = type_from_key(c, topo, key, source, err)))
 		return batch_abort(&b);
 	for (i = 0; i < n; i++)
-		if (batch_add(&b, names[i], t, source, err) < 0)
+		if (batch_add(&b, names[i], t, NULL, source, err) < 0)
 			return batch_abort(&b);
 	if (n == 0) { /* keep the batch from leaving an unused type */
 		errno = EINVAL;

@@ -54,7 +54,10 @@ int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, 
  * A host twice in one load stays an error either way. Returns 0. */
 int topo_cluster_replace_hw(topo_cluster_t c, int on);
 /* Loads every <host>.xml of a directory, and every <host>.diff.xml applied to the reference XML it
- * names (hwloc topology diff, refname attribute). An empty directory is an error. */
+ * names (hwloc topology diff, refname attribute; hwloc 1.x diffs too: each hunk is applied on its own,
+ * 1.x object depths translated). An empty directory is an error; faults are isolated per host (see
+ * topo_cluster_set_strict). XML is loaded with disallowed PUs included: data gathered inside a job's
+ * restricted cpuset counts the whole machine, and the report names those hosts. */
 int topo_load_hwloc_dir(topo_cluster_t c, const char *dir, rm_error_t *err);
 /* Adds host with the hardware of an hwloc synthetic description ("pack:2 core:4 pu:1"). */
 int topo_load_hwloc_synthetic(topo_cluster_t c, const char *host, const char *desc, rm_error_t *err);
@@ -62,6 +65,45 @@ int topo_load_hwloc_synthetic(topo_cluster_t c, const char *host, const char *de
 int topo_load_hwloc_live(topo_cluster_t c, const char *host, rm_error_t *err);
 /* CLI convenience: spec is a directory, an XML file, "synthetic:<desc>[@host1,host2...]" or "live". */
 int topo_load_hwloc_spec(topo_cluster_t c, const char *spec, rm_error_t *err);
+
+/* ---- per-host fault isolation (topo/node_anomaly.c) ------------------------------------------- */
+
+/*
+ * By default a directory load (and the hwloc source of a cluster file) isolates faults per host: a host
+ * whose files cannot be read or applied (unreadable, a FIFO, a symlink loop, empty, truncated, a bad
+ * diff, a diff whose reference is bad) is left out and recorded as a load anomaly; the rest loads. A
+ * directory from which no host loads is still an error (its first host's). A diff hunk that does not
+ * apply is an anomaly too, the host keeping the reference's value. Strict mode restores
+ * fail-on-first-error (the whole load fails and the cluster is left as it was).
+ */
+typedef struct topo_anomaly {
+	const char *kind;    /* bad_host_file, bad_reference, diff_hunk */
+	const char *host;    /* the host left out (or patched), "" when unknown */
+	const char *file;    /* the file at fault */
+	int line;            /* its line, 0 when unknown */
+	const char *reason;  /* what is wrong, without the file name */
+} topo_anomaly_t;
+
+/* strict != 0: the first bad host file fails the load; 0 (the default): per-host isolation. */
+void topo_cluster_set_strict(topo_cluster_t c, int strict);
+/* Returns the strict flag. */
+int topo_cluster_strict(topo_cluster_t c);
+/* Records a load anomaly of the given kind for host (NULL: unknown) from the error e (its source, line
+ * and text are copied). Returns 0, or -1 (ENOMEM). */
+int topo_cluster_add_anomaly(topo_cluster_t c, const char *kind, const char *host, const rm_error_t *e);
+/* Number of load anomalies, and anomaly i (borrowed, valid until the cluster is destroyed or more
+ * anomalies are added), NULL when out of range. */
+size_t topo_cluster_nanomalies(topo_cluster_t c);
+const topo_anomaly_t *topo_cluster_anomaly(topo_cluster_t c, size_t i);
+
+/* ---- InfiniBand GUIDs of hosts, from their hwloc XML (topo/node_guid.c) ------------------------- */
+
+/* The GUIDs hwloc recorded for host h's HCAs (OpenFabrics OS devices): node GUIDs (info NodeGUID,
+ * "0002:c903:00fe:1234") in *node (count returned), port GUIDs (the interface part of each port's GID
+ * 0, info Port<N>GID0) in *port (count in *nport). Arrays borrowed; 0 when the host has none. For a host
+ * loaded from a diff, the reference's GUIDs with the diff's changes. */
+size_t topo_host_guids(topo_cluster_t c, size_t h, const uint64_t **node, const uint64_t **port,
+		       size_t *nport);
 
 /* ---- InfiniBand sources (topo/net_ib*.c) ---------------------------------------------------- */
 
@@ -100,13 +142,16 @@ size_t topo_torus_host_names(topo_cluster_t c, const char **names, size_t nnodes
 /* ---- cluster files ---------------------------------------------------------------------------- */
 
 /* Loads a cluster description: `key = value` lines, # comments, keys hwloc (as topo_load_hwloc_spec),
- * ib, ib_cache, node_name_map, torus, and the cost parameters of topo_costs_t by name. Relative paths
+ * ib, ib_cache, node_name_map, torus, strict (yes/no: topo_cluster_set_strict, applied before any
+ * source whatever its line) and the cost parameters of topo_costs_t by name. Relative paths
  * are relative to the file's directory. Used by `--cluster FILE` and RANKMAP_CLUSTER. */
 int topo_load_cluster_file(topo_cluster_t c, const char *path, rm_error_t *err);
 
 /* ---- finalize and hosts --------------------------------------------------------------------- */
 
 /* Joins the sources: host names from the fabric, switch levels, leaf of every host, torus coordinates.
+ * An HCA the fabric has no name for (a generic description, no node-name map entry) takes the name of
+ * the host whose hwloc XML holds its node or port GUID (topo_host_guids).
  * Call after loading and before any query; may be called again after more loads. */
 int topo_cluster_finalize(topo_cluster_t c, rm_error_t *err);
 

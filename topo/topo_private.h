@@ -33,7 +33,14 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 int topo_fabric_load_live(struct topo_fabric *f, const char *ca, int port, rm_error_t *err);
 int topo_fabric_load_cache(struct topo_fabric *f, const char *path, rm_error_t *err);
 int topo_fabric_load_node_name_map(struct topo_fabric *f, const char *path, rm_error_t *err);
-/* Names hosts (node-name map, else first word of the HCA description, else the GUID), computes
+/* HCA names from the hosts' hwloc XML: guids[i] (node or port GUID) belongs to host names[i] (borrowed:
+ * the cluster's host names, which outlive the fabric's use of them). Used at finalize for an HCA whose
+ * description is generic and that has no node-name map entry; a GUID two hosts claim names nothing.
+ * gen identifies the set: a different gen than the last call's redoes the next finalize. -1 on ENOMEM. */
+int topo_fabric_set_hwloc_names(struct topo_fabric *f, unsigned long gen, const uint64_t *guids,
+				const char *const *names, size_t n);
+/* Names hosts (node-name map, else first word of the HCA description, else the hwloc XML holding its
+ * GUID, else the GUID), computes
  * switch levels, the leaf switch of each host and switch-to-switch hop counts. Idempotent. */
 int topo_fabric_finalize(struct topo_fabric *f, rm_error_t *err);
 /* Group of switch s at "network level" k above the leaves (k = 0: the leaf itself; k = 1: leaves that
@@ -61,9 +68,16 @@ json_t *topo_torus_model_report(const struct topo_torus_model *t);
 
 struct topo_nodetype;     /* one parsed hwloc tree shared by all hosts with identical hardware */
 
+/* InfiniBand GUIDs from a host's hwloc XML: node GUIDs v[0 .. nnode-1], port GUIDs after them. */
+struct topo_guids {
+	uint32_t n, nnode;
+	uint64_t v[];
+};
+
 struct topo_host {
 	char *name;
 	struct topo_nodetype *type;  /* NULL without hardware data */
+	struct topo_guids *guids;    /* from its hwloc XML (owned), NULL when none */
 	long fabric_host;            /* index in the fabric, -1 */
 	long torus_node;             /* node index in the torus, -1 */
 };
@@ -79,6 +93,10 @@ struct topo_cluster {
 	topo_costs_t costs;
 	int finalized;
 	int replace_hw;              /* hardware loaded for a host replaces what it had (topo_cluster_replace_hw) */
+	int strict;                  /* a bad host file fails the load (topo_cluster_set_strict) */
+	topo_anomaly_t *anomalies;   /* load anomalies, strings owned (node_anomaly.c) */
+	size_t nanomalies, anomalies_cap;
+	unsigned long guid_gen;      /* bumped whenever hosts' GUIDs change (node_guid.c) */
 };
 
 /* Adds a host, or returns the existing index; -1 on allocation failure (cluster.c). */

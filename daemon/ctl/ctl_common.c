@@ -169,6 +169,9 @@ int ctl_sources_opt(ctl_sources_t *s, const char *cmd, int c, const char *arg)
 	case CTL_OPT_CLUSTER:
 		s->cluster = arg;
 		return 1;
+	case CTL_OPT_STRICT:
+		s->strict = 1;
+		return 1;
 	default:
 		return 0;
 	}
@@ -183,6 +186,7 @@ int ctl_sources_load(topo_cluster_t c, const ctl_sources_t *s, rm_error_t *err)
 {
 	int i;
 
+	topo_cluster_set_strict(c, s->strict);
 	if (s->cluster && topo_load_cluster_file(c, s->cluster, err) < 0)
 		return -1;
 	for (i = 0; i < s->nhwloc; i++)

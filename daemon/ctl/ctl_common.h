@@ -57,13 +57,15 @@ enum {
 	CTL_OPT_IB_LIVE,
 	CTL_OPT_NAME_MAP,
 	CTL_OPT_TORUS,
-	CTL_OPT_CLUSTER
+	CTL_OPT_CLUSTER,
+	CTL_OPT_STRICT
 };
 
 #define CTL_IB_LONGOPTS                                                                                                \
 	{"ib", required_argument, NULL, CTL_OPT_IB}, {"ib-cache", required_argument, NULL, CTL_OPT_IB_CACHE},          \
 	        {"ib-live", no_argument, NULL, CTL_OPT_IB_LIVE},                                                       \
 	        {"node-name-map", required_argument, NULL, CTL_OPT_NAME_MAP},                                          \
+	        {"strict", no_argument, NULL, CTL_OPT_STRICT},                                                         \
 	{                                                                                                              \
 		"cluster", required_argument, NULL, CTL_OPT_CLUSTER                                                    \
 	}
@@ -76,6 +78,7 @@ enum {
 typedef struct ctl_sources {
 	const char *hwloc[CTL_MAX_SOURCES], *ib[CTL_MAX_SOURCES];
 	int nhwloc, nib, ib_live;
+	int strict;               /* --strict: the first bad host file fails the load */
 	const char *cluster, *ib_cache, *name_map, *torus;
 } ctl_sources_t;
 

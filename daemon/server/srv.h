@@ -53,6 +53,7 @@ typedef struct srv_config {
 	char *state_dir;
 	char *hwloc_dir;          /* per-node XML directory (optional) */
 	int allow_register;       /* nodes may send their XML */
+	int strict;               /* a bad hwloc file fails the model build (else it is an anomaly) */
 	char *cluster_file;       /* a topo cluster description file (optional) */
 	char *ib_files[SRV_MAX_IB_FILES];
 	int n_ib_files;

@@ -38,6 +38,7 @@ static const centry_t entries[] = {
 	{ "socket_mode", C_MODE, 0, 0777, "0666", F(socket_mode), "permissions of the socket (octal)" },
 	{ "state_dir", C_PATH, 0, 0, "/var/lib/rankmapd", F(state_dir), "registrations, fabric cache, lock" },
 	{ "hwloc_dir", C_PATH, 0, 0, NULL, F(hwloc_dir), "directory of <host>.xml hwloc exports" },
+	{ "strict", C_BOOL, 0, 1, "no", F(strict), "a bad hwloc file fails the load (else: an anomaly)" },
 	{ "allow_register", C_BOOL, 0, 1, "yes", F(allow_register), "accept `register` requests" },
 	{ "cluster", C_PATH, 0, 0, NULL, F(cluster_file), "a rankmap cluster description file" },
 	{ "ib_file", C_PATHLIST, 0, 0, NULL, F(ib_files), "ibnetdiscover output (repeatable)" },

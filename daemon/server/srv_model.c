@@ -177,6 +177,37 @@ static int dir_overlaps(build_t *b, const char *dir)
 	return hit;
 }
 
+/* One file of the directory: a bad one fails the build in strict mode, else it is an anomaly. */
+static int load_dir_file(build_t *b, const char *path, const char *host)
+{
+	rm_error_t e = { 0 };
+
+	if (b->ctx->cfg.strict)
+		return topo_load_hwloc_xml(b->c, path, host, b->err);
+	if (topo_load_hwloc_xml(b->c, path, host, &e) < 0 && topo_cluster_add_anomaly(b->c, "bad_host_file", host, &e) < 0)
+		return rm_error_set(b->err, path, 0, 0, "out of memory");
+	return 0;
+}
+
+/* Logs one warning per host the load left out or patched partially (per-host fault isolation). */
+static void log_anomalies(build_t *b)
+{
+	size_t i, n = topo_cluster_nanomalies(b->c);
+
+	for (i = 0; i < n; i++) {
+		const topo_anomaly_t *a = topo_cluster_anomaly(b->c, i);
+		char where[RM_ERROR_SOURCE_LEN + 16];
+
+		if (a->line > 0)
+			snprintf(where, sizeof(where), "%s:%d", a->file, a->line);
+		else
+			snprintf(where, sizeof(where), "%s", a->file);
+		srv_log(SRV_LOG_WARNING, "%s: host %s %s: %s: %s", a->kind, a->host,
+			!strcmp(a->kind, "diff_hunk") ? "keeps its reference's value" : "left out", where, a->reason);
+		json_array_append_new(b->warnings, json_sprintf("%s: host %s: %s: %s", a->kind, a->host, where, a->reason));
+	}
+}
+
 /* Loads the directory file by file, skipping registered hosts (diffs of unregistered hosts cannot be
  * loaded one by one and are skipped with a warning). */
 static int load_dir_filtered(build_t *b, const char *dir)
@@ -204,7 +235,7 @@ static int load_dir_filtered(build_t *b, const char *dir)
 		reg = json_object_get(b->ctx->registrations, host) != NULL;
 		pthread_mutex_unlock(&b->ctx->reg_lock);
 		if (!reg)
-			rc = topo_load_hwloc_xml(b->c, path, host, b->err);
+			rc = load_dir_file(b, path, host);
 	}
 	closedir(dp);
 	return rc;
@@ -381,8 +412,10 @@ srv_model_t *srv_model_build(srv_ctx_t *ctx, rm_error_t *err)
 		rm_error_set(err, "model", 0, 0, "out of memory");
 		goto fail;
 	}
+	topo_cluster_set_strict(b.c, ctx->cfg.strict);
 	if (load_sources(&b) < 0)
 		goto fail;
+	log_anomalies(&b);
 	m->refs = 1;
 	pthread_mutex_init(&m->tc_lock, NULL);
 	m->cluster = b.c;

@@ -39,7 +39,7 @@ run() {
 	case $k in cluster_ib) printf 'ib = %s\n' "$f" >"$T/cl.conf" ;; esac
 	set -- timeout -k 5 "$TMO" env "$@"
 	case $k in
-	hwloc) "$@" "$CTL" report --hwloc "$f" ;;
+	hwloc) "$@" "$CTL" report --strict --hwloc "$f" ;; # lenient directories: hwloc_faults.sh
 	ib) "$@" "$CTL" report --ib "$f" ;;
 	ib_cache) "$@" "$CTL" report --ib-cache "$f" ;;
 	namemap) "$@" "$CTL" report --ib "$DATA/ib/small-2level.topo" --node-name-map "$f" ;;
@@ -160,6 +160,7 @@ rm -f "$T/dense-huge.txt"
 SOCK=$T/d.sock
 cat >"$T/d.conf" <<EOC
 hwloc_dir = $T/hw
+strict = yes
 socket = $SOCK
 state_dir = $T/state
 socket_mode = 0666

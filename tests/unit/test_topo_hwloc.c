@@ -197,22 +197,43 @@ static void test_diff(void)
 	topo_cluster_destroy(c);
 }
 
-static void expect_bad(const char *what, const char *dir, const char *file, const char *text)
+/* Strict: the directory is refused, the error names file and says text, the cluster is unchanged.
+ * Per-host isolation (the default): with ngood good hosts beside the bad one they load and the bad one
+ * is one anomaly naming its file (reason says text); with none the directory is refused the same way. */
+static void expect_bad(const char *what, const char *dir, const char *file, const char *text, size_t ngood)
 {
-	topo_cluster_t c = topo_cluster_create();
-	rm_error_t err;
-	size_t nh, nt;
+	int strict;
 
-	rm_error_clear(&err);
-	topo_load_hwloc_synthetic(c, "pre", "pack:1 core:2 pu:1", NULL);
-	nh = topo_nhosts(c);
-	nt = c->ntypes;
-	check(topo_load_hwloc_dir(c, dir, &err) < 0, "%s: refused", what);
-	check(!file || strstr(err.source, file), "%s: names %s: got '%s'", what, file, err.source);
-	check(strstr(err.text, text) != NULL, "%s: says '%s': got '%s'", what, text, err.text);
-	check(topo_nhosts(c) == nh && c->ntypes == nt, "%s: cluster unchanged", what);
-	check(topo_host_npus(c, 0) == 2, "%s: earlier host intact", what);
-	topo_cluster_destroy(c);
+	for (strict = 1; strict >= 0; strict--) {
+		topo_cluster_t c = topo_cluster_create();
+		const topo_anomaly_t *a;
+		rm_error_t err;
+		size_t nh, nt;
+
+		rm_error_clear(&err);
+		topo_cluster_set_strict(c, strict);
+		topo_load_hwloc_synthetic(c, "pre", "pack:1 core:2 pu:1", NULL);
+		nh = topo_nhosts(c);
+		nt = c->ntypes;
+		if (strict || !ngood) {
+			check(topo_load_hwloc_dir(c, dir, &err) < 0, "%s (strict %d): refused", what, strict);
+			check(!file || strstr(err.source, file), "%s: names %s: got '%s'", what, file, err.source);
+			check(strstr(err.text, text) != NULL, "%s: says '%s': got '%s'", what, text, err.text);
+			check(topo_nhosts(c) == nh && c->ntypes == nt, "%s: cluster unchanged", what);
+			check(topo_cluster_nanomalies(c) == 0, "%s: no anomaly left behind", what);
+		} else {
+			check(topo_load_hwloc_dir(c, dir, &err) == 0, "%s (isolated): loads: %s", what, err.text);
+			check(topo_nhosts(c) == nh + ngood, "%s (isolated): %zu good hosts loaded (%zu)", what, ngood,
+			      topo_nhosts(c) - nh);
+			a = topo_cluster_anomaly(c, 0);
+			check(topo_cluster_nanomalies(c) == 1 && a && strstr(a->file, file) && strstr(a->reason, text) &&
+				      a->host[0],
+			      "%s (isolated): one anomaly naming %s: %s %s: %s", what, file, a ? a->kind : "-",
+			      a ? a->file : "-", a ? a->reason : "-");
+		}
+		check(topo_host_npus(c, 0) == 2, "%s: earlier host intact", what);
+		topo_cluster_destroy(c);
+	}
 }
 
 static void test_bad(void)
@@ -224,26 +245,26 @@ static void test_bad(void)
 	snprintf(d, sizeof(d), "%s/trunc", tmp);
 	sh("mkdir -p %s && cp %s/bonobo001.xml %s/bonobo002.xml %s/ && head -c 5000 %s/fourmi001.xml > %s/fourmi001.xml",
 	   d, plafrim, plafrim, d, plafrim, d);
-	expect_bad("truncated", d, "fourmi001.xml", "truncated");
+	expect_bad("truncated", d, "fourmi001.xml", "truncated", 2);
 	snprintf(d, sizeof(d), "%s/garbage", tmp);
 	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && head -c 3000 /bin/sh > %s/zz.xml", d, plafrim, d, d);
-	expect_bad("garbage", d, "zz.xml", "not an hwloc XML");
+	expect_bad("garbage", d, "zz.xml", "not an hwloc XML", 1);
 	snprintf(d, sizeof(d), "%s/emptyfile", tmp);
 	sh("mkdir -p %s && : > %s/a.xml", d, d);
-	expect_bad("empty file", d, "a.xml", "empty");
+	expect_bad("empty file", d, "a.xml", "empty", 0);
 	snprintf(d, sizeof(d), "%s/empty", tmp);
 	sh("mkdir -p %s && touch %s/README", d, d);
-	expect_bad("empty directory", d, "empty", "empty directory");
+	expect_bad("empty directory", d, "empty", "empty directory", 0);
 	snprintf(d, sizeof(d), "%s/nosuchdir", tmp);
-	expect_bad("missing directory", d, "nosuchdir", "cannot open");
+	expect_bad("missing directory", d, "nosuchdir", "cannot open", 0);
 	snprintf(d, sizeof(d), "%s/baddiff", tmp);
 	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && echo '<topologydiff refname=' > %s/x.diff.xml", d, plafrim,
 	   d, d);
-	expect_bad("garbage diff", d, "x.diff.xml", "diff");
+	expect_bad("garbage diff", d, "x.diff.xml", "diff", 1);
 	snprintf(d, sizeof(d), "%s/dupdiff", tmp);
 	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && cp %s/diff/newhost.diff.xml %s/bonobo001.diff.xml", d,
 	   plafrim, d, tmp, d);
-	expect_bad("host as XML and diff", d, "bonobo001", "duplicate");
+	expect_bad("host as XML and diff", d, "bonobo001", "duplicate", 1);
 
 	c = topo_cluster_create();
 	rm_error_clear(&err);

@@ -394,6 +394,7 @@ json_t *topo_cluster_report(topo_cluster_t c)
 		json_array_extend(an, json_object_get(torus, "anomalies"));
 	hop_histogram(c, r);
 	host_anomalies(c, an);
+	topo_anomalies_report(c, an);
 	json_object_set_new(r, "anomalies", an);
 	return r;
 }
