@@ -72,10 +72,9 @@ struct topo_guids *topo_guids_patch(const struct topo_guids *g, hwloc_topology_d
 /* Gives the fabric the hosts' GUIDs before it names its hosts (cluster finalize). -1 on ENOMEM. */
 int topo_guids_to_fabric(struct topo_cluster *c);
 
-/* Load anomalies (node_anomaly.c): drops those past the first n (n = 0 frees the list); adds them and
- * the restricted_cpuset one to a report's anomalies. */
+/* Load anomalies (node_anomaly.c): drops those past the first n (n = 0 frees the list). The report
+ * reads them through topo_anomalies_report (topo_view.h). */
 void topo_anomalies_truncate(struct topo_cluster *c, size_t n);
-void topo_anomalies_report(struct topo_cluster *c, json_t *an);
 
 /* Network part of the cost between two distinct hosts (lat_net + hops or torus distance + transfer);
  * negative when both are in the fabric but not connected (cost.c). */

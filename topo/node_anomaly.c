@@ -10,6 +10,7 @@
 
 #include "cluster_private.h"
 #include "hostlist.h"
+#include "topo_view.h"
 
 void topo_cluster_set_strict(topo_cluster_t c, int strict)
 {

@@ -35,6 +35,10 @@ double topo_torus_node_distance(topo_cluster_t c, long a, long b);
 /* The torus's part of the cluster report (a new reference; rankmapctl report's "torus" object), NULL
  * without a torus. */
 json_t *topo_torus_report(topo_cluster_t c);
+/* Appends the load-time anomalies of the hardware data to the array an (borrowed): hosts whose files
+ * could not be read or applied (bad_host_file, bad_reference, diff_hunk) and, once per cluster, the
+ * hosts whose data was gathered in a restricted cpuset (restricted_cpuset). */
+void topo_anomalies_report(topo_cluster_t c, json_t *an);
 
 /* Distinct node hardware: hosts with the same hwloc tree (info elements aside) share one node type. */
 typedef struct topo_type_info {
