@@ -6,7 +6,7 @@
 #include "tests/harness.h"
 #include "common/rm_error.h"
 #include "common/rm_tmpfile.h"
-#include "daemon/lib_proto.h"
+#include "daemon/client/rm_client.h"
 
 #include <errno.h>
 #include <fcntl.h>
