@@ -35,12 +35,17 @@ static void usage(FILE *f)
 		"    Lists are compressed Slurm host lists. Every host appears under exactly one leaf: the\n"
 		"    switch of its first HCA port (dual-rail hosts are listed under their first rail), or\n"
 		"    with --all-leaves under every leaf it is cabled to.\n"
-		"    Switches with no host below them are left out. Switch names are the node-name map entry,\n"
-		"    else the switch's description, with characters other than letters, digits, '.', '_' and\n"
-		"    '-' replaced by '_'; names that collide get _<GUID> appended. Hosts are named by the\n"
-		"    node-name map, else by the first word of their HCA description; HCAs with a generic\n"
-		"    description (\"MT4129 ConnectX7 ...\") keep their GUID as name (0x...) and are counted in\n"
-		"    the header and on standard error: give a node-name map to name them.\n\n"
+		"    Switches with no host below them are left out. Switch names are short and stable: the\n"
+		"    node-name map entry (characters other than letters, digits, '.', '_' and '-' replaced by\n"
+		"    '_'), else ibsw<N>, N the switch's rank in GUID order among all switches of the fabric,\n"
+		"    so a switch added with a higher GUID renames none (a node-name map pins names for good);\n"
+		"    names that collide get _<GUID> appended. A comment line above each SwitchName gives the\n"
+		"    switch's description and GUID. Leaves, then the switches of each level, come in order of\n"
+		"    their names; host lists are sorted and compressed. Hosts are named by the node-name map,\n"
+		"    else by the first word of their HCA description. HCAs with a generic description\n"
+		"    (\"MT4129 ConnectX7 ...\") and no map entry have no host name: they are left out of\n"
+		"    Nodes= (Slurm would reject them as invalid hostnames), listed by GUID in a comment, and\n"
+		"    counted in one warning on standard error: give a node-name map to name them.\n\n"
 		"    Several subnets (several --ib files) give one tree each. Slurm only places a job on\n"
 		"    nodes under one common switch, so hosts of different trees never share a job; --top NAME\n"
 		"    adds a switch NAME above the roots of all trees to allow it.\n\n"
@@ -137,9 +142,10 @@ static void st_warnings(const topo_swtree_t *t, const char *top)
 	if (t->ntrees > 1 && !top)
 		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu separate switch trees (no switch reaches every "
 				"host): Slurm will not place a job across them; --top NAME joins them\n", t->ntrees);
-	if (t->nguid_named)
-		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu hosts named by HCA GUID (generic HCA "
-				"description); give --node-name-map to name them\n", t->nguid_named);
+	if (t->nguid_host)
+		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu HCAs named only by their GUID (first: %s) are "
+				"left out of Nodes= and listed in a comment; give --node-name-map to name them\n",
+			t->nguid_host, t->guid_host[0].name);
 	if (t->nunplaced)
 		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu hosts hang on no switch and are not "
 				"listed (first: %s)\n", t->nunplaced, t->unplaced[0]);
@@ -164,7 +170,7 @@ int ctl_slurm_topology_main(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	if (ctl_sources_load(c, &o.src, &err) == 0 && (t = topo_swtree_build(c, o.all_leaves, &err)) && st_write(c, t, &o, &err) == 0) {
+	if (ctl_sources_load(c, &o.src, &err) == 0 && (t = topo_swtree_build(c, (o.all_leaves ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY, &err)) && st_write(c, t, &o, &err) == 0) {
 		st_warnings(t, o.top);
 		rc = 0;
 	} else {

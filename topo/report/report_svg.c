@@ -547,7 +547,7 @@ static int svg_fabric(struct svg *g, const char *extra, rm_error_t *err)
 	size_t n;
 	int eh = extra_dim(extra, "height");
 
-	if (!(g->t = topo_swtree_build(g->c, 0, err)))
+	if (!(g->t = topo_swtree_build(g->c, TOPO_SWTREE_PER_SUBNET, err)))
 		return -1;
 	n = g->t->nsw + 1;
 	g->x = calloc(n, sizeof(*g->x));
