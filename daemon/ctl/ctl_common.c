@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl_common.h"
@@ -64,6 +65,23 @@ json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_m
 		fprintf(stderr, "rankmapctl %s: rankmapd at %s: %s\n", cmd, socket, msg);
 	json_decref(resp);
 	return NULL;
+}
+
+void ctl_print_last_reload(FILE *f, const json_t *lr)
+{
+	time_t at = (time_t)json_integer_value(json_object_get(lr, "at"));
+	char when[64];
+
+	if (!json_is_object(lr) || !at) {
+		fprintf(f, "last reload: none since start\n");
+		return;
+	}
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&at));
+	if (json_is_true(json_object_get(lr, "ok")))
+		fprintf(f, "last reload: %s, ok\n", when);
+	else
+		fprintf(f, "last reload: %s, FAILED (the previous model serves): %s\n", when,
+			json_string_value(json_object_get(lr, "error")) ? json_string_value(json_object_get(lr, "error")) : "?");
 }
 
 FILE *ctl_open_output(const char *cmd, const char *path)

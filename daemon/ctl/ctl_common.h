@@ -30,6 +30,10 @@ const char *ctl_socket(const char *opt);
  * after printing an error naming the socket (unreachable daemon) or the daemon's error. */
 json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_ms);
 
+/* Writes "last reload: 2026-11-24 06:31:18, ok" (or ", FAILED: why", or "none since start") for a
+ * daemon's last_reload object (ping, report) to f. */
+void ctl_print_last_reload(FILE *f, const json_t *last_reload);
+
 /* Opens path for writing ("-" or NULL: stdout). Returns the stream or NULL after printing an error. */
 FILE *ctl_open_output(const char *cmd, const char *path);
 /* Closes a stream from ctl_open_output (not stdout) and checks the write. Returns rc, or 1 when rc

@@ -13,6 +13,7 @@
 #include <hwloc.h>
 
 #include "ctl.h"
+#include "ctl_common.h"
 #include "rm_client.h"
 #include "rm_file.h"
 #include "topo.h"
@@ -112,8 +113,8 @@ static int print_json(json_t *resp)
 static void ping_usage(FILE *f)
 {
 	fprintf(f, "Usage: rankmapctl ping [OPTIONS]\n\n"
-		   "Checks that rankmapd answers, and prints its version, model generation, uptime and the\n"
-		   "round-trip time.\n\nOptions:\n" COMMON_HELP
+		   "Checks that rankmapd answers, and prints its version, model generation, uptime, the\n"
+		   "round-trip time and the last reload's result (its time, ok or the error).\n\nOptions:\n" COMMON_HELP
 		   "\nExit status: 0 when the daemon answered, 1 otherwise, 2 on a usage error.\n"
 		   "Example: rankmapctl ping --socket /run/rankmapd/rankmapd.sock\n");
 }
@@ -138,6 +139,7 @@ int ctl_ping_main(int argc, char **argv)
 	       (long long)json_integer_value(json_object_get(resp, "generation")),
 	       (long long)json_integer_value(json_object_get(resp, "uptime_s")),
 	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	ctl_print_last_reload(stdout, json_object_get(resp, "last_reload"));
 	json_decref(resp);
 	return 0;
 }

@@ -574,8 +574,15 @@ static int report_remote(const struct opts *o)
 	r = json_object_get(resp, "report");
 	if (!json_is_object(r))
 		fprintf(stderr, "rankmapctl report: rankmapd at %s sent no cluster report\n", o->socket);
-	else if (!json_is_object(json_object_get(r, "torus")) || remote_torus_order(o, r) == 0)
+	else if (!json_is_object(json_object_get(r, "torus")) || remote_torus_order(o, r) == 0) {
+		if (o->json) /* the daemon's status (counters, last reload) beside the report */
+			json_object_set(r, "daemon", json_object_get(resp, "daemon"));
 		rc = render(r, o);
+		if (rc == 0 && !o->json) {
+			printf("\nrankmapd at %s: ", o->socket);
+			ctl_print_last_reload(stdout, json_object_get(json_object_get(resp, "daemon"), "last_reload"));
+		}
+	}
 	json_decref(resp);
 	return rc;
 }

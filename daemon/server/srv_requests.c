@@ -166,9 +166,10 @@ json_t *srv_req_ping(srv_ctx_t *ctx, const json_t *req, const json_t *id, const 
 	gen = ctx->model ? ctx->model->generation : 0;
 	pthread_mutex_unlock(&ctx->model_lock);
 	resp = rm_proto_ok(id);
-	json_object_update_new(resp, json_pack("{s:s, s:s, s:I, s:I}", "pong", "rankmapd", "server_version",
+	json_object_update_new(resp, json_pack("{s:s, s:s, s:I, s:I, s:o}", "pong", "rankmapd", "server_version",
 					       RANKMAP_VERSION, "generation", (json_int_t)gen, "uptime_s",
-					       (json_int_t)((srv_now_ms() - ctx->started_at) / 1000)));
+					       (json_int_t)((srv_now_ms() - ctx->started_at) / 1000), "last_reload",
+					       srv_reload_json(ctx)));
 	return resp;
 }
 
@@ -212,6 +213,7 @@ static json_t *daemon_status(srv_ctx_t *ctx, const srv_model_t *m)
 		       (json_int_t)__atomic_load_n(&ctx->n_errors, __ATOMIC_RELAXED), "connections",
 		       (json_int_t)__atomic_load_n(&ctx->n_connections, __ATOMIC_RELAXED), "rejected",
 		       (json_int_t)__atomic_load_n(&ctx->n_rejected, __ATOMIC_RELAXED), "ib_live", ib);
+	json_object_set_new(st, "last_reload", srv_reload_json(ctx));
 	return st;
 }
 
@@ -372,15 +374,40 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	return resp;
 }
 
-/* Rediscovers the live fabric (if configured) and rebuilds the model from every source. */
+json_t *srv_reload_json(srv_ctx_t *ctx)
+{
+	json_t *r;
+
+	pthread_mutex_lock(&ctx->ib_lock);
+	r = !ctx->last_reload.at ? json_null()
+				 : json_pack("{s:I, s:b}", "at", (json_int_t)ctx->last_reload.at, "ok", ctx->last_reload.ok);
+	if (r && ctx->last_reload.at && !ctx->last_reload.ok)
+		json_object_set_new(r, "error", json_string(ctx->last_reload.error));
+	pthread_mutex_unlock(&ctx->ib_lock);
+	return r;
+}
+
+/* Rediscovers the live fabric (if configured) and rebuilds the model from every source; the result is
+ * kept for ping and report. */
 static int reload(srv_ctx_t *ctx, rm_error_t *err)
 {
 	rm_error_t ierr = { 0 };
 	char msg[600];
+	int rc;
 
 	if (ctx->cfg.ib_live && srv_model_ib_discover(ctx, &ierr) < 0)
 		srv_log(SRV_LOG_WARNING, "fabric discovery: %s", rm_error_format(&ierr, msg, sizeof(msg)));
-	return srv_model_rebuild(ctx, 0, err);
+	rc = srv_model_rebuild(ctx, 0, err);
+	msg[0] = '\0';
+	if (rc < 0)
+		rm_error_format(err, msg, sizeof(msg));
+	pthread_mutex_lock(&ctx->ib_lock);
+	ctx->last_reload.at = (long long)time(NULL);
+	ctx->last_reload.ok = rc == 0;
+	snprintf(ctx->last_reload.error, sizeof(ctx->last_reload.error), "%.*s",
+		 rm_utf8_prefix(msg, sizeof(ctx->last_reload.error) - 1), msg);
+	pthread_mutex_unlock(&ctx->ib_lock);
+	return rc;
 }
 
 json_t *srv_req_reload(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
