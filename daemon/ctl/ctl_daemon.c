@@ -19,7 +19,7 @@
 #include "topo.h"
 
 typedef struct common_opts {
-	const char *socket;
+	ctl_daemon_t d;
 	int timeout_ms;
 	int json;
 } common_opts_t;
@@ -31,7 +31,7 @@ typedef struct common_opts {
 	"  -h, --help          show this help\n"
 
 #define COMMON_LONGOPTS                                                                                  \
-	{ "socket", required_argument, NULL, 's' }, { "timeout", required_argument, NULL, 't' },          \
+	CTL_DAEMON_LONGOPTS, { "timeout", required_argument, NULL, 't' },                                  \
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }
 
 /* Handles a common option. Returns 1 if handled, -1 on a bad value, 0 if not a common option. */
@@ -41,7 +41,7 @@ static int common_opt(common_opts_t *o, int c, const char *cmd)
 	long v;
 
 	switch (c) {
-	case 's': o->socket = optarg; return 1;
+	case 's': return ctl_daemon_opt(&o->d, CTL_OPT_SOCKET, optarg); /* -s: short for --socket */
 	case 'j': o->json = 1; return 1;
 	case 't':
 		v = strtol(optarg, &end, 10);
@@ -51,7 +51,7 @@ static int common_opt(common_opts_t *o, int c, const char *cmd)
 		}
 		o->timeout_ms = (int)v;
 		return 1;
-	default: return 0;
+	default: return ctl_daemon_opt(&o->d, c, optarg);
 	}
 }
 
@@ -77,7 +77,7 @@ static int parse_common_only(int argc, char **argv, common_opts_t *o, const char
 
 static const char *socket_of(const common_opts_t *o)
 {
-	const char *s = o->socket ? o->socket : rm_client_socket_from_env();
+	const char *s = o->d.socket ? o->d.socket : rm_client_socket_from_env();
 
 	return s ? s : RM_SOCKET_DEFAULT;
 }

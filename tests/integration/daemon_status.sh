@@ -36,9 +36,16 @@ expect "ping: the failure and its reason (file and line)" \
 	sh -c "'$CTL' ping --socket '$SOCK' | grep -q '^last reload: .*FAILED.*ib.txt:1:1: not ibnetdiscover output'"
 expect "ping --json: ok false and the error" sh -c "'$CTL' ping --socket '$SOCK' --json | python3 -c '
 import json, sys; r = json.load(sys.stdin)[\"last_reload\"]; sys.exit(not (r[\"ok\"] is False and \"ib.txt\" in r[\"error\"] and r[\"at\"] > 0))'"
-expect "report (text): the failed reload" sh -c "'$CTL' report --socket '$SOCK' | grep -q 'last reload: .*FAILED.*ib.txt'"
-expect "report --json: daemon.last_reload" sh -c "'$CTL' report --socket '$SOCK' --json | python3 -c '
-import json, sys; r = json.load(sys.stdin)[\"daemon\"][\"last_reload\"]; sys.exit(r[\"ok\"] is not False)'"
+expect "report (text): the failed reload on stderr (stdout stays the offline form)" \
+	sh -c "'$CTL' report --socket '$SOCK' 2>&1 >/dev/null | grep -q '^rankmapctl report: rankmapd at .*: last reload: .*FAILED.*ib.txt'"
+expect "the daemon's report response: daemon.last_reload" sh -c "python3 - '$SOCK' <<'PY'
+import json, socket, struct, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+b = json.dumps({'version': 1, 'type': 'report', 'id': 1}).encode(); s.sendall(struct.pack('>I', len(b)) + b)
+n = struct.unpack('>I', s.recv(4, socket.MSG_WAITALL))[0]
+r = json.loads(s.recv(n, socket.MSG_WAITALL))['daemon']['last_reload']
+sys.exit(not (r['ok'] is False and 'ib.txt' in r['error']))
+PY"
 expect "the previous model still serves" sh -c "'$CTL' report --socket '$SOCK' | grep -q '125'"
 cp "$DATA/plafrim/ib/ib-subnet0.txt" "$T/ib.txt"
 kill -HUP "$D_PID"
