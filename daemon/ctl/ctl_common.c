@@ -1,6 +1,7 @@
 /*
  * daemon/ctl/ctl_common.c: what the rankmapctl subcommands share (see ctl_common.h).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "rm_client.h"
 #include "rm_tmpfile.h"
 #include "order.h"
+#include "mapping.h"
 
 int ctl_fail(const char *cmd, const rm_error_t *err, const char *what)
 {
@@ -340,4 +342,28 @@ int ctl_torus_check(ctl_torus_args_t *t, const char *cmd)
 		return 2;
 	}
 	return -1;
+}
+
+json_t *ctl_pattern_json(const map_graph_t *g)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	json_t *p;
+	uint64_t k;
+	uint32_t u;
+
+	if (!m)
+		return NULL;
+	for (u = 0; u < g->n; u++)
+		for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+			if (g->adj[k] > u)
+				fprintf(m, "%u %u %.17g\n", u, g->adj[k], g->w[k]);
+	if (fclose(m) != 0) {
+		free(text);
+		return NULL;
+	}
+	p = json_pack("{s:I, s:s}", "n", (json_int_t)g->n, "edges_text", text);
+	free(text);
+	return p;
 }

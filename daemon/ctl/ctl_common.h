@@ -72,6 +72,11 @@ char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *
  * one slot per core (per_pu: per PU). Returns a new target or NULL with err set. */
 topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err);
 
+/* A communication graph as a daemon request's "pattern": {"n": N, "edges_text": "u v w ..."}, each
+ * undirected edge once (the daemon merges directions). New reference, NULL when out of memory. */
+struct map_graph;
+json_t *ctl_pattern_json(const struct map_graph *g);
+
 /* ---- cluster sources (report, slurm-topology) ----------------------------------------------- */
 
 #define CTL_MAX_SOURCES 256

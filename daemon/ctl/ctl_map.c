@@ -317,31 +317,6 @@ static int map_offline(const struct map_args *a, const map_graph_t *g)
 
 /* ---- through rankmapd ------------------------------------------------------------------------- */
 
-/* {"n": N, "edges_text": "u v w ..."}: each undirected edge once (the daemon merges directions). */
-static json_t *pattern_json(const map_graph_t *g)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	json_t *p;
-	uint64_t k;
-	uint32_t u;
-
-	if (!m)
-		return NULL;
-	for (u = 0; u < g->n; u++)
-		for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
-			if (g->adj[k] > u)
-				fprintf(m, "%u %u %.17g\n", u, g->adj[k], g->w[k]);
-	if (fclose(m) != 0) {
-		free(text);
-		return NULL;
-	}
-	p = json_pack("{s:I, s:s}", "n", (json_int_t)g->n, "edges_text", text);
-	free(text);
-	return p;
-}
-
 /* The job's hosts for the daemon: --hosts expanded, else every host of its model with hardware. */
 static json_t *remote_hosts(const struct map_args *a)
 {
@@ -377,7 +352,7 @@ static json_t *map_request(const struct map_args *a, const map_graph_t *g, json_
 	json_t *req = rm_proto_request("map", 1);
 
 	if (a->pattern)
-		json_object_set_new(req, "pattern", pattern_json(g));
+		json_object_set_new(req, "pattern", ctl_pattern_json(g));
 	else
 		json_object_set_new(req, "cart", json_string(a->cart));
 	json_object_set_new(req, "hosts", hosts);
