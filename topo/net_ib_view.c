@@ -3,6 +3,7 @@
  * does not need: cables, per-switch port counts, subnet sources and speed names.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "net_ib_private.h"
 
@@ -61,4 +62,53 @@ int topo_fabric_link(const struct topo_fabric *f, size_t i, topo_link_info_t *in
 	info->width = l->width;
 	info->speed = l->speed < IB_SPEED_COUNT ? l->speed : 0;
 	return 0;
+}
+
+int topo_fabric_host_guid_named(const struct topo_fabric *f, size_t h)
+{
+	const struct ib_host *ho;
+
+	if (h >= f->nhosts)
+		return 0;
+	ho = &f->hosts[h];
+	return ho->n > 0 && f->nodes[f->att[ho->first].ca].generic && !strncmp(ho->name, "0x", 2);
+}
+
+int topo_fabric_host_port_rate(const struct topo_fabric *f, size_t h, size_t i, unsigned *width, unsigned *speed)
+{
+	const struct ib_host *ho = h < f->nhosts ? &f->hosts[h] : NULL;
+	const struct ib_node *nd;
+	size_t j, k = 0;
+	unsigned p;
+
+	if (!ho || i >= ho->n) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* attachments list each HCA's connected ports in port order: i is the k-th of its HCA */
+	for (j = 0; j < i; j++)
+		k += f->att[ho->first + j].ca == f->att[ho->first + i].ca;
+	nd = &f->nodes[f->att[ho->first + i].ca];
+	for (p = 1; nd->port_link && p <= nd->nports; p++) {
+		const struct ib_link *l;
+
+		if (nd->port_link[p] == IB_NONE || k-- > 0)
+			continue;
+		l = &f->links[nd->port_link[p]];
+		*width = l->width;
+		*speed = l->speed < IB_SPEED_COUNT ? l->speed : 0;
+		return 0;
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+const char *topo_fabric_switch_mapped_name(const struct topo_fabric *f, long s)
+{
+	return s >= 0 && (size_t)s < f->nsw ? ib_namemap_lookup(f, f->nodes[f->sw_node[s]].guid) : NULL;
+}
+
+const char *topo_fabric_switch_desc(const struct topo_fabric *f, long s)
+{
+	return s >= 0 && (size_t)s < f->nsw ? f->nodes[f->sw_node[s]].desc : NULL;
 }

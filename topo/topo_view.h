@@ -67,6 +67,12 @@ int topo_fabric_hops(const topo_fabric_t *f, size_t a, size_t b);
  * peer is not a switch): a host with HCAs on several leaves (rails, subnets) hangs under each. */
 size_t topo_fabric_host_nports(const topo_fabric_t *f, size_t h);
 long topo_fabric_host_port_switch(const topo_fabric_t *f, size_t h, size_t i);
+/* 1 when host h is named only by an HCA GUID ("0x...": a generic HCA description and no node-name
+ * map entry), else 0. */
+int topo_fabric_host_guid_named(const topo_fabric_t *f, size_t h);
+/* Width (lanes, 0 unknown) and speed rank (0 unknown) of the cable on host h's i-th connected port;
+ * -1 (EINVAL) when out of range. */
+int topo_fabric_host_port_rate(const topo_fabric_t *f, size_t h, size_t i, unsigned *width, unsigned *speed);
 
 /* Dense switch count, name (node-name map entry, else description), level (0 leaf, 1 spine, ...; -1
  * when no host is reachable), GUID and subnet (0 / -1 when out of range). */
@@ -74,6 +80,10 @@ size_t topo_fabric_nswitches(const topo_fabric_t *f);
 const char *topo_fabric_switch_name(const topo_fabric_t *f, long s);
 int topo_fabric_switch_level(const topo_fabric_t *f, long s);
 uint64_t topo_fabric_switch_guid(const topo_fabric_t *f, long s);
+/* Switch s's node-name map entry (NULL when the map has none), and its node description ("" when it
+ * has none; NULL out of range). */
+const char *topo_fabric_switch_mapped_name(const topo_fabric_t *f, long s);
+const char *topo_fabric_switch_desc(const topo_fabric_t *f, long s);
 long topo_fabric_switch_subnet(const topo_fabric_t *f, long s);
 /* Switches linked to switch s (parallel links merged), sorted; *nbrs borrowed. Returns the count. */
 size_t topo_fabric_switch_neighbors(const topo_fabric_t *f, long s, const uint32_t **nbrs);

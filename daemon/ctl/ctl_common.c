@@ -1,10 +1,12 @@
 /*
  * daemon/ctl/ctl_common.c: what the rankmapctl subcommands share (see ctl_common.h).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl_common.h"
@@ -12,6 +14,7 @@
 #include "rm_client.h"
 #include "rm_tmpfile.h"
 #include "order.h"
+#include "mapping.h"
 
 int ctl_fail(const char *cmd, const rm_error_t *err, const char *what)
 {
@@ -38,22 +41,51 @@ int ctl_usage_error(const char *cmd, const char *fmt, ...)
 	return 2;
 }
 
+int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg)
+{
+	switch (c) {
+	case CTL_OPT_SOCKET:
+		d->socket = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int ctl_daemon_set(const ctl_daemon_t *d)
+{
+	return d->socket != NULL;
+}
+
+int ctl_daemon_env(ctl_daemon_t *d)
+{
+	if (!ctl_daemon_set(d))
+		d->socket = rm_client_socket_from_env();
+	return ctl_daemon_set(d);
+}
+
+const char *ctl_daemon_name(const ctl_daemon_t *d)
+{
+	return d->socket ? d->socket : "(no daemon)";
+}
+
 const char *ctl_socket(const char *opt)
 {
 	return opt ? opt : rm_client_socket_from_env();
 }
 
-json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_ms)
+json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeout_ms)
 {
 	rm_error_t err = {0};
 	json_t *resp = NULL;
 	char msg[RM_ERROR_SOURCE_LEN + RM_ERROR_TEXT_LEN + 32];
+	const char *socket = ctl_daemon_name(d);
 
 	if (!req) {
 		fprintf(stderr, "rankmapctl %s: out of memory\n", cmd);
 		return NULL;
 	}
-	if (rm_client_call(socket, req, &resp, timeout_ms, &err) == 0)
+	if (rm_client_call(d->socket, req, &resp, timeout_ms, &err) == 0)
 		return resp;
 	rm_error_format(&err, msg, sizeof(msg));
 	if (resp) /* the daemon answered with an error */
@@ -64,6 +96,23 @@ json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_m
 		fprintf(stderr, "rankmapctl %s: rankmapd at %s: %s\n", cmd, socket, msg);
 	json_decref(resp);
 	return NULL;
+}
+
+void ctl_print_last_reload(FILE *f, const json_t *lr)
+{
+	time_t at = (time_t)json_integer_value(json_object_get(lr, "at"));
+	char when[64];
+
+	if (!json_is_object(lr) || !at) {
+		fprintf(f, "last reload: none since start\n");
+		return;
+	}
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&at));
+	if (json_is_true(json_object_get(lr, "ok")))
+		fprintf(f, "last reload: %s, ok\n", when);
+	else
+		fprintf(f, "last reload: %s, FAILED (the previous model serves): %s\n", when,
+			json_string_value(json_object_get(lr, "error")) ? json_string_value(json_object_get(lr, "error")) : "?");
 }
 
 FILE *ctl_open_output(const char *cmd, const char *path)
@@ -279,25 +328,46 @@ int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg)
 	case CTL_OPT_METHOD:
 		t->method = arg;
 		return 1;
-	case CTL_OPT_SOCKET:
-		t->socket = arg;
-		return 1;
 	default:
-		return 0;
+		return ctl_daemon_opt(&t->d, c, arg);
 	}
 }
 
 int ctl_torus_check(ctl_torus_args_t *t, const char *cmd)
 {
 	if (!t->torus && !t->dims)
-		t->socket = ctl_socket(t->socket);
-	if (t->socket && t->torus)
+		ctl_daemon_env(&t->d);
+	if (ctl_daemon_set(&t->d) && t->torus)
 		return ctl_usage_error(cmd, "--socket replaces --torus (the daemon's torus is used)");
-	if (t->socket && !t->dims && (t->cost || t->mesh))
+	if (ctl_daemon_set(&t->d) && !t->dims && (t->cost || t->mesh))
 		return ctl_usage_error(cmd, "with --socket, --link-cost and --mesh need --dims");
-	if (!t->socket && !t->torus == !t->dims) {
+	if (!ctl_daemon_set(&t->d) && !t->torus == !t->dims) {
 		fprintf(stderr, "rankmapctl %s: give exactly one of --torus FILE and --dims XxYxZ\n", cmd);
 		return 2;
 	}
 	return -1;
+}
+
+json_t *ctl_pattern_json(const map_graph_t *g)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	json_t *p;
+	uint64_t k;
+	uint32_t u;
+
+	if (!m)
+		return NULL;
+	for (u = 0; u < g->n; u++)
+		for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+			if (g->adj[k] > u)
+				fprintf(m, "%u %u %.17g\n", u, g->adj[k], g->w[k]);
+	if (fclose(m) != 0) {
+		free(text);
+		return NULL;
+	}
+	p = json_pack("{s:I, s:s}", "n", (json_int_t)g->n, "edges_text", text);
+	free(text);
+	return p;
 }

@@ -24,11 +24,38 @@ int ctl_fail(const char *cmd, const rm_error_t *err, const char *what);
 /* Prints "rankmapctl CMD: " + the message, then "Try 'rankmapctl CMD --help'.". Returns 2. */
 int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- the daemon connection ----------------------------------------------------------------------
+ * Every subcommand that can use rankmapd takes the same transport options through these: a getopt
+ * table entry (CTL_DAEMON_LONGOPTS), their --help lines (CTL_DAEMON_HELP), one handler
+ * (ctl_daemon_opt) and one struct. A transport option added here (--server HOST:PORT, say) reaches
+ * every such subcommand without touching them. */
+enum { CTL_OPT_SOCKET = 0x240 };
+#define CTL_DAEMON_LONGOPTS { "socket", required_argument, NULL, CTL_OPT_SOCKET }
+#define CTL_DAEMON_HELP                                                                                \
+	"    --socket PATH       ask rankmapd at this Unix socket (else $RANKMAP_SOCKET where the\n"   \
+	"                        subcommand says so)\n"
+
+typedef struct ctl_daemon {
+	const char *socket;
+} ctl_daemon_t;
+
+/* Records a transport option (code c). Returns 1 when c is one, else 0. */
+int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg);
+/* 1 when a daemon address was given (or taken from the environment), else 0. */
+int ctl_daemon_set(const ctl_daemon_t *d);
+/* Without a given address, takes $RANKMAP_SOCKET. Returns ctl_daemon_set(d). */
+int ctl_daemon_env(ctl_daemon_t *d);
+/* The daemon's address for messages ("/run/rankmapd/rankmapd.sock"). */
+const char *ctl_daemon_name(const ctl_daemon_t *d);
 /* The daemon to use: opt (--socket) when given, else $RANKMAP_SOCKET, else NULL (work offline). */
 const char *ctl_socket(const char *opt);
-/* Sends req (stolen) to the daemon at socket and returns its "ok" response (new reference), or NULL
- * after printing an error naming the socket (unreachable daemon) or the daemon's error. */
-json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_ms);
+/* Sends req (stolen) to the daemon d and returns its "ok" response (new reference), or NULL after
+ * printing an error naming the daemon (unreachable) or the daemon's error. */
+json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeout_ms);
+
+/* Writes "last reload: 2026-11-24 06:31:18, ok" (or ", FAILED: why", or "none since start") for a
+ * daemon's last_reload object (ping, report) to f. */
+void ctl_print_last_reload(FILE *f, const json_t *last_reload);
 
 /* Opens path for writing ("-" or NULL: stdout). Returns the stream or NULL after printing an error. */
 FILE *ctl_open_output(const char *cmd, const char *path);
@@ -44,6 +71,11 @@ char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *
 /* A mapping target: a Scotch tleaf string, or the hosts (list, see ctl_job_hosts) of a cluster file,
  * one slot per core (per_pu: per PU). Returns a new target or NULL with err set. */
 topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err);
+
+/* A communication graph as a daemon request's "pattern": {"n": N, "edges_text": "u v w ..."}, each
+ * undirected edge once (the daemon merges directions). New reference, NULL when out of memory. */
+struct map_graph;
+json_t *ctl_pattern_json(const struct map_graph *g);
 
 /* ---- cluster sources (report, slurm-topology) ----------------------------------------------- */
 
@@ -102,18 +134,17 @@ int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *
 
 /* ---- torus options (order, simulate) ---------------------------------------------------------- */
 
-enum { CTL_OPT_DIMS = 0x220, CTL_OPT_LINK_COST, CTL_OPT_MESH, CTL_OPT_AXES, CTL_OPT_METHOD, CTL_OPT_SOCKET };
+enum { CTL_OPT_DIMS = 0x220, CTL_OPT_LINK_COST, CTL_OPT_MESH, CTL_OPT_AXES, CTL_OPT_METHOD };
 
 #define CTL_TORUS_LONGOPTS                                                                                             \
 	{"torus", required_argument, NULL, CTL_OPT_TORUS}, {"dims", required_argument, NULL, CTL_OPT_DIMS},            \
 	        {"link-cost", required_argument, NULL, CTL_OPT_LINK_COST}, {"mesh", no_argument, NULL, CTL_OPT_MESH},  \
 	        {"axes", required_argument, NULL, CTL_OPT_AXES}, {"method", required_argument, NULL, CTL_OPT_METHOD},  \
-	{                                                                                                              \
-		"socket", required_argument, NULL, CTL_OPT_SOCKET                                                      \
-	}
+	        CTL_DAEMON_LONGOPTS
 
 typedef struct ctl_torus_args {
-	const char *torus, *dims, *cost, *axes, *method, *socket;
+	const char *torus, *dims, *cost, *axes, *method;
+	ctl_daemon_t d;
 	int mesh;
 } ctl_torus_args_t;
 

@@ -13,12 +13,13 @@
 #include <hwloc.h>
 
 #include "ctl.h"
+#include "ctl_common.h"
 #include "rm_client.h"
 #include "rm_file.h"
 #include "topo.h"
 
 typedef struct common_opts {
-	const char *socket;
+	ctl_daemon_t d;
 	int timeout_ms;
 	int json;
 } common_opts_t;
@@ -30,7 +31,7 @@ typedef struct common_opts {
 	"  -h, --help          show this help\n"
 
 #define COMMON_LONGOPTS                                                                                  \
-	{ "socket", required_argument, NULL, 's' }, { "timeout", required_argument, NULL, 't' },          \
+	CTL_DAEMON_LONGOPTS, { "timeout", required_argument, NULL, 't' },                                  \
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }
 
 /* Handles a common option. Returns 1 if handled, -1 on a bad value, 0 if not a common option. */
@@ -40,7 +41,7 @@ static int common_opt(common_opts_t *o, int c, const char *cmd)
 	long v;
 
 	switch (c) {
-	case 's': o->socket = optarg; return 1;
+	case 's': return ctl_daemon_opt(&o->d, CTL_OPT_SOCKET, optarg); /* -s: short for --socket */
 	case 'j': o->json = 1; return 1;
 	case 't':
 		v = strtol(optarg, &end, 10);
@@ -50,7 +51,7 @@ static int common_opt(common_opts_t *o, int c, const char *cmd)
 		}
 		o->timeout_ms = (int)v;
 		return 1;
-	default: return 0;
+	default: return ctl_daemon_opt(&o->d, c, optarg);
 	}
 }
 
@@ -76,7 +77,7 @@ static int parse_common_only(int argc, char **argv, common_opts_t *o, const char
 
 static const char *socket_of(const common_opts_t *o)
 {
-	const char *s = o->socket ? o->socket : rm_client_socket_from_env();
+	const char *s = o->d.socket ? o->d.socket : rm_client_socket_from_env();
 
 	return s ? s : RM_SOCKET_DEFAULT;
 }
@@ -112,8 +113,8 @@ static int print_json(json_t *resp)
 static void ping_usage(FILE *f)
 {
 	fprintf(f, "Usage: rankmapctl ping [OPTIONS]\n\n"
-		   "Checks that rankmapd answers, and prints its version, model generation, uptime and the\n"
-		   "round-trip time.\n\nOptions:\n" COMMON_HELP
+		   "Checks that rankmapd answers, and prints its version, model generation, uptime, the\n"
+		   "round-trip time and the last reload's result (its time, ok or the error).\n\nOptions:\n" COMMON_HELP
 		   "\nExit status: 0 when the daemon answered, 1 otherwise, 2 on a usage error.\n"
 		   "Example: rankmapctl ping --socket /run/rankmapd/rankmapd.sock\n");
 }
@@ -138,6 +139,7 @@ int ctl_ping_main(int argc, char **argv)
 	       (long long)json_integer_value(json_object_get(resp, "generation")),
 	       (long long)json_integer_value(json_object_get(resp, "uptime_s")),
 	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	ctl_print_last_reload(stdout, json_object_get(resp, "last_reload"));
 	json_decref(resp);
 	return 0;
 }

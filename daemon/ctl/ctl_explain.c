@@ -12,6 +12,8 @@
 
 #include "ctl.h"
 #include "ctl_common.h"
+#include "hostlist.h"
+#include "rm_client.h"
 #include "mapping.h"
 #include "topo.h"
 
@@ -21,8 +23,10 @@ static void ex_usage(FILE *f)
 		"NAME\n"
 		"    rankmapctl explain - show where a job's traffic flows, before and after reordering\n\n"
 		"SYNOPSIS\n"
-		"    rankmapctl explain --pattern FILE (--cluster FILE --hosts LIST | --topology 'tleaf ...')\n"
-		"                       [--perm FILE | --algo NAME] [--metric METRIC] [--per-pu] [--json]\n\n"
+		"    rankmapctl explain (--pattern FILE | --cart SPEC)\n"
+		"                       (--cluster FILE --hosts LIST | --topology 'tleaf ...')\n"
+		"                       [--perm FILE | --algo NAME] [--metric METRIC] [--per-pu] [--json]\n"
+		"    rankmapctl explain (--pattern FILE | --cart SPEC) --socket PATH [--hosts LIST] ...\n\n"
 		"DESCRIPTION\n"
 		"    Splits the job's communication volume by the deepest level of the machine each rank pair\n"
 		"    shares: the same socket (package, and below: cache, core), the same node across sockets,\n"
@@ -36,6 +40,8 @@ static void ex_usage(FILE *f)
 		"OPTIONS\n"
 		"    --pattern FILE      communication pattern: Matrix Market (one weight column, or bytes\n"
 		"                        then messages as the rankmap tracer writes) or TreeMatch dense text\n"
+		"    --cart SPEC         a Cartesian halo exchange instead of --pattern, as rankmapctl map\n"
+		"                        --cart: DIMS as 8x4x2[:PERIODS as 1,1,0[:WEIGHTS as 10,1,1]]\n"
 		"    --cluster FILE      the machine (see rankmapctl report); with --hosts LIST, the job's\n"
 		"                        hosts in order (Slurm host list, e.g. node[01-04])\n"
 		"    --topology TLEAF    a Scotch tree leaf instead of a cluster: 'tleaf N a1 c1 ... aN cN'\n"
@@ -44,6 +50,10 @@ static void ex_usage(FILE *f)
 		"    --algo NAME         compute it: treematch, scotch, refine, auto (default), identity\n"
 		"    --metric METRIC     bytes (default: first weight column), messages, loggp\n"
 		"    --per-pu            one slot per PU (hardware thread) instead of per core\n"
+		"    --socket PATH       ask rankmapd: its model replaces --cluster (--hosts, default every\n"
+		"                        host with hardware data, and --per-pu apply to it), the pattern is\n"
+		"                        read here and sent; without --cluster and --topology, RANKMAP_SOCKET\n"
+		"                        names the socket. Same output.\n"
 		"    --json              one JSON object: ranks, slots, metric, algo, levels [{level, kind,\n"
 		"                        class, before, after}], classes {socket, node, leaf, above: {before,\n"
 		"                        after, before_percent, after_percent}}, total\n"
@@ -57,7 +67,8 @@ static void ex_usage(FILE *f)
 }
 
 struct ex_args {
-	const char *pattern, *cluster, *hosts, *tleaf, *perm, *algo, *metric;
+	const char *pattern, *cart, *cluster, *hosts, *tleaf, *perm, *algo, *metric;
+	ctl_daemon_t d;
 	int json, per_pu;
 };
 
@@ -74,6 +85,7 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 		{ "perm", required_argument, NULL, 'P' },    { "algo", required_argument, NULL, 'a' },
 		{ "metric", required_argument, NULL, 'm' },  { "per-pu", no_argument, NULL, 'u' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
+		{ "cart", required_argument, NULL, 'c' },    CTL_DAEMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -81,7 +93,10 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 	memset(a, 0, sizeof(*a));
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (ctl_daemon_opt(&a->d, ch, optarg))
+			continue;
 		switch (ch) {
+		case 'c': a->cart = optarg; break;
 		case 'p': a->pattern = optarg; break;
 		case 'C': a->cluster = optarg; break;
 		case 'H': a->hosts = optarg; break;
@@ -97,14 +112,18 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 	}
 	if (optind < argc)
 		return ex_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!a->pattern)
-		return ex_usage_error("%s", "--pattern is required");
-	if (!a->tleaf == !a->cluster)
-		return ex_usage_error("%s", "give exactly one of --cluster (with --hosts) and --topology");
+	if (!a->pattern == !a->cart)
+		return ex_usage_error("%s", "give exactly one of --pattern and --cart");
+	if (ctl_daemon_set(&a->d) && (a->tleaf || a->cluster))
+		return ex_usage_error("%s", "--socket replaces --cluster and --topology (the daemon's model is used)");
+	if (!a->tleaf && !a->cluster)
+		ctl_daemon_env(&a->d);
+	if (!ctl_daemon_set(&a->d) && !a->tleaf == !a->cluster)
+		return ex_usage_error("%s", "give exactly one of --cluster (with --hosts), --topology and --socket");
 	if (a->cluster && !a->hosts)
 		return ex_usage_error("%s", "--cluster needs --hosts LIST (the job's hosts, in order)");
-	if ((a->hosts || a->per_pu) && !a->cluster)
-		return ex_usage_error("%s", "--hosts and --per-pu need --cluster");
+	if ((a->hosts || a->per_pu) && !a->cluster && !ctl_daemon_set(&a->d))
+		return ex_usage_error("%s", "--hosts and --per-pu need --cluster or --socket");
 	if (a->perm && a->algo)
 		return ex_usage_error("%s", "give --perm or --algo, not both");
 	return -1;
@@ -227,11 +246,34 @@ static void ex_print_text(const map_graph_t *g, const topo_target_t *t, const st
 	}
 }
 
+/* Sums the levels into classes and prints r. Returns 0, or -1 on a write error. */
+static int ex_finish(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t, struct ex_result *r)
+{
+	int l, k;
+
+	r->classed = 1;
+	for (l = 0; l < t->nlevels; l++) {
+		r->total += r->before[l];
+		k = level_class(t, l);
+		if (k == CL_NONE) {
+			r->classed = 0;
+			continue;
+		}
+		r->cb[k] += r->before[l];
+		r->ca[k] += r->after[l];
+	}
+	if (a->json)
+		ex_print_json(g, t, r);
+	else
+		ex_print_text(g, t, r);
+	return fflush(stdout) ? -1 : 0;
+}
+
 static int ex_run(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t, rm_error_t *err)
 {
 	struct ex_result r = { .metric = a->metric && strcmp(a->metric, "bytes") ? a->metric : "bytes" };
 	uint32_t *perm = malloc(((size_t)g->n + 1) * sizeof(*perm)), i;
-	int l, k, rc = -1;
+	int rc = -1;
 
 	r.before = calloc((size_t)t->nlevels, sizeof(double));
 	r.after = calloc((size_t)t->nlevels, sizeof(double));
@@ -245,27 +287,168 @@ static int ex_run(const struct ex_args *a, const map_graph_t *g, const topo_targ
 	if (ex_perm(a, g, t, perm, r.algo, sizeof(r.algo), err) < 0)
 		goto out;
 	map_breakdown(g, t, perm, r.after);
-	r.classed = 1;
-	for (l = 0; l < t->nlevels; l++) {
-		r.total += r.before[l];
-		k = level_class(t, l);
-		if (k == CL_NONE) {
-			r.classed = 0;
-			continue;
-		}
-		r.cb[k] += r.before[l];
-		r.ca[k] += r.after[l];
-	}
-	if (a->json)
-		ex_print_json(g, t, &r);
-	else
-		ex_print_text(g, t, &r);
-	rc = fflush(stdout) ? -1 : 0;
+	rc = ex_finish(a, g, t, &r);
 out:
 	free(perm);
 	free(r.before);
 	free(r.after);
 	return rc;
+}
+
+/* ---- through rankmapd ----------------------------------------------------------------------------- */
+
+/* Kind of a level the daemon's breakdown names (the level names of topo's cluster targets). */
+static topo_level_kind_t kind_of(const char *name)
+{
+	static const struct { const char *name; topo_level_kind_t kind; } kinds[] = {
+		{ "root", TOPO_LEVEL_ROOT }, { "host", TOPO_LEVEL_HOST }, { "package", TOPO_LEVEL_PACKAGE },
+		{ "die", TOPO_LEVEL_NUMA },  { "numa", TOPO_LEVEL_NUMA },  { "l3", TOPO_LEVEL_CACHE },
+		{ "l2", TOPO_LEVEL_CACHE },  { "l1", TOPO_LEVEL_CACHE },   { "core", TOPO_LEVEL_CORE },
+		{ "pu", TOPO_LEVEL_PU },
+	};
+	size_t i;
+
+	for (i = 0; name && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(name, kinds[i].name))
+			return kinds[i].kind;
+	return TOPO_LEVEL_NETWORK; /* leaf, router, spine levels, torus blocks */
+}
+
+/* The map request for the daemon: the pattern, the job's slots as hosts (or slots), breakdown on. */
+static json_t *ex_request(const struct ex_args *a, const map_graph_t *g, json_t *where, const char *key,
+			  const char *algo)
+{
+	json_t *req = rm_proto_request("map", 1);
+
+	if (a->pattern)
+		json_object_set_new(req, "pattern", ctl_pattern_json(g));
+	else
+		json_object_set_new(req, "cart", json_string(a->cart));
+	json_object_set_new(req, key, where);
+	if (!strcmp(key, "hosts"))
+		json_object_set_new(req, "per_core", json_boolean(!a->per_pu));
+	json_object_set_new(req, "algorithm", json_string(algo));
+	json_object_set_new(req, "breakdown", json_true());
+	return req;
+}
+
+/* The job's hosts: --hosts expanded, else every host of the daemon's model with hardware data. */
+static json_t *ex_hosts(const struct ex_args *a)
+{
+	json_t *list = json_array(), *resp, *h;
+	rm_error_t err = { 0 };
+	char **names;
+	size_t i, n = 0;
+
+	if (a->hosts) {
+		if (!(names = hostlist_expand(a->hosts, &n, 0, &err)))
+			return json_decref(list), ctl_fail("explain", &err, "--hosts"), NULL;
+		for (i = 0; i < n; i++)
+			json_array_append_new(list, json_string(names[i]));
+		hostlist_free(names);
+		return list;
+	}
+	if (!(resp = ctl_call("explain", &a->d, rm_proto_request("hosts", 1), CTL_DAEMON_TIMEOUT_MS)))
+		return json_decref(list), NULL;
+	json_array_foreach(json_object_get(resp, "hosts"), i, h)
+		if (json_integer_value(json_object_get(h, "pus")) > 0)
+			json_array_append(list, json_object_get(h, "name"));
+	json_decref(resp);
+	return list;
+}
+
+/* With --perm: the daemon's breakdown of rank i on slots[perm[i]] (an identity map on those slots). */
+static json_t *ex_remote_perm(const struct ex_args *a, const map_graph_t *g, const json_t *slots, rm_error_t *err)
+{
+	uint32_t n = 0, *p = map_perm_read(a->perm, &n, err), i;
+	json_t *given = json_array(), *resp = NULL;
+
+	if (!p)
+		return json_decref(given), NULL;
+	if (n != g->n || map_check_perm(p, n, (uint32_t)json_array_size(slots)) < 0)
+		rm_error_set(err, a->perm, 0, 0, "%u lines: not a placement of the pattern's %u ranks on distinct "
+			     "slots below %zu", n, g->n, json_array_size(slots));
+	else {
+		for (i = 0; i < n; i++)
+			json_array_append(given, json_array_get(slots, p[i]));
+		resp = ctl_call("explain", &a->d, ex_request(a, g, json_incref(given), "slots", "identity"),
+				CTL_DAEMON_TIMEOUT_MS);
+	}
+	free(p);
+	json_decref(given);
+	return resp;
+}
+
+/* Copies a breakdown's traffic into v and its level names into t; -1 when it does not fit t. */
+static int ex_levels(const json_t *bd, topo_target_t *t, double *v, int names)
+{
+	size_t l;
+
+	if (json_array_size(bd) != (size_t)t->nlevels)
+		return -1;
+	for (l = 0; l < (size_t)t->nlevels; l++) {
+		const char *name = json_string_value(json_object_get(json_array_get(bd, l), "level"));
+
+		v[l] = json_number_value(json_object_get(json_array_get(bd, l), "traffic"));
+		if (names && name) {
+			free(t->level_name[l]);
+			t->level_name[l] = strdup(name);
+			t->kind[l] = kind_of(name);
+		}
+	}
+	return 0;
+}
+
+/* explain through rankmapd: the same numbers from the daemon's model. Returns the exit status. */
+static int ex_remote(const struct ex_args *a, const map_graph_t *g)
+{
+	struct ex_result r = { .metric = a->metric && strcmp(a->metric, "bytes") ? a->metric : "bytes" };
+	json_t *hosts = ex_hosts(a), *resp, *after = NULL;
+	topo_target_t *t = NULL;
+	rm_error_t err = { 0 };
+	int rc = 1;
+
+	if (!hosts || !(resp = ctl_call("explain", &a->d, ex_request(a, g, hosts, "hosts", a->perm ? "identity" :
+								    a->algo ? a->algo : "auto"), CTL_DAEMON_TIMEOUT_MS)))
+		return 1;
+	if (a->perm && !(after = ex_remote_perm(a, g, json_object_get(resp, "slots"), &err)))
+		goto out;
+	if (!(t = topo_target_from_tleaf(json_string_value(json_object_get(resp, "target")), &err)))
+		goto out;
+	r.before = calloc((size_t)t->nlevels + 1, sizeof(double));
+	r.after = calloc((size_t)t->nlevels + 1, sizeof(double));
+	if (!r.before || !r.after || ex_levels(json_object_get(resp, "identity_breakdown"), t, r.before, 1) < 0 ||
+	    ex_levels(after ? json_object_get(after, "identity_breakdown") : json_object_get(resp, "breakdown"), t,
+		      r.after, 0) < 0) {
+		rm_error_set(&err, "explain", 0, 0, "rankmapd at %s sent a malformed answer", ctl_daemon_name(&a->d));
+		goto out;
+	}
+	if (a->perm)
+		snprintf(r.algo, sizeof(r.algo), "file %s", a->perm);
+	else
+		snprintf(r.algo, sizeof(r.algo), "%s", json_string_value(json_object_get(resp, "algorithm")) ?: "?");
+	rc = ex_finish(a, g, t, &r) < 0;
+out:
+	if (rc && rm_error_isset(&err))
+		ctl_fail("explain", &err, "explain");
+	topo_target_destroy(t);
+	free(r.before);
+	free(r.after);
+	json_decref(after);
+	json_decref(resp);
+	return rc;
+}
+
+/* The pattern: --pattern's file, or the Cartesian exchange of --cart. */
+static map_graph_t *ex_graph(const struct ex_args *a, map_metric_t metric, rm_error_t *err)
+{
+	map_cart_t cart;
+
+	if (a->pattern)
+		return map_graph_load(a->pattern, metric, err);
+	if (map_cart_parse(a->cart, &cart, err) < 0)
+		return NULL;
+	return map_graph_cart(&cart, err);
 }
 
 int ctl_explain_main(int argc, char **argv)
@@ -284,7 +467,11 @@ int ctl_explain_main(int argc, char **argv)
 		return ex_usage_error("unknown --metric '%s' (bytes, messages, loggp)", a.metric);
 	rm_error_clear(&err);
 	rc = 1;
-	if (!(g = map_graph_load(a.pattern, metric, &err)) || !(t = ctl_load_target(a.tleaf, a.cluster, a.hosts, a.per_pu, &err)))
+	if (!(g = ex_graph(&a, metric, &err)))
+		fprintf(stderr, "rankmapctl explain: %s\n", rm_error_format(&err, buf, sizeof(buf)));
+	else if (ctl_daemon_set(&a.d))
+		rc = ex_remote(&a, g);
+	else if (!(t = ctl_load_target(a.tleaf, a.cluster, a.hosts, a.per_pu, &err)))
 		fprintf(stderr, "rankmapctl explain: %s\n", rm_error_format(&err, buf, sizeof(buf)));
 	else if (g->n > t->nslots)
 		fprintf(stderr, "rankmapctl explain: the pattern has %u ranks but the job only %u slots\n", g->n,

@@ -81,7 +81,8 @@ static void map_usage(FILE *f)
 }
 
 struct map_args {
-	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out, *socket;
+	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out;
+	ctl_daemon_t d;
 	double budget;
 	unsigned seed;
 	int json, per_pu;
@@ -111,7 +112,7 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		{ "algo", required_argument, NULL, 'a' },    { "metric", required_argument, NULL, 'm' },
 		{ "budget", required_argument, NULL, 'b' },  { "seed", required_argument, NULL, 's' },
 		{ "out", required_argument, NULL, 'o' },     { "json", no_argument, NULL, 'j' },
-		{ "socket", required_argument, NULL, 'S' },  { "help", no_argument, NULL, 'h' },
+		CTL_DAEMON_LONGOPTS,  { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	double v;
@@ -121,6 +122,8 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 	a->algo = "auto";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (ctl_daemon_opt(&a->d, c, optarg))
+			continue;
 		switch (c) {
 		case 'p': a->pattern = optarg; break;
 		case 'c': a->cart = optarg; break;
@@ -132,7 +135,6 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		case 'm': a->metric = optarg; break;
 		case 'o': a->out = optarg; break;
 		case 'j': a->json = 1; break;
-		case 'S': a->socket = optarg; break;
 		case 'b':
 			if (parse_number(optarg, &v) < 0 || !(v > 0))
 				return usage_error("--budget: expected a positive number of milliseconds, not '%s'", optarg);
@@ -151,13 +153,13 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!a->pattern == !a->cart)
 		return usage_error("%s", "give exactly one of --pattern and --cart");
-	if (a->socket && (a->tleaf || a->cluster))
+	if (ctl_daemon_set(&a->d) && (a->tleaf || a->cluster))
 		return usage_error("%s", "--socket replaces --topology and --cluster (the daemon's model is used)");
 	if (!a->tleaf && !a->cluster)
-		a->socket = ctl_socket(a->socket);
-	if (!a->socket && !a->tleaf == !a->cluster)
+		ctl_daemon_env(&a->d);
+	if (!ctl_daemon_set(&a->d) && !a->tleaf == !a->cluster)
 		return usage_error("%s", "give exactly one of --topology and --cluster");
-	if ((a->hosts || a->per_pu) && !a->cluster && !a->socket)
+	if ((a->hosts || a->per_pu) && !a->cluster && !ctl_daemon_set(&a->d))
 		return usage_error("%s", "--hosts and --per-pu need --cluster");
 	return -1;
 }
@@ -315,31 +317,6 @@ static int map_offline(const struct map_args *a, const map_graph_t *g)
 
 /* ---- through rankmapd ------------------------------------------------------------------------- */
 
-/* {"n": N, "edges_text": "u v w ..."}: each undirected edge once (the daemon merges directions). */
-static json_t *pattern_json(const map_graph_t *g)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	json_t *p;
-	uint64_t k;
-	uint32_t u;
-
-	if (!m)
-		return NULL;
-	for (u = 0; u < g->n; u++)
-		for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
-			if (g->adj[k] > u)
-				fprintf(m, "%u %u %.17g\n", u, g->adj[k], g->w[k]);
-	if (fclose(m) != 0) {
-		free(text);
-		return NULL;
-	}
-	p = json_pack("{s:I, s:s}", "n", (json_int_t)g->n, "edges_text", text);
-	free(text);
-	return p;
-}
-
 /* The job's hosts for the daemon: --hosts expanded, else every host of its model with hardware. */
 static json_t *remote_hosts(const struct map_args *a)
 {
@@ -357,7 +334,7 @@ static json_t *remote_hosts(const struct map_args *a)
 		hostlist_free(names);
 		return list;
 	}
-	if (!(resp = ctl_call("map", a->socket, rm_proto_request("hosts", 1), CTL_DAEMON_TIMEOUT_MS)))
+	if (!(resp = ctl_call("map", &a->d, rm_proto_request("hosts", 1), CTL_DAEMON_TIMEOUT_MS)))
 		return json_decref(list), NULL;
 	json_array_foreach(json_object_get(resp, "hosts"), i, h)
 		if (json_integer_value(json_object_get(h, "pus")) > 0)
@@ -375,7 +352,7 @@ static json_t *map_request(const struct map_args *a, const map_graph_t *g, json_
 	json_t *req = rm_proto_request("map", 1);
 
 	if (a->pattern)
-		json_object_set_new(req, "pattern", pattern_json(g));
+		json_object_set_new(req, "pattern", ctl_pattern_json(g));
 	else
 		json_object_set_new(req, "cart", json_string(a->cart));
 	json_object_set_new(req, "hosts", hosts);
@@ -395,7 +372,7 @@ static int map_remote(const struct map_args *a, const map_graph_t *g)
 	size_t i;
 	int rc = 1;
 
-	if (!hosts || !(resp = ctl_call("map", a->socket, map_request(a, g, hosts), CTL_DAEMON_TIMEOUT_MS)))
+	if (!hosts || !(resp = ctl_call("map", &a->d, map_request(a, g, hosts), CTL_DAEMON_TIMEOUT_MS)))
 		return 1;
 	p = json_object_get(resp, "permutation");
 	s = summary_new(a, g->n, json_array_size(json_object_get(resp, "slots")),
@@ -411,7 +388,7 @@ static int map_remote(const struct map_args *a, const map_graph_t *g)
 		rc = map_output(a, perm, g->n, s);
 		free(perm);
 	} else {
-		fprintf(stderr, "rankmapctl map: rankmapd at %s sent a malformed answer\n", a->socket);
+		fprintf(stderr, "rankmapctl map: rankmapd at %s sent a malformed answer\n", ctl_daemon_name(&a->d));
 	}
 	json_decref(s);
 	json_decref(resp);
@@ -443,7 +420,7 @@ int ctl_map_main(int argc, char **argv)
 	g = load_graph(&a, &err);
 	if (!g)
 		return report_error(&err, a.pattern ? a.pattern : "--cart");
-	rc = a.socket ? map_remote(&a, g) : map_offline(&a, g);
+	rc = ctl_daemon_set(&a.d) ? map_remote(&a, g) : map_offline(&a, g);
 	map_graph_destroy(g);
 	return rc;
 }

@@ -216,10 +216,10 @@ static int order_remote(const struct order_args *a, order_torus_t *t, order_t **
 
 	if (!req)
 		return order_fail(&err), -1;
-	if (!(resp = ctl_call("order", a->t.socket, req, CTL_DAEMON_TIMEOUT_MS)))
+	if (!(resp = ctl_call("order", &a->t.d, req, CTL_DAEMON_TIMEOUT_MS)))
 		return -1;
 	if ((rc = order_from_json(resp, o, t)) < 0)
-		fprintf(stderr, "rankmapctl order: rankmapd at %s sent a malformed order\n", a->t.socket);
+		fprintf(stderr, "rankmapctl order: rankmapd at %s sent a malformed order\n", ctl_daemon_name(&a->t.d));
 	json_decref(resp);
 	return rc;
 }
@@ -262,7 +262,7 @@ int ctl_order_main(int argc, char **argv)
 		order_fail(&err);
 		return 2;
 	}
-	if (a.t.socket)
+	if (ctl_daemon_set(&a.t.d))
 		rc = order_remote(&a, &t, &o) < 0 ? 1 : order_output(&a, o, &t, fmt);
 	else
 		rc = order_local(&a, &opts, &t, &o, &err) < 0 ? order_fail(&err) : order_output(&a, o, &t, fmt);

@@ -79,7 +79,8 @@ static void usage(FILE *f)
 struct opts {
 	ctl_sources_t src;
 	int json;
-	const char *svg, *order, *socket;
+	const char *svg, *order;
+	ctl_daemon_t d;
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -87,7 +88,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		CTL_SOURCE_LONGOPTS,                         { "json", no_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 's' },    { "order", required_argument, NULL, 'o' },
-		{ "socket", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
+		CTL_DAEMON_LONGOPTS, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch, r;
@@ -97,13 +98,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if ((r = ctl_sources_opt(&o->src, "report", ch, optarg)) == 2)
 			return 2;
-		if (r)
+		if (r || ctl_daemon_opt(&o->d, ch, optarg))
 			continue;
 		switch (ch) {
 		case 'j': o->json = 1; break;
 		case 's': o->svg = optarg; break;
 		case 'o': o->order = optarg; break;
-		case 'S': o->socket = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "Try 'rankmapctl report --help'.\n");
@@ -115,15 +115,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			argv[optind]);
 		return 2;
 	}
-	if (o->socket && ctl_sources_any(&o->src))
+	if (ctl_daemon_set(&o->d) && ctl_sources_any(&o->src))
 		return ctl_usage_error("report", "--socket replaces --hwloc, --ib, --ib-cache, --ib-live, --torus "
 				       "and --cluster (the daemon's model is used)");
-	if (!ctl_sources_any(&o->src) && !o->socket && !(o->socket = rm_client_socket_from_env()))
+	if (!ctl_sources_any(&o->src) && !ctl_daemon_env(&o->d))
 		o->src.cluster = getenv("RANKMAP_CLUSTER");
-	if (!ctl_sources_any(&o->src) && !o->socket)
+	if (!ctl_sources_any(&o->src) && !ctl_daemon_set(&o->d))
 		return ctl_usage_error("report", "nothing to report: give --hwloc, --ib, --torus, --cluster or "
 				       "--socket");
-	if (o->socket && o->svg)
+	if (ctl_daemon_set(&o->d) && o->svg)
 		return ctl_usage_error("report", "--svg needs the cluster's files, not --socket");
 	return -1;
 }
@@ -552,7 +552,7 @@ static int remote_torus_order(const struct opts *o, json_t *r)
 	size_t i;
 
 	json_object_set_new(req, "method", json_string(o->order ? o->order : "bbb"));
-	if (!(resp = ctl_call("report", o->socket, req, CTL_DAEMON_TIMEOUT_MS)))
+	if (!(resp = ctl_call("report", &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
 		return -1;
 	ax = json_object_get(resp, "axes");
 	json_array_foreach(ax, i, e)
@@ -570,16 +570,21 @@ static int remote_torus_order(const struct opts *o, json_t *r)
 /* The report from rankmapd: the same object, rendered the same way. Returns the exit status. */
 static int report_remote(const struct opts *o)
 {
-	json_t *resp = ctl_call("report", o->socket, rm_proto_request("report", 1), CTL_DAEMON_TIMEOUT_MS), *r;
+	json_t *resp = ctl_call("report", &o->d, rm_proto_request("report", 1), CTL_DAEMON_TIMEOUT_MS), *r;
 	int rc = 1;
 
 	if (!resp)
 		return 1;
 	r = json_object_get(resp, "report");
 	if (!json_is_object(r))
-		fprintf(stderr, "rankmapctl report: rankmapd at %s sent no cluster report\n", o->socket);
-	else if (!json_is_object(json_object_get(r, "torus")) || remote_torus_order(o, r) == 0)
-		rc = render(r, o);
+		fprintf(stderr, "rankmapctl report: rankmapd at %s sent no cluster report\n", ctl_daemon_name(&o->d));
+	else if (!json_is_object(json_object_get(r, "torus")) || remote_torus_order(o, r) == 0) {
+		rc = render(r, o); /* exactly the offline form; the daemon's own status goes to stderr */
+		if (rc == 0 && !o->json) {
+			fprintf(stderr, "rankmapctl report: rankmapd at %s: ", ctl_daemon_name(&o->d));
+			ctl_print_last_reload(stderr, json_object_get(json_object_get(resp, "daemon"), "last_reload"));
+		}
+	}
 	json_decref(resp);
 	return rc;
 }
@@ -593,7 +598,7 @@ int ctl_report_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (o.socket)
+	if (ctl_daemon_set(&o.d))
 		return report_remote(&o);
 	rm_error_clear(&err);
 	if (!(c = topo_cluster_create())) {

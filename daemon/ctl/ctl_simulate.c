@@ -128,7 +128,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 	}
 	if (ctl_torus_check(&a->t, "simulate") >= 0)
 		return 2;
-	if (a->t.socket && a->swf)
+	if (ctl_daemon_set(&a->t.d) && a->swf)
 		return ctl_usage_error("simulate", "--swf is read offline only (the daemon simulates synthetic jobs)");
 	return -1;
 }
@@ -248,7 +248,7 @@ static int sim_remote(const struct sim_args *a)
 	rm_error_clear(&err);
 	if (!(req = sim_request(a, &err)))
 		return sim_fail(&err);
-	if (!(resp = ctl_call("simulate", a->t.socket, req, CTL_DAEMON_TIMEOUT_MS)))
+	if (!(resp = ctl_call("simulate", &a->t.d, req, CTL_DAEMON_TIMEOUT_MS)))
 		return 1;
 	json_object_del(resp, "version");
 	json_object_del(resp, "id");
@@ -269,7 +269,7 @@ int ctl_simulate_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (a.t.socket)
+	if (ctl_daemon_set(&a.t.d))
 		return sim_remote(&a);
 	rm_error_clear(&err);
 	order_opts_default(&opts);

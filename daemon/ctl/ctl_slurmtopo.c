@@ -10,6 +10,7 @@
 
 #include "ctl.h"
 #include "ctl_common.h"
+#include "rm_client.h"
 #include "topo.h"
 #include "topo_slurm.h"
 
@@ -23,7 +24,8 @@ static void usage(FILE *f)
 		"SYNOPSIS\n"
 		"    rankmapctl slurm-topology [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
 		"                              [--node-name-map FILE] [--cluster FILE] [--strict] [--top NAME]\n"
-		"                              [--all-leaves] [--out FILE]\n\n"
+		"                              [--all-leaves] [--out FILE]\n"
+		"    rankmapctl slurm-topology --socket PATH [--top NAME] [--all-leaves] [--out FILE]\n\n"
 		"DESCRIPTION\n"
 		"    Writes the switch tree of the fabric in the format of Slurm's topology/tree plugin\n"
 		"    (topology.conf(5)), with the structure slurmibtopology.sh and topograph derive from the\n"
@@ -35,12 +37,17 @@ static void usage(FILE *f)
 		"    Lists are compressed Slurm host lists. Every host appears under exactly one leaf: the\n"
 		"    switch of its first HCA port (dual-rail hosts are listed under their first rail), or\n"
 		"    with --all-leaves under every leaf it is cabled to.\n"
-		"    Switches with no host below them are left out. Switch names are the node-name map entry,\n"
-		"    else the switch's description, with characters other than letters, digits, '.', '_' and\n"
-		"    '-' replaced by '_'; names that collide get _<GUID> appended. Hosts are named by the\n"
-		"    node-name map, else by the first word of their HCA description; HCAs with a generic\n"
-		"    description (\"MT4129 ConnectX7 ...\") keep their GUID as name (0x...) and are counted in\n"
-		"    the header and on standard error: give a node-name map to name them.\n\n"
+		"    Switches with no host below them are left out. Switch names are short and stable: the\n"
+		"    node-name map entry (characters other than letters, digits, '.', '_' and '-' replaced by\n"
+		"    '_'), else ibsw<N>, N the switch's rank in GUID order among all switches of the fabric,\n"
+		"    so a switch added with a higher GUID renames none (a node-name map pins names for good);\n"
+		"    names that collide get _<GUID> appended. A comment line above each SwitchName gives the\n"
+		"    switch's description and GUID. Leaves, then the switches of each level, come in order of\n"
+		"    their names; host lists are sorted and compressed. Hosts are named by the node-name map,\n"
+		"    else by the first word of their HCA description. HCAs with a generic description\n"
+		"    (\"MT4129 ConnectX7 ...\") and no map entry have no host name: they are left out of\n"
+		"    Nodes= (Slurm would reject them as invalid hostnames), listed by GUID in a comment, and\n"
+		"    counted in one warning on standard error: give a node-name map to name them.\n\n"
 		"    Several subnets (several --ib files) give one tree each. Slurm only places a job on\n"
 		"    nodes under one common switch, so hosts of different trees never share a job; --top NAME\n"
 		"    adds a switch NAME above the roots of all trees to allow it.\n\n"
@@ -58,6 +65,8 @@ static void usage(FILE *f)
 		"    --all-leaves        list a host with HCAs on several leaf switches (dual rail, rail-\n"
 		"                        optimised fabrics) under every one of them, as slurmibtopology.sh\n"
 		"                        does; Slurm accepts it and logs those nodes as multi-homed.\n"
+		"    --socket PATH       ask rankmapd: the fabric of its model replaces the file options\n"
+		"                        (same output); without them, RANKMAP_SOCKET names the socket.\n"
 		"    --out FILE          write there (atomically: a temporary file renamed) instead of\n"
 		"                        standard output.\n"
 		"    -h, --help          this text.\n\n"
@@ -72,6 +81,7 @@ static void usage(FILE *f)
 
 struct st_opts {
 	ctl_sources_t src; /* InfiniBand sources only */
+	ctl_daemon_t d;
 	int all_leaves;
 	const char *top, *out;
 };
@@ -86,7 +96,7 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 	static const struct option lo[] = {
 		CTL_IB_LONGOPTS,                              { "top", required_argument, NULL, 't' },
 		{ "out", required_argument, NULL, 'o' },      { "all-leaves", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "help", no_argument, NULL, 'h' },           CTL_DAEMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch, r;
@@ -98,7 +108,7 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 			return st_usage_error("at most %s --ib options", "64");
 		if ((r = ctl_sources_opt(&o->src, "slurm-topology", ch, optarg)) == 2)
 			return 2;
-		if (r)
+		if (r || ctl_daemon_opt(&o->d, ch, optarg))
 			continue;
 		switch (ch) {
 		case 't': o->top = optarg; break;
@@ -110,8 +120,10 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 	}
 	if (optind < argc)
 		return st_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!ctl_sources_any(&o->src))
-		return st_usage_error("%s", "no fabric: give --ib, --ib-cache, --ib-live or --cluster");
+	if (ctl_daemon_set(&o->d) && ctl_sources_any(&o->src))
+		return st_usage_error("%s", "--socket replaces --ib, --ib-cache, --ib-live and --cluster");
+	if (!ctl_sources_any(&o->src) && !ctl_daemon_env(&o->d))
+		return st_usage_error("%s", "no fabric: give --ib, --ib-cache, --ib-live, --cluster or --socket");
 	if (o->top) {
 		char buf[256];
 
@@ -121,33 +133,85 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 	return -1;
 }
 
+/* What the tree's warnings need, from a local tree or from rankmapd's answer. */
+struct st_summary {
+	size_t ntrees, nguid, nunplaced, nmultihomed;
+	const char *first_guid, *first_unplaced;
+};
+
+/* The text of topology.conf: from the local tree (t), or rankmapd's (text). */
+static int st_emit(topo_cluster_t c, const topo_swtree_t *t, const char *text, const struct st_opts *o, FILE *f,
+		   rm_error_t *err)
+{
+	if (t)
+		return topo_slurm_topology_write(c, t, o->top, f, err);
+	if (fputs(text, f) < 0)
+		return rm_error_set(err, "slurm-topology", 0, 0, "write error");
+	return 0;
+}
+
 /* Writes to out atomically (temporary file in the same directory, renamed), or to stdout. */
-static int st_write(topo_cluster_t c, const topo_swtree_t *t, const struct st_opts *o, rm_error_t *err)
+static int st_write(topo_cluster_t c, const topo_swtree_t *t, const char *text, const struct st_opts *o,
+		    rm_error_t *err)
 {
 	char *tmp;
 	FILE *f;
 
 	if (!o->out || !strcmp(o->out, "-"))
-		return topo_slurm_topology_write(c, t, o->top, stdout, err) < 0 || fflush(stdout) ? -1 : 0;
+		return st_emit(c, t, text, o, stdout, err) < 0 || fflush(stdout) ? -1 : 0;
 	if (!(f = ctl_atomic_open(o->out, &tmp, err)))
 		return -1;
-	return ctl_atomic_commit(f, tmp, o->out, topo_slurm_topology_write(c, t, o->top, f, err), err);
+	return ctl_atomic_commit(f, tmp, o->out, st_emit(c, t, text, o, f, err), err);
 }
 
-static void st_warnings(const topo_swtree_t *t, const char *top)
+static void st_warnings(const struct st_summary *w, const struct st_opts *o)
 {
-	if (t->ntrees > 1 && !top)
+	if (w->ntrees > 1 && !o->top)
 		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu separate switch trees (no switch reaches every "
-				"host): Slurm will not place a job across them; --top NAME joins them\n", t->ntrees);
-	if (t->nguid_named)
-		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu hosts named by HCA GUID (generic HCA "
-				"description); give --node-name-map to name them\n", t->nguid_named);
-	if (t->nunplaced)
+				"host): Slurm will not place a job across them; --top NAME joins them\n", w->ntrees);
+	if (w->nguid)
+		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu HCAs named only by their GUID (first: %s) are "
+				"left out of Nodes= and listed in a comment; give --node-name-map to name them\n",
+			w->nguid, w->first_guid ? w->first_guid : "?");
+	if (w->nunplaced)
 		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu hosts hang on no switch and are not "
-				"listed (first: %s)\n", t->nunplaced, t->unplaced[0]);
-	if (t->nmultihomed && !t->all_leaves)
+				"listed (first: %s)\n", w->nunplaced, w->first_unplaced ? w->first_unplaced : "?");
+	if (w->nmultihomed && !o->all_leaves)
 		fprintf(stderr, "rankmapctl slurm-topology: note: %zu hosts have HCAs on several switches; each is "
-				"listed under its first (--all-leaves: under all)\n", t->nmultihomed);
+				"listed under its first (--all-leaves: under all)\n", w->nmultihomed);
+}
+
+static size_t st_num(const json_t *resp, const char *key)
+{
+	return (size_t)json_integer_value(json_object_get(resp, key));
+}
+
+/* slurm-topology through rankmapd: the same text from its model's fabric. Returns the exit status. */
+static int st_remote(const struct st_opts *o)
+{
+	json_t *req = rm_proto_request("slurm_topology", 1), *resp;
+	struct st_summary w;
+	rm_error_t err = { 0 };
+	const char *text;
+	int rc = 1;
+
+	if (o->all_leaves)
+		json_object_set_new(req, "all_leaves", json_true());
+	if (o->top)
+		json_object_set_new(req, "top", json_string(o->top));
+	if (!(resp = ctl_call("slurm-topology", &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
+		return 1;
+	w = (struct st_summary){ st_num(resp, "trees"), st_num(resp, "guid_hcas"), st_num(resp, "unplaced"),
+				 st_num(resp, "multihomed"), json_string_value(json_object_get(resp, "first_guid_hca")),
+				 json_string_value(json_object_get(resp, "first_unplaced")) };
+	if (!(text = json_string_value(json_object_get(resp, "topology_conf"))))
+		fprintf(stderr, "rankmapctl slurm-topology: rankmapd at %s sent no topology.conf\n", ctl_daemon_name(&o->d));
+	else if (st_write(NULL, NULL, text, o, &err) < 0)
+		ctl_fail("slurm-topology", &err, "slurm-topology");
+	else
+		st_warnings(&w, o), rc = 0;
+	json_decref(resp);
+	return rc;
 }
 
 int ctl_slurm_topology_main(int argc, char **argv)
@@ -160,14 +224,19 @@ int ctl_slurm_topology_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if (ctl_daemon_set(&o.d))
+		return st_remote(&o);
 	rm_error_clear(&err);
 	if (!(c = topo_cluster_create())) {
 		fprintf(stderr, "rankmapctl slurm-topology: out of memory\n");
 		return 1;
 	}
 	rc = 1;
-	if (ctl_sources_load(c, &o.src, &err) == 0 && (t = topo_swtree_build(c, o.all_leaves, &err)) && st_write(c, t, &o, &err) == 0) {
-		st_warnings(t, o.top);
+	if (ctl_sources_load(c, &o.src, &err) == 0 && (t = topo_swtree_build(c, (o.all_leaves ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY, &err)) && st_write(c, t, NULL, &o, &err) == 0) {
+		struct st_summary w = { t->ntrees, t->nguid_host, t->nunplaced, t->nmultihomed,
+					t->nguid_host ? t->guid_host[0].name : NULL, t->nunplaced ? t->unplaced[0] : NULL };
+
+		st_warnings(&w, &o);
 		rc = 0;
 	} else {
 		ctl_fail("slurm-topology", &err, "slurm-topology");

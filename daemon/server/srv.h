@@ -39,6 +39,15 @@ void srv_log_fork_prepare(void);
 void srv_log_fork_parent(void);
 void srv_log_fork_child(void);
 void srv_log_child_reopen(void);
+/* Logs a refused or failed request once, at notice level: "refused TYPE request of uid U (pid P):
+ * CODE: message" ("failed ..." for the codes failed, internal and timeout) from the error response resp (borrowed; type NULL when unknown). At most
+ * SRV_LOG_REFUSED_MAX lines per second; the next line after a full second says how many were not
+ * logged. srv_log_refused_frame does the same from an encoded response frame (decoded only when it
+ * is logged). */
+#define SRV_LOG_REFUSED_MAX 10
+struct srv_peer;
+void srv_log_refused(const char *type, const struct srv_peer *peer, const json_t *resp);
+void srv_log_refused_frame(const char *type, const struct srv_peer *peer, const char *frame, size_t len);
 
 /* ---- configuration (srv_config.c) -------------------------------------------------------------- */
 
@@ -335,6 +344,13 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 
 /* ---- the daemon's context ---------------------------------------------------------------------- */
 
+/* The result of the last reload (SIGHUP, `reload`, periodic fabric refresh); at 0: none since start. */
+typedef struct srv_reload_status {
+	long long at;              /* wall-clock time, seconds since the epoch */
+	int ok;
+	char error[240];           /* why it failed ("" when ok) */
+} srv_reload_status_t;
+
 struct srv_ctx {
 	srv_config_t cfg;
 	int lock_fd;
@@ -360,10 +376,14 @@ struct srv_ctx {
 	int ib_cached;
 	char *ib_cache_path;
 	json_t *ib_status;         /* last discovery result (under ib_lock) */
+	srv_reload_status_t last_reload; /* under ib_lock */
 	/* statistics (atomics) */
 	unsigned long n_requests, n_errors, n_connections, n_rejected;
 };
 
 long long srv_now_ms(void);
+/* The last reload's result as {"at": seconds since the epoch, "ok": bool[, "error": text]}, or JSON
+ * null when there was none since start (new reference; srv_requests.c). */
+json_t *srv_reload_json(srv_ctx_t *ctx);
 
 #endif

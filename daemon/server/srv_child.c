@@ -46,6 +46,7 @@ typedef struct child_req {
 	uint32_t len;
 	srv_peer_t peer;
 	unsigned long counters[4];  /* n_requests, n_errors, n_connections, n_rejected (for report) */
+	srv_reload_status_t reload; /* the last reload (for report) */
 } child_req_t;
 
 enum { RESP_OK = 1, RESP_ERROR, RESP_DELEGATE };
@@ -196,6 +197,7 @@ static void __attribute__((noreturn)) child_loop(srv_ctx_t *ctx, int fd, child_s
 		ctx->n_errors = q.counters[1];
 		ctx->n_connections = q.counters[2];
 		ctx->n_rejected = q.counters[3];
+		ctx->last_reload = q.reload;
 		child_serve(ctx, fd, shm, payload, q.len, &q.peer);
 	}
 }
@@ -448,6 +450,9 @@ static int exchange(srv_child_t *ch, const srv_job_t *job, const char *payload, 
 	q.counters[1] = __atomic_load_n(&ctx->n_errors, __ATOMIC_RELAXED);
 	q.counters[2] = __atomic_load_n(&ctx->n_connections, __ATOMIC_RELAXED);
 	q.counters[3] = __atomic_load_n(&ctx->n_rejected, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&ctx->ib_lock);
+	q.reload = ctx->last_reload;
+	pthread_mutex_unlock(&ctx->ib_lock);
 	ch->shm->type[0] = ch->shm->id[0] = 0;
 	if ((x = send_all(ch, &q, sizeof(q), payload, len, deadline)) != XC_OK)
 		return x;
@@ -538,5 +543,7 @@ int srv_child_run(srv_child_t *ch, srv_job_t *job)
 	}
 	if (x != XC_OK || resp.kind == RESP_ERROR)
 		__atomic_add_fetch(&ch->ctx->n_errors, 1, __ATOMIC_RELAXED);
+	if (x == XC_OK && resp.kind == RESP_ERROR) /* a dead worker process was logged by failure() */
+		srv_log_refused_frame(ch->shm->type[0] ? ch->shm->type : NULL, &job->peer, job->out, job->out_len);
 	return SRV_CHILD_DONE;
 }

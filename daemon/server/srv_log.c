@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +76,73 @@ void srv_log(int level, const char *fmt, ...)
 	else
 		fprintf(stderr, "rankmapd[%d]: %s: %s\n", (int)getpid(), names[level & 7], msg);
 	pthread_mutex_unlock(&log_lock);
+}
+
+/* Rate limit of srv_log_refused: lines in the current one-second window, and those not logged. */
+static struct {
+	pthread_mutex_t lock;
+	long long window;
+	unsigned logged;
+	unsigned long dropped;
+} refused = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0 };
+
+/* 1 when a refusal may be logged now; *dropped receives the count to report first (0 if none). */
+static int refused_admit(unsigned long *dropped)
+{
+	long long now = srv_now_ms() / 1000;
+	int ok;
+
+	pthread_mutex_lock(&refused.lock);
+	*dropped = 0;
+	if (now != refused.window) {
+		refused.window = now;
+		refused.logged = 0;
+		*dropped = refused.dropped;
+		refused.dropped = 0;
+	}
+	ok = refused.logged < SRV_LOG_REFUSED_MAX;
+	if (ok)
+		refused.logged++;
+	else
+		refused.dropped++;
+	pthread_mutex_unlock(&refused.lock);
+	return ok;
+}
+
+static void refused_line(const char *type, const srv_peer_t *peer, const json_t *resp, unsigned long dropped)
+{
+	const json_t *e = json_object_get(resp, "error");
+	const char *code = json_string_value(json_object_get(e, "code"));
+	const char *msg = json_string_value(json_object_get(e, "message"));
+
+	if (dropped)
+		srv_log(SRV_LOG_NOTICE, "%lu more refused requests were not logged (at most %d a second)", dropped,
+			SRV_LOG_REFUSED_MAX);
+	int failed = code && (!strcmp(code, "failed") || !strcmp(code, "internal") || !strcmp(code, "timeout"));
+
+	srv_log(SRV_LOG_NOTICE, "%s %s%s request of uid %u (pid %d): %s: %.300s", failed ? "failed" : "refused",
+		type ? type : "a", type ? "" : "n unreadable", peer ? (unsigned)peer->uid : 0u, peer ? (int)peer->pid : 0,
+		code ? code : "?", msg ? msg : "");
+}
+
+void srv_log_refused(const char *type, const srv_peer_t *peer, const json_t *resp)
+{
+	unsigned long dropped;
+
+	if (refused_admit(&dropped))
+		refused_line(type, peer, resp, dropped);
+}
+
+void srv_log_refused_frame(const char *type, const srv_peer_t *peer, const char *frame, size_t len)
+{
+	unsigned long dropped;
+	json_t *resp;
+
+	if (!refused_admit(&dropped))
+		return;
+	resp = len > 4 ? json_loadb(frame + 4, len - 4, 0, NULL) : NULL;
+	refused_line(type, peer, resp, dropped);
+	json_decref(resp);
 }
 
 long long srv_now_ms(void)

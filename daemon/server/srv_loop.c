@@ -364,8 +364,9 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 		char buf[RM_ERROR_TEXT_LEN + 64];
 		conn_uncount_frame(l, c);
 		free(job);
-		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s",
-							 rm_error_format(&err, buf, sizeof(buf))));
+		resp = rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s", rm_error_format(&err, buf, sizeof(buf)));
+		srv_log_refused(NULL, &c->peer, resp);
+		return conn_respond(l, c, resp);
 	}
 	h = srv_request_lookup(l->ctx, req, &c->peer, &flags, &resp);
 	extra = job_charge(c->in_charge) - c->in_charge;
@@ -374,6 +375,8 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 			resp = refused_response(l, c, lim, c->in_charge + extra, json_object_get(req, "id"));
 		else if (h)
 			resp = h(l->ctx, req, json_object_get(req, "id"), &c->peer);
+		if (json_is_false(json_object_get(resp, "ok")))
+			srv_log_refused(json_string_value(json_object_get(req, "type")), &c->peer, resp);
 		json_decref(req);
 		free(job);
 		conn_uncount_frame(l, c);

@@ -353,16 +353,18 @@ static json_t *breakdown_json(const topo_target_t *t, const map_graph_t *g, cons
 	return arr;
 }
 
-/* "breakdown": true adds the target as a tleaf string and the traffic per level, mapped and identity. */
-static void add_breakdown(json_t *resp, const topo_target_t *t, const map_graph_t *g, const uint32_t *perm)
+/* "breakdown": true adds the target as a tleaf string and the traffic per level, mapped and identity
+ * (for a slots request, like identity_cost, the placement given). */
+static void add_breakdown(json_t *resp, const topo_target_t *t, topo_cluster_t c, const json_t *slots,
+			  const map_graph_t *g, const uint32_t *perm)
 {
-	uint32_t *id = malloc(((size_t)g->n + 1) * sizeof(*id)), i;
+	uint32_t *id = slots ? given_placement(t, c, slots, g->n) : malloc(((size_t)g->n + 1) * sizeof(*id)), i;
 	char tleaf[1024];
 
 	if (topo_target_tleaf_string(t, tleaf, sizeof(tleaf)) == 0)
 		json_object_set_new(resp, "target", json_string(tleaf));
 	json_object_set_new(resp, "breakdown", breakdown_json(t, g, perm));
-	for (i = 0; id && i < g->n; i++)
+	for (i = 0; id && !slots && i < g->n; i++)
 		id[i] = i;
 	if (id)
 		json_object_set_new(resp, "identity_breakdown", breakdown_json(t, g, id));
@@ -420,7 +422,7 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 			against_given(t, m->cluster, slots, g, perm, &res);
 		resp = map_response(id, t, m->cluster, perm, g->n, &res);
 		if (breakdown)
-			add_breakdown(resp, t, g, perm);
+			add_breakdown(resp, t, m->cluster, slots, g, perm);
 	}
 out:
 	free(perm);

@@ -15,6 +15,7 @@
 #include "srv.h"
 #include "srv_requests.h"
 #include "topo_report.h"
+#include "topo_slurm.h"
 
 static const struct req_def {
 	const char *type;
@@ -28,6 +29,7 @@ static const struct req_def {
 	{ "map", srv_req_map, SRV_REQ_ISOLATED },
 	{ "order", srv_req_order, SRV_REQ_ISOLATED },
 	{ "simulate", srv_req_simulate, SRV_REQ_ISOLATED },
+	{ "slurm_topology", srv_req_slurm_topology, SRV_REQ_ISOLATED },
 	{ "register", srv_req_register, SRV_REQ_PRIVILEGED },
 	{ "reload", srv_req_reload, SRV_REQ_PRIVILEGED },
 };
@@ -166,9 +168,10 @@ json_t *srv_req_ping(srv_ctx_t *ctx, const json_t *req, const json_t *id, const 
 	gen = ctx->model ? ctx->model->generation : 0;
 	pthread_mutex_unlock(&ctx->model_lock);
 	resp = rm_proto_ok(id);
-	json_object_update_new(resp, json_pack("{s:s, s:s, s:I, s:I}", "pong", "rankmapd", "server_version",
+	json_object_update_new(resp, json_pack("{s:s, s:s, s:I, s:I, s:o}", "pong", "rankmapd", "server_version",
 					       RANKMAP_VERSION, "generation", (json_int_t)gen, "uptime_s",
-					       (json_int_t)((srv_now_ms() - ctx->started_at) / 1000)));
+					       (json_int_t)((srv_now_ms() - ctx->started_at) / 1000), "last_reload",
+					       srv_reload_json(ctx)));
 	return resp;
 }
 
@@ -212,6 +215,7 @@ static json_t *daemon_status(srv_ctx_t *ctx, const srv_model_t *m)
 		       (json_int_t)__atomic_load_n(&ctx->n_errors, __ATOMIC_RELAXED), "connections",
 		       (json_int_t)__atomic_load_n(&ctx->n_connections, __ATOMIC_RELAXED), "rejected",
 		       (json_int_t)__atomic_load_n(&ctx->n_rejected, __ATOMIC_RELAXED), "ib_live", ib);
+	json_object_set_new(st, "last_reload", srv_reload_json(ctx));
 	return st;
 }
 
@@ -372,15 +376,89 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	return resp;
 }
 
-/* Rediscovers the live fabric (if configured) and rebuilds the model from every source. */
+json_t *srv_reload_json(srv_ctx_t *ctx)
+{
+	json_t *r;
+
+	pthread_mutex_lock(&ctx->ib_lock);
+	r = !ctx->last_reload.at ? json_null()
+				 : json_pack("{s:I, s:b}", "at", (json_int_t)ctx->last_reload.at, "ok", ctx->last_reload.ok);
+	if (r && ctx->last_reload.at && !ctx->last_reload.ok)
+		json_object_set_new(r, "error", json_string(ctx->last_reload.error));
+	pthread_mutex_unlock(&ctx->ib_lock);
+	return r;
+}
+
+static json_t *slurm_topology_ok(const json_t *id, const topo_swtree_t *t, const char *text)
+{
+	json_t *resp = rm_proto_ok(id);
+
+	json_object_update_new(resp, json_pack("{s:s, s:I, s:I, s:s?, s:I, s:s?, s:I}", "topology_conf", text ? text : "",
+					       "trees", (json_int_t)t->ntrees, "guid_hcas", (json_int_t)t->nguid_host,
+					       "first_guid_hca", t->nguid_host ? t->guid_host[0].name : NULL, "unplaced",
+					       (json_int_t)t->nunplaced, "first_unplaced", t->nunplaced ? t->unplaced[0] : NULL,
+					       "multihomed", (json_int_t)t->nmultihomed));
+	return resp;
+}
+
+/* Slurm's topology.conf from the model's fabric (topo_slurm.h), with what rankmapctl warns about. */
+json_t *srv_req_slurm_topology(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
+{
+	json_error_t jerr;
+	rm_error_t err = { 0 };
+	const char *top = NULL;
+	int all = 0;
+	srv_model_t *m;
+	topo_swtree_t *t = NULL;
+	json_t *resp = NULL;
+	char *text = NULL, msg[600];
+	size_t len = 0;
+	FILE *f;
+
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?b, s?s}", "version", &(int){ 0 },
+			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "all_leaves", &all, "top", &top) < 0)
+		return srv_request_invalid(req, id, SRV_ENVELOPE " all_leaves?b top?s", &jerr);
+	if (top && (!topo_slurm_sanitise(top, msg, sizeof(msg))[0] || strcmp(msg, top)))
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "top: use letters, digits, '.', '_' and '-' only");
+	if (!(m = srv_model_get(ctx)))
+		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
+	t = topo_swtree_build(m->cluster, (all ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY, &err);
+	if (t && (f = open_memstream(&text, &len))) {
+		int rc = topo_slurm_topology_write(m->cluster, t, top, f, &err);
+
+		if (fclose(f) == 0 && rc == 0)
+			resp = slurm_topology_ok(id, t, text);
+	}
+	if (!resp)
+		resp = rm_proto_error(id, t ? RM_ERR_INTERNAL : RM_ERR_FAILED, "%s",
+				      rm_error_isset(&err) ? rm_error_format(&err, msg, sizeof(msg)) : "out of memory");
+	free(text);
+	topo_swtree_destroy(t);
+	srv_model_put(m);
+	return resp;
+}
+
+/* Rediscovers the live fabric (if configured) and rebuilds the model from every source; the result is
+ * kept for ping and report. */
 static int reload(srv_ctx_t *ctx, rm_error_t *err)
 {
 	rm_error_t ierr = { 0 };
 	char msg[600];
+	int rc;
 
 	if (ctx->cfg.ib_live && srv_model_ib_discover(ctx, &ierr) < 0)
 		srv_log(SRV_LOG_WARNING, "fabric discovery: %s", rm_error_format(&ierr, msg, sizeof(msg)));
-	return srv_model_rebuild(ctx, 0, err);
+	rc = srv_model_rebuild(ctx, 0, err);
+	msg[0] = '\0';
+	if (rc < 0)
+		rm_error_format(err, msg, sizeof(msg));
+	pthread_mutex_lock(&ctx->ib_lock);
+	ctx->last_reload.at = (long long)time(NULL);
+	ctx->last_reload.ok = rc == 0;
+	snprintf(ctx->last_reload.error, sizeof(ctx->last_reload.error), "%.*s",
+		 rm_utf8_prefix(msg, sizeof(ctx->last_reload.error) - 1), msg);
+	pthread_mutex_unlock(&ctx->ib_lock);
+	return rc;
 }
 
 json_t *srv_req_reload(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)

@@ -20,6 +20,7 @@ json_t *srv_req_report(srv_ctx_t *ctx, const json_t *req, const json_t *id, cons
 json_t *srv_req_distance(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_order(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
+json_t *srv_req_slurm_topology(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_simulate(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_reload(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);

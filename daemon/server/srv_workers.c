@@ -95,8 +95,10 @@ static int run_job(worker_t *wk, srv_job_t *job)
 	resp = job->payload ? parse_and_run(w, job) : job->handler(w->ctx, job->req, job->id, &job->peer);
 	if (!resp)
 		resp = rm_proto_error(job->id, RM_ERR_INTERNAL, "the request could not be answered");
-	if (json_is_false(json_object_get(resp, "ok")))
+	if (json_is_false(json_object_get(resp, "ok"))) {
 		__atomic_add_fetch(&w->ctx->n_errors, 1, __ATOMIC_RELAXED);
+		srv_log_refused(json_string_value(json_object_get(job->req, "type")), &job->peer, resp);
+	}
 	job->out = rm_frame_encode(resp, &job->out_len);
 	json_decref(resp);
 	json_decref(job->req); /* freed here, not on the event loop */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# rankmapctl report, map, order and simulate through a real rankmapd (--socket and RANKMAP_SOCKET) give
+# rankmapctl report, map, order, simulate, explain and slurm-topology through a real rankmapd (--socket and RANKMAP_SOCKET) give
 # the same output as offline on the same files (the example cluster and a small torus); the daemon's
 # answers are also checked against facts derived from the input files; an unreachable daemon is an
 # error naming the socket (exit 1); --socket with file sources is a usage error (exit 2).
@@ -149,6 +149,35 @@ done
 [ $rc -eq 2 ] && ok "report --socket with --cluster: usage error" || notok "report --socket --cluster: exit $rc"
 "$CTL" map --cart 4x4 --socket "$SOCK" --topology 'tleaf 1 16 1' >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "map --socket with --topology: usage error" || notok "map --socket --topology: exit $rc"
+
+# ---- explain and slurm-topology (issue 17) -----------------------------------------------------------
+H='fourmi[001-004]'
+for args in "--cart 8x4 --algo treematch" "--pattern $DATA/reports/explain-levels.mtx --perm $DATA/reports/explain-swap.perm" \
+	"--pattern $DATA/patterns/traced.mtx --metric messages --algo identity --json"; do
+	"$CTL" explain $args --hosts "$H" --socket "$SOCK" >"$T/e.remote"; rc=$?
+	"$CTL" explain $args --hosts "$H" --cluster "$T/cluster.conf" >"$T/e.local"
+	[ $rc -eq 0 ] && same "explain $args: daemon = offline" "$T/e.remote" "$T/e.local" || notok "explain $args: exit $rc"
+done
+RANKMAP_SOCKET=$SOCK "$CTL" explain --cart 4x2 --hosts fourmi001 >"$T/e.remote"; rc=$?
+"$CTL" explain --cart 4x2 --hosts fourmi001 --cluster "$T/cluster.conf" >"$T/e.local"
+[ $rc -eq 0 ] && same "explain through RANKMAP_SOCKET = offline" "$T/e.remote" "$T/e.local" || notok "explain env: exit $rc"
+"$CTL" explain --cart 4x4 --socket "$SOCK" --cluster "$T/cluster.conf" --hosts fourmi001 >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "explain --socket with --cluster: usage error" || notok "explain --socket --cluster: exit $rc"
+"$CTL" explain --cart 4x4 --socket "$T/nothing.sock" --hosts fourmi001 >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "nothing.sock" "$T/err" && ok "explain: unreachable daemon is an error naming the socket" \
+	|| notok "explain unreachable: exit $rc"
+for args in "" "--all-leaves" "--top top"; do
+	"$CTL" slurm-topology $args --socket "$SOCK" --out "$T/st.remote" 2>"$T/st.remote.err"; rc=$?
+	"$CTL" slurm-topology $args --cluster "$T/cluster.conf" --out "$T/st.local" 2>"$T/st.local.err"
+	[ $rc -eq 0 ] && same "slurm-topology $args: daemon = offline (file)" "$T/st.remote" "$T/st.local" \
+		|| notok "slurm-topology $args: exit $rc"
+	same "slurm-topology $args: daemon = offline (warnings)" "$T/st.remote.err" "$T/st.local.err"
+done
+RANKMAP_SOCKET=$SOCK "$CTL" slurm-topology >"$T/st.remote" 2>/dev/null; rc=$?
+"$CTL" slurm-topology --cluster "$T/cluster.conf" >"$T/st.local" 2>/dev/null
+[ $rc -eq 0 ] && same "slurm-topology through RANKMAP_SOCKET = offline" "$T/st.remote" "$T/st.local" || notok "slurm-topology env: exit $rc"
+"$CTL" slurm-topology --socket "$SOCK" --ib "$DATA/plafrim/ib/ib-subnet0.txt" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "slurm-topology --socket with --ib: usage error" || notok "slurm-topology --socket --ib: exit $rc"
 "$CTL" map --cart 4x4 --socket "$SOCK" --hosts nosuchhost >/dev/null 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] && grep -q nosuchhost "$T/err" && ok "map: unknown host from the daemon: exit 1, named" ||
 	notok "map unknown host: exit $rc $(cat "$T/err")"

@@ -70,4 +70,13 @@ expect_fail "unknown host is refused" "$R" explain --pattern "$P" --cluster "$CL
 expect_fail "--cluster without --hosts is a usage error" "$R" explain --pattern "$P" --cluster "$CL"
 expect_fail "more ranks than slots is refused" "$R" explain --pattern "$P" --topology 'tleaf 1 8 1'
 expect_fail "a bad pattern is refused" "$R" explain --pattern "$DATA/patterns/bad-nan.mtx" --topology 'tleaf 1 8 1'
+
+# --cart as in map: an 8x4 periodic halo exchange has 2 x 32 = 64 neighbour pairs; with weights 10,1
+# the 32 pairs along the first dimension weigh 10: 32 x 10 + 32 = 352 (counted here, not by rankmap)
+cart_total() { "$R" explain --cart "$1" --topology 'tleaf 2 4 10 8 1' --json |
+	python3 -c "import json, sys; r = json.load(sys.stdin); sys.exit(not (r['ranks'] == 32 and r['total'] == $2))"; }
+expect "--cart 8x4: 32 ranks, 64 pairs" cart_total 8x4 64
+expect "--cart 8x4:1,1:10,1: total 352" cart_total 8x4:1,1:10,1 352
+expect_fail "--pattern and --cart together: usage error" "$R" explain --pattern "$P" --cart 8x4 --topology 'tleaf 1 32 1'
+expect_fail "a bad --cart spec is refused" "$R" explain --cart 8xq --topology 'tleaf 1 32 1'
 finish

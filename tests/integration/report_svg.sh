@@ -7,13 +7,13 @@
 # parse (xmllint) and hold the expected boxes (report_svg_check.py, Python's XML parser). Then headless
 # Chromium renders each to a 1600x1200 PNG, which must decode to a non-blank picture. Chromium is not
 # in `make deps` (a large package): without it the rendering checks are skipped and say so; install
-# it with RANKMAP_EXTRA_PKGS=chromium sh scripts/deps.sh.
+# it with RANKMAP_EXTRA_PKGS=chromium sh scripts/deps.sh. KEEP=DIR copies the rendered PNGs there to look at.
 . "$(dirname "$0")/../lib.sh"
 
 R=$BIN/rankmapctl
 CHK="python3 $TOP/tests/integration/report_svg_check.py"
 T=$(mktmp) || exit 1
-trap 'rm -rf "$T"' EXIT
+trap '[ -n "$KEEP" ] && cp "$T"/*.png "$KEEP"/ 2>/dev/null; rm -rf "$T"' EXIT
 
 svg() { out=$1; shift; "$R" report "$@" --svg "$T/$out.svg" >"$T/$out.txt" 2>"$T/$out.err"; }
 
@@ -22,9 +22,25 @@ expect "small: xmllint accepts it" xmllint --noout "$T/small.svg"
 expect "small: 7 hosts in 3 leaf boxes, 2 slow links in red, switch names shown" \
 	$CHK svg "$T/small.svg" --hosts 7 --leaves 3 --bad-links 2 --names leaf-1,leaf-2,leaf-3,spine-1,spine-2
 # ibsim fat tree (cache file): leaf3-spine1 is 1x and leaf4-spine2 DDR among 4x QDR (by hand, .net file)
+expect "small: labels inside their boxes, lists broken between items, switches in name order" \
+	$CHK svg "$T/small.svg" --in-boxes --list-breaks --sorted
+# names longer than the boxes (node-name map in the NDR fabric's style), lists longer than a line
+expect "long names: picture written" svg long --ib "$DATA/ib/small-2level.topo" --node-name-map "$DATA/reports/long-names.map"
+expect "long names: every label fits its box (cut, full name in the tooltip), lists broken between items" \
+	$CHK svg "$T/long.svg" --in-boxes --list-breaks --sorted --hosts 7 --leaves 3 \
+	--names MF0_A09-P1-IBLEAF-04-04_MQM9701_U1,login-node-with-a-very-long-name-01
+expect "the box check can fail: a 30-character bold label is refused" sh -c "sed 's|>ibsw2<|>ibsw2-with-a-much-longer-name-xx<|' '$T/long.svg' >'$T/long-bad.svg'"
+expect_fail "... (checked)" $CHK svg "$T/long-bad.svg" --in-boxes
+# a host with HCAs in two subnets (n2: subnet A leaf a-1, subnet B leaf b-2) is drawn in both
+expect "two subnets: picture written" svg sub --ib "$DATA/ib/subnet-a.topo" --ib "$DATA/ib/subnet-b.ports"
+expect "two subnets: n1, n2, n3 (HCAs in both) in two host boxes, n4 (subnet B only) in one" sh -c "for h in n1=2 n2=2 n3=2 n4=1; do $CHK svg '$T/sub.svg' --host-boxes \$h || exit 1; done"
+expect "two subnets: 4 leaf boxes, in name order" $CHK svg "$T/sub.svg" --leaves 4 --sorted --in-boxes
 expect "ibsim cache: picture written" svg cache --ib-cache "$DATA/ib/ibsim-fattree.cache"
 expect "ibsim cache: 8 hosts, 4 leaves, the 2 degraded links in red" \
 	$CHK svg "$T/cache.svg" --hosts 8 --leaves 4 --bad-links 2 --names leaf1,leaf4,spine1,spine2
+expect "ibsim cache: leaves in name order although the cache lists leaf4 first" $CHK svg "$T/cache.svg" --sorted
+sed 's|<title>ibsw1:|<title>ibswX:|; s|<title>ibsw4:|<title>ibsw1:|; s|<title>ibswX:|<title>ibsw4:|' "$T/cache.svg" >"$T/cache-swapped.svg"
+expect_fail "the order check can fail: two leaves' names swapped" $CHK svg "$T/cache-swapped.svg" --sorted
 expect "NDR fat tree: picture written" svg ndr --ib "$DATA/ib/ndr-fattree-582ca.ibnetdiscover"
 expect "NDR: xmllint accepts it" xmllint --noout "$T/ndr.svg"
 # 193 = the distinct host names of the file (named HCAs by first word, generic ones by GUID), and 22
@@ -40,6 +56,10 @@ expect "NDR: bundled links (not 300+ lines)" grep -q "Links bundled" "$T/ndr.svg
 expect "PlaFRIM cluster: picture written" svg plafrim --cluster "$DATA/example/cluster.conf"
 expect "PlaFRIM: xmllint accepts it" xmllint --noout "$T/plafrim.svg"
 expect "PlaFRIM: 125 hosts in 7 leaf boxes" $CHK svg "$T/plafrim.svg" --hosts 125 --leaves 7
+# real data: 33 HCA cables (bonobo, dancharia, devel...) run below the subnet's usual 4x QDR; the
+# checker counts them in the ports report itself
+expect "PlaFRIM: every slow HCA link of the ports report drawn red dashed, as the legend says" \
+	$CHK svg "$T/plafrim.svg" --bad-hca-ports "$DATA/plafrim/ib/ib-subnet0.txt" --in-boxes --list-breaks --sorted
 expect "torus only: picture written" svg torus --torus "$DATA/torus/xe6.conf"
 expect "torus: xmllint accepts it" xmllint --noout "$T/torus.svg"
 expect "torus: the order picture is embedded" $CHK svg "$T/torus.svg" --torus
@@ -76,7 +96,7 @@ render() {
 	$CHK png "$T/$1.png"
 }
 if command -v chromium >/dev/null 2>&1; then
-	for p in small ndr torus; do # one of each kind: links drawn, links bundled, torus embedded
+	for p in small ndr torus long sub plafrim; do # links drawn, bundled, torus; long names, subnets, slow HCAs
 		expect "headless Chromium renders $p.svg to a non-blank 1600x1200 PNG" render "$p"
 	done
 else

@@ -2,18 +2,120 @@
 """tests/integration/report_svg_check.py: checks of rankmapctl report's pictures.
 
   report_svg_check.py svg FILE [--hosts N] [--leaves N] [--bad-links N] [--names NAME,...] [--torus]
+                        [--in-boxes] [--list-breaks] [--host-boxes NAME=N] [--bad-hca N]
+                        [--bad-hca-ports PORTS_REPORT]
       FILE parses as XML with an <svg> root; its host boxes (<title>N hosts: ...</title>) add up to
       N hosts in the given number of leaf boxes; N red dashed links; every NAME appears in some text
       or title; --torus: an embedded <svg> holding the torus ordering picture.
+      --in-boxes: every text line of a box fits its box (width estimated here from DejaVu Sans's
+      average advance, or its textLength when the picture squeezes it).
+      --list-breaks: the lines of every host list end between hosts or between the numbers of a range
+      (on a comma), or before the '[' of a name too long for a line, never inside a name or number.
+      --sorted: the switches of each level and subnet are placed (rows top down, left to right) in
+      natural order of their names.
+      --host-boxes NAME=N: host NAME is in exactly N host boxes (lists expanded here).
+      --bad-hca N: the slow/narrow HCA link groups (a red dashed link each) count N links;
+      --bad-hca-ports FILE: N counted here from an ibnetdiscover -p ports report: HCA-switch links
+      below the most common speed or width of the file's links.
   report_svg_check.py png FILE
       FILE is a PNG whose decoded pixels are not all one colour (a rendered, non-blank picture).
 Prints one line per problem; exit 1 if any.
 """
+import collections
+import os
 import re
 import struct
 import sys
 import xml.etree.ElementTree as ET
 import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_topo_check import expand  # noqa: E402 - Slurm host list expansion, own code
+
+SPEEDS = {'SDR': 1, 'DDR': 2, 'QDR': 3, 'FDR10': 4, 'FDR': 5, 'EDR': 6, 'HDR': 7, 'NDR': 8, 'XDR': 9}
+
+
+def ports_bad_hca(path):
+    """HCA-to-switch links of a ports report below the file's most common speed or width."""
+    links = {}
+    for line in open(path):
+        m = re.match(r'^(CA|SW)\s+\d+\s+\d+\s+(0x[0-9a-f]+)\s+(\d+)x\s+(\S+)\s+-\s+(CA|SW)\s+\d+\s+(\d+)\s+'
+                     r'(0x[0-9a-f]+)', line)
+        if m:
+            a, g1, w, sp, b, p2, g2 = m.groups()
+            links[tuple(sorted([(a, g1), (b, g2)]))] = (int(w), SPEEDS.get(sp, 0))
+    ns = collections.Counter(v[1] for v in links.values() if v[1]).most_common(1)[0][0]
+    nw = collections.Counter(v[0] for v in links.values() if v[0]).most_common(1)[0][0]
+    return sum(1 for k, (w, sp) in links.items() if {k[0][0], k[1][0]} == {'CA', 'SW'} and
+               ((sp and sp < ns) or (w and w < nw)))
+
+
+def text_width(s, size, bold):
+    """DejaVu Sans: average advance about 0.6 em (0.66 bold); capitals and digits wider."""
+    w = sum(0.72 if c.isupper() else 0.64 if c.isdigit() else 0.3 if c in ' ,.:[]' else 0.6 for c in s)
+    return w * size * (1.1 if bold else 1.0)
+
+
+def check_boxes(root):
+    problems = []
+    for g in root.iter(NS + 'g'):
+        rect = g.find(NS + 'rect')
+        if rect is None:
+            continue
+        width = float(rect.get('width'))
+        for t in g.findall(NS + 'text'):
+            s = t.text or ''
+            w = float(t.get('textLength')) if t.get('textLength') else \
+                text_width(s, float(t.get('font-size', 11)), t.get('font-weight') == 'bold')
+            if w > width:
+                problems.append(f'text {s!r} ({w:.0f} px) is wider than its box ({width:.0f} px)')
+    return problems
+
+
+def natural(s):
+    return [int(x) if x.isdigit() else x for x in re.split(r'(\d+)', s)]
+
+
+def check_sorted(root):
+    placed = collections.defaultdict(list)
+    for g in root.iter(NS + 'g'):
+        t, rect = g.find(NS + 'title'), g.find(NS + 'rect')
+        m = re.match(r'^(\S+): .*\nGUID \S+, subnet (\d+), level (-?\d+)', (t.text or '') if t is not None else '')
+        if m and rect is not None:
+            placed[(m.group(2), m.group(3))].append((float(rect.get('y')), float(rect.get('x')), m.group(1)))
+    problems = []
+    for key, boxes in placed.items():
+        names = [n for _, _, n in sorted(boxes)]
+        if names != sorted(names, key=natural):
+            problems.append(f'subnet {key[0]} level {key[1]}: switches placed as {names[:8]}, not in name order')
+    return problems
+
+
+def host_boxes(root):
+    """(title list, [text lines]) of every host box."""
+    out = []
+    for g in root.iter(NS + 'g'):
+        t = g.find(NS + 'title')
+        m = re.match(r'^(\d+) hosts: (.*)$', (t.text or '') if t is not None else '', re.S)
+        if m:
+            out.append((m.group(2), [x.text or '' for x in g.findall(NS + 'text')][1:]))
+    return out
+
+
+def check_breaks(root):
+    problems = []
+    for full, lines in host_boxes(root):
+        lines = [x for x in lines if not re.search(r'slow/narrow|named by GUID', x)]
+        cut = bool(lines) and lines[-1] == '...'
+        if cut:
+            lines.pop()
+        for a, b in zip(lines, lines[1:]):
+            if not (a.endswith(',') or b.startswith('[')):
+                problems.append(f'host list {full!r} broken between {a!r} and {b!r}')
+        named = {h for h in expand(full) if not re.match(r'^0x[0-9a-f]{16}$', h)}
+        if not cut and set(expand(''.join(lines))) != named:
+            problems.append(f'host list lines {lines} do not hold the hosts {full!r} without GUIDs')
+    return problems
 
 NS = '{http://www.w3.org/2000/svg}'
 
@@ -39,6 +141,31 @@ def check_svg(path, args):
         for n in args[args.index('--names') + 1].split(','):
             if n not in texts:
                 problems.append(f'name {n} not in the picture')
+    if '--in-boxes' in args:
+        problems += check_boxes(root)
+    if '--sorted' in args:
+        problems += check_sorted(root)
+    if '--list-breaks' in args:
+        problems += check_breaks(root)
+    if '--host-boxes' in args:
+        name, n = args[args.index('--host-boxes') + 1].split('=')
+        got = sum(1 for full, _ in host_boxes(root) if name in expand(full))
+        if got != int(n):
+            problems.append(f'host {name} is in {got} host boxes, expected {n}')
+    want_hca = None
+    if '--bad-hca' in args:
+        want_hca = int(args[args.index('--bad-hca') + 1])
+    if '--bad-hca-ports' in args:
+        want_hca = ports_bad_hca(args[args.index('--bad-hca-ports') + 1])
+    if want_hca is not None:
+        got, groups = 0, [g for g in root.iter(NS + 'g') if g.get('class') == 'bad-hca']
+        for g in groups:
+            m = re.match(r'^(\d+) HCA links? below', g.find(NS + 'title').text or '')
+            got += int(m.group(1)) if m else 0
+            if not any(e.get('stroke') == '#d50000' and e.get('stroke-dasharray') for e in g.iter(NS + 'line')):
+                problems.append('a slow/narrow HCA link group has no red dashed link')
+        if got != want_hca:
+            problems.append(f'{got} slow/narrow HCA links drawn, expected {want_hca}')
     if '--torus' in args:
         inner = [e for e in root.iter(NS + 'svg') if e is not root]
         if not inner or not any('ordering' in (t.text or '') for t in inner[0].iter(NS + 'text')):

@@ -11,10 +11,12 @@
 
 Invariants: every line is SwitchName=<name> with exactly one of Nodes= / Switches=; names use only
 [A-Za-z0-9._-] and are unique; every listed switch is defined; the switch graph has no cycle; every
-host is under exactly one leaf; with --hosts, that many hosts. With --topofile, the tree is checked
-against the raw ibnetdiscover topology file, parsed here independently of rankmap: each leaf's hosts
-are attached to that switch, every host of the file is listed, and each upper switch lists exactly
-the switches linked to it one level below (levels by BFS from the switches with hosts).
+host is under exactly one leaf; no host is an HCA GUID (0x + 16 hex digits: Slurm knows no such
+node); with --hosts, that many hosts. With --topofile, the tree is checked against the raw
+ibnetdiscover topology file, parsed here independently of rankmap: each leaf's hosts are attached to
+that switch, every named host of the file is listed and every GUID-only HCA is named in a comment,
+each upper switch lists exactly the switches linked to it one level below (levels by BFS from the
+switches with hosts), and a switch named ibsw<N> is the N-th switch of the file in GUID order.
 Host lists are expanded here (Slurm syntax, own code). Prints one line per problem; exit 1 if any.
 """
 import re
@@ -22,6 +24,7 @@ import sys
 from collections import deque
 
 NAME_RE = re.compile(r'^[A-Za-z0-9._-]+$')
+GUID_RE = re.compile(r'^0x[0-9a-f]{16}$')
 
 
 def split_top(s):
@@ -92,6 +95,8 @@ def invariants(sw, nhosts, multi=False):
     for name, (kind, members) in sw.items():
         if kind == 'Nodes':
             for h in members:
+                if GUID_RE.match(h):
+                    problems.append(f'leaf {name} lists the HCA GUID {h} as a host')
                 if h in seen and not multi:
                     problems.append(f'host {h} under two leaves: {seen[h]} and {name}')
                 seen[h] = name
@@ -153,9 +158,19 @@ def parse_topofile(path):
     return adj, hosts
 
 
-def check_topofile(sw, guid, seen, path, multi=False):
+def check_topofile(sw, guid, seen, path, multi=False, conf=None):
     problems = []
     adj, hosts = parse_topofile(path)
+    guid_only = {h for hs in hosts.values() for h in hs if GUID_RE.match(h)}
+    comments = open(conf).read() if conf else ''
+    for h in sorted(guid_only):
+        if not re.search(rf'^#\s+{h} on ', comments, re.M):
+            problems.append(f'GUID-only HCA {h} is not listed in a comment')
+    rank = {g: i + 1 for i, g in enumerate(sorted(adj))}
+    for name, g in guid.items():
+        m = re.match(r'^ibsw(\d+)$', name)
+        if m and rank.get(g) != int(m.group(1)):
+            problems.append(f'switch {name} (0x{g:016x}) is switch {rank.get(g)} of the file in GUID order')
     level, q = {}, deque()
     for s, h in hosts.items():
         if h:
@@ -167,6 +182,7 @@ def check_topofile(sw, guid, seen, path, multi=False):
             if t not in level:
                 level[t] = level[s] + 1
                 q.append(t)
+    hosts = {g: {h for h in hs if h not in guid_only} for g, hs in hosts.items()}
     name_of = {g: n for n, g in guid.items()}
     all_hosts = set().union(*hosts.values()) if hosts else set()
     missing = all_hosts - set(seen)
@@ -246,7 +262,7 @@ def main():
         p2, seen = invariants(sw, nh, multi)
         problems += p2
         if '--topofile' in args:
-            problems += check_topofile(sw, guid, seen, args[args.index('--topofile') + 1], multi)
+            problems += check_topofile(sw, guid, seen, args[args.index('--topofile') + 1], multi, conf)
     for p in problems:
         print(p)
     return 1 if problems else 0

@@ -43,6 +43,17 @@ static long by_name(const topo_swtree_t *t, const char *name)
 	return -1;
 }
 
+/* The switch whose description is desc (the fabric file's, independent of the naming rule). */
+static long by_desc(const topo_swtree_t *t, const char *desc)
+{
+	size_t s;
+
+	for (s = 0; s < t->nsw; s++)
+		if (t->desc[s] && !strcmp(t->desc[s], desc))
+			return (long)s;
+	return -1;
+}
+
 static void test_sanitise(void)
 {
 	char b[64];
@@ -68,15 +79,18 @@ static void test_three_levels(void)
 		topo_cluster_destroy(c);
 		return;
 	}
-	core = by_name(t, "core-1"), agg = by_name(t, "agg-b2"), leaf = by_name(t, "leaf-a2");
-	check(core >= 0 && agg >= 0 && leaf >= 0, "switch names kept as described");
+	core = by_desc(t, "core-1"), agg = by_desc(t, "agg-b2"), leaf = by_desc(t, "leaf-a2");
+	check(core >= 0 && agg >= 0 && leaf >= 0, "switch descriptions kept");
+	/* GUIDs (by hand from the file): core-1 ...01, agg-a1..b2 ...10-13, leaf-a1..b2 ...20-23 */
+	check(core >= 0 && !strcmp(t->name[core], "ibsw1") && agg >= 0 && !strcmp(t->name[agg], "ibsw5") &&
+	      leaf >= 0 && !strcmp(t->name[leaf], "ibsw7"), "names ibsw<N> by GUID rank");
 	check(t->max_level == 2 && t->nplaced == 8 && t->nunplaced == 0, "3 levels, 8 hosts placed");
 	check(leaf >= 0 && t->level[leaf] == 0 && t->host_off[leaf + 1] - t->host_off[leaf] == 2 &&
 	      !strcmp(t->host[t->host_off[leaf]], "node03") && !strcmp(t->host[t->host_off[leaf] + 1], "node04"),
 	      "leaf-a2 holds node03, node04 in order");
 	n = agg >= 0 ? topo_swtree_children(c, t, (size_t)agg, &ch) : 0;
-	check(n == 2 && ((!strcmp(t->name[ch[0]], "leaf-b1") && !strcmp(t->name[ch[1]], "leaf-b2")) ||
-			 (!strcmp(t->name[ch[0]], "leaf-b2") && !strcmp(t->name[ch[1]], "leaf-b1"))),
+	check(n == 2 && ((!strcmp(t->desc[ch[0]], "leaf-b1") && !strcmp(t->desc[ch[1]], "leaf-b2")) ||
+			 (!strcmp(t->desc[ch[0]], "leaf-b2") && !strcmp(t->desc[ch[1]], "leaf-b1"))),
 	      "agg-b2 lists leaf-b1 and leaf-b2 (%zu children)", n);
 	free(ch);
 	n = core >= 0 ? topo_swtree_children(c, t, (size_t)core, &ch) : 0;
@@ -87,6 +101,30 @@ static void test_three_levels(void)
 	check(kept == 9 && t->nroots == 1 && core >= 0 && t->is_root[core], "9 switches kept, core-1 the only root");
 	check(t->ntrees == 1, "one tree (%zu)", t->ntrees);
 	topo_swtree_destroy(t);
+	topo_cluster_destroy(c);
+}
+
+/* n2 has an HCA in each of subnet-a.topo (leaf a-1) and subnet-b.ports (leaf b-2, n2 alone). */
+static void test_per_subnet(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	topo_swtree_t *t;
+	char a[512], b[512];
+	long s1, s2;
+	int flags;
+
+	snprintf(a, sizeof(a), "%s/ib/subnet-a.topo", harness_data_dir());
+	snprintf(b, sizeof(b), "%s/ib/subnet-b.ports", harness_data_dir());
+	check(c && topo_load_ib_file(c, a, NULL) == 0 && topo_load_ib_file(c, b, NULL) == 0 &&
+	      topo_cluster_finalize(c, NULL) == 0, "two subnets loaded");
+	for (flags = 0; flags <= TOPO_SWTREE_PER_SUBNET; flags += TOPO_SWTREE_PER_SUBNET) {
+		t = topo_swtree_build(c, flags, NULL);
+		s1 = t ? by_desc(t, "a-1") : -1, s2 = t ? by_desc(t, "b-2") : -1;
+		check(s1 >= 0 && s2 >= 0 && t->kept[s1] && t->kept[s2] == (flags != 0) &&
+		      (!flags || (t->host_off[s2 + 1] - t->host_off[s2] == 1 && !strcmp(t->host[t->host_off[s2]], "n2"))),
+		      "flags %d: b-2 %s", flags, flags ? "holds n2 (its first leaf in subnet B)" : "dropped (n2 under a-1)");
+		topo_swtree_destroy(t);
+	}
 	topo_cluster_destroy(c);
 }
 
@@ -101,13 +139,24 @@ static void test_dual_rail_and_names(void)
 	check(t && t->nroots == 2 && t->ntrees == 1, "two spines are roots of one tree");
 	topo_swtree_destroy(t);
 	topo_cluster_destroy(c);
-	c = load("reports/names.topo", NULL);
+	c = load("reports/names.topo", "reports/names.map");
 	t = topo_swtree_build(c, 0, NULL);
 	check(t && by_name(t, "Leaf_A_0000000000009101") >= 0 && by_name(t, "Leaf_A_0000000000009102") >= 0 &&
-	      by_name(t, "Leaf_A") < 0, "equal names both get their GUID");
-	check(t && by_name(t, "sw_0000000000009103") >= 0, "no description: sw_<GUID>");
+	      by_name(t, "Leaf_A") < 0, "equal map names both get their GUID");
+	check(t && by_name(t, "ibsw4") >= 0 && by_name(t, "core_switch_1_rack_7") >= 0,
+	      "map names sanitised, the unmapped switch ibsw4");
+	check(t && t->order && !strcmp(t->name[t->order[0]], "Leaf_A_0000000000009101") &&
+	      !strcmp(t->name[t->order[3]], "ibsw4"), "switches in order of their names");
 	topo_swtree_destroy(t);
 	topo_cluster_destroy(c);
+	c = load("ib/small-2level.topo", NULL);
+	t = topo_swtree_build(c, TOPO_SWTREE_NAMED_ONLY, NULL);
+	check(t && t->nguid_host == 1 && !strcmp(t->guid_host[0].name, "0x0002c90300000020") &&
+	      t->guid_host[0].leaf == by_desc(t, "leaf-2") && t->nplaced == 6,
+	      "named only: the generic HCA left out, listed with its leaf");
+	topo_swtree_destroy(t);
+	topo_cluster_destroy(c);
+	test_per_subnet();
 }
 
 static void test_svg(void)

@@ -49,9 +49,14 @@ struct svg {
 	size_t *uplinks, *bad_up; /* per switch: links to the level above, of which below the norm */
 	uint8_t *up_speed;        /* per switch: speed of its uplinks (the most common) */
 	uint8_t *nspeed, *nwidth; /* per subnet: the norm */
+	struct hca_link {         /* an HCA cable below its subnet's usual speed or width */
+		long leaf;
+		const char *host;
+		unsigned width, speed;
+	} *hca;
+	size_t nhca, *hca_off;    /* hca[] sorted by leaf: leaf s has hca[hca_off[s] .. hca_off[s + 1]) */
 	int width, height, bus, nbands, upper_rows;
-	size_t pre, suf;          /* length of the prefix and suffix all switch names share (not shown) */
-	size_t first_kept;
+	int top;                  /* y of the first row of switches (below the caption lines) */
 	size_t nleaves, ndrawn;
 };
 
@@ -85,53 +90,49 @@ static void esc_cut(FILE *f, const char *s, size_t n)
 	esc(f, buf);
 }
 
-/* Prefix and suffix every kept switch name shares (shown once in the caption, not in each box). */
-static void common_affixes(struct svg *g)
+/* Estimated width of s in DejaVu Sans at size px (bold ~8 % wider): generous per-class advances. */
+static double text_width(const char *s, double size, int bold)
 {
-	const char *first = NULL;
-	size_t s, pre = 0, suf = 0, len = 0;
+	double w = 0;
 
-	for (s = 0; s < g->t->nsw; s++) {
-		const char *n = g->t->name[s];
-		size_t l = strlen(n), k;
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
 
-		if (!g->t->kept[s])
-			continue;
-		if (!first) {
-			first = n, len = l, pre = suf = l, g->first_kept = s;
-			continue;
-		}
-		for (k = 0; k < pre && n[k] == first[k]; k++)
-			;
-		pre = k;
-		for (k = 0; k < suf && k < l && n[l - 1 - k] == first[len - 1 - k]; k++)
-			;
-		suf = k;
+		w += ch >= 'A' && ch <= 'Z' ? 0.74 : (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ? 0.64
+		   : ch == ' ' || ch == ',' || ch == '.' || ch == ':' || ch == '[' || ch == ']' ? 0.4 : 0.7;
 	}
-	if (pre + suf >= len) /* one switch, or names that are prefixes of each other */
-		pre = suf = 0;
-	g->pre = pre >= 4 ? pre : 0;
-	g->suf = suf >= 4 ? suf : 0;
+	return w * size * (bold ? 1.08 : 1.0);
 }
 
-/* A switch name without the common affixes, cut in the middle to n characters. */
-static void esc_name(const struct svg *g, FILE *f, const char *name, size_t n)
+/* A centred text line at (x, y) that stays within maxw: squeezed with textLength when estimated wider. */
+static void box_text(FILE *f, double x, double y, double size, int bold, const char *colour, const char *s,
+		     double maxw)
 {
-	char buf[256];
-	size_t l = strlen(name), k = l > g->pre + g->suf ? l - g->pre - g->suf : l;
-	const char *p = l > g->pre + g->suf ? name + g->pre : name;
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%g\"%s", x, y, size,
+		bold ? " font-weight=\"bold\"" : "");
+	if (colour)
+		fprintf(f, " fill=\"%s\"", colour);
+	if (text_width(s, size, bold) > maxw)
+		fprintf(f, " textLength=\"%.1f\" lengthAdjust=\"spacingAndGlyphs\"", maxw);
+	fputc('>', f);
+	esc(f, s);
+	fputs("</text>\n", f);
+}
 
-	if (k > n && n > 6 && n < sizeof(buf)) {
-		memcpy(buf, p, n / 2 - 1);
-		memcpy(buf + n / 2 - 1, "..", 2);
-		memcpy(buf + n / 2 + 1, p + k - (n - n / 2 - 1), n - n / 2 - 1);
-		k = n;
-	} else {
-		k = k < sizeof(buf) - 1 ? k : sizeof(buf) - 1;
-		memcpy(buf, p, k);
+/* name cut in the middle to at most n characters ("MF0_A09..MQM9701_U1") into buf. */
+static const char *short_name(const char *name, char *buf, size_t n)
+{
+	size_t k = strlen(name);
+
+	if (k <= n || n < 7) {
+		snprintf(buf, n + 1 > 2 ? n + 1 : 2, "%s", name);
+		return buf;
 	}
-	buf[k] = '\0';
-	esc(f, buf);
+	memcpy(buf, name, n / 2 - 1);
+	memcpy(buf + n / 2 - 1, "..", 2);
+	memcpy(buf + n / 2 + 1, name + k - (n - n / 2 - 1), n - n / 2 - 1);
+	buf[n] = '\0';
+	return buf;
 }
 
 /* Most common speed and width of each subnet's links (the norm a link is compared with). */
@@ -236,8 +237,8 @@ static double row_x(const struct svg *g, size_t i, size_t n)
 /* Positions: upper levels from the top, one or more rows each; leaves in bands below. */
 static void svg_layout(struct svg *g)
 {
-	size_t s, i, n, widest = 1;
-	int k, y = 84;
+	size_t o, s, i, n, sub, widest = 1;
+	int k, y = g->top = g->t->nsubnets > 1 ? 100 : 84;
 
 	for (k = g->t->max_level; k >= 0; k--) {
 		for (s = 0, n = 0; s < g->t->nsw; s++)
@@ -255,13 +256,15 @@ static void svg_layout(struct svg *g)
 	for (k = g->t->max_level; k >= 0; k--) {
 		for (s = 0, n = 0; s < g->t->nsw; s++)
 			n += g->t->kept[s] && g->t->level[s] == k;
-		for (s = 0, i = 0; s < g->t->nsw; s++) {
-			if (!g->t->kept[s] || g->t->level[s] != k)
-				continue;
-			g->x[s] = row_x(g, i, n);
-			g->y[s] = k > 0 ? y + (double)(i / PER_ROW) * ROW_H : y + (double)(i / PER_ROW) * BAND_H + 48;
-			i++;
-		}
+		for (sub = 0, i = 0; sub < g->t->nsubnets; sub++)
+			for (o = 0; o < g->t->nsw; o++) {
+				s = g->t->order[o];
+				if (!g->t->kept[s] || g->t->level[s] != k || g->t->subnet[s] != (long)sub)
+					continue;
+				g->x[s] = row_x(g, i, n);
+				g->y[s] = k > 0 ? y + (double)(i / PER_ROW) * ROW_H : y + (double)(i / PER_ROW) * BAND_H + 48;
+				i++;
+			}
 		y += k > 0 ? (int)((n + PER_ROW - 1) / PER_ROW) * ROW_H : 0;
 	}
 	g->height = y + g->nbands * BAND_H + (g->t->nunplaced ? 70 : 0) + MARGIN;
@@ -304,20 +307,15 @@ static void svg_header(struct svg *g, int extra_h)
 		x += 72, nsp++;
 	}
 	fprintf(f, "<line x1=\"%d\" y1=\"46\" x2=\"%d\" y2=\"46\" stroke=\"#d50000\" stroke-width=\"2.5\" "
-		   "stroke-dasharray=\"5,3\"/><text x=\"%d\" y=\"50\" fill=\"#d50000\">below the subnet's usual "
-		   "speed/width</text>\n", x, x + 22, x + 26);
+		   "stroke-dasharray=\"5,3\"/><text x=\"%d\" y=\"50\" fill=\"#d50000\">slow or narrow: below the "
+		   "subnet's usual speed/width</text>\n", x, x + 22, x + 26);
 	fprintf(f, "<text x=\"%d\" y=\"66\" fill=\"#555555\">%s Hover a box for details.", MARGIN,
 		g->bus ? "Links bundled: each switch has one stub onto the bus with its uplink count."
 		       : "Every switch-to-switch link is drawn (dotted arcs: links within a level).");
-	if (g->pre || g->suf) {
-		fprintf(f, " Switch names shown without their common ");
-		if (g->pre)
-			fprintf(f, "prefix %.*s%s", (int)g->pre, g->t->name[g->first_kept], g->suf ? " and " : "");
-		if (g->suf)
-			fprintf(f, "suffix %s", g->t->name[g->first_kept] + strlen(g->t->name[g->first_kept]) - g->suf);
-		fprintf(f, ".");
-	}
 	fprintf(f, "</text>\n");
+	if (g->t->nsubnets > 1)
+		fprintf(f, "<text x=\"%d\" y=\"80\" fill=\"#555555\">Subnets side by side, each in order of switch "
+			   "names; a host in several subnets is drawn in each.</text>\n", MARGIN);
 }
 
 static void line(FILE *f, double x1, double y1, double x2, double y2, const char *colour, double w, int dashed)
@@ -373,7 +371,7 @@ static void svg_links(struct svg *g)
 	for (s = 0, bus_y = 0; s < (long)g->t->nsw; s++)
 		if (g->t->kept[s] && g->t->level[s] == 0 && g->y[s] - 32 > bus_y)
 			bus_y = g->y[s] - 32;
-	line(g->out, MARGIN - 8, 84 + BOX_H + 12, MARGIN - 8, bus_y, "#607d8b", 3, 0);
+	line(g->out, MARGIN - 8, g->top + BOX_H + 12, MARGIN - 8, bus_y, "#607d8b", 3, 0);
 	for (s = 0; s < (long)g->t->nsw; s++) {
 		if (!g->t->kept[s])
 			continue;
@@ -400,12 +398,15 @@ static void svg_switch(struct svg *g, long s)
 	unsigned down = g->t->level[s] == 0 ? topo_fabric_switch_host_ports(g->f, s) : 0;
 	const uint32_t *nb;
 	size_t n = topo_fabric_switch_neighbors(g->f, s, &nb);
-	double x = g->x[s], y = g->y[s];
+	double x = g->x[s], y = g->y[s], w = BOX_W - 8;
+	char buf[64];
 
 	fprintf(f, "<g><title>");
-	esc(f, g->t->desc[s]);
-	fprintf(f, "\nSlurm name %s\nGUID 0x%016llx, subnet %ld, level %d\n%zu neighbouring switches, %zu uplinks, "
-		   "%u unconnected ports", g->t->name[s], (unsigned long long)g->t->guid[s], g->t->subnet[s],
+	esc(f, g->t->name[s]);
+	fprintf(f, ": ");
+	esc(f, g->t->desc[s] && g->t->desc[s][0] ? g->t->desc[s] : "(no description)");
+	fprintf(f, "\nGUID 0x%016llx, subnet %ld, level %d\n%zu neighbouring switches, %zu uplinks, "
+		   "%u unconnected ports", (unsigned long long)g->t->guid[s], g->t->subnet[s],
 		g->t->level[s], n, g->uplinks[s], unc);
 	if (g->bad_up[s])
 		fprintf(f, "\n%zu uplinks below the subnet's usual speed/width", g->bad_up[s]);
@@ -413,68 +414,111 @@ static void svg_switch(struct svg *g, long s)
 		   "stroke=\"%s\" stroke-width=\"%s\"/>\n", x - BOX_W / 2.0, y, BOX_W, BOX_H,
 		g->t->level[s] == 0 ? "#e3f2fd" : "#eceff1", g->bad_up[s] ? "#d50000" : "#37474f",
 		g->bad_up[s] ? "2" : "1");
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\" font-size=\"10\">",
-		x, y + 13);
-	esc_name(g, f, g->t->name[s], 20);
-	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">", x, y + 26);
+	box_text(f, x, y + 13, 10, 1, NULL, short_name(g->t->name[s], buf, 18), w);
 	if (g->t->level[s] == 0 && g->uplinks[s])
-		fprintf(f, "%u down, %zu up, %.2g:1", down, g->uplinks[s], (double)down / (double)g->uplinks[s]);
+		snprintf(buf, sizeof(buf), "%u down, %zu up, %.2g:1", down, g->uplinks[s], (double)down / (double)g->uplinks[s]);
 	else if (g->t->level[s] == 0)
-		fprintf(f, "%u down, no uplink", down);
+		snprintf(buf, sizeof(buf), "%u down, no uplink", down);
 	else
-		fprintf(f, "level %d, %zu links", g->t->level[s], n);
-	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"9\" fill=\"%s\">",
-		x, y + 38, g->bad_up[s] ? "#d50000" : "#e65100");
+		snprintf(buf, sizeof(buf), "level %d, %zu links", g->t->level[s], n);
+	box_text(f, x, y + 26, 10, 0, NULL, buf, w);
+	buf[0] = '\0';
 	if (g->bad_up[s])
-		fprintf(f, "%zu slow/narrow uplink%s", g->bad_up[s], g->bad_up[s] > 1 ? "s" : "");
+		snprintf(buf, sizeof(buf), "%zu slow/narrow uplink%s", g->bad_up[s], g->bad_up[s] > 1 ? "s" : "");
 	else if (unc)
-		fprintf(f, "%u unconnected port%s", unc, unc > 1 ? "s" : "");
-	fprintf(f, "</text></g>\n");
+		snprintf(buf, sizeof(buf), "%u unconnected port%s", unc, unc > 1 ? "s" : "");
+	if (buf[0])
+		box_text(f, x, y + 38, 9, 0, g->bad_up[s] ? "#d50000" : "#e65100", buf, w);
+	fprintf(f, "</g>\n");
 }
 
-/* The box under a leaf: host count, the compressed list wrapped on commas, GUID-named count. */
-static void svg_hosts(struct svg *g, double cx, double top, const char *const *hosts, size_t n, const char *what)
+/* Length of the next line of a compressed host list: up to the last comma between hosts that fits in
+ * LIST_LINE characters, else the last comma between the numbers of a range, else before the '[' of a
+ * name too long for a line, else the whole item (then squeezed): a line never ends inside a name or a
+ * number. */
+static size_t list_cut(const char *p)
+{
+	size_t len = strlen(p), top = 0, inner = 0, bracket = 0, i;
+	int depth = 0;
+
+	if (len <= LIST_LINE)
+		return len;
+	for (i = 0; i < LIST_LINE; i++) {
+		if (p[i] == '[' && depth++ == 0 && !bracket)
+			bracket = i;
+		depth -= p[i] == ']';
+		if (p[i] == ',')
+			*(depth ? &inner : &top) = i + 1;
+	}
+	if (top || inner)
+		return top ? top : inner;
+	for (; p[i] && p[i] != ',' && (p[i] != '[' || bracket); i++)
+		;
+	if (p[i] == '[' && i > 0)
+		return i;
+	return p[i] ? i + 1 : len;
+}
+
+/* The HCA cables of leaf s below the norm, as a title ("bonobo023 4x DDR, ..."). */
+static void hca_title(struct svg *g, long s)
+{
+	size_t i, n = g->hca_off[s + 1] - g->hca_off[s];
+
+	fprintf(g->out, "<title>%zu HCA link%s below the subnet's usual %ux %s:", n, n > 1 ? "s" : "",
+		g->nwidth[g->t->subnet[s]], topo_fabric_speed_name(g->nspeed[g->t->subnet[s]]));
+	for (i = g->hca_off[s]; i < g->hca_off[s + 1] && i < g->hca_off[s] + 40; i++) {
+		fprintf(g->out, "%s ", i > g->hca_off[s] ? "," : "");
+		esc(g->out, g->hca[i].host);
+		fprintf(g->out, " %ux %s", g->hca[i].width, topo_fabric_speed_name(g->hca[i].speed));
+	}
+	fprintf(g->out, "%s</title>", n > 40 ? ", ..." : "");
+}
+
+/* The box under leaf s: host count, the compressed list wrapped between items, GUID-named count, and
+ * the leaf's slow or narrow HCA cables (a red dashed link from the leaf, as the legend says). */
+static void svg_hosts(struct svg *g, long s, double cx, double top, const char *const *hosts, size_t n)
 {
 	FILE *f = g->out;
 	const char **named = malloc((n + 1) * sizeof(*named));
-	char *all = hostlist_compress(hosts, n), *list, *p, *q;
-	size_t i, k = 0;
-	int lines = 0;
+	char *all = hostlist_compress(hosts, n), *list, *p, *q, buf[64];
+	size_t i, k = 0, nbad = g->hca_off[s + 1] - g->hca_off[s];
+	int lines = 0, maxl = nbad ? LIST_LINES - 1 : LIST_LINES;
 
 	for (i = 0; named && i < n; i++)
 		if (strncmp(hosts[i], "0x", 2))
 			named[k++] = hosts[i];
 	list = named ? hostlist_compress(named, k) : NULL;
-	fprintf(f, "<g><title>%zu %s: ", n, what);
+	if (nbad) {
+		fprintf(f, "<g class=\"bad-hca\">");
+		hca_title(g, s);
+		fprintf(f, "\n");
+		line(f, cx, top - 14, cx, top, "#d50000", 2.5, 1);
+	}
+	fprintf(f, "<g><title>%zu hosts: ", n);
 	esc(f, all ? all : "");
 	fprintf(f, "</title>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" rx=\"3\" fill=\"#fafafa\" "
-		   "stroke=\"#90a4ae\"/>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">%zu %s"
-		   "</text>\n", cx - BOX_W / 2.0, top, BOX_W, HOSTS_H, cx, top + 15, n, n == 1 ? "host" : "hosts");
-	for (p = list; p && *p && lines < LIST_LINES; lines++) {
-		size_t len = strlen(p), cut = len;
+		   "stroke=\"%s\"%s/>\n", cx - BOX_W / 2.0, top, BOX_W, HOSTS_H, nbad ? "#d50000" : "#90a4ae",
+		nbad ? " stroke-width=\"2\" stroke-dasharray=\"5,3\"" : "");
+	snprintf(buf, sizeof(buf), "%zu %s", n, n == 1 ? "host" : "hosts");
+	box_text(f, cx, top + 15, 11, 1, NULL, buf, BOX_W - 8);
+	for (p = list; p && *p && lines < maxl; lines++) {
+		size_t cut = list_cut(p);
 
-		if (len > LIST_LINE) { /* cut after the last top-level comma that fits */
-			int depth = 0;
-
-			for (q = p, cut = 0; q < p + LIST_LINE; q++) {
-				depth += *q == '[' ? 1 : *q == ']' ? -1 : 0;
-				if (*q == ',' && depth == 0)
-					cut = (size_t)(q - p) + 1;
-			}
-			if (!cut)
-				cut = LIST_LINE;
-		}
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">", cx, top + 31 + lines * 13);
 		q = strndup(p, cut);
-		esc(f, lines == LIST_LINES - 1 && len > cut ? "..." : q);
+		box_text(f, cx, top + 31 + lines * 13, 10, 0, NULL, lines == maxl - 1 && p[cut] ? "..." : q ? q : "",
+			 BOX_W - 8);
 		free(q);
-		fprintf(f, "</text>\n");
 		p += cut;
 	}
-	if (n > k)
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\" fill=\"#d50000\">%s%zu "
-			   "named by GUID</text>\n", cx, top + HOSTS_H - 8, k ? "+ " : "", n - k);
-	fprintf(f, "</g>\n");
+	if (nbad) {
+		snprintf(buf, sizeof(buf), "%zu slow/narrow HCA link%s", nbad, nbad > 1 ? "s" : "");
+		box_text(f, cx, top + HOSTS_H - 22, 10, 0, "#d50000", buf, BOX_W - 8);
+	}
+	if (n > k) {
+		snprintf(buf, sizeof(buf), "%s%zu named by GUID", k ? "+ " : "", n - k);
+		box_text(f, cx, top + HOSTS_H - 8, 10, 0, "#d50000", buf, BOX_W - 8);
+	}
+	fprintf(f, "</g>\n%s", nbad ? "</g>\n" : "");
 	free(list);
 	free(all);
 	free(named);
@@ -482,15 +526,17 @@ static void svg_hosts(struct svg *g, double cx, double top, const char *const *h
 
 static void svg_boxes(struct svg *g)
 {
+	size_t o;
 	long s;
 
-	for (s = 0; s < (long)g->t->nsw; s++) {
+	for (o = 0; o < g->t->nsw; o++) {
+		s = (long)g->t->order[o];
 		if (!g->t->kept[s])
 			continue;
 		svg_switch(g, s);
 		if (g->t->level[s] == 0)
-			svg_hosts(g, g->x[s], g->y[s] + BOX_H + 14, g->t->host + g->t->host_off[s],
-				  g->t->host_off[s + 1] - g->t->host_off[s], "hosts");
+			svg_hosts(g, s, g->x[s], g->y[s] + BOX_H + 14, g->t->host + g->t->host_off[s],
+				  g->t->host_off[s + 1] - g->t->host_off[s]);
 	}
 	if (g->t->nunplaced) {
 		fprintf(g->out, "<text x=\"%d\" y=\"%d\" fill=\"#d50000\">%zu hosts hang on no switch:</text>\n", MARGIN,
@@ -499,6 +545,49 @@ static void svg_boxes(struct svg *g)
 		esc_cut(g->out, g->t->unplaced[0], 40);
 		fprintf(g->out, "%s</text>\n", g->t->nunplaced > 1 ? " ..." : "");
 	}
+}
+
+static int cmp_hca(const void *a, const void *b)
+{
+	const struct hca_link *x = a, *y = b;
+
+	return x->leaf < y->leaf ? -1 : x->leaf > y->leaf ? 1 : strcmp(x->host, y->host);
+}
+
+/* HCA cables on kept leaves below their subnet's norm, grouped by leaf. Returns 0, -1 on no memory. */
+static int svg_hca_links(struct svg *g)
+{
+	size_t h, i, nh = topo_fabric_nhosts(g->f), cap = 0;
+	unsigned w, sp;
+
+	g->hca_off = calloc(g->t->nsw + 2, sizeof(*g->hca_off));
+	if (!g->hca_off)
+		return -1;
+	for (h = 0; h < nh; h++)
+		for (i = 0; i < topo_fabric_host_nports(g->f, h); i++) {
+			long s = topo_fabric_host_port_switch(g->f, h, i);
+			topo_link_info_t l = { .sw = { s, -1 } };
+
+			if (s < 0 || !g->t->kept[s] || g->t->level[s] != 0 || topo_fabric_host_port_rate(g->f, h, i, &w, &sp) < 0)
+				continue;
+			l.subnet = (size_t)g->t->subnet[s], l.width = w, l.speed = sp;
+			if (!link_is_bad(g, &l))
+				continue;
+			if (g->nhca == cap) {
+				struct hca_link *n = realloc(g->hca, (cap = cap ? 2 * cap : 64) * sizeof(*n));
+
+				if (!n)
+					return -1;
+				g->hca = n;
+			}
+			g->hca[g->nhca++] = (struct hca_link){ s, topo_fabric_host_name(g->f, h), w, sp };
+			g->hca_off[s + 1]++;
+		}
+	if (g->nhca)
+		qsort(g->hca, g->nhca, sizeof(*g->hca), cmp_hca);
+	for (i = 0; i < g->t->nsw; i++)
+		g->hca_off[i + 1] += g->hca_off[i];
+	return 0;
 }
 
 /* ---- the document ----------------------------------------------------------------------------------- */
@@ -540,6 +629,8 @@ static void svg_free(struct svg *g)
 	free(g->nspeed);
 	free(g->nwidth);
 	free(g->links);
+	free(g->hca);
+	free(g->hca_off);
 }
 
 static int svg_fabric(struct svg *g, const char *extra, rm_error_t *err)
@@ -547,7 +638,7 @@ static int svg_fabric(struct svg *g, const char *extra, rm_error_t *err)
 	size_t n;
 	int eh = extra_dim(extra, "height");
 
-	if (!(g->t = topo_swtree_build(g->c, 0, err)))
+	if (!(g->t = topo_swtree_build(g->c, TOPO_SWTREE_PER_SUBNET, err)))
 		return -1;
 	n = g->t->nsw + 1;
 	g->x = calloc(n, sizeof(*g->x));
@@ -558,9 +649,8 @@ static int svg_fabric(struct svg *g, const char *extra, rm_error_t *err)
 	if (!g->x || !g->y || !g->uplinks || !g->bad_up || !g->up_speed || svg_norms(g) < 0)
 		return rm_error_set(err, "svg", 0, 0, "out of memory");
 	svg_layout(g);
-	if (svg_uplinks(g) < 0)
+	if (svg_uplinks(g) < 0 || svg_hca_links(g) < 0)
 		return rm_error_set(err, "svg", 0, 0, "out of memory");
-	common_affixes(g);
 	if (extra_dim(extra, "width") > g->width)
 		g->width = extra_dim(extra, "width");
 	svg_header(g, eh ? eh + 12 : 0);

@@ -52,6 +52,8 @@ void topo_swtree_destroy(topo_swtree_t *t)
 	free(t->host_off);
 	free(t->host);
 	free(t->unplaced);
+	free(t->order);
+	free(t->guid_host);
 	free(t);
 }
 
@@ -63,22 +65,21 @@ static int cmp_name_idx(const void *a, const void *b, void *names)
 	return strcmp(n[x], n[y]);
 }
 
-/* Sanitised names, then _<GUID> appended to every name shared by several switches. */
-static int name_switches(topo_swtree_t *t)
+static int cmp_guid_idx(const void *a, const void *b, void *guids)
 {
-	size_t *ix = malloc((t->nsw + 1) * sizeof(*ix)), i, j;
-	char buf[256];
+	const uint64_t *g = guids;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 
-	if (!ix)
-		return -1;
-	for (i = 0; i < t->nsw; i++) {
-		topo_slurm_sanitise(t->desc[i], buf, sizeof(buf));
-		if (!buf[0])
-			snprintf(buf, sizeof(buf), "sw_%016llx", (unsigned long long)t->guid[i]);
-		if (!(t->name[i] = strdup(buf)))
-			goto fail;
+	return g[x] < g[y] ? -1 : g[x] > g[y] ? 1 : x < y ? -1 : x > y;
+}
+
+/* Appends _<GUID> to every name shared by several switches (ix: scratch of nsw entries). */
+static int unique_names(topo_swtree_t *t, size_t *ix)
+{
+	size_t i, j;
+
+	for (i = 0; i < t->nsw; i++)
 		ix[i] = i;
-	}
 	qsort_r(ix, t->nsw, sizeof(*ix), cmp_name_idx, t->name);
 	for (i = 0; i < t->nsw; i = j) {
 		for (j = i + 1; j < t->nsw && !strcmp(t->name[ix[i]], t->name[ix[j]]); j++)
@@ -89,17 +90,41 @@ static int name_switches(topo_swtree_t *t)
 			char *n = malloc(strlen(t->name[ix[i]]) + 20);
 
 			if (!n)
-				goto fail;
+				return -1;
 			sprintf(n, "%s_%016llx", t->name[ix[i]], (unsigned long long)t->guid[ix[i]]);
 			free(t->name[ix[i]]);
 			t->name[ix[i]] = n;
 		}
 	}
-	free(ix);
 	return 0;
-fail:
+}
+
+/* The node-name map's name (sanitised) when it has one, else ibsw<rank in GUID order>; then names
+ * made unique. */
+static int name_switches(topo_swtree_t *t, const topo_fabric_t *f)
+{
+	size_t *ix = malloc((t->nsw + 1) * sizeof(*ix)), i;
+	char buf[256];
+	int rc = -1;
+
+	if (!ix)
+		return -1;
+	for (i = 0; i < t->nsw; i++)
+		ix[i] = i;
+	qsort_r(ix, t->nsw, sizeof(*ix), cmp_guid_idx, t->guid);
+	for (i = 0; i < t->nsw; i++) {
+		size_t s = ix[i];
+
+		topo_slurm_sanitise(topo_fabric_switch_mapped_name(f, (long)s), buf, sizeof(buf));
+		if (!buf[0])
+			snprintf(buf, sizeof(buf), "ibsw%zu", i + 1);
+		if (!(t->name[s] = strdup(buf)))
+			goto out;
+	}
+	rc = unique_names(t, ix);
+out:
 	free(ix);
-	return -1;
+	return rc;
 }
 
 #define HOST_MAX_LEAVES 64
@@ -120,32 +145,55 @@ static size_t host_switches(const topo_fabric_t *f, size_t h, long *sw, size_t m
 	return n;
 }
 
-/* The leaves host h is listed under: its first switch, or all of them with all_leaves. */
-static size_t host_leaves(const topo_fabric_t *f, size_t h, int all_leaves, long *sw)
+/* The leaves host h is listed under: its first switch, the first in each subnet, or all of them. */
+static size_t host_leaves(const topo_fabric_t *f, size_t h, int flags, long *sw)
 {
-	size_t n = host_switches(f, h, sw, HOST_MAX_LEAVES);
+	size_t n = host_switches(f, h, sw, HOST_MAX_LEAVES), i, j, k = 0;
 
-	if (!all_leaves && n > 0) {
+	if (flags & TOPO_SWTREE_ALL_LEAVES)
+		return n;
+	if (flags & TOPO_SWTREE_PER_SUBNET) {
+		for (i = 0; i < n; i++) {
+			for (j = 0; j < k && topo_fabric_switch_subnet(f, sw[j]) != topo_fabric_switch_subnet(f, sw[i]); j++)
+				;
+			if (j == k)
+				sw[k++] = sw[i];
+		}
+		return k;
+	}
+	if (n > 0) {
 		sw[0] = topo_fabric_host_leaf(f, h);
 		return sw[0] >= 0;
 	}
 	return n;
 }
 
-/* Hosts grouped under their leaves (counting sort by leaf), the others in unplaced. */
-static int place_hosts(const topo_fabric_t *f, topo_swtree_t *t, int all_leaves)
+/* With TOPO_SWTREE_NAMED_ONLY, host h is left out of the leaves. */
+static int left_out(const topo_fabric_t *f, const topo_swtree_t *t, size_t h)
+{
+	return (t->flags & TOPO_SWTREE_NAMED_ONLY) && topo_fabric_host_guid_named(f, h);
+}
+
+/* Hosts grouped under their leaves (counting sort by leaf), the others in unplaced or guid_host. */
+static int place_hosts(const topo_fabric_t *f, topo_swtree_t *t)
 {
 	size_t nh = topo_fabric_nhosts(f), h, s, i, n, total = 0, *next;
 	long sw[HOST_MAX_LEAVES];
 
 	t->unplaced = malloc((nh + 1) * sizeof(*t->unplaced));
+	t->guid_host = malloc((nh + 1) * sizeof(*t->guid_host));
 	next = malloc((t->nsw + 1) * sizeof(*next));
-	if (!t->unplaced || !next)
+	if (!t->unplaced || !t->guid_host || !next)
 		goto fail;
 	for (h = 0; h < nh; h++) {
 		t->nmultihomed += host_switches(f, h, sw, HOST_MAX_LEAVES) > 1;
-		t->nguid_named += !strncmp(topo_fabric_host_name(f, h), "0x", 2);
-		n = host_leaves(f, h, all_leaves, sw);
+		t->nguid_named += topo_fabric_host_guid_named(f, h);
+		if (left_out(f, t, h)) {
+			t->guid_host[t->nguid_host].leaf = topo_fabric_host_leaf(f, h);
+			t->guid_host[t->nguid_host++].name = topo_fabric_host_name(f, h);
+			continue;
+		}
+		n = host_leaves(f, h, t->flags, sw);
 		for (i = 0; i < n; i++)
 			t->host_off[sw[i] + 1]++;
 		total += n;
@@ -159,7 +207,7 @@ static int place_hosts(const topo_fabric_t *f, topo_swtree_t *t, int all_leaves)
 		goto fail;
 	memcpy(next, t->host_off, (t->nsw + 1) * sizeof(*next));
 	for (h = 0; h < nh; h++) {
-		n = host_leaves(f, h, all_leaves, sw);
+		n = left_out(f, t, h) ? 0 : host_leaves(f, h, t->flags, sw);
 		for (i = 0; i < n; i++)
 			t->host[next[sw[i]]++] = topo_fabric_host_name(f, h);
 	}
@@ -256,10 +304,37 @@ static int swtree_alloc(topo_swtree_t *t, size_t nsw)
 	t->kept = calloc(nsw + 1, sizeof(*t->kept));
 	t->is_root = calloc(nsw + 1, sizeof(*t->is_root));
 	t->host_off = calloc(nsw + 2, sizeof(*t->host_off));
-	return t->name && t->desc && t->guid && t->level && t->subnet && t->kept && t->is_root && t->host_off ? 0 : -1;
+	t->order = calloc(nsw + 1, sizeof(*t->order));
+	return t->name && t->desc && t->guid && t->level && t->subnet && t->kept && t->is_root && t->host_off &&
+	       t->order ? 0 : -1;
 }
 
-topo_swtree_t *topo_swtree_build(topo_cluster_t c, int all_leaves, rm_error_t *err)
+static int cmp_guid_host(const void *a, const void *b)
+{
+	return strcmp(((const struct topo_swtree_guid *)a)->name, ((const struct topo_swtree_guid *)b)->name);
+}
+
+static int cmp_natural_idx(const void *a, const void *b, void *names)
+{
+	char **n = names;
+
+	return cmp_natural(&n[*(const size_t *)a], &n[*(const size_t *)b]);
+}
+
+/* Sorted views: hosts of each leaf and switches by name (natural order), GUID-named hosts. */
+static void sort_tree(topo_swtree_t *t)
+{
+	size_t s;
+
+	for (s = 0; s < t->nsw; s++) {
+		qsort(t->host + t->host_off[s], t->host_off[s + 1] - t->host_off[s], sizeof(*t->host), cmp_natural);
+		t->order[s] = s;
+	}
+	qsort_r(t->order, t->nsw, sizeof(*t->order), cmp_natural_idx, t->name);
+	qsort(t->guid_host, t->nguid_host, sizeof(*t->guid_host), cmp_guid_host);
+}
+
+topo_swtree_t *topo_swtree_build(topo_cluster_t c, int flags, rm_error_t *err)
 {
 	const topo_fabric_t *f = topo_cluster_fabric(c);
 	topo_swtree_t *t;
@@ -274,20 +349,20 @@ topo_swtree_t *topo_swtree_build(topo_cluster_t c, int all_leaves, rm_error_t *e
 	if (!t || swtree_alloc(t, topo_fabric_nswitches(f)) < 0)
 		goto nomem;
 	t->nsubnets = topo_fabric_nsubnets(f);
-	t->all_leaves = all_leaves;
+	t->flags = flags;
+	t->all_leaves = !!(flags & TOPO_SWTREE_ALL_LEAVES);
 	for (s = 0; s < t->nsw; s++) {
-		t->desc[s] = topo_fabric_switch_name(f, (long)s);
+		t->desc[s] = topo_fabric_switch_desc(f, (long)s);
 		t->guid[s] = topo_fabric_switch_guid(f, (long)s);
 		t->level[s] = topo_fabric_switch_level(f, (long)s);
 		t->subnet[s] = topo_fabric_switch_subnet(f, (long)s);
 	}
-	if (name_switches(t) < 0 || place_hosts(f, t, all_leaves) < 0)
+	if (name_switches(t, f) < 0 || place_hosts(f, t) < 0)
 		goto nomem;
 	keep_switches(f, t);
 	if (count_trees(f, t) < 0)
 		goto nomem;
-	for (s = 0; s < t->nsw; s++)
-		qsort(t->host + t->host_off[s], t->host_off[s + 1] - t->host_off[s], sizeof(*t->host), cmp_natural);
+	sort_tree(t);
 	return t;
 nomem:
 	topo_swtree_destroy(t);
@@ -391,7 +466,7 @@ static void write_switch(FILE *f, const topo_swtree_t *t, size_t s, const char *
 	if (key[0] == 'S')
 		qsort(list, n, sizeof(*list), cmp_natural);
 	l = slurm_list(list, n);
-	fprintf(f, "# %s guid 0x%016llx, %s, %zu %s\n", t->desc[s] && t->desc[s][0] ? t->desc[s] : "(no name)",
+	fprintf(f, "# \"%s\" guid 0x%016llx, %s, %zu %s\n", t->desc[s] ? t->desc[s] : "",
 		(unsigned long long)t->guid[s], t->level[s] == 0 ? "leaf" : "upper switch", n,
 		key[0] == 'N' ? (n == 1 ? "host" : "hosts") : (n == 1 ? "switch" : "switches"));
 	fprintf(f, "SwitchName=%s %s=%s\n", t->name[s], key, l ? l : "");
@@ -402,11 +477,12 @@ static void write_switch(FILE *f, const topo_swtree_t *t, size_t s, const char *
 static int write_upper(topo_cluster_t c, const topo_swtree_t *t, FILE *f, long subnet, int k)
 {
 	const char **names = malloc((t->nsw + 1) * sizeof(*names));
-	size_t s, i, n, *ch;
+	size_t o, s, i, n, *ch;
 
 	if (!names)
 		return -1;
-	for (s = 0; s < t->nsw; s++) {
+	for (o = 0; o < t->nsw; o++) {
+		s = t->order[o];
 		if (!t->kept[s] || t->subnet[s] != subnet || t->level[s] != k)
 			continue;
 		n = topo_swtree_children(c, t, s, &ch);
@@ -425,7 +501,7 @@ static int write_upper(topo_cluster_t c, const topo_swtree_t *t, FILE *f, long s
 
 static int write_subnet(topo_cluster_t c, const topo_swtree_t *t, FILE *f, long subnet)
 {
-	size_t s, n = 0;
+	size_t o, s, n = 0;
 	int k;
 
 	for (s = 0; s < t->nsw; s++)
@@ -434,8 +510,8 @@ static int write_subnet(topo_cluster_t c, const topo_swtree_t *t, FILE *f, long 
 		return 0;
 	fprintf(f, "\n# subnet %ld (%s): %zu switches\n", subnet,
 		topo_fabric_subnet_source(topo_cluster_fabric(c), (size_t)subnet), n);
-	for (s = 0; s < t->nsw; s++)
-		if (t->kept[s] && t->subnet[s] == subnet && t->level[s] == 0)
+	for (o = 0; o < t->nsw; o++)
+		if ((s = t->order[o]), t->kept[s] && t->subnet[s] == subnet && t->level[s] == 0)
 			write_switch(f, t, s, "Nodes", t->host + t->host_off[s], t->host_off[s + 1] - t->host_off[s]);
 	for (k = 1; k <= t->max_level; k++)
 		if (write_upper(c, t, f, subnet, k) < 0)
@@ -453,9 +529,17 @@ static void write_header(const topo_swtree_t *t, FILE *f)
 	if (t->nmultihomed)
 		fprintf(f, "# %zu hosts have HCAs on several switches: %s.\n", t->nmultihomed,
 			t->all_leaves ? "each is listed under all of them (--all-leaves)" : "each is listed under its first");
-	if (t->nguid_named)
+	if (t->nguid_named && !t->nguid_host)
 		fprintf(f, "# %zu hosts are named by HCA GUID (generic description; give --node-name-map).\n",
 			t->nguid_named);
+	if (t->nguid_host) {
+		fprintf(f, "# %zu HCAs are named only by their GUID (a generic description and no node-name map\n"
+			   "# entry): Slurm knows no such host, so they are left out of Nodes=. Name them in a\n"
+			   "# node-name map (--node-name-map, lines 0xGUID \"host\") to list them:\n", t->nguid_host);
+		for (i = 0; i < t->nguid_host; i++)
+			fprintf(f, "#   %s on %s\n", t->guid_host[i].name,
+				t->guid_host[i].leaf >= 0 ? t->name[t->guid_host[i].leaf] : "no switch");
+	}
 	if (t->nunplaced) {
 		fprintf(f, "# %zu hosts hang on no switch and are not listed:", t->nunplaced);
 		for (i = 0; i < t->nunplaced && i < 50; i++)

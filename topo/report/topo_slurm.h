@@ -9,15 +9,21 @@
  *     part of the tree;
  *   - every host is under exactly one leaf: the switch of its first HCA port (a host with HCAs on
  *     several leaves or subnets, e.g. dual rail, is placed under the first; the others are reported);
- *     with all_leaves, a host is listed under every leaf one of its HCA ports is cabled to, as
+ *     with TOPO_SWTREE_PER_SUBNET under its first leaf in each subnet (the pictures); with
+ *     TOPO_SWTREE_ALL_LEAVES, a host is listed under every leaf one of its HCA ports is cabled to, as
  *     slurmibtopology.sh does (Slurm accepts it and logs the multi-homed nodes);
  *   - switches left without hosts below them (a rail whose hosts are all placed on another subnet,
  *     switches no host reaches) are dropped;
  *   - several subnets give one tree each; with a top name they are joined under one extra switch
  *     `SwitchName=<top> Switches=<roots>` so that Slurm may place a job across them;
- *   - switch names are the node-name map entry, else the switch's description, sanitised for Slurm:
- *     characters outside [A-Za-z0-9._-] become '_' (runs squeezed), empty names become sw_<GUID>;
- *     names still equal after that get _<GUID> appended, so names are unique.
+ *   - switch names are short and stable: the node-name map entry when it has one (sanitised for
+ *     Slurm: characters outside [A-Za-z0-9._-] become '_', runs squeezed), else ibsw<N> with N the
+ *     switch's rank in GUID order among all switches of the fabric (1 = lowest GUID), so adding a switch
+ *     of the same model renames none; names still equal after that get _<GUID> appended. The
+ *     description and GUID go into a comment line above each SwitchName;
+ *   - with TOPO_SWTREE_NAMED_ONLY, HCAs named only by their GUID (generic description, no node-name
+ *     map entry: no host Slurm could know) are left out of the leaves and listed in guid_host;
+ *   - leaves, and the switches of each level, are written in natural order of their names.
  * Hosts keep the fabric's names (node-name map, HCA description, or the GUID "0x..." for generic HCAs).
  *
  * Error rule as in topo.h: 0 on success, -1 with errno set; pointer-returning functions return NULL.
@@ -29,10 +35,18 @@
 
 #include "topo.h"
 
+/* topo_swtree_build flags */
+enum {
+	TOPO_SWTREE_ALL_LEAVES = 1,  /* a host under every leaf it is cabled to (else its first leaf) */
+	TOPO_SWTREE_PER_SUBNET = 2,  /* a host under its first leaf in each subnet it is in */
+	TOPO_SWTREE_NAMED_ONLY = 4,  /* GUID-named HCAs left out of the leaves (guid_host) */
+};
+
 typedef struct topo_swtree {
 	size_t nsw;            /* switches of the fabric (dense indices), kept or not */
 	char **name;           /* nsw sanitised unique names (owned) */
-	const char **desc;     /* nsw: node-name map entry or description (borrowed from the cluster) */
+	const char **desc;     /* nsw: the switch's description, "" when none (borrowed from the cluster) */
+	size_t *order;         /* nsw: switch indices in natural order of their names */
 	uint64_t *guid;        /* nsw */
 	int *level;            /* nsw: 0 leaf, 1 spine, ...; -1 unreached */
 	long *subnet;          /* nsw */
@@ -48,16 +62,23 @@ typedef struct topo_swtree {
 	size_t nunplaced;
 	size_t nmultihomed;    /* hosts with HCA ports on several switches (placed under the first) */
 	size_t nguid_named;    /* hosts named by a GUID (generic HCA description, no node-name map entry) */
+	struct topo_swtree_guid {
+		const char *name; /* borrowed */
+		long leaf;        /* the switch of its first HCA port, -1 */
+	} *guid_host;          /* with TOPO_SWTREE_NAMED_ONLY: the GUID-named hosts, left out of host[], in
+				* order of their names */
+	size_t nguid_host;
 	int max_level;         /* highest level of a kept switch, -1 without one */
 	size_t nsubnets;
-	int all_leaves;        /* as built */
+	int all_leaves;        /* TOPO_SWTREE_ALL_LEAVES was given */
+	int flags;             /* as built */
 } topo_swtree_t;
 
-/* Builds the switch tree of a finalized cluster's fabric, hosts under their first leaf or, with
- * all_leaves, under every leaf they are cabled to. Returns a new tree (free with topo_swtree_destroy)
- * that borrows strings from the cluster (keep the cluster alive), or NULL with err set when the
- * cluster has no fabric (or on allocation failure). */
-topo_swtree_t *topo_swtree_build(topo_cluster_t c, int all_leaves, rm_error_t *err);
+/* Builds the switch tree of a finalized cluster's fabric, hosts under their first leaf or as flags
+ * (TOPO_SWTREE_*) say. Returns a new tree (free with topo_swtree_destroy) that borrows strings from
+ * the cluster (keep the cluster alive), or NULL with err set when the cluster has no fabric (or on
+ * allocation failure). */
+topo_swtree_t *topo_swtree_build(topo_cluster_t c, int flags, rm_error_t *err);
 void topo_swtree_destroy(topo_swtree_t *t);
 /* Switches of level k-1 below kept switch s that are kept; *out is malloc'd (caller frees). */
 size_t topo_swtree_children(topo_cluster_t c, const topo_swtree_t *t, size_t s, size_t **out);
