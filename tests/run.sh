@@ -122,11 +122,11 @@ while read -r name; do
 	log=$logdir/$name.log
 	ntests=$((ntests + 1))
 	if [ -f "$logdir/$name.res" ]; then read -r rc secs <"$logdir/$name.res"; else rc=125; secs=0; fi
-	last=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" 2>/dev/null |
+	last=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null |
 		tail -n 1 | sed 's/^[A-Za-z]*: //')
 	p=$(echo "$last" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
 	f=$(echo "$last" | sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p')
-	s=$(echo "$last" | sed -n 's/.* failed, \([0-9]*\) skipped$/\1/p')
+	s=$(echo "$last" | sed -n 's/^[0-9]* passed, [0-9]* failed, \([0-9]*\) skipped.*/\1/p')
 	[ -n "$p" ] || { p=0; f=1; }
 	s=${s:-0}
 	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
