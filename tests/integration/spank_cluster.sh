@@ -238,9 +238,11 @@ preload_kept() {
 }
 expect "Open MPI found one level down; library prepended, user's LD_PRELOAD kept; SLURMD_NODENAME set" preload_kept
 no_mpi_untouched() {
-	LD_PRELOAD="$T/libnoop.so" srun -N1 -n1 --rankmap /usr/bin/env >"$T/env.out" 2>&1 &&
-		grep -qx "LD_PRELOAD=$T/libnoop.so" "$T/env.out" && ! grep -q '^RANKMAP_' "$T/env.out" && return 0
-	grep -v -e '^[A-Z_]*=' -e '^LD_PRELOAD=' -e '^RANKMAP_' "$T/env.out" | head -n 5 | sed 's/^/# srun: /'
+	LD_PRELOAD="$T/libnoop.so" srun -N1 -n1 --rankmap /usr/bin/env >"$T/env.out" 2>&1; rc=$?
+	[ $rc -eq 0 ] && grep -qx "LD_PRELOAD=$T/libnoop.so" "$T/env.out" && ! grep -q '^RANKMAP_' "$T/env.out" &&
+		return 0
+	echo "# srun exit $rc, $(wc -l <"$T/env.out") lines of output; not the environment:"
+	grep -v -e '^[A-Za-z_][A-Za-z0-9_]*=' "$T/env.out" | head -n 5 | sed 's/^/# srun: /'
 	grep -e '^LD_PRELOAD=' -e '^RANKMAP_' "$T/env.out" | sed 's/^/# task: /'
 	return 1
 }
