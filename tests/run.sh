@@ -79,6 +79,8 @@ jobs=${RANKMAP_TEST_JOBS:-2}
 noskip=${RANKMAP_NO_SKIP:-}
 [ "${CI:-}" = true ] && [ -z "$noskip" ] && noskip=1
 [ "$noskip" = 0 ] && noskip=
+# Settings of this runner, not of rankmap: tests check that no stray RANKMAP_* reaches a job.
+unset RANKMAP_TEST_JOBS RANKMAP_NO_SKIP
 mkdir -p "$logdir" || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/rankmap-run.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
