@@ -30,9 +30,10 @@ tmo=${TEST_TIMEOUT:-900}
 # serial_group NAME: the group of a test that must not overlap others of its group, or nothing.
 serial_group() {
 	case $1 in
-	# each starts a local Slurm cluster (munged, slurmctld, four slurmd, MPI jobs): two at once starve
-	# each other on 2 cores, and cluster.sh picks its free ports before binding them
-	spank_cluster | fault_spank) echo slurm ;;
+	# each runs MPI jobs of more ranks than cores (busy-polling), on a local Slurm cluster (munged,
+	# slurmctld, four slurmd) or under mpirun: two at once starve each other on 2 cores (spank_cluster
+	# takes 43 s alone, 160 to 390 s beside another of them, and its timeouts then fire)
+	spank_cluster | fault_spank | fault_pmpi | pmpi_cart | pmpi_fallback | pmpi_graph | pmpi_trace | pmpi_daemon) echo mpi ;;
 	# each runs make in $B: concurrent makes would write the same files
 	fuzz_replay | e2e_smpi_smoke | install) echo make ;;
 	esac
