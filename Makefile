@@ -68,9 +68,12 @@ $(B)/%.o: %.c
 deps:
 	@sh scripts/deps.sh
 
+# make test: builds with TEST_JOBS jobs and runs the suite (tests/run.sh) TEST_JOBS tests at a time
+# (default 2, the cores of the CI machine); tests/README.md.
+TEST_JOBS ?= 2
 test: deps
-	@$(MAKE) --no-print-directory all test-progs
-	@sh tests/run.sh
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) all test-progs
+	@RANKMAP_TEST_JOBS=$${RANKMAP_TEST_JOBS:-$(TEST_JOBS)} sh tests/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory all

@@ -2,7 +2,11 @@
  * tests/harness.h: the tiny test harness of rankmap's unit tests.
  *
  * check(cond, fmt, ...) records a pass or a failure (with file and line);
- * harness_done() prints "N passed, N failed" as the last line and returns the exit code.
+ * skip(fmt, ...) records a check that could not run here, with its reason ("SKIP - reason (file:line)"):
+ * a skip is not a pass, tests/run.sh lists it and fails it in CI unless it is allowed there
+ * (tests/README.md);
+ * harness_done() prints "N passed, N failed" (", N skipped" when there were skips) as the last line
+ * and returns the exit code.
  */
 #ifndef RANKMAP_TEST_HARNESS_H
 #define RANKMAP_TEST_HARNESS_H
@@ -11,7 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-static int harness_passed, harness_failed;
+static int harness_passed, harness_failed, harness_skipped;
 
 static inline void harness_report(int ok, const char *file, int line, const char *fmt, ...)
 {
@@ -30,8 +34,22 @@ static inline void harness_report(int ok, const char *file, int line, const char
 	fflush(stdout);
 }
 
+static inline void harness_skip(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	harness_skipped++;
+	fputs("SKIP - ", stdout);
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fprintf(stdout, " (%s:%d)\n", file, line);
+	fflush(stdout);
+}
+
 #define check(cond, ...) harness_report(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 #define fail(...) harness_report(0, __FILE__, __LINE__, __VA_ARGS__)
+#define skip(...) harness_skip(__FILE__, __LINE__, __VA_ARGS__)
 
 /* Directory of test data, overridable with RANKMAP_TEST_DATA. */
 static inline const char *harness_data_dir(void)
@@ -42,7 +60,10 @@ static inline const char *harness_data_dir(void)
 
 static inline int harness_done(void)
 {
-	printf("%d passed, %d failed\n", harness_passed, harness_failed);
+	if (harness_skipped)
+		printf("%d passed, %d failed, %d skipped\n", harness_passed, harness_failed, harness_skipped);
+	else
+		printf("%d passed, %d failed\n", harness_passed, harness_failed);
 	return harness_failed ? 1 : 0;
 }
 

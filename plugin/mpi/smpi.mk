@@ -9,8 +9,8 @@
 # SMPI_NO_OVERRIDE_MALLOC keeps SMPI's shared-malloc interception out of the library: with
 # smpi/auto-shared-malloc-thresh, large buffers allocated at one source line would be shared by ranks.
 #
-# SimGrid is only needed here: `make bench-e2e` installs it (RANKMAP_EXTRA_PKGS=libsimgrid-dev for
-# scripts/deps.sh), so `make test` does not pull it in. Nothing in `all` depends on smpicc.
+# SimGrid (libsimgrid-dev) is only needed here and in tests/integration/e2e_smpi_smoke.sh; `make deps`
+# installs it. Nothing in `all` depends on smpicc.
 
 SMPICC ?= smpicc
 SMPI_B := $(B)/plugin/smpi

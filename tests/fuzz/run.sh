@@ -2,6 +2,8 @@
 # tests/fuzz/run.sh: runs every libFuzzer target of $B/fuzz/ for FUZZ_SECONDS seconds (default 30), then
 # replays the inputs of tests/data/fuzz-regressions/<target>/. Prints, per target, the executions and
 # crashes, and "N passed, N failed" last (one check per target run and per regression directory).
+# FUZZ_SECONDS=0 fuzzes nothing: it replays, once each, the seeds, the corpus kept in $B/fuzz/corpus/
+# and the regression inputs (what `make test` runs, tests/integration/fuzz_replay.sh).
 # Seeds come from tests/data at run time (see seed() below); the corpus grows in $B/fuzz/corpus/<target>
 # (kept between runs, so long runs build on short ones). Crashing inputs are kept in
 # $B/fuzz/artifacts/<target>/ and named in the output.
@@ -58,12 +60,12 @@ JSON
 # seed TARGET DIR: copies or writes the seed inputs of TARGET into DIR
 seed() {
 	case $1 in
-	fuzz_ib_topofile) cp "$D"/ib/*.topo "$D"/ib/*.ibnetdiscover "$D"/ib/*.net "$D"/bad-ib/*.topo "$D"/reports/*.topo \
+	fuzz_ib_topofile) cp "$D"/ib/*.topo "$D"/ib/*.ibnetdiscover "$D"/ib/*.net "$D"/bad/ib-files/*.topo "$D"/reports/*.topo \
 		"$D"/plafrim/ib/*.txt "$2"/ ;;
-	fuzz_ib_ports) cp "$D"/ib/*.ports "$D"/bad-ib/*.ports "$2"/ ;;
-	fuzz_ib_namemap) cp "$D"/ib/*.map "$D"/bad-ib/*.map "$2"/
+	fuzz_ib_ports) cp "$D"/ib/*.ports "$D"/bad/ib-files/*.ports "$2"/ ;;
+	fuzz_ib_namemap) cp "$D"/ib/*.map "$D"/bad/ib-files/*.map "$2"/
 		for f in "$D"/bad/node-name-map-bad/*; do cp "$f" "$2/bad-$(basename "$f")"; done ;;
-	fuzz_torus) cp "$D"/torus/*.conf conf/torus.conf.example "$2"/ && cp "$D"/bad/torus-disagree/torus.conf "$2"/disagree.conf &&
+	fuzz_torus) cp "$D"/torus/*.conf "$D"/bad/torus-conf/*.conf conf/torus.conf.example "$2"/ && cp "$D"/bad/torus-disagree/torus.conf "$2"/disagree.conf &&
 		cp "$D"/bad/declared-torus-nodes/torus.conf "$2"/declared-nodes.conf ;;
 	fuzz_hwloc_xml) cp "$D"/daemon/hwloc/*.xml "$2"/
 		for d in hwloc-garbage hwloc-truncated; do
@@ -73,13 +75,13 @@ seed() {
 			hwloc-diff --refname bonobo001.xml "$D/daemon/hwloc/bonobo001.xml" "$D/daemon/hwloc/$h.xml" \
 				"$2/$h.diff.xml" >/dev/null 2>&1 || rm -f "$2/$h.diff.xml"
 		done ;;
-	fuzz_pattern_mtx) cp "$D"/patterns/*.mtx "$D"/reports/*.mtx "$2"/
+	fuzz_pattern_mtx) cp "$D"/patterns/*.mtx "$D"/bad/patterns/*.mtx "$D"/reports/*.mtx "$2"/
 		for d in "$D"/bad/declared-mtx-*; do cp "$d/pattern.mtx" "$2/$(basename "$d").mtx"; done ;;
-	fuzz_pattern_dense) cp "$D"/patterns/*.txt "$D"/patterns/ring8.mtx "$2"/ &&
+	fuzz_pattern_dense) cp "$D"/patterns/*.txt "$D"/bad/patterns/*.txt "$D"/patterns/ring8.mtx "$2"/ &&
 		cp "$D"/bad/declared-dense-rows/pattern.txt "$2"/declared-rows.txt ;;
 	fuzz_cart) i=0; for s in 8x4 8x4:1,0 8x4:1,1:10,1 2x2x2 16 4x4:0,0:1.5,2 3x3x3x3:1,0,1,0 1x1; do
 			i=$((i + 1)); printf '%s' "$s" >"$2/cart$i"; done ;;
-	fuzz_swf) cp "$D"/swf/*.swf "$2"/ && cp "$D"/bad/declared-swf-jobs/trace.swf "$2"/declared-jobs.swf ;;
+	fuzz_swf) cp "$D"/swf/*.swf "$D"/bad/swf/*.swf "$2"/ && cp "$D"/bad/declared-swf-jobs/trace.swf "$2"/declared-jobs.swf ;;
 	fuzz_cluster_file)
 		printf 'hwloc = ../data/daemon/hwloc\nib = ../data/plafrim/ib/ib-subnet0.txt\n' >"$2/hwloc-ib"
 		printf 'hwloc = synthetic:pack:2 core:4@n1,n2\nib = ../data/ib/small-2level.topo\nnode_name_map = ../data/ib/small-2level.map\nlat_net = 1.5\nbw_net = 12\n' >"$2/synthetic-map"
@@ -95,6 +97,24 @@ seed() {
 		requests | head -n 3 | while IFS= read -r l; do frame "$2/three" "$l"; done
 		printf '\000\000\000\010{"versi' >"$2/half" ;;
 	esac
+}
+
+# corpus_replay TARGET: runs every seed of TARGET and every input of its kept corpus once
+corpus_replay() {
+	t=$1; bin=$B/fuzz/$t; corpus=$B/fuzz/corpus/$t; seeds=$T/seeds/$t
+	mkdir -p "$seeds"
+	seed "$t" "$seeds" 2>"$T/seed.err" || { echo "$t: seeding failed: $(cat "$T/seed.err")"; fail=$((fail + 1)); return; }
+	n=$(find "$seeds" "$corpus" -type f 2>/dev/null | wc -l)
+	if find "$seeds" "$corpus" -type f -print0 2>/dev/null | ASAN_OPTIONS=$(asan_opts "$t") \
+		timeout -k 10 600 xargs -0 -r "$bin" -timeout=60 -rss_limit_mb=2560 >"$T/log" 2>&1; then
+		pass=$((pass + 1)); echo "$t: seeds and corpus ok ($n inputs replayed)"
+	else
+		fail=$((fail + 1)); echo "$t: FAIL replaying its seeds and $corpus/"
+		grep 'Running:' "$T/log" | tail -n 1
+		grep -E 'ERROR|SUMMARY|runtime error' "$T/log" | head -n 10
+		cp "$T/log" "$B/fuzz/$t.log"
+		echo "  (log: $B/fuzz/$t.log)"
+	fi
 }
 
 # run TARGET: fuzzes TARGET for S seconds; a check passes when it exits 0 with no crash artifact
@@ -144,7 +164,7 @@ for bin in "$B"/fuzz/fuzz_*; do
 	case $t in $pat) ;; *) continue ;; esac
 	[ -x "$bin" ] || continue
 	n=$((n + 1))
-	run "$t"
+	if [ "$S" = 0 ]; then corpus_replay "$t"; else run "$t"; fi
 	replay "$t"
 done
 [ "$n" -gt 0 ] || { echo "no fuzz targets in $B/fuzz (make fuzz-build B=$B)"; fail=$((fail + 1)); }

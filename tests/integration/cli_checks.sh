@@ -25,13 +25,13 @@ refused() {
 
 # ---- weights whose total overflows ----------------------------------------------------------------
 refused "Matrix Market: total weight not finite, file named" "bad-total.mtx: .*not finite" \
-	"$R" map --pattern "$P/bad-total.mtx" --topology 'tleaf 1 4 1'
+	"$R" map --pattern "$DATA/bad/patterns/bad-total.mtx" --topology 'tleaf 1 4 1'
 refused "message column summing beyond a double (metric bytes), file named" "bad-total-msgs.mtx: the message counts" \
-	"$R" map --pattern "$P/bad-total-msgs.mtx" --topology 'tleaf 1 4 1'
+	"$R" map --pattern "$DATA/bad/patterns/bad-total-msgs.mtx" --topology 'tleaf 1 4 1'
 refused "the same with --metric messages" "bad-total-msgs.mtx: .*not finite" \
-	"$R" map --pattern "$P/bad-total-msgs.mtx" --metric messages --topology 'tleaf 1 4 1'
+	"$R" map --pattern "$DATA/bad/patterns/bad-total-msgs.mtx" --metric messages --topology 'tleaf 1 4 1'
 refused "dense pattern whose pair weight overflows, file named" "bad-total-dense.txt: .*not finite" \
-	"$R" map --pattern "$P/bad-total-dense.txt" --topology 'tleaf 1 4 1'
+	"$R" map --pattern "$DATA/bad/patterns/bad-total-dense.txt" --topology 'tleaf 1 4 1'
 refused "Cartesian weights summing beyond a double, field named" "cart weights: .*not finite" \
 	"$R" map --cart 4x4:1,1:1e308,1 --topology 'tleaf 1 16 1'
 refused "a cost that overflows (finite weights x distance 1000)" "cost: .*overflows a double" \
@@ -50,8 +50,8 @@ for cmd in order simulate; do
 		"$R" $cmd --dims 4x4x4:4294967297
 done
 refused "torus file with an extent of 2^32+4: file, line and dimension named" \
-	"bad-huge-dim.conf:2: dimension x is 4294967300" "$R" order --torus "$DATA/torus/bad-huge-dim.conf"
+	"bad-huge-dim.conf:2: dimension x is 4294967300" "$R" order --torus "$DATA/bad/torus-conf/bad-huge-dim.conf"
 refused "torus file with an extent beyond a long: file, line and dimension named" \
-	"bad-overflow-dim.conf:2: dimension z is out of range" "$R" order --torus "$DATA/torus/bad-overflow-dim.conf"
+	"bad-overflow-dim.conf:2: dimension z is out of range" "$R" order --torus "$DATA/bad/torus-conf/bad-overflow-dim.conf"
 expect "order --dims 4x4x4 still works" sh -c "'$R' order --dims 4x4x4 >/dev/null"
 finish

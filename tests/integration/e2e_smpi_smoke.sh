@@ -1,6 +1,8 @@
 #!/bin/sh
 # tests/integration/e2e_smpi_smoke.sh: the SMPI variant of the rankmap MPI library, end to end, small.
-# Skips (one passing 'skip' line) when SimGrid SMPI is not installed (`make bench-e2e` installs it).
+# Needs SimGrid SMPI (smpicc, smpirun: libsimgrid-dev, which `make deps` installs); without it the test
+# is skipped, and CI fails on that skip. Under SANITIZE=1 it is skipped (allowed in CI): smpirun runs the
+# program inside SimGrid's simulator, which is not built with ASan.
 # Builds librankmap_mpi_smpi.a and the ring-of-rings program, then on 4 simulated hosts x 4 cores:
 #   - cyclic placement, rankmap disabled: every token hop crosses the network (offnode by hand);
 #   - cyclic placement, rankmap treematch: each ring lands on one host (offnode by hand), faster;
@@ -9,13 +11,13 @@
 . "$(dirname "$0")/../lib.sh"
 
 if ! command -v smpirun >/dev/null 2>&1 || ! command -v smpicc >/dev/null 2>&1; then
-	ok "skip: SimGrid SMPI not installed (make bench-e2e installs libsimgrid-dev)"
+	skip "SimGrid SMPI (smpicc, smpirun) is not installed (make deps installs libsimgrid-dev)"
 	finish
 	exit $?
 fi
 # smpirun loads the program into the (uninstrumented) simulator, where an ASan-built program cannot run.
 if ldd "$BIN/rankmapctl" 2>/dev/null | grep -q libasan; then
-	ok "skip: SANITIZE=1 build (SMPI programs run inside the uninstrumented simulator)"
+	skip "SANITIZE=1: a sanitized build cannot run inside the uninstrumented SMPI simulator"
 	finish
 	exit $?
 fi

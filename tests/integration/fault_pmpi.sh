@@ -21,7 +21,7 @@ BOUND=${FAULT_BOUND:-90}   # seconds a faulty job may take on a loaded machine (
 job() {
 	m=$1; d=$2; shift 2
 	t0=$(date +%s)
-	"$@" sh -c '. "$1"; shift; frun "$@"' _ "$T/env.sh" "$m" 8 cart_halo 2 4 2 1 1 >"$T/out" 2>"$T/err"
+	"$@" sh -c '. "$1"; shift; frun "$@"' _ "${ENVSH:-$T/env.sh}" "$m" 8 cart_halo 2 4 2 1 1 >"$T/out" 2>"$T/err"
 	rc=$?; s=$(elapsed_since "$t0")
 	[ $rc -eq 0 ] && [ "$s" -le "$BOUND" ] && ok "$m $d: job completed in ${s}s" ||
 		{ notok "$m $d: exit $rc after ${s}s"; tail -n 5 "$T/err"; }
@@ -32,10 +32,10 @@ job() {
 		{ notok "$m $d: $n warnings"; grep '^rankmap:' "$T/err" | head -n 3; }
 }
 
-# env.sh: what pmpi_run needs in a fresh shell (also as another user)
-{
-	echo "TOP='$TOP'; BIN='$BIN'"
-	echo ". '$TOP/tests/mpi/common.sh'"
+# env.sh: what pmpi_run needs in a fresh shell (also as another user); envfile TOP BIN writes it
+envfile() {
+	echo "TOP='$1'; BIN='$2'"
+	echo ". '$1/tests/mpi/common.sh'"
 	echo "export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic"
 	echo '[ -n "$FAULT_SOCKET" ] && export RANKMAP_SOCKET=$FAULT_SOCKET'
 	echo '[ -n "$FAULT_PATTERN" ] && export RANKMAP_PATTERN=$FAULT_PATTERN'
@@ -57,7 +57,8 @@ frun() {
 	esac
 }
 EOS
-} >"$T/env.sh"
+}
+envfile "$TOP" "$BIN" >"$T/env.sh"
 if ldd "$(pmpi_lib openmpi)" | grep -q libasan; then
 	echo "# sanitized build: jobs run with the ASan runtime preloaded before the library (LD_PRELOAD=libasan:lib)"
 fi
@@ -79,18 +80,27 @@ for m in $PMPI_MPIS; do
 	FAULT_PATTERN=$T/pattern.d job "$m" "pattern is a directory"
 done
 
-# chmod 000 only stops a non-root user: run the job as nobody when that user can run MPI here.
+# chmod 000 only stops a non-root user: as root, the job runs as nobody, from a copy of the libraries,
+# cart_halo and common.sh under $T (mode 755), so that it does not depend on where the tree is checked out.
 printf '%%%%MatrixMarket matrix coordinate real general\n8 8 1\n1 2 10\n' >"$T/secret.mtx"
 chmod 000 "$T/secret.mtx"
 RUNAS="setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env"
+NB=$T/nobody
+mkdir -p "$NB/tests/mpi" && cp "$TOP/tests/mpi/common.sh" "$NB/tests/mpi/"
+for m in $PMPI_MPIS; do
+	mkdir -p "$NB/tests/mpi/$m" && cp "$BIN/tests/mpi/$m/cart_halo" "$NB/tests/mpi/$m/" && cp "$(pmpi_lib "$m")" "$NB/"
+done
+chmod -R a+rX "$NB"
+envfile "$NB" "$NB" >"$T/env-nobody.sh"
+chmod 644 "$T/env-nobody.sh"
 if [ "$(id -u)" != 0 ]; then
 	for m in $PMPI_MPIS; do FAULT_PATTERN=$T/secret.mtx job "$m" "unreadable pattern (chmod 000)"; done
-elif $RUNAS test -x "$BIN/tests/mpi/openmpi/cart_halo" 2>/dev/null && ! $RUNAS test -r "$T/secret.mtx"; then
+elif $RUNAS test -x "$NB/tests/mpi/openmpi/cart_halo" && ! $RUNAS test -r "$T/secret.mtx"; then
 	for m in $PMPI_MPIS; do
-		FAULT_PATTERN=$T/secret.mtx job "$m" "unreadable pattern (chmod 000, as nobody)" \
+		ENVSH=$T/env-nobody.sh FAULT_PATTERN=$T/secret.mtx job "$m" "unreadable pattern (chmod 000, as nobody)" \
 			$RUNAS env FAULT_PATTERN="$T/secret.mtx" HOME=/tmp TMPDIR=/tmp PATH="$PATH"
 	done
 else
-	ok "# SKIP unreadable pattern: user nobody cannot reach $BIN (pattern-is-a-directory covers the open failure)"
+	notok "unreadable pattern: user nobody cannot run $NB/tests/mpi/openmpi/cart_halo, or can read a chmod 000 file"
 fi
 finish

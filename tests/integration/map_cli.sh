@@ -76,10 +76,10 @@ bad() { # desc expected-text args...
 	"$R" map "$@" >"$T/out" 2>"$T/err"; rc=$?
 	if [ $rc -eq 1 ] && grep -q -- "$want" "$T/err"; then ok "$d"; else notok "$d (exit $rc: $(cat "$T/err"))"; fi
 }
-bad "truncated pattern" "bad-truncated.mtx:6:" --pattern "$P/bad-truncated.mtx" --topology "$TL"
-bad "negative weight" "bad-negative.mtx:4:" --pattern "$P/bad-negative.mtx" --topology "$TL"
-bad "NaN weight" "bad-nan.mtx:5:" --pattern "$P/bad-nan.mtx" --topology "$TL"
-bad "bad dense row" "bad-dense.txt:3:" --pattern "$P/bad-dense.txt" --topology "$TL"
+bad "truncated pattern" "bad-truncated.mtx:6:" --pattern "$DATA/bad/patterns/bad-truncated.mtx" --topology "$TL"
+bad "negative weight" "bad-negative.mtx:4:" --pattern "$DATA/bad/patterns/bad-negative.mtx" --topology "$TL"
+bad "NaN weight" "bad-nan.mtx:5:" --pattern "$DATA/bad/patterns/bad-nan.mtx" --topology "$TL"
+bad "bad dense row" "bad-dense.txt:3:" --pattern "$DATA/bad/patterns/bad-dense.txt" --topology "$TL"
 bad "missing file" "no-such.mtx" --pattern "$P/no-such.mtx" --topology "$TL"
 bad "tleaf field" "arity of level 2" --cart 8x4 --topology 'tleaf 2 4 10 x 1'
 bad "cart field" "cart weights" --cart 8x4:1,1:1 --topology "$TL"

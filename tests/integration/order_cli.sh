@@ -21,7 +21,7 @@ for args in "order" "order --dims 4x4x4 --torus x" "order --dims 4x4x4 --method 
 done
 
 # --- input errors (exit 1, file and line named) ---
-for f in "$DATA"/torus/bad-*.conf; do
+for f in "$DATA"/bad/torus-conf/bad-*.conf; do
 	want=$(head -n 1 "$f" | sed 's/^# \([0-9]*\): .*/\1/')
 	$CTL order --torus "$f" >/dev/null 2>"$T/err"; rc=$?
 	if [ "$want" -gt 0 ]; then pat="$(basename "$f"):$want:"; else pat="$(basename "$f"): "; fi
@@ -32,7 +32,7 @@ $CTL order --dims 17x8x24:2 --method bbb:20x2x8 >/dev/null 2>"$T/err"; rc=$?
 [ "$rc" -eq 1 ] && grep -q "does not fit" "$T/err" && ok "block that does not fit: exit 1" || notok "block fit ($rc)"
 $CTL order --dims 4x0x4 >/dev/null 2>"$T/err"; rc=$?
 [ "$rc" -eq 1 ] && grep -q -- "--dims" "$T/err" && ok "zero --dims: exit 1" || notok "zero --dims ($rc)"
-$CTL simulate --dims 4x4x4:4 --swf "$DATA/swf/bad-fields.swf" >/dev/null 2>"$T/err"; rc=$?
+$CTL simulate --dims 4x4x4:4 --swf "$DATA/bad/swf/bad-fields.swf" >/dev/null 2>"$T/err"; rc=$?
 [ "$rc" -eq 1 ] && grep -q "bad-fields.swf:6:" "$T/err" && ok "malformed SWF: exit 1, file:line" || notok "bad swf ($rc: $(cat "$T/err"))"
 
 # --- list ---

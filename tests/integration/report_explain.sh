@@ -69,7 +69,7 @@ expect_fail "--perm with a repeated slot is refused" "$R" explain --pattern "$DA
 expect_fail "unknown host is refused" "$R" explain --pattern "$P" --cluster "$CL" --hosts 'nosuch[1-3]'
 expect_fail "--cluster without --hosts is a usage error" "$R" explain --pattern "$P" --cluster "$CL"
 expect_fail "more ranks than slots is refused" "$R" explain --pattern "$P" --topology 'tleaf 1 8 1'
-expect_fail "a bad pattern is refused" "$R" explain --pattern "$DATA/patterns/bad-nan.mtx" --topology 'tleaf 1 8 1'
+expect_fail "a bad pattern is refused" "$R" explain --pattern "$DATA/bad/patterns/bad-nan.mtx" --topology 'tleaf 1 8 1'
 
 # --cart as in map: an 8x4 periodic halo exchange has 2 x 32 = 64 neighbour pairs; with weights 10,1
 # the 32 pairs along the first dimension weigh 10: 32 x 10 + 32 = 352 (counted here, not by rankmap)

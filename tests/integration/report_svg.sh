@@ -5,9 +5,8 @@
 # DDR, leaf-3 to spine-2 1x - in red), the 582-HCA NDR fat tree (bundled links, 193 hosts in 22 leaf
 # boxes), the PlaFRIM cluster and a torus-only cluster (the order picture embedded). Each SVG must
 # parse (xmllint) and hold the expected boxes (report_svg_check.py, Python's XML parser). Then headless
-# Chromium renders each to a 1600x1200 PNG, which must decode to a non-blank picture. Chromium is not
-# in `make deps` (a large package): without it the rendering checks are skipped and say so; install
-# it with RANKMAP_EXTRA_PKGS=chromium sh scripts/deps.sh. KEEP=DIR copies the rendered PNGs there to look at.
+# Chromium renders each to a 1600x1200 PNG, which must decode to a non-blank picture. `make deps` installs
+# Chromium; without it the rendering checks are skipped (a skip CI fails).
 . "$(dirname "$0")/../lib.sh"
 
 R=$BIN/rankmapctl
@@ -100,6 +99,6 @@ if command -v chromium >/dev/null 2>&1; then
 		expect "headless Chromium renders $p.svg to a non-blank 1600x1200 PNG" render "$p"
 	done
 else
-	echo "skip - chromium is not installed: SVG rendering not checked (RANKMAP_EXTRA_PKGS=chromium sh scripts/deps.sh)"
+	skip "chromium is not installed (make deps installs it): SVG rendering not checked"
 fi
 finish

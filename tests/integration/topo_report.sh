@@ -107,6 +107,7 @@ env -u RANKMAP_CLUSTER "$CTL" report >/dev/null 2>&1; [ $? = 2 ] && ok "no sourc
 
 # ---- bad inputs ----------------------------------------------------------------------------------
 for d in "$DATA"/bad/*/; do
+	[ -f "$d/args" ] || continue # a set of parser cases (CASES or README), not a rankmapctl report case
 	case=$(basename "$d")
 	set --
 	while IFS= read -r a; do set -- "$@" "$a"; done <"$d/args"

@@ -507,7 +507,7 @@ static void test_torus_source(const char *data)
 	      "registration disabled by the config: %s", td_msg(r));
 	json_decref(r);
 	td_cleanup(&d);
-	snprintf(extra, sizeof(extra), "torus = %s/torus/bad-zero-dim.conf\n", data);
+	snprintf(extra, sizeof(extra), "torus = %s/bad/torus-conf/bad-zero-dim.conf\n", data);
 	td_setup(&d, extra);
 	check(td_start(&d, &st) < 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1 && log_has(&d, "bad-zero-dim.conf:2"),
 	      "a bad torus file stops the start, naming file and line");

@@ -106,13 +106,16 @@ static void test_dense(void)
 	map_graph_destroy(g);
 }
 
+/* tests/data/bad/patterns/NAME is refused with an error at LINE that says TEXT. */
 static void expect_error(const char *name, int line, const char *text)
 {
+	char bad[512];
 	rm_error_t err;
 	map_graph_t *g;
 
+	snprintf(bad, sizeof(bad), "%s/bad/patterns/%s", harness_data_dir(), name);
 	rm_error_clear(&err);
-	g = map_graph_load(path(name), MAP_METRIC_DEFAULT, &err);
+	g = map_graph_load(bad, MAP_METRIC_DEFAULT, &err);
 	check(!g, "%s rejected", name);
 	check(strstr(err.source, name) != NULL, "%s: error names the file (%s)", name, err.source);
 	check(err.line == line, "%s: error at line %d (got %d: %s)", name, line, err.line, err.text);

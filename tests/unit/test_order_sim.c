@@ -155,11 +155,11 @@ static void test_swf(void)
 	check(sim_jobs_swf(&jobs, path, 4, 8, &err) == 0 && jobs.njobs == 9 && jobs.skipped == 3,
 	      "too-large jobs skipped (%zu kept, %zu skipped) %s", jobs.njobs, jobs.skipped, err.text);
 	sim_jobs_free(&jobs);
-	snprintf(path, sizeof(path), "%s/swf/bad-fields.swf", harness_data_dir());
+	snprintf(path, sizeof(path), "%s/bad/swf/bad-fields.swf", harness_data_dir());
 	rm_error_clear(&err);
 	check(sim_jobs_swf(&jobs, path, 1, 64, &err) < 0 && err.line == 6 && strstr(err.source, "bad-fields"),
 	      "17 fields: line 6 (%d: %s)", err.line, err.text);
-	snprintf(path, sizeof(path), "%s/swf/bad-number.swf", harness_data_dir());
+	snprintf(path, sizeof(path), "%s/bad/swf/bad-number.swf", harness_data_dir());
 	rm_error_clear(&err);
 	check(sim_jobs_swf(&jobs, path, 1, 64, &err) < 0 && err.line == 5 && strstr(err.text, "2x0"),
 	      "bad number: line 5 (%d: %s)", err.line, err.text);

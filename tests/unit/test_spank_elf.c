@@ -55,7 +55,7 @@ static void check_against_readelf(const char *path)
 	int rc;
 
 	if (access(path, R_OK) != 0 || readelf_needed(path, &ref) < 0) {
-		printf("skip %s (missing, or no readelf)\n", path);
+		skip("%s: missing, or no readelf (make deps installs it)", path);
 		return;
 	}
 	rc = rm_spank_elf_needed(path, collect, &ours, NULL, 0, &err);

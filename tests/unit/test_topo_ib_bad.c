@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_topo_ib_bad.c: bad InfiniBand inputs. tests/data/bad-ib/CASES lists each file, the
+ * tests/unit/test_topo_ib_bad.c: bad InfiniBand inputs. tests/data/bad/ib-files/CASES lists each file, the
  * line its error must name and a fragment of the message. Each case loads into a fabric that already
  * holds ib/small-2level.topo; after the failed load the fabric must report exactly what it did before.
  */
@@ -44,7 +44,7 @@ static void one_case(const char *file, int line, const char *frag)
 
 	if (!f)
 		return;
-	snprintf(rel, sizeof(rel), "bad-ib/%s", file);
+	snprintf(rel, sizeof(rel), "bad/ib-files/%s", file);
 	rm_error_clear(&err);
 	errno = 0;
 	rc = is_map ? topo_fabric_load_node_name_map(f, data(rel), &err) : topo_fabric_load_file(f, data(rel), &err);
@@ -64,12 +64,12 @@ static void one_case(const char *file, int line, const char *frag)
 
 static int run_cases(void)
 {
-	FILE *fp = fopen(data("bad-ib/CASES"), "r");
+	FILE *fp = fopen(data("bad/ib-files/CASES"), "r");
 	char line[512], file[256], frag[256];
 	int n = 0, ln;
 
 	if (!fp) {
-		fail("cannot open bad-ib/CASES");
+		fail("cannot open bad/ib-files/CASES");
 		return 0;
 	}
 	while (fgets(line, sizeof(line), fp)) {
@@ -97,18 +97,18 @@ static void test_other_sources(void)
 	rm_error_t err;
 
 	rm_error_clear(&err);
-	check(topo_fabric_load_file(f, data("bad-ib/no-such-file"), &err) < 0 && errno == ENOENT &&
+	check(topo_fabric_load_file(f, data("bad/ib-files/no-such-file"), &err) < 0 && errno == ENOENT &&
 		      strstr(err.text, "cannot open"), "missing file: %s", err.text);
 	rm_error_clear(&err);
-	check(topo_fabric_load_node_name_map(f, data("bad-ib/no-such-map"), &err) < 0 && strstr(err.source, "no-such-map"),
+	check(topo_fabric_load_node_name_map(f, data("bad/ib-files/no-such-map"), &err) < 0 && strstr(err.source, "no-such-map"),
 	      "missing map: %s", err.text);
 	rm_error_clear(&err);
-	check(topo_fabric_load_cache(f, data("bad-ib/garbage.txt"), &err) < 0 && strstr(err.text, "cache"),
+	check(topo_fabric_load_cache(f, data("bad/ib-files/garbage.txt"), &err) < 0 && strstr(err.text, "cache"),
 	      "garbage as a cache file: %s", err.text);
 	rm_error_clear(&err);
-	check(topo_fabric_load_cache(f, data("bad-ib/empty.txt"), &err) < 0, "empty cache file");
+	check(topo_fabric_load_cache(f, data("bad/ib-files/empty.txt"), &err) < 0, "empty cache file");
 	rm_error_clear(&err);
-	check(topo_fabric_load_cache(f, data("bad-ib/no-such-cache"), &err) < 0 && errno == ENOENT, "missing cache file");
+	check(topo_fabric_load_cache(f, data("bad/ib-files/no-such-cache"), &err) < 0 && errno == ENOENT, "missing cache file");
 	rm_error_clear(&err);
 	check(topo_fabric_finalize(f, &err) == 0 && topo_fabric_nhosts(f) == 0, "fabric still empty");
 	/* the same subnet twice (same switch GUIDs): refused, the first copy stays */

@@ -96,7 +96,7 @@ static void test_bad_files(void)
 		FILE *f;
 		int line;
 
-		snprintf(path, sizeof(path), "%s/torus/%s", harness_data_dir(), bad[i]);
+		snprintf(path, sizeof(path), "%s/bad/torus-conf/%s", harness_data_dir(), bad[i]);
 		f = fopen(path, "r");
 		if (!f || !fgets(first, sizeof(first), f)) {
 			fail("cannot read %s", path);
@@ -108,7 +108,8 @@ static void test_bad_files(void)
 		first[strcspn(first, "\n")] = '\0';
 		line = atoi(first + 2);
 		frag = strchr(first, ':') + 2;
-		t = load(bad[i], &err);
+		rm_error_clear(&err);
+		t = topo_torus_model_load(path, &err);
 		check(t == NULL, "%s is rejected", bad[i]);
 		topo_torus_model_destroy(t);
 		check(err.line == line, "%s: error on line %d, got %d (%s)", bad[i], line, err.line, err.text);
