@@ -133,6 +133,20 @@ static int run_raw(size_t e, const map_graph_t *g, const topo_target_t *t, const
 	return rc;
 }
 
+/* Per engine: cases run, and cases where its own mapping cost more than the identity (replaced). */
+static unsigned runs[NENG], replaced[NENG];
+
+/* No engine may be replaced by the identity in more than one case in ten: an engine that is broken
+ * (replaced always, or often) fails here even though map_compute's guard hides it from users. */
+static void test_replacements(void)
+{
+	size_t e;
+
+	for (e = 0; e < NENG; e++)
+		check(runs[e] > 0 && replaced[e] * 10 <= runs[e], "%s replaced by the identity in %u of %u cases",
+		      engines[e], replaced[e], runs[e]);
+}
+
 /* Runs every engine, by itself (run_raw) and through map_compute; checks that map_compute kept the
  * engine (res.algo), its bijection, cost consistency and the identity guard, and that it returned the
  * engine's own mapping (repaired, for scotch) when the engine does not depend on its deadline.
@@ -148,15 +162,25 @@ static double run_all(const map_graph_t *g, const topo_target_t *t, const char *
 	for (e = 0; e < NENG; e++) {
 		rm_error_t err;
 		int rc, rawrc;
+		double own;
 
 		rawrc = run_raw(e, g, t, &opt, raw, what);
 		rm_error_clear(&err);
 		rc = map_compute(engines[e], g, t, &opt, p, &res, &err);
 		check(rc == 0, "%s: %s succeeds (%s)", what, engines[e], err.text);
-		check(!strcmp(res.algo, engines[e]),
-		      "%s: %s kept by map_compute, not replaced by %s (own cost %g after repair, identity %g)", what,
-		      engines[e], res.algo, rawrc == 0 && map_repair(g, t, raw) >= 0 ? map_cost(g, t, raw) : NAN,
-		      res.identity_cost);
+		own = rawrc == 0 && map_repair(g, t, raw) >= 0 ? map_cost(g, t, raw) : NAN;
+		runs[e]++;
+		if (!engine_fns[e].timed && own > res.identity_cost) {
+			/* a heuristic may lose to the identity on a small case: then, and only then, the
+			 * guard replaces it (counted: an engine replaced often fails in test_replacements) */
+			replaced[e]++;
+			check(!strcmp(res.algo, "identity"), "%s: %s costs %g > identity %g, so map_compute keeps the identity",
+			      what, engines[e], own, res.identity_cost);
+		} else {
+			check(!strcmp(res.algo, engines[e]),
+			      "%s: %s kept by map_compute, not replaced by %s (own cost %g after repair, identity %g)",
+			      what, engines[e], res.algo, own, res.identity_cost);
+		}
 		check(map_check_perm(p, g->n, t->nslots) == 0, "%s: %s returns a bijection", what, engines[e]);
 		check(res.cost <= res.identity_cost, "%s: %s never worse than the identity", what, engines[e]);
 		check(fabs(res.cost - map_cost(g, t, p)) < 1e-9 * (1 + res.cost), "%s: %s reports its cost", what,
@@ -352,5 +376,6 @@ int main(void)
 	test_irregular_vs_scotch();
 	test_bad_args();
 	test_refine_start_and_determinism();
+	test_replacements();
 	return harness_done();
 }
