@@ -392,7 +392,7 @@ int srv_limits_describe(const srv_limits_t *l, srv_limit_t lim, uid_t uid, size_
 /* Counts a refusal and logs it (msg: the reason), at most once per uid and limit every 10 s. */
 void srv_limits_refused(srv_limits_t *l, srv_limit_t lim, uid_t uid, pid_t pid, const char *msg);
 /* Logs a peer refused with code (e.g. "auth") for why, naming the peer (address or "unix") and uid; at
- * most once per peer host and code every 10 s (the next line says how many were not logged). */
+ * most once per peer host, code and reason every 10 s (the next line says how many were not logged). */
 void srv_limits_log_peer(srv_limits_t *l, const srv_peer_t *peer, const char *code, const char *why);
 
 /* ---- event loop (srv_loop.c) ------------------------------------------------------------------ */

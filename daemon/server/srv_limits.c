@@ -299,8 +299,9 @@ void srv_limits_refused(srv_limits_t *l, srv_limit_t lim, uid_t uid, pid_t pid, 
 	*s = (log_slot_t){ .uid = uid, .lim = lim, .at = now };
 }
 
-/* A hash of the peer's host (its address without the port, or "unix" and the uid) and the code. */
-static unsigned long peer_key(const srv_peer_t *peer, const char *code)
+/* A hash of the peer's host (its address without the port, or "unix" and the uid), the code and the
+ * reason up to its first '(' (details such as munged's own words or sizes stay out of the key). */
+static unsigned long peer_key(const srv_peer_t *peer, const char *code, const char *why)
 {
 	unsigned long h = 5381;
 	const char *p = peer->addr, *end = strrchr(peer->addr, ':');
@@ -311,12 +312,14 @@ static unsigned long peer_key(const srv_peer_t *peer, const char *code)
 		h = h * 33 + (unsigned char)*p;
 	for (p = code; *p; p++)
 		h = h * 33 + (unsigned char)*p;
+	for (p = why; *p && *p != '('; p++)
+		h = h * 33 + (unsigned char)*p;
 	return (h * 33 + (unsigned long)peer->uid) | 1;
 }
 
 void srv_limits_log_peer(srv_limits_t *l, const srv_peer_t *peer, const char *code, const char *why)
 {
-	unsigned long key = peer_key(peer, code);
+	unsigned long key = peer_key(peer, code, why);
 	peer_log_slot_t *s = &l->peer_logs[key % LOG_SLOTS];
 	long long now = srv_now_ms();
 	char who[128];
