@@ -327,9 +327,6 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
 	size_t n = 0;
 
 	vars[n++] = (rm_spank_envvar_t){ conf->server_set ? "RANKMAP_SERVER" : "RANKMAP_SOCKET", conf->socket };
-	if (conf->munge_socket[0])
-		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_MUNGE_SOCKET", conf->munge_socket };
-	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_TIMEOUT_MS", conf->timeout_text };
 	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_ALGO", job->algo[0] ? job->algo : "auto" };
 	if (job->pattern[0])
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_PATTERN", job->pattern };
@@ -337,6 +334,9 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_METRIC", job->metric };
 	if (job->trace[0])
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_TRACE", job->trace };
+	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_TIMEOUT_MS", conf->timeout_text };
+	if (conf->munge_socket[0])
+		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_MUNGE_SOCKET", conf->munge_socket };
 	return n;
 }
 
