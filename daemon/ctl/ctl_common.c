@@ -74,19 +74,30 @@ const char *ctl_socket(const char *opt)
 	return opt ? opt : rm_client_socket_from_env();
 }
 
+void ctl_failover_note(const char *cmd, const rm_client_info_t *info)
+{
+	if (info->nfailed > 0 && info->server >= 0)
+		fprintf(stderr, "rankmapctl %s: warning: %s%s; answered by %s\n", cmd, info->failed,
+			info->nfailed > 1 ? " (and more)" : "", info->entry);
+}
+
 json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeout_ms)
 {
+	const char *socket = d->socket ? d->socket : RM_SOCKET_DEFAULT;
+	rm_client_opts_t o = { .servers = socket, .timeout_ms = timeout_ms };
+	rm_client_info_t info;
 	rm_error_t err = {0};
 	json_t *resp = NULL;
 	char msg[RM_ERROR_SOURCE_LEN + RM_ERROR_TEXT_LEN + 32];
-	const char *socket = ctl_daemon_name(d);
 
 	if (!req) {
 		fprintf(stderr, "rankmapctl %s: out of memory\n", cmd);
 		return NULL;
 	}
-	if (rm_client_call(d->socket, req, &resp, timeout_ms, &err) == 0)
+	if (rm_client_call_opts(&o, req, &resp, &info, &err) == 0) {
+		ctl_failover_note(cmd, &info);
 		return resp;
+	}
 	rm_error_format(&err, msg, sizeof(msg));
 	if (resp) /* the daemon answered with an error */
 		fprintf(stderr, "rankmapctl %s: rankmapd at %s: %s\n", cmd, socket, msg);

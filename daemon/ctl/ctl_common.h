@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "rm_client.h"
 #include "rm_error.h"
 #include "topo.h"
 
@@ -30,10 +31,12 @@ int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * (ctl_daemon_opt) and one struct. A transport option added here (--server HOST:PORT, say) reaches
  * every such subcommand without touching them. */
 enum { CTL_OPT_SOCKET = 0x240 };
-#define CTL_DAEMON_LONGOPTS { "socket", required_argument, NULL, CTL_OPT_SOCKET }
+#define CTL_DAEMON_LONGOPTS                                                                            \
+	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, { "server", required_argument, NULL, CTL_OPT_SOCKET }
 #define CTL_DAEMON_HELP                                                                                \
-	"    --socket PATH       ask rankmapd at this Unix socket (else $RANKMAP_SOCKET where the\n"   \
-	"                        subcommand says so)\n"
+	"    --server LIST       rankmapd's servers, tried in order: HOST:PORT (TCP, MUNGE), [V6]:PORT,\n"   \
+	"                        or a Unix socket /PATH, comma-separated; --socket PATH is the same\n"       \
+	"                        option. Default: $RANKMAP_SERVER, else $RANKMAP_SOCKET.\n"
 
 typedef struct ctl_daemon {
 	const char *socket;
@@ -43,12 +46,16 @@ typedef struct ctl_daemon {
 int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg);
 /* 1 when a daemon address was given (or taken from the environment), else 0. */
 int ctl_daemon_set(const ctl_daemon_t *d);
-/* Without a given address, takes $RANKMAP_SOCKET. Returns ctl_daemon_set(d). */
+/* Without a given address, takes $RANKMAP_SERVER, else $RANKMAP_SOCKET. Returns ctl_daemon_set(d). */
 int ctl_daemon_env(ctl_daemon_t *d);
 /* The daemon's address for messages ("/run/rankmapd/rankmapd.sock"). */
 const char *ctl_daemon_name(const ctl_daemon_t *d);
-/* The daemon to use: opt (--socket) when given, else $RANKMAP_SOCKET, else NULL (work offline). */
+/* The daemon to use: opt (--socket/--server) when given, else $RANKMAP_SERVER, else $RANKMAP_SOCKET,
+ * else NULL (work offline). */
 const char *ctl_socket(const char *opt);
+/* After a call that failed over (info->nfailed > 0), prints one warning naming the servers that failed
+ * and the one that answered. */
+void ctl_failover_note(const char *cmd, const rm_client_info_t *info);
 /* Sends req (stolen) to the daemon d and returns its "ok" response (new reference), or NULL after
  * printing an error naming the daemon (unreachable) or the daemon's error. */
 json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeout_ms);

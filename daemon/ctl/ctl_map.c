@@ -50,7 +50,8 @@ static void map_usage(FILE *f)
 		"    --per-pu            with --cluster: one slot per PU (hardware thread) instead\n"
 		"    --socket PATH       map in rankmapd: its model replaces --cluster (--hosts and --per-pu\n"
 		"                        apply to it); the pattern is read here and sent. Without --topology\n"
-		"                        and --cluster, RANKMAP_SOCKET names the socket. Same output.\n"
+		"                        and --cluster, RANKMAP_SERVER or RANKMAP_SOCKET names it. Same output.\n"
+		CTL_DAEMON_HELP
 		"    --algo NAME         treematch  TreeMatch (Jeannot-Mercier), bottom-up grouping over the\n"
 		"                                   levels of the target\n"
 		"                        scotch     Scotch 7 static mapping (default strategy), repaired\n"

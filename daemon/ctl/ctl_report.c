@@ -66,6 +66,7 @@ static void usage(FILE *f)
 		"                        default bbb, see rankmapctl order).\n"
 		"    --socket PATH       ask rankmapd instead: its model replaces the source options (same\n"
 		"                        output; --svg needs the files).\n"
+		CTL_DAEMON_HELP
 		"    -h, --help          print this help.\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl report --cluster tests/data/example/cluster.conf\n"
