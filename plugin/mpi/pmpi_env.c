@@ -14,6 +14,9 @@
  *   RANKMAP_TRACE=FILE       record point-to-point traffic, written at MPI_Finalize
  *   RANKMAP_VERBOSE=1        rank 0 prints one line with the mapping outcome
  *   RANKMAP_REPORT=FILE      rank 0 appends that line to FILE
+ *   RANKMAP_LEARN=1          use and record learned patterns (pmpi_learn.c; read once, at MPI_Init)
+ *   RANKMAP_LEARN_DIR=DIR    the per-user pattern directory (default $XDG_CACHE_HOME/rankmap, else
+ *                            ~/.cache/rankmap), used when there is no daemon
  * Test-only (they invent a placement so that one machine can exercise multi-node mapping):
  *   RANKMAP_FAKE_HOSTS=N     ranks are spread over N virtual hosts
  *   RANKMAP_FAKE_NODE=DESC   hwloc synthetic description of each virtual host ('pack:2 core:4'); without
@@ -88,6 +91,8 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 	env->cluster = env_str("RANKMAP_CLUSTER");
 	env->socket = env_str("RANKMAP_SOCKET");
 	env->trace = env_str("RANKMAP_TRACE");
+	v = env_str("RANKMAP_LEARN");
+	env->learn = v && strcmp(v, "0") != 0 && strcmp(v, "off") != 0;
 	v = env_str("RANKMAP_METRIC");
 	env->metric = MAP_METRIC_DEFAULT;
 	if (v && map_metric_parse(v, &env->metric) != 0)
@@ -191,5 +196,6 @@ int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 	/* the root's scatter buffer, allocated now so that a failure is part of rmp_agree's decision */
 	if (call->rank == 0 && !(call->codes = malloc(sizeof(int) * (size_t)call->size)))
 		rm_error_set(&call->err, "rankmap", 0, 0, "out of memory for %d ranks", call->size);
+	rmp_learn_call_begin(call);
 	return 0;
 }
