@@ -79,7 +79,8 @@ rm_pattern_t *rm_pattern_new(const rm_pattern_key_t *k, size_t nedges)
 		return NULL;
 	p->key = *k;
 	p->nedges = nedges;
-	if (nedges && !(p->edge = calloc(2 * nedges, sizeof(double)))) {
+	if (nedges && (!(p->edge = calloc(2 * nedges, sizeof(double))) || !(p->ends = calloc(2 * nedges, sizeof(uint32_t))))) {
+		free(p->edge);
 		free(p);
 		return NULL;
 	}
@@ -91,6 +92,7 @@ void rm_pattern_free(rm_pattern_t *p)
 	if (!p)
 		return;
 	free(p->edge);
+	free(p->ends);
 	free(p);
 }
 
@@ -101,11 +103,14 @@ static rm_pattern_t *copy(const rm_pattern_t *run)
 	if (!p)
 		return NULL;
 	double *e = p->edge;
+	uint32_t *ends = p->ends;
 
 	*p = *run;
-	p->edge = e;
-	if (run->nedges)
+	p->edge = e, p->ends = ends;
+	if (run->nedges) {
 		memcpy(e, run->edge, sizeof(double) * 2 * run->nedges);
+		memcpy(ends, run->ends, sizeof(uint32_t) * 2 * run->nedges);
+	}
 	return p;
 }
 
@@ -119,7 +124,8 @@ rm_pattern_t *rm_pattern_merge(rm_pattern_t *stored, const rm_pattern_t *run, ti
 	rm_pattern_t *p = stored;
 
 	if (!stored || !rm_pattern_key_equal(&stored->key, &run->key) || stored->ndims != run->ndims ||
-	    stored->nedges != run->nedges || stored->runs == 0) {
+	    stored->nedges != run->nedges || stored->runs == 0 ||
+	    (run->nedges && memcmp(stored->ends, run->ends, sizeof(uint32_t) * 2 * run->nedges))) {
 		if (!(p = copy(run)))
 			return NULL;
 		p->runs = 1;
@@ -199,7 +205,8 @@ char *rm_pattern_format(const rm_pattern_t *p, size_t *len)
 	if (!rm_pattern_is_cart(&p->key)) {
 		put(&b, "edges = %zu\n", p->nedges);
 		for (size_t i = 0; i < p->nedges; i++)
-			put(&b, "edge = %.17g %.17g\n", p->edge[2 * i], p->edge[2 * i + 1]);
+			put(&b, "edge = %u %u %.17g %.17g\n", p->ends[2 * i], p->ends[2 * i + 1], p->edge[2 * i],
+			    p->edge[2 * i + 1]);
 	}
 	put(&b, "other = %.17g %.17g\n", p->other[0], p->other[1]);
 	if (b.oom) {
@@ -219,6 +226,7 @@ typedef struct parse {
 	rm_pattern_t *p;
 	size_t len;           /* bytes of the text: bounds the declared edges */
 	int ndims_shape;      /* from the shape (Cartesian) */
+	unsigned long granks; /* from the shape (graphs) */
 	int seen_dims;
 	size_t seen_edges;
 	unsigned have;        /* bit per required field */
@@ -305,6 +313,7 @@ static int get_shape(parse_t *ps, const char *v)
 	if (sscanf(v, "graph %lu %lu %20s", &r, &e, hash) != 3 || r == 0 || r > (1ul << 24) ||
 	    e > RM_PATTERN_MAX_EDGES || strlen(hash) != 16 || strspn(hash, "0123456789abcdef") != 16)
 		return bad(ps, "shape", "expected 'cart NDIMS PERIODS' or 'graph RANKS ENTRIES HASH'");
+	ps->granks = r;
 	return 0;
 }
 
@@ -364,18 +373,25 @@ static int field(parse_t *ps, const char *key, const char *v)
 	} else if (!strcmp(key, "edges")) {
 		if (!(ps->have & F_SHAPE) || ps->ndims_shape || (ps->have & F_EDGES))
 			return bad(ps, key, "'edges' needs a graph shape before it, once");
-		/* each entry takes at least 10 bytes ("edge=0 0\n"): a larger count cannot be in this text */
+		/* each entry takes at least 14 bytes ("edge=0 0 0 0\n"): a larger count cannot be in this text */
 		if (get_u64(ps, key, v, RM_PATTERN_MAX_EDGES, &u) != 0)
 			return -1;
-		if (u > ps->len / 10)
+		if (u > ps->len / 14)
 			return bad(ps, key, "more entries than the file can hold");
-		if (u && !(p->edge = calloc(2 * (size_t)u, sizeof(double))))
+		if (u && (!(p->edge = calloc(2 * (size_t)u, sizeof(double))) ||
+			  !(p->ends = calloc(2 * (size_t)u, sizeof(uint32_t)))))
 			return rm_error_set(ps->err, ps->src, ps->line, 0, "out of memory for %" PRIu64 " entries", u);
 		p->nedges = (size_t)u, ps->have |= F_EDGES;
 	} else if (!strcmp(key, "edge")) {
 		if (ps->seen_edges >= p->nedges)
 			return bad(ps, key, "more 'edge' lines than 'edges' declares");
-		if (get_nums(ps, key, v, &p->edge[2 * ps->seen_edges], 2) != 0)
+		unsigned long a, b;
+		int pos = 0;
+
+		if (sscanf(v, "%lu %lu %n", &a, &b, &pos) != 2 || a >= ps->granks || b >= ps->granks)
+			return bad(ps, key, "expected VERTEX NEIGHBOUR (ranks of the shape) BYTES MESSAGES");
+		p->ends[2 * ps->seen_edges] = (uint32_t)a, p->ends[2 * ps->seen_edges + 1] = (uint32_t)b;
+		if (get_nums(ps, key, v + pos, &p->edge[2 * ps->seen_edges], 2) != 0)
 			return -1;
 		ps->seen_edges++;
 	} else if (!strcmp(key, "other")) {

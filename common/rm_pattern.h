@@ -33,7 +33,7 @@
  *     updated = 1712345678             (Unix time of the last merge)
  *     ranks = 128                      (ranks of the last run)
  *     dim = 0 <bytes -1> <bytes +1> <msgs -1> <msgs +1>     (Cartesian, one line per dimension)
- *     edges = <n>                      (graphs, then n lines "edge = <bytes> <msgs>")
+ *     edges = <n>                      (graphs, then n lines "edge = <vertex> <neighbour> <bytes> <msgs>")
  *     other = <bytes> <msgs>
  *
  * Error rule: 0 on success, -1 with errno set and err (may be NULL) filled on failure; pointer-returning
@@ -76,6 +76,7 @@ typedef struct rm_pattern {
 	double dim[RM_PATTERN_MAXDIMS][4]; /* bytes -1, bytes +1, msgs -1, msgs +1 (per rank) */
 	size_t nedges;         /* graphs: adjacency entries */
 	double *edge;          /* graphs: 2 per entry (bytes, msgs), per rank */
+	uint32_t *ends;        /* graphs: 2 per entry (vertex, neighbour): the call's structure */
 	double other[2];       /* non-neighbour traffic: bytes, msgs (per rank) */
 } rm_pattern_t;
 
@@ -91,7 +92,7 @@ int rm_pattern_key_equal(const rm_pattern_key_t *a, const rm_pattern_key_t *b);
  * store's file name is "<id>.pattern". */
 void rm_pattern_key_id(const rm_pattern_key_t *k, char id[17]);
 
-/* A new empty pattern for key k (borrowed, copied), with nedges zeroed graph entries. Caller frees it
+/* A new empty pattern for key k (borrowed, copied), with nedges zeroed graph entries (ends included). Caller frees it
  * with rm_pattern_free. NULL (ENOMEM, EINVAL above RM_PATTERN_MAX_EDGES). */
 rm_pattern_t *rm_pattern_new(const rm_pattern_key_t *k, size_t nedges);
 void rm_pattern_free(rm_pattern_t *p);

@@ -221,6 +221,10 @@ int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g)
 	uint64_t m = g->xadj[g->n];
 	double max = 0;
 
+	for (uint32_t v = 0; p && p->nedges == m && v < g->n; v++) /* the very same structure, entry by entry */
+		for (uint64_t e = g->xadj[v]; p && e < g->xadj[v + 1]; e++)
+			if (p->ends[2 * e] != v || p->ends[2 * e + 1] != g->adj[e])
+				rm_pattern_free(p), p = NULL;
 	if (!p || p->nedges != m) {
 		rm_pattern_free(p);
 		return 0;
@@ -307,7 +311,7 @@ static void collect_cart(rmp_learn_rec_t *c, rm_pattern_t *run)
 
 /* Graphs: every rank's (vertex, slots: neighbour, bytes, msgs, other) gathered at the root, which adds
  * them to the entries of the call's structure. O(edges) at the root only. */
-static void collect_graph(rmp_learn_rec_t *c, rm_pattern_t *run, int size)
+static int collect_graph(rmp_learn_rec_t *c, rm_pattern_t *run, int size)
 {
 	int mine = 4 + 3 * c->nslots, *counts = NULL, *displs = NULL;
 	uint64_t *buf = malloc(sizeof(uint64_t) * (size_t)mine), *all = NULL;
@@ -356,9 +360,13 @@ static void collect_graph(rmp_learn_rec_t *c, rm_pattern_t *run, int size)
 		}
 		for (size_t i = 0; i < 2 * run->nedges; i++)
 			run->edge[i] /= c->nverts;
+		for (uint32_t v = 0; v < c->gn; v++)
+			for (uint64_t e = c->xadj[v]; e < c->xadj[v + 1]; e++)
+				run->ends[2 * e] = v, run->ends[2 * e + 1] = c->adj[e];
 		run->other[0] /= c->nverts, run->other[1] /= c->nverts;
 	}
 	free(buf), free(counts), free(displs), free(all);
+	return go ? 0 : -1;
 }
 
 void rmp_learn_collect(rmp_learn_rec_t *c)
@@ -381,11 +389,13 @@ void rmp_learn_collect(rmp_learn_rec_t *c)
 			run->ranks = c->nverts;
 		}
 	}
+	int ok = 1;
+
 	if (c->ndims)
 		collect_cart(c, run);
 	else
-		collect_graph(c, run, size);
-	if (run)
+		ok = collect_graph(c, run, size) == 0;
+	if (run && ok)
 		store_run(c, run);
 	rm_pattern_free(run);
 }
