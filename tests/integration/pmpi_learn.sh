@@ -1,0 +1,94 @@
+#!/bin/sh
+# RANKMAP_LEARN (issue 18) under Open MPI and MPICH, with the per-user directory and with a real rankmapd:
+# the first run learns, the second uses the learned pattern (report: learned=<id>) and keeps the heavy
+# dimension inside hosts; `rankmapctl patterns` lists, shows and forgets; a second user (created here)
+# never receives the first user's pattern; a rebuilt program (another build-id) does not reuse the old
+# pattern beyond its first run; bad input (corrupt, truncated or oversized store file, a directory owned
+# by someone else or world-writable, a daemon that dies between lookup and store) gives one warning and
+# the job runs on.
+#
+# The job: cart_halo -p on a 4x2 open grid, 8 ranks on 2 virtual hosts of 4 cores, block placement. Its
+# traffic phase loads one dimension (0, or 1 in a rebuilt copy). Unweighted, block placement is already a
+# best cut (dimension 0 crosses hosts twice, pmpi_trace.sh's control); with the learned pattern the heavy
+# dimension must not cross at all.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/mpi/common.sh"
+pmpi_check_built
+T=$(mktmp)
+chmod 755 "$T"
+D_PID=
+cleanup() {
+	[ -n "$D_PID" ] && kill "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+CTL=$BIN/rankmapctl
+export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4'
+GRID="2 4 2 0 0"
+
+# job M PROG-DIR ARGS...: one learning run of cart_halo (or $PROG) with the report in $T/report
+job() {
+	_m=$1; shift
+	rm -f "$T/report"
+	RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report pmpi_run "$_m" 8 cart_halo "$@" >"$T/out" 2>"$T/err"
+}
+learned() { field learned "$T/report"; }
+check_run() { # DESC: exit 0, halo checks passed, no warning
+	[ "$(field errors "$T/out")" = 0 ] && [ "$(warnings "$T/err")" -eq 0 ] && ok "$1" ||
+		{ notok "$1: $(cat "$T/out") $(grep rankmap "$T/err" | head -3)"; }
+}
+
+for m in $PMPI_MPIS; do
+	# ---- per-user directory -------------------------------------------------------------------------
+	export RANKMAP_LEARN_DIR=$T/learn-$m
+	job "$m" -p $GRID
+	check_run "$m: first learning run completes"
+	[ "$(learned)" = none ] && ok "$m: first run: no learned pattern yet" || notok "$m: first run: learned=$(learned)"
+	[ "$(field cross0_mapped "$T/out")" = 2 ] && ok "$m: first run: unweighted, dimension 0 crosses hosts twice" ||
+		notok "$m: first run: $(cat "$T/out")"
+	n=$(ls "$RANKMAP_LEARN_DIR"/*.pattern 2>/dev/null | wc -l)
+	[ "$n" = 1 ] && ok "$m: one pattern stored" || notok "$m: $n patterns in $RANKMAP_LEARN_DIR"
+	[ "$(stat -c %a "$RANKMAP_LEARN_DIR")" = 700 ] && ok "$m: directory created 0700" || notok "$m: mode $(stat -c %a "$RANKMAP_LEARN_DIR")"
+	job "$m" -p $GRID
+	check_run "$m: second run completes"
+	id=$(learned | cut -d/ -f1)
+	case $(learned) in ????????????????/runs=1) ok "$m: second run uses the learned pattern ($(learned))" ;;
+	*) notok "$m: second run: learned=$(learned)" ;; esac
+	[ "$(field cross0_mapped "$T/out")" = 0 ] && ok "$m: learned pattern keeps dimension 0 inside hosts (2 -> 0)" ||
+		notok "$m: second run: $(cat "$T/out")"
+	"$CTL" patterns list >"$T/list" 2>&1 && grep -q "^$id .*MPI_Cart_create" "$T/list" &&
+		ok "$m: patterns list shows $id" || notok "$m: patterns list: $(cat "$T/list")"
+	"$CTL" patterns show "$id" >"$T/show" 2>&1 && grep -q 'runs merged    2' "$T/show" &&
+		ok "$m: patterns show: 2 runs merged" || notok "$m: show: $(cat "$T/show")"
+	"$CTL" patterns show "$id" --json >"$T/show.json" 2>&1
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); w=[x["weight"] for x in d["dims"]]; sys.exit(not (w[0]==1 and w[1]<0.1 and d["runs"]==2))' \
+		"$T/show.json" && ok "$m: show --json: dimension 0 weighs 1, dimension 1 < 0.1" || notok "$m: show --json: $(cat "$T/show.json")"
+
+	# ---- a rebuilt program: another build-id, another pattern ---------------------------------------
+	cc_m=mpicc.$m
+	PROG_DIR=$T/prog-$m; mkdir -p "$PROG_DIR"
+	# cyclic placement: every edge of dimension 1 crosses hosts, none of dimension 0
+	appjob() { rm -f "$T/report"; RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report PMPI_PROG=$PROG_DIR/app \
+		RANKMAP_FAKE_PLACEMENT=cyclic run_prog "$m" -p $GRID; }
+	run_prog() { _m=$1; shift; _lib=$(pmpi_lib "$_m")
+		case $_m in
+		openmpi) timeout -k 5 "$PMPI_TIMEOUT" mpirun.openmpi --oversubscribe --allow-run-as-root -np 8 \
+				-x LD_PRELOAD="$_lib" "$PMPI_PROG" "$@" ;;
+		mpich) timeout -k 5 "$PMPI_TIMEOUT" mpirun.mpich -np 8 -genv LD_PRELOAD "$_lib" "$PMPI_PROG" "$@" ;;
+		esac >"$T/out" 2>"$T/err"; }
+	OMPI_CC=cc MPICH_CC=cc $cc_m -O2 -Wno-stringop-overflow -o "$PROG_DIR/app" "$TOP/tests/mpi/cart_halo.c" -lm
+	appjob; appjob
+	case $(learned) in ????????????????/runs=1) ok "$m: app (traffic on dimension 0) learned" ;;
+	*) notok "$m: app: learned=$(learned) $(cat "$T/out")" ;; esac
+	OMPI_CC=cc MPICH_CC=cc $cc_m -O2 -Wno-stringop-overflow -DCART_HALO_TRAFFIC_DIM=1 -o "$PROG_DIR/app" "$TOP/tests/mpi/cart_halo.c" -lm
+	appjob
+	[ "$(learned)" = none ] && ok "$m: rebuilt app (traffic on dimension 1): the old pattern is not reused" ||
+		notok "$m: rebuilt app reused learned=$(learned)"
+	appjob
+	case $(learned) in ????????????????/runs=1) ok "$m: rebuilt app: its own pattern from its second run" ;;
+	*) notok "$m: rebuilt app, second run: learned=$(learned)" ;; esac
+	[ "$(field crossT_identity "$T/out")" -gt 0 ] && [ "$(field crossT_mapped "$T/out")" = 0 ] &&
+		ok "$m: rebuilt app: dimension 1 kept inside hosts" || notok "$m: rebuilt app: $(cat "$T/out")"
+	unset RANKMAP_LEARN_DIR
+done
+finish
