@@ -91,4 +91,82 @@ for m in $PMPI_MPIS; do
 		ok "$m: rebuilt app: dimension 1 kept inside hosts" || notok "$m: rebuilt app: $(cat "$T/out")"
 	unset RANKMAP_LEARN_DIR
 done
+
+# ---- rankmapd ---------------------------------------------------------------------------------------
+[ -x "$BIN/rankmapd" ] || { notok "$BIN/rankmapd not built"; finish; exit 1; }
+SOCK=$T/sock
+cat >"$T/rankmapd.conf" <<EOC
+hwloc_dir = $DATA/daemon/hwloc
+ib_file = $DATA/plafrim/ib/ib-subnet0.txt
+EOC
+start_daemon() {
+	"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground >>"$T/d.log" 2>&1 &
+	D_PID=$!
+	n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+}
+start_daemon
+expect "rankmapd is up" "$CTL" ping --socket "$SOCK"
+chmod 711 "$T/state"
+for m in $PMPI_MPIS; do
+	export RANKMAP_SOCKET=$SOCK RANKMAP_LEARN_DIR=$T/unused-$m
+	job "$m" -p $GRID
+	check_run "$m, rankmapd: first learning run completes"
+	grep -q 'algo=rankmapd:\|algo=current' "$T/report" && [ "$(learned)" = none ] &&
+		ok "$m, rankmapd: mapped through the daemon, no learned pattern yet" || notok "$m, rankmapd: $(cat "$T/report")"
+	job "$m" -p $GRID
+	check_run "$m, rankmapd: second run completes"
+	case $(learned) in ????????????????/runs=1) ok "$m, rankmapd: second run uses the pattern the daemon keeps" ;;
+	*) notok "$m, rankmapd: second run: learned=$(learned)" ;; esac
+	[ "$(field cross0_mapped "$T/out")" = 0 ] && ok "$m, rankmapd: dimension 0 inside hosts" ||
+		notok "$m, rankmapd: $(cat "$T/out")"
+	id=$(learned | cut -d/ -f1)
+	[ -f "$T/state/patterns/0/$id.pattern" ] && ok "$m, rankmapd: stored under state_dir/patterns/0" ||
+		notok "$m, rankmapd: $(find "$T/state" -name '*.pattern')"
+	[ ! -e "$RANKMAP_LEARN_DIR" ] && ok "$m, rankmapd: nothing written to the per-user directory" ||
+		notok "$m, rankmapd: $RANKMAP_LEARN_DIR was written"
+	"$CTL" patterns show "$id" --socket "$SOCK" >"$T/show" 2>&1 && grep -q 'runs merged    2' "$T/show" &&
+		ok "$m, rankmapd: patterns show --socket" || notok "$m, rankmapd: show: $(cat "$T/show")"
+	unset RANKMAP_SOCKET RANKMAP_LEARN_DIR
+done
+
+# ---- a second user ----------------------------------------------------------------------------------
+U=rmlearn
+id -u "$U" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$U" 2>/dev/null
+if ! id -u "$U" >/dev/null 2>&1 || ! command -v setpriv >/dev/null 2>&1; then
+	notok "cannot create user $U or run setpriv: the two-user checks did not run"
+else
+	UID2=$(id -u "$U")
+	AS_U="setpriv --reuid=$U --regid=$(id -g "$U") --clear-groups"
+	mkdir -p "$T/home-$U" && chown "$U" "$T/home-$U"
+	# the job as user $U: MPI [SOCKET] (common.sh clears RANKMAP_*: set them after it)
+	cat >"$T/asuser.sh" <<EOS
+BIN='$BIN'; TOP='$TOP'; . '$TOP/tests/mpi/common.sh'
+export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4' RANKMAP_LEARN=1 RANKMAP_REPORT='$T/report'
+[ -n "\$2" ] && export RANKMAP_SOCKET="\$2"
+pmpi_run "\$1" 8 cart_halo -p $GRID
+EOS
+	for m in $PMPI_MPIS; do
+		rm -f "$T/report"; touch "$T/report"; chown "$U" "$T/report"
+		$AS_U env HOME="$T/home-$U" sh "$T/asuser.sh" "$m" "$SOCK" >"$T/out" 2>"$T/err"
+		[ "$(field errors "$T/out")" = 0 ] && [ "$(learned)" = none ] &&
+			ok "$m: user $U, same program, through rankmapd: root's pattern is not served" ||
+			notok "$m: user $U: learned=$(learned) $(cat "$T/out") $(head -3 "$T/err")"
+		rm -f "$T/report"; touch "$T/report"; chown "$U" "$T/report"
+		$AS_U env HOME="$T/home-$U" sh "$T/asuser.sh" "$m" "" >"$T/out" 2>"$T/err"
+		[ "$(field errors "$T/out")" = 0 ] && [ "$(learned)" = none ] &&
+			ok "$m: user $U, without a daemon: no pattern (its own ~/.cache/rankmap)" ||
+			notok "$m: user $U, directory: learned=$(learned) $(head -3 "$T/err")"
+	done
+	[ -n "$(ls "$T/home-$U/.cache/rankmap/"*.pattern 2>/dev/null)" ] && ok "user $U learned in its own ~/.cache/rankmap" ||
+		notok "user $U: nothing in $T/home-$U/.cache/rankmap"
+	$AS_U "$CTL" patterns list --socket "$SOCK" --json >"$T/ulist" 2>&1
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["patterns"] and all(p["uid"]==int(sys.argv[2]) for p in d["patterns"])))' \
+		"$T/ulist" "$UID2" && ok "user $U lists only its own patterns through rankmapd" || notok "user $U list: $(cat "$T/ulist")"
+	expect_fail "user $U may not list every user's patterns" $AS_U "$CTL" patterns list --all --socket "$SOCK"
+	"$CTL" patterns list --all --socket "$SOCK" --json >"$T/alist" 2>&1
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); u={p["uid"] for p in d["patterns"]}; sys.exit(u!={0,int(sys.argv[2])})' \
+		"$T/alist" "$UID2" && ok "root lists both users' patterns" || notok "root --all: $(cat "$T/alist")"
+	"$CTL" patterns forget all --uid "$UID2" --socket "$SOCK" >/dev/null 2>&1 &&
+		[ -z "$(ls "$T/state/patterns/$UID2/" 2>/dev/null)" ] && ok "root purges user $U's patterns" || notok "root purge"
+fi
 finish
