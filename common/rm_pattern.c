@@ -437,6 +437,14 @@ rm_pattern_t *rm_pattern_parse(const char *text, size_t len, const char *source,
 
 	if (!(ps.p = calloc(1, sizeof(*ps.p))))
 		return NULL;
+	if (len > 0 && text[len - 1] != '\n') { /* every line of the text form ends with one */
+		for (size_t j = 0; j < len; j++)
+			ps.line += text[j] == '\n';
+		ps.line++;
+		errno = EINVAL;
+		rm_error_set(err, ps.src, ps.line, 0, "truncated: the last line does not end");
+		goto fail;
+	}
 	while (i < len) {
 		size_t n = 0;
 

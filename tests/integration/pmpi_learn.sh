@@ -169,4 +169,62 @@ EOS
 	"$CTL" patterns forget all --uid "$UID2" --socket "$SOCK" >/dev/null 2>&1 &&
 		[ -z "$(ls "$T/state/patterns/$UID2/" 2>/dev/null)" ] && ok "root purges user $U's patterns" || notok "root purge"
 fi
+
+# ---- bad input: one warning, the job runs on, nothing lost -------------------------------------------
+one_warning() { # DESC PATTERN
+	[ "$(field errors "$T/out")" = 0 ] && [ "$(warnings "$T/err")" -eq 1 ] && grep -q "^rankmap: learn: .*$2" "$T/err" &&
+		ok "$1: one warning: $(grep '^rankmap' "$T/err")" ||
+		notok "$1: $(cat "$T/out") warnings=$(warnings "$T/err"): $(grep rankmap "$T/err" | head -3)"
+}
+for m in $PMPI_MPIS; do
+	export RANKMAP_LEARN_DIR=$T/bad-$m
+	job "$m" -p $GRID; job "$m" -p $GRID
+	f=$(ls "$RANKMAP_LEARN_DIR"/*.pattern)
+	cp "$f" "$T/good.pattern"
+	printf 'rankmap-pattern = 1\nuid = 0\x01\x02garbage\n' >"$f"
+	job "$m" -p $GRID
+	one_warning "$m: corrupt store file" "field 'uid'"
+	[ "$(learned)" = none ] && ok "$m: corrupt file: not applied" || notok "$m: corrupt file applied: $(learned)"
+	[ -f "$f.bad" ] && grep -q garbage "$f.bad" && grep -q 'runs = 1' "$f" &&
+		ok "$m: corrupt file kept as .bad, replaced by this run's pattern" || notok "$m: after corrupt: $(ls "$RANKMAP_LEARN_DIR")"
+	head -c 200 "$T/good.pattern" >"$f"
+	job "$m" -p $GRID
+	one_warning "$m: truncated store file" "truncated"
+	# a store file far above its cap: refused before it is read
+	{ cat "$T/good.pattern"; i=0; while [ $i -lt 2000 ]; do echo "# padding padding padding padding padding padding"; i=$((i + 1)); done; } >"$f"
+	RANKMAP_FILE_LIMIT_PATTERN=16K job "$m" -p $GRID
+	one_warning "$m: store file above RANKMAP_FILE_LIMIT_PATTERN" "too large\\|limit"
+	# the store directory: world-writable, then owned by another user
+	chmod 777 "$RANKMAP_LEARN_DIR"
+	job "$m" -p $GRID
+	one_warning "$m: world-writable store directory refused" "refused"
+	chmod 700 "$RANKMAP_LEARN_DIR"
+	if id -u rmlearn >/dev/null 2>&1; then
+		chown rmlearn "$RANKMAP_LEARN_DIR"
+		job "$m" -p $GRID
+		one_warning "$m: store directory owned by another user refused" "refused: owned by uid"
+		chown 0 "$RANKMAP_LEARN_DIR"
+	fi
+	cp "$T/good.pattern" "$f"
+	job "$m" -p $GRID
+	check_run "$m: good file back: no warning"
+	case $(learned) in ????????????????/runs=2) ok "$m: the kept pattern serves again ($(learned))" ;;
+	*) notok "$m: after restoring: learned=$(learned)" ;; esac
+
+	# a daemon that dies between the lookup (MPI_Cart_create) and the store (MPI_Finalize)
+	rm -rf "$T/fallback-$m"; export RANKMAP_LEARN_DIR=$T/fallback-$m
+	rm -f "$T/report"
+	RANKMAP_SOCKET=$SOCK RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report pmpi_run "$m" 8 cart_halo -s -p $GRID >"$T/out" 2>"$T/err" &
+	JOB=$!
+	n=0; while [ $n -lt 200 ] && [ ! -s "$T/report" ]; do sleep 0.05; n=$((n + 1)); done
+	kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+	wait "$JOB"
+	case $(learned) in ????????????????/runs=*) ok "$m: lookup served by rankmapd before it died" ;;
+	*) notok "$m: daemon dying: learned=$(learned)" ;; esac
+	one_warning "$m: daemon died before the store" "stored in $RANKMAP_LEARN_DIR instead"
+	[ -n "$(ls "$RANKMAP_LEARN_DIR"/*.pattern 2>/dev/null)" ] && ok "$m: the run's pattern kept in the per-user directory" ||
+		notok "$m: pattern lost"
+	start_daemon
+	unset RANKMAP_LEARN_DIR
+done
 finish
