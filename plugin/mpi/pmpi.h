@@ -26,6 +26,11 @@
 #include "rm_error.h"
 #include "topo.h"
 
+/* Everything declared below is internal: hidden, so that calls and data accesses inside the library are
+ * direct (no PLT or GOT indirection on the tracer's hot path). The MPI_ entry points keep their default
+ * visibility from mpi.h, and the version script exports only them. */
+#pragma GCC visibility push(hidden)
+
 #define RMP_HOST_LEN 64
 
 /* Settings read from the environment at each topology call (see rmp_env_read for the names). */
@@ -195,5 +200,7 @@ void rmp_trace_persist_del(MPI_Request req);
  * NULL) to the i-th out-neighbour of comm. */
 void rmp_trace_neighbors(MPI_Comm comm, int count, MPI_Datatype type, const int counts[],
 			 const MPI_Datatype types[]);
+
+#pragma GCC visibility pop
 
 #endif

@@ -84,63 +84,9 @@ void rmp_learn_init(void)
 
 /* ---- the hot path ------------------------------------------------------------------------------ */
 
-/* Slot of rank r in a sorted (rank, slot) array, or -1. */
-static inline int find(const int *nb, int n, int r)
-{
-	if (n <= 8) {
-		for (int i = 0; i < n; i++)
-			if (nb[2 * i] == r)
-				return nb[2 * i + 1];
-		return -1;
-	}
-	int lo = 0, hi = n - 1;
-
-	while (lo <= hi) {
-		int mid = (lo + hi) >> 1;
-
-		if (nb[2 * mid] < r)
-			lo = mid + 1;
-		else if (nb[2 * mid] > r)
-			hi = mid - 1;
-		else {
-			while (mid > 0 && nb[2 * (mid - 1)] == r) /* duplicates: the first slot */
-				mid--;
-			return nb[2 * mid + 1];
-		}
-	}
-	return -1;
-}
-
-static inline void add(rmp_learn_rec_t *c, int slot, uint64_t bytes)
-{
-	uint64_t *k = slot >= 0 ? &c->cnt[2 * slot] : c->other;
-
-	k[0] += bytes;
-	k[1]++;
-}
-
 void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
-	rmp_learn_t *l = rmp_learn_ctx();
-
-	if (!l || dest < 0) /* MPI_PROC_NULL is negative in every MPI */
-		return;
-	uint64_t bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type);
-
-	for (int i = l->n; i-- > 0;) {
-		rmp_learn_rec_t *c = &l->rec[i];
-
-		if (c->comm == comm) {
-			add(c, find(c->nb, c->nnb, dest), bytes);
-			return;
-		}
-	}
-	if (comm == MPI_COMM_WORLD && l->world) {
-		add(l->world, find(l->world->wnb, l->world->nnb, dest), bytes);
-		return;
-	}
-	l->untracked[0] += bytes;
-	l->untracked[1]++;
+	rmp_learn_count(comm, dest, n, type);
 }
 
 void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[])
@@ -159,7 +105,7 @@ void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int coun
 
 			if (types)
 				sz = rmp_type_size(types[s]);
-			add(c, s, (uint64_t)(k > 0 ? k : 0) * (uint64_t)sz);
+			rmp_learn_add(c, s, (uint64_t)(k > 0 ? k : 0) * (uint64_t)sz);
 		}
 		return;
 	}

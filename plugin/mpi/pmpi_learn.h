@@ -9,6 +9,8 @@
 #include "pmpi.h"
 #include "rm_pattern.h"
 
+#pragma GCC visibility push(hidden)
+
 #define RMP_LEARN_COMMS 16 /* topology communicators learned per process */
 
 /* One tracked topology communicator. */
@@ -59,5 +61,71 @@ int rmp_learn_program(rm_pattern_key_t *k, char *path, size_t pathlen);
 int rmp_store_get(const char *socket, const rm_pattern_key_t *k, rm_pattern_t **out, rm_error_t *err);
 /* put: 0 stored; -1 not stored. *note receives a description of a fallback that happened (may be ""). */
 int rmp_store_put(const char *socket, const rm_pattern_t *p, char *note, size_t notelen, rm_error_t *err);
+
+/* Slot of rank r in a sorted (rank, slot) array, or -1. */
+static inline int rmp_learn_find(const int *nb, int n, int r)
+{
+	if (n <= 8) {
+		for (int i = 0; i < n; i++)
+			if (nb[2 * i] == r)
+				return nb[2 * i + 1];
+		return -1;
+	}
+	int lo = 0, hi = n - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) >> 1;
+
+		if (nb[2 * mid] < r)
+			lo = mid + 1;
+		else if (nb[2 * mid] > r)
+			hi = mid - 1;
+		else {
+			while (mid > 0 && nb[2 * (mid - 1)] == r) /* duplicates: the first slot */
+				mid--;
+			return nb[2 * mid + 1];
+		}
+	}
+	return -1;
+}
+
+static inline void rmp_learn_add(rmp_learn_rec_t *c, int slot, uint64_t bytes)
+{
+	uint64_t *k = slot >= 0 ? &c->cnt[2 * slot] : c->other;
+
+	k[0] += bytes;
+	k[1]++;
+}
+
+/* The hot path: one send of n elements of type to rank dest of comm. */
+static inline void rmp_learn_count(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+{
+#ifdef RANKMAP_SMPI
+	rmp_learn_t *l = rmp_learn_ctx();
+#else
+	rmp_learn_t *l = rmp_learn_active; /* the process's context itself */
+#endif
+
+	if (!l || dest < 0) /* MPI_PROC_NULL is negative in every MPI */
+		return;
+	uint64_t bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type);
+
+	for (int i = l->n; i-- > 0;) {
+		rmp_learn_rec_t *c = &l->rec[i];
+
+		if (c->comm == comm) {
+			rmp_learn_add(c, rmp_learn_find(c->nb, c->nnb, dest), bytes);
+			return;
+		}
+	}
+	if (comm == MPI_COMM_WORLD && l->world) {
+		rmp_learn_add(l->world, rmp_learn_find(l->world->wnb, l->world->nnb, dest), bytes);
+		return;
+	}
+	l->untracked[0] += bytes;
+	l->untracked[1]++;
+}
+
+#pragma GCC visibility pop
 
 #endif

@@ -3,7 +3,7 @@
  * twin and, when RANKMAP_TRACE is set, counts what was sent (pmpi_trace.c), and with RANKMAP_LEARN adds
  * it to the learning counters (pmpi_learn.c); otherwise the cost is two predictable branches.
  */
-#include "pmpi.h"
+#include "pmpi_learn.h"
 
 int MPI_Init(int *argc, char ***argv)
 {
@@ -41,7 +41,7 @@ int MPI_Finalize(void)
 	do {                                                           \
 		rmp_trace_send(comm, dest, count, type);               \
 		if (rmp_learn_active)                                  \
-			rmp_learn_send(comm, dest, count, type);       \
+			rmp_learn_count(comm, dest, count, type);      \
 	} while (0)
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
