@@ -53,6 +53,8 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 		rc = parse_onoff(v, &c->bind_default);
 	else if (IS("register"))
 		rc = parse_onoff(v, &c->register_on);
+	else if (IS("learn"))
+		rc = parse_onoff(v, &c->learn_default);
 	else if (IS("timeout")) {
 		long t = strtol(v, &end, 10);
 		rc = (*v && !*end && t >= 1 && t <= 60000) ? 0 : -1;
@@ -60,7 +62,7 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 			c->timeout_ms = (int)t;
 	} else {
 		return rm_error_set(err, arg, 0, 0, "unknown plugstack.conf argument '%.*s' (known: socket, "
-				    "libdir, default, bind, register, timeout)", (int)n, arg);
+				    "libdir, default, bind, register, timeout, learn)", (int)n, arg);
 	}
 #undef IS
 	if (rc < 0)
@@ -196,6 +198,16 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_file
 	case RM_SPANK_OPT_BIND:
 		job->bind = 1;
 		return 0;
+	case RM_SPANK_OPT_LEARN:
+		if (!v || !*v || !strcmp(v, "on"))
+			job->learn = 1;
+		else if (!strcmp(v, "off"))
+			job->learn = -1;
+		else {
+			errno = EINVAL;
+			return rm_error_set(err, "--rankmap-learn", 0, 0, "invalid value '%s' (expected on or off)", v);
+		}
+		return 0;
 	default:
 		errno = EINVAL;
 		return rm_error_set(err, "option", 0, 0, "unknown option %d", opt);
@@ -208,7 +220,13 @@ int rm_spank_job_active(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
 		return 0;
 	if (job->mode != RM_SPANK_MODE_UNSET)
 		return 1;
-	return conf->default_on || job->pattern[0] || job->metric[0] || job->trace[0] || job->bind;
+	return conf->default_on || job->pattern[0] || job->metric[0] || job->trace[0] || job->bind ||
+	       job->learn > 0 || (conf->learn_default && job->learn == 0);
+}
+
+int rm_spank_job_learns(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
+{
+	return rm_spank_job_active(job, conf) && (job->learn > 0 || (job->learn == 0 && conf->learn_default));
 }
 
 int rm_spank_job_binds(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
@@ -276,5 +294,7 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_METRIC", job->metric };
 	if (job->trace[0])
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_TRACE", job->trace };
+	if (rm_spank_job_learns(job, conf))
+		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_LEARN", "1" };
 	return n;
 }

@@ -21,7 +21,7 @@
 #define RM_SPANK_TIMEOUT_DEFAULT 2000 /* ms, one daemon round trip */
 
 /* plugstack.conf arguments: socket=PATH libdir=PATH default=on|off bind=on|off register=on|off
- * timeout=MS. */
+ * timeout=MS learn=on|off. */
 typedef struct rm_spank_conf {
 	char socket[PATH_MAX];  /* rankmapd socket, default RM_SOCKET_DEFAULT (rm_client.h) */
 	char libdir[PATH_MAX];  /* where librankmap_mpi_<mpi>.so live, default RANKMAP_LIBDIR */
@@ -29,6 +29,8 @@ typedef struct rm_spank_conf {
 	int bind_default;       /* --rankmap-bind without asking (default off) */
 	int register_on;        /* slurmd registers its hwloc topology (default on) */
 	int timeout_ms;         /* per daemon call, 1..60000 (default RM_SPANK_TIMEOUT_DEFAULT) */
+	int learn_default;      /* learn=on: steps learn their patterns (RANKMAP_LEARN=1) unless the user
+				 * gives --rankmap-learn=off or --rankmap=off; implies rankmap (default off) */
 } rm_spank_conf_t;
 
 /* Parses the plugstack.conf arguments (argv[0..argc-1], each NAME=VALUE). Unknown names and bad values
@@ -50,10 +52,12 @@ typedef struct rm_spank_job {
 	char metric[16];        /* bytes | messages | loggp */
 	char trace[PATH_MAX];
 	int bind;               /* --rankmap-bind given */
+	int learn;              /* --rankmap-learn[=on]: 1, --rankmap-learn=off: -1, not given: 0 */
 } rm_spank_job_t;
 
 /* Option values of struct spank_option.val, one per option. */
-enum { RM_SPANK_OPT_RANKMAP = 1, RM_SPANK_OPT_PATTERN, RM_SPANK_OPT_METRIC, RM_SPANK_OPT_TRACE, RM_SPANK_OPT_BIND };
+enum { RM_SPANK_OPT_RANKMAP = 1, RM_SPANK_OPT_PATTERN, RM_SPANK_OPT_METRIC, RM_SPANK_OPT_TRACE, RM_SPANK_OPT_BIND,
+       RM_SPANK_OPT_LEARN };
 
 /* Validates one option's argument (optarg may be NULL for --rankmap and --rankmap-bind) and records it
  * in job. check_files: also open --rankmap-pattern and parse it completely (the submission-time check;
@@ -64,6 +68,9 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *optarg, int check
 /* Whether rankmap applies to this step: mode ON/REQUIRED, or UNSET with any other option given or the
  * plugstack default on. */
 int rm_spank_job_active(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
+/* Whether the step's tasks learn their communication patterns (RANKMAP_LEARN=1): active, and
+ * --rankmap-learn given, or learn=on in plugstack.conf and not --rankmap-learn=off. */
+int rm_spank_job_learns(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
 /* Whether tasks are to be bound (active and --rankmap-bind, or bind=on in plugstack.conf). */
 int rm_spank_job_binds(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
 
