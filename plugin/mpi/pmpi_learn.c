@@ -8,7 +8,7 @@
  * on the communicator finds its slot by a scan (<= 8 neighbours) or a binary search, then adds to two
  * counters: no hash, no lock, no allocation, nothing sent. Sends on MPI_COMM_WORLD are matched against
  * the world ranks of the last record's neighbours. Sends to ranks that are not neighbours go to the
- * record's "other" counters; sends on other communicators to the process's "untracked" counters.
+ * record's "other" counters; sends on other communicators are only counted (messages) in the process's "untracked".
  *
  * At MPI_Finalize every record is reduced, in creation order, over a private duplicate of the call's
  * communicator made at creation (so the user may free theirs), to the call's root, which turns it into a
@@ -105,7 +105,10 @@ void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int coun
 
 			if (types)
 				sz = rmp_type_size(types[s]);
-			rmp_learn_add(c, s, (uint64_t)(k > 0 ? k : 0) * (uint64_t)sz);
+			uint64_t *t = &c->cnt[2 * s];
+
+			t[0] += (uint64_t)(k > 0 ? k : 0) * (uint64_t)sz;
+			t[1]++;
 		}
 		return;
 	}

@@ -41,7 +41,7 @@ typedef struct rmp_learn {
 	int n;
 	rmp_learn_rec_t rec[RMP_LEARN_COMMS];
 	rmp_learn_rec_t *world; /* the record sends on MPI_COMM_WORLD are matched against */
-	uint64_t untracked[2];
+	uint64_t untracked;     /* sends on communicators that are not tracked */
 	int warned;             /* at most one learning warning per process */
 	int calls;              /* topology calls with reorder=1 so far (their order) */
 } rmp_learn_t;
@@ -89,15 +89,16 @@ static inline int rmp_learn_find(const int *nb, int n, int r)
 	return -1;
 }
 
-static inline void rmp_learn_add(rmp_learn_rec_t *c, int slot, uint64_t bytes)
+static inline void rmp_learn_add(rmp_learn_rec_t *c, int slot, int n, MPI_Datatype type)
 {
 	uint64_t *k = slot >= 0 ? &c->cnt[2 * slot] : c->other;
 
-	k[0] += bytes;
+	k[0] += (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type);
 	k[1]++;
 }
 
-/* The hot path: one send of n elements of type to rank dest of comm. */
+/* The hot path: one send of n elements of type to rank dest of comm. Sends on communicators that are
+ * not tracked are only counted (messages; no size is asked of the MPI library). */
 static inline void rmp_learn_count(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
 #ifdef RANKMAP_SMPI
@@ -108,22 +109,19 @@ static inline void rmp_learn_count(MPI_Comm comm, int dest, int n, MPI_Datatype 
 
 	if (!l || dest < 0) /* MPI_PROC_NULL is negative in every MPI */
 		return;
-	uint64_t bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type);
-
 	for (int i = l->n; i-- > 0;) {
 		rmp_learn_rec_t *c = &l->rec[i];
 
 		if (c->comm == comm) {
-			rmp_learn_add(c, rmp_learn_find(c->nb, c->nnb, dest), bytes);
+			rmp_learn_add(c, rmp_learn_find(c->nb, c->nnb, dest), n, type);
 			return;
 		}
 	}
 	if (comm == MPI_COMM_WORLD && l->world) {
-		rmp_learn_add(l->world, rmp_learn_find(l->world->wnb, l->world->nnb, dest), bytes);
+		rmp_learn_add(l->world, rmp_learn_find(l->world->wnb, l->world->nnb, dest), n, type);
 		return;
 	}
-	l->untracked[0] += bytes;
-	l->untracked[1]++;
+	l->untracked++;
 }
 
 #pragma GCC visibility pop
