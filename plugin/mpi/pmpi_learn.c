@@ -136,13 +136,17 @@ static int cmp_pair(const void *a, const void *b)
 	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-/* The out-neighbours of this process in newcomm, in slot order (malloc'ed), *n their count. */
-static int *neighbours(MPI_Comm newcomm, int *n)
+/* The out-neighbours of this process in newcomm, in slot order (malloc'ed), *n their count. Cartesian
+ * calls (cart) ask MPI_Cart_shift directly (SMPI has no MPI_Topo_test); graphs ask MPI_Topo_test. */
+static int *neighbours(MPI_Comm newcomm, int cart, int *n)
 {
-	int status = MPI_UNDEFINED, *v = NULL, me = 0;
+	int status = cart ? MPI_CART : MPI_UNDEFINED, *v = NULL, me = 0;
 
 	*n = 0;
-	PMPI_Topo_test(newcomm, &status);
+#ifndef RANKMAP_SMPI
+	if (!cart)
+		PMPI_Topo_test(newcomm, &status);
+#endif
 	if (status == MPI_CART) {
 		int nd = 0;
 
@@ -196,7 +200,7 @@ static int *pairs(const int *v, int n, int *np)
 /* Fills c's neighbour tables from newcomm (this process's part). 0 or -1 (out of memory). */
 static int rec_neighbours(rmp_learn_rec_t *c, MPI_Comm newcomm)
 {
-	int n = 0, *v = neighbours(newcomm, &n), nw = 0;
+	int n = 0, *v = neighbours(newcomm, c->ndims > 0, &n), nw = 0;
 	MPI_Group g, wg;
 
 	c->nslots = n;
@@ -260,7 +264,7 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 		c->periods[d] = periods[d] != 0;
 	c->xadj = call->lxadj, c->adj = call->ladj, c->gn = call->ln, c->ghash = call->lhash;
 	call->lxadj = NULL, call->ladj = NULL;
-	if (newcomm != MPI_COMM_NULL) {
+	if (newcomm != MPI_COMM_NULL) { /* after c->ndims: rec_neighbours reads it */
 		PMPI_Comm_rank(newcomm, &c->vertex);
 		if (rec_neighbours(c, newcomm) != 0)
 			c->nslots = 0, c->nnb = 0; /* counts go to "other" */
