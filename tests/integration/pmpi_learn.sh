@@ -5,7 +5,7 @@
 # never receives the first user's pattern; a rebuilt program (another build-id) does not reuse the old
 # pattern beyond its first run; bad input (corrupt, truncated or oversized store file, a directory owned
 # by someone else or world-writable, a daemon that dies between lookup and store) gives one warning and
-# the job runs on.
+# the job runs on. A graph call (ring of rings, MPI_Graph_create) learns per edge.
 #
 # The job: cart_halo -p on a 4x2 open grid, 8 ranks on 2 virtual hosts of 4 cores, block placement. Its
 # traffic phase loads one dimension (0, or 1 in a rebuilt copy). Unweighted, block placement is already a
@@ -63,6 +63,17 @@ for m in $PMPI_MPIS; do
 	"$CTL" patterns show "$id" --json >"$T/show.json" 2>&1
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); w=[x["weight"] for x in d["dims"]]; sys.exit(not (w[0]==1 and w[1]<0.1 and d["runs"]==2))' \
 		"$T/show.json" && ok "$m: show --json: dimension 0 weighs 1, dimension 1 < 0.1" || notok "$m: show --json: $(cat "$T/show.json")"
+
+	# ---- a graph call (MPI_Graph_create, no weights): learned per edge ------------------------------
+	for i in 1 2; do
+		rm -f "$T/report"
+		RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report pmpi_run "$m" 8 ring_of_rings 2 4 >"$T/out" 2>"$T/err"
+	done
+	case $(learned) in ????????????????/runs=1) ok "$m: ring of rings (MPI_Graph_create): learned per edge" ;;
+	*) notok "$m: ring of rings: learned=$(learned) $(cat "$T/err" | head -3)" ;; esac
+	gid=$(learned | cut -d/ -f1)
+	"$CTL" patterns show "$gid" >"$T/show" 2>&1 && grep -q 'Heaviest edges of 18' "$T/show" &&
+		ok "$m: patterns show: heaviest edges of the graph" || notok "$m: graph show: $(cat "$T/show")"
 
 	# ---- a rebuilt program: another build-id, another pattern ---------------------------------------
 	cc_m=mpicc.$m
