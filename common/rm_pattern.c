@@ -317,11 +317,57 @@ static int get_shape(parse_t *ps, const char *v)
 	return 0;
 }
 
-static int field(parse_t *ps, const char *key, const char *v)
+/* The traffic lines: dim (Cartesian), edges and edge (graphs). */
+static int field_traffic(parse_t *ps, const char *key, const char *v)
 {
 	rm_pattern_t *p = ps->p;
 	uint64_t u = 0;
 	double x[4];
+
+	if (!strcmp(key, "dim")) {
+		char *end;
+		long d = strtol(v, &end, 10);
+
+		if (!(ps->have & F_SHAPE) || !ps->ndims_shape)
+			return bad(ps, key, "a 'dim' line needs a Cartesian shape before it");
+		if (end == v || d != ps->seen_dims || d >= ps->ndims_shape)
+			return bad(ps, key, "dimensions must come in order, one per dimension of the shape");
+		if (get_nums(ps, key, end, x, 4) != 0)
+			return -1;
+		memcpy(p->dim[d], x, sizeof(x));
+		p->ndims = ++ps->seen_dims;
+	} else if (!strcmp(key, "edges")) {
+		if (!(ps->have & F_SHAPE) || ps->ndims_shape || (ps->have & F_EDGES))
+			return bad(ps, key, "'edges' needs a graph shape before it, once");
+		/* each entry takes at least 14 bytes ("edge=0 0 0 0\n"): a larger count cannot be in this text */
+		if (get_u64(ps, key, v, RM_PATTERN_MAX_EDGES, &u) != 0)
+			return -1;
+		if (u > ps->len / 14)
+			return bad(ps, key, "more entries than the file can hold");
+		if (u && (!(p->edge = calloc(2 * (size_t)u, sizeof(double))) ||
+			  !(p->ends = calloc(2 * (size_t)u, sizeof(uint32_t)))))
+			return rm_error_set(ps->err, ps->src, ps->line, 0, "out of memory for %" PRIu64 " entries", u);
+		p->nedges = (size_t)u, ps->have |= F_EDGES;
+	} else if (!strcmp(key, "edge")) {
+		if (ps->seen_edges >= p->nedges)
+			return bad(ps, key, "more 'edge' lines than 'edges' declares");
+		unsigned long a, b;
+		int pos = 0;
+
+		if (sscanf(v, "%lu %lu %n", &a, &b, &pos) != 2 || a >= ps->granks || b >= ps->granks)
+			return bad(ps, key, "expected VERTEX NEIGHBOUR (ranks of the shape) BYTES MESSAGES");
+		p->ends[2 * ps->seen_edges] = (uint32_t)a, p->ends[2 * ps->seen_edges + 1] = (uint32_t)b;
+		if (get_nums(ps, key, v + pos, &p->edge[2 * ps->seen_edges], 2) != 0)
+			return -1;
+		ps->seen_edges++;
+	}
+	return 0;
+}
+
+static int field(parse_t *ps, const char *key, const char *v)
+{
+	rm_pattern_t *p = ps->p;
+	uint64_t u = 0;
 
 	if (!strcmp(key, "rankmap-pattern")) {
 		if (get_u64(ps, key, v, 1000, &u) != 0 || u != RM_PATTERN_VERSION)
@@ -358,42 +404,8 @@ static int field(parse_t *ps, const char *key, const char *v)
 		if (get_u64(ps, key, v, INT64_MAX, &u) != 0)
 			return -1;
 		p->updated = (int64_t)u, ps->have |= F_UPDATED;
-	} else if (!strcmp(key, "dim")) {
-		char *end;
-		long d = strtol(v, &end, 10);
-
-		if (!(ps->have & F_SHAPE) || !ps->ndims_shape)
-			return bad(ps, key, "a 'dim' line needs a Cartesian shape before it");
-		if (end == v || d != ps->seen_dims || d >= ps->ndims_shape)
-			return bad(ps, key, "dimensions must come in order, one per dimension of the shape");
-		if (get_nums(ps, key, end, x, 4) != 0)
-			return -1;
-		memcpy(p->dim[d], x, sizeof(x));
-		p->ndims = ++ps->seen_dims;
-	} else if (!strcmp(key, "edges")) {
-		if (!(ps->have & F_SHAPE) || ps->ndims_shape || (ps->have & F_EDGES))
-			return bad(ps, key, "'edges' needs a graph shape before it, once");
-		/* each entry takes at least 14 bytes ("edge=0 0 0 0\n"): a larger count cannot be in this text */
-		if (get_u64(ps, key, v, RM_PATTERN_MAX_EDGES, &u) != 0)
-			return -1;
-		if (u > ps->len / 14)
-			return bad(ps, key, "more entries than the file can hold");
-		if (u && (!(p->edge = calloc(2 * (size_t)u, sizeof(double))) ||
-			  !(p->ends = calloc(2 * (size_t)u, sizeof(uint32_t)))))
-			return rm_error_set(ps->err, ps->src, ps->line, 0, "out of memory for %" PRIu64 " entries", u);
-		p->nedges = (size_t)u, ps->have |= F_EDGES;
-	} else if (!strcmp(key, "edge")) {
-		if (ps->seen_edges >= p->nedges)
-			return bad(ps, key, "more 'edge' lines than 'edges' declares");
-		unsigned long a, b;
-		int pos = 0;
-
-		if (sscanf(v, "%lu %lu %n", &a, &b, &pos) != 2 || a >= ps->granks || b >= ps->granks)
-			return bad(ps, key, "expected VERTEX NEIGHBOUR (ranks of the shape) BYTES MESSAGES");
-		p->ends[2 * ps->seen_edges] = (uint32_t)a, p->ends[2 * ps->seen_edges + 1] = (uint32_t)b;
-		if (get_nums(ps, key, v + pos, &p->edge[2 * ps->seen_edges], 2) != 0)
-			return -1;
-		ps->seen_edges++;
+	} else if (!strcmp(key, "dim") || !strcmp(key, "edges") || !strcmp(key, "edge")) {
+		return field_traffic(ps, key, v);
 	} else if (!strcmp(key, "other")) {
 		if (get_nums(ps, key, v, p->other, 2) != 0)
 			return -1;
