@@ -40,6 +40,8 @@ typedef enum map_metric {
 
 /* Parses "bytes", "messages", "loggp" (or "default"); -1 (EINVAL) otherwise. */
 int map_metric_parse(const char *s, map_metric_t *out);
+/* The weight of traffic of bytes in msgs messages under metric m (has_msgs 0: bytes only). */
+double map_metric_weight(map_metric_t m, double bytes, double msgs, int has_msgs);
 
 /* The largest number of ranks a pattern file may declare (16,777,216). Declared sizes are checked
  * against it, and against what the file's size can hold, before anything is allocated. */

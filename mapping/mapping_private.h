@@ -64,8 +64,6 @@ map_graph_t *map_graph_alloc(uint32_t n, uint64_t nadj, int with_metrics);
 map_graph_t *map_graph_from_edges_metric(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
 					 const double *w, const double *bytes, const double *msgs,
 					 map_metric_t metric, const char *source, rm_error_t *err);
-/* The weight of a (bytes, msgs) pair under a metric (has_msgs: msgs column present). */
-double map_metric_weight(map_metric_t m, double bytes, double msgs, int has_msgs);
 
 /* pattern_dense.c: loads TreeMatch's dense format from an open file (path for errors). Nothing is
  * sized by N before N rows are read, so memory follows the file's content; N is at most max_ranks. */

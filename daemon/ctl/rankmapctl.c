@@ -21,6 +21,7 @@ static const struct subcommand subcommands[] = {
 	{ "simulate", ctl_simulate_main, "simulate allocation from a free list to compare orderings" },
 	{ "slurm-topology", ctl_slurm_topology_main, "write Slurm topology.conf from InfiniBand data" },
 	{ "explain", ctl_explain_main, "show where a job's traffic flows, before and after reordering" },
+	{ "patterns", ctl_patterns_main, "list, show or forget the communication patterns learned by MPI jobs" },
 	{ "distance", ctl_distance_main, "distance between hosts or slots" },
 	{ "ping", ctl_ping_main, "check that rankmapd answers" },
 	{ "register", ctl_register_main, "send this node's hwloc topology to rankmapd" },

@@ -96,6 +96,7 @@ typedef struct srv_config {
 	int worker_time_limit_s;  /* wall-clock limit of one isolated request */
 	int worker_cpu_limit_s;   /* CPU limit of one isolated request (RLIMIT_CPU) */
 	size_t worker_memory_limit; /* bytes a worker process may map beyond the daemon's size (RLIMIT_AS) */
+	size_t pattern_quota;     /* bytes of learned patterns kept per user (LRU beyond) */
 	int log_level;
 	int foreground;
 } srv_config_t;

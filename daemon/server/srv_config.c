@@ -80,6 +80,8 @@ static const centry_t entries[] = {
 	  "may use (RLIMIT_CPU)" },
 	{ "worker_memory_limit", C_SIZE, 64LL << 20, 1LL << 40, "4G", F(worker_memory_limit), "address space a "
 	  "worker process may add to the daemon's (RLIMIT_AS)" },
+	{ "pattern_quota", C_SIZE, 4096, 1LL << 34, "4M", F(pattern_quota), "learned patterns kept per user; the "
+	  "least recently used go beyond" },
 	{ "log_level", C_LOGLEVEL, 0, 0, "info", F(log_level), "error, warning, notice, info or debug" },
 };
 

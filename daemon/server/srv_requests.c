@@ -32,6 +32,11 @@ static const struct req_def {
 	{ "slurm_topology", srv_req_slurm_topology, SRV_REQ_ISOLATED },
 	{ "register", srv_req_register, SRV_REQ_PRIVILEGED },
 	{ "reload", srv_req_reload, SRV_REQ_PRIVILEGED },
+	/* learned patterns (srv_patterns.c): per peer uid, root sees all */
+	{ "pattern_get", srv_req_pattern_get, 0 },
+	{ "pattern_put", srv_req_pattern_put, 0 },
+	{ "pattern_list", srv_req_pattern_list, 0 },
+	{ "pattern_forget", srv_req_pattern_forget, 0 },
 };
 
 #define NREQ (sizeof(requests) / sizeof(requests[0]))

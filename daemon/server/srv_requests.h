@@ -24,6 +24,11 @@ json_t *srv_req_slurm_topology(srv_ctx_t *ctx, const json_t *req, const json_t *
 json_t *srv_req_simulate(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_reload(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
+/* Learned patterns (srv_patterns.c). */
+json_t *srv_req_pattern_get(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
+json_t *srv_req_pattern_put(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
+json_t *srv_req_pattern_list(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
+json_t *srv_req_pattern_forget(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 
 /* Resolves a [host, pu] pair or a host name against the model: 0, or -1 with *error set. */
 int srv_parse_slot(topo_cluster_t c, const json_t *v, const json_t *id, const char *field, topo_slot_t *slot,

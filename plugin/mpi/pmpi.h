@@ -26,6 +26,11 @@
 #include "rm_error.h"
 #include "topo.h"
 
+/* Everything declared below is internal: hidden, so that calls and data accesses inside the library are
+ * direct (no PLT or GOT indirection on the tracer's hot path). The MPI_ entry points keep their default
+ * visibility from mpi.h, and the version script exports only them. */
+#pragma GCC visibility push(hidden)
+
 #define RMP_HOST_LEN 64
 
 /* Settings read from the environment at each topology call (see rmp_env_read for the names). */
@@ -47,6 +52,7 @@ typedef struct rmp_env {
 	int guard;              /* RANKMAP_GUARD: 1 fork (default): the root maps in a child process; 0 off */
 	unsigned guard_cpu;     /* RANKMAP_GUARD_CPU: the child's CPU seconds (default RMP_GUARD_CPU) */
 	size_t guard_mem;       /* RANKMAP_GUARD_MEM: the child's memory in MiB (default RMP_GUARD_MEM) */
+	int learn;              /* RANKMAP_LEARN=1: use and record learned patterns (pmpi_learn.c) */
 } rmp_env_t;
 
 #define RMP_GUARD_CPU 60    /* s; the child's wall-clock bound is 2 x CPU + 1 s */
@@ -71,6 +77,15 @@ typedef struct rmp_call {
 	char **dhosts;          /* root, RANKMAP_SOCKET: the daemon's host names (NULL-terminated) */
 	int *codes;             /* root: per rank, its new rank, -1 left out, RMP_CODE_FAILED (scattered) */
 	size_t ndhosts;
+	/* learning (pmpi_learn*.c), when env.learn */
+	int learn;              /* this call is learned: tracked after creation, its pattern looked up */
+	uint32_t learn_order;   /* its place among the program's topology calls with reorder=1 */
+	int learn_weighted;     /* the call carried weights of its own (never replaced) */
+	char learned[48];       /* root: "<id> runs=N" of the pattern applied, "none" when there was none */
+	uint64_t *lxadj;        /* root, graph calls: the call's graph structure (CSR) kept for the finalize */
+	uint32_t *ladj;
+	uint32_t ln;
+	uint64_t lhash;         /* hash of that structure */
 } rmp_call_t;
 
 #define RMP_CODE_FAILED (-2)
@@ -136,6 +151,46 @@ int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl
  * attempted (every rank decides the same, from the environment and the collective check done later). */
 int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm);
 
+/* Size of a datatype in bytes; the common predefined ones without a call into the MPI library. */
+static inline int rmp_type_size(MPI_Datatype type)
+{
+	int sz = 0;
+
+	if (type == MPI_DOUBLE || type == MPI_INT64_T || type == MPI_UINT64_T || type == MPI_LONG)
+		return 8;
+	if (type == MPI_INT || type == MPI_FLOAT || type == MPI_UNSIGNED)
+		return 4;
+	if (type == MPI_BYTE || type == MPI_CHAR)
+		return 1;
+	PMPI_Type_size(type, &sz);
+	return sz > 0 ? sz : 0;
+}
+
+/* Learned patterns (pmpi_learn.c, pmpi_learn_key.c, pmpi_learn_store.c; issue 18). With RANKMAP_LEARN=1
+ * each topology call with reorder=1 looks up the pattern learned for it (its key: user, program, call,
+ * shape; common/rm_pattern.h) and uses it as weights; the communicator it creates is tracked: every send
+ * on it is added to a counter indexed by the neighbour (Cartesian: dimension and direction; graphs:
+ * out-neighbour), nothing else, nothing sent. At MPI_Finalize the counters are summed at the call's root,
+ * merged with the stored pattern and stored (rankmapd, else the per-user directory). */
+extern void *rmp_learn_active; /* non-NULL while some rank of the process learns: the hot path's test */
+void rmp_learn_init(void);
+void rmp_learn_finalize(void);
+/* Counts n elements of type sent to rank dest of comm (call only when rmp_learn_active). */
+void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type);
+/* Neighbourhood collectives: counts[i] (or n) elements of types[i] (or type) to out-neighbour i. */
+void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
+/* Every rank, from rmp_call_begin: marks the call as learned (call->learn) and numbers it. */
+void rmp_learn_call_begin(rmp_call_t *call);
+/* Root: weights of a Cartesian call from its learned pattern (weights[d] set, call->learned filled).
+ * Returns 1 when a pattern was applied, 0 otherwise (no pattern, or an error warned about once). */
+int rmp_learn_cart_weights(rmp_call_t *call, int ndims, const int periods[], double weights[]);
+/* Root: keeps the structure of the call's graph for the finalize and, for a call without weights,
+ * replaces g's weights by the learned ones. Returns 1 when applied, 0 otherwise. */
+int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g);
+/* Collective over call->comm, after the real constructor returned newcomm (MPI_COMM_NULL on ranks left
+ * out): starts counting the traffic on newcomm. cart: ndims/periods of a Cartesian call (else 0). */
+void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
+
 /* Tracer (pmpi_trace.c). */
 void rmp_trace_init(void);
 void rmp_trace_finalize(void);
@@ -152,5 +207,7 @@ void rmp_trace_persist_del(MPI_Request req);
  * NULL) to the i-th out-neighbour of comm. */
 void rmp_trace_neighbors(MPI_Comm comm, int count, MPI_Datatype type, const int counts[],
 			 const MPI_Datatype types[]);
+
+#pragma GCC visibility pop
 
 #endif

@@ -26,6 +26,9 @@
  *                            2 x S + 1 seconds of wall-clock time in any case
  *   RANKMAP_GUARD_MEM=MIB    the child's memory limit (RLIMIT_AS above the rank's size at fork), MiB
  *                            (default 8192)
+ *   RANKMAP_LEARN=1          use and record learned patterns (pmpi_learn.c; read once, at MPI_Init)
+ *   RANKMAP_LEARN_DIR=DIR    the per-user pattern directory (default $XDG_CACHE_HOME/rankmap, else
+ *                            ~/.cache/rankmap), used when there is no daemon
  * Test-only (they invent a placement so that one machine can exercise multi-node mapping):
  *   RANKMAP_FAKE_HOSTS=N     ranks are spread over N virtual hosts
  *   RANKMAP_FAKE_NODE=DESC   hwloc synthetic description of each virtual host ('pack:2 core:4'); without
@@ -158,6 +161,8 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 		env->timeout_ms = (int)t;
 	}
 	env->trace = env_str("RANKMAP_TRACE");
+	v = env_str("RANKMAP_LEARN");
+	env->learn = v && strcmp(v, "0") != 0 && strcmp(v, "off") != 0;
 	v = env_str("RANKMAP_METRIC");
 	env->metric = MAP_METRIC_DEFAULT;
 	if (v && map_metric_parse(v, &env->metric) != 0)
@@ -269,5 +274,6 @@ int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 	/* the root's scatter buffer, allocated now so that a failure is part of rmp_agree's decision */
 	if (call->rank == 0 && !(call->codes = malloc(sizeof(int) * (size_t)call->size)))
 		rm_error_set(&call->err, "rankmap", 0, 0, "out of memory for %d ranks", call->size);
+	rmp_learn_call_begin(call);
 	return 0;
 }

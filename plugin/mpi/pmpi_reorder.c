@@ -28,17 +28,20 @@ static int worth_moving(double before, double after)
 /* Root: one line describing the outcome, printed (RANKMAP_VERBOSE) and/or appended (RANKMAP_REPORT). */
 static void report(const rmp_call_t *call, const char *algo, double before, double after, uint32_t moved)
 {
-	char line[512];
+	char line[512], learned[64] = "";
 	double now = PMPI_Wtime();
+
+	if (call->learn) /* RANKMAP_LEARN: the learned pattern used, or "none" */
+		snprintf(learned, sizeof(learned), " learned=%s", call->learned);
 
 	/* time_ms: since the call began (includes waiting for the other ranks); map_ms: the root's
 	 * placement and mapping (wall time), map_cpu_ms: the CPU time it used (what remains of map_ms
 	 * when the machine is not oversubscribed) */
 	snprintf(line, sizeof(line),
 		 "rankmap: report fn=%s ranks=%u size=%d algo=%s cost_before=%.6g cost_after=%.6g moved=%u "
-		 "time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f\n",
+		 "time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f%s\n",
 		 call->fn, call->nverts, call->size, algo, before, after, moved, (now - call->t0) * 1e3,
-		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map);
+		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, learned);
 	if (call->env.verbose) {
 		fputs(line, stderr);
 		fflush(stderr);

@@ -23,6 +23,14 @@
 
 #include "pmpi.h"
 
+/* With RANKMAP_LEARN, starts counting the traffic on the communicator the call made (collective over the
+ * call's communicator: every rank that passed rmp_agree comes here). Returns rc. */
+static int learned(rmp_call_t *call, int rc, const MPI_Comm *out, int ndims, const int periods[])
+{
+	rmp_learn_track(call, rc == MPI_SUCCESS ? *out : MPI_COMM_NULL, ndims, periods);
+	return rc;
+}
+
 int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
 		    MPI_Comm *comm_cart)
 {
@@ -50,15 +58,16 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
 	map_graph_t *g = call.rank == 0 ? rmp_graph_cart(&call, ndims, dims, periods) : NULL;
 
 	if (rmp_reorder(&call, g, call.rank == 0 && !g, &split) != 0)
-		return PMPI_Cart_create(comm, ndims, dims, periods, 0, comm_cart);
+		return learned(&call, PMPI_Cart_create(comm, ndims, dims, periods, 0, comm_cart), comm_cart, ndims,
+			       periods);
 	if (split == MPI_COMM_NULL) {
 		*comm_cart = MPI_COMM_NULL;
-		return MPI_SUCCESS;
+		return learned(&call, MPI_SUCCESS, comm_cart, ndims, periods);
 	}
 	int rc = PMPI_Cart_create(split, ndims, dims, periods, 0, comm_cart);
 
 	PMPI_Comm_free(&split);
-	return rc;
+	return learned(&call, rc, comm_cart, ndims, periods);
 }
 
 int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
@@ -85,16 +94,17 @@ int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edg
 	call.nverts = (uint32_t)nnodes;
 	map_graph_t *g = call.rank == 0 ? rmp_graph_graph(&call, nnodes, index, edges) : NULL;
 
+	rmp_learn_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, call.rank == 0 && !g, &split) != 0)
-		return PMPI_Graph_create(comm, nnodes, index, edges, 0, comm_graph);
+		return learned(&call, PMPI_Graph_create(comm, nnodes, index, edges, 0, comm_graph), comm_graph, 0, NULL);
 	if (split == MPI_COMM_NULL) {
 		*comm_graph = MPI_COMM_NULL;
-		return MPI_SUCCESS;
+		return learned(&call, MPI_SUCCESS, comm_graph, 0, NULL);
 	}
 	int rc = PMPI_Graph_create(split, nnodes, index, edges, 0, comm_graph);
 
 	PMPI_Comm_free(&split);
-	return rc;
+	return learned(&call, rc, comm_graph, 0, NULL);
 }
 
 /* The real distributed-graph constructors (SMPI has none: its variant returns a plain duplicate and
@@ -166,12 +176,15 @@ int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int d
 	map_graph_t *g = rmp_graph_gather(&call, ne, src, destinations, w, &root_fail);
 
 	free(src);
+	call.learn_weighted = w != NULL;
+	rmp_learn_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, root_fail, &split) != 0)
-		return real_dist(comm, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph);
+		return learned(&call, real_dist(comm, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph),
+			       comm_dist_graph, 0, NULL);
 	int rc = real_dist(split, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph);
 
 	PMPI_Comm_free(&split);
-	return rc;
+	return learned(&call, rc, comm_dist_graph, 0, NULL);
 }
 
 /* The lists of one vertex of Dist_graph_create_adjacent, packed as ints:
@@ -272,14 +285,16 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
 					  &root_fail);
 
 	free(src);
+	call.learn_weighted = k == 1;
+	rmp_learn_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, root_fail, &split) != 0) {
 		free(packed);
-		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights,
-				     info, 0, comm_dist_graph);
+		return learned(&call, real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
+						    destweights, info, 0, comm_dist_graph), comm_dist_graph, 0, NULL);
 	}
 	int rc = move_lists(split, call.rank, packed, len, info, comm_dist_graph);
 
 	free(packed);
 	PMPI_Comm_free(&split);
-	return rc;
+	return learned(&call, rc, comm_dist_graph, 0, NULL);
 }

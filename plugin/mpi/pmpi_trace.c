@@ -255,21 +255,6 @@ void rmp_trace_bytes(MPI_Comm comm, int dest, uint64_t bytes)
 	count(t, w, bytes);
 }
 
-/* Size of a datatype; the common predefined ones without a call into the MPI library. */
-static int type_size(MPI_Datatype type)
-{
-	int sz = 0;
-
-	if (type == MPI_DOUBLE || type == MPI_INT64_T || type == MPI_UINT64_T || type == MPI_LONG)
-		return 8;
-	if (type == MPI_INT || type == MPI_FLOAT || type == MPI_UNSIGNED)
-		return 4;
-	if (type == MPI_BYTE || type == MPI_CHAR)
-		return 1;
-	PMPI_Type_size(type, &sz);
-	return sz > 0 ? sz : 0;
-}
-
 void rmp_trace_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
 	trace_ctx_t *t = ctx_get();
@@ -277,7 +262,7 @@ void rmp_trace_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 
 	if (!t || dest == MPI_PROC_NULL || (w = world_rank(t, comm, dest)) < 0)
 		return;
-	count(t, w, (uint64_t)(n > 0 ? n : 0) * (uint64_t)type_size(type));
+	count(t, w, (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type));
 }
 
 /* ---- persistent requests -------------------------------------------------------------------- */
@@ -339,7 +324,7 @@ void rmp_trace_persist_add(MPI_Request req, MPI_Comm comm, int dest, int n, MPI_
 	e = persist_find(t, req_key(req), 1);
 	if (e) {
 		e->peer = w;
-		e->bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)type_size(type);
+		e->bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type);
 	}
 }
 

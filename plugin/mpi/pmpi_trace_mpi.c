@@ -1,16 +1,18 @@
 /*
  * plugin/mpi/pmpi_trace_mpi.c: the MPI entry points the tracer intercepts. Each forwards to its PMPI_
- * twin and, when RANKMAP_TRACE is set, counts what was sent (pmpi_trace.c); otherwise the cost is
- * one predictable branch.
+ * twin and, when RANKMAP_TRACE is set, counts what was sent (pmpi_trace.c), and with RANKMAP_LEARN adds
+ * it to the learning counters (pmpi_learn.c); otherwise the cost is two predictable branches.
  */
-#include "pmpi.h"
+#include "pmpi_learn.h"
 
 int MPI_Init(int *argc, char ***argv)
 {
 	int rc = PMPI_Init(argc, argv);
 
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
 		rmp_trace_init();
+		rmp_learn_init();
+	}
 	return rc;
 }
 
@@ -18,20 +20,29 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
 		rmp_trace_init();
+		rmp_learn_init();
+	}
 	return rc;
 }
 
 int MPI_Finalize(void)
 {
+	rmp_learn_finalize();
 	rmp_trace_finalize();
 	return PMPI_Finalize();
 }
 
 /* ---- blocking and non-blocking sends ------------------------------------------------------ */
 
-#define TRACE_SEND(comm, dest, count, type) rmp_trace_send(comm, dest, count, type)
+/* The tracer (RANKMAP_TRACE), then the learning counters (RANKMAP_LEARN): one test of a global each. */
+#define TRACE_SEND(comm, dest, count, type)                            \
+	do {                                                           \
+		rmp_trace_send(comm, dest, count, type);               \
+		if (rmp_learn_active)                                  \
+			rmp_learn_count(comm, dest, count, type);      \
+	} while (0)
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
@@ -167,6 +178,8 @@ int MPI_Request_free(MPI_Request *req)
 	do {                                                                  \
 		if (rmp_trace_on())                                           \
 			rmp_trace_neighbors(comm, count, type, counts, types); \
+		if (rmp_learn_active)                                         \
+			rmp_learn_neighbors(comm, count, type, counts, types); \
 	} while (0)
 
 #ifndef RANKMAP_SMPI /* SMPI has no neighbourhood collectives */

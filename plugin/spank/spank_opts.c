@@ -81,6 +81,8 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 		rc = parse_onoff(v, &c->bind_default);
 	else if (IS("register"))
 		rc = parse_onoff(v, &c->register_on);
+	else if (IS("learn"))
+		rc = parse_onoff(v, &c->learn_default);
 	else if (IS("timeout") || IS("pattern_timeout")) {
 		long t = strtol(v, &end, 10), max = IS("timeout") ? 60000 : 600000;
 		rc = (*v && !*end && t >= 1 && t <= max) ? 0 : -1;
@@ -88,7 +90,7 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 			*(IS("timeout") ? &c->timeout_ms : &c->pattern_timeout_ms) = (int)t;
 	} else {
 		return rm_error_set(err, arg, 0, 0, "unknown plugstack.conf argument '%.*s' (known: socket, "
-				    "server, munge_socket, libdir, default, bind, register, timeout, pattern_timeout)", (int)n, arg);
+				    "server, munge_socket, libdir, default, bind, register, timeout, pattern_timeout, learn)", (int)n, arg);
 	}
 #undef IS
 	if (rc < 0)
@@ -234,6 +236,16 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_file
 	case RM_SPANK_OPT_BIND:
 		job->bind = 1;
 		return 0;
+	case RM_SPANK_OPT_LEARN:
+		if (!v || !*v || !strcmp(v, "on"))
+			job->learn = 1;
+		else if (!strcmp(v, "off"))
+			job->learn = -1;
+		else {
+			errno = EINVAL;
+			return rm_error_set(err, "--rankmap-learn", 0, 0, "invalid value '%s' (expected on or off)", v);
+		}
+		return 0;
 	default:
 		errno = EINVAL;
 		return rm_error_set(err, "option", 0, 0, "unknown option %d", opt);
@@ -266,7 +278,13 @@ int rm_spank_job_active(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
 		return 0;
 	if (job->mode != RM_SPANK_MODE_UNSET)
 		return 1;
-	return conf->default_on || job->pattern[0] || job->metric[0] || job->trace[0] || job->bind;
+	return conf->default_on || job->pattern[0] || job->metric[0] || job->trace[0] || job->bind ||
+	       job->learn > 0 || (conf->learn_default && job->learn == 0);
+}
+
+int rm_spank_job_learns(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
+{
+	return rm_spank_job_active(job, conf) && (job->learn > 0 || (job->learn == 0 && conf->learn_default));
 }
 
 int rm_spank_job_binds(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
@@ -337,6 +355,8 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
 	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_TIMEOUT_MS", conf->timeout_text };
 	if (conf->munge_socket[0])
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_MUNGE_SOCKET", conf->munge_socket };
+	if (rm_spank_job_learns(job, conf))
+		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_LEARN", "1" };
 	return n;
 }
 

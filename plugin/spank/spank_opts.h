@@ -22,7 +22,7 @@
 #define RM_SPANK_PATTERN_TIMEOUT_DEFAULT 10000 /* ms, reading the user's pattern in slurmstepd */
 
 /* plugstack.conf arguments: socket=PATH server=LIST munge_socket=PATH libdir=PATH default=on|off
- * bind=on|off register=on|off timeout=MS pattern_timeout=MS. */
+ * bind=on|off register=on|off timeout=MS pattern_timeout=MS learn=on|off. */
 typedef struct rm_spank_conf {
 	char socket[PATH_MAX];  /* rankmapd: socket=PATH or server=HOST:PORT[,...] (a server list, rm_client.h),
 				 * default RM_SOCKET_DEFAULT */
@@ -37,6 +37,8 @@ typedef struct rm_spank_conf {
 	char timeout_text[16];  /* timeout_ms as text, for the export */
 	int pattern_timeout_ms; /* slurmstepd's read of --rankmap-pattern, 1..600000 (default
 				 * RM_SPANK_PATTERN_TIMEOUT_DEFAULT) */
+	int learn_default;      /* learn=on: steps learn their patterns (RANKMAP_LEARN=1) unless the user
+				 * gives --rankmap-learn=off or --rankmap=off; implies rankmap (default off) */
 } rm_spank_conf_t;
 
 /* Parses the plugstack.conf arguments (argv[0..argc-1], each NAME=VALUE). Unknown names and bad values
@@ -58,10 +60,12 @@ typedef struct rm_spank_job {
 	char metric[16];        /* bytes | messages | loggp */
 	char trace[PATH_MAX];
 	int bind;               /* --rankmap-bind given */
+	int learn;              /* --rankmap-learn[=on]: 1, --rankmap-learn=off: -1, not given: 0 */
 } rm_spank_job_t;
 
 /* Option values of struct spank_option.val, one per option. */
-enum { RM_SPANK_OPT_RANKMAP = 1, RM_SPANK_OPT_PATTERN, RM_SPANK_OPT_METRIC, RM_SPANK_OPT_TRACE, RM_SPANK_OPT_BIND };
+enum { RM_SPANK_OPT_RANKMAP = 1, RM_SPANK_OPT_PATTERN, RM_SPANK_OPT_METRIC, RM_SPANK_OPT_TRACE, RM_SPANK_OPT_BIND,
+       RM_SPANK_OPT_LEARN };
 
 /* Validates one option's argument (optarg may be NULL for --rankmap and --rankmap-bind) and records it
  * in job. check_files: also open --rankmap-pattern (a regular file within the pattern size cap of
@@ -81,6 +85,9 @@ int spank_path_resolve(const char *dir, const char *path, char *out, size_t len,
 /* Whether rankmap applies to this step: mode ON/REQUIRED, or UNSET with any other option given or the
  * plugstack default on. */
 int rm_spank_job_active(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
+/* Whether the step's tasks learn their communication patterns (RANKMAP_LEARN=1): active, and
+ * --rankmap-learn given, or learn=on in plugstack.conf and not --rankmap-learn=off. */
+int rm_spank_job_learns(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
 /* Whether tasks are to be bound (active and --rankmap-bind, or bind=on in plugstack.conf). */
 int rm_spank_job_binds(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
 
@@ -98,7 +105,7 @@ typedef struct rm_spank_envvar {
 	const char *name;
 	const char *value;      /* borrowed from job/conf */
 } rm_spank_envvar_t;
-#define RM_SPANK_ENV_MAX 8
+#define RM_SPANK_ENV_MAX 12
 
 /* Fills vars with the RANKMAP_* variables the MPI library reads (socket, algorithm, pattern, metric,
  * trace) for an active job. Returns the count (<= RM_SPANK_ENV_MAX). */

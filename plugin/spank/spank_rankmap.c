@@ -60,6 +60,10 @@ static struct spank_option rm_options[] = {
 	{ "rankmap-bind", NULL,
 	  "rankmap: bind each task to a core of the step's allocation, placed by rankmapd "
 	  "according to the pattern (or rank order). Implies --rankmap.", 0, RM_SPANK_OPT_BIND, opt_cb },
+	{ "rankmap-learn", "[on|off]",
+	  "rankmap: learn this program's communication pattern at each run and use it from the next one "
+	  "(RANKMAP_LEARN=1; kept by rankmapd per user). off: do not, even when the site turns learning on. "
+	  "Implies --rankmap (except off).", 2, RM_SPANK_OPT_LEARN, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 

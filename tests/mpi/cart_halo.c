@@ -6,13 +6,17 @@
  *   -n  reorder=0 (default reorder=1)
  *   -d  rank 0 passes the dims reversed (ranks disagree: the library must fall back; the program is
  *       then erroneous, so the halo checks are skipped)
- *   -p  also run a traffic phase (point-to-point of several kinds and a neighbourhood alltoall)
+ *   -p  also run a traffic phase (point-to-point of several kinds and a neighbourhood alltoall) along
+ *       dimension CART_HALO_TRAFFIC_DIM (a compile-time choice, default 0: rebuilding the program with
+ *       another value makes "the same program with another pattern" for the learning tests)
+ *   -s  sleep 3 s after MPI_Cart_create (tests that act while the job runs)
  *
  * Checks, at every rank: MPI_Cart_rank(MPI_Cart_coords(me)) == me; for each dimension the halo data
  * received from MPI_Cart_shift's source carries the coordinates one step below ours (periodic wrap,
  * MPI_PROC_NULL at open borders) and the world rank that really holds that Cartesian rank.
- * Rank 0 prints "moved=M cross_identity=A cross_mapped=B cross0_identity=C cross0_mapped=D": M ranks
- * changed, and the number of grid edges (C, D: of dimension 0 only) whose ends sit on different
+ * Rank 0 prints "moved=M cross_identity=A cross_mapped=B cross0_identity=C cross0_mapped=D
+ * crossT_identity=E crossT_mapped=F": M ranks
+ * changed, and the number of grid edges (C, D: of dimension 0 only; E, F: of the traffic dimension) whose ends sit on different
  * virtual hosts (RANKMAP_FAKE_*), for the identity placement and the one obtained, computed here
  * independently from the fake placement's definition.
  * Exit status 0 when every check passed.
@@ -21,10 +25,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fakeplace.h"
 
 #define MAXD 8
+#ifndef CART_HALO_TRAFFIC_DIM
+#define CART_HALO_TRAFFIC_DIM 0
+#endif
 
 static int errors;
 
@@ -119,7 +127,10 @@ static void traffic(MPI_Comm cart, int iters)
 	double x[10] = { 0 }, y[10];
 	MPI_Request r[2], ps, pr;
 
-	MPI_Cart_shift(cart, 0, 1, &src, &dst);
+	int nd0;
+
+	MPI_Cartdim_get(cart, &nd0);
+	MPI_Cart_shift(cart, CART_HALO_TRAFFIC_DIM < nd0 ? CART_HALO_TRAFFIC_DIM : 0, 1, &src, &dst);
 	MPI_Send_init(&one, 1, MPI_INT, dst, 3, cart, &ps);
 	MPI_Recv_init(&got, 1, MPI_INT, src, 3, cart, &pr);
 	for (int it = 0; it < iters; it++) {
@@ -149,13 +160,14 @@ static void traffic(MPI_Comm cart, int iters)
 
 int main(int argc, char **argv)
 {
-	int reorder = 1, disagree = 0, phase = 0, a = 1, nd, dims[MAXD], per[MAXD], wrank, wsize;
+	int reorder = 1, disagree = 0, phase = 0, nap = 0, a = 1, nd, dims[MAXD], per[MAXD], wrank, wsize;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
 	MPI_Comm_size(MPI_COMM_WORLD, &wsize);
 	for (; a < argc && argv[a][0] == '-'; a++)
-		reorder = argv[a][1] == 'n' ? 0 : reorder, disagree |= argv[a][1] == 'd', phase |= argv[a][1] == 'p';
+		reorder = argv[a][1] == 'n' ? 0 : reorder, disagree |= argv[a][1] == 'd', phase |= argv[a][1] == 'p',
+		nap |= argv[a][1] == 's';
 	nd = a < argc ? atoi(argv[a++]) : 0;
 	if (nd < 1 || nd > MAXD || argc - a < 2 * nd) {
 		if (wrank == 0)
@@ -172,6 +184,8 @@ int main(int argc, char **argv)
 	MPI_Comm cart;
 
 	MPI_Cart_create(MPI_COMM_WORLD, nd, pass, per, reorder, &cart);
+	if (nap)
+		sleep(3);
 	if (disagree) /* the fallback keeps each rank's own dims: check against what this rank passed */
 		memcpy(dims, pass, sizeof(dims));
 	int n = 1, me = -1;
@@ -202,11 +216,16 @@ int main(int argc, char **argv)
 
 	MPI_Reduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (wrank == 0)
+	{
+		int td = CART_HALO_TRAFFIC_DIM < nd ? CART_HALO_TRAFFIC_DIM : 0;
+
 		printf("moved=%d cross_identity=%ld cross_mapped=%ld cross0_identity=%ld cross0_mapped=%ld "
-		       "errors=%d\n",
+		       "crossT_identity=%ld crossT_mapped=%ld errors=%d\n",
 		       moved, cross_edges(nd, dims, per, n, ident, wsize, -1), cross_edges(nd, dims, per, n, owner, wsize, -1),
 		       cross_edges(nd, dims, per, n, ident, wsize, 0), cross_edges(nd, dims, per, n, owner, wsize, 0),
+		       cross_edges(nd, dims, per, n, ident, wsize, td), cross_edges(nd, dims, per, n, owner, wsize, td),
 		       all_errors);
+	}
 	if (cart != MPI_COMM_NULL)
 		MPI_Comm_free(&cart);
 	free(owner);

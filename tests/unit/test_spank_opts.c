@@ -192,6 +192,45 @@ static void test_server(void)
 	check(!strcmp(list, "c:3,a:1,b:2"), "entry 0: unchanged");
 }
 
+/* RANKMAP_LEARN in the task environment: --rankmap-learn[=on|off] and plugstack learn=on. */
+static int env_has_learn(const rm_spank_job_t *j, const rm_spank_conf_t *c)
+{
+	rm_spank_envvar_t v[RM_SPANK_ENV_MAX];
+	size_t n = rm_spank_job_active(j, c) ? rm_spank_job_env(j, c, v) : 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, "RANKMAP_LEARN") && !strcmp(v[i].value, "1"))
+			return 1;
+	return 0;
+}
+
+static void test_learn(void)
+{
+	rm_spank_conf_t c;
+	char *on[] = { "learn=on" }, *bad[] = { "learn=sometimes" };
+	rm_error_t err = { 0 };
+
+	rm_spank_conf_parse(0, NULL, &c, NULL);
+	rm_spank_job_t j = { .mode = RM_SPANK_MODE_UNSET }, k = j, off = j, none = j;
+
+	check(!env_has_learn(&none, &c), "no option, no learn=: no RANKMAP_LEARN");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_LEARN, NULL, 0, NULL) == 0 && rm_spank_job_active(&j, &c) &&
+	      env_has_learn(&j, &c), "--rankmap-learn implies --rankmap and exports RANKMAP_LEARN=1");
+	check(rm_spank_job_set(&k, RM_SPANK_OPT_LEARN, "on", 0, NULL) == 0 && env_has_learn(&k, &c), "--rankmap-learn=on");
+	check(rm_spank_job_set(&off, RM_SPANK_OPT_LEARN, "off", 0, NULL) == 0 && !env_has_learn(&off, &c),
+	      "--rankmap-learn=off");
+	check(rm_spank_job_set(&k, RM_SPANK_OPT_LEARN, "maybe", 0, &err) == -1 && strstr(err.text, "maybe"),
+	      "--rankmap-learn=maybe refused, naming the value");
+	check(rm_spank_conf_parse(1, on, &c, NULL) == 0 && c.learn_default, "plugstack learn=on");
+	check(env_has_learn(&none, &c), "learn=on: a step without options learns");
+	check(!env_has_learn(&off, &c), "learn=on: --rankmap-learn=off turns it off");
+	rm_spank_job_t disabled = { .mode = RM_SPANK_MODE_UNSET };
+
+	rm_spank_job_set(&disabled, RM_SPANK_OPT_RANKMAP, "off", 0, NULL);
+	check(!env_has_learn(&disabled, &c), "learn=on: --rankmap=off turns everything off");
+	check(rm_spank_conf_parse(1, bad, &c, NULL) == -1, "learn=sometimes refused");
+}
+
 static void test_lists(void)
 {
 	size_t n = 0;
@@ -246,6 +285,7 @@ int main(void)
 	test_preload();
 	test_env();
 	test_server();
+	test_learn();
 	test_lists();
 	test_apply();
 	return harness_done();

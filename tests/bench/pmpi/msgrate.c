@@ -1,7 +1,9 @@
 /*
  * tests/bench/pmpi/msgrate.c: a message-rate loop for the tracer's overhead.
  *
- * Usage: msgrate MESSAGES REPEATS   (2 ranks or more; pairs (2i, 2i+1) exchange)
+ * Usage: msgrate MESSAGES REPEATS [cart]   (2 ranks or more; pairs (2i, 2i+1) exchange)
+ * With "cart" the loop runs on a 1-D periodic MPI_Cart_create(reorder=1) communicator of all ranks
+ * instead of MPI_COMM_WORLD (what RANKMAP_LEARN counts: sends on a topology communicator).
  * Each repeat: the even rank of a pair sends MESSAGES 8-byte messages (MPI_Isend in windows of 64,
  * then MPI_Waitall) and the odd rank receives them, then one acknowledgement back. Rank 0 prints
  * "best_us_per_msg=X best_cpu_us_per_msg=Y isend_ns=Z": the best repeat's wall time (slowest rank),
@@ -31,8 +33,15 @@ int main(int argc, char **argv)
 	MPI_Request req[WIN];
 
 	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm comm = MPI_COMM_WORLD;
+
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc > 3 && argv[3][0] == 'c') {
+		int per = 1;
+
+		MPI_Cart_create(MPI_COMM_WORLD, 1, &size, &per, 1, &comm);
+	}
+	MPI_Comm_rank(comm, &rank);
 	int peer = rank ^ 1;
 
 	for (int i = 0; i < WIN; i++)
@@ -48,9 +57,9 @@ int main(int argc, char **argv)
 
 				for (int i = 0; i < k; i++) {
 					if (rank % 2 == 0)
-						MPI_Isend(&buf[i], 1, MPI_DOUBLE, peer, 0, MPI_COMM_WORLD, &req[i]);
+						MPI_Isend(&buf[i], 1, MPI_DOUBLE, peer, 0, comm, &req[i]);
 					else
-						MPI_Irecv(&buf[i], 1, MPI_DOUBLE, peer, 0, MPI_COMM_WORLD, &req[i]);
+						MPI_Irecv(&buf[i], 1, MPI_DOUBLE, peer, 0, comm, &req[i]);
 				}
 				w0 = MPI_Wtime() - w0;
 				if (k == WIN && w0 < best_win)
@@ -58,9 +67,9 @@ int main(int argc, char **argv)
 				MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
 			}
 			if (rank % 2)
-				MPI_Send(&ack, 1, MPI_DOUBLE, peer, 1, MPI_COMM_WORLD);
+				MPI_Send(&ack, 1, MPI_DOUBLE, peer, 1, comm);
 			else
-				MPI_Recv(&ack, 1, MPI_DOUBLE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Recv(&ack, 1, MPI_DOUBLE, peer, 1, comm, MPI_STATUS_IGNORE);
 		}
 		dt = MPI_Wtime() - t0;
 		if (cpu_s() - c0 < best_cpu)
@@ -72,6 +81,8 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("best_us_per_msg=%.4f best_cpu_us_per_msg=%.4f isend_ns=%.2f\n", best * 1e6 / n,
 		       best_cpu * 1e6 / n, best_win * 1e9 / WIN);
+	if (comm != MPI_COMM_WORLD)
+		MPI_Comm_free(&comm);
 	MPI_Finalize();
 	return 0;
 }

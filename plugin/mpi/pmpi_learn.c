@@ -1,0 +1,295 @@
+/*
+ * plugin/mpi/pmpi_learn.c: what a learning run records (RANKMAP_LEARN=1, issue 18), and its cost.
+ *
+ * Each topology communicator created by a call with reorder=1 gets a record (at most RMP_LEARN_COMMS per
+ * process; later ones are not learned): its neighbours in a small sorted array, each with a slot, and
+ * two counters per slot (bytes, messages). Slots are the neighbourhood collectives' order: Cartesian
+ * 2d = the -1 neighbour of dimension d, 2d + 1 the +1 neighbour; graphs: the i-th out-neighbour. A send
+ * on the communicator finds its slot by a scan (<= 8 neighbours) or a binary search, then adds to two
+ * counters: no hash, no lock, no allocation, nothing sent. Sends on MPI_COMM_WORLD are matched against
+ * the world ranks of the last record's neighbours. Sends to ranks that are not neighbours go to the
+ * record's "other" counters; sends on other communicators are only counted (messages) in the process's "untracked".
+ *
+ * At MPI_Finalize every record is reduced, in creation order, over a private duplicate of the call's
+ * communicator made at creation (so the user may free theirs), to the call's root, which turns it into a
+ * per-rank pattern and merges it into the store (pmpi_learn_key.c).
+ *
+ * State: one context per process (per rank under SMPI, as the tracer's).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi.h"
+#include "pmpi_learn.h"
+
+void *rmp_learn_active;
+
+#ifdef RANKMAP_SMPI
+static rmp_learn_t **learn_by_rank;
+static int learn_nranks;
+
+rmp_learn_t *rmp_learn_ctx(void)
+{
+	int r = 0;
+
+	if (!learn_by_rank)
+		return NULL;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+	return r < learn_nranks ? learn_by_rank[r] : NULL;
+}
+
+static void ctx_set(rmp_learn_t *l)
+{
+	int r = 0, n = 0;
+
+	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+	PMPI_Comm_size(MPI_COMM_WORLD, &n);
+	if (!learn_by_rank && l) {
+		learn_by_rank = calloc((size_t)n, sizeof(*learn_by_rank));
+		learn_nranks = learn_by_rank ? n : 0;
+	}
+	if (r < learn_nranks)
+		learn_by_rank[r] = l;
+	if (l)
+		rmp_learn_active = learn_by_rank;
+}
+#else
+static rmp_learn_t *learn_ctx;
+
+rmp_learn_t *rmp_learn_ctx(void)
+{
+	return learn_ctx;
+}
+
+static void ctx_set(rmp_learn_t *l)
+{
+	learn_ctx = l;
+	rmp_learn_active = l;
+}
+#endif
+
+void rmp_learn_init(void)
+{
+	const char *v = getenv("RANKMAP_LEARN");
+
+	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "off") || rmp_disabled() || rmp_learn_ctx())
+		return;
+	rmp_learn_t *l = calloc(1, sizeof(*l));
+
+	if (l)
+		ctx_set(l);
+}
+
+/* ---- the hot path ------------------------------------------------------------------------------ */
+
+void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+{
+	rmp_learn_count(comm, dest, n, type);
+}
+
+void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[])
+{
+	rmp_learn_t *l = rmp_learn_ctx();
+
+	for (int i = l ? l->n : 0; i-- > 0;) {
+		rmp_learn_rec_t *c = &l->rec[i];
+
+		if (c->comm != comm)
+			continue;
+		int sz = types ? 0 : rmp_type_size(type);
+
+		for (int s = 0; s < c->nslots; s++) {
+			int k = counts ? counts[s] : n;
+
+			if (types)
+				sz = rmp_type_size(types[s]);
+			uint64_t *t = &c->cnt[2 * s];
+
+			t[0] += (uint64_t)(k > 0 ? k : 0) * (uint64_t)sz;
+			t[1]++;
+		}
+		return;
+	}
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+	rmp_learn_t *l = rmp_learn_active ? rmp_learn_ctx() : NULL;
+
+	for (int i = 0; l && comm && i < l->n; i++)
+		if (l->rec[i].comm == *comm && *comm != MPI_COMM_NULL) {
+			l->rec[i].comm = MPI_COMM_NULL; /* the handle may be reused: stop counting, keep the counts */
+			if (l->world == &l->rec[i])
+				l->world = NULL;
+		}
+	return PMPI_Comm_free(comm);
+}
+
+/* ---- tracking a new communicator ---------------------------------------------------------------- */
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+
+	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The out-neighbours of this process in newcomm, in slot order (malloc'ed), *n their count. Cartesian
+ * calls (cart) ask MPI_Cart_shift directly (SMPI has no MPI_Topo_test); graphs ask MPI_Topo_test. */
+static int *neighbours(MPI_Comm newcomm, int cart, int *n)
+{
+	int status = cart ? MPI_CART : MPI_UNDEFINED, *v = NULL, me = 0;
+
+	*n = 0;
+#ifndef RANKMAP_SMPI
+	if (!cart)
+		PMPI_Topo_test(newcomm, &status);
+#endif
+	if (status == MPI_CART) {
+		int nd = 0;
+
+		PMPI_Cartdim_get(newcomm, &nd);
+		v = malloc(sizeof(int) * (size_t)(2 * nd + 1));
+		for (int d = 0; v && d < nd; d++)
+			PMPI_Cart_shift(newcomm, d, 1, &v[2 * d], &v[2 * d + 1]);
+		*n = v ? 2 * nd : 0;
+	} else if (status == MPI_GRAPH) {
+		PMPI_Comm_rank(newcomm, &me);
+		PMPI_Graph_neighbors_count(newcomm, me, n);
+		v = malloc(sizeof(int) * (size_t)(*n + 1));
+		if (v)
+			PMPI_Graph_neighbors(newcomm, me, *n, v);
+#ifndef RANKMAP_SMPI
+	} else if (status == MPI_DIST_GRAPH) {
+		int in = 0, out = 0, w = 0;
+
+		PMPI_Dist_graph_neighbors_count(newcomm, &in, &out, &w);
+		int *src = malloc(sizeof(int) * (size_t)(in + 1));
+
+		v = malloc(sizeof(int) * (size_t)(out + 1));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+		if (src && v)
+			PMPI_Dist_graph_neighbors(newcomm, in, src, MPI_UNWEIGHTED, out, v, MPI_UNWEIGHTED);
+#pragma GCC diagnostic pop
+		free(src);
+		*n = src && v ? out : 0;
+#endif
+	}
+	if (!v)
+		*n = 0;
+	return v;
+}
+
+/* Sorted (rank, slot) pairs of the valid entries of v (n slots). */
+static int *pairs(const int *v, int n, int *np)
+{
+	int *p = malloc(sizeof(int) * (size_t)(2 * n + 2)), k = 0;
+
+	for (int s = 0; p && s < n; s++)
+		if (v[s] >= 0)
+			p[2 * k] = v[s], p[2 * k + 1] = s, k++;
+	if (p)
+		qsort(p, (size_t)k, 2 * sizeof(int), cmp_pair);
+	*np = p ? k : 0;
+	return p;
+}
+
+/* Fills c's neighbour tables from newcomm (this process's part). 0 or -1 (out of memory). */
+static int rec_neighbours(rmp_learn_rec_t *c, MPI_Comm newcomm)
+{
+	int n = 0, *v = neighbours(newcomm, c->ndims > 0, &n), nw = 0;
+	MPI_Group g, wg;
+
+	c->nslots = n;
+	c->slot_rank = v;
+	c->cnt = calloc((size_t)(2 * n + 2), sizeof(uint64_t));
+	c->nb = pairs(v, n, &c->nnb);
+	int *w = malloc(sizeof(int) * (size_t)(n + 1));
+
+	if (!c->cnt || !c->nb || !w || (n && !v)) {
+		free(w);
+		return -1;
+	}
+	for (int s = 0; s < n; s++)
+		w[s] = MPI_UNDEFINED;
+	PMPI_Comm_group(newcomm, &g);
+	PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+	int *valid = malloc(sizeof(int) * (size_t)(n + 1));
+
+	for (int s = 0; valid && s < n; s++)
+		valid[s] = v[s] >= 0 ? v[s] : MPI_PROC_NULL;
+	if (valid && n)
+		PMPI_Group_translate_ranks(g, n, valid, wg, w);
+	PMPI_Group_free(&g);
+	PMPI_Group_free(&wg);
+	free(valid);
+	for (int s = 0; s < n; s++)
+		if (w[s] == MPI_UNDEFINED || w[s] == MPI_PROC_NULL)
+			w[s] = -1;
+	c->wnb = pairs(w, n, &nw);
+	free(w);
+	return c->wnb ? 0 : -1;
+}
+
+void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[])
+{
+	rmp_learn_t *l = rmp_learn_ctx();
+	MPI_Comm priv = MPI_COMM_NULL;
+	int fail = 0, any = 0;
+
+	if (!call->learn)
+		return;
+	fail = !l || l->n >= RMP_LEARN_COMMS;
+	/* every rank of the call takes the same branch: the records are made together or not at all */
+	PMPI_Allreduce(&fail, &any, 1, MPI_INT, MPI_MAX, call->comm);
+	if (any || PMPI_Comm_dup(call->comm, &priv) != MPI_SUCCESS) {
+		free(call->lxadj), free(call->ladj);
+		call->lxadj = NULL, call->ladj = NULL;
+		return;
+	}
+	rmp_learn_rec_t *c = &l->rec[l->n++];
+
+	memset(c, 0, sizeof(*c));
+	c->comm = newcomm;
+	c->priv = priv;
+	c->rank = call->rank;
+	c->nverts = call->nverts;
+	c->order = call->learn_order;
+	snprintf(c->fn, sizeof(c->fn), "%s", call->fn);
+	c->ndims = ndims;
+	for (int d = 0; d < ndims && d < RM_PATTERN_MAXDIMS; d++)
+		c->periods[d] = periods[d] != 0;
+	c->xadj = call->lxadj, c->adj = call->ladj, c->gn = call->ln, c->ghash = call->lhash;
+	call->lxadj = NULL, call->ladj = NULL;
+	if (newcomm != MPI_COMM_NULL) { /* after c->ndims: rec_neighbours reads it */
+		PMPI_Comm_rank(newcomm, &c->vertex);
+		if (rec_neighbours(c, newcomm) != 0)
+			c->nslots = 0, c->nnb = 0; /* counts go to "other" */
+		l->world = c;
+	} else {
+		c->vertex = -1;
+	}
+}
+
+void rmp_learn_finalize(void)
+{
+	rmp_learn_t *l = rmp_learn_ctx();
+
+	if (!l)
+		return;
+	for (int i = 0; i < l->n; i++) {
+		rmp_learn_rec_t *c = &l->rec[i];
+
+		rmp_learn_collect(c); /* collective over c->priv (pmpi_learn_key.c) */
+		PMPI_Comm_free(&c->priv);
+		free(c->nb), free(c->wnb), free(c->cnt), free(c->slot_rank), free(c->xadj), free(c->adj);
+	}
+	free(l);
+	ctx_set(NULL);
+#ifdef RANKMAP_SMPI
+	rmp_learn_active = learn_by_rank;
+#endif
+}

@@ -1,0 +1,241 @@
+#!/bin/sh
+# RANKMAP_LEARN (issue 18) under Open MPI and MPICH, with the per-user directory and with a real rankmapd:
+# the first run learns, the second uses the learned pattern (report: learned=<id>) and keeps the heavy
+# dimension inside hosts; `rankmapctl patterns` lists, shows and forgets; a second user (created here)
+# never receives the first user's pattern; a rebuilt program (another build-id) does not reuse the old
+# pattern beyond its first run; bad input (corrupt, truncated or oversized store file, a directory owned
+# by someone else or world-writable, a daemon that dies between lookup and store) gives one warning and
+# the job runs on. A graph call (ring of rings, MPI_Graph_create) learns per edge.
+#
+# The job: cart_halo -p on a 4x2 open grid, 8 ranks on 2 virtual hosts of 4 cores, block placement. Its
+# traffic phase loads one dimension (0, or 1 in a rebuilt copy). Unweighted, block placement is already a
+# best cut (dimension 0 crosses hosts twice, pmpi_trace.sh's control); with the learned pattern the heavy
+# dimension must not cross at all.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/mpi/common.sh"
+pmpi_check_built
+T=$(mktmp)
+chmod 755 "$T"
+D_PID=
+cleanup() {
+	[ -n "$D_PID" ] && kill "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+CTL=$BIN/rankmapctl
+export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4'
+GRID="2 4 2 0 0"
+
+# job M PROG-DIR ARGS...: one learning run of cart_halo (or $PROG) with the report in $T/report
+job() {
+	_m=$1; shift
+	rm -f "$T/report"
+	RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report pmpi_run "$_m" 8 cart_halo "$@" >"$T/out" 2>"$T/err"
+}
+learned() { field learned "$T/report"; }
+check_run() { # DESC: exit 0, halo checks passed, no warning
+	[ "$(field errors "$T/out")" = 0 ] && [ "$(warnings "$T/err")" -eq 0 ] && ok "$1" ||
+		{ notok "$1: $(cat "$T/out") $(grep rankmap "$T/err" | head -3)"; }
+}
+
+for m in $PMPI_MPIS; do
+	# ---- per-user directory -------------------------------------------------------------------------
+	export RANKMAP_LEARN_DIR=$T/learn-$m
+	job "$m" -p $GRID
+	check_run "$m: first learning run completes"
+	[ "$(learned)" = none ] && ok "$m: first run: no learned pattern yet" || notok "$m: first run: learned=$(learned)"
+	[ "$(field cross0_mapped "$T/out")" = 2 ] && ok "$m: first run: unweighted, dimension 0 crosses hosts twice" ||
+		notok "$m: first run: $(cat "$T/out")"
+	n=$(ls "$RANKMAP_LEARN_DIR"/*.pattern 2>/dev/null | wc -l)
+	[ "$n" = 1 ] && ok "$m: one pattern stored" || notok "$m: $n patterns in $RANKMAP_LEARN_DIR"
+	[ "$(stat -c %a "$RANKMAP_LEARN_DIR")" = 700 ] && ok "$m: directory created 0700" || notok "$m: mode $(stat -c %a "$RANKMAP_LEARN_DIR")"
+	job "$m" -p $GRID
+	check_run "$m: second run completes"
+	id=$(learned | cut -d/ -f1)
+	case $(learned) in ????????????????/runs=1) ok "$m: second run uses the learned pattern ($(learned))" ;;
+	*) notok "$m: second run: learned=$(learned)" ;; esac
+	[ "$(field cross0_mapped "$T/out")" = 0 ] && ok "$m: learned pattern keeps dimension 0 inside hosts (2 -> 0)" ||
+		notok "$m: second run: $(cat "$T/out")"
+	"$CTL" patterns list >"$T/list" 2>&1 && grep -q "^$id .*MPI_Cart_create" "$T/list" &&
+		ok "$m: patterns list shows $id" || notok "$m: patterns list: $(cat "$T/list")"
+	"$CTL" patterns show "$id" >"$T/show" 2>&1 && grep -q 'runs merged    2' "$T/show" &&
+		ok "$m: patterns show: 2 runs merged" || notok "$m: show: $(cat "$T/show")"
+	"$CTL" patterns show "$id" --json >"$T/show.json" 2>&1
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); w=[x["weight"] for x in d["dims"]]; sys.exit(not (w[0]==1 and w[1]<0.1 and d["runs"]==2))' \
+		"$T/show.json" && ok "$m: show --json: dimension 0 weighs 1, dimension 1 < 0.1" || notok "$m: show --json: $(cat "$T/show.json")"
+
+	# ---- a graph call (MPI_Graph_create, no weights): learned per edge ------------------------------
+	for i in 1 2; do
+		rm -f "$T/report"
+		RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report pmpi_run "$m" 8 ring_of_rings 2 4 >"$T/out" 2>"$T/err"
+	done
+	case $(learned) in ????????????????/runs=1) ok "$m: ring of rings (MPI_Graph_create): learned per edge" ;;
+	*) notok "$m: ring of rings: learned=$(learned) $(cat "$T/err" | head -3)" ;; esac
+	gid=$(learned | cut -d/ -f1)
+	"$CTL" patterns show "$gid" >"$T/show" 2>&1 && grep -q 'Heaviest edges of 18' "$T/show" &&
+		ok "$m: patterns show: heaviest edges of the graph" || notok "$m: graph show: $(cat "$T/show")"
+
+	# ---- a rebuilt program: another build-id, another pattern ---------------------------------------
+	cc_m=mpicc.$m
+	PROG_DIR=$T/prog-$m; mkdir -p "$PROG_DIR"
+	# cyclic placement: every edge of dimension 1 crosses hosts, none of dimension 0
+	appjob() { rm -f "$T/report"; RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report PMPI_PROG=$PROG_DIR/app \
+		RANKMAP_FAKE_PLACEMENT=cyclic run_prog "$m" -p $GRID; }
+	run_prog() { _m=$1; shift; _lib=$(pmpi_lib "$_m")
+		case $_m in
+		openmpi) timeout -k 5 "$PMPI_TIMEOUT" mpirun.openmpi --oversubscribe --allow-run-as-root -np 8 \
+				-x LD_PRELOAD="$_lib" "$PMPI_PROG" "$@" ;;
+		mpich) timeout -k 5 "$PMPI_TIMEOUT" mpirun.mpich -np 8 -genv LD_PRELOAD "$_lib" "$PMPI_PROG" "$@" ;;
+		esac >"$T/out" 2>"$T/err"; }
+	OMPI_CC=cc MPICH_CC=cc $cc_m -O2 -Wno-stringop-overflow -o "$PROG_DIR/app" "$TOP/tests/mpi/cart_halo.c" -lm
+	appjob; appjob
+	case $(learned) in ????????????????/runs=1) ok "$m: app (traffic on dimension 0) learned" ;;
+	*) notok "$m: app: learned=$(learned) $(cat "$T/out")" ;; esac
+	OMPI_CC=cc MPICH_CC=cc $cc_m -O2 -Wno-stringop-overflow -DCART_HALO_TRAFFIC_DIM=1 -o "$PROG_DIR/app" "$TOP/tests/mpi/cart_halo.c" -lm
+	appjob
+	[ "$(learned)" = none ] && ok "$m: rebuilt app (traffic on dimension 1): the old pattern is not reused" ||
+		notok "$m: rebuilt app reused learned=$(learned)"
+	appjob
+	case $(learned) in ????????????????/runs=1) ok "$m: rebuilt app: its own pattern from its second run" ;;
+	*) notok "$m: rebuilt app, second run: learned=$(learned)" ;; esac
+	[ "$(field crossT_identity "$T/out")" -gt 0 ] && [ "$(field crossT_mapped "$T/out")" = 0 ] &&
+		ok "$m: rebuilt app: dimension 1 kept inside hosts" || notok "$m: rebuilt app: $(cat "$T/out")"
+	unset RANKMAP_LEARN_DIR
+done
+
+# ---- rankmapd ---------------------------------------------------------------------------------------
+[ -x "$BIN/rankmapd" ] || { notok "$BIN/rankmapd not built"; finish; exit 1; }
+SOCK=$T/sock
+cat >"$T/rankmapd.conf" <<EOC
+hwloc_dir = $DATA/daemon/hwloc
+ib_file = $DATA/plafrim/ib/ib-subnet0.txt
+EOC
+start_daemon() {
+	"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground >>"$T/d.log" 2>&1 &
+	D_PID=$!
+	n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+}
+start_daemon
+expect "rankmapd is up" "$CTL" ping --socket "$SOCK"
+chmod 711 "$T/state"
+for m in $PMPI_MPIS; do
+	export RANKMAP_SOCKET=$SOCK RANKMAP_LEARN_DIR=$T/unused-$m
+	job "$m" -p $GRID
+	check_run "$m, rankmapd: first learning run completes"
+	grep -q 'algo=rankmapd:\|algo=current' "$T/report" && [ "$(learned)" = none ] &&
+		ok "$m, rankmapd: mapped through the daemon, no learned pattern yet" || notok "$m, rankmapd: $(cat "$T/report")"
+	job "$m" -p $GRID
+	check_run "$m, rankmapd: second run completes"
+	case $(learned) in ????????????????/runs=1) ok "$m, rankmapd: second run uses the pattern the daemon keeps" ;;
+	*) notok "$m, rankmapd: second run: learned=$(learned)" ;; esac
+	[ "$(field cross0_mapped "$T/out")" = 0 ] && ok "$m, rankmapd: dimension 0 inside hosts" ||
+		notok "$m, rankmapd: $(cat "$T/out")"
+	id=$(learned | cut -d/ -f1)
+	[ -f "$T/state/patterns/0/$id.pattern" ] && ok "$m, rankmapd: stored under state_dir/patterns/0" ||
+		notok "$m, rankmapd: $(find "$T/state" -name '*.pattern')"
+	[ ! -e "$RANKMAP_LEARN_DIR" ] && ok "$m, rankmapd: nothing written to the per-user directory" ||
+		notok "$m, rankmapd: $RANKMAP_LEARN_DIR was written"
+	"$CTL" patterns show "$id" --socket "$SOCK" >"$T/show" 2>&1 && grep -q 'runs merged    2' "$T/show" &&
+		ok "$m, rankmapd: patterns show --socket" || notok "$m, rankmapd: show: $(cat "$T/show")"
+	unset RANKMAP_SOCKET RANKMAP_LEARN_DIR
+done
+
+# ---- a second user ----------------------------------------------------------------------------------
+U=rmlearn
+id -u "$U" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$U" 2>/dev/null
+if ! id -u "$U" >/dev/null 2>&1 || ! command -v setpriv >/dev/null 2>&1; then
+	notok "cannot create user $U or run setpriv: the two-user checks did not run"
+else
+	UID2=$(id -u "$U")
+	AS_U="setpriv --reuid=$U --regid=$(id -g "$U") --clear-groups"
+	mkdir -p "$T/home-$U" && chown "$U" "$T/home-$U"
+	# the job as user $U: MPI [SOCKET] (common.sh clears RANKMAP_*: set them after it)
+	cat >"$T/asuser.sh" <<EOS
+BIN='$BIN'; TOP='$TOP'; . '$TOP/tests/mpi/common.sh'
+export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4' RANKMAP_LEARN=1 RANKMAP_REPORT='$T/report'
+[ -n "\$2" ] && export RANKMAP_SOCKET="\$2"
+pmpi_run "\$1" 8 cart_halo -p $GRID
+EOS
+	for m in $PMPI_MPIS; do
+		rm -f "$T/report"; touch "$T/report"; chown "$U" "$T/report"
+		$AS_U env HOME="$T/home-$U" sh "$T/asuser.sh" "$m" "$SOCK" >"$T/out" 2>"$T/err"
+		[ "$(field errors "$T/out")" = 0 ] && [ "$(learned)" = none ] &&
+			ok "$m: user $U, same program, through rankmapd: root's pattern is not served" ||
+			notok "$m: user $U: learned=$(learned) $(cat "$T/out") $(head -3 "$T/err")"
+		rm -f "$T/report"; touch "$T/report"; chown "$U" "$T/report"
+		$AS_U env HOME="$T/home-$U" sh "$T/asuser.sh" "$m" "" >"$T/out" 2>"$T/err"
+		[ "$(field errors "$T/out")" = 0 ] && [ "$(learned)" = none ] &&
+			ok "$m: user $U, without a daemon: no pattern (its own ~/.cache/rankmap)" ||
+			notok "$m: user $U, directory: learned=$(learned) $(head -3 "$T/err")"
+	done
+	[ -n "$(ls "$T/home-$U/.cache/rankmap/"*.pattern 2>/dev/null)" ] && ok "user $U learned in its own ~/.cache/rankmap" ||
+		notok "user $U: nothing in $T/home-$U/.cache/rankmap"
+	$AS_U "$CTL" patterns list --socket "$SOCK" --json >"$T/ulist" 2>&1
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["patterns"] and all(p["uid"]==int(sys.argv[2]) for p in d["patterns"])))' \
+		"$T/ulist" "$UID2" && ok "user $U lists only its own patterns through rankmapd" || notok "user $U list: $(cat "$T/ulist")"
+	expect_fail "user $U may not list every user's patterns" $AS_U "$CTL" patterns list --all --socket "$SOCK"
+	"$CTL" patterns list --all --socket "$SOCK" --json >"$T/alist" 2>&1
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); u={p["uid"] for p in d["patterns"]}; sys.exit(u!={0,int(sys.argv[2])})' \
+		"$T/alist" "$UID2" && ok "root lists both users' patterns" || notok "root --all: $(cat "$T/alist")"
+	"$CTL" patterns forget all --uid "$UID2" --socket "$SOCK" >/dev/null 2>&1 &&
+		[ -z "$(ls "$T/state/patterns/$UID2/" 2>/dev/null)" ] && ok "root purges user $U's patterns" || notok "root purge"
+fi
+
+# ---- bad input: one warning, the job runs on, nothing lost -------------------------------------------
+one_warning() { # DESC PATTERN
+	[ "$(field errors "$T/out")" = 0 ] && [ "$(warnings "$T/err")" -eq 1 ] && grep -q "^rankmap: learn: .*$2" "$T/err" &&
+		ok "$1: one warning: $(grep '^rankmap' "$T/err")" ||
+		notok "$1: $(cat "$T/out") warnings=$(warnings "$T/err"): $(grep rankmap "$T/err" | head -3)"
+}
+for m in $PMPI_MPIS; do
+	export RANKMAP_LEARN_DIR=$T/bad-$m
+	job "$m" -p $GRID; job "$m" -p $GRID
+	f=$(ls "$RANKMAP_LEARN_DIR"/*.pattern)
+	cp "$f" "$T/good.pattern"
+	printf 'rankmap-pattern = 1\nuid = 0\x01\x02garbage\n' >"$f"
+	job "$m" -p $GRID
+	one_warning "$m: corrupt store file" "field 'uid'"
+	[ "$(learned)" = none ] && ok "$m: corrupt file: not applied" || notok "$m: corrupt file applied: $(learned)"
+	[ -f "$f.bad" ] && grep -q garbage "$f.bad" && grep -q 'runs = 1' "$f" &&
+		ok "$m: corrupt file kept as .bad, replaced by this run's pattern" || notok "$m: after corrupt: $(ls "$RANKMAP_LEARN_DIR")"
+	head -c 200 "$T/good.pattern" >"$f"
+	job "$m" -p $GRID
+	one_warning "$m: truncated store file" "truncated"
+	# a store file far above its cap: refused before it is read
+	{ cat "$T/good.pattern"; i=0; while [ $i -lt 2000 ]; do echo "# padding padding padding padding padding padding"; i=$((i + 1)); done; } >"$f"
+	RANKMAP_FILE_LIMIT_PATTERN=16K job "$m" -p $GRID
+	one_warning "$m: store file above RANKMAP_FILE_LIMIT_PATTERN" "too large\\|limit"
+	# the store directory: world-writable, then owned by another user
+	chmod 777 "$RANKMAP_LEARN_DIR"
+	job "$m" -p $GRID
+	one_warning "$m: world-writable store directory refused" "refused"
+	chmod 700 "$RANKMAP_LEARN_DIR"
+	if id -u rmlearn >/dev/null 2>&1; then
+		chown rmlearn "$RANKMAP_LEARN_DIR"
+		job "$m" -p $GRID
+		one_warning "$m: store directory owned by another user refused" "refused: owned by uid"
+		chown 0 "$RANKMAP_LEARN_DIR"
+	fi
+	cp "$T/good.pattern" "$f"
+	job "$m" -p $GRID
+	check_run "$m: good file back: no warning"
+	case $(learned) in ????????????????/runs=2) ok "$m: the kept pattern serves again ($(learned))" ;;
+	*) notok "$m: after restoring: learned=$(learned)" ;; esac
+
+	# a daemon that dies between the lookup (MPI_Cart_create) and the store (MPI_Finalize)
+	rm -rf "$T/fallback-$m"; export RANKMAP_LEARN_DIR=$T/fallback-$m
+	rm -f "$T/report"
+	RANKMAP_SOCKET=$SOCK RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report pmpi_run "$m" 8 cart_halo -s -p $GRID >"$T/out" 2>"$T/err" &
+	JOB=$!
+	n=0; while [ $n -lt 200 ] && [ ! -s "$T/report" ]; do sleep 0.05; n=$((n + 1)); done
+	kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+	wait "$JOB"
+	case $(learned) in ????????????????/runs=*) ok "$m: lookup served by rankmapd before it died" ;;
+	*) notok "$m: daemon dying: learned=$(learned)" ;; esac
+	one_warning "$m: daemon died before the store" "stored in $RANKMAP_LEARN_DIR instead"
+	[ -n "$(ls "$RANKMAP_LEARN_DIR"/*.pattern 2>/dev/null)" ] && ok "$m: the run's pattern kept in the per-user directory" ||
+		notok "$m: pattern lost"
+	start_daemon
+	unset RANKMAP_LEARN_DIR
+done
+finish
