@@ -24,7 +24,10 @@ SCOTCH_LIBS   := -lscotch -lscotcherr
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -DRANKMAP_VERSION=\"$(VERSION)\" -fPIC -fvisibility=hidden -MMD -MP \
              $(INC) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
-LIBS_ALL = $(PKG_LIBS) $(SCOTCH_LIBS) -lm -lpthread
+# libmunge: the client library (daemon/client/client_net.c) authenticates TCP connections with MUNGE, and
+# every program here links the client library (rankmapd, rankmapctl, the plugins, tests, fuzzers).
+MUNGE_LIBS := -lmunge
+LIBS_ALL = $(PKG_LIBS) $(SCOTCH_LIBS) $(MUNGE_LIBS) -lm -lpthread
 
 ifeq ($(SANITIZE),1)
 CFLAGS := -O1 -g -fno-omit-frame-pointer

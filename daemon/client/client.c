@@ -1,6 +1,7 @@
 /*
- * daemon/client/client.c: connecting to rankmapd and one request/response round trip, with timeouts and
- * without SIGPIPE (see rm_client.h).
+ * daemon/client/client.c: connecting to rankmapd's Unix socket and one request/response exchange on a
+ * connected socket, with timeouts and without SIGPIPE (see rm_client.h). Server lists, TCP and MUNGE
+ * are in client_net.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,16 @@
 
 const char *rm_client_socket_from_env(void)
 {
-	const char *s = getenv(RM_SOCKET_ENV);
+	const char *s = getenv(RM_SERVER_ENV);
+
+	if (!s || !*s)
+		s = getenv(RM_SOCKET_ENV);
+	return s && *s ? s : NULL;
+}
+
+const char *rm_client_munge_socket_from_env(void)
+{
+	const char *s = getenv(RM_MUNGE_SOCKET_ENV);
 
 	return s && *s ? s : NULL;
 }
@@ -143,54 +153,4 @@ int rm_client_exchange(int fd, const json_t *request, json_t **response, int tim
 	/* Responses can be large (report, hosts of a big cluster): accept up to the hard limit. */
 	*response = rm_frame_recv(fd, RM_FRAME_MAX_HARD, left, err);
 	return *response ? 0 : -1;
-}
-
-/* Fills in "version" and "id" when the caller left them out. */
-static int complete_request(json_t *req)
-{
-	if (!json_object_get(req, "version") &&
-	    json_object_set_new(req, "version", json_integer(RM_PROTO_VERSION)) < 0)
-		return -1;
-	if (!json_object_get(req, "id") && json_object_set_new(req, "id", json_integer(1)) < 0)
-		return -1;
-	return 0;
-}
-
-int rm_client_call(const char *socket_path, json_t *request, json_t **response, int timeout_ms,
-		   rm_error_t *err)
-{
-	struct timespec t0, t1;
-	int fd, rc, e, left;
-
-	*response = NULL;
-	if (!json_is_object(request) || complete_request(request) < 0) {
-		json_decref(request);
-		errno = EINVAL;
-		return rm_error_set(err, "request", 0, 0, "request is not a JSON object");
-	}
-	if (!socket_path)
-		socket_path = rm_client_socket_from_env();
-	if (!socket_path)
-		socket_path = RM_SOCKET_DEFAULT;
-	if (timeout_ms <= 0)
-		timeout_ms = RM_CLIENT_TIMEOUT_MS;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	fd = rm_client_connect(socket_path, timeout_ms, err);
-	if (fd < 0) {
-		e = errno;
-		json_decref(request);
-		errno = e;
-		return -1;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	left = timeout_ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
-	rc = rm_client_exchange(fd, request, response, left < 1 ? 1 : left, err);
-	e = errno;
-	close(fd);
-	json_decref(request);
-	if (rc == 0)
-		rc = rm_proto_check_response(*response, err);
-	else
-		errno = e;
-	return rc;
 }

@@ -184,6 +184,55 @@ int rm_frame_send(int fd, const json_t *obj, int timeout_ms, rm_error_t *err)
 	return rc;
 }
 
+int rm_frame_send_raw(int fd, const void *payload, size_t len, int timeout_ms, rm_error_t *err)
+{
+	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	unsigned char hdr[RM_FRAME_HEADER] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
+					       (unsigned char)(len >> 8), (unsigned char)len };
+	int e;
+
+	if (!len || len > RM_FRAME_MAX_HARD) {
+		errno = EMSGSIZE;
+		return rm_error_set(err, "frame", 0, 0, "frame of %zu bytes outside 1..%u", len, RM_FRAME_MAX_HARD);
+	}
+	if (send_all(fd, (const char *)hdr, sizeof(hdr), deadline) == 0 &&
+	    send_all(fd, payload, len, deadline) == 0)
+		return 0;
+	e = errno;
+	rm_error_set(err, "socket", 0, 0, "send: %s", strerror(e));
+	errno = e;
+	return -1;
+}
+
+/* The armor of a MUNGE credential: "MUNGE:", base64 (RFC 4648 alphabet and '=' padding), ":". */
+#define MUNGE_PREFIX "MUNGE:"
+
+int rm_auth_frame_check(const char *payload, size_t len, char *why, size_t whylen)
+{
+	size_t i, pl = strlen(MUNGE_PREFIX);
+
+	if (len > RM_AUTH_FRAME_MAX) {
+		snprintf(why, whylen, "authentication frame of %zu bytes (at most %d)", len, RM_AUTH_FRAME_MAX);
+		return -1;
+	}
+	if (len && payload[0] == '{') {
+		snprintf(why, whylen, "a request without a MUNGE credential: over TCP the first frame must be one");
+		return -1;
+	}
+	if (len < pl + 2 || memcmp(payload, MUNGE_PREFIX, pl) || payload[len - 1] != ':') {
+		snprintf(why, whylen, "the first frame is not a MUNGE credential (\"MUNGE:...:\")");
+		return -1;
+	}
+	for (i = pl; i < len - 1; i++) {
+		unsigned char c = (unsigned char)payload[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=')) {
+			snprintf(why, whylen, "MUNGE credential with a byte 0x%02x at offset %zu outside base64", c, i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 json_t *rm_frame_recv(int fd, size_t max_len, int timeout_ms, rm_error_t *err)
 {
 	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;

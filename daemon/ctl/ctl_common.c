@@ -43,8 +43,17 @@ const char *ctl_socket(const char *opt)
 	return opt ? opt : rm_client_socket_from_env();
 }
 
+void ctl_failover_note(const char *cmd, const rm_client_info_t *info)
+{
+	if (info->nfailed > 0 && info->server >= 0)
+		fprintf(stderr, "rankmapctl %s: warning: %s%s; answered by %s\n", cmd, info->failed,
+			info->nfailed > 1 ? " (and more)" : "", info->entry);
+}
+
 json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_ms)
 {
+	rm_client_opts_t o = { .servers = socket, .timeout_ms = timeout_ms };
+	rm_client_info_t info;
 	rm_error_t err = {0};
 	json_t *resp = NULL;
 	char msg[RM_ERROR_SOURCE_LEN + RM_ERROR_TEXT_LEN + 32];
@@ -53,8 +62,12 @@ json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_m
 		fprintf(stderr, "rankmapctl %s: out of memory\n", cmd);
 		return NULL;
 	}
-	if (rm_client_call(socket, req, &resp, timeout_ms, &err) == 0)
+	if (!socket)
+		socket = o.servers = RM_SOCKET_DEFAULT;
+	if (rm_client_call_opts(&o, req, &resp, &info, &err) == 0) {
+		ctl_failover_note(cmd, &info);
 		return resp;
+	}
 	rm_error_format(&err, msg, sizeof(msg));
 	if (resp) /* the daemon answered with an error */
 		fprintf(stderr, "rankmapctl %s: rankmapd at %s: %s\n", cmd, socket, msg);

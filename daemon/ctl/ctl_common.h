@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "rm_client.h"
 #include "rm_error.h"
 #include "topo.h"
 
@@ -24,8 +25,23 @@ int ctl_fail(const char *cmd, const rm_error_t *err, const char *what);
 /* Prints "rankmapctl CMD: " + the message, then "Try 'rankmapctl CMD --help'.". Returns 2. */
 int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The daemon to use: opt (--socket) when given, else $RANKMAP_SOCKET, else NULL (work offline). */
+/* The daemon options every subcommand that talks to rankmapd takes, in one place: --socket PATH and
+ * --server LIST are the same option (a server list, rm_client.h: "/path" or HOST:PORT entries, tried in
+ * order, TCP authenticated with MUNGE through $RANKMAP_MUNGE_SOCKET or libmunge's default socket).
+ * CTL_SERVER_LONGOPTS(code) goes into a getopt_long table; CTL_SERVER_HELP into the help text. */
+#define CTL_SERVER_LONGOPTS(code)                                                                              \
+	{ "socket", required_argument, NULL, (code) }, { "server", required_argument, NULL, (code) }
+#define CTL_SERVER_HELP                                                                                        \
+	"    --server LIST       rankmapd's servers, tried in order: HOST:PORT (TCP, MUNGE), [V6]:PORT,\n"   \
+	"                        or a Unix socket /PATH, comma-separated; --socket PATH is the same\n"       \
+	"                        option. Default: $RANKMAP_SERVER, else $RANKMAP_SOCKET.\n"
+
+/* The daemon to use: opt (--socket/--server) when given, else $RANKMAP_SERVER, else $RANKMAP_SOCKET,
+ * else NULL (work offline). */
 const char *ctl_socket(const char *opt);
+/* After a call that failed over (info->nfailed > 0), prints one warning naming the servers that failed
+ * and the one that answered. */
+void ctl_failover_note(const char *cmd, const rm_client_info_t *info);
 /* Sends req (stolen) to the daemon at socket and returns its "ok" response (new reference), or NULL
  * after printing an error naming the socket (unreachable daemon) or the daemon's error. */
 json_t *ctl_call(const char *cmd, const char *socket, json_t *req, int timeout_ms);
@@ -105,9 +121,7 @@ enum { CTL_OPT_DIMS = 0x220, CTL_OPT_LINK_COST, CTL_OPT_MESH, CTL_OPT_AXES, CTL_
 	{"torus", required_argument, NULL, CTL_OPT_TORUS}, {"dims", required_argument, NULL, CTL_OPT_DIMS},            \
 	        {"link-cost", required_argument, NULL, CTL_OPT_LINK_COST}, {"mesh", no_argument, NULL, CTL_OPT_MESH},  \
 	        {"axes", required_argument, NULL, CTL_OPT_AXES}, {"method", required_argument, NULL, CTL_OPT_METHOD},  \
-	{                                                                                                              \
-		"socket", required_argument, NULL, CTL_OPT_SOCKET                                                      \
-	}
+	CTL_SERVER_LONGOPTS(CTL_OPT_SOCKET)
 
 typedef struct ctl_torus_args {
 	const char *torus, *dims, *cost, *axes, *method, *socket;

@@ -13,6 +13,7 @@
 #include <hwloc.h>
 
 #include "ctl.h"
+#include "ctl_common.h"
 #include "rm_client.h"
 #include "rm_file.h"
 #include "topo.h"
@@ -24,13 +25,17 @@ typedef struct common_opts {
 } common_opts_t;
 
 #define COMMON_HELP                                                                                      \
-	"  -s, --socket PATH   rankmapd's socket (default: $RANKMAP_SOCKET, else " RM_SOCKET_DEFAULT ")\n" \
+	"  -s, --socket PATH, --server LIST\n"                                                             \
+	"                      rankmapd: a Unix socket /PATH, or HOST:PORT entries (TCP, authenticated\n"  \
+	"                      with MUNGE; $RANKMAP_MUNGE_SOCKET names munged's socket) tried in order,\n" \
+	"                      comma-separated (default: $RANKMAP_SERVER, else $RANKMAP_SOCKET, else\n"   \
+	"                      " RM_SOCKET_DEFAULT ")\n"                                                    \
 	"  -t, --timeout MS    give up after MS milliseconds (default 5000)\n"                            \
 	"  -j, --json          print the daemon's JSON response\n"                                          \
 	"  -h, --help          show this help\n"
 
 #define COMMON_LONGOPTS                                                                                  \
-	{ "socket", required_argument, NULL, 's' }, { "timeout", required_argument, NULL, 't' },          \
+	CTL_SERVER_LONGOPTS('s'), { "timeout", required_argument, NULL, 't' },                           \
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }
 
 /* Handles a common option. Returns 1 if handled, -1 on a bad value, 0 if not a common option. */
@@ -82,14 +87,17 @@ static const char *socket_of(const common_opts_t *o)
 }
 
 /* Sends req (stolen) and returns the ok response, or NULL after printing the error. */
-static json_t *call(const char *cmd, const common_opts_t *o, json_t *req)
+static json_t *call(const char *cmd, const common_opts_t *o, json_t *req, rm_client_info_t *info)
 {
+	rm_client_opts_t co = { .servers = socket_of(o), .timeout_ms = o->timeout_ms };
 	rm_error_t err = { 0 };
 	json_t *resp = NULL;
 	char msg[600];
 
-	if (rm_client_call(socket_of(o), req, &resp, o->timeout_ms, &err) == 0)
+	if (rm_client_call_opts(&co, req, &resp, info, &err) == 0) {
+		ctl_failover_note(cmd, info);
 		return resp;
+	}
 	if (resp && o->json) {
 		json_dumpf(resp, stdout, JSON_INDENT(2));
 		putchar('\n');
@@ -121,6 +129,8 @@ static void ping_usage(FILE *f)
 int ctl_ping_main(int argc, char **argv)
 {
 	common_opts_t o = { 0 };
+	rm_client_info_t info;
+	const char *tr, *peer;
 	struct timespec t0, t1;
 	json_t *resp;
 	int rc;
@@ -128,16 +138,23 @@ int ctl_ping_main(int argc, char **argv)
 	if ((rc = parse_common_only(argc, argv, &o, "ping", ping_usage)) >= 0)
 		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (!(resp = call("ping", &o, rm_proto_request("ping", 1))))
+	if (!(resp = call("ping", &o, rm_proto_request("ping", 1), &info)))
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (o.json)
 		return print_json(resp);
-	printf("rankmapd %s at %s: model generation %lld, up %lld s, round trip %.3f ms\n",
-	       json_string_value(json_object_get(resp, "server_version")), socket_of(&o),
+	printf("rankmapd %s at %s: model generation %lld, up %lld s, round trip %.3f ms; ",
+	       json_string_value(json_object_get(resp, "server_version")), info.entry,
 	       (long long)json_integer_value(json_object_get(resp, "generation")),
 	       (long long)json_integer_value(json_object_get(resp, "uptime_s")),
 	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	tr = json_string_value(json_object_get(resp, "transport"));
+	peer = json_string_value(json_object_get(resp, "peer"));
+	if (tr && peer && !strcmp(tr, "tcp"))
+		printf("tcp from %s", peer);
+	else
+		printf("unix");
+	printf(", uid %lld\n", (long long)json_integer_value(json_object_get(resp, "uid")));
 	json_decref(resp);
 	return 0;
 }
@@ -163,7 +180,7 @@ int ctl_reload_main(int argc, char **argv)
 
 	if ((rc = parse_common_only(argc, argv, &o, "reload", reload_usage)) >= 0)
 		return rc;
-	if (!(resp = call("reload", &o, rm_proto_request("reload", 1))))
+	if (!(resp = call("reload", &o, rm_proto_request("reload", 1), &(rm_client_info_t){ 0 })))
 		return 1;
 	if (o.json)
 		return print_json(resp);
@@ -225,7 +242,7 @@ static int do_register(const common_opts_t *o, const char *host, const char *xml
 		fprintf(stderr, "rankmapctl register: the XML is not valid UTF-8\n");
 		return 1;
 	}
-	if (!(resp = call("register", o, req)))
+	if (!(resp = call("register", o, req, &(rm_client_info_t){ 0 })))
 		return 1;
 	if (json_is_false(json_object_get(resp, "saved")))
 		fprintf(stderr, "rankmapctl register: warning: the daemon could not save the registration "
@@ -402,7 +419,7 @@ static int distance_daemon(const common_opts_t *o, json_t *a, json_t *b)
 	json_t *req = rm_proto_request("distance", 1), *resp, *d;
 
 	json_object_set_new(req, slots ? "slots" : "hosts", json_pack("[OO]", a, b));
-	if (!(resp = call("distance", o, req)))
+	if (!(resp = call("distance", o, req, &(rm_client_info_t){ 0 })))
 		return 1;
 	d = json_object_get(resp, "distance");
 	if (!json_is_number(d)) {

@@ -50,7 +50,8 @@ static void map_usage(FILE *f)
 		"    --per-pu            with --cluster: one slot per PU (hardware thread) instead\n"
 		"    --socket PATH       map in rankmapd: its model replaces --cluster (--hosts and --per-pu\n"
 		"                        apply to it); the pattern is read here and sent. Without --topology\n"
-		"                        and --cluster, RANKMAP_SOCKET names the socket. Same output.\n"
+		"                        and --cluster, RANKMAP_SERVER or RANKMAP_SOCKET names it. Same output.\n"
+		CTL_SERVER_HELP
 		"    --algo NAME         treematch  TreeMatch (Jeannot-Mercier), bottom-up grouping over the\n"
 		"                                   levels of the target\n"
 		"                        scotch     Scotch 7 static mapping (default strategy), repaired\n"
@@ -111,7 +112,7 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		{ "algo", required_argument, NULL, 'a' },    { "metric", required_argument, NULL, 'm' },
 		{ "budget", required_argument, NULL, 'b' },  { "seed", required_argument, NULL, 's' },
 		{ "out", required_argument, NULL, 'o' },     { "json", no_argument, NULL, 'j' },
-		{ "socket", required_argument, NULL, 'S' },  { "help", no_argument, NULL, 'h' },
+		CTL_SERVER_LONGOPTS('S'),  { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	double v;

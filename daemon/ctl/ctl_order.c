@@ -56,6 +56,7 @@ static void order_usage(FILE *f)
 		"    --socket PATH       compute the order in rankmapd: its model's torus (and host names)\n"
 		"                        replace --torus; --dims still describes another torus. Without\n"
 		"                        --torus and --dims, RANKMAP_SOCKET names the socket.\n"
+		CTL_SERVER_HELP
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl order --dims 17x8x24:2 --link-cost 1,2,0.67 --method bbb --format weights\n"

@@ -62,6 +62,7 @@ static void usage(FILE *f)
 		"                        default bbb, see rankmapctl order).\n"
 		"    --socket PATH       ask rankmapd instead: its model replaces the source options (same\n"
 		"                        output; --svg needs the files).\n"
+		CTL_SERVER_HELP
 		"    -h, --help          print this help.\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl report --cluster tests/data/example/cluster.conf\n"
@@ -83,7 +84,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		CTL_SOURCE_LONGOPTS,                         { "json", no_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 's' },    { "order", required_argument, NULL, 'o' },
-		{ "socket", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
+		CTL_SERVER_LONGOPTS('S'), { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch, r;

@@ -53,6 +53,7 @@ static void sim_usage(FILE *f)
 		"                        the same. Without --torus and --dims, RANKMAP_SOCKET names the\n"
 		"                        socket. The daemon bounds the work: at most 100000 jobs, and jobs x\n"
 		"                        nodes x methods at most 2e9.\n"
+		CTL_SERVER_HELP
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl simulate --dims 17x8x24:2 --link-cost 1,2,0.67 --compare\n"

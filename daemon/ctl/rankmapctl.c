@@ -40,8 +40,10 @@ static void usage(FILE *f)
 	for (i = 0; i < NSUB; i++)
 		fprintf(f, "  %-16s %s\n", subcommands[i].name, subcommands[i].summary);
 	fprintf(f, "\nMost commands work offline on files, or through rankmapd with --socket PATH or\n"
-		   "RANKMAP_SOCKET. Exit status: 0 success, 1 error, 2 usage error.\n\n"
-		   "Environment: RANKMAP_SOCKET (the daemon's socket), RANKMAP_CLUSTER (report's cluster\n"
+		   "--server HOST:PORT[,HOST:PORT...] (TCP, authenticated with MUNGE). Exit status: 0 success,\n"
+		   "1 error, 2 usage error.\n\n"
+		   "Environment: RANKMAP_SERVER (the daemon's servers), RANKMAP_SOCKET (its socket),\n"
+		   "RANKMAP_MUNGE_SOCKET (munged's socket), RANKMAP_CLUSTER (report's cluster\n"
 		   "file). Input files must be regular files (a FIFO or a device is refused at once) within\n"
 		   "a size cap per kind, in bytes or with a K, M or G suffix:\n");
 	rm_file_print_limits(f, "  ");

@@ -38,7 +38,8 @@ static void usage(FILE *f)
 		"Usage: rankmapd --config FILE [--socket PATH] [--state-dir DIR] [--foreground]\n"
 		"       rankmapd --help | --version\n\n"
 		"rankmapd holds the cluster's topology model (hwloc node trees, InfiniBand fabric, torus)\n"
-		"and answers placement, mapping and distance requests on a Unix socket.\n\n"
+		"and answers placement, mapping and distance requests on a Unix socket and on TCP ('listen',\n"
+		"clients authenticated with MUNGE).\n\n"
 		"Options:\n"
 		"  -c, --config FILE     configuration file (see rankmapd.conf(5) and conf/rankmapd.conf)\n"
 		"  -s, --socket PATH     listen on PATH (overrides 'socket' of the file)\n"
@@ -156,6 +157,7 @@ static int ctx_init(srv_ctx_t *ctx)
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->test_faults = faults && !strcmp(faults, "1");
 	ctx->lock_fd = ctx->listen_fd = -1;
+	ctx->n_tcp = 0;
 	ctx->started_at = srv_now_ms();
 	pthread_mutex_init(&ctx->model_lock, NULL);
 	pthread_mutex_init(&ctx->reg_lock, NULL);
@@ -195,6 +197,60 @@ static int first_model(srv_ctx_t *ctx, rm_error_t *err)
 	return srv_model_rebuild(ctx, 0, err);
 }
 
+/* Opens the Unix socket (when configured) and every TCP listener, and starts the threads that decode
+ * MUNGE credentials when there is a TCP listener. Returns 0, or -1 with err (what was opened stays in
+ * ctx for close_listeners). */
+#define AUTH_THREADS 2
+
+static int open_listeners(srv_ctx_t *ctx, rm_error_t *err)
+{
+	int i, fd;
+
+	if (ctx->cfg.socket_path) {
+		ctx->listen_fd = srv_sock_listen(ctx->cfg.socket_path, ctx->cfg.socket_mode, &ctx->sock_dev,
+						 &ctx->sock_ino, err);
+		if (ctx->listen_fd < 0)
+			return -1;
+	}
+	for (i = 0; i < ctx->cfg.n_listen; i++) {
+		if ((fd = srv_net_listen(ctx->cfg.listen[i], err)) < 0)
+			return -1;
+		ctx->tcp_fd[ctx->n_tcp++] = fd;
+	}
+	if (ctx->n_tcp && !(ctx->auth = srv_auth_start(ctx->cfg.munge_socket, AUTH_THREADS, err)))
+		return -1;
+	return 0;
+}
+
+static void close_listeners(srv_ctx_t *ctx)
+{
+	int i;
+
+	srv_auth_stop(ctx->auth);
+	ctx->auth = NULL;
+	for (i = 0; i < ctx->n_tcp; i++)
+		close(ctx->tcp_fd[i]);
+	ctx->n_tcp = 0;
+	if (ctx->listen_fd >= 0) {
+		srv_sock_unlink(ctx->cfg.socket_path, ctx->sock_dev, ctx->sock_ino);
+		close(ctx->listen_fd);
+	}
+	ctx->listen_fd = -1;
+}
+
+/* "unix PATH, tcp A:P, tcp B:Q" for the start-up line. */
+static void describe_listeners(const srv_ctx_t *ctx, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	buf[0] = '\0';
+	if (ctx->cfg.socket_path)
+		n += (size_t)snprintf(buf, len, "unix %s", ctx->cfg.socket_path);
+	for (i = 0; i < ctx->cfg.n_listen && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%stcp %s", n ? ", " : "", ctx->cfg.listen[i]);
+}
+
 static int fail(const char *step, const rm_error_t *err)
 {
 	char msg[600];
@@ -210,6 +266,7 @@ int main(int argc, char **argv)
 	opts_t o = { 0 };
 	srv_ctx_t ctx;
 	rm_error_t err = { 0 };
+	char where[1024];
 	int rc = 1;
 
 	if ((rc = parse_args(argc, argv, &o)))
@@ -245,17 +302,17 @@ int main(int argc, char **argv)
 		fail("model", &err);
 		goto out_lock;
 	}
-	ctx.listen_fd = srv_sock_listen(ctx.cfg.socket_path, ctx.cfg.socket_mode, &ctx.sock_dev, &ctx.sock_ino, &err);
-	if (ctx.listen_fd < 0) {
+	if (open_listeners(&ctx, &err) < 0) {
 		fail("socket", &err);
-		goto out_lock;
+		goto out_sock;
 	}
 	if (!(ctx.workers = srv_workers_start(&ctx, ctx.cfg.workers, &err))) {
 		fail("workers", &err);
 		goto out_sock;
 	}
+	describe_listeners(&ctx, where, sizeof(where));
 	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers, isolation %s)", RANKMAP_VERSION,
-		ctx.cfg.socket_path, ctx.cfg.state_dir, ctx.cfg.workers,
+		where, ctx.cfg.state_dir, ctx.cfg.workers,
 		ctx.cfg.isolation == SRV_ISOLATE_PROCESS ? "process" : "thread");
 	if (ctx.test_faults)
 		srv_log(SRV_LOG_WARNING, "RANKMAP_TEST_FAULTS=1: test-only fault engines enabled (never in production)");
@@ -263,13 +320,13 @@ int main(int argc, char **argv)
 	srv_log(SRV_LOG_NOTICE, "stopping");
 
 	if (srv_workers_stop(ctx.workers) < 0) { /* a thread is stuck in a request: leave without it */
-		srv_sock_unlink(ctx.cfg.socket_path, ctx.sock_dev, ctx.sock_ino);
+		if (ctx.cfg.socket_path)
+			srv_sock_unlink(ctx.cfg.socket_path, ctx.sock_dev, ctx.sock_ino);
 		fflush(stderr);
 		_exit(rc);
 	}
 out_sock:
-	srv_sock_unlink(ctx.cfg.socket_path, ctx.sock_dev, ctx.sock_ino);
-	close(ctx.listen_fd);
+	close_listeners(&ctx);
 out_lock:
 	close(ctx.lock_fd); /* releases the flock; the file stays (removing it would race a new instance) */
 out_log:

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <jansson.h>
 
 #include "rm_error.h"
@@ -43,13 +44,18 @@ void srv_log_child_reopen(void);
 /* ---- configuration (srv_config.c) -------------------------------------------------------------- */
 
 #define SRV_MAX_IB_FILES 64
+#define SRV_MAX_LISTEN 16
 
 enum { SRV_ISOLATE_THREAD = 0, SRV_ISOLATE_PROCESS = 1 };
 
 typedef struct srv_config {
 	char *path;               /* the config file (NULL: defaults only) */
-	char *socket_path;
+	char *socket_path;        /* Unix socket; NULL: none (only when listen is given) */
 	unsigned socket_mode;
+	char *listen[SRV_MAX_LISTEN]; /* TCP listeners "ADDR:PORT" (srv_net.c) */
+	int n_listen;
+	char *munge_socket;       /* munged's socket for decoding credentials (NULL: libmunge's default) */
+	char *trusted_registrars; /* "host,host": may register any node over TCP (NULL: none) */
 	char *state_dir;
 	char *hwloc_dir;          /* per-node XML directory (optional) */
 	int allow_register;       /* nodes may send their XML */
@@ -106,6 +112,72 @@ int srv_sock_listen(const char *path, unsigned mode, dev_t *dev, ino_t *ino, rm_
 /* Removes the socket file at shutdown if it is still ours (same inode). */
 void srv_sock_unlink(const char *path, dev_t dev, ino_t ino);
 
+/* ---- TCP and peers (srv_net.c) ------------------------------------------------------------------ */
+
+typedef struct srv_ctx srv_ctx_t;
+
+enum { SRV_PEER_UNIX = 0, SRV_PEER_TCP = 1 };
+
+/* Who sent a request. Unix socket: SO_PEERCRED. TCP: the MUNGE credential's uid and gid, the peer's
+ * address, and the credential's origin address (as munged recorded it where it was made). Plain data:
+ * copied to worker processes as is. */
+typedef struct srv_peer {
+	pid_t pid;                /* 0 over TCP */
+	uid_t uid;
+	gid_t gid;
+	int transport;            /* SRV_PEER_* */
+	char addr[64];            /* "unix", or the TCP peer "ADDR:PORT" ("[V6]:PORT") */
+	uint32_t origin4;         /* credential's origin IPv4 address, network order (0: none) */
+} srv_peer_t;
+
+/* Creates a TCP listening socket for spec "ADDR:PORT" / "[V6]:PORT" (SO_REUSEADDR, IPV6_V6ONLY,
+ * non-blocking, close-on-exec). Returns the fd, or -1 with err naming the entry. */
+int srv_net_listen(const char *spec, rm_error_t *err);
+/* Fills peer's transport and address from an accepted TCP socket's address. */
+void srv_net_peer_tcp(srv_peer_t *peer, const struct sockaddr *sa, socklen_t len);
+/* Writes "unix pid P uid U" or "tcp ADDR:PORT uid U" (uid "?" before authentication). Returns buf. */
+const char *srv_peer_describe(const srv_peer_t *peer, char *buf, size_t len);
+/* The register rule over TCP: host must resolve to the credential's origin address, unless that
+ * address is one of trusted_registrars'. Returns 1 when allowed, 0 with the reason in why. Unix-socket
+ * peers are allowed (their privilege is checked by uid). May block on name resolution (worker thread). */
+int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const char *host, char *why,
+			     size_t len);
+
+/* ---- MUNGE authentication of TCP connections (srv_auth.c) ----------------------------------------- */
+
+/* One credential to decode, then its result. The loop fills conn_id and cred, the auth thread the rest. */
+typedef struct srv_auth_job {
+	struct srv_auth_job *next;
+	uint64_t conn_id;
+	char *cred;               /* the frame's payload (at most RM_AUTH_FRAME_MAX bytes, owned) */
+	size_t len;
+	long long queued_us;      /* when the loop queued it (CLOCK_MONOTONIC) */
+	int ok;
+	uid_t uid;
+	gid_t gid;
+	uint32_t origin4;
+	int munged_down;          /* munged could not be reached */
+	char why[200];            /* the reason of a refusal */
+	double decode_ms;         /* time in munge_decode */
+} srv_auth_job_t;
+
+typedef struct srv_auth srv_auth_t;
+
+/* Starts nthreads decoding threads using munged at munge_socket (NULL: libmunge's default; borrowed). */
+srv_auth_t *srv_auth_start(const char *munge_socket, int nthreads, rm_error_t *err);
+/* The eventfd that becomes readable when jobs are done. */
+int srv_auth_notify_fd(const srv_auth_t *a);
+/* Queues a job (the pool owns it until srv_auth_done returns it). */
+void srv_auth_submit(srv_auth_t *a, srv_auth_job_t *job);
+/* Takes the list of decoded jobs (NULL when none). */
+srv_auth_job_t *srv_auth_done(srv_auth_t *a);
+/* Frees a job. */
+void srv_auth_job_free(srv_auth_job_t *job);
+/* Stops the threads (a thread stuck in munged is left behind after SRV_STOP_WAIT_MS). NULL is fine. */
+void srv_auth_stop(srv_auth_t *a);
+/* Decodes one credential now, in the calling thread (used by the threads and by tests). */
+void srv_auth_decode(const char *munge_socket, srv_auth_job_t *job);
+
 /* ---- model (srv_model.c) ---------------------------------------------------------------------- */
 
 /* Targets built for recent map requests, reused by identical host/slot lists (read-only, shared). */
@@ -135,8 +207,6 @@ typedef struct srv_model {
 	json_t *warnings;           /* sources that failed to load */
 	json_t *reg_ignored;        /* host -> why its registration could not be loaded */
 } srv_model_t;
-
-typedef struct srv_ctx srv_ctx_t;
 
 /* Builds a model from the configured sources, the live fabric cache and the registrations. Returns a
  * new model (one reference) or NULL. */
@@ -191,11 +261,6 @@ void srv_reg_foreach(srv_ctx_t *ctx, srv_reg_fn_t fn, void *arg, unsigned long *
 
 /* ---- requests (srv_requests.c) ---------------------------------------------------------------- */
 
-typedef struct srv_peer {
-	pid_t pid;
-	uid_t uid;
-	gid_t gid;
-} srv_peer_t;
 
 typedef json_t *(*srv_handler_t)(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 
@@ -326,6 +391,9 @@ int srv_limits_describe(const srv_limits_t *l, srv_limit_t lim, uid_t uid, size_
 			char *buf, size_t len);
 /* Counts a refusal and logs it (msg: the reason), at most once per uid and limit every 10 s. */
 void srv_limits_refused(srv_limits_t *l, srv_limit_t lim, uid_t uid, pid_t pid, const char *msg);
+/* Logs a peer refused with code (e.g. "auth") for why, naming the peer (address or "unix") and uid; at
+ * most once per peer host, code and reason every 10 s (the next line says how many were not logged). */
+void srv_limits_log_peer(srv_limits_t *l, const srv_peer_t *peer, const char *code, const char *why);
 
 /* ---- event loop (srv_loop.c) ------------------------------------------------------------------ */
 
@@ -337,7 +405,10 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 struct srv_ctx {
 	srv_config_t cfg;
 	int lock_fd;
-	int listen_fd;
+	int listen_fd;             /* the Unix socket, -1 when none */
+	int tcp_fd[SRV_MAX_LISTEN]; /* TCP listeners (cfg.listen) */
+	int n_tcp;
+	srv_auth_t *auth;          /* decoding threads, when there are TCP listeners */
 	dev_t sock_dev;
 	ino_t sock_ino;
 	long long started_at;

@@ -18,7 +18,7 @@
 #include "rm_file.h"
 #include "rm_text.h"
 
-typedef enum { C_STR, C_PATH, C_PATHLIST, C_BOOL, C_INT, C_SIZE, C_MODE, C_MS, C_SEC, C_LOGLEVEL, C_ISOLATION } ctype_t;
+typedef enum { C_STR, C_PATH, C_PATHLIST, C_LISTEN, C_BOOL, C_INT, C_SIZE, C_MODE, C_MS, C_SEC, C_LOGLEVEL, C_ISOLATION } ctype_t;
 
 typedef struct centry {
 	const char *name;
@@ -34,7 +34,14 @@ static const char *const isolation_modes[] = { "thread", "process" }; /* C_ISOLA
 #define F(x) offsetof(srv_config_t, x)
 
 static const centry_t entries[] = {
-	{ "socket", C_PATH, 0, 0, RM_SOCKET_DEFAULT, F(socket_path), "Unix socket clients connect to" },
+	{ "socket", C_PATH, 0, 0, NULL, F(socket_path), "Unix socket clients connect to (default "
+	  RM_SOCKET_DEFAULT " unless only listen is given)" },
+	{ "listen", C_LISTEN, 0, 0, NULL, F(listen), "TCP address ADDR:PORT or [V6]:PORT to listen on (repeatable; "
+	  "clients authenticate with MUNGE)" },
+	{ "munge_socket", C_PATH, 0, 0, NULL, F(munge_socket), "munged's socket for decoding credentials (default: "
+	  "libmunge's)" },
+	{ "trusted_registrars", C_STR, 0, 0, NULL, F(trusted_registrars), "hosts (names or addresses, comma-"
+	  "separated) that may register any node over TCP" },
 	{ "socket_mode", C_MODE, 0, 0777, "0666", F(socket_mode), "permissions of the socket (octal)" },
 	{ "state_dir", C_PATH, 0, 0, "/var/lib/rankmapd", F(state_dir), "registrations, fabric cache, lock" },
 	{ "hwloc_dir", C_PATH, 0, 0, NULL, F(hwloc_dir), "directory of <host>.xml hwloc exports" },
@@ -141,11 +148,19 @@ static char *resolve_path(const char *base, const char *v)
 
 static int store_string(srv_config_t *cfg, const centry_t *e, const char *file, int line, const char *v)
 {
-	char *s = e->type == C_STR ? strdup(v) : resolve_path(file, v);
+	char *s = e->type == C_STR || e->type == C_LISTEN ? strdup(v) : resolve_path(file, v);
 	char **field = (char **)((char *)cfg + e->off);
 
 	if (!s)
 		return rm_error_set(NULL, NULL, 0, 0, "no memory");
+	if (e->type == C_LISTEN) {
+		if (cfg->n_listen >= SRV_MAX_LISTEN) {
+			free(s);
+			return -1;
+		}
+		cfg->listen[cfg->n_listen++] = s;
+		return 0;
+	}
 	if (e->type == C_PATHLIST) {
 		char **list = (char **)((char *)cfg + e->off);
 		if (cfg->n_ib_files >= SRV_MAX_IB_FILES) {
@@ -160,6 +175,18 @@ static int store_string(srv_config_t *cfg, const centry_t *e, const char *file, 
 	return 0;
 }
 
+/* A listen entry must be ADDR:PORT, [V6]:PORT or ADDR (rm_client_server_parse). */
+static int check_listen(const char *v, const char *file, int line, rm_error_t *err)
+{
+	rm_error_t perr = { 0 };
+	char host[256];
+	int port;
+
+	if (rm_client_server_parse(v, host, sizeof(host), &port, &perr) == 0)
+		return 0;
+	return rm_error_set(err, file, line, 0, "listen: %s", perr.text);
+}
+
 /* Sets one entry from its text value. file/line are for the error (file NULL: a default). */
 static int set_entry(srv_config_t *cfg, const centry_t *e, const char *v, const char *file, int line,
 		     rm_error_t *err)
@@ -169,12 +196,14 @@ static int set_entry(srv_config_t *cfg, const centry_t *e, const char *v, const 
 	size_t i;
 
 	switch (e->type) {
-	case C_STR: case C_PATH: case C_PATHLIST:
+	case C_STR: case C_PATH: case C_PATHLIST: case C_LISTEN:
 		if (!*v)
 			return rm_error_set(err, file, line, 0, "%s: empty value", e->name);
+		if (e->type == C_LISTEN && check_listen(v, file, line, err) < 0)
+			return -1;
 		if (store_string(cfg, e, file, line, v) < 0)
 			return rm_error_set(err, file, line, 0, "%s: too many entries (at most %d)", e->name,
-					    SRV_MAX_IB_FILES);
+					    e->type == C_LISTEN ? SRV_MAX_LISTEN : SRV_MAX_IB_FILES);
 		return 0;
 	case C_BOOL:
 		if (parse_bool(v, &n) < 0)
@@ -296,7 +325,9 @@ int srv_config_check(srv_config_t *cfg, rm_error_t *err)
 	char *end;
 	long uid;
 
-	if (!cfg->socket_path || cfg->socket_path[0] != '/')
+	if (!cfg->socket_path && !cfg->n_listen && !(cfg->socket_path = strdup(RM_SOCKET_DEFAULT)))
+		return rm_error_set(err, src, 0, 0, "out of memory");
+	if (cfg->socket_path && cfg->socket_path[0] != '/')
 		return rm_error_set(err, src, 0, 0, "socket: an absolute path is required");
 	if (!cfg->state_dir || cfg->state_dir[0] != '/')
 		return rm_error_set(err, src, 0, 0, "state_dir: an absolute path is required");
@@ -335,6 +366,9 @@ void srv_config_free(srv_config_t *cfg)
 	for (j = 0; j < cfg->n_ib_files; j++)
 		free(cfg->ib_files[j]);
 	cfg->n_ib_files = 0;
+	for (j = 0; j < cfg->n_listen; j++)
+		free(cfg->listen[j]);
+	cfg->n_listen = 0;
 	free(cfg->path);
 	cfg->path = NULL;
 }
@@ -353,6 +387,12 @@ void srv_config_print(const srv_config_t *cfg, FILE *f)
 			if (*(char *const *)field)
 				fprintf(f, "%s = %s\n", e->name, *(char *const *)field);
 			else
+				fprintf(f, "#%s =\n", e->name);
+			break;
+		case C_LISTEN:
+			for (j = 0; j < cfg->n_listen; j++)
+				fprintf(f, "%s = %s\n", e->name, cfg->listen[j]);
+			if (!cfg->n_listen)
 				fprintf(f, "#%s =\n", e->name);
 			break;
 		case C_PATHLIST:

@@ -33,6 +33,13 @@ typedef struct log_slot {
 	unsigned long suppressed;
 } log_slot_t;
 
+/* Refused or failed peers (authentication...), logged at most once per peer address and reason. */
+typedef struct peer_log_slot {
+	unsigned long key;
+	long long at;
+	unsigned long suppressed;
+} peer_log_slot_t;
+
 struct srv_limits {
 	const srv_config_t *cfg;
 	uid_entry_t *tab;           /* open addressing, linear probing; cap is a power of two */
@@ -42,6 +49,7 @@ struct srv_limits {
 	size_t peak;                /* highest bytes seen */
 	unsigned long refused[SRV_LIM_COUNT];
 	log_slot_t logs[LOG_SLOTS];
+	peer_log_slot_t peer_logs[LOG_SLOTS];
 };
 
 static size_t hash_uid(const srv_limits_t *l, uid_t uid)
@@ -289,4 +297,42 @@ void srv_limits_refused(srv_limits_t *l, srv_limit_t lim, uid_t uid, pid_t pid, 
 	else
 		srv_log(SRV_LOG_WARNING, "refused uid %u (pid %d): %s", (unsigned)uid, (int)pid, msg);
 	*s = (log_slot_t){ .uid = uid, .lim = lim, .at = now };
+}
+
+/* A hash of the peer's host (its address without the port, or "unix" and the uid), the code and the
+ * reason up to its first '(' (details such as munged's own words or sizes stay out of the key). */
+static unsigned long peer_key(const srv_peer_t *peer, const char *code, const char *why)
+{
+	unsigned long h = 5381;
+	const char *p = peer->addr, *end = strrchr(peer->addr, ':');
+
+	if (peer->transport != SRV_PEER_TCP || !end)
+		end = p + strlen(p);
+	for (; p < end; p++)
+		h = h * 33 + (unsigned char)*p;
+	for (p = code; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	for (p = why; *p && *p != '('; p++)
+		h = h * 33 + (unsigned char)*p;
+	return (h * 33 + (unsigned long)peer->uid) | 1;
+}
+
+void srv_limits_log_peer(srv_limits_t *l, const srv_peer_t *peer, const char *code, const char *why)
+{
+	unsigned long key = peer_key(peer, code, why);
+	peer_log_slot_t *s = &l->peer_logs[key % LOG_SLOTS];
+	long long now = srv_now_ms();
+	char who[128];
+
+	if (s->key == key && s->at && now - s->at < LOG_INTERVAL_MS) {
+		s->suppressed++;
+		return;
+	}
+	srv_peer_describe(peer, who, sizeof(who));
+	if (s->key == key && s->suppressed)
+		srv_log(SRV_LOG_WARNING, "refused %s: %s: %s (and %lu more from this host for this reason in the last "
+			"%d s)", who, code, why, s->suppressed, LOG_INTERVAL_MS / 1000);
+	else
+		srv_log(SRV_LOG_WARNING, "refused %s: %s: %s", who, code, why);
+	*s = (peer_log_slot_t){ .key = key, .at = now };
 }

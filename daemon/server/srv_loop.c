@@ -20,12 +20,18 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include "rm_client.h"
 #include "srv.h"
 
 #define TAG_LISTEN UINT64_MAX
 #define TAG_WORKERS (UINT64_MAX - 1)
+#define TAG_AUTH (UINT64_MAX - 2)
+#define TAG_TCP(i) (UINT64_MAX - 16 - (uint64_t)(i))   /* TCP listener i < SRV_MAX_LISTEN */
+/* Credentials being decoded at once; beyond, a new one is refused (munged too slow). */
+#define AUTH_INFLIGHT_MAX 1024
 #define SLOT_BITS 20
 #define TICK_MS 100
 /* A client that does not read its responses: stop reading its requests beyond this backlog. */
@@ -45,7 +51,9 @@ typedef struct conn {
 	char *out;                 /* encoded responses waiting to be sent */
 	size_t out_len, out_off;
 	long long last_active, frame_start, out_start;
-	int busy;                  /* a request is with the workers */
+	int busy;                  /* a request is with the workers, or its credential with the auth threads */
+	int authed;                /* Unix: at once; TCP: once its credential was accepted */
+	long long auth_by;         /* TCP: closed when not authenticated by then */
 	int closing;               /* refused or failed: its last frame is in out; closed by close_by */
 	int draining;              /* closing, last frame sent, write side shut: reading and dropping */
 	size_t drain_left;
@@ -65,6 +73,7 @@ typedef struct loop {
 	int nfree;
 	uint64_t seq;
 	int internal_inflight;
+	int auth_inflight;         /* credentials with the auth threads */
 	long long next_refresh;
 	int reserve_fd;            /* /dev/null, given up to accept one client when out of descriptors */
 	long long last_emfile_log;
@@ -441,6 +450,43 @@ static int conn_read_some(loop_t *l, conn_t *c)
 	return 1;
 }
 
+/* Refuses a TCP connection before or at its authentication: the error frame (code "auth", "timeout"
+ * or "busy") and a close, logged once per peer host and reason (srv_limits_log_peer). Returns -1. */
+static int conn_auth_fail(loop_t *l, conn_t *c, const char *code, const char *why)
+{
+	srv_limits_log_peer(l->lim, &c->peer, code, why);
+	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
+	return conn_fail(l, c, code, why);
+}
+
+/* The first frame of a TCP connection is complete: after a check of its form (nothing is parsed), its
+ * credential goes to the auth threads; the connection reads nothing more until they answer
+ * (auth_result). The frame stays charged to the unknown uid meanwhile. Returns -1 when c is closing. */
+static int conn_auth_submit(loop_t *l, conn_t *c)
+{
+	srv_auth_job_t *job;
+	char why[200];
+
+	c->frame_start = 0;
+	c->hdr_got = 0;
+	if (rm_auth_frame_check(c->in, c->in_len, why, sizeof(why)) < 0)
+		return conn_auth_fail(l, c, RM_ERR_AUTH, why);
+	if (!l->ctx->auth || l->auth_inflight >= AUTH_INFLIGHT_MAX)
+		return conn_auth_fail(l, c, RM_ERR_BUSY, "too many credentials waiting for munged; try again later");
+	if (!(job = calloc(1, sizeof(*job))))
+		return conn_fail(l, c, RM_ERR_INTERNAL, "no memory");
+	job->conn_id = c->id;
+	job->cred = c->in;
+	job->len = c->in_len;
+	c->in = NULL;
+	c->in_len = c->in_got = c->in_cap = 0;
+	c->busy = 1;
+	l->auth_inflight++;
+	conn_update(l, c);
+	srv_auth_submit(l->ctx->auth, job);
+	return 0;
+}
+
 /* Checks a just-completed header, charges the declared length to the connection's uid, or refuses it past a limit before anything is allocated, and allocates the
  * payload's first chunk. Returns -1 when c was closed/closing. */
 static int conn_header(loop_t *l, conn_t *c)
@@ -452,6 +498,11 @@ static int conn_header(loop_t *l, conn_t *c)
 
 	if (n == 0)
 		return conn_fail(l, c, RM_ERR_BAD_FRAME, "frame length is 0"), -1;
+	if (!c->authed && n > RM_AUTH_FRAME_MAX) {
+		snprintf(msg, sizeof(msg), "first frame of %u bytes: a MUNGE credential of at most %d bytes is "
+			 "expected", n, RM_AUTH_FRAME_MAX);
+		return conn_auth_fail(l, c, RM_ERR_AUTH, msg);
+	}
 	if (n > l->ctx->cfg.max_frame) {
 		snprintf(msg, sizeof(msg), "frame of %u bytes exceeds the limit of %zu bytes", n,
 			 l->ctx->cfg.max_frame);
@@ -485,7 +536,7 @@ static void conn_readable(loop_t *l, conn_t *c)
 			return;
 		if (c->in && c->in_got == c->in_len) {
 			frames++;
-			if (conn_dispatch(l, c) < 0)
+			if ((c->authed ? conn_dispatch(l, c) : conn_auth_submit(l, c)) < 0)
 				return;
 		}
 	}
@@ -515,17 +566,38 @@ static void reject_client(loop_t *l, int fd)
 	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
 }
 
-/* Takes a new client into a slot and counts it under its peer's uid (SO_PEERCRED); past a connection
- * limit it gets its "busy" frame there (conn_set_uid). */
-static void add_client(loop_t *l, int fd)
+/* Connections waiting to authenticate count under SRV_UID_UNKNOWN. When they reach the per-user cap, the
+ * oldest one that has not sent its credential yet makes room, so that a flood of connections that never
+ * authenticate cannot keep real clients out. Returns 0 when room was made. */
+static int displace_unauthenticated(loop_t *l)
 {
-	struct ucred cred;
+	conn_t *c, *oldest = NULL;
+	int i;
+
+	for (i = 0; i < l->nslots; i++)
+		if ((c = l->conns[i]) && !c->authed && !c->closing && !c->busy && (!oldest || c->auth_by < oldest->auth_by))
+			oldest = c;
+	if (!oldest)
+		return -1;
+	conn_auth_fail(l, oldest, RM_ERR_BUSY, "too many connections waiting to authenticate: the oldest is closed");
+	return 0;
+}
+
+/* Takes a new client into a slot and counts it under its peer's uid: SO_PEERCRED on the Unix socket;
+ * over TCP (sa: the peer's address) SRV_UID_UNKNOWN until its credential is decoded. Past a connection
+ * limit it gets its "busy" frame there (conn_set_uid). */
+static void add_client(loop_t *l, int fd, const struct sockaddr *sa, socklen_t salen)
+{
+	struct ucred cred = { .uid = SRV_UID_UNKNOWN, .gid = (gid_t)-1 };
 	socklen_t sl = sizeof(cred);
 	struct epoll_event e;
 	conn_t *c;
-	int slot;
+	int slot, one = 1;
 
-	if (!l->nfree || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0 || !(c = calloc(1, sizeof(*c)))) {
+	if (sa && srv_limits_conn_check(l->lim, SRV_UID_UNKNOWN) == SRV_LIM_UID_CLIENTS)
+		displace_unauthenticated(l);
+	if (!l->nfree || (!sa && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0) ||
+	    !(c = calloc(1, sizeof(*c)))) {
 		reject_client(l, fd);
 		return;
 	}
@@ -536,7 +608,14 @@ static void add_client(loop_t *l, int fd)
 	c->peer.pid = cred.pid;
 	c->peer.uid = cred.uid;
 	c->peer.gid = cred.gid;
+	c->authed = !sa;
+	snprintf(c->peer.addr, sizeof(c->peer.addr), "unix");
+	if (sa) {
+		srv_net_peer_tcp(&c->peer, sa, salen);
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
 	c->last_active = srv_now_ms();
+	c->auth_by = c->last_active + l->ctx->cfg.request_timeout_ms;
 	c->events = EPOLLIN;
 	e.events = EPOLLIN;
 	e.data.u64 = c->id;
@@ -554,7 +633,7 @@ static void add_client(loop_t *l, int fd)
 
 /* Out of descriptors: a client still gets its "busy" frame, through the descriptor kept in reserve
  * for this, instead of the listening socket firing forever. Logged at most once a minute. */
-static void accept_no_fd(loop_t *l, int err)
+static void accept_no_fd(loop_t *l, int lfd, int err)
 {
 	long long now = srv_now_ms();
 	int fd;
@@ -566,28 +645,32 @@ static void accept_no_fd(loop_t *l, int err)
 	if (l->reserve_fd < 0)
 		return;
 	close(l->reserve_fd);
-	fd = accept4(l->ctx->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd >= 0)
 		reject_client(l, fd);
 	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-static void accept_clients(loop_t *l)
+/* Accepts what waits on listening socket lfd (tcp: a TCP listener). */
+static void accept_clients(loop_t *l, int lfd, int tcp)
 {
+	struct sockaddr_storage ss;
+	socklen_t sl;
 	int fd;
 
 	for (;;) {
-		fd = accept4(l->ctx->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		sl = sizeof(ss);
+		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno == EMFILE || errno == ENFILE)
-				accept_no_fd(l, errno);
+				accept_no_fd(l, lfd, errno);
 			else if (errno != EAGAIN && errno != EWOULDBLOCK)
 				srv_log(SRV_LOG_ERR, "accept: %s", strerror(errno));
 			return;
 		}
-		add_client(l, fd);
+		add_client(l, fd, tcp ? (struct sockaddr *)&ss : NULL, sl);
 	}
 }
 
@@ -633,6 +716,50 @@ static void collect_jobs(loop_t *l)
 	}
 }
 
+/* A credential was decoded: an accepted one makes c count under its uid (which may refuse it past a
+ * connection limit) and gets {"ok": true, "auth": "munge", "uid", "gid"}; a refused one gets "auth" and
+ * a close. Frames that arrived meanwhile are read next. */
+static void auth_result(loop_t *l, conn_t *c, const srv_auth_job_t *j)
+{
+	char who[128];
+	json_t *ok;
+
+	c->busy = 0;
+	conn_uncount_frame(l, c);
+	if (!j->ok) {
+		conn_auth_fail(l, c, RM_ERR_AUTH, j->why);
+		return;
+	}
+	c->authed = 1;
+	c->peer.uid = j->uid;
+	c->peer.gid = j->gid;
+	c->peer.origin4 = j->origin4;
+	if (conn_set_uid(l, c, j->uid) < 0)
+		return;
+	srv_log(SRV_LOG_DEBUG, "authenticated %s (munge_decode %.2f ms)", srv_peer_describe(&c->peer, who, sizeof(who)),
+		j->decode_ms);
+	ok = rm_proto_ok(NULL);
+	json_object_set_new(ok, "auth", json_string("munge"));
+	json_object_set_new(ok, "uid", json_integer((json_int_t)j->uid));
+	json_object_set_new(ok, "gid", json_integer((json_int_t)j->gid));
+	if (conn_respond(l, c, ok) == 0)
+		conn_readable(l, c);
+}
+
+static void collect_auth(loop_t *l)
+{
+	srv_auth_job_t *j = srv_auth_done(l->ctx->auth), *next;
+	conn_t *c;
+
+	for (; j; j = next) {
+		next = j->next;
+		l->auth_inflight--;
+		if ((c = conn_lookup(l, j->conn_id)) && !c->closing)
+			auth_result(l, c, j);
+		srv_auth_job_free(j);
+	}
+}
+
 static void conn_check_time(loop_t *l, conn_t *c, long long now)
 {
 	const srv_config_t *cfg = &l->ctx->cfg;
@@ -640,6 +767,8 @@ static void conn_check_time(loop_t *l, conn_t *c, long long now)
 	if (c->closing) {
 		if (now > c->close_by)
 			conn_close(l, c);
+	} else if (!c->authed && now > c->auth_by) {
+		conn_auth_fail(l, c, RM_ERR_TIMEOUT, "not authenticated within the request timeout");
 	} else if (c->out_off < c->out_len && now - c->out_start > cfg->request_timeout_ms) {
 		srv_log(SRV_LOG_INFO, "client pid %d does not read its responses: closed", (int)c->peer.pid);
 		conn_close(l, c);
@@ -702,7 +831,15 @@ static int loop_init(loop_t *l, srv_ctx_t *ctx, int efd)
 		l->free_slots[l->nfree++] = i;
 	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	e.data.u64 = TAG_LISTEN;
-	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, ctx->listen_fd, &e) < 0)
+	if (ctx->listen_fd >= 0 && epoll_ctl(l->epfd, EPOLL_CTL_ADD, ctx->listen_fd, &e) < 0)
+		return -1;
+	for (i = 0; i < ctx->n_tcp; i++) {
+		e.data.u64 = TAG_TCP(i);
+		if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, ctx->tcp_fd[i], &e) < 0)
+			return -1;
+	}
+	e.data.u64 = TAG_AUTH;
+	if (ctx->auth && epoll_ctl(l->epfd, EPOLL_CTL_ADD, srv_auth_notify_fd(ctx->auth), &e) < 0)
 		return -1;
 	e.data.u64 = TAG_WORKERS;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, efd, &e) < 0)
@@ -716,7 +853,15 @@ static void loop_event(loop_t *l, const struct epoll_event *ev)
 	conn_t *c;
 
 	if (ev->data.u64 == TAG_LISTEN) {
-		accept_clients(l);
+		accept_clients(l, l->ctx->listen_fd, 0);
+		return;
+	}
+	if (ev->data.u64 == TAG_AUTH) {
+		collect_auth(l);
+		return;
+	}
+	if (ev->data.u64 <= TAG_TCP(0) && ev->data.u64 > TAG_TCP(SRV_MAX_LISTEN)) {
+		accept_clients(l, l->ctx->tcp_fd[TAG_TCP(0) - ev->data.u64], 1);
 		return;
 	}
 	if (ev->data.u64 == TAG_WORKERS) {

@@ -141,8 +141,10 @@ srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_pe
 					       rm_utf8_prefix(json_string_value(jt), 64), json_string_value(jt)), NULL;
 	if ((requests[i].flags & SRV_REQ_PRIVILEGED) && peer->uid != 0 &&
 	    !(ctx->cfg.has_slurm_uid && peer->uid == ctx->cfg.slurm_uid)) {
-		srv_log(SRV_LOG_NOTICE, "%s refused to uid %u (pid %d)", requests[i].type, (unsigned)peer->uid,
-			(int)peer->pid);
+		char who[128];
+		srv_log(SRV_LOG_NOTICE, "%s refused to %s: permission_denied: only root%s%s", requests[i].type,
+			srv_peer_describe(peer, who, sizeof(who)), ctx->cfg.has_slurm_uid ? " and " : "",
+			ctx->cfg.has_slurm_uid ? ctx->cfg.slurm_user : "");
 		return *error = rm_proto_error(id, RM_ERR_PERMISSION, "'%s' is allowed only to root%s%s",
 					       requests[i].type, ctx->cfg.has_slurm_uid ? " and " : "",
 					       ctx->cfg.has_slurm_uid ? ctx->cfg.slurm_user : ""), NULL;
@@ -169,6 +171,10 @@ json_t *srv_req_ping(srv_ctx_t *ctx, const json_t *req, const json_t *id, const 
 	json_object_update_new(resp, json_pack("{s:s, s:s, s:I, s:I}", "pong", "rankmapd", "server_version",
 					       RANKMAP_VERSION, "generation", (json_int_t)gen, "uptime_s",
 					       (json_int_t)((srv_now_ms() - ctx->started_at) / 1000)));
+	/* who asked, as the daemon sees it: transport, peer address, authenticated uid */
+	json_object_update_new(resp, json_pack("{s:s, s:s, s:I, s:I}", "transport",
+					       peer->transport == SRV_PEER_TCP ? "tcp" : "unix", "peer", peer->addr,
+					       "uid", (json_int_t)peer->uid, "gid", (json_int_t)peer->gid));
 	return resp;
 }
 
@@ -348,6 +354,12 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	if (!srv_state_host_ok(host))
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "host: '%.*s' is not a valid host name",
 				      rm_utf8_prefix(host, 64), host);
+	if (!srv_net_register_allowed(ctx, peer, host, msg, sizeof(msg))) {
+		char who[128];
+		srv_log(SRV_LOG_NOTICE, "register of %s refused to %s: permission_denied: %s", host,
+			srv_peer_describe(peer, who, sizeof(who)), msg);
+		return rm_proto_error(id, RM_ERR_PERMISSION, "register: %s", msg);
+	}
 	if (validate_xml(host, xml, len, &err) < 0)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", rm_error_format(&err, msg, sizeof(msg)));
 	saved = srv_state_save_registration(ctx, host, xml, len, path, sizeof(path), &serr) == 0;
@@ -359,7 +371,7 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 				      rm_error_format(&err, msg, sizeof(msg)));
 	if (!host_applied(ctx, host, msg, sizeof(msg))) /* never "ok" for a registration the model ignores */
 		return rm_proto_error(id, RM_ERR_FAILED, "registration of %s not applied: %s", host, msg);
-	srv_log(SRV_LOG_INFO, "registered %s (uid %u, pid %d)%s", host, (unsigned)peer->uid, (int)peer->pid,
+	srv_log(SRV_LOG_INFO, "registered %s (%s)%s", host, srv_peer_describe(peer, path, sizeof(path)),
 		saved ? "" : " [NOT SAVED]");
 	resp = rm_proto_ok(id);
 	json_object_set_new(resp, "host", json_string(host));

@@ -20,7 +20,7 @@ SMPI_CFLAGS = -O2 -g $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -MMD -MP -DRAN
 	-DSMPI_NO_OVERRIDE_MALLOC -Wno-error=format-truncation -DRANKMAP_VERSION=\"$(VERSION)\" \
 	$(PMPI_INC) $(PKG_CFLAGS)
 # What a program linked with the archive also needs.
-SMPI_LIB_DEPS = -Wl,--no-whole-archive -Wl,-Bsymbolic-functions $(PKG_LIBS) $(SCOTCH_LIBS) -lm -lpthread
+SMPI_LIB_DEPS = -Wl,--no-whole-archive -Wl,-Bsymbolic-functions $(PKG_LIBS) $(SCOTCH_LIBS) $(MUNGE_LIBS) -lm -lpthread
 
 $(SMPI_B)/%.o: plugin/mpi/%.c
 	@mkdir -p $(dir $@)

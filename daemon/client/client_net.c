@@ -1,0 +1,572 @@
+/*
+ * daemon/client/client_net.c: server lists, TCP and MUNGE (see rm_client.h, "Servers").
+ *
+ * A list "ENTRY[,ENTRY...]" is tried in order, every try within the call's one timeout: each entry gets
+ * at most its share of the time left (time left / entries left) to be resolved, connected and to
+ * accept the credential, so that a dead first server (refused, unresolvable, or a black hole that
+ * never answers the SYN or the credential) leaves time for the next. Names are resolved with
+ * getaddrinfo_a() and waited for with gai_suspend(), so that a slow DNS cannot hold the call beyond its
+ * share; numeric addresses never wait. munged's socket is tried with a non-blocking connect first:
+ * libmunge retries a refused connection for about two seconds, and a dead munged must fail at once.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <munge.h>
+
+#include "rm_client.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int left_ms(long long deadline)
+{
+	long long l = deadline - now_ms();
+
+	return l < 1 ? 0 : l > 3600000 ? 3600000 : (int)l;
+}
+
+/* ---- server lists ----------------------------------------------------------------------------- */
+
+int rm_client_server_count(const char *list)
+{
+	int n = 1;
+
+	if (!list || !*list)
+		return 0;
+	for (; *list; list++)
+		n += *list == ',';
+	return n;
+}
+
+int rm_client_server_entry(const char *list, int i, char *buf, size_t len)
+{
+	const char *p = list, *end;
+	size_t n;
+
+	for (; p && i > 0; i--)
+		if ((p = strchr(p, ',')))
+			p++;
+	if (!p || i < 0 || !len) {
+		errno = ERANGE;
+		return -1;
+	}
+	end = p + strcspn(p, ",");
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	n = (size_t)(end - p);
+	if (n >= len) {
+		errno = ERANGE;
+		return -1;
+	}
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Parses a port: digits only, 1..65535. */
+static int parse_port(const char *s, int *port)
+{
+	long v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > 65535)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	if (v < 1 || v > 65535)
+		return -1;
+	*port = (int)v;
+	return 0;
+}
+
+int rm_client_server_parse(const char *entry, char *host, size_t hlen, int *port, rm_error_t *err)
+{
+	const char *colon, *h = entry, *hend;
+
+	errno = EINVAL;
+	*port = RM_PORT_DEFAULT;
+	if (!entry || !*entry)
+		return rm_error_set(err, "server list", 0, 0, "empty entry");
+	if (*entry == '/')
+		return rm_error_set(err, "server list", 0, 0, "'%s': a Unix socket path, not HOST:PORT", entry);
+	if (*entry == '[') {
+		h = entry + 1;
+		if (!(hend = strchr(h, ']')))
+			return rm_error_set(err, "server list", 0, 0, "'%s': " "missing ']' after an IPv6 address", entry);
+		colon = hend[1] == ':' ? hend + 1 : NULL;
+		if (hend[1] && !colon)
+			return rm_error_set(err, "server list", 0, 0, "'%s': " "expected ':PORT' after ']'", entry);
+	} else {
+		colon = strrchr(entry, ':');
+		if (colon && strchr(entry, ':') != colon)
+			return rm_error_set(err, "server list", 0, 0, "'%s': " "an IPv6 address needs brackets: [ADDR]:PORT", entry);
+		hend = colon ? colon : entry + strlen(entry);
+	}
+	if (hend == h)
+		return rm_error_set(err, "server list", 0, 0, "'%s': " "empty host name (expected HOST:PORT)", entry);
+	if ((size_t)(hend - h) >= hlen)
+		return rm_error_set(err, "server list", 0, 0, "'%s': host name longer than %zu bytes", entry, hlen - 1);
+	if (colon && parse_port(colon + 1, port) < 0)
+		return rm_error_set(err, "server list", 0, 0, "'%s': port '%s' is not a number in 1..65535", entry,
+				    colon + 1);
+	memcpy(host, h, (size_t)(hend - h));
+	host[hend - h] = '\0';
+	errno = 0;
+	return 0;
+}
+
+/* ---- TCP connection ----------------------------------------------------------------------------- */
+
+/* A getaddrinfo_a() request; left behind (never freed) when it cannot be cancelled in time. */
+typedef struct gai_req {
+	struct gaicb cb;
+	struct addrinfo hints;
+	char host[256], port[8];
+} gai_req_t;
+
+/* Resolves a name by deadline. Returns the addresses (freeaddrinfo) or NULL with err set. */
+static struct addrinfo *resolve_name(const char *entry, const char *host, const char *port, long long deadline,
+				     rm_error_t *err)
+{
+	gai_req_t *q = calloc(1, sizeof(*q));
+	struct gaicb *list[1];
+	struct addrinfo *res;
+	int r;
+
+	if (!q)
+		return rm_error_set(err, entry, 0, 0, "out of memory"), NULL;
+	snprintf(q->host, sizeof(q->host), "%s", host);
+	snprintf(q->port, sizeof(q->port), "%s", port);
+	q->hints.ai_socktype = SOCK_STREAM;
+	q->hints.ai_flags = AI_NUMERICSERV;
+	q->cb = (struct gaicb){ .ar_name = q->host, .ar_service = q->port, .ar_request = &q->hints };
+	list[0] = &q->cb;
+	if ((r = getaddrinfo_a(GAI_NOWAIT, list, 1, NULL)) != 0) {
+		free(q);
+		return rm_error_set(err, entry, 0, 0, "cannot resolve '%s': %s", host, gai_strerror(r)), NULL;
+	}
+	while ((r = gai_error(&q->cb)) == EAI_INPROGRESS && left_ms(deadline) > 0) {
+		int l = left_ms(deadline);
+		struct timespec ts = { l / 1000, (long)(l % 1000) * 1000000 };
+		gai_suspend((const struct gaicb *const *)list, 1, &ts);
+	}
+	if (r == EAI_INPROGRESS) {
+		r = gai_cancel(&q->cb);
+		if (r == EAI_ALLDONE && gai_error(&q->cb) == 0)
+			freeaddrinfo(q->cb.ar_result);
+		if (r == EAI_CANCELED || r == EAI_ALLDONE)
+			free(q); /* else the resolver still uses q: left behind */
+		errno = ETIMEDOUT;
+		return rm_error_set(err, entry, 0, 0, "resolving '%s' timed out", host), NULL;
+	}
+	if (r != 0) {
+		free(q);
+		errno = EHOSTUNREACH;
+		return rm_error_set(err, entry, 0, 0, "cannot resolve '%s': %s", host, gai_strerror(r)), NULL;
+	}
+	res = q->cb.ar_result;
+	free(q);
+	return res;
+}
+
+/* The addresses of host:port: numeric ones at once, names through resolve_name(). */
+static struct addrinfo *resolve(const char *entry, const char *host, int port, long long deadline, rm_error_t *err)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV }, *res;
+	char ps[8];
+
+	snprintf(ps, sizeof(ps), "%d", port);
+	if (getaddrinfo(host, ps, &hints, &res) == 0)
+		return res;
+	return resolve_name(entry, host, ps, deadline, err);
+}
+
+/* Non-blocking connect to one address, waiting until deadline. Returns the socket or -1 (errno). */
+static int connect_addr(const struct addrinfo *ai, long long deadline)
+{
+	struct pollfd p;
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), r, soerr = 0, one = 1, e;
+	socklen_t sl = sizeof(soerr);
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		return fd;
+	if (errno != EINPROGRESS)
+		goto fail;
+	p = (struct pollfd){ .fd = fd, .events = POLLOUT };
+	do
+		r = poll(&p, 1, left_ms(deadline));
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		errno = ETIMEDOUT;
+	if (r <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+		goto fail;
+	if (!soerr)
+		return fd;
+	errno = soerr;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/* Connects to a TCP entry by deadline: every address of its host in turn. */
+static int tcp_connect(const char *entry, long long deadline, rm_error_t *err)
+{
+	char host[256];
+	struct addrinfo *res, *ai;
+	int port, fd = -1, e = ECONNREFUSED;
+
+	if (rm_client_server_parse(entry, host, sizeof(host), &port, err) < 0)
+		return -1;
+	if (!(res = resolve(entry, host, port, deadline, err)))
+		return -1;
+	for (ai = res; ai && fd < 0 && left_ms(deadline) > 0; ai = ai->ai_next)
+		if ((fd = connect_addr(ai, deadline)) < 0)
+			e = errno;
+	freeaddrinfo(res);
+	if (fd >= 0)
+		return fd;
+	if (left_ms(deadline) == 0)
+		e = ETIMEDOUT;
+	rm_error_set(err, entry, 0, 0, "cannot connect to rankmapd: %s", strerror(e));
+	errno = e;
+	return -1;
+}
+
+/* ---- MUNGE ------------------------------------------------------------------------------------ */
+
+/* munged's socket path: path, else libmunge's default. */
+static void munge_path(const char *path, char *buf, size_t len)
+{
+	munge_ctx_t c;
+	char *def = NULL;
+
+	if (path && *path) {
+		snprintf(buf, len, "%s", path);
+		return;
+	}
+	snprintf(buf, len, "/run/munge/munge.socket.2");
+	if ((c = munge_ctx_create())) {
+		if (munge_ctx_get(c, MUNGE_OPT_SOCKET, &def) == EMUNGE_SUCCESS && def)
+			snprintf(buf, len, "%s", def);
+		munge_ctx_destroy(c);
+	}
+}
+
+/* Is munged answering at path? A refused or missing socket fails at once, unlike libmunge's retries. */
+static int munged_alive(const char *path, rm_error_t *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, r, e;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return errno = ENAMETOOLONG, rm_error_set(err, "munge", 0, 0, "munged socket path too long: %s", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+		return rm_error_set(err, "munge", 0, 0, "socket: %s", strerror(errno));
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	e = errno;
+	close(fd);
+	if (r == 0 || e == EINPROGRESS || e == EAGAIN)
+		return 0;
+	errno = e;
+	return rm_error_set(err, "munge", 0, 0, "munged is not running here (cannot connect to %s: %s)", path,
+			    strerror(e));
+}
+
+/* A fresh credential (free it) of RM_AUTH_PAYLOAD, or NULL with err set. */
+static char *make_cred(const char *munge_socket, rm_error_t *err)
+{
+	char path[4096], *cred = NULL;
+	munge_ctx_t c;
+	munge_err_t e;
+
+	munge_path(munge_socket, path, sizeof(path));
+	if (munged_alive(path, err) < 0)
+		return NULL;
+	if (!(c = munge_ctx_create()))
+		return rm_error_set(err, "munge", 0, 0, "out of memory"), NULL;
+	e = munge_ctx_set(c, MUNGE_OPT_SOCKET, path);
+	if (e == EMUNGE_SUCCESS)
+		e = munge_encode(&cred, c, RM_AUTH_PAYLOAD, (int)strlen(RM_AUTH_PAYLOAD));
+	if (e != EMUNGE_SUCCESS) {
+		rm_error_set(err, "munge", 0, 0, "cannot make a credential through munged at %s: %s", path,
+			     munge_ctx_strerror(c) ? munge_ctx_strerror(c) : munge_strerror(e));
+		free(cred);
+		cred = NULL;
+		errno = EACCES;
+	}
+	munge_ctx_destroy(c);
+	return cred;
+}
+
+int rm_client_auth(int fd, const char *munge_socket, int timeout_ms, rm_error_t *err)
+{
+	long long deadline = now_ms() + (timeout_ms < 0 ? 3600000 : timeout_ms);
+	char *cred;
+	json_t *resp;
+	int rc, sent;
+
+	if (!munge_socket)
+		munge_socket = rm_client_munge_socket_from_env();
+	if (!(cred = make_cred(munge_socket, err)))
+		return -1;
+	sent = rm_frame_send_raw(fd, cred, strlen(cred), left_ms(deadline), err);
+	free(cred);
+	/* A refused client may find its send cut off; the frame that says why is waiting (client.c). */
+	resp = rm_frame_recv(fd, 65536, sent == 0 ? left_ms(deadline) : (left_ms(deadline) > 1000 ? 1000
+										: left_ms(deadline)), sent == 0 ? err : NULL);
+	if (!resp)
+		return -1;
+	rc = rm_proto_check_response(resp, err);
+	json_decref(resp);
+	if (rc < 0 && errno == EREMOTEIO)
+		errno = EACCES;
+	return rc;
+}
+
+/* ---- trying the list ------------------------------------------------------------------------------- */
+
+/* Connects to one entry by deadline (and authenticates over TCP). Returns the socket or -1. */
+static int open_entry(const char *entry, const char *munge_socket, long long deadline, rm_error_t *err)
+{
+	int fd, e;
+
+	if (!*entry) {
+		errno = EINVAL;
+		return rm_error_set(err, "server list", 0, 0, "empty entry");
+	}
+	if (*entry == '/')
+		return rm_client_connect(entry, left_ms(deadline), err);
+	if ((fd = tcp_connect(entry, deadline, err)) < 0)
+		return -1;
+	if (rm_client_auth(fd, munge_socket, left_ms(deadline), err) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/* Codes after which the next server may do better. */
+static int worth_next(const rm_error_t *e)
+{
+	return !strcmp(e->source, RM_ERR_BUSY) || !strcmp(e->source, RM_ERR_SHUTDOWN) ||
+	       !strcmp(e->source, RM_ERR_NO_MODEL);
+}
+
+typedef struct tries {
+	int n, nfailed, last_errno;
+	char why[RM_ERROR_TEXT_LEN];   /* "E1: r1; E2: r2" */
+	rm_error_t single;             /* the error of a one-entry list, kept as is */
+} tries_t;
+
+/* Records that entry failed with e (also in info). */
+static void tried(tries_t *t, rm_client_info_t *info, const char *entry, const rm_error_t *e)
+{
+	char msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN], one[RM_ERROR_TEXT_LEN * 2];
+	size_t used = strlen(t->why);
+
+	t->last_errno = errno ? errno : EIO;
+	rm_error_format(e, msg, sizeof(msg));
+	if (strncmp(msg, entry, strlen(entry)) == 0) /* the message already names the entry */
+		snprintf(one, sizeof(one), "%s", msg);
+	else
+		snprintf(one, sizeof(one), "%.200s: %.300s", entry, msg);
+	if (!t->nfailed++) {
+		t->single = *e;
+		if (info)
+			snprintf(info->failed, sizeof(info->failed), "%.*s", (int)sizeof(info->failed) - 1, one);
+	}
+	if (info)
+		info->nfailed = t->nfailed;
+	snprintf(t->why + used, sizeof(t->why) - used, "%s%s", used ? "; " : "", one);
+}
+
+/* The error of a call where no entry answered. Returns -1. */
+static int none_answered(const tries_t *t, rm_error_t *err)
+{
+	if (t->n == 1 && t->nfailed == 1) {
+		if (err && !rm_error_isset(err))
+			*err = t->single;
+	} else {
+		rm_error_set(err, "rankmapd", 0, 0, "no server answered: %s", t->why);
+	}
+	errno = t->last_errno;
+	return -1;
+}
+
+static const char *servers_of(const rm_client_opts_t *o)
+{
+	const char *s = o && o->servers ? o->servers : rm_client_socket_from_env();
+
+	return s ? s : RM_SOCKET_DEFAULT;
+}
+
+static int timeout_of(const rm_client_opts_t *o)
+{
+	return o && o->timeout_ms > 0 ? o->timeout_ms : RM_CLIENT_TIMEOUT_MS;
+}
+
+static void info_init(rm_client_info_t *info)
+{
+	if (info)
+		*info = (rm_client_info_t){ .server = -1 };
+}
+
+static void info_answered(rm_client_info_t *info, int i, const char *entry)
+{
+	if (!info)
+		return;
+	info->server = i;
+	snprintf(info->entry, sizeof(info->entry), "%s", entry);
+}
+
+/* Connects to entry i of list, its share of the time to deadline. Returns the socket, or -1 recorded in t. */
+static int open_nth(const char *list, int i, tries_t *t, const char *munge_socket, long long deadline,
+		    char *entry, size_t elen, rm_client_info_t *info)
+{
+	rm_error_t e = { 0 };
+	long long share = (deadline - now_ms()) / (t->n - i);
+	int fd;
+
+	if (rm_client_server_entry(list, i, entry, elen) < 0) {
+		snprintf(entry, elen, "entry %d", i + 1);
+		errno = ENAMETOOLONG;
+		rm_error_set(&e, "server", 0, 0, "entry longer than %zu bytes", elen - 1);
+	} else if ((fd = open_entry(entry, munge_socket, now_ms() + share, &e)) >= 0) {
+		return fd;
+	}
+	tried(t, info, entry, &e);
+	return -1;
+}
+
+int rm_client_open(const rm_client_opts_t *o, rm_client_info_t *info, rm_error_t *err)
+{
+	const char *list = servers_of(o);
+	long long deadline = now_ms() + timeout_of(o);
+	tries_t t = { .n = rm_client_server_count(list) };
+	char entry[256];
+	int i, fd;
+
+	info_init(info);
+	if (t.n > RM_SERVERS_MAX) {
+		errno = E2BIG;
+		return rm_error_set(err, "server", 0, 0, "%d servers in the list (at most %d)", t.n, RM_SERVERS_MAX);
+	}
+	for (i = 0; i < t.n && left_ms(deadline) > 0; i++) {
+		if ((fd = open_nth(list, i, &t, o ? o->munge_socket : NULL, deadline, entry, sizeof(entry), info)) >= 0) {
+			info_answered(info, i, entry);
+			return fd;
+		}
+	}
+	if (!t.nfailed) {
+		errno = ETIMEDOUT;
+		return rm_error_set(err, "rankmapd", 0, 0, "no server tried within the timeout");
+	}
+	return none_answered(&t, err);
+}
+
+/* Fills in "version" and "id" when the caller left them out. */
+static int complete_request(json_t *req)
+{
+	if (!json_object_get(req, "version") &&
+	    json_object_set_new(req, "version", json_integer(RM_PROTO_VERSION)) < 0)
+		return -1;
+	if (!json_object_get(req, "id") && json_object_set_new(req, "id", json_integer(1)) < 0)
+		return -1;
+	return 0;
+}
+
+/* One try of request on entry i. Returns 0 answered (ok or not: *response), 1 to try the next entry. */
+static int call_nth(const char *list, int i, tries_t *t, const rm_client_opts_t *o, long long deadline,
+		    const json_t *request, json_t **response, rm_client_info_t *info, rm_error_t *err)
+{
+	rm_error_t e = { 0 };
+	char entry[256];
+	int fd = open_nth(list, i, t, o ? o->munge_socket : NULL, deadline, entry, sizeof(entry), info), rc;
+
+	if (fd < 0)
+		return 1;
+	rc = rm_client_exchange(fd, request, response, left_ms(deadline) ? left_ms(deadline) : 1, &e);
+	close(fd);
+	if (rc == 0 && rm_proto_check_response(*response, &e) == 0) {
+		info_answered(info, i, entry);
+		return 0;
+	}
+	if (rc == 0 && (!worth_next(&e) || i == t->n - 1)) {
+		info_answered(info, i, entry);
+		if (err && !rm_error_isset(err))
+			*err = e;
+		return 0;
+	}
+	json_decref(*response);
+	*response = NULL;
+	tried(t, info, entry, &e);
+	return 1;
+}
+
+int rm_client_call_opts(const rm_client_opts_t *o, json_t *request, json_t **response, rm_client_info_t *info,
+			rm_error_t *err)
+{
+	const char *list = servers_of(o);
+	long long deadline = now_ms() + timeout_of(o);
+	tries_t t = { .n = rm_client_server_count(list) };
+	int i, rc = 1;
+
+	*response = NULL;
+	info_init(info);
+	if (!json_is_object(request) || complete_request(request) < 0) {
+		json_decref(request);
+		errno = EINVAL;
+		return rm_error_set(err, "request", 0, 0, "request is not a JSON object");
+	}
+	if (t.n > RM_SERVERS_MAX) {
+		json_decref(request);
+		errno = E2BIG;
+		return rm_error_set(err, "server", 0, 0, "%d servers in the list (at most %d)", t.n, RM_SERVERS_MAX);
+	}
+	for (i = 0; i < t.n && rc == 1 && left_ms(deadline) > 0; i++)
+		rc = call_nth(list, i, &t, o, deadline, request, response, info, err);
+	json_decref(request);
+	if (rc == 0)
+		return json_is_true(json_object_get(*response, "ok")) ? 0 : (errno = EREMOTEIO, -1);
+	if (!t.nfailed) {
+		errno = ETIMEDOUT;
+		return rm_error_set(err, "rankmapd", 0, 0, "no server tried within the timeout");
+	}
+	return none_answered(&t, err);
+}
+
+int rm_client_call(const char *socket_path, json_t *request, json_t **response, int timeout_ms,
+		   rm_error_t *err)
+{
+	rm_client_opts_t o = { .servers = socket_path, .timeout_ms = timeout_ms };
+
+	return rm_client_call_opts(&o, request, response, NULL, err);
+}

@@ -1,0 +1,281 @@
+/*
+ * daemon/server/srv_auth.c: MUNGE authentication of TCP connections, off the event loop. munge_decode()
+ * is a round trip to munged (and libmunge retries a refused connection for about two seconds), so the
+ * loop hands each credential to a small pool of threads and goes on serving; a thread decodes it with
+ * its own munge context (MUNGE_OPT_SOCKET = munge_socket), checks that its payload is RM_AUTH_PAYLOAD,
+ * and returns the uid, gid and origin address (MUNGE_OPT_ADDR4), or the reason of the refusal, through a
+ * list the loop collects when the eventfd fires. Replays, expired or rewound credentials and those made
+ * with another key are refused by munged itself; munged's socket is tried with a non-blocking connect
+ * first, so that a dead munged fails at once instead of after libmunge's retries.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <munge.h>
+
+#include "rm_client.h"
+#include "srv.h"
+
+#define AUTH_MAX_THREADS 8
+
+struct srv_auth {
+	const char *munge_socket;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	srv_auth_job_t *queue, **queue_tail;
+	srv_auth_job_t *done;
+	int efd;
+	int stop;
+	int nthreads, running;
+	pthread_t th[AUTH_MAX_THREADS];
+};
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* munged's socket: the configured one, else libmunge's default. */
+static void munge_path(const char *configured, char *buf, size_t len)
+{
+	munge_ctx_t c;
+	char *def = NULL;
+
+	snprintf(buf, len, "%s", configured ? configured : "/run/munge/munge.socket.2");
+	if (configured || !(c = munge_ctx_create()))
+		return;
+	if (munge_ctx_get(c, MUNGE_OPT_SOCKET, &def) == EMUNGE_SUCCESS && def)
+		snprintf(buf, len, "%s", def);
+	munge_ctx_destroy(c);
+}
+
+/* 0 when something accepts connections at munged's socket, else -1 with errno. */
+static int munged_alive(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, r, e;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return errno = ENAMETOOLONG, -1;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+		return -1;
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	e = errno;
+	close(fd);
+	if (r == 0 || e == EINPROGRESS || e == EAGAIN)
+		return 0;
+	errno = e;
+	return -1;
+}
+
+/* The reason given for a munge error (the client sees it after "auth: "). */
+static const char *refusal(munge_err_t e)
+{
+	switch (e) {
+	case EMUNGE_CRED_REPLAYED: return "credential replayed (each credential is good for one connection)";
+	case EMUNGE_CRED_EXPIRED: return "credential expired (older than its time-to-live: clock skew between the hosts?)";
+	case EMUNGE_CRED_REWOUND: return "credential made in the future (clock skew between the hosts?)";
+	case EMUNGE_CRED_INVALID: case EMUNGE_BAD_MAC: case EMUNGE_BAD_CIPHER: case EMUNGE_BAD_ZIP:
+		return "invalid credential (made with another MUNGE key?)";
+	case EMUNGE_BAD_CRED: case EMUNGE_BAD_VERSION: case EMUNGE_BAD_LENGTH: return "malformed MUNGE credential";
+	case EMUNGE_BAD_REALM: return "credential of another MUNGE realm";
+	case EMUNGE_CRED_UNAUTHORIZED: return "credential restricted to another user";
+	case EMUNGE_SOCKET: case EMUNGE_TIMEOUT: return "munged on the server cannot be reached";
+	default: return "credential refused";
+	}
+}
+
+void srv_auth_decode(const char *munge_socket, srv_auth_job_t *job)
+{
+	char path[4096], *cred = NULL;
+	void *payload = NULL;
+	int plen = 0;
+	struct in_addr addr = { 0 };
+	munge_ctx_t c;
+	munge_err_t e;
+	long long t0 = now_us();
+
+	job->ok = 0;
+	munge_path(munge_socket, path, sizeof(path));
+	if (munged_alive(path) < 0) {
+		job->munged_down = 1;
+		snprintf(job->why, sizeof(job->why), "munged on the server cannot be reached (%.120s: %s)", path,
+			 strerror(errno));
+		return;
+	}
+	if (!(cred = malloc(job->len + 1)) || !(c = munge_ctx_create())) {
+		free(cred);
+		snprintf(job->why, sizeof(job->why), "out of memory");
+		return;
+	}
+	memcpy(cred, job->cred, job->len);
+	cred[job->len] = '\0';
+	e = munge_ctx_set(c, MUNGE_OPT_SOCKET, path);
+	if (e == EMUNGE_SUCCESS)
+		e = munge_decode(cred, c, &payload, &plen, &job->uid, &job->gid);
+	job->decode_ms = (double)(now_us() - t0) / 1000.0;
+	if (e != EMUNGE_SUCCESS) {
+		job->munged_down = e == EMUNGE_SOCKET;
+		snprintf(job->why, sizeof(job->why), "%s (munge: %.80s)", refusal(e),
+			 munge_ctx_strerror(c) ? munge_ctx_strerror(c) : munge_strerror(e));
+	} else if (plen != (int)strlen(RM_AUTH_PAYLOAD) || memcmp(payload, RM_AUTH_PAYLOAD, (size_t)plen)) {
+		snprintf(job->why, sizeof(job->why), "credential not made for rankmap (its payload is not \"%s\")",
+			 RM_AUTH_PAYLOAD);
+	} else {
+		job->ok = 1;
+		if (munge_ctx_get(c, MUNGE_OPT_ADDR4, &addr) == EMUNGE_SUCCESS)
+			job->origin4 = addr.s_addr;
+	}
+	free(payload);
+	free(cred);
+	munge_ctx_destroy(c);
+}
+
+static void *auth_thread(void *arg)
+{
+	srv_auth_t *a = arg;
+	srv_auth_job_t *j;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&a->lock);
+	while (!a->stop) {
+		if (!(j = a->queue)) {
+			pthread_cond_wait(&a->cond, &a->lock);
+			continue;
+		}
+		if (!(a->queue = j->next))
+			a->queue_tail = &a->queue;
+		pthread_mutex_unlock(&a->lock);
+		srv_auth_decode(a->munge_socket, j);
+		pthread_mutex_lock(&a->lock);
+		j->next = a->done;
+		a->done = j;
+		if (write(a->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			srv_log(SRV_LOG_ERR, "auth: eventfd: %s", strerror(errno));
+	}
+	a->running--;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+srv_auth_t *srv_auth_start(const char *munge_socket, int nthreads, rm_error_t *err)
+{
+	srv_auth_t *a = calloc(1, sizeof(*a));
+	int i;
+
+	if (!a)
+		return rm_error_set(err, "auth", 0, 0, "out of memory"), NULL;
+	a->munge_socket = munge_socket;
+	a->queue_tail = &a->queue;
+	a->nthreads = nthreads < 1 ? 1 : nthreads > AUTH_MAX_THREADS ? AUTH_MAX_THREADS : nthreads;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
+	if ((a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		free(a);
+		return rm_error_set(err, "auth", 0, 0, "eventfd: %s", strerror(errno)), NULL;
+	}
+	for (i = 0; i < a->nthreads; i++) {
+		if (pthread_create(&a->th[i], NULL, auth_thread, a) != 0) {
+			rm_error_set(err, "auth", 0, 0, "cannot start a thread");
+			a->nthreads = i;
+			srv_auth_stop(a);
+			return NULL;
+		}
+		pthread_detach(a->th[i]);
+		a->running++;
+	}
+	return a;
+}
+
+int srv_auth_notify_fd(const srv_auth_t *a)
+{
+	return a->efd;
+}
+
+void srv_auth_submit(srv_auth_t *a, srv_auth_job_t *job)
+{
+	job->next = NULL;
+	job->queued_us = now_us();
+	pthread_mutex_lock(&a->lock);
+	*a->queue_tail = job;
+	a->queue_tail = &job->next;
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+}
+
+srv_auth_job_t *srv_auth_done(srv_auth_t *a)
+{
+	srv_auth_job_t *d;
+	uint64_t v;
+
+	if (read(a->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		srv_log(SRV_LOG_DEBUG, "auth: eventfd read: %s", strerror(errno));
+	pthread_mutex_lock(&a->lock);
+	d = a->done;
+	a->done = NULL;
+	pthread_mutex_unlock(&a->lock);
+	return d;
+}
+
+void srv_auth_job_free(srv_auth_job_t *job)
+{
+	if (!job)
+		return;
+	free(job->cred);
+	free(job);
+}
+
+static void free_list(srv_auth_job_t *j)
+{
+	srv_auth_job_t *next;
+
+	for (; j; j = next) {
+		next = j->next;
+		srv_auth_job_free(j);
+	}
+}
+
+void srv_auth_stop(srv_auth_t *a)
+{
+	struct timespec until;
+	int left;
+
+	if (!a)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += SRV_STOP_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&a->lock);
+	a->stop = 1;
+	pthread_cond_broadcast(&a->cond);
+	while (a->running > 0 && pthread_cond_timedwait(&a->cond, &a->lock, &until) == 0)
+		;
+	left = a->running;
+	pthread_mutex_unlock(&a->lock);
+	if (left) { /* a thread is inside munge_decode: leave a to it (the process is about to exit) */
+		srv_log(SRV_LOG_WARNING, "auth: %d thread(s) still waiting on munged at exit", left);
+		return;
+	}
+	free_list(a->queue);
+	free_list(a->done);
+	close(a->efd);
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
