@@ -11,7 +11,7 @@
 #   netns_addr NAME              the host's address
 #   netns_exec NAME CMD...       runs CMD on host NAME (see below), in the foreground
 #   netns_spawn NAME CMD...      runs CMD on host NAME in the background; its PID is recorded for the
-#                                cleanup and left in NETNS_PID (the command's own PID: ip netns exec,
+#                                cleanup and left in NETNS_PID (the command's own PID: nsenter,
 #                                unshare and sh all exec)
 #   netns_kill PID [SIG]         signals a process started by netns_spawn (default TERM) and reaps it
 #   netns_munged NAME [KEY [TAG [ENV...]]]
@@ -26,9 +26,10 @@
 #                                this test's namespaces (ip netns pids, i.e. by the names it created),
 #                                deletes the namespaces. Idempotent.
 #
-# What a command run by netns_exec/netns_spawn sees, besides the namespace's network: host name NAME (a
-# UTS namespace), the test's /etc/hosts (every host's name and address, bind-mounted in the private mount
-# namespace ip netns exec makes), an /etc/resolv.conf naming only 127.0.0.1 (a name that is not in the
+# What a command run by netns_exec/netns_spawn sees, besides the namespace's network (nsenter into the
+# namespace ip netns made; not `ip netns exec`, whose fresh /sys hides /sys/fs/cgroup, which slurmd
+# needs): host name NAME (a UTS namespace), a private mount namespace (unshare, mounts propagate in but
+# not out) with the test's /etc/hosts (every host's name and address, bind-mounted), an /etc/resolv.conf naming only 127.0.0.1 (a name that is not in the
 # hosts file fails at once, inside the namespace), and NETNS_MUNGE_SOCK: one path that is, on every
 # host, the socket of that host's own munged (its directory is bind-mounted per host). Slurm's AuthInfo,
 # rankmapd.conf's munge_socket and RANKMAP_MUNGE_SOCKET can therefore name the same path everywhere.
@@ -53,7 +54,7 @@ netns_init() {
 	NS_HOSTS=""
 	NS_NEXT=1
 	[ "$(id -u)" = 0 ] || netns_die "network namespaces need root"
-	for c in ip unshare munged mungekey munge unmunge mount hostname; do
+	for c in ip nsenter unshare munged mungekey munge unmunge mount hostname; do
 		command -v "$c" >/dev/null 2>&1 || netns_die "required command $c is missing (make deps)"
 	done
 	chmod 755 "$1" && mkdir -p "$NS_DIR/munge" && chmod 755 "$NS_DIR" "$NS_DIR/munge" || netns_die "cannot create $NS_DIR"
@@ -116,14 +117,16 @@ exec "$@"'
 netns_exec() {
 	h=$1; shift
 	[ -f "$NS_DIR/$h/addr" ] || { echo "netns: no host $h" >&2; return 125; }
-	ip netns exec "$NS_TAG-$h" unshare --uts sh -c "$_netns_inner" sh "$h" "$NS_DIR" "$@"
+	nsenter --net="/run/netns/$NS_TAG-$h" unshare --mount --propagation slave --uts \
+		sh -c "$_netns_inner" sh "$h" "$NS_DIR" "$@"
 }
 
 netns_spawn() {
 	h=$1; shift
 	[ -f "$NS_DIR/$h/addr" ] || { echo "netns: no host $h" >&2; return 125; }
 	# Not through netns_exec: a function in the background is a subshell, and $! would be its PID.
-	ip netns exec "$NS_TAG-$h" unshare --uts sh -c "$_netns_inner" sh "$h" "$NS_DIR" "$@" &
+	nsenter --net="/run/netns/$NS_TAG-$h" unshare --mount --propagation slave --uts \
+		sh -c "$_netns_inner" sh "$h" "$NS_DIR" "$@" &
 	NETNS_PID=$!
 	echo "$NETNS_PID" >>"$NS_DIR/pids"
 }
