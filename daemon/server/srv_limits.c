@@ -328,7 +328,14 @@ void srv_limits_log_peer(srv_limits_t *l, const srv_peer_t *peer, const char *co
 		s->suppressed++;
 		return;
 	}
-	srv_peer_describe(peer, who, sizeof(who));
+	if (peer->transport == SRV_PEER_TCP) /* as srv_peer_describe, here so that this file stands alone */
+		snprintf(who, sizeof(who), "tcp %s uid ", peer->addr);
+	else
+		snprintf(who, sizeof(who), "unix pid %d uid ", (int)peer->pid);
+	if (peer->uid == SRV_UID_UNKNOWN)
+		snprintf(who + strlen(who), sizeof(who) - strlen(who), "?");
+	else
+		snprintf(who + strlen(who), sizeof(who) - strlen(who), "%u", (unsigned)peer->uid);
 	if (s->key == key && s->suppressed)
 		srv_log(SRV_LOG_WARNING, "refused %s: %s: %s (and %lu more from this host for this reason in the last "
 			"%d s)", who, code, why, s->suppressed, LOG_INTERVAL_MS / 1000);

@@ -38,7 +38,8 @@ typedef struct rmp_env {
 	const char *pattern;    /* RANKMAP_PATTERN: recorded traffic used as weights */
 	map_metric_t metric;    /* RANKMAP_METRIC */
 	const char *cluster;    /* RANKMAP_CLUSTER: cluster file (network, hardware) */
-	const char *socket;     /* RANKMAP_SOCKET: rankmapd */
+	const char *socket;     /* RANKMAP_SERVER, else RANKMAP_SOCKET: rankmapd (a server list, rm_client.h) */
+	int timeout_ms;         /* RANKMAP_TIMEOUT_MS: every try of one daemon call together (default 5000) */
 	const char *trace;      /* RANKMAP_TRACE: tracing runs never reorder */
 	int fake_hosts;         /* test-only RANKMAP_FAKE_HOSTS (0: real placement) */
 	const char *fake_node;  /* test-only RANKMAP_FAKE_NODE: hwloc synthetic string */

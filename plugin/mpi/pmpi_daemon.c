@@ -6,6 +6,10 @@
  * one `map` request (daemon/PROTOCOL.md) and gets back the slot of every vertex. A daemon that is down
  * or answers with an error is a failure like any other: one warning, no reordering. Only the root
  * talks to the daemon, once per topology call, with the client library's timeout.
+ *
+ * Failover (RANKMAP_SERVER=primary,backup): every try of one call stays within RANKMAP_TIMEOUT_MS. When
+ * an entry other than the first answered, the process remembers it and tries it first from then on,
+ * and says so once (at most one warning per job: only the root talks to the daemon).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +20,44 @@
 #include "pmpi.h"
 
 #define RMP_DAEMON_TIMEOUT_MS 5000
+
+/* Process-wide memory of a failover (the library has no state across topology calls otherwise): the
+ * entry that answered, tried first from then on, and whether the one warning was said. */
+static char failover_first[256];
+static int failover_warned;
+
+/* The list to try: the remembered entry first, then the others in their order. */
+static const char *servers(const char *list, char *buf, size_t len)
+{
+	char e[256];
+	size_t used;
+	int i, n = rm_client_server_count(list);
+
+	if (!failover_first[0] || n < 2 || len < 2)
+		return list;
+	used = (size_t)snprintf(buf, len, "%s", failover_first);
+	for (i = 0; i < n && used < len; i++)
+		if (rm_client_server_entry(list, i, e, sizeof(e)) == 0 && strcmp(e, failover_first))
+			used += (size_t)snprintf(buf + used, len - used, ",%s", e);
+	return used < len ? buf : list;
+}
+
+/* rm_client_call over RANKMAP_SERVER with the failover rules above. */
+static int daemon_call(rmp_call_t *call, json_t *req, json_t **resp, rm_error_t *e)
+{
+	char buf[4096];
+	rm_client_opts_t o = { .servers = servers(call->env.socket, buf, sizeof(buf)),
+			       .timeout_ms = call->env.timeout_ms > 0 ? call->env.timeout_ms : RMP_DAEMON_TIMEOUT_MS };
+	rm_client_info_t info;
+	int rc = rm_client_call_opts(&o, req, resp, &info, e);
+
+	if (info.server > 0 && info.nfailed > 0) {
+		snprintf(failover_first, sizeof(failover_first), "%s", info.entry);
+		if (!failover_warned++)
+			fprintf(stderr, "rankmap: %s: %s; using rankmapd at %s\n", call->fn, info.failed, info.entry);
+	}
+	return rc;
+}
 
 /* Sets call->err from a failed client call. */
 static int daemon_error(rmp_call_t *call, const rm_error_t *e)
@@ -34,7 +76,7 @@ char **rmp_daemon_hosts(rmp_call_t *call, size_t *n_out)
 	size_t n;
 
 	*n_out = 0;
-	if (!req || rm_client_call(call->env.socket, req, &resp, RMP_DAEMON_TIMEOUT_MS, &e) != 0) {
+	if (!req || daemon_call(call, req, &resp, &e) != 0) {
 		daemon_error(call, &e);
 		json_decref(resp);
 		return NULL;
@@ -141,7 +183,7 @@ int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl
 		free(keys);
 		return rm_error_set(&call->err, "rankmapd", 0, 0, "out of memory building the request");
 	}
-	if (rm_client_call(call->env.socket, req, &resp, RMP_DAEMON_TIMEOUT_MS, &e) != 0) {
+	if (daemon_call(call, req, &resp, &e) != 0) {
 		json_decref(resp);
 		free(keys);
 		return daemon_error(call, &e);

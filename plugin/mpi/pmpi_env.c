@@ -10,7 +10,11 @@
  *   RANKMAP_PATTERN=FILE     recorded traffic (Matrix Market, RANKMAP_TRACE's output) used as weights
  *   RANKMAP_METRIC=M         bytes | messages | loggp: which column of the pattern
  *   RANKMAP_CLUSTER=FILE     cluster description (network, hardware), topo_load_cluster_file
+ *   RANKMAP_SERVER=LIST      rankmapd: HOST:PORT[,HOST:PORT...] (TCP, MUNGE; RANKMAP_MUNGE_SOCKET names
+ *                            munged's socket) or /socket entries, tried in order; wins over
  *   RANKMAP_SOCKET=PATH      rankmapd socket (network distances from the daemon)
+ *   RANKMAP_TIMEOUT_MS=MS    one daemon call, every server of the list included (default 5000; the
+ *                            SPANK plugin exports its own timeout)
  *   RANKMAP_TRACE=FILE       record point-to-point traffic, written at MPI_Finalize
  *   RANKMAP_VERBOSE=1        rank 0 prints one line with the mapping outcome
  *   RANKMAP_REPORT=FILE      rank 0 appends that line to FILE
@@ -140,7 +144,19 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 	}
 	env->pattern = env_str("RANKMAP_PATTERN");
 	env->cluster = env_str("RANKMAP_CLUSTER");
-	env->socket = env_str("RANKMAP_SOCKET");
+	env->socket = env_str("RANKMAP_SERVER");
+	if (!env->socket)
+		env->socket = env_str("RANKMAP_SOCKET");
+	env->timeout_ms = 0;
+	v = env_str("RANKMAP_TIMEOUT_MS");
+	if (v) {
+		char *end;
+		long t = strtol(v, &end, 10);
+
+		if (*end || t < 1 || t > 600000)
+			return rm_error_set(err, "RANKMAP_TIMEOUT_MS", 0, 0, "'%s' is not a number of milliseconds", v);
+		env->timeout_ms = (int)t;
+	}
 	env->trace = env_str("RANKMAP_TRACE");
 	v = env_str("RANKMAP_METRIC");
 	env->metric = MAP_METRIC_DEFAULT;

@@ -32,7 +32,8 @@ int rm_spank_list_format(const uint32_t *ids, size_t n, char *buf, size_t len);
 
 /* Everything the plan needs, gathered by the caller from the SPANK handle. */
 typedef struct rm_spank_bind_req {
-	const char *socket;        /* rankmapd */
+	const char *socket;        /* rankmapd (a server list) */
+	const char *munge_socket;  /* munged's socket for TCP (NULL or "": libmunge's default) */
 	int timeout_ms;
 	const char *node;          /* SLURMD_NODENAME */
 	const char *alloc_cores;   /* S_STEP_ALLOC_CORES */

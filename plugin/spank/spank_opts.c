@@ -33,6 +33,29 @@ static int set_path(char *dst, size_t len, const char *v)
 }
 
 /* Applies one NAME=VALUE argument. Returns 0 or -1 with err set. */
+/* server=HOST:PORT[,HOST:PORT...] (entries may also be /socket paths): every entry is checked here, so
+ * that a typo is reported when slurmd starts rather than when a job runs. */
+static int conf_server(rm_spank_conf_t *c, const char *arg, const char *v, rm_error_t *err)
+{
+	char entry[256], host[256];
+	int i, port, n = rm_client_server_count(v);
+	rm_error_t perr = { 0 };
+
+	if (n < 1 || n > RM_SERVERS_MAX || strlen(v) >= sizeof(c->socket))
+		return rm_error_set(err, arg, 0, 0, "bad value in plugstack.conf argument '%s' (1 to %d entries "
+				    "HOST:PORT or /socket, comma-separated)", arg, RM_SERVERS_MAX);
+	for (i = 0; i < n; i++) {
+		if (rm_client_server_entry(v, i, entry, sizeof(entry)) < 0 || !*entry)
+			return rm_error_set(err, arg, 0, 0, "plugstack.conf argument '%s': entry %d is empty or too "
+					    "long", arg, i + 1);
+		if (*entry != '/' && rm_client_server_parse(entry, host, sizeof(host), &port, &perr) < 0)
+			return rm_error_set(err, arg, 0, 0, "plugstack.conf argument '%s': %s", arg, perr.text);
+	}
+	snprintf(c->socket, sizeof(c->socket), "%s", v);
+	c->server_set = 1;
+	return 0;
+}
+
 static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 {
 	const char *eq = strchr(arg, '=');
@@ -46,6 +69,10 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 		return rm_error_set(err, arg, 0, 0, "plugstack.conf argument '%s' is not NAME=VALUE", arg);
 	if (IS("socket"))
 		rc = set_path(c->socket, sizeof(c->socket), v);
+	else if (IS("server"))
+		return conf_server(c, arg, v, err);
+	else if (IS("munge_socket"))
+		rc = set_path(c->munge_socket, sizeof(c->munge_socket), v);
 	else if (IS("libdir"))
 		rc = set_path(c->libdir, sizeof(c->libdir), v);
 	else if (IS("default"))
@@ -61,12 +88,13 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 			*(IS("timeout") ? &c->timeout_ms : &c->pattern_timeout_ms) = (int)t;
 	} else {
 		return rm_error_set(err, arg, 0, 0, "unknown plugstack.conf argument '%.*s' (known: socket, "
-				    "libdir, default, bind, register, timeout, pattern_timeout)", (int)n, arg);
+				    "server, munge_socket, libdir, default, bind, register, timeout, pattern_timeout)", (int)n, arg);
 	}
 #undef IS
 	if (rc < 0)
 		return rm_error_set(err, arg, 0, 0, "bad value in plugstack.conf argument '%s' (%s)", arg,
-				    !strncmp(arg, "socket", 6) || !strncmp(arg, "libdir", 6) ? "an absolute path"
+				    !strncmp(arg, "socket", 6) || !strncmp(arg, "libdir", 6) ||
+				    !strncmp(arg, "munge_socket", 12) ? "an absolute path"
 				    : !strncmp(arg, "timeout", 7) ? "milliseconds, 1 to 60000"
 				    : !strncmp(arg, "pattern_timeout", 15) ? "milliseconds, 1 to 600000" : "on or off");
 	return 0;
@@ -86,6 +114,7 @@ int rm_spank_conf_parse(int argc, char *const argv[], rm_spank_conf_t *conf, rm_
 			return -1;
 		}
 	}
+	snprintf(conf->timeout_text, sizeof(conf->timeout_text), "%d", conf->timeout_ms);
 	return 0;
 }
 
@@ -297,7 +326,7 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
 {
 	size_t n = 0;
 
-	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_SOCKET", conf->socket };
+	vars[n++] = (rm_spank_envvar_t){ conf->server_set ? "RANKMAP_SERVER" : "RANKMAP_SOCKET", conf->socket };
 	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_ALGO", job->algo[0] ? job->algo : "auto" };
 	if (job->pattern[0])
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_PATTERN", job->pattern };
@@ -305,5 +334,24 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_METRIC", job->metric };
 	if (job->trace[0])
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_TRACE", job->trace };
+	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_TIMEOUT_MS", conf->timeout_text };
+	if (conf->munge_socket[0])
+		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_MUNGE_SOCKET", conf->munge_socket };
 	return n;
+}
+
+void rm_spank_servers_first(char *list, int i)
+{
+	char out[PATH_MAX], entry[PATH_MAX];
+	int k, n = rm_client_server_count(list);
+	size_t used;
+
+	if (i <= 0 || i >= n || strlen(list) >= sizeof(out) || rm_client_server_entry(list, i, entry, sizeof(entry)) < 0)
+		return;
+	used = (size_t)snprintf(out, sizeof(out), "%s", entry);
+	for (k = 0; k < n; k++)
+		if (k != i && rm_client_server_entry(list, k, entry, sizeof(entry)) == 0)
+			used += (size_t)snprintf(out + used, sizeof(out) - used, ",%s", entry);
+	if (used < sizeof(out))
+		memcpy(list, out, used + 1);
 }

@@ -21,15 +21,20 @@
 #define RM_SPANK_TIMEOUT_DEFAULT 2000 /* ms, one daemon round trip */
 #define RM_SPANK_PATTERN_TIMEOUT_DEFAULT 10000 /* ms, reading the user's pattern in slurmstepd */
 
-/* plugstack.conf arguments: socket=PATH libdir=PATH default=on|off bind=on|off register=on|off
- * timeout=MS pattern_timeout=MS. */
+/* plugstack.conf arguments: socket=PATH server=LIST munge_socket=PATH libdir=PATH default=on|off
+ * bind=on|off register=on|off timeout=MS pattern_timeout=MS. */
 typedef struct rm_spank_conf {
-	char socket[PATH_MAX];  /* rankmapd socket, default RM_SOCKET_DEFAULT (rm_client.h) */
+	char socket[PATH_MAX];  /* rankmapd: socket=PATH or server=HOST:PORT[,...] (a server list, rm_client.h),
+				 * default RM_SOCKET_DEFAULT */
+	int server_set;         /* server= given: exported to tasks as RANKMAP_SERVER (else RANKMAP_SOCKET) */
+	char munge_socket[PATH_MAX]; /* munged's socket for TCP ("": libmunge's default), RANKMAP_MUNGE_SOCKET */
 	char libdir[PATH_MAX];  /* where librankmap_mpi_<mpi>.so live, default RANKMAP_LIBDIR */
 	int default_on;         /* rankmap without --rankmap (default off) */
 	int bind_default;       /* --rankmap-bind without asking (default off) */
 	int register_on;        /* slurmd registers its hwloc topology (default on) */
-	int timeout_ms;         /* per daemon call, 1..60000 (default RM_SPANK_TIMEOUT_DEFAULT) */
+	int timeout_ms;         /* per daemon call, every server of the list included, 1..60000 (default
+				 * RM_SPANK_TIMEOUT_DEFAULT); exported to tasks as RANKMAP_TIMEOUT_MS */
+	char timeout_text[16];  /* timeout_ms as text, for the export */
 	int pattern_timeout_ms; /* slurmstepd's read of --rankmap-pattern, 1..600000 (default
 				 * RM_SPANK_PATTERN_TIMEOUT_DEFAULT) */
 } rm_spank_conf_t;
@@ -98,5 +103,9 @@ typedef struct rm_spank_envvar {
 /* Fills vars with the RANKMAP_* variables the MPI library reads (socket, algorithm, pattern, metric,
  * trace) for an active job. Returns the count (<= RM_SPANK_ENV_MAX). */
 size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, rm_spank_envvar_t *vars);
+
+/* Moves entry i of the server list in list (edited in place) to the front, the others keeping their
+ * order: after a failover, the step's tasks try the server that answered first. */
+void rm_spank_servers_first(char *list, int i);
 
 #endif

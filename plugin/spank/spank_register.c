@@ -1,7 +1,10 @@
 /*
  * plugin/spank/spank_register.c: at slurmd start, send this node's hwloc topology to rankmapd
  * ({"type": "register", "host": NODENAME, "xml": HWLOC_XML}) so the daemon's model follows the
- * hardware. Runs inside slurmd: bounded by the plugin's timeout, logs, never fails slurmd.
+ * hardware. With a server list (plugstack server=A,B: a primary and a backup), the node registers with
+ * every server of the list, each alone: the daemons share nothing, each keeps its own registrations.
+ * Runs inside slurmd: bounded by the plugin's timeout (shared by all the servers), logs, never fails
+ * slurmd.
  *
  * The node name is slurmd's -N argument when given (several slurmd on one host), else the short host
  * name (Slurm's default NodeName). Test-only: RANKMAP_FAKE_NODE='<hwloc synthetic description>' in
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -91,12 +95,48 @@ fail:
 	return NULL;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sends req (borrowed) to every server of the list in turn, each within its share of the plugin's
+ * timeout. Logs each outcome. */
+static void register_everywhere(rm_spank_ctx_t *ctx, const char *host, const json_t *req)
+{
+	char entry[256], buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	int i, n = rm_client_server_count(ctx->conf.socket), left;
+	long long deadline = now_ms() + ctx->conf.timeout_ms;
+	json_t *resp;
+
+	for (i = 0; i < n; i++) {
+		rm_error_t err = { 0 };
+		rm_client_opts_t o = { .servers = entry, .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket
+												      : NULL };
+
+		left = (int)(deadline - now_ms());
+		if (rm_client_server_entry(ctx->conf.socket, i, entry, sizeof(entry)) < 0 || left < 1)
+			break;
+		o.timeout_ms = left / (n - i) > 0 ? left / (n - i) : 1;
+		resp = NULL;
+		if (rm_client_call_opts(&o, json_deep_copy(req), &resp, NULL, &err) < 0)
+			slurm_error("rankmap: registering %s with rankmapd at %s failed (slurmd continues): %s", host,
+				    entry, rm_error_format(&err, buf, sizeof(buf)));
+		else
+			slurm_info("rankmap: registered %s's topology with rankmapd at %s", host, entry);
+		json_decref(resp);
+	}
+}
+
 void rm_spank_register_node(rm_spank_ctx_t *ctx)
 {
 	char host[256], buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 	hwloc_topology_t topo;
 	rm_error_t err = { 0 };
-	json_t *req, *resp = NULL;
+	json_t *req;
 	char *xml;
 	int len = 0;
 
@@ -121,10 +161,6 @@ void rm_spank_register_node(rm_spank_ctx_t *ctx)
 		slurm_error("rankmap: cannot register %s: out of memory", host);
 		return;
 	}
-	if (rm_client_call(ctx->conf.socket, req, &resp, ctx->conf.timeout_ms, &err) < 0)
-		slurm_error("rankmap: registering %s with rankmapd at %s failed (slurmd continues): %s", host,
-			    ctx->conf.socket, rm_error_format(&err, buf, sizeof(buf)));
-	else
-		slurm_info("rankmap: registered %s's topology with rankmapd at %s", host, ctx->conf.socket);
-	json_decref(resp);
+	register_everywhere(ctx, host, req);
+	json_decref(req);
 }

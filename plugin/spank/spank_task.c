@@ -72,6 +72,7 @@ void rm_spank_probe_daemon(rm_spank_ctx_t *ctx)
 {
 	uint32_t nodeid = 1;
 	rm_error_t err = { 0 };
+	rm_client_info_t info;
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 	json_t *req, *resp = NULL;
 	int rc;
@@ -83,8 +84,15 @@ void rm_spank_probe_daemon(rm_spank_ctx_t *ctx)
 		return;
 	if (!(req = rm_proto_request("ping", 1)))
 		return;
-	rc = rm_client_call(ctx->conf.socket, req, &resp, ctx->conf.timeout_ms, &err);
+	rc = rm_client_call_opts(&(rm_client_opts_t){ .servers = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms,
+						      .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket
+											: NULL },
+				 req, &resp, &info, &err);
 	json_decref(resp);
+	if ((rc == 0 || resp) && info.nfailed > 0) { /* failed over: the tasks go straight to the one that answered */
+		slurm_info("rankmap: %s; this step uses rankmapd at %s", info.failed, info.entry);
+		rm_spank_servers_first(ctx->conf.socket, info.server);
+	}
 	if (rc == 0 || resp)
 		return;
 	spank_setenv(ctx->sp, DAEMON_DOWN_ENV, rm_error_format(&err, buf, sizeof(buf)), 1);
@@ -96,6 +104,7 @@ void rm_spank_probe_daemon(rm_spank_ctx_t *ctx)
 static void task_daemon_down(rm_spank_ctx_t *ctx, const char *why, const char *also)
 {
 	spank_unsetenv(ctx->sp, "RANKMAP_SOCKET");
+	spank_unsetenv(ctx->sp, "RANKMAP_SERVER");
 	rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); %sMPI reordering uses the local model", why,
 		     also);
 }
@@ -228,7 +237,8 @@ static int plan_user(rm_spank_ctx_t *ctx, rm_spank_bind_req_t *req)
 
 void rm_spank_step_bind_plan(rm_spank_ctx_t *ctx)
 {
-	rm_spank_bind_req_t req = { .socket = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms };
+	rm_spank_bind_req_t req = { .socket = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms,
+				    .munge_socket = ctx->conf.munge_socket };
 	char *node = step_getenv(ctx->sp, "SLURMD_NODENAME"), *cores = NULL, *plan = NULL;
 	uint32_t *global = NULL;
 	int why = RM_SPANK_PLAN_FAILED;

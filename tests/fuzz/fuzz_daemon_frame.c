@@ -1,7 +1,10 @@
 /*
  * Fuzz target: rankmapd's framing (daemon/client/proto.c): the input is a byte stream arriving on a Unix
  * socket, read frame by frame with rm_frame_recv (4-byte length, size limit, truncation, end of stream)
- * and every decoded request dispatched as the daemon would (fuzz_daemon_common.h).
+ * and every decoded request dispatched as the daemon would (fuzz_daemon_common.h). The stream's first
+ * frame is also taken as a TCP connection's authentication frame: what the daemon checks before a
+ * credential goes to munged (rm_auth_frame_check), read as the loop does (its header first: at most
+ * RM_AUTH_FRAME_MAX bytes).
  */
 #include "fuzz_daemon_common.h"
 
@@ -24,6 +27,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > FZ_MAX_STREAM)
 		return 0;
+	if (size >= RM_FRAME_HEADER) { /* the authentication frame of a TCP connection */
+		uint32_t n = rm_frame_length(data);
+		char why[200];
+		if (n <= RM_AUTH_FRAME_MAX && n <= size - RM_FRAME_HEADER &&
+		    rm_auth_frame_check((const char *)data + RM_FRAME_HEADER, n, why, sizeof(why)) == 0 &&
+		    (n < 8 || memcmp(data + RM_FRAME_HEADER, "MUNGE:", 6) || data[RM_FRAME_HEADER + n - 1] != ':'))
+			abort(); /* promised: only "MUNGE:" base64 ":" passes */
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		fz_die("socketpair");
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));

@@ -93,7 +93,13 @@ seed() {
 	fuzz_daemon_request) i=0; requests | while IFS= read -r l; do i=$((i + 1)); printf '%s' "$l" >"$2/req$i"; done ;;
 	fuzz_daemon_frame) i=0; requests | while IFS= read -r l; do i=$((i + 1)); frame "$2/frame$i" "$l"; done
 		requests | head -n 3 | while IFS= read -r l; do frame "$2/three" "$l"; done
-		printf '\000\000\000\010{"versi' >"$2/half" ;;
+		printf '\000\000\000\010{"versi' >"$2/half"
+		# TCP: the authentication frame first (a MUNGE credential of rankmap's form), then requests; a
+		# real one when munge is there (its key does not matter: only the form is checked here)
+		cred=$(printf 'rankmap-auth 1' | munge 2>/dev/null) || cred="MUNGE:AwQFAAAxXxs3p6d0QVxk0sNn5lhwHrTlo5Rm0jFR4Dq0yV8pOo2yYRQ=:"
+		frame "$2/auth" "$cred"; requests | head -n 2 | while IFS= read -r l; do frame "$2/auth" "$l"; done
+		frame "$2/auth-bad" "MUNGE:not base64!:"; frame "$2/auth-json" '{"version":1,"type":"ping","id":1}'
+		printf '\000\000\020\001MUNGE:' >"$2/auth-huge" ;;
 	esac
 }
 

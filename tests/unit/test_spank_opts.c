@@ -153,11 +153,43 @@ static void test_env(void)
 	rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, "p.mtx", 0, NULL);
 	rm_spank_job_set(&j, RM_SPANK_OPT_METRIC, "bytes", 0, NULL);
 	n = rm_spank_job_env(&j, &c, v);
-	check(n == 4, "4 variables (%zu)", n);
+	check(n == 5, "5 variables (%zu)", n);
 	check(n >= 4 && !strcmp(v[0].name, "RANKMAP_SOCKET") && !strcmp(v[0].value, "/run/x.sock"), "socket");
 	check(n >= 4 && !strcmp(v[1].name, "RANKMAP_ALGO") && !strcmp(v[1].value, "treematch"), "algo");
 	check(n >= 4 && !strcmp(v[2].name, "RANKMAP_PATTERN") && !strcmp(v[2].value, "p.mtx"), "pattern");
 	check(n >= 4 && !strcmp(v[3].name, "RANKMAP_METRIC") && !strcmp(v[3].value, "bytes"), "metric");
+	check(n >= 5 && !strcmp(v[4].name, "RANKMAP_TIMEOUT_MS") && !strcmp(v[4].value, "2000"), "timeout");
+}
+
+/* server=LIST and munge_socket=PATH (issue 16): checked at parse, exported as RANKMAP_SERVER and
+ * RANKMAP_MUNGE_SOCKET; after a failover the answering entry goes first. */
+static void test_server(void)
+{
+	rm_spank_conf_t c;
+	rm_spank_job_t j = { 0 };
+	rm_spank_envvar_t v[RM_SPANK_ENV_MAX];
+	rm_error_t e = { 0 };
+	char *args[] = { "server=svc1:7117, svc2:7117,/run/x.sock", "munge_socket=/run/m.sock", "timeout=1500" };
+	char *bad[][1] = { { "server=svc1:99999" }, { "server=:" }, { "server=" }, { "server=a:1,,b:2" },
+			   { "munge_socket=rel" } };
+	char list[PATH_MAX] = "a:1,b:2,c:3";
+	size_t n, i;
+
+	check(rm_spank_conf_parse(3, args, &c, &e) == 0 && c.server_set && c.timeout_ms == 1500, "server= (%s)", e.text);
+	n = rm_spank_job_env(&j, &c, v);
+	check(n >= 1 && !strcmp(v[0].name, "RANKMAP_SERVER") && !strcmp(v[0].value, "svc1:7117, svc2:7117,/run/x.sock"),
+	      "RANKMAP_SERVER exported");
+	check(n >= 1 && !strcmp(v[n - 1].name, "RANKMAP_MUNGE_SOCKET") && !strcmp(v[n - 1].value, "/run/m.sock"),
+	      "RANKMAP_MUNGE_SOCKET exported");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&e, 0, sizeof(e));
+		check(rm_spank_conf_parse(1, bad[i], &c, &e) == -1 && strstr(e.text, bad[i][0]), "'%s' refused (%s)",
+		      bad[i][0], e.text);
+	}
+	rm_spank_servers_first(list, 2);
+	check(!strcmp(list, "c:3,a:1,b:2"), "entry 2 first (%s)", list);
+	rm_spank_servers_first(list, 0);
+	check(!strcmp(list, "c:3,a:1,b:2"), "entry 0: unchanged");
 }
 
 static void test_lists(void)
@@ -213,6 +245,7 @@ int main(void)
 	test_files();
 	test_preload();
 	test_env();
+	test_server();
 	test_lists();
 	test_apply();
 	return harness_done();
