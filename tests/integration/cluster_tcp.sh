@@ -69,6 +69,8 @@ EOC
 }
 # has FILE ERE: FILE has a line matching ERE (else FILE is shown)
 has() { grep -Eq -- "$2" "$1" || { echo "# $1:" >&2; head -n 8 "$1" >&2; return 1; }; }
+# rc_has DESC WANT GOT FILE ERE: a command exited with WANT (it did with GOT) and FILE matches ERE
+rc_has() { if [ "$3" = "$2" ] && has "$4" "$5"; then ok "$1"; else notok "$1 (exit $3)"; fi; }
 # on HOST CMD...: CMD on HOST, with MUNGE's socket of that host
 on() { h=$1; shift; netns_exec "$h" env RANKMAP_MUNGE_SOCKET="$NETNS_MUNGE_SOCK" "$@"; }
 
@@ -132,7 +134,7 @@ for m in $PMPI_MPIS; do
 	expect "$m: mpirun on n1, RANKMAP_SERVER=$SVC: reordered by rankmapd, neighbours checked, no warning" by_daemon "$m"
 	job "$m.bad" "$m" "nosuchhost.invalid:$PORT"
 	expect "$m: unresolvable server: unreordered, one warning" fell_back "$m.bad"
-	expect "  naming the server and why" grep -q "nosuchhost.invalid:$PORT: cannot resolve" "$T/$m.bad.err"
+	expect "  naming the server and why" has "$T/$m.bad.err" "nosuchhost.invalid:$PORT: cannot resolve"
 done
 
 # ---- refusals, each with its error code ------------------------------------------------------------
@@ -184,8 +186,8 @@ printf 'rankmap-auth 1' | munge -S "$OTHER" >"$T/credb"
 raw n2 cred "$T/credb" >"$T/o"
 expect "a credential made with another key: auth, invalid" grep -q '^auth invalid credential (made with another MUNGE key?)' "$T/o"
 netns_exec n2 env RANKMAP_MUNGE_SOCKET="$OTHER" "$CTL" ping --server "$SVC" >"$T/o" 2>&1; rc=$?
-expect "rankmapctl with the other key's munged: exit 1, names the server and the refusal" \
-	sh -c "[ $rc = 1 ] && grep -q '$SVC.*auth.*invalid credential' '$T/o'"
+rc_has "rankmapctl with the other key's munged: exit 1, names the server and the refusal" 1 $rc "$T/o" \
+	"$SVC.*auth.*invalid credential"
 XML=$DATA/plafrim/hwloc/mirage002.xml
 on n1 "$CTL" register --server "$SVC" --xml "$XML" --host n2 >"$T/o" 2>&1; rc=$?
 expect "n1 registering n2's name: permission_denied, names n1's address (exit $rc)" \
@@ -210,8 +212,8 @@ if [ -r "$NETNS_FAKETIME_LIB" ]; then
 	expect "a munged on n2 whose clock is 10 min behind (libfaketime)" \
 		netns_munged n2 "" skew LD_PRELOAD="$NETNS_FAKETIME_LIB" FAKETIME=-600s
 	netns_exec n2 env RANKMAP_MUNGE_SOCKET="$(netns_munge_sock n2 skew)" "$CTL" ping --server "$SVC" >"$T/o" 2>&1; rc=$?
-	expect "clock skew past the TTL: exit 1, auth, expired, naming the server" \
-		sh -c "[ $rc = 1 ] && grep -q '$SVC.*auth.*credential expired' '$T/o'"
+	rc_has "clock skew past the TTL: exit 1, auth, expired, naming the server" 1 $rc "$T/o" \
+		"$SVC.*auth.*credential expired"
 	job skew openmpi "$SVC" RANKMAP_MUNGE_SOCKET="$(netns_munge_sock n2 skew)"
 	expect "clock skew: an Open MPI job runs unreordered with one warning" fell_back skew
 else
@@ -243,7 +245,7 @@ expect "half-open listener first: svc answers within the 3 s timeout ($ms ms), o
 	sh -c "[ $rc = 0 ] && [ $ms -lt 4000 ] && grep -q 'at $SVC' '$T/o' && [ \$(grep -c 'warning: $BAK' '$T/e') = 1 ]"
 job half openmpi "$BAK"
 expect "half-open listener only: an Open MPI job runs unreordered with one warning" fell_back half
-expect "  naming the server" grep -q "$BAK" "$T/half.err"
+expect "  naming the server" has "$T/half.err" "$BAK"
 netns_kill "$HALF_PID"
 # A backup that was never started (nothing listens on bak).
 on n1 "$CTL" ping --server "$SVC,$BAK" >"$T/o" 2>"$T/e"
@@ -302,24 +304,42 @@ while [ $i -le "$NJOBS" ]; do
 	job "fo$i" "$m" "$SVC,$BAK"
 	dt=$(( $(date +%s) - t0 ))
 	[ $i = $KILL_AT ] && wait "$KILLER"
-	if by_daemon "fo$i" 1 2>/dev/null; then
-		if [ $i -lt $KILL_AT ]; then primary=$((primary + 1)); else backup=$((backup + 1)); fi
-		what="reordered by rankmapd"
+	if by_daemon "fo$i" 0 2>/dev/null; then
+		primary=$((primary + 1)); what="reordered by the primary (no warning)"
+	elif by_daemon "fo$i" 1 2>/dev/null && grep -q "using rankmapd at $BAK" "$T/fo$i.err"; then
+		backup=$((backup + 1)); what="reordered by the backup, one warning"
 	elif fell_back "fo$i" 2>/dev/null; then
 		fallback=$((fallback + 1)); what="unreordered, one warning"
 	else
 		failed=$((failed + 1)); what="FAILED (exit $(cat "$T/fo$i.rc"), $(warnings "$T/fo$i.err") warnings)"
 	fi
-	echo "# failover job $i ($m, ${dt} s): $what $(grep '^rankmap' "$T/fo$i.err" | head -n 1)"
+	echo "# failover job $i ($m, ${dt} s): $what: $(grep '^rankmap' "$T/fo$i.err" | head -n 1)"
 	i=$((i + 1))
 done
 echo "# failover: $NJOBS jobs, primary killed (SIGKILL) as job $KILL_AT started: $primary reordered by the primary," \
-	"$backup reordered after the kill (backup), $fallback unreordered with one warning, $failed failed or hung"
+	"$backup reordered by the backup, $fallback unreordered with one warning, $failed failed or hung"
 expect "failover: every job reordered or unreordered with one warning; none failed or hung" test "$failed" = 0
 expect "failover: the jobs after the kill were reordered by the backup ($backup of $((NJOBS - KILL_AT + 1)))" \
 	test "$backup" -ge $((NJOBS - KILL_AT))
-expect "failover: the backup served map requests" grep -q 'map' "$T/bak.log"
 expect "the primary is gone, the backup still up" sh -c "! kill -0 $svc_PID 2>/dev/null && kill -0 $bak_PID"
+
+# The primary comes back: jobs go to it again, without a warning.
+expect "the primary restarts on svc" start_daemon svc
+job back openmpi "$SVC,$BAK"
+expect "primary back: a job is reordered by it, no warning" by_daemon back
+# The primary's host drops off the network (its link down: connections time out instead of being
+# refused): the backup maps, one warning, the job start stays bounded by the call's timeout (5 s).
+ip -n "$NS_TAG-svc" link set eth0 down
+t0=$(date +%s%N)
+job cut mpich "$SVC,$BAK"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+cut_ok() { by_daemon cut 1 && has "$T/cut.err" "using rankmapd at $BAK"; }
+expect "primary's host unreachable: the MPICH job is reordered by the backup, one warning (${ms} ms)" cut_ok
+job cut0 mpich "$SVC,$BAK" RANKMAP_DISABLE=1
+ms0=$(( ($(date +%s%N) - t0) / 1000000 - ms ))
+expect "  its start took at most the call's 5 s timeout more than an unmapped run (${ms} ms vs ${ms0} ms)" \
+	test $((ms - ms0)) -le 5500
+ip -n "$NS_TAG-svc" link set eth0 up
 
 echo "# run time: $(( $(date +%s) - t_start )) s"
 finish
