@@ -113,11 +113,11 @@ wait_for() { # tries (0.2 s apart), command...
 	while [ $i -lt "$t" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; i=$((i + 1)); done
 	return 1
 }
-netns_spawn svc slurmctld -D -i -f "$SLURM_CONF"
+netns_spawn svc slurmctld -D -i -f "$SLURM_CONF" 2>"$S/log/slurmctld.stderr"
 expect "slurmctld on svc answers from lgn" wait_for 150 netns_exec lgn scontrol ping
 # The nodes register the hardware slurm.conf gives them (test-only override, see spank_register.c).
 for n in $NODES; do
-	netns_spawn "$n" env RANKMAP_FAKE_NODE='pack:2 core:8 pu:1' slurmd -D -N "$n" -f "$SLURM_CONF"
+	netns_spawn "$n" env RANKMAP_FAKE_NODE='pack:2 core:8 pu:1' slurmd -D -N "$n" -f "$SLURM_CONF" 2>"$S/log/slurmd.$n.stderr"
 done
 all_idle() { [ "$(netns_exec lgn sinfo -h -N -t idle -o %N | sort -u | wc -l)" = 4 ]; }
 expect "slurmd n1..n4, each on its own host, are idle" wait_for 300 all_idle
@@ -145,12 +145,14 @@ field() { sed -n "s/^cart:.* $1=\([0-9]*\).*/\1/p" "$2" | head -n 1; }
 idle() { wait_for 100 all_idle; }
 # run_cart OUT SRUN_ARGS...: srun from the login node; $T/OUT.{out,err}. Open MPI 4.1's TCP transport
 # crashes in MPI_Init in a few percent of start-ups (lib.sh, ompi_start_crash): retried, and said.
+# --kill-on-bad-exit ends the step as soon as one task dies, instead of its other ranks spinning in
+# MPI_Init until the timeout.
 run_cart() {
 	o=$1; shift
 	for attempt in 1 2 3; do
 		idle
 		on lgn env OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=$NETNS_NET.0/24 RANKMAP_VERBOSE=1 \
-			SLURM_CONF="$SLURM_CONF" timeout 120 srun "$@" >"$T/$o.out" 2>"$T/$o.err"
+			SLURM_CONF="$SLURM_CONF" timeout -k 5 90 srun --kill-on-bad-exit=1 "$@" >"$T/$o.out" 2>"$T/$o.err"
 		rc=$?
 		grep -q '^cart:' "$T/$o.out" || ! ompi_start_crash "$T/$o.err" && return $rc
 		echo "# $o: attempt $attempt: MPI crashed in MPI_Init before main's output; retrying"
