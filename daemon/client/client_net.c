@@ -384,6 +384,7 @@ typedef struct tries {
 	int n, nfailed, last_errno;
 	char why[RM_ERROR_TEXT_LEN];   /* "E1: r1; E2: r2" */
 	rm_error_t single;             /* the error of a one-entry list, kept as is */
+	char single_entry[256];        /* and that entry */
 } tries_t;
 
 /* Records that entry failed with e (also in info). */
@@ -400,6 +401,7 @@ static void tried(tries_t *t, rm_client_info_t *info, const char *entry, const r
 		snprintf(one, sizeof(one), "%.200s: %.300s", entry, msg);
 	if (!t->nfailed++) {
 		t->single = *e;
+		snprintf(t->single_entry, sizeof(t->single_entry), "%s", entry);
 		if (info)
 			snprintf(info->failed, sizeof(info->failed), "%.*s", (int)sizeof(info->failed) - 1, one);
 	}
@@ -412,8 +414,14 @@ static void tried(tries_t *t, rm_client_info_t *info, const char *entry, const r
 static int none_answered(const tries_t *t, rm_error_t *err)
 {
 	if (t->n == 1 && t->nfailed == 1) {
-		if (err && !rm_error_isset(err))
+		char msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN];
+
+		/* the one server is named, whoever made the error (munged, the socket, the daemon's auth) */
+		rm_error_format(&t->single, msg, sizeof(msg));
+		if (err && !rm_error_isset(err) && strstr(msg, t->single_entry))
 			*err = t->single;
+		else
+			rm_error_set(err, t->single_entry, 0, 0, "%s", msg);
 	} else {
 		rm_error_set(err, "rankmapd", 0, 0, "no server answered: %s", t->why);
 	}
