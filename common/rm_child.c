@@ -301,7 +301,11 @@ void *rm_child_run(const char *what, rm_child_fn fn, void *arg, const rm_child_l
 	}
 	if (!l.max_out)
 		l.max_out = CHILD_MAX_OUT_DEFAULT;
-	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+	if (pipe2(p, O_CLOEXEC) < 0)
+		p[0] = p[1] = -1, pid = -1;
+	else if ((pid = fork()) < 0)
+		e = errno, close(p[0]), close(p[1]), errno = e;
+	if (pid < 0) {
 		e = errno;
 		rm_error_set(err, what, 0, 0, "cannot start a child process: %s", strerror(e));
 		errno = e;

@@ -80,13 +80,13 @@ typedef struct rm_pattern {
 	double other[2];       /* non-neighbour traffic: bytes, msgs (per rank) */
 } rm_pattern_t;
 
-/* Is the key's shape Cartesian? */
+/* Returns 1 when the key's shape is Cartesian ("cart ..."), else 0. */
 int rm_pattern_is_cart(const rm_pattern_key_t *k);
 /* Fills k->shape for a Cartesian call ("cart 3 1,0,1"). Returns 0, or -1 (EINVAL: ndims out of range). */
 int rm_pattern_shape_cart(rm_pattern_key_t *k, int ndims, const int periods[]);
 /* Fills k->shape for a graph call ("graph <ranks> <entries> <16 hex digits>"). */
 void rm_pattern_shape_graph(rm_pattern_key_t *k, uint32_t ranks, uint64_t entries, uint64_t hash);
-/* Key equality (all fields). */
+/* Returns 1 when the two keys are equal in all five fields, else 0. */
 int rm_pattern_key_equal(const rm_pattern_key_t *a, const rm_pattern_key_t *b);
 /* The key's identifier: 16 hex digits of a hash of all its fields, written into id (17 bytes). The
  * store's file name is "<id>.pattern". */
@@ -95,6 +95,7 @@ void rm_pattern_key_id(const rm_pattern_key_t *k, char id[17]);
 /* A new empty pattern for key k (borrowed, copied), with nedges zeroed graph entries (ends included). Caller frees it
  * with rm_pattern_free. NULL (ENOMEM, EINVAL above RM_PATTERN_MAX_EDGES). */
 rm_pattern_t *rm_pattern_new(const rm_pattern_key_t *k, size_t nedges);
+/* Frees p and the arrays it owns. NULL is fine. */
 void rm_pattern_free(rm_pattern_t *p);
 
 /* Merges run into *stored: stored NULL or of another shape (dimensions, entries): run replaces it (a

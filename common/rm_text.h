@@ -1,5 +1,8 @@
 /*
  * common/rm_text.h: small helpers for the line-oriented config files (cluster, torus, rankmapd).
+ *
+ * Error rule: 0 on success, -1 with errno set on failure; pointer-returning functions return a pointer
+ * inside the caller's buffer (they cannot fail). Everything works in place: nothing is allocated.
  */
 #ifndef RANKMAP_RM_TEXT_H
 #define RANKMAP_RM_TEXT_H

@@ -1,6 +1,8 @@
 /*
  * common/rm_tmpfile.h: the temporary file of an atomic write (write it, then rename it over the
  * target). Each call makes a new name, so writers of one target never share a temporary file.
+ *
+ * Error rule: a file descriptor (>= 0) on success, -1 with errno set on failure. Nothing here prints.
  */
 #ifndef RANKMAP_RM_TMPFILE_H
 #define RANKMAP_RM_TMPFILE_H

@@ -127,7 +127,9 @@ void map_breakdown(const map_graph_t *g, const topo_target_t *t, const uint32_t 
 /* Checks that perm is a bijection of n ranks onto distinct slots < nslots. Returns 0 or -1. */
 int map_check_perm(const uint32_t *perm, uint32_t n, uint32_t nslots);
 
-/* Writes / reads a permutation file: one line per rank, the slot index of rank i. */
+/* Writes / reads a permutation file: one line per rank, the slot index of rank i. map_perm_write returns
+ * 0 or -1 (perm borrowed); map_perm_read returns a new array of *n_out entries (the caller frees it), or
+ * NULL with err naming the file and line. */
 int map_perm_write(const char *path, const uint32_t *perm, uint32_t n, rm_error_t *err);
 uint32_t *map_perm_read(const char *path, uint32_t *n_out, rm_error_t *err);
 

@@ -32,3 +32,26 @@ ompi_start_crash() {
 	grep -q -e 'Process received signal' \
 		-e 'SEGV on unknown address 0x000000000000 (pc 0x000000000000' "$1"
 }
+# start_rankmapd CONF SOCK LOG [OPTION...]: starts a real rankmapd in the foreground with --config CONF
+# and --socket SOCK (and the options given), its output appended to LOG; sets D_PID. Waits until it
+# answers ping on SOCK (at most 30 s). Returns 0 once it answers, 1 when it died or never answered.
+start_rankmapd() {
+	_conf=$1 _sock=$2 _log=$3
+	shift 3
+	"$BIN/rankmapd" --config "$_conf" --socket "$_sock" --foreground "$@" >>"$_log" 2>&1 &
+	D_PID=$!
+	_n=0
+	while [ $_n -lt 300 ]; do
+		"$BIN/rankmapctl" ping --socket "$_sock" --timeout 1000 >/dev/null 2>&1 && return 0
+		kill -0 "$D_PID" 2>/dev/null || return 1
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	return 1
+}
+# stop_rankmapd: kills (SIGKILL) the rankmapd that start_rankmapd started, by its PID, and reaps it;
+# nothing when there is none. For cleanup traps: a test of shutdown sends its own SIGTERM.
+stop_rankmapd() {
+	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	D_PID=
+}

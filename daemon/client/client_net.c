@@ -260,8 +260,7 @@ static int tcp_connect(const char *entry, long long deadline, rm_error_t *err)
 
 /* ---- MUNGE ------------------------------------------------------------------------------------ */
 
-/* munged's socket path: path, else libmunge's default. */
-static void munge_path(const char *path, char *buf, size_t len)
+void rm_auth_munge_path(const char *path, char *buf, size_t len)
 {
 	munge_ctx_t c;
 	char *def = NULL;
@@ -278,8 +277,7 @@ static void munge_path(const char *path, char *buf, size_t len)
 	}
 }
 
-/* Is munged answering at path? A refused or missing socket fails at once, unlike libmunge's retries. */
-static int munged_alive(const char *path, rm_error_t *err)
+int rm_auth_munged_alive(const char *path, rm_error_t *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd, r, e;
@@ -294,9 +292,9 @@ static int munged_alive(const char *path, rm_error_t *err)
 	close(fd);
 	if (r == 0 || e == EINPROGRESS || e == EAGAIN)
 		return 0;
+	rm_error_set(err, "munge", 0, 0, "munged is not running here (cannot connect to %s: %s)", path, strerror(e));
 	errno = e;
-	return rm_error_set(err, "munge", 0, 0, "munged is not running here (cannot connect to %s: %s)", path,
-			    strerror(e));
+	return -1;
 }
 
 /* A fresh credential (free it) of RM_AUTH_PAYLOAD, or NULL with err set. */
@@ -306,8 +304,8 @@ static char *make_cred(const char *munge_socket, rm_error_t *err)
 	munge_ctx_t c;
 	munge_err_t e;
 
-	munge_path(munge_socket, path, sizeof(path));
-	if (munged_alive(path, err) < 0)
+	rm_auth_munge_path(munge_socket, path, sizeof(path));
+	if (rm_auth_munged_alive(path, err) < 0)
 		return NULL;
 	if (!(c = munge_ctx_create()))
 		return rm_error_set(err, "munge", 0, 0, "out of memory"), NULL;

@@ -107,6 +107,13 @@ int rm_frame_send_raw(int fd, const void *payload, size_t len, int timeout_ms, r
 /* Checks the form of an authentication frame's payload before anything else looks at it. Returns 0,
  * or -1 with the reason in why (len bytes). Pure: no allocation, no I/O. */
 int rm_auth_frame_check(const char *payload, size_t len, char *why, size_t whylen);
+/* munged's socket path, written into buf (len bytes): path when it is set and non-empty, else libmunge's
+ * default. Used by both ends of the connection. */
+void rm_auth_munge_path(const char *path, char *buf, size_t len);
+/* Whether something accepts connections at munged's socket path, asked without libmunge (whose retries
+ * take seconds when munged is down). Returns 0 when it does; -1 with errno set (ENAMETOOLONG, ENOENT,
+ * ECONNREFUSED...) and err (may be NULL) saying munged is not running there. */
+int rm_auth_munged_alive(const char *path, rm_error_t *err);
 
 /* Checks a response: returns 0 when "ok" is true; -1 (EPROTO for a malformed response, EREMOTEIO for
  * a daemon error) with err->source = the error code and err->text = its message. */

@@ -1,6 +1,6 @@
 /*
  * daemon/ctl/ctl_slurmtopo.c: `rankmapctl slurm-topology`: Slurm's topology.conf from InfiniBand data
- * (ibnetdiscover files, a libibnetdisc cache or live discovery), through topo/topo_slurm.h.
+ * (ibnetdiscover files, a libibnetdisc cache or live discovery), through topo/report/topo_slurm.h.
  */
 #include <getopt.h>
 #include <stdio.h>

@@ -381,6 +381,7 @@ typedef struct srv_limits srv_limits_t;
 
 /* Creates the accounting for cfg (borrowed; must outlive it). NULL on ENOMEM. */
 srv_limits_t *srv_limits_create(const srv_config_t *cfg);
+/* Frees l (NULL is fine). */
 void srv_limits_destroy(srv_limits_t *l);
 /* True for root and slurm_user. */
 int srv_limits_privileged(const srv_limits_t *l, uid_t uid);
@@ -453,6 +454,7 @@ struct srv_ctx {
 	unsigned long n_requests, n_errors, n_connections, n_rejected;
 };
 
+/* Milliseconds of CLOCK_MONOTONIC (for deadlines and durations, never for dates). */
 long long srv_now_ms(void);
 /* The last reload's result as {"at": seconds since the epoch, "ok": bool[, "error": text]}, or JSON
  * null when there was none since start (new reference; srv_requests.c). */

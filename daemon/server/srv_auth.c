@@ -48,40 +48,6 @@ static long long now_us(void)
 	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* munged's socket: the configured one, else libmunge's default. */
-static void munge_path(const char *configured, char *buf, size_t len)
-{
-	munge_ctx_t c;
-	char *def = NULL;
-
-	snprintf(buf, len, "%s", configured ? configured : "/run/munge/munge.socket.2");
-	if (configured || !(c = munge_ctx_create()))
-		return;
-	if (munge_ctx_get(c, MUNGE_OPT_SOCKET, &def) == EMUNGE_SUCCESS && def)
-		snprintf(buf, len, "%s", def);
-	munge_ctx_destroy(c);
-}
-
-/* 0 when something accepts connections at munged's socket, else -1 with errno. */
-static int munged_alive(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, r, e;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return errno = ENAMETOOLONG, -1;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
-		return -1;
-	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-	e = errno;
-	close(fd);
-	if (r == 0 || e == EINPROGRESS || e == EAGAIN)
-		return 0;
-	errno = e;
-	return -1;
-}
-
 /* The reason given for a munge error (the client sees it after "auth: "). */
 static const char *refusal(munge_err_t e)
 {
@@ -110,8 +76,8 @@ void srv_auth_decode(const char *munge_socket, srv_auth_job_t *job)
 	long long t0 = now_us();
 
 	job->ok = 0;
-	munge_path(munge_socket, path, sizeof(path));
-	if (munged_alive(path) < 0) {
+	rm_auth_munge_path(munge_socket, path, sizeof(path));
+	if (rm_auth_munged_alive(path, NULL) < 0) {
 		job->munged_down = 1;
 		snprintf(job->why, sizeof(job->why), "munged on the server cannot be reached (%.120s: %s)", path,
 			 strerror(errno));

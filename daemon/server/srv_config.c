@@ -1,5 +1,5 @@
 /*
- * daemon/srv_config.c: rankmapd.conf, parsed from one table of entries (name, type, bounds, default,
+ * daemon/server/srv_config.c: rankmapd.conf, parsed from one table of entries (name, type, bounds, default,
  * target field). Format: `name = value` lines, `#` comments, blank lines ignored; relative paths are
  * relative to the file's directory; list entries (ib_file) may repeat. Errors name file and line.
  */

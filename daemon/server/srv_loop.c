@@ -1,5 +1,5 @@
 /*
- * daemon/srv_loop.c: rankmapd's event loop. One thread, epoll, non-blocking sockets, a buffer per
+ * daemon/server/srv_loop.c: rankmapd's event loop. One thread, epoll, non-blocking sockets, a buffer per
  * connection. Every frame is size-limited and must arrive within request_timeout once started; idle
  * connections are closed after idle_timeout. Quick requests (ping) are answered here; the others go to
  * the worker pool, and the connection reads nothing more until their response is queued.

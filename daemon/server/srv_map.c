@@ -1,5 +1,5 @@
 /*
- * daemon/srv_map.c: the `map` request (a communication pattern, inline edges or a Cartesian spec, onto
+ * daemon/server/srv_map.c: the `map` request (a communication pattern, inline edges or a Cartesian spec, onto
  * hosts or slots, with a mapping engine by name) and the `order` request (torus node orderings).
  */
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
 /*
- * daemon/srv_model.c: the cluster model rankmapd serves. A model is built from the configured sources
+ * daemon/server/srv_model.c: the cluster model rankmapd serves. A model is built from the configured sources
  * (cluster file, hwloc directory, ibnetdiscover files, node-name map, live fabric, torus) and the
  * nodes' registrations, then published; requests take a reference on the current model and never
  * see it change under them. register/reload/refresh build a new one and swap it in.

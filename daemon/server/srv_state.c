@@ -1,5 +1,5 @@
 /*
- * daemon/srv_state.c: what rankmapd keeps across restarts, under the state directory:
+ * daemon/server/srv_state.c: what rankmapd keeps across restarts, under the state directory:
  *   registrations/<host>.xml   the hwloc XML each node registered (one file per node)
  *   state.json                 the sources of the last model built, its generation and hosts
  *   ib-live.cache              the last live fabric discovery (libibnetdisc cache format)

@@ -1,5 +1,5 @@
 /*
- * daemon/srv_workers.c: a small pool of threads running the requests that take time (map, report,
+ * daemon/server/srv_workers.c: a small pool of threads running the requests that take time (map, report,
  * register, reload, ...), so that the event loop keeps answering ping and accepting clients.
  * Jobs go in through a FIFO; finished jobs come back through a second list and an eventfd that wakes
  * the loop. With isolation = process, each thread owns a worker process (srv_child.c) and hands it

@@ -63,6 +63,36 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err);
 /* True when RANKMAP_DISABLE=1 (cheap, for the fast path). */
 int rmp_disabled(void);
 
+/* A pointer to one rank's state (the tracer's, the learner's), zero-initialised: one per process, or,
+ * under SMPI, where every rank may run in one address space, one per world rank. The slot does not own
+ * what it points to. */
+typedef struct rmp_slot {
+#ifdef RANKMAP_SMPI
+	void **by_rank;         /* world-size entries, allocated at the first set, never freed */
+	int n;
+#else
+	void *p;
+#endif
+} rmp_slot_t;
+
+/* The calling rank's pointer (borrowed), NULL when none is set. Inline: the tracer's hot path. */
+static inline void *rmp_slot_get(const rmp_slot_t *s)
+{
+#ifdef RANKMAP_SMPI
+	int r = 0;
+
+	if (!s->by_rank)
+		return NULL;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+	return r < s->n ? s->by_rank[r] : NULL;
+#else
+	return s->p;
+#endif
+}
+/* Sets the calling rank's pointer (NULL clears it). Under SMPI the first non-NULL set allocates the
+ * table; without memory for it the set is dropped (rmp_slot_get then returns NULL). */
+void rmp_slot_set(rmp_slot_t *s, void *p);
+
 /* One intercepted topology call. */
 typedef struct rmp_call {
 	const char *fn;         /* "MPI_Cart_create"... */

@@ -61,6 +61,24 @@ int rmp_disabled(void)
 	return v && strcmp(v, "0") != 0;
 }
 
+void rmp_slot_set(rmp_slot_t *s, void *p)
+{
+#ifdef RANKMAP_SMPI
+	int r = 0, n = 0;
+
+	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+	PMPI_Comm_size(MPI_COMM_WORLD, &n);
+	if (!s->by_rank && p) {
+		s->by_rank = calloc((size_t)n, sizeof(*s->by_rank));
+		s->n = s->by_rank ? n : 0;
+	}
+	if (r < s->n)
+		s->by_rank[r] = p;
+#else
+	s->p = p;
+#endif
+}
+
 static int env_fake(rmp_env_t *env, rm_error_t *err)
 {
 	const char *v = env_str("RANKMAP_FAKE_HOSTS");

@@ -26,49 +26,23 @@
 
 void *rmp_learn_active;
 
+static rmp_slot_t learn_slot;
+
+rmp_learn_t *rmp_learn_ctx(void)
+{
+	return rmp_slot_get(&learn_slot);
+}
+
+static void ctx_set(rmp_learn_t *l)
+{
+	rmp_slot_set(&learn_slot, l);
 #ifdef RANKMAP_SMPI
-static rmp_learn_t **learn_by_rank;
-static int learn_nranks;
-
-rmp_learn_t *rmp_learn_ctx(void)
-{
-	int r = 0;
-
-	if (!learn_by_rank)
-		return NULL;
-	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
-	return r < learn_nranks ? learn_by_rank[r] : NULL;
-}
-
-static void ctx_set(rmp_learn_t *l)
-{
-	int r = 0, n = 0;
-
-	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
-	PMPI_Comm_size(MPI_COMM_WORLD, &n);
-	if (!learn_by_rank && l) {
-		learn_by_rank = calloc((size_t)n, sizeof(*learn_by_rank));
-		learn_nranks = learn_by_rank ? n : 0;
-	}
-	if (r < learn_nranks)
-		learn_by_rank[r] = l;
 	if (l)
-		rmp_learn_active = learn_by_rank;
-}
+		rmp_learn_active = learn_slot.by_rank;
 #else
-static rmp_learn_t *learn_ctx;
-
-rmp_learn_t *rmp_learn_ctx(void)
-{
-	return learn_ctx;
-}
-
-static void ctx_set(rmp_learn_t *l)
-{
-	learn_ctx = l;
 	rmp_learn_active = l;
-}
 #endif
+}
 
 void rmp_learn_init(void)
 {
@@ -290,6 +264,6 @@ void rmp_learn_finalize(void)
 	free(l);
 	ctx_set(NULL);
 #ifdef RANKMAP_SMPI
-	rmp_learn_active = learn_by_rank;
+	rmp_learn_active = learn_slot.by_rank;
 #endif
 }

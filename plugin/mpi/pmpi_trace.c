@@ -52,47 +52,17 @@ typedef struct comm_map {
 	int *world;         /* size entries (other communicators) */
 } comm_map_t;
 
-#ifdef RANKMAP_SMPI
-/* SMPI may run every rank in one address space: one context per world rank. */
-static trace_ctx_t **trace_by_rank;
-static int trace_nranks;
+static rmp_slot_t trace_slot; /* the tracer's context: one per process (per rank under SMPI) */
 
 static trace_ctx_t *ctx_get(void)
 {
-	int r = 0;
-
-	if (!trace_by_rank)
-		return NULL;
-	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
-	return r < trace_nranks ? trace_by_rank[r] : NULL;
+	return rmp_slot_get(&trace_slot);
 }
 
 static void ctx_set(trace_ctx_t *t)
 {
-	int r = 0, n = 0;
-
-	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
-	PMPI_Comm_size(MPI_COMM_WORLD, &n);
-	if (!trace_by_rank && t) {
-		trace_by_rank = calloc((size_t)n, sizeof(*trace_by_rank));
-		trace_nranks = trace_by_rank ? n : 0;
-	}
-	if (r < trace_nranks)
-		trace_by_rank[r] = t;
+	rmp_slot_set(&trace_slot, t);
 }
-#else
-static trace_ctx_t *trace_ctx; /* the process's only tracer context */
-
-static trace_ctx_t *ctx_get(void)
-{
-	return trace_ctx;
-}
-
-static void ctx_set(trace_ctx_t *t)
-{
-	trace_ctx = t;
-}
-#endif
 
 int rmp_trace_on(void)
 {

@@ -12,7 +12,7 @@ chmod 755 "$T"
 D_PID=
 MNT=
 cleanup() {
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null
 	rm -rf "$T"
 }
@@ -25,16 +25,7 @@ socket_mode = 0666
 EOC
 
 start() { # state dir
-	"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$1" --foreground >>"$T/d.log" 2>&1 &
-	D_PID=$!
-	n=0
-	while [ $n -lt 300 ]; do
-		"$CTL" ping --socket "$SOCK" --timeout 1000 >/dev/null 2>&1 && return 0
-		kill -0 "$D_PID" 2>/dev/null || return 1
-		sleep 0.1
-		n=$((n + 1))
-	done
-	return 1
+	start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$1"
 }
 has_host() { "$CTL" distance --socket "$SOCK" "$1" "$1" >/dev/null 2>&1; }
 

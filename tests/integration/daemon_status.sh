@@ -10,20 +10,14 @@ CTL=$BIN/rankmapctl
 T=$(mktmp) || exit 1
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
 SOCK=$T/sock
 cp "$DATA/plafrim/ib/ib-subnet0.txt" "$T/ib.txt"
 printf 'hwloc_dir = %s\nib_file = %s\nsocket_mode = 0666\n' "$DATA/daemon/hwloc" "$T/ib.txt" >"$T/rankmapd.conf"
-start() {
-	"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
-		>"$T/d.log" 2>&1 &
-	D_PID=$!
-	n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
-}
-start
+start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$T/state"
 
 # ---- the last reload ---------------------------------------------------------------------------------
 expect "ping before any reload: none since start" sh -c "'$CTL' ping --socket '$SOCK' | grep -q '^last reload: none since start'"

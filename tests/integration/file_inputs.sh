@@ -19,7 +19,7 @@ T=$(mktmp)
 chmod 755 "$T"
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -167,9 +167,7 @@ socket_mode = 0666
 EOC
 quiet() { "$@" >/dev/null; }
 start_daemon() {
-	"$BIN/rankmapd" --config "$T/d.conf" --foreground >>"$T/d.log" 2>&1 &
-	D_PID=$!
-	n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+	start_rankmapd "$T/d.conf" "$SOCK" "$T/d.log"
 }
 # stop_daemon DESC: SIGTERM, the daemon must be gone within 10 s
 stop_daemon() {

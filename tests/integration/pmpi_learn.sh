@@ -18,7 +18,7 @@ T=$(mktmp)
 chmod 755 "$T"
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -110,12 +110,7 @@ cat >"$T/rankmapd.conf" <<EOC
 hwloc_dir = $DATA/daemon/hwloc
 ib_file = $DATA/plafrim/ib/ib-subnet0.txt
 EOC
-start_daemon() {
-	"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground >>"$T/d.log" 2>&1 &
-	D_PID=$!
-	n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
-}
-start_daemon
+start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$T/state"
 expect "rankmapd is up" "$CTL" ping --socket "$SOCK"
 chmod 711 "$T/state"
 for m in $PMPI_MPIS; do
@@ -235,7 +230,7 @@ for m in $PMPI_MPIS; do
 	one_warning "$m: daemon died before the store" "stored in $RANKMAP_LEARN_DIR instead"
 	[ -n "$(ls "$RANKMAP_LEARN_DIR"/*.pattern 2>/dev/null)" ] && ok "$m: the run's pattern kept in the per-user directory" ||
 		notok "$m: pattern lost"
-	start_daemon
+	start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$T/state"
 	unset RANKMAP_LEARN_DIR
 done
 finish
