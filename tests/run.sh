@@ -33,7 +33,8 @@ serial_group() {
 	# each runs MPI jobs of more ranks than cores (busy-polling), on a local Slurm cluster (munged,
 	# slurmctld, four slurmd) or under mpirun: two at once starve each other on 2 cores (spank_cluster
 	# takes 43 s alone, 160 to 390 s beside another of them, and its timeouts then fire)
-	spank_cluster | fault_spank | fault_pmpi | pmpi_cart | pmpi_fallback | pmpi_graph | pmpi_trace | pmpi_daemon) echo mpi ;;
+	spank_cluster | fault_spank | fault_pmpi | pmpi_cart | pmpi_fallback | pmpi_graph | pmpi_trace | pmpi_daemon | \
+	fault_spank_pattern | fault_pmpi_guard | pmpi_learn | pmpi_unconnected | cluster_tcp | cluster_slurm_tcp | make_run) echo mpi ;;
 	# each runs make in $B: concurrent makes would write the same files
 	fuzz_replay | e2e_smpi_smoke | install) echo make ;;
 	esac
@@ -50,6 +51,8 @@ allowed_skip() {
 	# an ASan plugin needs the ASan runtime preloaded into slurmd, slurmstepd and srun, which shows up
 	# in every task's LD_PRELOAD that this test checks; fault_spank.sh runs the sanitized plugin
 	"spank_cluster|SANITIZE=1: "*) return 0 ;;
+	# the same for the Slurm cluster across network namespaces
+	"cluster_slurm_tcp|SANITIZE=1: "*) return 0 ;;
 	esac
 	return 1
 }

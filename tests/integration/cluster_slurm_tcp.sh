@@ -24,7 +24,7 @@ for f in spank_rankmap.so librankmap_mpi_openmpi.so librankmap_mpi_mpich.so rank
 	[ -f "$BIN/$f" ] || { notok "$BIN/$f is not built"; finish; exit 1; }
 done
 if ldd "$BIN/spank_rankmap.so" 2>/dev/null | grep -q libasan; then
-	ok "skipped under SANITIZE=1 (slurmd would need the ASan runtime preloaded; see spank_cluster.sh)"
+	skip "SANITIZE=1: slurmd would need the ASan runtime preloaded (see spank_cluster.sh)"
 	finish; exit 0
 fi
 t_start=$(date +%s)

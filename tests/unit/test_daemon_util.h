@@ -140,7 +140,7 @@ static inline json_t *td_call(const char *sock, json_t *req)
 	json_t *resp = NULL;
 	rm_error_t err = { 0 };
 
-	rm_client_call(sock, req, &resp, 20000, &err);
+	rm_client_call(sock, req, &resp, 60000, &err); /* generous: sanitized builds on a loaded machine */
 	return resp;
 }
 
