@@ -82,6 +82,32 @@ double topo_host_net_cost(struct topo_cluster *c, size_t a, size_t b);
 /* Cost of one torus hop of link cost 1: lat_hop + ref_bytes / bw_hop (cost.c). */
 double topo_torus_hop_cost(const topo_costs_t *k);
 
+/* Connectivity of a host set over the fabric (connect.c): hosts grouped by signature, the set of fabric
+ * components their HCAs are cabled into (topo_fabric_host_components); a host outside the fabric has the
+ * flat signature, which reaches every host. Two hosts reach each other when their signatures share a
+ * component (or either is flat). */
+struct topo_conn {
+	size_t n;              /* hosts checked */
+	uint32_t *sig;         /* n: signature of each host */
+	size_t nsig;
+	size_t *count, *first; /* nsig: hosts with the signature, the first of them */
+	size_t *off;           /* nsig + 1: components of s are comp[off[s] .. off[s+1]-1], sorted */
+	uint32_t *comp;
+	uint8_t *flat;         /* nsig */
+	size_t cut[2];         /* an unconnected pair (indices into the hosts given), SIZE_MAX: none */
+};
+#define TOPO_CONN_MAX_SIGS 8192
+/* Fills k for the cluster hosts hosts[0 .. n-1]. 0, or -1 with errno (ENOMEM; E2BIG beyond
+ * TOPO_CONN_MAX_SIGS signatures); topo_conn_free(k) either way. */
+int topo_conn_build(struct topo_cluster *c, const size_t *hosts, size_t n, struct topo_conn *k);
+void topo_conn_free(struct topo_conn *k);
+/* 1 when hosts of signatures s and t reach each other over the network. */
+int topo_conn_linked(const struct topo_conn *k, size_t s, size_t t);
+/* The warning for a set with an unconnected pair (k->cut[0] != SIZE_MAX): names that pair (names[i]: host
+ * i of the set), the groups the fabric splits the set into, or how many hosts lack a path to some other,
+ * and the penalty distance. A new string, NULL when out of memory. */
+char *topo_conn_message(const struct topo_conn *k, const char *const *names, double penalty);
+
 /* A small string set, for duplicate checks inside one load (cluster.c). */
 struct topo_nameset;
 struct topo_nameset *topo_nameset_create(size_t hint);

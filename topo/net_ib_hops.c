@@ -104,3 +104,34 @@ int topo_fabric_hops(const struct topo_fabric *f, size_t a, size_t b)
 	}
 	return best == INT_MAX ? -1 : best;
 }
+
+size_t topo_fabric_host_components(const struct topo_fabric *f, size_t h, uint32_t *out, size_t max)
+{
+	const struct ib_host *hh;
+	size_t n = 0, i, j;
+
+	if (!f->finalized || h >= f->nhosts)
+		return 0;
+	hh = &f->hosts[h];
+	for (i = 0; i < hh->n; i++) {
+		const struct ib_attach *x = &f->att[hh->first + i];
+		uint32_t id;
+
+		if (x->sw >= 0 && f->nlevels > 0)
+			id = f->group[(size_t)(f->nlevels - 1) * f->nsw + (size_t)x->sw];
+		else if (x->peer_ca != IB_NONE) /* a back-to-back cable: its own component */
+			id = (uint32_t)f->nsw + (x->ca < x->peer_ca ? x->ca : x->peer_ca);
+		else
+			continue;
+		if (id == IB_NONE)
+			continue;
+		for (j = 0; j < n && j < max && out[j] != id; j++)
+			;
+		if (j < n && j < max)
+			continue; /* already listed */
+		if (n < max)
+			out[n] = id;
+		n++;
+	}
+	return n;
+}

@@ -56,6 +56,8 @@ struct build {
 	uint32_t *count;              /* ncand */
 	size_t *order;                /* sorted (depth-first) position -> input index */
 	int keep[MAXCAND], nkeep;     /* kept candidate levels */
+	struct topo_conn conn;        /* fabric connectivity of the target's hosts (by target-local host) */
+	int cut;                      /* some of them cannot reach each other (conn.cut) */
 	rm_error_t *err;
 };
 
@@ -398,6 +400,8 @@ static int level_costs(struct build *b, double *cost)
 		double d = topo_slot_distance(b->c, sa, sb);
 
 		k = common_kept(b, i, i + 1);
+		if (d < 0 && b->cut)
+			continue; /* a pair the fabric does not connect: penalty distance (apply_cut) */
 		if (d < 0) {
 			errno = EHOSTUNREACH;
 			return rm_error_set(b->err, "slots", 0, 0, "hosts %s and %s are not connected",
@@ -498,8 +502,8 @@ static int attach_torus(struct build *b, topo_target_t *t)
 
 /* m[g1][g2]: network cost between representative hosts of groups g1 and g2 (rep2: a second host of
  * the group, for the diagonal); lo/hi: range of those costs per deepest common kept level. */
-static int fill_matrix(struct build *b, uint32_t G, const size_t *rep, const size_t *rep2, float *m, double *lo,
-		       double *hi)
+static int fill_matrix(struct build *b, const topo_target_t *t, uint32_t G, const size_t *rep, const size_t *rep2,
+		       float *m, double *lo, double *hi)
 {
 	uint32_t g1, g2;
 	int k;
@@ -512,7 +516,10 @@ static int fill_matrix(struct build *b, uint32_t G, const size_t *rep, const siz
 			uint32_t ha = sorted_slot(b, rep[g1]).host, hb;
 			double d = 0.0;
 
-			if (j != SIZE_MAX) {
+			if (j != SIZE_MAX && b->cut &&
+			    !topo_conn_linked(&b->conn, b->conn.sig[t->slot_host[rep[g1]]], b->conn.sig[t->slot_host[j]])) {
+				d = -1.0; /* not connected: the penalty, once known (apply_cut) */
+			} else if (j != SIZE_MAX) {
 				hb = sorted_slot(b, j).host;
 				if ((d = topo_host_net_cost(b->c, ha, hb)) < 0) {
 					errno = EHOSTUNREACH;
@@ -528,20 +535,54 @@ static int fill_matrix(struct build *b, uint32_t G, const size_t *rep, const siz
 	return 0;
 }
 
-/* Distances between the network groups (leaf switches, hosts outside the fabric) of the target, by
- * representative hosts. Raises cost[] to the largest distance seen per level; when distances within
- * one level differ, the tree is not exact and t gets net_dist over this matrix. */
+/* Network classes of the sorted slots in cls[]: the leaf-level network group (leaf switch, host outside
+ * the fabric) of each slot's host, split by fabric signature when some hosts are not connected (hosts of
+ * one leaf group are then not interchangeable). Returns the class count, 0 when out of memory. */
+static uint32_t net_classes(struct build *b, const topo_target_t *t, int gl, uint32_t *cls)
+{
+	size_t i, nc = (size_t)b->ncand;
+	struct pairmap m;
+	uint32_t G = 0;
+
+	if (!b->cut) {
+		for (i = 0; i < b->n; i++)
+			cls[i] = b->ids[i * nc + (size_t)gl];
+		return cand_count(b, gl);
+	}
+	m.cap = 16;
+	while (m.cap < b->n * 2)
+		m.cap *= 2;
+	m.raw = malloc(m.cap * sizeof(*m.raw));
+	m.parent = malloc(m.cap * sizeof(*m.parent));
+	m.val = calloc(m.cap, sizeof(*m.val));
+	for (i = 0; m.raw && m.parent && m.val && i < b->n; i++)
+		cls[i] = pair_id(&m, b->ids[i * nc + (size_t)gl], b->conn.sig[t->slot_host[i]], &G);
+	if (!m.raw || !m.parent || !m.val)
+		G = 0;
+	free(m.raw), free(m.parent), free(m.val);
+	return G;
+}
+
+/* Distances between the network classes (net_classes) of the target, by representative hosts. Raises
+ * cost[] to the largest distance seen per level; when distances within one level differ, or some hosts
+ * are not connected, the tree is not exact and t gets net_dist over this matrix. */
 static int attach_matrix(struct build *b, topo_target_t *t, double *cost)
 {
-	int gl = b->host_cand - 1, k, irregular = 0;
-	uint32_t G = gl > 0 ? cand_count(b, gl) : 0, g1;
-	size_t *rep = NULL, *rep2 = NULL, i, nc = (size_t)b->ncand;
+	int gl = b->host_cand - 1, k, irregular = b->cut;
+	uint32_t G = 0, g1, *cls = NULL;
+	size_t *rep = NULL, *rep2 = NULL, i;
 	double lo[MAXCAND], hi[MAXCAND];
 	struct netmat *x = NULL;
 	float *m = NULL;
 
-	if (b->net_mode != 1 || G < 1 || G > MAX_MATRIX_GROUPS)
+	if (b->net_mode != 1 || gl < 1)
 		return 0;
+	if (!(cls = malloc(b->n * sizeof(*cls))) || !(G = net_classes(b, t, gl, cls)))
+		goto nomem;
+	if (G > MAX_MATRIX_GROUPS) {
+		free(cls);
+		return 0;
+	}
 	rep = malloc(G * sizeof(*rep));
 	rep2 = malloc(G * sizeof(*rep2));
 	m = malloc((size_t)G * G * sizeof(*m));
@@ -550,15 +591,15 @@ static int attach_matrix(struct build *b, topo_target_t *t, double *cost)
 	for (g1 = 0; g1 < G; g1++)
 		rep[g1] = rep2[g1] = SIZE_MAX;
 	for (i = 0; i < b->n; i++) {
-		uint32_t g = b->ids[i * nc + (size_t)gl];
+		uint32_t g = cls[i];
 
 		if (rep[g] == SIZE_MAX)
 			rep[g] = i;
 		else if (rep2[g] == SIZE_MAX && sorted_slot(b, i).host != sorted_slot(b, rep[g]).host)
 			rep2[g] = i;
 	}
-	if (fill_matrix(b, G, rep, rep2, m, lo, hi) < 0) {
-		free(rep), free(rep2), free(m);
+	if (fill_matrix(b, t, G, rep, rep2, m, lo, hi) < 0) {
+		free(rep), free(rep2), free(m), free(cls);
 		return -1;
 	}
 	for (k = b->nkeep - 2; k >= 0; k--) {
@@ -569,26 +610,73 @@ static int attach_matrix(struct build *b, topo_target_t *t, double *cost)
 			cost[k] = cost[k + 1];
 	}
 	free(rep2);
+	rep2 = NULL;
 	if (!irregular) {
-		free(rep);
-		free(m);
+		free(rep), free(m), free(cls);
 		return 0;
 	}
 	if (!(x = calloc(1, sizeof(*x))) || !(x->host_group = malloc(t->nhosts * sizeof(uint32_t))))
 		goto nomem;
 	for (i = 0; i < b->n; i++)
-		x->host_group[t->slot_host[i]] = b->ids[i * nc + (size_t)gl];
+		x->host_group[t->slot_host[i]] = cls[i];
 	x->ngroups = G;
 	x->m = m;
-	free(rep);
+	free(rep), free(cls);
 	t->net_ctx = x;
 	t->net_dist = netmat_dist;
 	t->net_free = netmat_free;
 	return 0;
 nomem:
-	free(rep), free(rep2), free(m), free(x);
+	free(rep), free(rep2), free(m), free(x), free(cls);
 	errno = ENOMEM;
 	return rm_error_set(b->err, "target", 0, 0, "out of memory");
+}
+
+/* ---- hosts the fabric does not connect ----------------------------------------------------------- */
+
+/* b->conn over the target's hosts (target-local numbering), b->cut when some pair is not connected.
+ * Beyond TOPO_CONN_MAX_SIGS signatures the check is skipped (an unconnected pair then fails the build). */
+static int check_connected(struct build *b, const topo_target_t *t)
+{
+	size_t *hosts, i;
+	int r = 0;
+
+	if (b->net_mode != 1)
+		return 0;
+	if (!(hosts = malloc(t->nhosts * sizeof(*hosts))))
+		return errno = ENOMEM, -1;
+	for (i = 0; i < b->n; i++)
+		hosts[t->slot_host[i]] = t->slot[i].host;
+	if (topo_conn_build(b->c, hosts, t->nhosts, &b->conn) < 0)
+		r = errno == E2BIG ? 0 : -1;
+	else
+		b->cut = b->conn.cut[0] != SIZE_MAX;
+	free(hosts);
+	return r;
+}
+
+/* Unconnected pairs get twice the largest network distance of the target (at least the one-switch
+ * network cost): in the net_dist matrix, and as the root's cost, the level where such pairs meet (hosts
+ * of one top-level switch group are connected), so that tree-based engines keep heavy traffic within a
+ * group too. Sets t->warning. */
+static int apply_cut(struct build *b, topo_target_t *t)
+{
+	const topo_costs_t *k = &b->c->costs;
+	double base = k->lat_net + (k->bw_net > 0 ? k->ref_bytes / (k->bw_net * 1000.0) : 0.0);
+	double pen = 2.0 * (t->cost[0] > base ? t->cost[0] : base);
+	size_t i;
+
+	if (t->net_dist == netmat_dist) {
+		struct netmat *x = t->net_ctx;
+
+		for (i = 0; i < (size_t)x->ngroups * x->ngroups; i++)
+			if (x->m[i] < 0)
+				x->m[i] = (float)pen;
+	}
+	t->cost[0] = pen;
+	if (!(t->warning = topo_conn_message(&b->conn, (const char *const *)t->host_name, pen)))
+		return errno = ENOMEM, -1;
+	return 0;
 }
 
 /* ---- assembling the target ----------------------------------------------------------------------- */
@@ -656,8 +744,8 @@ static topo_target_t *assemble(struct build *b)
 		rm_error_set(b->err, "target", 0, 0, "out of memory");
 		return NULL;
 	}
-	if (level_costs(b, t->cost) < 0 || attach_matrix(b, t, t->cost) < 0 ||
-	    (b->net_mode == 2 && attach_torus(b, t) < 0)) {
+	if (check_connected(b, t) < 0 || level_costs(b, t->cost) < 0 || attach_matrix(b, t, t->cost) < 0 ||
+	    (b->cut && apply_cut(b, t) < 0) || (b->net_mode == 2 && attach_torus(b, t) < 0)) {
 		int e = errno;
 
 		topo_target_destroy(t);
@@ -692,6 +780,7 @@ topo_target_t *topo_target_from_slots(topo_cluster_t c, const topo_slot_t *slots
 	free(b.ids);
 	free(b.count);
 	free(b.order);
+	topo_conn_free(&b.conn);
 	return t;
 }
 

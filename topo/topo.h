@@ -170,6 +170,15 @@ unsigned topo_host_ncores(topo_cluster_t c, size_t h);
  * 0 for the same host, -1 when either host is not in the fabric or they are not connected. */
 int topo_host_hops(topo_cluster_t c, size_t a, size_t b);
 
+/* Whether every two of the n hosts (cluster indices) can reach each other over the network: 1 when they
+ * can (a host outside the InfiniBand fabric reaches every host through the cost model's flat network, so
+ * a cluster without a fabric is connected), 0 when some cannot, one such pair then in *a and *b (either
+ * may be NULL); -1 with errno set (EINVAL: the cluster not finalized or a host out of range; ENOMEM;
+ * E2BIG: the hosts cabled into more than 8192 distinct sets of fabric components). Complete (every pair
+ * is covered: hosts A and B may share a subnet, B and C another, and A and C none) in time O(n + s^2) for
+ * s distinct sets, a few per subnet combination, and memory O(n) (topo/connect.c). */
+int topo_hosts_connected(topo_cluster_t c, const size_t *hosts, size_t n, size_t *a, size_t *b);
+
 /* ---- cost model (topo/cost.c) --------------------------------------------------------------- */
 
 /* Kinds of level a slot hierarchy has, outermost first. */
@@ -247,6 +256,10 @@ struct topo_target {
 	double (*net_dist)(const topo_target_t *t, uint32_t ha, uint32_t hb);
 	void *net_ctx;
 	void (*net_free)(void *net_ctx);
+	/* one warning about the target for the user (owned), NULL when none: hosts the InfiniBand fabric
+	 * does not connect (topo_hosts_connected); those pairs are at a penalty distance, twice the largest
+	 * network distance of the target, so that mappings keep heavy traffic within each group */
+	char *warning;
 };
 
 /* Parses a Scotch tleaf string "tleaf N a1 c1 a2 c2 ... aN cN": N levels, arity a_i, and cost c_i
@@ -254,7 +267,9 @@ struct topo_target {
 topo_target_t *topo_target_from_tleaf(const char *s, rm_error_t *err);
 /* Restricts the cluster to the given slots (in that order: slot i of the target is slots[i] when the
  * order is already depth-first, else the target renumbers them depth-first and `slot` says which is
- * which). The cluster must be finalized and must outlive nothing: the target copies what it needs. */
+ * which). The cluster must be finalized and must outlive nothing: the target copies what it needs.
+ * Hosts the InfiniBand fabric does not connect are no error: the target is built with a penalty
+ * distance between them and t->warning says so (see struct topo_target). */
 topo_target_t *topo_target_from_slots(topo_cluster_t c, const topo_slot_t *slots, size_t n, rm_error_t *err);
 /* Convenience: every core (per_core != 0: first PU of each core) or every PU of the named hosts, in
  * the given host order. Unknown hosts and hosts without hardware data are errors naming the host. */

@@ -47,6 +47,11 @@ int topo_fabric_finalize(struct topo_fabric *f, rm_error_t *err);
  * share a spine set, ...), for building target hierarchies; number of such levels in *nlevels. */
 int topo_fabric_network_levels(const struct topo_fabric *f);
 long topo_fabric_leaf_group(const struct topo_fabric *f, long leaf, int k);
+/* The fabric components host h's HCA ports are cabled into, as ids (distinct, unsorted) in out[0 ..
+ * max-1]: a connected set of switches of one subnet (its smallest switch index), or one back-to-back
+ * HCA cable (nswitches + its smaller HCA node). Two hosts can reach each other over the fabric exactly
+ * when they share an id. Returns how many there are (more than max: call again with a larger out). */
+size_t topo_fabric_host_components(const struct topo_fabric *f, size_t h, uint32_t *out, size_t max);
 
 /* ---- torus, implemented in net_torus.c ------------------------------------------------------ */
 

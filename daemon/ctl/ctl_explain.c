@@ -196,6 +196,7 @@ struct ex_result {
 	int classed;                 /* the target's levels have kinds */
 	char algo[160];
 	const char *metric;
+	const char *warning;         /* the target's (hosts the fabric does not connect), NULL */
 };
 
 static void ex_print_json(const map_graph_t *g, const topo_target_t *t, const struct ex_result *r)
@@ -219,6 +220,8 @@ static void ex_print_json(const map_graph_t *g, const topo_target_t *t, const st
 					      pct(r->cb[k], r->total), "after_percent", pct(r->ca[k], r->total)));
 	json_object_set_new(o, "levels", lv);
 	json_object_set_new(o, "classes", cl);
+	if (r->warning)
+		json_object_set_new(o, "warnings", json_pack("[s]", r->warning));
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(o);
@@ -262,6 +265,8 @@ static int ex_finish(const struct ex_args *a, const map_graph_t *g, const topo_t
 		r->cb[k] += r->before[l];
 		r->ca[k] += r->after[l];
 	}
+	if (r->warning && !a->json)
+		fprintf(stderr, "rankmapctl explain: warning: %s\n", r->warning);
 	if (a->json)
 		ex_print_json(g, t, r);
 	else
@@ -271,7 +276,8 @@ static int ex_finish(const struct ex_args *a, const map_graph_t *g, const topo_t
 
 static int ex_run(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t, rm_error_t *err)
 {
-	struct ex_result r = { .metric = a->metric && strcmp(a->metric, "bytes") ? a->metric : "bytes" };
+	struct ex_result r = { .metric = a->metric && strcmp(a->metric, "bytes") ? a->metric : "bytes",
+			       .warning = t->warning };
 	uint32_t *perm = malloc(((size_t)g->n + 1) * sizeof(*perm)), i;
 	int rc = -1;
 
@@ -427,6 +433,7 @@ static int ex_remote(const struct ex_args *a, const map_graph_t *g)
 		snprintf(r.algo, sizeof(r.algo), "file %s", a->perm);
 	else
 		snprintf(r.algo, sizeof(r.algo), "%s", json_string_value(json_object_get(resp, "algorithm")) ?: "?");
+	r.warning = json_string_value(json_array_get(json_object_get(resp, "warnings"), 0));
 	rc = ex_finish(a, g, t, &r) < 0;
 out:
 	if (rc && rm_error_isset(&err))

@@ -71,12 +71,18 @@ static void map_usage(FILE *f)
 		"                        summary goes to standard error)\n"
 		"    --json              print the summary as one JSON object: ranks, slots, algo,\n"
 		"                        engine, cost, identity_cost, improvement, time_ms, target,\n"
-		"                        breakdown and identity_breakdown (traffic per level)\n"
+		"                        breakdown and identity_breakdown (traffic per level), and\n"
+		"                        warnings (an array of strings) when there are any\n"
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl map --cart 8x4:1,1:10,1 --topology 'tleaf 4 2 14 2 10 2 2 4 1' --json\n"
 		"    rankmapctl map --pattern app.mtx --metric messages --cluster /etc/rankmap/cluster.conf \\\n"
 		"                   --hosts 'node[01-08]' --algo auto --out app.perm\n\n"
+		"WARNINGS\n"
+		"    Hosts that no InfiniBand subnet joins (the job spans unconnected subnets) are\n"
+		"    mapped with a warning naming such a pair (on standard error, or in --json's\n"
+		"    warnings); traffic between them is costed at twice the largest network distance\n"
+		"    of the job's hosts, so heavy traffic stays within each connected group.\n\n"
 		"EXIT STATUS\n"
 		"    0 success, 1 bad input (pattern, target, more ranks than slots), 2 usage error\n");
 }
@@ -255,6 +261,11 @@ static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n
 		json_dumpf(summary, sum, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		fputc('\n', sum);
 	} else {
+		json_t *w;
+		size_t i;
+
+		json_array_foreach(json_object_get(summary, "warnings"), i, w)
+			fprintf(stderr, "rankmapctl map: warning: %s\n", json_string_value(w));
 		print_text(sum, summary);
 	}
 	return 0;
@@ -289,6 +300,8 @@ static int map_run(const struct map_args *a, const map_graph_t *g, const topo_ta
 		json_object_set_new(s, "target", json_string(tleaf));
 	json_object_set_new(s, "breakdown", breakdown_json(t, bd));
 	json_object_set_new(s, "identity_breakdown", breakdown_json(t, idbd));
+	if (t->warning)
+		json_object_set_new(s, "warnings", json_pack("[s]", t->warning));
 	rc = map_output(a, perm, g->n, s);
 out:
 	json_decref(s);
@@ -383,6 +396,8 @@ static int map_remote(const struct map_args *a, const map_graph_t *g)
 		json_object_set(s, "target", json_object_get(resp, "target"));
 	json_object_set(s, "breakdown", json_object_get(resp, "breakdown"));
 	json_object_set(s, "identity_breakdown", json_object_get(resp, "identity_breakdown"));
+	if (json_array_size(json_object_get(resp, "warnings")))
+		json_object_set(s, "warnings", json_object_get(resp, "warnings"));
 	if (s && json_array_size(p) == g->n && (perm = calloc((size_t)g->n + 1, sizeof(*perm)))) {
 		for (i = 0; i < g->n; i++)
 			perm[i] = (uint32_t)json_integer_value(json_array_get(p, i));

@@ -277,6 +277,8 @@ static json_t *map_response(const json_t *id, const topo_target_t *t, topo_clust
 	json_object_set_new(resp, "identity_cost", json_real(res->identity_cost));
 	json_object_set_new(resp, "algorithm", json_string(res->algo));
 	json_object_set_new(resp, "time_ms", json_real(res->time_ms));
+	if (t->warning) /* hosts the fabric does not connect: mapped, with a penalty distance */
+		json_object_set_new(resp, "warnings", json_pack("[s]", t->warning));
 	return resp;
 }
 

@@ -107,6 +107,8 @@ typedef struct rmp_call {
 	char **dhosts;          /* root, RANKMAP_SOCKET: the daemon's host names (NULL-terminated) */
 	int *codes;             /* root: per rank, its new rank, -1 left out, RMP_CODE_FAILED (scattered) */
 	size_t ndhosts;
+	char warning[400];      /* root: the target's warning (topo_target_t.warning, or rankmapd's "warnings"),
+				 * "" when none; it goes into the report line, never on a line of its own */
 	/* learning (pmpi_learn*.c), when env.learn */
 	int learn;              /* this call is learned: tracked after creation, its pattern looked up */
 	uint32_t learn_order;   /* its place among the program's topology calls with reorder=1 */

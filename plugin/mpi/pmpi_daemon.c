@@ -208,6 +208,9 @@ int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl
 			vrank[v] = (uint32_t)r;
 	}
 	free(keys);
+	if (json_string_value(json_array_get(json_object_get(resp, "warnings"), 0)))
+		snprintf(call->warning, sizeof(call->warning), "%s",
+			 json_string_value(json_array_get(json_object_get(resp, "warnings"), 0)));
 	res->cost = json_number_value(json_object_get(resp, "cost"));
 	res->identity_cost = json_number_value(json_object_get(resp, "identity_cost"));
 	snprintf(res->algo, sizeof(res->algo), "rankmapd:%s",

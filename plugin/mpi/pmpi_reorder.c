@@ -28,20 +28,22 @@ static int worth_moving(double before, double after)
 /* Root: one line describing the outcome, printed (RANKMAP_VERBOSE) and/or appended (RANKMAP_REPORT). */
 static void report(const rmp_call_t *call, const char *algo, double before, double after, uint32_t moved)
 {
-	char line[512], learned[64] = "";
+	char line[1024], learned[64] = "", warning[sizeof(call->warning) + 16] = "";
 	double now = PMPI_Wtime();
 
 	if (call->learn) /* RANKMAP_LEARN: the learned pattern used, or "none" */
 		snprintf(learned, sizeof(learned), " learned=%s", call->learned);
+	if (call->warning[0]) /* e.g. hosts the fabric does not connect: mapped, with a penalty distance */
+		snprintf(warning, sizeof(warning), " warning=\"%s\"", call->warning);
 
 	/* time_ms: since the call began (includes waiting for the other ranks); map_ms: the root's
 	 * placement and mapping (wall time), map_cpu_ms: the CPU time it used (what remains of map_ms
 	 * when the machine is not oversubscribed) */
 	snprintf(line, sizeof(line),
 		 "rankmap: report fn=%s ranks=%u size=%d algo=%s cost_before=%.6g cost_after=%.6g moved=%u "
-		 "time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f%s\n",
+		 "time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f%s%s\n",
 		 call->fn, call->nverts, call->size, algo, before, after, moved, (now - call->t0) * 1e3,
-		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, learned);
+		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, learned, warning);
 	if (call->env.verbose) {
 		fputs(line, stderr);
 		fflush(stderr);
@@ -91,6 +93,9 @@ static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g
 	}
 	for (uint32_t v = 0; v < n; v++)
 		cur[v] = pl->rank_slot[v];
+	call->warning[0] = 0;
+	if (pl->target->warning)
+		snprintf(call->warning, sizeof(call->warning), "%s", pl->target->warning);
 	double before, after;
 	const char *algo;
 
