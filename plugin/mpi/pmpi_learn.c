@@ -70,7 +70,35 @@ static void ctx_set(rmp_learn_t *l)
 }
 #endif
 
-void rmp_learn_init(void)
+/* The hash of the program's arguments (argv[1..]; without them, /proc/self/cmdline's), never 0. */
+static uint64_t cmdline_hash(const int *argc, char ***argv)
+{
+	uint64_t h = RMP_HASH_INIT;
+
+	if (argc && argv && *argv && *argc > 0) {
+		for (int i = 1; i < *argc && (*argv)[i]; i++)
+			for (const char *c = (*argv)[i];; c++) {
+				h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+				if (!*c)
+					break;
+			}
+		return h | 1;
+	}
+	FILE *f = fopen("/proc/self/cmdline", "r");
+	int c, first = 1;
+
+	if (!f)
+		return 0;
+	while ((c = getc(f)) != EOF) {
+		if (!first)
+			h = (h ^ (unsigned char)c) * 1099511628211ULL;
+		first &= c != 0; /* argv[0] (the program is in the key) */
+	}
+	fclose(f);
+	return h | 1;
+}
+
+void rmp_learn_init(const int *argc, char ***argv)
 {
 	const char *v = getenv("RANKMAP_LEARN");
 
@@ -78,8 +106,10 @@ void rmp_learn_init(void)
 		return;
 	rmp_learn_t *l = calloc(1, sizeof(*l));
 
-	if (l)
+	if (l) {
+		l->cmdline = cmdline_hash(argc, argv);
 		ctx_set(l);
+	}
 }
 
 /* ---- the hot path ------------------------------------------------------------------------------ */

@@ -44,6 +44,7 @@ typedef struct rmp_learn {
 	uint64_t untracked;     /* sends on communicators that are not tracked */
 	int warned;             /* at most one learning warning per process */
 	int calls;              /* topology calls with reorder=1 so far (their order) */
+	uint64_t cmdline;       /* hash of the program's arguments (rm_pattern_usable), 0 unknown */
 } rmp_learn_t;
 
 /* This process's (rank's) context, NULL when not learning. */
