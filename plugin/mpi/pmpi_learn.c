@@ -107,6 +107,7 @@ void rmp_learn_init(const int *argc, char ***argv)
 	rmp_learn_t *l = calloc(1, sizeof(*l));
 
 	if (l) {
+		l->hit.dest = RMP_LEARN_NOHIT;
 		l->cmdline = cmdline_hash(argc, argv);
 		ctx_set(l);
 	}
@@ -151,6 +152,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 	for (int i = 0; l && comm && i < l->n; i++)
 		if (l->rec[i].comm == *comm && *comm != MPI_COMM_NULL) {
 			l->rec[i].comm = MPI_COMM_NULL; /* the handle may be reused: stop counting, keep the counts */
+			l->hit.dest = RMP_LEARN_NOHIT;
 			if (l->world == &l->rec[i])
 				l->world = NULL;
 		}
@@ -294,6 +296,7 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 		c->periods[d] = periods[d] != 0;
 	c->xadj = call->lxadj, c->adj = call->ladj, c->gn = call->ln, c->ghash = call->lhash;
 	call->lxadj = NULL, call->ladj = NULL;
+	l->hit.dest = RMP_LEARN_NOHIT; /* the world record may change */
 	if (newcomm != MPI_COMM_NULL) { /* after c->ndims: rec_neighbours reads it */
 		PMPI_Comm_rank(newcomm, &c->vertex);
 		if (rec_neighbours(c, newcomm) != 0)
@@ -310,6 +313,7 @@ void rmp_learn_finalize(void)
 
 	if (!l)
 		return;
+	l->hit.dest = RMP_LEARN_NOHIT;
 	for (int i = 0; i < l->n; i++) {
 		rmp_learn_rec_t *c = &l->rec[i];
 
