@@ -4,7 +4,7 @@
 # dimension inside hosts; `rankmapctl patterns` lists, shows and forgets; a second user (created here)
 # never receives the first user's pattern; a rebuilt program (another build-id) does not reuse the old
 # pattern beyond its first run; bad input (corrupt, truncated or oversized store file, a directory owned
-# by someone else or world-writable, a daemon that dies between lookup and store) gives one warning and
+# by someone else or world-writable, a full disk, a daemon that dies between lookup and store) gives one warning and
 # the job runs on. A graph call (ring of rings, MPI_Graph_create) learns per edge. `rankmapctl explain
 # --learned` names the pattern a mapping used (from the report line), its runs and non-neighbour traffic.
 #
@@ -20,6 +20,7 @@ chmod 755 "$T"
 D_PID=
 cleanup() {
 	[ -n "$D_PID" ] && kill "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	for d in "$T"/full-*; do mountpoint -q "$d" 2>/dev/null && umount "$d"; done
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -237,6 +238,23 @@ for m in $PMPI_MPIS; do
 	check_run "$m: good file back: no warning"
 	case $(learned) in ????????????????/runs=2) ok "$m: the kept pattern serves again ($(learned))" ;;
 	*) notok "$m: after restoring: learned=$(learned)" ;; esac
+
+	# a full disk while storing (a 64k tmpfs, filled): the stored pattern serves, one warning, the old
+	# file stays intact and no temporary file is left
+	FULL=$T/full-$m; mkdir -p "$FULL"
+	if mount -t tmpfs -o size=64k,mode=700 tmpfs "$FULL"; then
+		cp "$f" "$FULL/"; pf=$FULL/$(basename "$f"); sum=$(md5sum <"$pf")
+		dd if=/dev/zero of="$FULL/fill" bs=4k 2>/dev/null
+		RANKMAP_LEARN_DIR=$FULL job "$m" -p $GRID
+		one_warning "$m: full disk while storing" "not stored"
+		case $(learned) in ????????????????/runs=*) ok "$m: full disk: the stored pattern still served ($(learned))" ;;
+		*) notok "$m: full disk: learned=$(learned)" ;; esac
+		[ "$(md5sum <"$pf")" = "$sum" ] && [ "$(ls -A "$FULL" | grep -cv '^fill$')" = 1 ] &&
+			ok "$m: full disk: the old file intact, no temporary left" || notok "$m: full disk: $(ls -A "$FULL")"
+		umount "$FULL"
+	else
+		notok "$m: cannot mount a tmpfs on $FULL: the full-disk check did not run"
+	fi
 
 	# a daemon that dies between the lookup (MPI_Cart_create) and the store (MPI_Finalize)
 	rm -rf "$T/fallback-$m"; export RANKMAP_LEARN_DIR=$T/fallback-$m
