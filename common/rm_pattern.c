@@ -114,6 +114,41 @@ static rm_pattern_t *copy(const rm_pattern_t *run)
 	return p;
 }
 
+double rm_pattern_distance(const rm_pattern_t *a, const rm_pattern_t *b)
+{
+	size_t n = a->ndims ? (size_t)a->ndims : a->nedges;
+	double ta = 0, tb = 0, d = 0;
+
+	if (a->ndims != b->ndims || a->nedges != b->nedges)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		ta += a->ndims ? a->dim[i][0] + a->dim[i][1] : a->edge[2 * i];
+		tb += b->ndims ? b->dim[i][0] + b->dim[i][1] : b->edge[2 * i];
+	}
+	if (!(ta > 0) || !(tb > 0))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		double x = a->ndims ? a->dim[i][0] + a->dim[i][1] : a->edge[2 * i];
+		double y = b->ndims ? b->dim[i][0] + b->dim[i][1] : b->edge[2 * i];
+
+		d += fabs(x / ta - y / tb);
+	}
+	return d / 2 < 1 ? d / 2 : 1;
+}
+
+int rm_pattern_usable(const rm_pattern_t *p, uint32_t ranks, uint64_t cmdline, const char **why)
+{
+	const char *w = NULL;
+
+	if (p->drift > RM_PATTERN_DRIFT_MAX)
+		w = "unstable";
+	else if (p->ranks == ranks && p->cmdline && cmdline && p->cmdline != cmdline)
+		w = "input-changed";
+	if (why)
+		*why = w;
+	return !w;
+}
+
 static double avg(double old, double now, double a)
 {
 	return (1.0 - a) * old + a * now;
@@ -129,8 +164,12 @@ rm_pattern_t *rm_pattern_merge(rm_pattern_t *stored, const rm_pattern_t *run, ti
 		if (!(p = copy(run)))
 			return NULL;
 		p->runs = 1;
+		p->drift = 0;
 	} else {
 		double a = 1.0 / (double)(stored->runs + 1);
+
+		p->drift = rm_pattern_distance(stored, run); /* before the average moves */
+		p->cmdline = run->cmdline;
 
 		if (a < RM_PATTERN_EMA)
 			a = RM_PATTERN_EMA;
@@ -209,6 +248,7 @@ char *rm_pattern_format(const rm_pattern_t *p, size_t *len)
 			    p->edge[2 * i + 1]);
 	}
 	put(&b, "other = %.17g %.17g\n", p->other[0], p->other[1]);
+	put(&b, "cmdline = %016" PRIx64 "\ndrift = %.17g\n", p->cmdline, p->drift);
 	if (b.oom) {
 		free(b.s);
 		errno = ENOMEM;
@@ -406,6 +446,18 @@ static int field(parse_t *ps, const char *key, const char *v)
 		p->updated = (int64_t)u, ps->have |= F_UPDATED;
 	} else if (!strcmp(key, "dim") || !strcmp(key, "edges") || !strcmp(key, "edge")) {
 		return field_traffic(ps, key, v);
+	} else if (!strcmp(key, "cmdline")) {
+		char *end;
+
+		errno = 0;
+		p->cmdline = strtoull(v, &end, 16);
+		if (strlen(v) != 16 || strspn(v, "0123456789abcdef") != 16 || *end || errno)
+			return bad(ps, key, "expected 16 hex digits");
+	} else if (!strcmp(key, "drift")) {
+		if (get_nums(ps, key, v, &p->drift, 1) != 0)
+			return -1;
+		if (p->drift > 1)
+			return bad(ps, key, "out of 0..1");
 	} else if (!strcmp(key, "other")) {
 		if (get_nums(ps, key, v, p->other, 2) != 0)
 			return -1;

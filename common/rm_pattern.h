@@ -21,6 +21,14 @@
  * runs counting this one: the plain mean of the first four runs, then an exponential average in which
  * a run weighs 25 %, so one odd run does not erase the history.
  *
+ * Drift (a program whose pattern changes between runs, e.g. with its input): each merge records how far
+ * the run's traffic was from the average before it ("drift": the total variation distance between their
+ * byte shares per dimension or entry, 0 the same, 1 disjoint) and the run's command line ("cmdline", a
+ * hash of its arguments). A pattern is not applied (rm_pattern_usable) while the last merge drifted by
+ * more than RM_PATTERN_DRIFT_MAX (until runs agree with the average again), nor to a run of the same
+ * size as the last one with another command line (its input changed; a run at another size is expected
+ * to have other arguments, and its per-rank pattern carries over). Not applied means unweighted.
+ *
  * Text form (one "key = value" a line, '#' comments; rm_pattern_parse checks every field):
  *     rankmap-pattern = 1
  *     uid = 1000
@@ -35,6 +43,8 @@
  *     dim = 0 <bytes -1> <bytes +1> <msgs -1> <msgs +1>     (Cartesian, one line per dimension)
  *     edges = <n>                      (graphs, then n lines "edge = <vertex> <neighbour> <bytes> <msgs>")
  *     other = <bytes> <msgs>
+ *     cmdline = <16 hex digits>        (optional: the last run's arguments, 0 unknown)
+ *     drift = <0..1>                   (optional: the last merge's distance from the average)
  *
  * Error rule: 0 on success, -1 with errno set and err (may be NULL) filled on failure; pointer-returning
  * functions return NULL. Nothing here prints or exits.
@@ -54,6 +64,10 @@
 /* The largest number of adjacency entries a graph pattern may have (64M). */
 #define RM_PATTERN_MAX_EDGES (1u << 26)
 #define RM_PATTERN_EMA 0.25
+#define RM_PATTERN_DRIFT_MAX 0.15
+/* Weights from a pattern: normalised by the largest; what carried nothing weighs this much of it (the
+ * graph keeps its edges). The MPI library and rankmapctl explain apply this one rule. */
+#define RM_PATTERN_MIN_WEIGHT 1e-3
 #define RM_PATTERN_PROGRAM_LEN 96
 #define RM_PATTERN_SHAPE_LEN 96
 #define RM_PATTERN_FN_LEN 40
@@ -78,6 +92,8 @@ typedef struct rm_pattern {
 	double *edge;          /* graphs: 2 per entry (bytes, msgs), per rank */
 	uint32_t *ends;        /* graphs: 2 per entry (vertex, neighbour): the call's structure */
 	double other[2];       /* non-neighbour traffic: bytes, msgs (per rank) */
+	uint64_t cmdline;      /* hash of the last run's arguments (0: unknown) */
+	double drift;          /* the last merge's distance from the average before it (0..1) */
 } rm_pattern_t;
 
 /* Returns 1 when the key's shape is Cartesian ("cart ..."), else 0. */
@@ -102,6 +118,14 @@ void rm_pattern_free(rm_pattern_t *p);
  * copy). Returns the merged pattern (stored itself, or a new one; the caller frees what it holds and
  * the old stored when a new one came back), NULL on ENOMEM. Sets runs and updated (now). */
 rm_pattern_t *rm_pattern_merge(rm_pattern_t *stored, const rm_pattern_t *run, time_t now);
+
+/* Whether the MPI library applies p to a call of ranks ranks in a run whose arguments hash to cmdline
+ * (0: unknown). 1 yes; 0 no, *why (may be NULL) "unstable" (the last merge drifted more than
+ * RM_PATTERN_DRIFT_MAX) or "input-changed" (same size as the last run, other arguments). */
+int rm_pattern_usable(const rm_pattern_t *p, uint32_t ranks, uint64_t cmdline, const char **why);
+/* The distance between the byte shares of a and b (dimensions, or entries, of the same shape): half
+ * the sum of the absolute differences of the shares, 0 (same) to 1 (disjoint); 0 when either is empty. */
+double rm_pattern_distance(const rm_pattern_t *a, const rm_pattern_t *b);
 
 /* The text form of p (malloc'ed, NUL-terminated; the caller frees it), NULL on ENOMEM. */
 char *rm_pattern_format(const rm_pattern_t *p, size_t *len);

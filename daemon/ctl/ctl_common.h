@@ -167,4 +167,13 @@ int ctl_torus_check(ctl_torus_args_t *t, const char *cmd);
  * a malformed value. */
 int ctl_torus_request(json_t *req, const ctl_torus_args_t *t, rm_error_t *err);
 
+/* ---- learned patterns (ctl_patterns.c) ---------------------------------------------------------- */
+struct rm_pattern;
+/* The learned patterns (id NULL: all of them), newest first: through rankmapd when d is set (uid >= 0:
+ * that user's, all: everyone's; root only), else in the directory dir (NULL: the per-user default).
+ * Returns an array of *n patterns (the caller frees each with rm_pattern_free, then the array) and
+ * counts the unreadable ones skipped in *bad; NULL after printing an error as "rankmapctl CMD: ...". */
+struct rm_pattern **ctl_patterns_load(const char *cmd, const ctl_daemon_t *d, const char *dir, long long uid, int all,
+				      const char *id, size_t *n, size_t *bad);
+
 #endif

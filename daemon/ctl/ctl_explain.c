@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl.h"
 #include "ctl_common.h"
 #include "hostlist.h"
 #include "rm_client.h"
+#include "rm_pattern.h"
 #include "mapping.h"
 #include "topo.h"
 
@@ -26,7 +28,8 @@ static void ex_usage(FILE *f)
 		"    rankmapctl explain (--pattern FILE | --cart SPEC)\n"
 		"                       (--cluster FILE --hosts LIST | --topology 'tleaf ...')\n"
 		"                       [--perm FILE | --algo NAME] [--metric METRIC] [--per-pu] [--json]\n"
-		"    rankmapctl explain (--pattern FILE | --cart SPEC) --socket PATH [--hosts LIST] ...\n\n"
+		"    rankmapctl explain (--pattern FILE | --cart SPEC) --socket PATH [--hosts LIST] ...\n"
+		"    rankmapctl explain --learned ID|auto [--cart SPEC] [--learn-dir DIR] ...\n\n"
 		"DESCRIPTION\n"
 		"    Splits the job's communication volume by the deepest level of the machine each rank pair\n"
 		"    shares: the same socket (package, and below: cache, core), the same node across sockets,\n"
@@ -46,6 +49,15 @@ static void ex_usage(FILE *f)
 		"                        hosts in order (Slurm host list, e.g. node[01-04])\n"
 		"    --topology TLEAF    a Scotch tree leaf instead of a cluster: 'tleaf N a1 c1 ... aN cN'\n"
 		"                        (its levels have no kind: traffic is shown per level only)\n"
+		"    --learned ID|auto   the pattern the MPI library learned (RANKMAP_LEARN=1) gives the\n"
+		"                        weights: ID as in its report line (learned=ID/runs=N) or in\n"
+		"                        rankmapctl patterns list; auto: the newest that fits --cart. A\n"
+		"                        Cartesian pattern weighs the dimensions of --cart (its dimensions\n"
+		"                        and periods must be the pattern's); a graph pattern is the graph.\n"
+		"                        Prints which pattern, the runs merged, the last update and the\n"
+		"                        traffic between ranks that are not neighbours in the topology\n"
+		"    --learn-dir DIR     where --learned looks (default: rankmapd with --socket/--server,\n"
+		"                        else $RANKMAP_LEARN_DIR, $XDG_CACHE_HOME/rankmap, ~/.cache/rankmap)\n"
 		"    --perm FILE         the reordered placement to explain\n"
 		"    --algo NAME         compute it: treematch, scotch, refine, auto (default), identity\n"
 		"    --metric METRIC     bytes (default: first weight column), messages, loggp\n"
@@ -56,20 +68,26 @@ static void ex_usage(FILE *f)
 		"                        names the socket. Same output.\n"
 		"    --json              one JSON object: ranks, slots, metric, algo, levels [{level, kind,\n"
 		"                        class, before, after}], classes {socket, node, leaf, above: {before,\n"
-		"                        after, before_percent, after_percent}}, total\n"
+		"                        after, before_percent, after_percent}}, total; with --learned,\n"
+		"                        learned {pattern, fn, order, shape, runs, updated, updated_unix, drift, stable,\n"
+		"                        ranks, weights, not_neighbours {bytes, msgs, bytes_percent}}\n"
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl explain --pattern app.mtx --cluster /etc/rankmap/cluster.conf \\\n"
 		"                       --hosts 'node[01-08]' --perm app.perm\n"
-		"    rankmapctl explain --pattern app.mtx --topology 'tleaf 3 4 100 2 10 8 1' --algo scotch\n\n"
+		"    rankmapctl explain --pattern app.mtx --topology 'tleaf 3 4 100 2 10 8 1' --algo scotch\n"
+		"    rankmapctl explain --learned 34a8d59add837254 --cart 8x4x4:1,1,1 --topology 'tleaf 2 16 10 8 1'\n\n"
 		"EXIT STATUS\n"
 		"    0 success, 1 bad input (pattern, permutation, target), 2 usage error\n");
 }
 
 struct ex_args {
-	const char *pattern, *cart, *cluster, *hosts, *tleaf, *perm, *algo, *metric;
+	const char *pattern, *cart, *cluster, *hosts, *tleaf, *perm, *algo, *metric, *learned, *learn_dir;
 	ctl_daemon_t d;
 	int json, per_pu;
+	rm_pattern_t *lp;            /* --learned: the pattern */
+	double lw[MAP_CART_MAXDIMS]; /* its weights per dimension (Cartesian) */
+	char cartbuf[512];           /* --cart with the learned weights (sent to rankmapd) */
 };
 
 static int ex_usage_error(const char *fmt, const char *arg)
@@ -86,6 +104,7 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 		{ "metric", required_argument, NULL, 'm' },  { "per-pu", no_argument, NULL, 'u' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
 		{ "cart", required_argument, NULL, 'c' },    CTL_DAEMON_LONGOPTS,
+		{ "learned", required_argument, NULL, 'L' }, { "learn-dir", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -97,6 +116,8 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 			continue;
 		switch (ch) {
 		case 'c': a->cart = optarg; break;
+		case 'L': a->learned = optarg; break;
+		case 'D': a->learn_dir = optarg; break;
 		case 'p': a->pattern = optarg; break;
 		case 'C': a->cluster = optarg; break;
 		case 'H': a->hosts = optarg; break;
@@ -112,8 +133,12 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 	}
 	if (optind < argc)
 		return ex_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!a->pattern == !a->cart)
-		return ex_usage_error("%s", "give exactly one of --pattern and --cart");
+	if (a->learned && a->pattern)
+		return ex_usage_error("%s", "--learned gives the weights: use it with --cart (or alone for a graph), not --pattern");
+	if (!a->learned && !a->pattern == !a->cart)
+		return ex_usage_error("%s", "give exactly one of --pattern and --cart (or --learned)");
+	if (a->learn_dir && !a->learned)
+		return ex_usage_error("%s", "--learn-dir needs --learned");
 	if (ctl_daemon_set(&a->d) && (a->tleaf || a->cluster))
 		return ex_usage_error("%s", "--socket replaces --cluster and --topology (the daemon's model is used)");
 	if (!a->tleaf && !a->cluster)
@@ -156,6 +181,175 @@ static int ex_perm(const struct ex_args *a, const map_graph_t *g, const topo_tar
 	return 0;
 }
 
+static double pct(double part, double total)
+{
+	return total > 0 ? 100.0 * part / total : 0.0;
+}
+
+/* ---- --learned: a pattern the MPI library learned ---------------------------------------------- */
+
+/* Whether p fits the Cartesian spec c (its dimensions and periods), or, c NULL, is a graph's. */
+static int ex_fits(const rm_pattern_t *p, const map_cart_t *c)
+{
+	rm_pattern_key_t k;
+
+	if (!c)
+		return !rm_pattern_is_cart(&p->key);
+	memset(&k, 0, sizeof(k));
+	return rm_pattern_shape_cart(&k, c->ndims, c->periods) == 0 && !strcmp(k.shape, p->key.shape);
+}
+
+/* A graph pattern's graph: its entries weighed by metric, floored as the MPI library does. */
+static map_graph_t *ex_learned_graph(const rm_pattern_t *p, map_metric_t metric, rm_error_t *err)
+{
+	unsigned long n = 0;
+	uint32_t *src = malloc(sizeof(uint32_t) * (p->nedges + 1)), *dst = malloc(sizeof(uint32_t) * (p->nedges + 1));
+	double *w = malloc(sizeof(double) * (p->nedges + 1)), max = 0;
+	map_graph_t *g = NULL;
+
+	if (sscanf(p->key.shape, "graph %lu", &n) != 1 || !src || !dst || !w) {
+		rm_error_set(err, "explain", 0, 0, "out of memory");
+		goto out;
+	}
+	for (size_t e = 0; e < p->nedges; e++) {
+		src[e] = p->ends[2 * e], dst[e] = p->ends[2 * e + 1];
+		w[e] = map_metric_weight(metric, p->edge[2 * e], p->edge[2 * e + 1], 1);
+		max = w[e] > max ? w[e] : max;
+	}
+	for (size_t e = 0; e < p->nedges; e++)
+		w[e] = w[e] > RM_PATTERN_MIN_WEIGHT * max ? w[e] : RM_PATTERN_MIN_WEIGHT * max;
+	g = map_graph_from_edges((uint32_t)n, p->nedges, src, dst, w, err);
+out:
+	free(src), free(dst), free(w);
+	return g;
+}
+
+/* The Cartesian grid of c weighed per dimension by p (the MPI library's rule); a->cart becomes the
+ * weighted spec (for rankmapd). */
+static map_graph_t *ex_learned_cart(struct ex_args *a, map_cart_t *c, map_metric_t metric, rm_error_t *err)
+{
+	const rm_pattern_t *p = a->lp;
+	double max = 0;
+	int n;
+
+	for (int d = 0; d < c->ndims; d++) {
+		a->lw[d] = map_metric_weight(metric, p->dim[d][0] + p->dim[d][1], p->dim[d][2] + p->dim[d][3], 1);
+		max = a->lw[d] > max ? a->lw[d] : max;
+	}
+	n = snprintf(a->cartbuf, sizeof(a->cartbuf), "%d", c->dims[0]);
+	for (int d = 1; d < c->ndims; d++)
+		n += snprintf(a->cartbuf + n, sizeof(a->cartbuf) - (size_t)n, "x%d", c->dims[d]);
+	for (int d = 0; d < c->ndims; d++)
+		n += snprintf(a->cartbuf + n, sizeof(a->cartbuf) - (size_t)n, "%s%d", d ? "," : ":", c->periods[d] != 0);
+	for (int d = 0; d < c->ndims; d++) {
+		a->lw[d] = max > 0 && a->lw[d] / max > RM_PATTERN_MIN_WEIGHT ? a->lw[d] / max : max > 0 ? RM_PATTERN_MIN_WEIGHT : 1;
+		c->weights[d] = a->lw[d];
+		n += snprintf(a->cartbuf + n, sizeof(a->cartbuf) - (size_t)n, "%s%.9g", d ? "," : ":", a->lw[d]);
+	}
+	a->cart = a->cartbuf;
+	return map_graph_cart(c, err);
+}
+
+/* The pattern --learned names (16 hex digits, or the report's "ID/runs=N"; "auto": the newest that
+ * fits --cart) and its graph. NULL with err set, or unset when an error was printed already. */
+static map_graph_t *ex_learned(struct ex_args *a, map_metric_t metric, rm_error_t *err)
+{
+	const char *l = a->learned, *what = a->learn_dir ? a->learn_dir : "the pattern store";
+	ctl_daemon_t none = { 0 };
+	map_cart_t cart;
+	rm_pattern_t **ps;
+	size_t n = 0, bad = 0, i;
+	char id[17] = "";
+	int any = !strcmp(l, "auto");
+
+	if (!strcmp(l, "none"))
+		return rm_error_set(err, "--learned", 0, 0, "the mapping used no learned pattern (learned=none)"), NULL;
+	if (!any && (strspn(l, "0123456789abcdef") != 16 || (l[16] && l[16] != '/' && l[16] != ':')))
+		return rm_error_set(err, "--learned", 0, 0, "'%s' is not a pattern id (16 hex digits) or auto", l), NULL;
+	memcpy(id, l, any ? 0 : 16);
+	if (a->cart && map_cart_parse(a->cart, &cart, err) < 0)
+		return NULL;
+	if (!(ps = ctl_patterns_load("explain", a->learn_dir ? &none : &a->d, a->learn_dir, -1, 0, any ? NULL : id, &n, &bad)))
+		return NULL;
+	for (i = 0; i < n && !a->lp; i++)
+		if (!any || ex_fits(ps[i], a->cart ? &cart : NULL))
+			a->lp = ps[i], ps[i] = NULL;
+	for (i = 0; i < n; i++)
+		rm_pattern_free(ps[i]);
+	free(ps);
+	if (!a->lp)
+		return rm_error_set(err, "--learned", 0, 0, any ? "no learned pattern in %s fits %s" : "no learned pattern %s in %s",
+				    any ? what : id, any ? (a->cart ? a->cart : "a graph") : what), NULL;
+	rm_pattern_key_id(&a->lp->key, id);
+	if (rm_pattern_is_cart(&a->lp->key) && !a->cart)
+		return rm_error_set(err, "--learned", 0, 0, "pattern %s is a Cartesian call's (%s): give --cart with its "
+				    "dimensions", id, a->lp->key.shape), NULL;
+	if (!ex_fits(a->lp, a->cart ? &cart : NULL))
+		return rm_error_set(err, "--learned", 0, 0, "pattern %s was learned for '%s', which --cart %s is not", id,
+				    a->lp->key.shape, a->cart ? a->cart : "(none: a graph)"), NULL;
+	return a->cart ? ex_learned_cart(a, &cart, metric, err) : ex_learned_graph(a->lp, metric, err);
+}
+
+/* Bytes per rank the pattern saw between neighbours. */
+static double ex_neighbour_bytes(const rm_pattern_t *p)
+{
+	double b = 0;
+
+	for (int d = 0; d < p->ndims; d++)
+		b += p->dim[d][0] + p->dim[d][1];
+	for (size_t e = 0; e < p->nedges; e++)
+		b += p->edge[2 * e];
+	return b;
+}
+
+static json_t *ex_learned_json(const struct ex_args *a)
+{
+	const rm_pattern_t *p = a->lp;
+	char id[17], t[32];
+	time_t tt = (time_t)p->updated;
+	struct tm tm;
+	json_t *w = json_array();
+
+	rm_pattern_key_id(&p->key, id);
+	strftime(t, sizeof(t), "%Y-%m-%d %H:%M:%S", gmtime_r(&tt, &tm));
+	for (int d = 0; d < p->ndims; d++)
+		json_array_append_new(w, json_real(a->lw[d]));
+	return json_pack("{s:s, s:s, s:I, s:s, s:I, s:s, s:I, s:I, s:f, s:b, s:o, s:{s:f, s:f, s:f}}", "pattern", id, "fn", p->key.fn,
+			 "order", (json_int_t)p->key.order, "shape", p->key.shape, "runs", (json_int_t)p->runs, "updated",
+			 t, "updated_unix", (json_int_t)p->updated, "ranks", (json_int_t)p->ranks, "drift", p->drift,
+			 "stable", p->drift <= RM_PATTERN_DRIFT_MAX, "weights", w,
+			 "not_neighbours", "bytes", p->other[0], "msgs", p->other[1], "bytes_percent",
+			 pct(p->other[0], p->other[0] + ex_neighbour_bytes(p)));
+}
+
+static void ex_learned_text(const struct ex_args *a)
+{
+	const rm_pattern_t *p = a->lp;
+	char id[17], t[32];
+	time_t tt = (time_t)p->updated;
+	struct tm tm;
+
+	rm_pattern_key_id(&p->key, id);
+	strftime(t, sizeof(t), "%Y-%m-%d %H:%M:%S", gmtime_r(&tt, &tm));
+	printf("learned pattern %s: %s, topology call #%u, %s, of %s\n", id, p->key.fn, p->key.order, p->key.shape,
+	       p->path[0] ? p->path : p->key.program);
+	printf("  runs merged %u, last update %s UTC, last run %u ranks\n", p->runs, t, p->ranks);
+	if (p->drift > RM_PATTERN_DRIFT_MAX)
+		printf("  unstable: the last run drifted %.0f %% from the average; the MPI library does not apply it\n"
+		       "  until runs agree again (their mappings were unweighted)\n", 100 * p->drift);
+	if (p->ndims) {
+		printf("  weights per dimension (what reordering weighs):");
+		for (int d = 0; d < p->ndims; d++)
+			printf(" %.3g", a->lw[d]);
+		printf("\n");
+	} else {
+		printf("  weights: its %zu entries, %s per rank of the learned runs\n", p->nedges, "traffic");
+	}
+	printf("  traffic to ranks that are not neighbours in the topology (not weighed by the mapping):\n"
+	       "    %.6g bytes, %.6g messages per rank (%.1f %% of the bytes)\n\n", p->other[0], p->other[1],
+	       pct(p->other[0], p->other[0] + ex_neighbour_bytes(p)));
+}
+
 /* ---- classes and output ------------------------------------------------------------------------- */
 
 enum { CL_SOCKET, CL_NODE, CL_LEAF, CL_ABOVE, CL_COUNT, CL_NONE = -1 };
@@ -185,11 +379,6 @@ static int level_class(const topo_target_t *t, int l)
 	}
 }
 
-static double pct(double part, double total)
-{
-	return total > 0 ? 100.0 * part / total : 0.0;
-}
-
 struct ex_result {
 	double *before, *after;      /* per level */
 	double cb[CL_COUNT], ca[CL_COUNT], total;
@@ -199,7 +388,8 @@ struct ex_result {
 	const char *warning;         /* the target's (hosts the fabric does not connect), NULL */
 };
 
-static void ex_print_json(const map_graph_t *g, const topo_target_t *t, const struct ex_result *r)
+static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t,
+			  const struct ex_result *r)
 {
 	json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:f}", "ranks", (json_int_t)g->n, "slots", (json_int_t)t->nslots,
 			      "metric", r->metric, "algo", r->algo, "total", r->total);
@@ -222,14 +412,20 @@ static void ex_print_json(const map_graph_t *g, const topo_target_t *t, const st
 	json_object_set_new(o, "classes", cl);
 	if (r->warning)
 		json_object_set_new(o, "warnings", json_pack("[s]", r->warning));
+	if (a->lp)
+		json_object_set_new(o, "learned", ex_learned_json(a));
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(o);
 }
 
-static void ex_print_text(const map_graph_t *g, const topo_target_t *t, const struct ex_result *r)
+static void ex_print_text(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t,
+			  const struct ex_result *r)
 {
 	int l, k;
+
+	if (a->lp)
+		ex_learned_text(a);
 
 	printf("%u ranks on %u slots; traffic in %s, total %.6g\n", g->n, t->nslots, r->metric, r->total);
 	printf("before: rank i on slot i; after: %s\n\n", r->algo);
@@ -268,9 +464,9 @@ static int ex_finish(const struct ex_args *a, const map_graph_t *g, const topo_t
 	if (r->warning && !a->json)
 		fprintf(stderr, "rankmapctl explain: warning: %s\n", r->warning);
 	if (a->json)
-		ex_print_json(g, t, r);
+		ex_print_json(a, g, t, r);
 	else
-		ex_print_text(g, t, r);
+		ex_print_text(a, g, t, r);
 	return fflush(stdout) ? -1 : 0;
 }
 
@@ -326,10 +522,10 @@ static json_t *ex_request(const struct ex_args *a, const map_graph_t *g, json_t 
 {
 	json_t *req = rm_proto_request("map", 1);
 
-	if (a->pattern)
-		json_object_set_new(req, "pattern", ctl_pattern_json(g));
-	else
+	if (a->cart)
 		json_object_set_new(req, "cart", json_string(a->cart));
+	else
+		json_object_set_new(req, "pattern", ctl_pattern_json(g));
 	json_object_set_new(req, key, where);
 	if (!strcmp(key, "hosts"))
 		json_object_set_new(req, "per_core", json_boolean(!a->per_pu));
@@ -447,10 +643,12 @@ out:
 }
 
 /* The pattern: --pattern's file, or the Cartesian exchange of --cart. */
-static map_graph_t *ex_graph(const struct ex_args *a, map_metric_t metric, rm_error_t *err)
+static map_graph_t *ex_graph(struct ex_args *a, map_metric_t metric, rm_error_t *err)
 {
 	map_cart_t cart;
 
+	if (a->learned)
+		return ex_learned(a, metric, err);
 	if (a->pattern)
 		return map_graph_load(a->pattern, metric, err);
 	if (map_cart_parse(a->cart, &cart, err) < 0)
@@ -474,8 +672,10 @@ int ctl_explain_main(int argc, char **argv)
 		return ex_usage_error("unknown --metric '%s' (bytes, messages, loggp)", a.metric);
 	rm_error_clear(&err);
 	rc = 1;
-	if (!(g = ex_graph(&a, metric, &err)))
-		fprintf(stderr, "rankmapctl explain: %s\n", rm_error_format(&err, buf, sizeof(buf)));
+	if (!(g = ex_graph(&a, metric, &err))) {
+		if (rm_error_isset(&err)) /* else printed already */
+			fprintf(stderr, "rankmapctl explain: %s\n", rm_error_format(&err, buf, sizeof(buf)));
+	}
 	else if (ctl_daemon_set(&a.d))
 		rc = ex_remote(&a, g);
 	else if (!(t = ctl_load_target(a.tleaf, a.cluster, a.hosts, a.per_pu, &err)))
@@ -489,5 +689,6 @@ int ctl_explain_main(int argc, char **argv)
 		rc = 0;
 	topo_target_destroy(t);
 	map_graph_destroy(g);
+	rm_pattern_free(a.lp);
 	return rc;
 }

@@ -55,25 +55,25 @@ static void usage(FILE *f)
 
 /* ---- reading ------------------------------------------------------------------------------------ */
 
-/* The patterns (id NULL: all), newest first, as a NULL-terminated array; NULL after printing an error. */
-static rm_pattern_t **load(const opts_t *o, const char *id, size_t *n, size_t *bad)
+rm_pattern_t **ctl_patterns_load(const char *cmd, const ctl_daemon_t *d, const char *dir_opt, long long uid, int all,
+				 const char *id, size_t *n, size_t *bad)
 {
 	rm_pattern_t **ps = NULL;
 	rm_error_t err = { 0 };
 	char dir[4096];
 
 	*n = 0, *bad = 0;
-	if (ctl_daemon_set(&o->d)) {
+	if (ctl_daemon_set(d)) {
 		json_t *req = rm_proto_request("pattern_list", 1), *resp, *v;
 		size_t i;
 
-		if (o->uid >= 0)
-			json_object_set_new(req, "uid", json_integer(o->uid));
-		if (o->all)
+		if (uid >= 0)
+			json_object_set_new(req, "uid", json_integer(uid));
+		if (all)
 			json_object_set_new(req, "all", json_true());
 		if (id)
 			json_object_set_new(req, "pattern", json_string(id));
-		if (!(resp = ctl_call(CMD, &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
+		if (!(resp = ctl_call(cmd, d, req, CTL_DAEMON_TIMEOUT_MS)))
 			return NULL;
 		json_t *list = json_object_get(resp, "patterns");
 
@@ -91,12 +91,12 @@ static rm_pattern_t **load(const opts_t *o, const char *id, size_t *n, size_t *b
 		json_decref(resp);
 		return ps;
 	}
-	if (o->dir)
-		snprintf(dir, sizeof(dir), "%s", o->dir);
+	if (dir_opt)
+		snprintf(dir, sizeof(dir), "%s", dir_opt);
 	else if (rm_pattern_dir_default(dir, sizeof(dir)) != 0)
-		return ctl_fail(CMD, NULL, "no pattern directory (set RANKMAP_LEARN_DIR or HOME)"), NULL;
+		return ctl_fail(cmd, NULL, "no pattern directory (set RANKMAP_LEARN_DIR or HOME)"), NULL;
 	if (rm_pattern_dir_check(dir, geteuid(), 0, &err) != 0 || rm_pattern_dir_list(dir, &ps, n, bad, &err) != 0)
-		return ctl_fail(CMD, &err, dir), NULL;
+		return ctl_fail(cmd, &err, dir), NULL;
 	for (size_t i = 0, k = 0; id && i < *n; i++) { /* keep the one asked for */
 		char pid[17];
 
@@ -134,11 +134,11 @@ static json_t *summary_json(const rm_pattern_t *p)
 	char pid[17], t[32];
 
 	rm_pattern_key_id(&p->key, pid);
-	return json_pack("{s:s, s:I, s:s, s:s, s:s, s:I, s:s, s:I, s:I, s:s, s:I}", "pattern", pid, "uid",
+	return json_pack("{s:s, s:I, s:s, s:s, s:s, s:I, s:s, s:I, s:I, s:s, s:I, s:f, s:b}", "pattern", pid, "uid",
 			 (json_int_t)p->key.uid, "program", p->key.program, "path", p->path, "fn", p->key.fn, "order",
 			 (json_int_t)p->key.order, "shape", p->key.shape, "runs", (json_int_t)p->runs, "ranks",
 			 (json_int_t)p->ranks, "updated", when(p->updated, t, sizeof(t)), "updated_unix",
-			 (json_int_t)p->updated);
+			 (json_int_t)p->updated, "drift", p->drift, "stable", p->drift <= RM_PATTERN_DRIFT_MAX);
 }
 
 static void print_list(rm_pattern_t **ps, size_t n, size_t bad, int json)
@@ -223,6 +223,9 @@ static void show_one(const rm_pattern_t *p, int json)
 	       "  runs merged    %u\n  last update    %s UTC\n  ranks          %u (last run)\n  user           uid %u\n",
 	       pid, p->path[0] ? p->path : "(unknown path)", p->key.program, p->key.fn, p->key.order, p->key.shape,
 	       p->runs, when(p->updated, t, sizeof(t)), p->ranks, p->key.uid);
+	printf("  drift          %.3f (the last run against the average before it; above %.2f the MPI library\n"
+	       "                 does not apply the pattern until runs agree again: %s)\n", p->drift, RM_PATTERN_DRIFT_MAX,
+	       p->drift <= RM_PATTERN_DRIFT_MAX ? "stable" : "unstable");
 	if (p->ndims) {
 		printf("Traffic per rank and dimension (what reordering weighs)\n  %3s  %14s  %14s  %12s  %12s  %6s\n",
 		       "DIM", "BYTES TO -1", "BYTES TO +1", "MSGS TO -1", "MSGS TO +1", "WEIGHT");
@@ -322,7 +325,7 @@ int ctl_patterns_main(int argc, char **argv)
 	if (!strcmp(what, "forget"))
 		return forget(&o, id);
 	size_t n = 0, bad = 0;
-	rm_pattern_t **ps = load(&o, id, &n, &bad);
+	rm_pattern_t **ps = ctl_patterns_load(CMD, &o.d, o.dir, o.uid, o.all, id, &n, &bad);
 
 	if (!ps)
 		return 1;

@@ -205,7 +205,8 @@ static inline int rmp_type_size(MPI_Datatype type)
  * out-neighbour), nothing else, nothing sent. At MPI_Finalize the counters are summed at the call's root,
  * merged with the stored pattern and stored (rankmapd, else the per-user directory). */
 extern void *rmp_learn_active; /* non-NULL while some rank of the process learns: the hot path's test */
-void rmp_learn_init(void);
+/* At MPI_Init: argc/argv as given to it (may be NULL), hashed for rm_pattern_usable. */
+void rmp_learn_init(const int *argc, char ***argv);
 void rmp_learn_finalize(void);
 /* Counts n elements of type sent to rank dest of comm (call only when rmp_learn_active). */
 void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type);

@@ -44,7 +44,35 @@ static void ctx_set(rmp_learn_t *l)
 #endif
 }
 
-void rmp_learn_init(void)
+/* The hash of the program's arguments (argv[1..]; without them, /proc/self/cmdline's), never 0. */
+static uint64_t cmdline_hash(const int *argc, char ***argv)
+{
+	uint64_t h = RMP_HASH_INIT;
+
+	if (argc && argv && *argv && *argc > 0) {
+		for (int i = 1; i < *argc && (*argv)[i]; i++)
+			for (const char *c = (*argv)[i];; c++) {
+				h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+				if (!*c)
+					break;
+			}
+		return h | 1;
+	}
+	FILE *f = fopen("/proc/self/cmdline", "r");
+	int c, first = 1;
+
+	if (!f)
+		return 0;
+	while ((c = getc(f)) != EOF) {
+		if (!first)
+			h = (h ^ (unsigned char)c) * 1099511628211ULL;
+		first &= c != 0; /* argv[0] (the program is in the key) */
+	}
+	fclose(f);
+	return h | 1;
+}
+
+void rmp_learn_init(const int *argc, char ***argv)
 {
 	const char *v = getenv("RANKMAP_LEARN");
 
@@ -52,8 +80,11 @@ void rmp_learn_init(void)
 		return;
 	rmp_learn_t *l = calloc(1, sizeof(*l));
 
-	if (l)
+	if (l) {
+		l->hit.dest = RMP_LEARN_NOHIT;
+		l->cmdline = cmdline_hash(argc, argv);
 		ctx_set(l);
+	}
 }
 
 /* ---- the hot path ------------------------------------------------------------------------------ */
@@ -95,6 +126,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 	for (int i = 0; l && comm && i < l->n; i++)
 		if (l->rec[i].comm == *comm && *comm != MPI_COMM_NULL) {
 			l->rec[i].comm = MPI_COMM_NULL; /* the handle may be reused: stop counting, keep the counts */
+			l->hit.dest = RMP_LEARN_NOHIT;
 			if (l->world == &l->rec[i])
 				l->world = NULL;
 		}
@@ -238,6 +270,7 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 		c->periods[d] = periods[d] != 0;
 	c->xadj = call->lxadj, c->adj = call->ladj, c->gn = call->ln, c->ghash = call->lhash;
 	call->lxadj = NULL, call->ladj = NULL;
+	l->hit.dest = RMP_LEARN_NOHIT; /* the world record may change */
 	if (newcomm != MPI_COMM_NULL) { /* after c->ndims: rec_neighbours reads it */
 		PMPI_Comm_rank(newcomm, &c->vertex);
 		if (rec_neighbours(c, newcomm) != 0)
@@ -254,6 +287,7 @@ void rmp_learn_finalize(void)
 
 	if (!l)
 		return;
+	l->hit.dest = RMP_LEARN_NOHIT;
 	for (int i = 0; i < l->n; i++) {
 		rmp_learn_rec_t *c = &l->rec[i];
 

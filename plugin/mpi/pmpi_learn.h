@@ -6,6 +6,8 @@
 #ifndef RANKMAP_PMPI_LEARN_H
 #define RANKMAP_PMPI_LEARN_H
 
+#include <limits.h>
+
 #include "pmpi.h"
 #include "rm_pattern.h"
 
@@ -37,13 +39,27 @@ typedef struct rmp_learn_rec {
 	uint64_t ghash;
 } rmp_learn_rec_t;
 
+/* The hot path's one-entry cache: the last (communicator, destination, datatype) counted and where it
+ * counted (bytes, messages). A loop sending to the same neighbour skips the search. Emptied
+ * (RMP_LEARN_NOHIT) whenever a record stops counting or the world record changes. */
+#define RMP_LEARN_NOHIT INT_MIN
+typedef struct rmp_learn_hit {
+	MPI_Comm comm;
+	int dest;               /* RMP_LEARN_NOHIT: empty */
+	MPI_Datatype type;
+	uint64_t size;          /* bytes of one element of type */
+	uint64_t *cnt;
+} rmp_learn_hit_t;
+
 typedef struct rmp_learn {
+	rmp_learn_hit_t hit;    /* first: one cache line with the hot path's other loads */
 	int n;
 	rmp_learn_rec_t rec[RMP_LEARN_COMMS];
 	rmp_learn_rec_t *world; /* the record sends on MPI_COMM_WORLD are matched against */
 	uint64_t untracked;     /* sends on communicators that are not tracked */
 	int warned;             /* at most one learning warning per process */
 	int calls;              /* topology calls with reorder=1 so far (their order) */
+	uint64_t cmdline;       /* hash of the program's arguments (rm_pattern_usable), 0 unknown */
 } rmp_learn_t;
 
 /* This process's (rank's) context, NULL when not learning. */
@@ -89,17 +105,19 @@ static inline int rmp_learn_find(const int *nb, int n, int r)
 	return -1;
 }
 
-static inline void rmp_learn_add(rmp_learn_rec_t *c, int slot, int n, MPI_Datatype type)
+static inline void rmp_learn_add(rmp_learn_t *l, rmp_learn_rec_t *c, int slot, MPI_Comm comm, int dest, int n,
+				 MPI_Datatype type)
 {
-	uint64_t *k = slot >= 0 ? &c->cnt[2 * slot] : c->other;
+	uint64_t *k = slot >= 0 ? &c->cnt[2 * slot] : c->other, sz = (uint64_t)rmp_type_size(type);
 
-	k[0] += (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type);
+	k[0] += (uint64_t)(n > 0 ? n : 0) * sz;
 	k[1]++;
+	l->hit = (rmp_learn_hit_t){ .comm = comm, .dest = dest, .type = type, .size = sz, .cnt = k };
 }
 
 /* The hot path: one send of n elements of type to rank dest of comm. Sends on communicators that are
  * not tracked are only counted (messages; no size is asked of the MPI library). */
-static inline void rmp_learn_count(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+static inline __attribute__((always_inline)) void rmp_learn_count(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
 #ifdef RANKMAP_SMPI
 	rmp_learn_t *l = rmp_learn_ctx();
@@ -107,18 +125,25 @@ static inline void rmp_learn_count(MPI_Comm comm, int dest, int n, MPI_Datatype 
 	rmp_learn_t *l = rmp_learn_active; /* the process's context itself */
 #endif
 
-	if (!l || dest < 0) /* MPI_PROC_NULL is negative in every MPI */
+	if (!l)
+		return;
+	if (dest == l->hit.dest && comm == l->hit.comm && type == l->hit.type) { /* the same as last time */
+		l->hit.cnt[0] += (uint64_t)(n > 0 ? n : 0) * l->hit.size;
+		l->hit.cnt[1]++;
+		return;
+	}
+	if (dest < 0) /* MPI_PROC_NULL is negative in every MPI */
 		return;
 	for (int i = l->n; i-- > 0;) {
 		rmp_learn_rec_t *c = &l->rec[i];
 
 		if (c->comm == comm) {
-			rmp_learn_add(c, rmp_learn_find(c->nb, c->nnb, dest), n, type);
+			rmp_learn_add(l, c, rmp_learn_find(c->nb, c->nnb, dest), comm, dest, n, type);
 			return;
 		}
 	}
 	if (comm == MPI_COMM_WORLD && l->world) {
-		rmp_learn_add(l->world, rmp_learn_find(l->world->wnb, l->world->nnb, dest), n, type);
+		rmp_learn_add(l, l->world, rmp_learn_find(l->world->wnb, l->world->nnb, dest), comm, dest, n, type);
 		return;
 	}
 	l->untracked++;

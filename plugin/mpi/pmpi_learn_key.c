@@ -20,7 +20,7 @@
 
 #include "pmpi_learn.h"
 
-#define MIN_WEIGHT 1e-3
+#define MIN_WEIGHT RM_PATTERN_MIN_WEIGHT
 
 void rmp_learn_warn(const rm_error_t *err, const char *what)
 {
@@ -139,6 +139,22 @@ static void applied(rmp_call_t *call, const rm_pattern_t *p, const char *how)
 	snprintf(call->learned, sizeof(call->learned), "%s%s/runs=%u", id, how, p->runs);
 }
 
+/* Whether p applies to this run (rm_pattern_usable: not while its runs drift, nor to another input at
+ * the same size). When not, the report says why (learned=ID:why/runs=N), p is freed and 0 returned. */
+static int usable(rmp_call_t *call, rm_pattern_t *p)
+{
+	rmp_learn_t *l = rmp_learn_ctx();
+	const char *why = NULL;
+	char how[24];
+
+	if (rm_pattern_usable(p, call->nverts, l ? l->cmdline : 0, &why))
+		return 1;
+	snprintf(how, sizeof(how), ":%s", why);
+	applied(call, p, how);
+	rm_pattern_free(p);
+	return 0;
+}
+
 int rmp_learn_cart_weights(rmp_call_t *call, int ndims, const int periods[], double weights[])
 {
 	rm_pattern_key_t k;
@@ -153,6 +169,8 @@ int rmp_learn_cart_weights(rmp_call_t *call, int ndims, const int periods[], dou
 		rm_pattern_free(p);
 		return 0;
 	}
+	if (!usable(call, p))
+		return 0;
 	for (int d = 0; d < ndims; d++) {
 		w[d] = map_metric_weight(call->env.metric, p->dim[d][0] + p->dim[d][1], p->dim[d][2] + p->dim[d][3], 1);
 		max = w[d] > max ? w[d] : max;
@@ -229,6 +247,8 @@ int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g)
 		rm_pattern_free(p);
 		return 0;
 	}
+	if (!usable(call, p))
+		return 0;
 	double *w = malloc(sizeof(double) * (m + 1));
 
 	for (uint32_t v = 0; w && v < g->n; v++)
@@ -387,6 +407,7 @@ void rmp_learn_collect(rmp_learn_rec_t *c)
 		    (run = rm_pattern_new(&k, c->ndims ? 0 : c->xadj[c->gn]))) {
 			memcpy(run->path, path, sizeof(run->path));
 			run->ranks = c->nverts;
+			run->cmdline = rmp_learn_ctx() ? rmp_learn_ctx()->cmdline : 0;
 		}
 	}
 	int ok = 1;

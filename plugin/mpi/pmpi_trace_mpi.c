@@ -11,7 +11,7 @@ int MPI_Init(int *argc, char ***argv)
 
 	if (rc == MPI_SUCCESS) {
 		rmp_trace_init();
-		rmp_learn_init();
+		rmp_learn_init(argc, argv);
 	}
 	return rc;
 }
@@ -22,7 +22,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 	if (rc == MPI_SUCCESS) {
 		rmp_trace_init();
-		rmp_learn_init();
+		rmp_learn_init(argc, argv);
 	}
 	return rc;
 }

@@ -4,8 +4,9 @@
 # dimension inside hosts; `rankmapctl patterns` lists, shows and forgets; a second user (created here)
 # never receives the first user's pattern; a rebuilt program (another build-id) does not reuse the old
 # pattern beyond its first run; bad input (corrupt, truncated or oversized store file, a directory owned
-# by someone else or world-writable, a daemon that dies between lookup and store) gives one warning and
-# the job runs on. A graph call (ring of rings, MPI_Graph_create) learns per edge.
+# by someone else or world-writable, a full disk, a daemon that dies between lookup and store) gives one warning and
+# the job runs on. A graph call (ring of rings, MPI_Graph_create) learns per edge. `rankmapctl explain
+# --learned` names the pattern a mapping used (from the report line), its runs and non-neighbour traffic.
 #
 # The job: cart_halo -p on a 4x2 open grid, 8 ranks on 2 virtual hosts of 4 cores, block placement. Its
 # traffic phase loads one dimension (0, or 1 in a rebuilt copy). Unweighted, block placement is already a
@@ -19,6 +20,7 @@ chmod 755 "$T"
 D_PID=
 cleanup() {
 	stop_rankmapd
+	for d in "$T"/full-*; do mountpoint -q "$d" 2>/dev/null && umount "$d"; done
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -63,6 +65,18 @@ for m in $PMPI_MPIS; do
 	"$CTL" patterns show "$id" --json >"$T/show.json" 2>&1
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); w=[x["weight"] for x in d["dims"]]; sys.exit(not (w[0]==1 and w[1]<0.1 and d["runs"]==2))' \
 		"$T/show.json" && ok "$m: show --json: dimension 0 weighs 1, dimension 1 < 0.1" || notok "$m: show --json: $(cat "$T/show.json")"
+	# explain names the pattern the mapping used (the report's learned=ID/runs=N), its runs and its weights
+	"$CTL" explain --learned "$(learned)" --cart 4x2:0,0 --topology 'tleaf 2 2 10 4 1' >"$T/ex" 2>&1 &&
+		grep -q "^learned pattern $id: MPI_Cart_create" "$T/ex" && grep -q 'runs merged 2,' "$T/ex" &&
+		grep -q 'not neighbours' "$T/ex" && ok "$m: explain --learned names $id, its runs and non-neighbour traffic" ||
+		notok "$m: explain --learned: $(cat "$T/ex")"
+	"$CTL" explain --learned auto --cart 4x2:0,0 --topology 'tleaf 2 2 10 4 1' --json >"$T/ex.json" 2>&1
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); l=d["learned"]; r=d["levels"][0]
+sys.exit(not (l["pattern"]==sys.argv[2] and l["runs"]==2 and l["weights"][0]==1 and l["weights"][1]<0.1 and r["after"]<r["before"]))' \
+		"$T/ex.json" "$id" && ok "$m: explain --learned auto --json: the same pattern, its weights move traffic off the network" ||
+		notok "$m: explain --json: $(cat "$T/ex.json")"
+	expect_fail "$m: explain --learned with a shape the pattern does not fit" \
+		"$CTL" explain --learned "$id" --cart 4x2:1,1 --topology 'tleaf 2 2 10 4 1'
 
 	# ---- a graph call (MPI_Graph_create, no weights): learned per edge ------------------------------
 	for i in 1 2; do
@@ -132,6 +146,9 @@ for m in $PMPI_MPIS; do
 		notok "$m, rankmapd: $RANKMAP_LEARN_DIR was written"
 	"$CTL" patterns show "$id" --socket "$SOCK" >"$T/show" 2>&1 && grep -q 'runs merged    2' "$T/show" &&
 		ok "$m, rankmapd: patterns show --socket" || notok "$m, rankmapd: show: $(cat "$T/show")"
+	"$CTL" explain --learned "$(learned)" --cart 4x2:0,0 --socket "$SOCK" --hosts bonobo001 >"$T/ex" 2>&1 &&
+		grep -q "^learned pattern $id: .*runs merged 2\|^  runs merged 2," "$T/ex" && grep -q "^learned pattern $id" "$T/ex" &&
+		ok "$m, rankmapd: explain --learned --socket reads the daemon's pattern" || notok "$m, rankmapd: explain: $(cat "$T/ex")"
 	unset RANKMAP_SOCKET RANKMAP_LEARN_DIR
 done
 
@@ -217,6 +234,23 @@ for m in $PMPI_MPIS; do
 	case $(learned) in ????????????????/runs=2) ok "$m: the kept pattern serves again ($(learned))" ;;
 	*) notok "$m: after restoring: learned=$(learned)" ;; esac
 
+	# a full disk while storing (a 64k tmpfs, filled): the stored pattern serves, one warning, the old
+	# file stays intact and no temporary file is left
+	FULL=$T/full-$m; mkdir -p "$FULL"
+	if mount -t tmpfs -o size=64k,mode=700 tmpfs "$FULL"; then
+		cp "$f" "$FULL/"; pf=$FULL/$(basename "$f"); sum=$(md5sum <"$pf")
+		dd if=/dev/zero of="$FULL/fill" bs=4k 2>/dev/null
+		RANKMAP_LEARN_DIR=$FULL job "$m" -p $GRID
+		one_warning "$m: full disk while storing" "not stored"
+		case $(learned) in ????????????????/runs=*) ok "$m: full disk: the stored pattern still served ($(learned))" ;;
+		*) notok "$m: full disk: learned=$(learned)" ;; esac
+		[ "$(md5sum <"$pf")" = "$sum" ] && [ "$(ls -A "$FULL" | grep -cv '^fill$')" = 1 ] &&
+			ok "$m: full disk: the old file intact, no temporary left" || notok "$m: full disk: $(ls -A "$FULL")"
+		umount "$FULL"
+	else
+		notok "$m: cannot mount a tmpfs on $FULL: the full-disk check did not run"
+	fi
+
 	# a daemon that dies between the lookup (MPI_Cart_create) and the store (MPI_Finalize)
 	rm -rf "$T/fallback-$m"; export RANKMAP_LEARN_DIR=$T/fallback-$m
 	rm -f "$T/report"
@@ -225,7 +259,8 @@ for m in $PMPI_MPIS; do
 	n=0; while [ $n -lt 200 ] && [ ! -s "$T/report" ]; do sleep 0.05; n=$((n + 1)); done
 	kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
 	wait "$JOB"
-	case $(learned) in ????????????????/runs=*) ok "$m: lookup served by rankmapd before it died" ;;
+	# (-s: another command line at the same size, so the pattern is found but not applied: input-changed)
+	case $(learned) in ????????????????/runs=*|????????????????:input-changed/runs=*) ok "$m: lookup served by rankmapd before it died" ;;
 	*) notok "$m: daemon dying: learned=$(learned)" ;; esac
 	one_warning "$m: daemon died before the store" "stored in $RANKMAP_LEARN_DIR instead"
 	[ -n "$(ls "$RANKMAP_LEARN_DIR"/*.pattern 2>/dev/null)" ] && ok "$m: the run's pattern kept in the per-user directory" ||

@@ -202,6 +202,44 @@ static void test_dir(void)
 	rm_pattern_free(p);
 }
 
+/* Drift: a run unlike the average marks the pattern unstable until runs agree again; another command
+ * line at the same size is another input; another size is not. */
+static void test_drift(void)
+{
+	rm_pattern_t *a = cart(400, 100), *b = cart(100, 400), *m;
+	const char *why = NULL;
+	rm_error_t err = { 0 };
+	size_t len;
+	char *t;
+
+	a->ranks = b->ranks = 128, a->cmdline = 0x11, b->cmdline = 0x21;
+	/* shares a: 400/501, 100/501, 1/501; b swaps the first two: distance 300/501 */
+	check(fabs(rm_pattern_distance(a, b) - 300.0 / 501) < 1e-12, "distance of swapped shares (%g)",
+	      rm_pattern_distance(a, b));
+	check(rm_pattern_distance(a, a) == 0, "distance to itself 0");
+	m = rm_pattern_merge(NULL, a, 1);
+	check(m->drift == 0 && rm_pattern_usable(m, 128, 0x11, &why) && !why, "one run: usable by the same command line");
+	check(rm_pattern_usable(m, 64, 0x99, NULL), "usable at another size with other arguments (scaling)");
+	check(!rm_pattern_usable(m, 128, 0x21, &why) && why && !strcmp(why, "input-changed"),
+	      "not usable at the same size with other arguments (%s)", why ? why : "-");
+	check(rm_pattern_usable(m, 128, 0, NULL), "unknown arguments: usable");
+	m = rm_pattern_merge(m, b, 2);
+	check(m->drift > RM_PATTERN_DRIFT_MAX && m->cmdline == 0x21, "a run unlike the average: drift %g", m->drift);
+	check(!rm_pattern_usable(m, 128, 0x21, &why) && why && !strcmp(why, "unstable"), "unstable: not usable");
+	int n = 0;
+
+	while (!rm_pattern_usable(m, 128, 0x21, NULL) && n < 20)
+		m = rm_pattern_merge(m, b, 3), n++;
+	check(n > 1 && n < 20 && m->drift <= RM_PATTERN_DRIFT_MAX, "stable again after %d agreeing runs", n);
+	t = rm_pattern_format(m, &len);
+	rm_pattern_t *q = t ? rm_pattern_parse(t, len, "d", &err) : NULL;
+
+	check(q && q->cmdline == 0x21 && q->drift == m->drift, "cmdline and drift round trip (%s)", err.text);
+	rm_pattern_free(q);
+	free(t);
+	rm_pattern_free(m), rm_pattern_free(a), rm_pattern_free(b);
+}
+
 int main(int argc, char **argv)
 {
 	const char *data = getenv("RANKMAP_TEST_DATA");
@@ -209,6 +247,7 @@ int main(int argc, char **argv)
 	(void)argc, (void)argv;
 	test_roundtrip();
 	test_merge();
+	test_drift();
 	test_bad(data ? data : "tests/data");
 	test_dir();
 	return harness_done();

@@ -15,7 +15,8 @@ Rows (simulated time of the timed loop, max over ranks):
 Targets: learned at 128 within 1.1x of the traced-pattern run and of the best; learned at 64 within 1.25x.
 Alternating inputs: the same program alternates between dimension 0 and dimension 1 carrying 4x (as a
 program whose input changes between runs); each learning run must not be slower than the unweighted
-run of the same input (the tracer costs nothing in simulated time: SMPI does not simulate computation).
+run of the same input (a pattern is not applied to a run of the same size with other arguments,
+nor while its runs drift: rm_pattern_usable) (the tracer costs nothing in simulated time: SMPI does not simulate computation).
 The ring-of-rings row of issue 18 is not measured here: under SMPI the library cannot see a distributed
 graph's neighbours (SMPI has no MPI_Dist_graph_create; its variant returns a plain duplicate).
 """
