@@ -221,7 +221,7 @@ static int same_group(const char *a, const char *b)
 	split_name(b, &pb, &db, &nb);
 	if (!da || !db || pa != pb || strncmp(a, b, pa))
 		return 0;
-	if (a[pa] == '0' && da > 1)          /* zero-padded group: same width */
+	if (a[pa] == '0' && da > 1) /* zero-padded group: same width */
 		return db == da;
 	return !(b[pb] == '0' && db > 1) && (db == da || nb > 0);
 }

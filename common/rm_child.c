@@ -52,8 +52,8 @@ static int write_all(int fd, const void *buf, size_t len)
 /* Fatal signals back to their default action, nothing blocked: a crash ends the child at once. */
 static void child_signals(void)
 {
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU, SIGPIPE, SIGTERM,
-				    SIGINT, SIGHUP, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD };
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,  SIGABRT, SIGXCPU, SIGPIPE,
+				    SIGTERM, SIGINT, SIGHUP, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD };
 	sigset_t none;
 
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
@@ -260,8 +260,8 @@ static int reap(pid_t pid, double deadline, double *cpu_s)
 }
 
 /* The error of a child that gave no complete result. */
-static void child_failed(const char *what, const child_read_t *r, int st, double cpu_s,
-			 const rm_child_limits_t *lim, rm_error_t *err)
+static void child_failed(const char *what, const child_read_t *r, int st, double cpu_s, const rm_child_limits_t *lim,
+			 rm_error_t *err)
 {
 	int sig = st >= 0 && WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 

@@ -50,9 +50,12 @@ int rm_file_parse_size(const char *s, size_t *out)
 	if (errno)
 		return -1;
 	switch (*end) {
-	case 'k': case 'K': mult = 1ULL << 10, end++; break;
-	case 'm': case 'M': mult = 1ULL << 20, end++; break;
-	case 'g': case 'G': mult = 1ULL << 30, end++; break;
+	case 'k':
+	case 'K': mult = 1ULL << 10, end++; break;
+	case 'm':
+	case 'M': mult = 1ULL << 20, end++; break;
+	case 'g':
+	case 'G': mult = 1ULL << 30, end++; break;
 	default: break;
 	}
 	if (*end || v == 0) {
@@ -103,7 +106,8 @@ void rm_file_print_limits(FILE *f, const char *indent)
 
 	for (k = 0; k < RM_FILE_KINDS; k++)
 		fprintf(f, "%s%-27s %-36s default %-5s (now %s)\n", indent, kinds[k].env, kinds[k].what,
-			size_text(kinds[k].def, d, sizeof(d)), size_text(rm_file_limit((rm_file_kind_t)k), now, sizeof(now)));
+			size_text(kinds[k].def, d, sizeof(d)),
+			size_text(rm_file_limit((rm_file_kind_t)k), now, sizeof(now)));
 }
 
 int rm_file_set_limit(rm_file_kind_t kind, size_t bytes)

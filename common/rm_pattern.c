@@ -40,8 +40,8 @@ void rm_pattern_shape_graph(rm_pattern_key_t *k, uint32_t ranks, uint64_t entrie
 
 int rm_pattern_key_equal(const rm_pattern_key_t *a, const rm_pattern_key_t *b)
 {
-	return a->uid == b->uid && a->order == b->order && !strcmp(a->program, b->program) &&
-	       !strcmp(a->fn, b->fn) && !strcmp(a->shape, b->shape);
+	return a->uid == b->uid && a->order == b->order && !strcmp(a->program, b->program) && !strcmp(a->fn, b->fn) &&
+	       !strcmp(a->shape, b->shape);
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -79,7 +79,8 @@ rm_pattern_t *rm_pattern_new(const rm_pattern_key_t *k, size_t nedges)
 		return NULL;
 	p->key = *k;
 	p->nedges = nedges;
-	if (nedges && (!(p->edge = calloc(2 * nedges, sizeof(double))) || !(p->ends = calloc(2 * nedges, sizeof(uint32_t))))) {
+	if (nedges &&
+	    (!(p->edge = calloc(2 * nedges, sizeof(double))) || !(p->ends = calloc(2 * nedges, sizeof(uint32_t))))) {
 		free(p->edge);
 		free(p);
 		return NULL;
@@ -234,13 +235,15 @@ char *rm_pattern_format(const rm_pattern_t *p, size_t *len)
 	if (!(b.s = malloc(b.cap)))
 		return NULL;
 	b.s[0] = 0;
-	put(&b, "# rankmap learned pattern (rankmapctl patterns show)\nrankmap-pattern = %d\nuid = %" PRIu32
-		"\nprogram = %s\npath = %s\nfn = %s\norder = %" PRIu32 "\nshape = %s\nruns = %" PRIu32
-		"\nupdated = %" PRId64 "\nranks = %" PRIu32 "\n",
+	put(&b,
+	    "# rankmap learned pattern (rankmapctl patterns show)\nrankmap-pattern = %d\nuid = %" PRIu32
+	    "\nprogram = %s\npath = %s\nfn = %s\norder = %" PRIu32 "\nshape = %s\nruns = %" PRIu32
+	    "\nupdated = %" PRId64 "\nranks = %" PRIu32 "\n",
 	    RM_PATTERN_VERSION, p->key.uid, p->key.program, p->path, p->key.fn, p->key.order, p->key.shape, p->runs,
 	    p->updated, p->ranks);
 	for (int d = 0; d < p->ndims; d++)
-		put(&b, "dim = %d %.17g %.17g %.17g %.17g\n", d, p->dim[d][0], p->dim[d][1], p->dim[d][2], p->dim[d][3]);
+		put(&b, "dim = %d %.17g %.17g %.17g %.17g\n", d, p->dim[d][0], p->dim[d][1], p->dim[d][2],
+		    p->dim[d][3]);
 	if (!rm_pattern_is_cart(&p->key)) {
 		put(&b, "edges = %zu\n", p->nedges);
 		for (size_t i = 0; i < p->nedges; i++)
@@ -269,11 +272,23 @@ typedef struct parse {
 	unsigned long granks; /* from the shape (graphs) */
 	int seen_dims;
 	size_t seen_edges;
-	unsigned have;        /* bit per required field */
+	unsigned have; /* bit per required field */
 } parse_t;
 
-enum { F_VERSION = 1, F_UID = 2, F_PROGRAM = 4, F_FN = 8, F_ORDER = 16, F_SHAPE = 32, F_RUNS = 64,
-       F_UPDATED = 128, F_RANKS = 256, F_OTHER = 512, F_EDGES = 1024, F_ALL = 1023 };
+enum {
+	F_VERSION = 1,
+	F_UID = 2,
+	F_PROGRAM = 4,
+	F_FN = 8,
+	F_ORDER = 16,
+	F_SHAPE = 32,
+	F_RUNS = 64,
+	F_UPDATED = 128,
+	F_RANKS = 256,
+	F_OTHER = 512,
+	F_EDGES = 1024,
+	F_ALL = 1023
+};
 
 static int bad(parse_t *ps, const char *field, const char *what)
 {
@@ -471,8 +486,8 @@ static int field(parse_t *ps, const char *key, const char *v)
 /* After the last line: every required field, and as many dims / edges as the shape says. */
 static int complete(parse_t *ps)
 {
-	static const char *names[] = { "rankmap-pattern", "uid", "program", "fn", "order", "shape", "runs",
-				       "updated", "ranks", "other" };
+	static const char *names[] = { "rankmap-pattern", "uid",  "program", "fn",    "order",
+				       "shape",           "runs", "updated", "ranks", "other" };
 
 	ps->line = 0;
 	for (int i = 0; i < 10; i++)

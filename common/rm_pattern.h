@@ -82,18 +82,18 @@ typedef struct rm_pattern_key {
 
 typedef struct rm_pattern {
 	rm_pattern_key_t key;
-	char path[256];        /* the program's path when recorded (informational) */
-	uint32_t runs;         /* runs merged */
-	int64_t updated;       /* Unix time of the last merge */
-	uint32_t ranks;        /* ranks of the last run */
-	int ndims;             /* Cartesian: dimensions (0 for graphs) */
+	char path[256];                    /* the program's path when recorded (informational) */
+	uint32_t runs;                     /* runs merged */
+	int64_t updated;                   /* Unix time of the last merge */
+	uint32_t ranks;                    /* ranks of the last run */
+	int ndims;                         /* Cartesian: dimensions (0 for graphs) */
 	double dim[RM_PATTERN_MAXDIMS][4]; /* bytes -1, bytes +1, msgs -1, msgs +1 (per rank) */
-	size_t nedges;         /* graphs: adjacency entries */
-	double *edge;          /* graphs: 2 per entry (bytes, msgs), per rank */
-	uint32_t *ends;        /* graphs: 2 per entry (vertex, neighbour): the call's structure */
-	double other[2];       /* non-neighbour traffic: bytes, msgs (per rank) */
-	uint64_t cmdline;      /* hash of the last run's arguments (0: unknown) */
-	double drift;          /* the last merge's distance from the average before it (0..1) */
+	size_t nedges;                     /* graphs: adjacency entries */
+	double *edge;                      /* graphs: 2 per entry (bytes, msgs), per rank */
+	uint32_t *ends;                    /* graphs: 2 per entry (vertex, neighbour): the call's structure */
+	double other[2];                   /* non-neighbour traffic: bytes, msgs (per rank) */
+	uint64_t cmdline;                  /* hash of the last run's arguments (0: unknown) */
+	double drift;                      /* the last merge's distance from the average before it (0..1) */
 } rm_pattern_t;
 
 /* Returns 1 when the key's shape is Cartesian ("cart ..."), else 0. */

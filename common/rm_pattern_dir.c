@@ -152,7 +152,8 @@ int rm_pattern_dir_put(const char *dir, const rm_pattern_t *p, size_t max_bytes,
 	if (!text)
 		return rm_error_set(err, dir, 0, 0, "out of memory");
 	rm_pattern_key_id(&p->key, id);
-	if (file_of(dir, id, "", path, sizeof(path)) != 0 || (fd = rm_tmpfile_beside(path, 0600, tmp, sizeof(tmp))) < 0) {
+	if (file_of(dir, id, "", path, sizeof(path)) != 0 ||
+	    (fd = rm_tmpfile_beside(path, 0600, tmp, sizeof(tmp))) < 0) {
 		rc = rm_error_set(err, dir, 0, 0, "cannot create a file: %s", strerror(errno));
 		free(text);
 		return rc;
@@ -280,8 +281,8 @@ int rm_pattern_dir_forget(const char *dir, const char *id, rm_error_t *err)
 	if (!v)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if ((!strcmp(id, "all") || !strcmp(v[i].id, id)) && file_of(dir, v[i].id, "", path, sizeof(path)) == 0 &&
-		    unlink(path) == 0)
+		if ((!strcmp(id, "all") || !strcmp(v[i].id, id)) &&
+		    file_of(dir, v[i].id, "", path, sizeof(path)) == 0 && unlink(path) == 0)
 			removed++;
 	free(v);
 	return removed;
@@ -305,8 +306,9 @@ int rm_pattern_dir_list(const char *dir, rm_pattern_t ***out, size_t *n, size_t 
 	}
 	for (size_t i = m; i-- > 0;) { /* newest first */
 		size_t len = 0;
-		char *text = file_of(dir, v[i].id, "", path, sizeof(path)) == 0 ? rm_file_read(path, RM_FILE_PATTERN, &len, NULL)
-										: NULL;
+		char *text = file_of(dir, v[i].id, "", path, sizeof(path)) == 0
+				     ? rm_file_read(path, RM_FILE_PATTERN, &len, NULL)
+				     : NULL;
 		rm_pattern_t *p = text ? rm_pattern_parse(text, len, path, NULL) : NULL;
 
 		free(text);

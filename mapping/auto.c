@@ -49,12 +49,9 @@ static int tm_hybrid(const map_ctx_t *ctx, uint32_t *perm)
 }
 
 static const struct candidate candidates[] = {
-	{ "treematch", tm_lookahead, 0, UINT32_MAX },
-	{ "bisect", map_engine_bisect, 0, 16384 },
-	{ "identity", map_engine_identity, 0, UINT32_MAX },
-	{ "treematch-merged", tm_merged, 0, 16384 },
-	{ "treematch-bisect", tm_hybrid, 0, 16384 },
-	{ "treematch-discovery", tm_discovery, 0, 16384 },
+	{ "treematch", tm_lookahead, 0, UINT32_MAX },       { "bisect", map_engine_bisect, 0, 16384 },
+	{ "identity", map_engine_identity, 0, UINT32_MAX }, { "treematch-merged", tm_merged, 0, 16384 },
+	{ "treematch-bisect", tm_hybrid, 0, 16384 },        { "treematch-discovery", tm_discovery, 0, 16384 },
 	{ "scotch", map_engine_scotch, 1, UINT32_MAX },
 };
 

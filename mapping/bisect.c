@@ -38,10 +38,10 @@ struct bis {
 	const map_graph_t *g;
 	const topo_target_t *t;
 	uint32_t *perm;
-	uint32_t *loc;        /* rank -> index in the current subset, NONE outside */
-	unsigned char *side;  /* by subset index */
+	uint32_t *loc;       /* rank -> index in the current subset, NONE outside */
+	unsigned char *side; /* by subset index */
 	unsigned char *locked;
-	double *gain;         /* by subset index: gain of moving it to the other side */
+	double *gain; /* by subset index: gain of moving it to the other side */
 	uint32_t *moves;
 	struct heap h[2];
 	int oom;

@@ -93,8 +93,8 @@ int map_cart_parse(const char *spec, map_cart_t *out, rm_error_t *err)
 		out->weights[i] = 1.0;
 	}
 	if (rc == 0 && c1)
-		rc = parse_list("cart periods", c1 + 1, c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1), out->ndims, 1,
-				out, err);
+		rc = parse_list("cart periods", c1 + 1, c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1), out->ndims, 1, out,
+				err);
 	if (rc == 0 && c2) {
 		if (strchr(c2 + 1, ':'))
 			rc = rm_error_set(err, "cart", 0, 0, "too many ':' fields (DIMS[:PERIODS[:WEIGHTS]])");

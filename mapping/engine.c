@@ -11,12 +11,12 @@
 #include "mapping_private.h"
 
 /* The engines by name, the one list: the table, map_algorithms() and map_algorithm_list() expand it. */
-#define MAP_ENGINES(X)                                                                                     \
-	X("treematch", map_engine_treematch)                                                               \
-	X("scotch", map_engine_scotch)                                                                     \
-	X("refine", map_engine_refine)                                                                     \
-	X("auto", map_engine_auto)                                                                         \
-	X("bisect", map_engine_bisect)                                                                     \
+#define MAP_ENGINES(X)                       \
+	X("treematch", map_engine_treematch) \
+	X("scotch", map_engine_scotch)       \
+	X("refine", map_engine_refine)       \
+	X("auto", map_engine_auto)           \
+	X("bisect", map_engine_bisect)       \
 	X("identity", map_engine_identity)
 #define ENGINE_ENTRY(name, fn) { name, fn },
 #define ENGINE_NAME(name, fn) name,
@@ -62,8 +62,7 @@ static const struct map_engine *find_engine(const char *name)
 	return NULL;
 }
 
-static int check_args(const char *algo, const map_graph_t *g, const topo_target_t *t, uint32_t *perm,
-		      rm_error_t *err)
+static int check_args(const char *algo, const map_graph_t *g, const topo_target_t *t, uint32_t *perm, rm_error_t *err)
 {
 	if (!g || !t || !perm || t->nlevels < 1 || !t->group) {
 		errno = EINVAL;
@@ -75,8 +74,8 @@ static int check_args(const char *algo, const map_graph_t *g, const topo_target_
 	}
 	if (!find_engine(algo)) {
 		errno = EINVAL;
-		return rm_error_set(err, "algo", 0, 0,
-				    "unknown engine '%s' (%s)", algo ? algo : "(null)", map_algorithm_list());
+		return rm_error_set(err, "algo", 0, 0, "unknown engine '%s' (%s)", algo ? algo : "(null)",
+				    map_algorithm_list());
 	}
 	return 0;
 }
@@ -118,7 +117,8 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 	idcost = map_cost(g, t, perm);
 	if (!isfinite(idcost)) { /* weights x distances beyond a double: no cost could be compared or reported */
 		errno = EDOM;
-		return rm_error_set(err, "cost", 0, 0, "the cost of a placement overflows a double (the weights times "
+		return rm_error_set(err, "cost", 0, 0,
+				    "the cost of a placement overflows a double (the weights times "
 				    "the target's distances): scale the weights down");
 	}
 	rc = e->fn(&ctx, perm);

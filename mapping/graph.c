@@ -40,7 +40,7 @@ int map_metric_parse(const char *s, map_metric_t *out)
 		const char *name;
 		map_metric_t m;
 	} tab[] = {
-		{ "default", MAP_METRIC_DEFAULT }, { "bytes", MAP_METRIC_BYTES }, { "size", MAP_METRIC_BYTES },
+		{ "default", MAP_METRIC_DEFAULT },   { "bytes", MAP_METRIC_BYTES },   { "size", MAP_METRIC_BYTES },
 		{ "messages", MAP_METRIC_MESSAGES }, { "msgs", MAP_METRIC_MESSAGES }, { "loggp", MAP_METRIC_LOGGP },
 	};
 	size_t i;
@@ -60,12 +60,9 @@ double map_metric_weight(map_metric_t m, double bytes, double msgs, int has_msgs
 	if (!has_msgs)
 		return bytes;
 	switch (m) {
-	case MAP_METRIC_MESSAGES:
-		return msgs;
-	case MAP_METRIC_LOGGP:
-		return msgs * (LOGGP_L + 2 * LOGGP_O) + bytes * LOGGP_G;
-	default:
-		return bytes;
+	case MAP_METRIC_MESSAGES: return msgs;
+	case MAP_METRIC_LOGGP: return msgs * (LOGGP_L + 2 * LOGGP_O) + bytes * LOGGP_G;
+	default: return bytes;
 	}
 }
 
@@ -122,8 +119,8 @@ static int check_edges(uint32_t n, size_t nedges, const uint32_t *src, const uin
 
 	for (e = 0; e < nedges; e++) {
 		if (src[e] >= n || dst[e] >= n)
-			return rm_error_set(err, source, 0, 0, "edge %zu joins %u and %u, but there are %u ranks",
-					    e, src[e], dst[e], n);
+			return rm_error_set(err, source, 0, 0, "edge %zu joins %u and %u, but there are %u ranks", e,
+					    src[e], dst[e], n);
 		if ((w && !(w[e] >= 0 && isfinite(w[e]))) || (bytes && !(bytes[e] >= 0 && isfinite(bytes[e]))) ||
 		    (msgs && !(msgs[e] >= 0 && isfinite(msgs[e]))))
 			return rm_error_set(err, source, 0, 0, "edge %zu (%u-%u) has a negative or non-finite weight",
@@ -184,20 +181,23 @@ static double column_total(const map_graph_t *g, const double *c)
 /* The total traffic must be a finite double: costs, gains and breakdowns are sums of it. */
 static int check_total(const map_graph_t *g, const char *source, rm_error_t *err)
 {
-	const char *col = !isfinite(column_total(g, g->w)) ? "weights"
+	const char *col = !isfinite(column_total(g, g->w))                   ? "weights"
 			  : g->bytes && !isfinite(column_total(g, g->bytes)) ? "byte counts"
-			  : g->msgs && !isfinite(column_total(g, g->msgs)) ? "message counts" : NULL;
+			  : g->msgs && !isfinite(column_total(g, g->msgs))   ? "message counts"
+									     : NULL;
 
 	if (!col)
 		return 0;
 	errno = EINVAL;
-	return rm_error_set(err, source, 0, 0, "the %s sum to more than a double holds (total weight not finite): "
-			    "scale them down", col);
+	return rm_error_set(err, source, 0, 0,
+			    "the %s sum to more than a double holds (total weight not finite): "
+			    "scale them down",
+			    col);
 }
 
 map_graph_t *map_graph_from_edges_metric(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
-					 const double *w, const double *bytes, const double *msgs,
-					 map_metric_t metric, const char *source, rm_error_t *err)
+					 const double *w, const double *bytes, const double *msgs, map_metric_t metric,
+					 const char *source, rm_error_t *err)
 {
 	uint64_t *start, *fill;
 	struct half_edge *he;
@@ -248,8 +248,8 @@ map_graph_t *map_graph_from_edges_metric(uint32_t n, size_t nedges, const uint32
 	return g;
 }
 
-map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
-				  const double *w, rm_error_t *err)
+map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst, const double *w,
+				  rm_error_t *err)
 {
 	static const double one = 1.0;
 	double *ones = NULL;

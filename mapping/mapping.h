@@ -22,11 +22,11 @@
 
 /* CSR graph. Both directions of every edge are stored; w[] is the weight the engines use. */
 typedef struct map_graph {
-	uint32_t n;       /* vertices (ranks) */
-	uint64_t *xadj;   /* n + 1 offsets into adj and w */
-	uint32_t *adj;    /* neighbours, sorted per vertex, no self loops, no duplicates */
-	double *w;        /* weight of each adjacency entry (same value in both directions), > 0 */
-	double *bytes;    /* optional metric columns from a traced pattern (NULL when absent) */
+	uint32_t n;     /* vertices (ranks) */
+	uint64_t *xadj; /* n + 1 offsets into adj and w */
+	uint32_t *adj;  /* neighbours, sorted per vertex, no self loops, no duplicates */
+	double *w;      /* weight of each adjacency entry (same value in both directions), > 0 */
+	double *bytes;  /* optional metric columns from a traced pattern (NULL when absent) */
 	double *msgs;
 } map_graph_t;
 
@@ -35,7 +35,7 @@ typedef enum map_metric {
 	MAP_METRIC_DEFAULT = 0, /* first weight column */
 	MAP_METRIC_BYTES,
 	MAP_METRIC_MESSAGES,
-	MAP_METRIC_LOGGP        /* msgs * (L + 2o) + bytes * G, REFERENCE.md section 4 */
+	MAP_METRIC_LOGGP /* msgs * (L + 2o) + bytes * G, REFERENCE.md section 4 */
 } map_metric_t;
 
 /* Parses "bytes", "messages", "loggp" (or "default"); -1 (EINVAL) otherwise. */
@@ -62,8 +62,8 @@ map_graph_t *map_graph_load(const char *path, map_metric_t metric, rm_error_t *e
 map_graph_t *map_graph_load_max(const char *path, map_metric_t metric, uint32_t max_ranks, rm_error_t *err);
 /* Builds a graph from an edge list (either direction, duplicates summed, self loops dropped). Weights
  * must be finite and >= 0, and their total a finite double; errors name "edges". */
-map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
-				  const double *w, rm_error_t *err);
+map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst, const double *w,
+				  rm_error_t *err);
 
 /* A Cartesian spec: "8x4", "8x4:1,0" (periods), "8x4:1,1:10,1" (per-dimension weights). */
 #define MAP_CART_MAXDIMS 16
@@ -84,16 +84,16 @@ map_graph_t *map_graph_cart(const map_cart_t *cart, rm_error_t *err);
 void map_graph_destroy(map_graph_t *g);
 
 typedef struct map_options {
-	double time_budget_ms;  /* for "auto" and "refine"; <= 0: the default budget */
-	unsigned seed;          /* for randomised steps; results are deterministic for a seed */
-	const uint32_t *start;  /* optional start mapping for "refine" (NULL: identity) */
+	double time_budget_ms; /* for "auto" and "refine"; <= 0: the default budget */
+	unsigned seed;         /* for randomised steps; results are deterministic for a seed */
+	const uint32_t *start; /* optional start mapping for "refine" (NULL: identity) */
 } map_options_t;
 
 typedef struct map_result {
-	double cost;            /* cost of the returned mapping */
-	double identity_cost;   /* cost of rank i on slot i */
-	double time_ms;         /* wall time of the computation */
-	char algo[32];          /* engine that produced the returned mapping ("identity" if it won) */
+	double cost;          /* cost of the returned mapping */
+	double identity_cost; /* cost of rank i on slot i */
+	double time_ms;       /* wall time of the computation */
+	char algo[32];        /* engine that produced the returned mapping ("identity" if it won) */
 } map_result_t;
 
 /* Maps g onto t with the named engine: perm[i] = slot of rank i (perm has g->n entries). Requires

@@ -35,8 +35,8 @@
 typedef struct map_ctx {
 	const map_graph_t *g;
 	const topo_target_t *t;
-	map_options_t opt;      /* defaults filled in */
-	double deadline;        /* thread CPU time (map_now_ms) after which refining stops */
+	map_options_t opt; /* defaults filled in */
+	double deadline;   /* thread CPU time (map_now_ms) after which refining stops */
 	rm_error_t *err;
 } map_ctx_t;
 
@@ -62,8 +62,8 @@ map_graph_t *map_graph_alloc(uint32_t n, uint64_t nadj, int with_metrics);
  * weight (may be NULL when metrics are given: then w = metric chosen). Errors (an edge out of range, a
  * bad weight, weights whose total is not a finite double) name source. */
 map_graph_t *map_graph_from_edges_metric(uint32_t n, size_t nedges, const uint32_t *src, const uint32_t *dst,
-					 const double *w, const double *bytes, const double *msgs,
-					 map_metric_t metric, const char *source, rm_error_t *err);
+					 const double *w, const double *bytes, const double *msgs, map_metric_t metric,
+					 const char *source, rm_error_t *err);
 
 /* pattern_dense.c: loads TreeMatch's dense format from an open file (path for errors). Nothing is
  * sized by N before N rows are read, so memory follows the file's content; N is at most max_ranks. */
@@ -71,8 +71,8 @@ map_graph_t *map_pattern_dense_load(FILE *f, uint32_t max_ranks, const char *pat
 /* pattern_mtx.c: loads a Matrix Market coordinate file from an open file of size bytes: the declared
  * N must be at most max_ranks (itself at most MAP_MAX_RANKS) and NNZ at most what size bytes can
  * hold, checked before any allocation. */
-map_graph_t *map_pattern_mtx_load(FILE *f, uint64_t size, uint32_t max_ranks, const char *path,
-				  map_metric_t metric, rm_error_t *err);
+map_graph_t *map_pattern_mtx_load(FILE *f, uint64_t size, uint32_t max_ranks, const char *path, map_metric_t metric,
+				  rm_error_t *err);
 
 /* cost.c: turns any perm (duplicates, out-of-range slots) into a bijection onto distinct slots, keeping
  * the first holder of each slot and moving the others to the free slot closest to their neighbours'
@@ -80,8 +80,8 @@ map_graph_t *map_pattern_mtx_load(FILE *f, uint64_t size, uint32_t max_ranks, co
 long map_repair(const map_graph_t *g, const topo_target_t *t, uint32_t *perm);
 /* Cost contribution of rank r placed on slot s, other ranks as in perm (slot_rank: inverse, UINT32_MAX
  * for empty slots); edges to `skip` are ignored. */
-double map_rank_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm, uint32_t r,
-		     uint32_t s, uint32_t skip);
+double map_rank_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm, uint32_t r, uint32_t s,
+		     uint32_t skip);
 
 /* treematch.c: TreeMatch with a tie-breaking mode (0: lookahead, 1: discovery order, 2: lookahead on a
  * tree whose cheap levels are merged into their children, 3: as 2 for the finest level only, the

@@ -24,7 +24,7 @@ struct dense_state {
 	struct dense_entry *e;
 	size_t n, cap;
 	uint32_t N, row;
-	uint32_t max;      /* most ranks (values a row) allowed */
+	uint32_t max; /* most ranks (values a row) allowed */
 };
 
 static int dense_push(struct dense_state *s, uint32_t i, uint32_t j, double v)
@@ -73,8 +73,9 @@ static int dense_row(struct dense_state *s, char *line, const char *path, int li
 			return rm_error_set(err, path, lineno, (int)(p - line) + 1, "more than %u values", s->N);
 		if (col >= s->max)
 			return rm_error_set(err, path, lineno, (int)(p - line) + 1,
-					    s->max < MAP_MAX_RANKS ? "more than %u values, the number of ranks expected"
-								    : "more than %u values: at most that many ranks are supported",
+					    s->max < MAP_MAX_RANKS
+						    ? "more than %u values, the number of ranks expected"
+						    : "more than %u values: at most that many ranks are supported",
 					    s->max);
 		if (v != 0 && s->row != col && dense_push(s, s->row, col, v) < 0)
 			return rm_error_set(err, path, lineno, 0, "out of memory");

@@ -116,8 +116,8 @@ static int mtx_entry(const char *line, const char *path, int lineno, uint64_t n,
 
 /* Reads the size line "N N NNZ" and bounds it before anything is allocated: N by MAP_MAX_RANKS, NNZ by
  * the file's size (an entry line is at least "i j\n", 4 bytes). */
-static int mtx_size(const char *line, const char *path, int lineno, uint64_t size, uint32_t max_ranks,
-		    uint64_t *n, uint64_t *nnz, rm_error_t *err)
+static int mtx_size(const char *line, const char *path, int lineno, uint64_t size, uint32_t max_ranks, uint64_t *n,
+		    uint64_t *nnz, rm_error_t *err)
 {
 	unsigned long long r, c, z;
 	int used;
@@ -143,8 +143,8 @@ static int mtx_size(const char *line, const char *path, int lineno, uint64_t siz
 	return 0;
 }
 
-map_graph_t *map_pattern_mtx_load(FILE *f, uint64_t size, uint32_t max_ranks, const char *path,
-				  map_metric_t metric, rm_error_t *err)
+map_graph_t *map_pattern_mtx_load(FILE *f, uint64_t size, uint32_t max_ranks, const char *path, map_metric_t metric,
+				  rm_error_t *err)
 {
 	struct mtx_edges e = { 0 };
 	uint64_t n = 0, nnz = 0, seen = 0;

@@ -27,18 +27,18 @@
 struct refine {
 	const map_graph_t *g;
 	const topo_target_t *t;
-	uint32_t *perm, *inv;    /* inv[slot]: rank or NO_RANK */
-	uint32_t *lo, *hi;       /* slot range of each lowest group */
+	uint32_t *perm, *inv; /* inv[slot]: rank or NO_RANK */
+	uint32_t *lo, *hi;    /* slot range of each lowest group */
 	uint32_t *stamp, cur;
-	int lev;                 /* level of the lowest groups */
+	int lev; /* level of the lowest groups */
 	uint32_t *queue, qhead, qlen;
 	unsigned char *inq;
 	uint32_t *log, nlog, logcap; /* pairs of slots exchanged since the last accept */
 	int logging;
 	uint64_t rng;
 	double tol;
-	double *wr;              /* scratch: weight of the edge to each neighbour of the rank examined */
-	int fast;                /* lowest groups lie inside hosts: candidates of a group share costs */
+	double *wr; /* scratch: weight of the edge to each neighbour of the rank examined */
+	int fast;   /* lowest groups lie inside hosts: candidates of a group share costs */
 };
 
 static uint32_t low_group(const struct refine *R, uint32_t slot)
@@ -399,7 +399,8 @@ int map_engine_refine(const map_ctx_t *ctx, uint32_t *perm)
 
 	if (ctx->opt.start) {
 		if (map_check_perm(ctx->opt.start, ctx->g->n, ctx->t->nslots) < 0)
-			return rm_error_set(ctx->err, "refine", 0, 0, "the start mapping is not a bijection onto slots");
+			return rm_error_set(ctx->err, "refine", 0, 0,
+					    "the start mapping is not a bijection onto slots");
 		memcpy(perm, ctx->opt.start, (size_t)ctx->g->n * sizeof(*perm));
 	} else {
 		for (i = 0; i < ctx->g->n; i++)

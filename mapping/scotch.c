@@ -29,7 +29,7 @@
 #include "target_scotch.h"
 
 #define SCOTCH_WEIGHT_MAX 1000.0
-#define SCOTCH_DIST_MAX   1000.0
+#define SCOTCH_DIST_MAX 1000.0
 #define SCOTCH_LOAD_LIMIT ((double)((SCOTCH_Num)1 << (sizeof(SCOTCH_Num) * 8 - 3)))
 
 /* The largest distance the target may get for ne arcs of load at least 1 (half the load budget). */
@@ -66,7 +66,7 @@ static void scotch_loads(const map_graph_t *g, SCOTCH_Num dmax, SCOTCH_Num *edlo
 }
 
 static int scotch_graph(const map_graph_t *g, SCOTCH_Num dmax, SCOTCH_Graph *sg, SCOTCH_Num **vert, SCOTCH_Num **edge,
-                        SCOTCH_Num **edlo)
+			SCOTCH_Num **edlo)
 {
 	uint64_t ne = g->xadj[g->n], k;
 	uint32_t i;

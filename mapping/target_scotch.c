@@ -108,9 +108,9 @@ static int build_tree(topo_scotch_arch_t *a, const topo_target_t *t, const SCOTC
 		free(term);
 		errno = EINVAL;
 		return rm_error_set(
-		        err, "scotch target", 0, 0,
-		        "too irregular for a Scotch tree: the padded tree exceeds %.0f terminals for %u slots", cap,
-		        t->nslots);
+			err, "scotch target", 0, 0,
+			"too irregular for a Scotch tree: the padded tree exceeds %.0f terminals for %u slots", cap,
+			t->nslots);
 	}
 	if (SCOTCH_archTleaf(&a->tree, t->nlevels - 1, ar, link) == 0) {
 		a->arch = &a->tree;

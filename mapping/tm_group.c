@@ -155,8 +155,8 @@ struct improve {
 };
 
 /* Traffic of unit y to groups A and B and to unit x. */
-static void unit_conn(const struct improve *m, uint32_t y, uint32_t A, uint32_t B, uint32_t x, double *cA,
-		      double *cB, double *wxy)
+static void unit_conn(const struct improve *m, uint32_t y, uint32_t A, uint32_t B, uint32_t x, double *cA, double *cB,
+		      double *wxy)
 {
 	const tm_units_t *u = m->u;
 	uint64_t k;

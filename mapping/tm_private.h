@@ -32,11 +32,11 @@ struct tm_tree {
  * shape of subtree, so groups formed for a type may go to any position of that type. */
 typedef struct tm_types {
 	int L;
-	uint32_t *ptype[64];  /* per depth: type of each position */
-	uint32_t ntypes[64];  /* per depth: number of types */
-	uint32_t *child[64];  /* per depth d < L-1: the A[d+1] child types of each type, sorted */
-	uint32_t *load[64];   /* per depth: ranks under a position of each type */
-	uint32_t *count[64];  /* per depth: positions of each type */
+	uint32_t *ptype[64]; /* per depth: type of each position */
+	uint32_t ntypes[64]; /* per depth: number of types */
+	uint32_t *child[64]; /* per depth d < L-1: the A[d+1] child types of each type, sorted */
+	uint32_t *load[64];  /* per depth: ranks under a position of each type */
+	uint32_t *count[64]; /* per depth: positions of each type */
 } tm_types_t;
 
 /* Computes the types for n ranks on a virtual tree of V leaves (vslot: real slot or UINT32_MAX). Returns
@@ -45,8 +45,7 @@ int tm_types_build(tm_types_t *ty, const struct tm_tree *tr, const uint32_t *vsl
 void tm_types_free(tm_types_t *ty);
 /* Typed greedy grouping of the units of depth l into the positions of depth l-1: every group gets the
  * child types of a position's type; gtype[g] receives the type of group g. */
-int tm_group_typed(const tm_units_t *u, uint32_t a, uint32_t *members, const tm_types_t *ty, int l,
-		   uint32_t *gtype);
+int tm_group_typed(const tm_units_t *u, uint32_t a, uint32_t *members, const tm_types_t *ty, int l, uint32_t *gtype);
 
 /* A group being grown (tm_group.c, tm_types.c): members so far, and the free candidates with their
  * traffic to the group (conn; cand lists those with conn > 0, conn is reset by the caller). */

@@ -256,12 +256,12 @@ static int typed_init(struct typed *s, const tm_units_t *u, const tm_types_t *ty
 
 static void typed_free(struct typed *s)
 {
-	free(s->g.deg), free(s->g.conn), free(s->g.used), free(s->g.cand), free(s->pool), free(s->start), free(s->cursor);
+	free(s->g.deg), free(s->g.conn), free(s->g.used), free(s->g.cand), free(s->pool), free(s->start),
+		free(s->cursor);
 	free(s->need);
 }
 
-int tm_group_typed(const tm_units_t *u, uint32_t a, uint32_t *members, const tm_types_t *ty, int l,
-		   uint32_t *gtype)
+int tm_group_typed(const tm_units_t *u, uint32_t a, uint32_t *members, const tm_types_t *ty, int l, uint32_t *gtype)
 {
 	struct typed s = { .g = { .u = u, .members = members } };
 	uint32_t T, c, i, g = 0, *order = malloc((ty->ntypes[l - 1] + 1) * sizeof(*order));

@@ -51,7 +51,7 @@ static double groupings(uint32_t nu, uint32_t a, double cap)
 
 struct exh {
 	uint32_t nu, a;
-	const double *m;   /* nu x nu */
+	const double *m; /* nu x nu */
 	uint32_t *cur, *best;
 	unsigned char *used;
 	double best_in;
@@ -124,8 +124,8 @@ static int group_exhaustive(const tm_units_t *u, uint32_t a, uint32_t *members)
 
 /* Groups the units of one level into groups of a: members[g * a + p]. With types (ty, u->type), the
  * groups take the shapes of the positions of depth l - 1 and gtype receives their types. */
-int tm_group_level(const tm_units_t *u, uint32_t a, uint32_t *members, int mode, double deadline,
-		   const tm_types_t *ty, int l, uint32_t *gtype)
+int tm_group_level(const tm_units_t *u, uint32_t a, uint32_t *members, int mode, double deadline, const tm_types_t *ty,
+		   int l, uint32_t *gtype)
 {
 	if (a == 1 && !ty) {
 		uint32_t i;
@@ -291,8 +291,7 @@ static topo_target_t *truncated_target(const struct tm_tree *tr, int l)
 }
 
 /* Multilevel refinement: moves whole groups of depth l (units of u) between positions. */
-static void refine_level(const map_ctx_t *ctx, const struct tm_tree *tr, const tm_units_t *u, int l,
-			 uint32_t *vid)
+static void refine_level(const map_ctx_t *ctx, const struct tm_tree *tr, const tm_units_t *u, int l, uint32_t *vid)
 {
 	topo_target_t *T = truncated_target(tr, l);
 	map_graph_t view = { .n = u->n, .xadj = (uint64_t *)u->xadj, .adj = (uint32_t *)u->adj, .w = (double *)u->w };
@@ -511,7 +510,8 @@ int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine)
 			vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, NULL, NULL, lstop, cvid,
 					      units[lstop - 1].n);
 	} else if (rc == 0) {
-		vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, typed ? &ty : NULL, utype, 1, NULL, 1);
+		vid = assign_top_down(ctx, &tr, members, mlrefine ? units : NULL, typed ? &ty : NULL, utype, 1, NULL,
+				      1);
 	}
 	for (r = 0; vid && r < g->n; r++)
 		perm[r] = vslot[vid[r]];

@@ -14,13 +14,10 @@
 static const struct order_method {
 	const char *name;
 	order_method_fn fn;
-	int takes_block;      /* accepts ":AxBxC" */
+	int takes_block; /* accepts ":AxBxC" */
 } order_methods[] = {
-	{ "xyz", order_method_xyz, 0 },
-	{ "mdf", order_method_mdf, 0 },
-	{ "gray", order_method_gray, 1 },
-	{ "hilbert", order_method_hilbert, 0 },
-	{ "bbb", order_method_bbb, 1 },
+	{ "xyz", order_method_xyz, 0 },         { "mdf", order_method_mdf, 0 }, { "gray", order_method_gray, 1 },
+	{ "hilbert", order_method_hilbert, 0 }, { "bbb", order_method_bbb, 1 },
 };
 
 #define NMETHODS (sizeof(order_methods) / sizeof(order_methods[0]))
@@ -79,8 +76,7 @@ int order_parse_dims(const char *s, topo_torus_spec_t *spec, rm_error_t *err)
 	if (rc < 0 || (*end && *end != ':')) {
 		errno = EINVAL;
 		return rm_error_set(err, "--dims", 0, 0,
-				    "'%s': expected XxYxZ[:NODES_PER_ROUTER] with positive integers",
-				    s ? s : "");
+				    "'%s': expected XxYxZ[:NODES_PER_ROUTER] with positive integers", s ? s : "");
 	}
 	memcpy(spec->dims, v, sizeof(v));
 	if (*end == ':') {
@@ -89,8 +85,7 @@ int order_parse_dims(const char *s, topo_torus_spec_t *spec, rm_error_t *err)
 
 		if (e == end + 1 || *e || n < 1 || n > 1024) {
 			errno = EINVAL;
-			return rm_error_set(err, "--dims", 0, 0, "'%s': nodes per router must be 1 to 1024",
-					    s);
+			return rm_error_set(err, "--dims", 0, 0, "'%s': nodes per router must be 1 to 1024", s);
 		}
 		spec->nodes_per_router = (int)n;
 	} else {
@@ -137,8 +132,7 @@ int order_parse_axes(const char *s, int axes[3], rm_error_t *err)
 	return 0;
 bad:
 	errno = EINVAL;
-	return rm_error_set(err, "--axes", 0, 0, "'%s': expected a permutation of x, y, z such as zyx",
-			    s ? s : "");
+	return rm_error_set(err, "--axes", 0, 0, "'%s': expected a permutation of x, y, z such as zyx", s ? s : "");
 }
 
 void order_snake3(uint64_t i, const int n[3], int c[3])
@@ -209,8 +203,7 @@ static const struct order_method *find_method(const char *method, int ext[3], rm
 		if (strlen(order_methods[i].name) == len && !strncmp(method, order_methods[i].name, len))
 			break;
 	if (i == NMETHODS) {
-		rm_error_set(err, "--method", 0, 0, "unknown ordering '%s' (xyz, mdf, gray, hilbert, bbb)",
-			     method);
+		rm_error_set(err, "--method", 0, 0, "unknown ordering '%s' (xyz, mdf, gray, hilbert, bbb)", method);
 		return NULL;
 	}
 	if (method[len] == ':') {
@@ -221,8 +214,8 @@ static const struct order_method *find_method(const char *method, int ext[3], rm
 			return NULL;
 		}
 		if (parse_triple(method + len + 1, ext, &end) < 0 || *end) {
-			rm_error_set(err, "--method", 0, 0, "'%s': block extents must be AxBxC, e.g. %s:4x2x8",
-				     method, order_methods[i].name);
+			rm_error_set(err, "--method", 0, 0, "'%s': block extents must be AxBxC, e.g. %s:4x2x8", method,
+				     order_methods[i].name);
 			return NULL;
 		}
 	}
@@ -238,7 +231,7 @@ static int check_block(const topo_torus_spec_t *s, const int ext[3], const char 
 		if (ext[d] < 1 || ext[d] > s->dims[d])
 			return rm_error_set(err, "--method", 0, 0,
 					    "'%s': block extent %d in %c does not fit the torus (%d routers)", method,
-					    ext[d], "xyz"[d], s->dims[d]);
+					    ext[d], "xyz"[d], s -> dims[d]);
 	return 0;
 }
 
@@ -305,7 +298,7 @@ static int check_spec(const topo_torus_spec_t *s, rm_error_t *err)
 	for (d = 0; d < 3; d++) {
 		if (s->dims[d] < 1)
 			return rm_error_set(err, "torus", 0, 0, "dimension %c is %d: must be >= 1", "xyz"[d],
-					    s->dims[d]);
+					    s -> dims[d]);
 		if (!(s->link_cost[d] > 0))
 			return rm_error_set(err, "torus", 0, 0, "link cost of %c must be > 0", "xyz"[d]);
 		n *= s->dims[d];
@@ -317,8 +310,7 @@ static int check_spec(const topo_torus_spec_t *s, rm_error_t *err)
 	return 0;
 }
 
-order_t *order_build(const topo_torus_spec_t *spec, const char *method, const order_opts_t *opts,
-		     rm_error_t *err)
+order_t *order_build(const topo_torus_spec_t *spec, const char *method, const order_opts_t *opts, rm_error_t *err)
 {
 	order_opts_t def;
 	order_ctx_t ctx = { .spec = spec, .source = method };
@@ -352,8 +344,8 @@ order_t *order_build(const topo_torus_spec_t *spec, const char *method, const or
 	memcpy(ctx.ext, ext, sizeof(ext));
 	o = order_alloc(spec, &ctx);
 	if (!o) {
-		rm_error_set(err, "order", 0, 0, "out of memory for %d x %d x %d routers", spec->dims[0],
-			     spec->dims[1], spec->dims[2]);
+		rm_error_set(err, "order", 0, 0, "out of memory for %d x %d x %d routers", spec->dims[0], spec->dims[1],
+			     spec->dims[2]);
 		return NULL;
 	}
 	snprintf(o->method, sizeof(o->method), "%s", m->name);

@@ -25,21 +25,21 @@
 /* ---- options and result ---------------------------------------------------------------------- */
 
 typedef struct order_opts {
-	int block[3];  /* block extents in x, y, z for gray/bbb; 0 = default (gray 2x2x2, bbb from costs) */
-	int axes[3];   /* block/traversal axis order, fastest first (0 = x, 1 = y, 2 = z); axes[0] = -1:
+	int block[3]; /* block extents in x, y, z for gray/bbb; 0 = default (gray 2x2x2, bbb from costs) */
+	int axes[3];  /* block/traversal axis order, fastest first (0 = x, 1 = y, 2 = z); axes[0] = -1:
 			* default (bbb and gray: by link cost, fastest link first; mdf: shortest dimension first) */
 } order_opts_t;
 
 typedef struct order {
 	topo_torus_spec_t spec;
-	char method[32];      /* method name, e.g. "bbb" */
+	char method[32]; /* method name, e.g. "bbb" */
 	size_t nnodes;
-	uint32_t *node;       /* nnodes: node index at each position of the order */
-	uint32_t *block;      /* nnodes: block id of each position (consecutive chunks for unblocked methods) */
+	uint32_t *node;  /* nnodes: node index at each position of the order */
+	uint32_t *block; /* nnodes: block id of each position (consecutive chunks for unblocked methods) */
 	uint32_t nblocks;
 	uint32_t *block_group; /* nblocks * 2: ids of the block's groups one and two levels up */
-	int block_ext[3];     /* extents of a full block in x, y, z (0 when the method has no blocks) */
-	int axes[3];          /* axis order used, fastest first */
+	int block_ext[3];      /* extents of a full block in x, y, z (0 when the method has no blocks) */
+	int axes[3];           /* axis order used, fastest first */
 } order_t;
 
 /* Fills opts with defaults (no block given, default axes). */
@@ -56,8 +56,7 @@ int order_parse_axes(const char *s, int axes[3], rm_error_t *err);
 /* Builds the ordering named by method ("bbb", "bbb:4x2x8", "gray:3x2x2", ...). opts may be NULL.
  * Returns a new order (free with order_destroy), or NULL with err set (unknown method, block extents
  * that do not fit the torus, ...). */
-order_t *order_build(const topo_torus_spec_t *spec, const char *method, const order_opts_t *opts,
-		     rm_error_t *err);
+order_t *order_build(const topo_torus_spec_t *spec, const char *method, const order_opts_t *opts, rm_error_t *err);
 /* Frees an order. NULL is fine. */
 void order_destroy(order_t *o);
 
@@ -97,7 +96,7 @@ static inline int order_dim_hops(const topo_torus_spec_t *s, int d, int a, int b
 typedef struct order_torus {
 	topo_torus_spec_t spec;
 	size_t nnodes;
-	char **names;         /* nnodes entries (NULL where the table names no host), or NULL */
+	char **names; /* nnodes entries (NULL where the table names no host), or NULL */
 } order_torus_t;
 
 /* Loads a torus config file (format in conf/torus.conf.example) through topo's torus model.
@@ -107,18 +106,18 @@ void order_torus_free(order_torus_t *t);
 /* The CLI's torus: a config file (path), or dims "XxYxZ[:N]" with optional link costs "CX,CY,CZ"
  * (exactly one of path and dims). A link_cost given with a file overrides the file's. mesh != 0
  * turns wrap-around off in every dimension. Returns 0 or -1 with err set. */
-int order_torus_setup(const char *path, const char *dims, const char *link_cost, int mesh,
-		      order_torus_t *t, rm_error_t *err);
+int order_torus_setup(const char *path, const char *dims, const char *link_cost, int mesh, order_torus_t *t,
+		      rm_error_t *err);
 
 /* ---- export (order_export.c) ------------------------------------------------------------------ */
 
 /* Output formats of `rankmapctl order`. */
 typedef enum order_format {
-	ORDER_FMT_LIST = 0,   /* "x y z n" per line, or the host name */
+	ORDER_FMT_LIST = 0,    /* "x y z n" per line, or the host name */
 	ORDER_FMT_SLURM_NODES, /* one compressed host list in order */
-	ORDER_FMT_WEIGHTS,    /* NodeName=... Weight=... lowest first */
-	ORDER_FMT_TOPOLOGY,   /* Slurm topology.conf: a leaf switch per block, groups upward */
-	ORDER_FMT_SVG         /* picture of the path through z-slices, blocks shaded */
+	ORDER_FMT_WEIGHTS,     /* NodeName=... Weight=... lowest first */
+	ORDER_FMT_TOPOLOGY,    /* Slurm topology.conf: a leaf switch per block, groups upward */
+	ORDER_FMT_SVG          /* picture of the path through z-slices, blocks shaded */
 } order_format_t;
 
 /* Parses a format name ("list", "slurm-nodes", "weights", "topology.conf", "svg"); -1 (EINVAL). */
@@ -132,39 +131,35 @@ typedef struct order_names {
 
 /* Renders the host name of a node by pattern ({x} {y} {z} {n} {id} {router}, ":W" zero-pads) into
  * buf. Returns 0, or -1 (EINVAL) on a malformed pattern. */
-int order_pattern_name(const topo_torus_spec_t *spec, const char *pattern, uint32_t node, char *buf,
-		       size_t len);
+int order_pattern_name(const topo_torus_spec_t *spec, const char *pattern, uint32_t node, char *buf, size_t len);
 /* Writes the order in the given format to f. names may be NULL (pattern "nid{id:5}"; the list format
  * then prints coordinates). Returns 0, or -1 on a write error or a bad pattern. */
-int order_write(const order_t *o, order_format_t fmt, const order_names_t *names, FILE *f,
-		rm_error_t *err);
+int order_write(const order_t *o, order_format_t fmt, const order_names_t *names, FILE *f, rm_error_t *err);
 
 /* ---- simulator (sim.c, sim_swf.c) ---------------------------------------------------------------- */
 
 typedef struct sim_job {
-	double submit;    /* seconds */
-	double runtime;   /* seconds, > 0 */
-	uint32_t nodes;   /* >= 1 */
+	double submit;  /* seconds */
+	double runtime; /* seconds, > 0 */
+	uint32_t nodes; /* >= 1 */
 } sim_job_t;
 
 typedef struct sim_jobs {
 	sim_job_t *job;
 	size_t njobs;
-	size_t skipped;   /* SWF jobs dropped (larger than the machine, cancelled, no size) */
+	size_t skipped; /* SWF jobs dropped (larger than the machine, cancelled, no size) */
 } sim_jobs_t;
 
 /* Draws a reproducible synthetic job mix for a machine of nnodes nodes: njobs jobs with sizes from
  * the three classes (2-16, 32-128, 256+ nodes), exponential run times, Poisson arrivals that keep the
  * machine about `load` busy (0 < load <= 1). Returns 0 or -1. jobs owned by the caller (sim_jobs_free). */
-int sim_jobs_synthetic(sim_jobs_t *jobs, size_t nnodes, size_t njobs, uint64_t seed, double load,
-		       rm_error_t *err);
+int sim_jobs_synthetic(sim_jobs_t *jobs, size_t nnodes, size_t njobs, uint64_t seed, double load, rm_error_t *err);
 /* Reads a Parallel Workloads Archive SWF trace: 18 fields a line, ';' comment lines. Job size is the
  * allocated processor count (else the requested one) divided by procs_per_node, rounded up; jobs
  * larger than max_nodes or without size or run time are skipped (counted). A malformed line is an
  * error naming the file and line. The file is opened through rm_file (a regular file within
  * RANKMAP_FILE_LIMIT_SWF); jobs take 24 bytes each, less than their line, so memory follows the file. */
-int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, size_t max_nodes,
-		 rm_error_t *err);
+int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, size_t max_nodes, rm_error_t *err);
 void sim_jobs_free(sim_jobs_t *jobs);
 
 #define SIM_NCLASSES 4 /* 2-16, 32-128, 256+, all */
@@ -180,8 +175,8 @@ typedef struct sim_class_stats {
 
 typedef struct sim_result {
 	sim_class_stats_t cls[SIM_NCLASSES];
-	double utilisation;  /* busy node-seconds / (nodes * makespan) */
-	double mean_wait;    /* seconds */
+	double utilisation; /* busy node-seconds / (nodes * makespan) */
+	double mean_wait;   /* seconds */
 	double makespan;
 } sim_result_t;
 

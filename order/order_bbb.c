@@ -40,7 +40,7 @@
 #include "order_bbb.h"
 
 #define BBB_BLOCK_NODES 128
-#define BBB_MAX_WEAVE 512    /* larger blocks use the snake weave (search cost) */
+#define BBB_MAX_WEAVE 512 /* larger blocks use the snake weave (search cost) */
 
 /* An odd dimension of 3 or more takes 3- or 5-wide blocks (the paper's rule for its odd x): the
  * balanced extent rounded down to odd, so the cross-section stays no wider than balance and the
@@ -57,7 +57,7 @@ static int odd_extent(int dim, int e)
 void order_bbb_default_block(const topo_torus_spec_t *spec, int ext[3])
 {
 	double target = (double)BBB_BLOCK_NODES / spec->nodes_per_router, best = 1e300;
-	double lc[3][33], le[33];        /* log(extent * cost), log(extent): no logs in the loop */
+	double lc[3][33], le[33]; /* log(extent * cost), log(extent): no logs in the loop */
 	int e[3], d, lim[3];
 
 	if (target < 1)
@@ -87,11 +87,11 @@ void order_bbb_default_block(const topo_torus_spec_t *spec, int ext[3])
 					if (spec->dims[d] > 1)
 						score += fabs(lc[d][e[d]] - g);
 					if (spec->dims[d] % e[d] == 1)
-						score += 0.15;       /* needs a widened last block */
+						score += 0.15; /* needs a widened last block */
 					else if (spec->dims[d] % e[d])
-						score += 0.3;        /* leaves a narrower block */
+						score += 0.3; /* leaves a narrower block */
 					if (e[d] % 2 && e[d] > 1)
-						score += 0.1;        /* odd extents weave less well */
+						score += 0.1; /* odd extents weave less well */
 				}
 				if (score < best - 1e-9) {
 					best = score;
@@ -109,9 +109,9 @@ struct wsearch {
 	int n;
 	double cost[3];
 	unsigned char *used;
-	int *path;            /* cell per depth */
-	int *dir;             /* direction (0..5) of the step into path[depth] */
-	int *cand;            /* 6 candidate directions per depth, sorted */
+	int *path; /* cell per depth */
+	int *dir;  /* direction (0..5) of the step into path[depth] */
+	int *cand; /* 6 candidate directions per depth, sorted */
 	int *ncand, *next;
 	int *queue;
 	unsigned char *seen;
@@ -137,8 +137,7 @@ static void make_groups(struct wsearch *S)
 		int best = -1;
 
 		for (i = 0; i < 3; i++)
-			if (ext[i] < S->w[i] &&
-			    (best < 0 || 2 * ext[i] * cst[i] < 2 * ext[best] * cst[best] - 1e-9))
+			if (ext[i] < S->w[i] && (best < 0 || 2 * ext[i] * cst[i] < 2 * ext[best] * cst[best] - 1e-9))
 				best = i;
 		if (best < 0)
 			break;
@@ -249,7 +248,7 @@ static void order_moves(struct wsearch *S, int depth)
 		key[k] = 0;
 		if (depth >= 1 && d == S->dir[depth] && run) {
 			if (S->max_run)
-				continue;                  /* a third straight step */
+				continue; /* a third straight step */
 			key[k] += 1e6;
 		}
 		key[k] += (S->warnsdorff_first ? 1e2 : 1e4) * group_level(S, c, v);
@@ -321,8 +320,7 @@ static int wsearch_alloc(struct wsearch *S)
 	S->ncand = malloc((size_t)S->n * sizeof(int));
 	S->next = malloc((size_t)S->n * sizeof(int));
 	S->queue = malloc((size_t)S->n * sizeof(int));
-	return (S->used && S->seen && S->path && S->dir && S->cand && S->ncand && S->next && S->queue) ? 0
-													  : -1;
+	return (S->used && S->seen && S->path && S->dir && S->cand && S->ncand && S->next && S->queue) ? 0 : -1;
 }
 
 static void wsearch_free(struct wsearch *S)
@@ -363,7 +361,7 @@ static int weave_bbb(order_weave_t *wv, const double cost[3])
 
 		if ((ends[i & 3][0] && wv->w[1] == 1) || (ends[i & 3][1] && wv->w[2] == 1))
 			continue;
-		if ((S.n % 2 == 0) != (par == 1))   /* bipartite parity of a Hamiltonian path */
+		if ((S.n % 2 == 0) != (par == 1)) /* bipartite parity of a Hamiltonian path */
 			continue;
 		S.end = ((wv->w[0] - 1) * wv->w[1] + l1) * wv->w[2] + l2;
 		S.budget = S.n + (3L * S.n + 3000 < 2000000L / S.n ? 3L * S.n + 3000 : 2000000L / S.n);

@@ -6,7 +6,7 @@
 
 #include "order_private.h"
 
-#define ORDER_BBB_HIER_MAX 160   /* larger blocks are woven by the search (O(n^3) pair tables) */
+#define ORDER_BBB_HIER_MAX 160 /* larger blocks are woven by the search (O(n^3) pair tables) */
 
 /* Hierarchical slab weave of wv->w (axis 0 the chain axis, cost[] the link costs of the permuted
  * axes; see order_bbb_weave.c): fills wv->cell with a path that starts at local (0,0,0) and ends on

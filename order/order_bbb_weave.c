@@ -29,13 +29,13 @@
 
 /* How a pair (s, e) of a shape is obtained. */
 struct hw_how {
-	int8_t kind;          /* 0 none, 1 leaf, 2 join, 3 derived */
-	int8_t first;         /* join: child visited first (0 low, 1 high); derived: transform */
-	int8_t axis;          /* join: split axis */
-	int32_t a, b;         /* join: pair ids in first and second child; derived: base pair id */
-	int8_t fdir, ldir;    /* direction of the first and last step (2 * axis + negative), -1: none */
-	int8_t lead, trail;   /* straight steps at the start and at the end (capped at 3) */
-	float score;          /* penalties: cells times the cut's rank, straight runs of three */
+	int8_t kind;        /* 0 none, 1 leaf, 2 join, 3 derived */
+	int8_t first;       /* join: child visited first (0 low, 1 high); derived: transform */
+	int8_t axis;        /* join: split axis */
+	int32_t a, b;       /* join: pair ids in first and second child; derived: base pair id */
+	int8_t fdir, ldir;  /* direction of the first and last step (2 * axis + negative), -1: none */
+	int8_t lead, trail; /* straight steps at the start and at the end (capped at 3) */
+	float score;        /* penalties: cells times the cut's rank, straight runs of three */
 };
 
 #define HW_RUN_PENALTY 0.5f /* per cell of the joined box, for a straight run longer than two */
@@ -47,28 +47,27 @@ static int8_t hw_cap(int v)
 
 /* Step facts of the path A ++ junction step j ++ B (na, nb cells) into out; returns the straight
  * run through the junction. */
-static int hw_chain(const struct hw_how *A, int na, int j, const struct hw_how *B, int nb,
-		    struct hw_how *out)
+static int hw_chain(const struct hw_how *A, int na, int j, const struct hw_how *B, int nb, struct hw_how *out)
 {
 	int ra = (na > 1 && A->ldir == j) ? A->trail : 0, rb = (nb > 1 && B->fdir == j) ? B->lead : 0;
 
 	out->fdir = (int8_t)(na > 1 ? A->fdir : j);
-	out->lead = na == 1 ? hw_cap(1 + rb) : (A->lead >= na - 1 && A->fdir == j) ? hw_cap(A->lead + 1 + rb)
-									       : A->lead;
+	out->lead = na == 1 ? hw_cap(1 + rb) : (A->lead >= na - 1 && A->fdir == j) ? hw_cap(A->lead + 1 + rb) : A->lead;
 	out->ldir = (int8_t)(nb > 1 ? B->ldir : j);
-	out->trail = nb == 1 ? hw_cap(1 + ra) : (B->trail >= nb - 1 && B->ldir == j) ? hw_cap(B->trail + 1 + ra)
-										 : B->trail;
+	out->trail = nb == 1                                ? hw_cap(1 + ra)
+		     : (B->trail >= nb - 1 && B->ldir == j) ? hw_cap(B->trail + 1 + ra)
+							    : B->trail;
 	return ra + 1 + rb;
 }
 
 struct hw_shape {
 	int w[3];
 	int n;
-	int h[3];             /* extent of the low half when split along each axis (0: not split) */
-	int child[3][2];      /* shape indices of the low and high halves per split axis */
-	struct hw_how *how;   /* n * n, pair id = s * n + e */
-	int *by_start;        /* CSR: pairs grouped by start cell */
-	int *start_off;       /* n + 1 */
+	int h[3];           /* extent of the low half when split along each axis (0: not split) */
+	int child[3][2];    /* shape indices of the low and high halves per split axis */
+	struct hw_how *how; /* n * n, pair id = s * n + e */
+	int *by_start;      /* CSR: pairs grouped by start cell */
+	int *start_off;     /* n + 1 */
 };
 
 struct hw {
@@ -133,11 +132,11 @@ static int hw_cuts(const int w[3], const double cost[3], int axes[3], int h[3])
 	for (d = 0; d < 3; d++)
 		v[d] = w[d] >= 2 ? w[d] * cost[d] : -1;
 	if (w[0] > 2)
-		pref = 0;                       /* slabs along the chain axis */
-	else if (w[1] >= 2 || w[2] >= 2)        /* cross-section; ties: the dearer link outermost */
+		pref = 0;                /* slabs along the chain axis */
+	else if (w[1] >= 2 || w[2] >= 2) /* cross-section; ties: the dearer link outermost */
 		pref = (v[1] > v[2] + 1e-9 || (v[1] > v[2] - 1e-9 && cost[1] >= cost[2])) ? 1 : 2;
 	else if (w[0] == 2)
-		pref = 0;                       /* the innermost pair along the chain axis */
+		pref = 0; /* the innermost pair along the chain axis */
 	if (pref < 0)
 		return 0;
 	axes[k++] = pref;
@@ -173,7 +172,7 @@ static int hw_join(struct hw *H, int si, int a, int rank)
 				continue;
 			hw_xyz(A->w, p % A->n, le);
 			if (le[a] != (f ? 0 : A->w[a] - 1))
-				continue;               /* last cell not on the face towards B */
+				continue; /* last cell not on the face towards B */
 			memcpy(lb, le, sizeof(lb));
 			lb[a] = f ? B->w[a] - 1 : 0;
 			s2 = hw_cell(B->w, lb);
@@ -376,8 +375,8 @@ int order_bbb_weave_hier(order_weave_t *wv, const double cost[3])
 
 		/* start at cell 0, end on a corner of the far chain face; least penalty, then a first
 		 * step along the chain axis (the cheapest link) */
-		if (c->kind && (!b || c->score < b->score ||
-				(c->score == b->score && c->fdir / 2 == 0 && b->fdir / 2 != 0)))
+		if (c->kind &&
+		    (!b || c->score < b->score || (c->score == b->score && c->fdir / 2 == 0 && b->fdir / 2 != 0)))
 			p = q;
 	}
 	out = p >= 0 ? malloc((size_t)n * 3 * sizeof(int)) : NULL;

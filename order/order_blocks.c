@@ -79,8 +79,8 @@ static int ring_dist(int a, int b, int D, int wrap)
 }
 
 /* Emits block bc (block-grid coordinates) with chain direction dir0; updates prev_end/flip. */
-static int emit_block(struct layout *L, const int bc[3], int dir0, uint32_t bid, uint32_t *pos,
-		      int prev_end[3], int flip[3], int first)
+static int emit_block(struct layout *L, const int bc[3], int dir0, uint32_t bid, uint32_t *pos, int prev_end[3],
+		      int flip[3], int first)
 {
 	order_ctx_t *ctx = L->ctx;
 	const topo_torus_spec_t *s = ctx->spec;
@@ -164,14 +164,14 @@ int order_blocks_layout(order_ctx_t *ctx, order_weave_fn weave, rm_error_t *err)
 		ctx->group[2 * b] = (uint32_t)(bc[2] * nb[1] + bc[1]);
 		ctx->group[2 * b + 1] = (uint32_t)bc[2];
 		if (emit_block(&L, bc, (row & 1) ? -1 : 1, (uint32_t)b, &pos, prev_end, flip, b == 0) < 0)
-			rc = rm_error_set(err, ctx->source, 0, 0, "cannot weave a %dx%dx%d block",
-					  ctx->ext[0], ctx->ext[1], ctx->ext[2]);
+			rc = rm_error_set(err, ctx->source, 0, 0, "cannot weave a %dx%dx%d block", ctx->ext[0],
+					  ctx->ext[1], ctx->ext[2]);
 	}
 	ctx->nblocks = (uint32_t)total;
 	layout_free(&L);
 	if (rc == 0 && pos != ctx->nrouters)
-		rc = rm_error_set(err, ctx->source, 0, 0, "internal error: blocks cover %u of %u routers",
-				  pos, ctx->nrouters);
+		rc = rm_error_set(err, ctx->source, 0, 0, "internal error: blocks cover %u of %u routers", pos,
+				  ctx->nrouters);
 	if (rc < 0)
 		errno = EINVAL;
 	return rc;

@@ -13,10 +13,8 @@ static const struct {
 	const char *name;
 	order_format_t fmt;
 } formats[] = {
-	{ "list", ORDER_FMT_LIST },
-	{ "slurm-nodes", ORDER_FMT_SLURM_NODES },
-	{ "weights", ORDER_FMT_WEIGHTS },
-	{ "topology.conf", ORDER_FMT_TOPOLOGY },
+	{ "list", ORDER_FMT_LIST },       { "slurm-nodes", ORDER_FMT_SLURM_NODES },
+	{ "weights", ORDER_FMT_WEIGHTS }, { "topology.conf", ORDER_FMT_TOPOLOGY },
 	{ "svg", ORDER_FMT_SVG },
 };
 
@@ -33,8 +31,7 @@ int order_format_parse(const char *name, order_format_t *fmt)
 	return -1;
 }
 
-int order_pattern_name(const topo_torus_spec_t *spec, const char *pattern, uint32_t node, char *buf,
-		       size_t len)
+int order_pattern_name(const topo_torus_spec_t *spec, const char *pattern, uint32_t node, char *buf, size_t len)
 {
 	const char *p = pattern;
 	size_t o = 0;
@@ -152,8 +149,8 @@ static int write_weights(const order_t *o, const order_names_t *nm, FILE *f)
 }
 
 /* Writes one switch line per run of consecutive ids in key[0..n) (children named child%u). */
-static int write_level(FILE *f, const uint32_t *key, size_t stride, size_t n, const char *name,
-		       const char *child, uint32_t *nruns)
+static int write_level(FILE *f, const uint32_t *key, size_t stride, size_t n, const char *name, const char *child,
+		       uint32_t *nruns)
 {
 	size_t i = 0;
 	char **v;
@@ -235,12 +232,13 @@ static int write_svg(const order_t *o, FILE *f)
 	cols = Z < 6 ? Z : 6;
 	pw = X * cs + gap;
 	ph = Y * cs + gap + 12;
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n"
-		   "<title>rankmap ordering %s on %dx%dx%d</title>\n",
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n"
+		"<title>rankmap ordering %s on %dx%dx%d</title>\n",
 		cols * pw + gap, ((Z + cols - 1) / cols) * ph + gap + 20, o->method, X, Y, Z);
-	fprintf(f, "<text x=\"%d\" y=\"16\" font-size=\"12\">ordering %s: z-slices, x across, y down</text>\n",
-		gap, o->method);
+	fprintf(f, "<text x=\"%d\" y=\"16\" font-size=\"12\">ordering %s: z-slices, x across, y down</text>\n", gap,
+		o->method);
 	for (p = 0; p < R; p++) {
 		int c[3], px, py;
 		uint32_t b = o->block[p * npr];
@@ -248,12 +246,12 @@ static int write_svg(const order_t *o, FILE *f)
 		order_node_coords(s, o->node[p * npr], c);
 		px = gap + (c[2] % cols) * pw + c[0] * cs;
 		py = 30 + (c[2] / cols) * ph + c[1] * cs;
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"hsl(%u,60%%,%d%%)\"/>\n",
-			px, py, cs, cs, (b * 47) % 360, 70 + (int)(b % 3) * 8);
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"hsl(%u,60%%,%d%%)\"/>\n", px, py,
+			cs, cs, (b * 47) % 360, 70 + (int)(b % 3) * 8);
 	}
 	for (p = 0; p < (size_t)Z; p++)
-		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">z=%zu</text>\n",
-			gap + (int)(p % (size_t)cols) * pw, 28 + (int)(p / (size_t)cols) * ph, p);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">z=%zu</text>\n", gap + (int)(p % (size_t)cols) * pw,
+			28 + (int)(p / (size_t)cols) * ph, p);
 	fprintf(f, "<path fill=\"none\" stroke=\"black\" stroke-width=\"1.2\" d=\"");
 	for (p = 1; p < R; p++) {
 		int a[3], c[3];
@@ -295,9 +293,7 @@ int order_write(const order_t *o, order_format_t fmt, const order_names_t *names
 					    names->pattern);
 	}
 	switch (fmt) {
-	case ORDER_FMT_LIST:
-		rc = write_list(o, names, f);
-		break;
+	case ORDER_FMT_LIST: rc = write_list(o, names, f); break;
 	case ORDER_FMT_SLURM_NODES:
 		list = names_compressed(o, names, 0, o->nnodes);
 		rc = list ? 0 : -1;
@@ -305,15 +301,9 @@ int order_write(const order_t *o, order_format_t fmt, const order_names_t *names
 			fprintf(f, "%s\n", list);
 		free(list);
 		break;
-	case ORDER_FMT_WEIGHTS:
-		rc = write_weights(o, names, f);
-		break;
-	case ORDER_FMT_TOPOLOGY:
-		rc = write_topology(o, names, f);
-		break;
-	case ORDER_FMT_SVG:
-		rc = write_svg(o, f);
-		break;
+	case ORDER_FMT_WEIGHTS: rc = write_weights(o, names, f); break;
+	case ORDER_FMT_TOPOLOGY: rc = write_topology(o, names, f); break;
+	case ORDER_FMT_SVG: rc = write_svg(o, f); break;
 	}
 	if (rc == 0 && (fflush(f) != 0 || ferror(f)))
 		rc = -1;

@@ -13,13 +13,13 @@
 typedef struct order_ctx {
 	const topo_torus_spec_t *spec;
 	uint32_t nrouters;
-	int axes[3];          /* fastest first */
-	int ext[3];           /* block extents in x, y, z (gray, bbb) */
-	uint32_t *router;     /* nrouters: router index at each position */
-	uint32_t *rblock;     /* nrouters: block id at each position */
+	int axes[3];      /* fastest first */
+	int ext[3];       /* block extents in x, y, z (gray, bbb) */
+	uint32_t *router; /* nrouters: router index at each position */
+	uint32_t *rblock; /* nrouters: block id at each position */
 	uint32_t nblocks;
-	uint32_t *group;      /* 2 per block, allocated by the method (may stay NULL) */
-	const char *source;   /* method string, for errors */
+	uint32_t *group;    /* 2 per block, allocated by the method (may stay NULL) */
+	const char *source; /* method string, for errors */
 } order_ctx_t;
 
 typedef int (*order_method_fn)(order_ctx_t *ctx, rm_error_t *err);
@@ -43,7 +43,7 @@ void order_snake3(uint64_t i, const int n[3], int c[3]);
  * coordinates (3 shorts per cell), starting at (0,0,0) and ending on the face l0 = w[0] - 1. */
 typedef struct order_weave {
 	int w[3];
-	int16_t *cell;        /* 3 * w0*w1*w2 */
+	int16_t *cell; /* 3 * w0*w1*w2 */
 } order_weave_t;
 
 /* Fills wv->cell for wv->w; cost[] are the link costs of the permuted axes. Returns 0 or -1. */

@@ -64,8 +64,8 @@ void order_torus_free(order_torus_t *t)
 	memset(t, 0, sizeof(*t));
 }
 
-int order_torus_setup(const char *path, const char *dims, const char *link_cost, int mesh,
-		      order_torus_t *t, rm_error_t *err)
+int order_torus_setup(const char *path, const char *dims, const char *link_cost, int mesh, order_torus_t *t,
+		      rm_error_t *err)
 {
 	int d;
 

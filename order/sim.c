@@ -83,7 +83,7 @@ double sim_mean_hop(const topo_torus_spec_t *spec, const uint32_t *nodes, size_t
 
 struct running {
 	double end;
-	uint32_t *pos;        /* positions in the order held by the job */
+	uint32_t *pos; /* positions in the order held by the job */
 	uint32_t k;
 };
 
@@ -91,13 +91,13 @@ struct sim {
 	const order_t *o;
 	const topo_torus_spec_t *s;
 	uint32_t nrouters;
-	unsigned char *busy;  /* per position */
-	uint32_t *busy_r;     /* busy nodes per router */
-	uint32_t *own_r;      /* this job's nodes per router (valid where stamp_r == stamp) */
+	unsigned char *busy; /* per position */
+	uint32_t *busy_r;    /* busy nodes per router */
+	uint32_t *own_r;     /* this job's nodes per router (valid where stamp_r == stamp) */
 	uint32_t *stamp_r, *seen_r, stamp;
 	uint32_t *queue;
 	double *hist;
-	uint32_t *nodes;      /* scratch: the job's nodes */
+	uint32_t *nodes; /* scratch: the job's nodes */
 	size_t nfree;
 	struct running *heap; /* min-heap on end time */
 	size_t nrun;
@@ -269,7 +269,7 @@ static int start_job(struct sim *S, const sim_job_t *j, double now)
 	m[0] = sim_mean_hop(S->s, S->nodes, n, S->hist);
 	shape_metrics(S, n, &m[1], &m[3]);
 	m[2] = interference(S, n);
-	for (c = sim_class_of(j->nodes); ; c = SIM_NCLASSES - 1) {
+	for (c = sim_class_of(j->nodes);; c = SIM_NCLASSES - 1) {
 		if (c >= 0) {
 			for (i = 0; i < 4; i++)
 				S->acc[c][i] += m[i];
@@ -312,8 +312,10 @@ static int sim_alloc(struct sim *S, const order_t *o, size_t njobs)
 	S->hist = calloc(hd, sizeof(double));
 	S->nodes = malloc(o->nnodes * sizeof(uint32_t));
 	S->heap = malloc((njobs + 1) * sizeof(struct running));
-	return (S->busy && S->busy_r && S->own_r && S->stamp_r && S->seen_r && S->queue && S->hist &&
-		S->nodes && S->heap) ? 0 : -1;
+	return (S->busy && S->busy_r && S->own_r && S->stamp_r && S->seen_r && S->queue && S->hist && S->nodes &&
+		S->heap)
+		       ? 0
+		       : -1;
 }
 
 static void sim_free(struct sim *S)
@@ -365,8 +367,8 @@ int sim_run(const order_t *o, const sim_jobs_t *jobs, sim_result_t *res, rm_erro
 		const sim_job_t *j = q < jobs->njobs ? &jobs->job[q] : NULL;
 
 		if (j && j->nodes > o->nnodes) {
-			rc = rm_error_set(err, "simulate", 0, 0, "job %zu needs %u nodes, the torus has %zu",
-					  q + 1, j->nodes, o->nnodes);
+			rc = rm_error_set(err, "simulate", 0, 0, "job %zu needs %u nodes, the torus has %zu", q + 1,
+					  j->nodes, o->nnodes);
 		} else if (j && j->submit <= t && j->nodes <= S.nfree) {
 			rc = start_job(&S, j, t);
 			work += (double)j->nodes * j->runtime;

@@ -3,7 +3,7 @@
  */
 #include "order.h"
 
-const char *const sim_metric_names[SIM_NMETRICS] = {"hop", "thickness", "interference", "pieces"};
+const char *const sim_metric_names[SIM_NMETRICS] = { "hop", "thickness", "interference", "pieces" };
 
 static double metric(const sim_class_stats_t *c, int m)
 {
@@ -30,9 +30,9 @@ json_t *sim_result_json(const char *const *methods, int nm, const sim_result_t *
 			const topo_torus_spec_t *s)
 {
 	json_t *root = json_pack("{s:{s:[iii], s:[fff], s:i}, s:I, s:I, s:{}}", "torus", "dims", s->dims[0], s->dims[1],
-	                         s->dims[2], "link_cost", s->link_cost[0], s->link_cost[1], s->link_cost[2],
-	                         "nodes_per_router", s->nodes_per_router, "jobs", (json_int_t)jobs->njobs, "skipped",
-	                         (json_int_t)jobs->skipped, "methods");
+				 s->dims[2], "link_cost", s->link_cost[0], s->link_cost[1], s->link_cost[2],
+				 "nodes_per_router", s->nodes_per_router, "jobs", (json_int_t)jobs->njobs, "skipped",
+				 (json_int_t)jobs->skipped, "methods");
 	json_t *jm = json_object_get(root, "methods");
 	int k;
 

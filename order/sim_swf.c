@@ -47,8 +47,7 @@ static uint32_t log_uniform(uint64_t *s, double lo, double hi)
 	return (uint32_t)(v > hi ? hi : v);
 }
 
-int sim_jobs_synthetic(sim_jobs_t *jobs, size_t nnodes, size_t njobs, uint64_t seed, double load,
-		       rm_error_t *err)
+int sim_jobs_synthetic(sim_jobs_t *jobs, size_t nnodes, size_t njobs, uint64_t seed, double load, rm_error_t *err)
 {
 	uint64_t s = seed ^ 0x5DEECE66DULL;
 	double mean_work = 0, t = 0, rate;
@@ -146,8 +145,7 @@ static int swf_job(const double f[SWF_FIELDS], unsigned ppn, size_t max_nodes, s
 	return 1;
 }
 
-int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, size_t max_nodes,
-		 rm_error_t *err)
+int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, size_t max_nodes, rm_error_t *err)
 {
 	FILE *fp;
 	char *line = NULL, *bad = NULL;
@@ -181,7 +179,9 @@ int sim_jobs_swf(sim_jobs_t *jobs, const char *path, unsigned procs_per_node, si
 					  bad);
 		else if (n != SWF_FIELDS)
 			rc = rm_error_set(err, path, lineno, 0, "%s fields: SWF lines have 18",
-					  n > SWF_FIELDS ? "more than 18" : n < 5 ? "too few" : "missing");
+					  n > SWF_FIELDS ? "more than 18"
+					  : n < 5        ? "too few"
+							 : "missing");
 		else if (swf_job(f, procs_per_node, max_nodes, &j))
 			rc = swf_push(jobs, &cap, &j) < 0 ? rm_error_set(err, path, lineno, 0, "out of memory") : 0;
 		else

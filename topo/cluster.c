@@ -211,8 +211,7 @@ static int type_index_rebuild(struct topo_cluster *c, size_t cap)
 	return 0;
 }
 
-struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t key, const char *norm,
-					     size_t len)
+struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t key, const char *norm, size_t len)
 {
 	struct cluster_index *ix = c->host_index;
 	size_t m, i;
@@ -355,8 +354,8 @@ void topo_nameset_destroy(struct topo_nameset *s)
  * is that short name plus a domain. Anything else becomes a new host.
  */
 struct shortmap {
-	uint32_t *slot;   /* host index + 1, 0 = empty */
-	char *ambiguous;  /* several hosts have this short name: no match */
+	uint32_t *slot;  /* host index + 1, 0 = empty */
+	char *ambiguous; /* several hosts have this short name: no match */
 	size_t cap;
 };
 

@@ -30,25 +30,40 @@ enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST, K_STRICT
 struct key {
 	const char *name;
 	enum key_kind kind;
-	size_t cost_off;   /* K_COST: offset in topo_costs_t */
-	double min;        /* K_COST: smallest value allowed (exclusive when excl) */
+	size_t cost_off; /* K_COST: offset in topo_costs_t */
+	double min;      /* K_COST: smallest value allowed (exclusive when excl) */
 	int excl;
 };
 
+/* clang-format off */
 #define COST(f, min, excl) { #f, K_COST, offsetof(topo_costs_t, f), min, excl }
+/* clang-format on */
 static const struct key keys[] = {
-	{ "hwloc", K_HWLOC, 0, 0, 0 },      { "ib", K_IB, 0, 0, 0 },        { "ib_cache", K_IB_CACHE, 0, 0, 0 },
-	{ "node_name_map", K_NAME_MAP, 0, 0, 0 }, { "torus", K_TORUS, 0, 0, 0 }, { "strict", K_STRICT, 0, 0, 0 },
-	COST(lat_core, 0, 0), COST(bw_core, 0, 1), COST(lat_cache, 0, 0), COST(bw_cache, 0, 1),
-	COST(lat_numa, 0, 0), COST(bw_numa, 0, 1), COST(lat_host, 0, 0), COST(bw_host, 0, 1),
-	COST(lat_net, 0, 0),  COST(bw_net, 0, 1),  COST(lat_hop, 0, 0),  COST(ref_bytes, 0, 0),
+	{ "hwloc", K_HWLOC, 0, 0, 0 },
+	{ "ib", K_IB, 0, 0, 0 },
+	{ "ib_cache", K_IB_CACHE, 0, 0, 0 },
+	{ "node_name_map", K_NAME_MAP, 0, 0, 0 },
+	{ "torus", K_TORUS, 0, 0, 0 },
+	{ "strict", K_STRICT, 0, 0, 0 },
+	COST(lat_core, 0, 0),
+	COST(bw_core, 0, 1),
+	COST(lat_cache, 0, 0),
+	COST(bw_cache, 0, 1),
+	COST(lat_numa, 0, 0),
+	COST(bw_numa, 0, 1),
+	COST(lat_host, 0, 0),
+	COST(bw_host, 0, 1),
+	COST(lat_net, 0, 0),
+	COST(bw_net, 0, 1),
+	COST(lat_hop, 0, 0),
+	COST(ref_bytes, 0, 0),
 	COST(bw_hop, 0, 1),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 struct line {
 	const struct key *key;
-	char *value;       /* path resolved, or the spec as written */
+	char *value; /* path resolved, or the spec as written */
 	double num;
 	int lineno;
 };
@@ -198,21 +213,13 @@ static void annotate(rm_error_t *err, const char *path, int lineno)
 static int apply_line(struct topo_cluster *c, const struct line *l, rm_error_t *err)
 {
 	switch (l->key->kind) {
-	case K_HWLOC:
-		return topo_load_hwloc_spec(c, l->value, err);
-	case K_IB:
-		return topo_load_ib_file(c, l->value, err);
-	case K_IB_CACHE:
-		return topo_load_ib_cache(c, l->value, err);
-	case K_NAME_MAP:
-		return topo_load_node_name_map(c, l->value, err);
-	case K_TORUS:
-		return topo_load_torus(c, l->value, err);
-	case K_COST:
-		*(double *)((char *)&c->costs + l->key->cost_off) = l->num;
-		return 0;
-	case K_STRICT: /* applied before any source (apply_strict) */
-		return 0;
+	case K_HWLOC: return topo_load_hwloc_spec(c, l->value, err);
+	case K_IB: return topo_load_ib_file(c, l->value, err);
+	case K_IB_CACHE: return topo_load_ib_cache(c, l->value, err);
+	case K_NAME_MAP: return topo_load_node_name_map(c, l->value, err);
+	case K_TORUS: return topo_load_torus(c, l->value, err);
+	case K_COST: *(double *)((char *)&c->costs + l->key->cost_off) = l->num; return 0;
+	case K_STRICT: /* applied before any source (apply_strict) */ return 0;
 	}
 	return -1;
 }

@@ -21,11 +21,11 @@ struct topo_nodetype {
 	uint64_t key;
 	char *norm;
 	size_t norm_len;
-	unsigned npus, ncores, npackages;  /* disallowed PUs included */
-	unsigned disallowed_pus;     /* PUs in the tree outside the allowed cpuset (gathered in a job) */
-	unsigned missing_pus;        /* hwloc 1.x XML: online PUs outside the allowed cpuset, left out of it */
-	size_t nhosts;               /* hosts of the cluster using this type */
-	size_t index;                /* in the cluster's types[] (topo_host_type) */
+	unsigned npus, ncores, npackages; /* disallowed PUs included */
+	unsigned disallowed_pus;          /* PUs in the tree outside the allowed cpuset (gathered in a job) */
+	unsigned missing_pus;             /* hwloc 1.x XML: online PUs outside the allowed cpuset, left out of it */
+	size_t nhosts;                    /* hosts of the cluster using this type */
+	size_t index;                     /* in the cluster's types[] (topo_host_type) */
 };
 
 /* A 64-bit hash of len bytes, continuing from h (start with TOPO_HASH_SEED). */
@@ -36,8 +36,7 @@ uint64_t topo_hash_bytes(uint64_t h, const void *p, size_t len);
 void topo_nodetype_free(struct topo_nodetype *t);
 
 /* Node type with this normalised XML, or NULL (cluster.c, O(1) expected). */
-struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t key, const char *norm,
-					     size_t len);
+struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t key, const char *norm, size_t len);
 /* Appends a type to the cluster; -1 on allocation failure (the type is not taken then). */
 int topo_cluster_add_type(struct topo_cluster *c, struct topo_nodetype *t);
 /* Frees the types at index >= ntypes_before that no host uses (roll-back of a failed load). */
@@ -50,8 +49,8 @@ int topo_hwloc_load_bytes(hwloc_topology_t topo, const char *buf, size_t len);
 /* Sets err to why hwloc refused buf (empty, not XML, truncated, malformed), naming source. Returns -1. */
 int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_error_t *err);
 /* The node type of an XML buffer: shared if its normalised content is known, else parsed. */
-struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len,
-					       const char *source, rm_error_t *err);
+struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len, const char *source,
+					       rm_error_t *err);
 
 /* Per-directory cache of diff references (node_hwloc_diff.c). */
 struct topo_diffset;
@@ -87,14 +86,14 @@ double topo_torus_hop_cost(const topo_costs_t *k);
  * flat signature, which reaches every host. Two hosts reach each other when their signatures share a
  * component (or either is flat). */
 struct topo_conn {
-	size_t n;              /* hosts checked */
-	uint32_t *sig;         /* n: signature of each host */
+	size_t n;      /* hosts checked */
+	uint32_t *sig; /* n: signature of each host */
 	size_t nsig;
 	size_t *count, *first; /* nsig: hosts with the signature, the first of them */
 	size_t *off;           /* nsig + 1: components of s are comp[off[s] .. off[s+1]-1], sorted */
 	uint32_t *comp;
-	uint8_t *flat;         /* nsig */
-	size_t cut[2];         /* an unconnected pair (indices into the hosts given), SIZE_MAX: none */
+	uint8_t *flat; /* nsig */
+	size_t cut[2]; /* an unconnected pair (indices into the hosts given), SIZE_MAX: none */
 };
 #define TOPO_CONN_MAX_SIGS 8192
 /* Fills k for the cluster hosts hosts[0 .. n-1]. 0, or -1 with errno (ENOMEM; E2BIG beyond

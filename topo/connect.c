@@ -19,8 +19,8 @@
 #include "cluster_private.h"
 
 struct sigtab {
-	uint32_t *slot;        /* cap: signature + 1, 0 empty */
-	uint64_t *hash;        /* nsig */
+	uint32_t *slot; /* cap: signature + 1, 0 empty */
+	uint64_t *hash; /* nsig */
 	size_t cap, ncomp_cap, nsig_cap;
 };
 
@@ -315,20 +315,28 @@ char *topo_conn_message(const struct topo_conn *k, const char *const *names, dou
 	if (!ng)
 		return NULL;
 	for (i = 0; i < ng && i < 8 && len < sizeof(list); i++)
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%zu", !i ? "" : i + 1 == ng ? " and " : ", ",
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%zu",
+					!i            ? ""
+					: i + 1 == ng ? " and "
+						      : ", ",
 					sz[i]);
 	if (ng > 8 && len < sizeof(list))
 		snprintf(list + len, sizeof(list) - len, " and %zu more", ng - 8);
 	if (ng > 1)
-		i = (size_t)asprintf(&msg, "hosts %s and %s cannot reach each other over InfiniBand (no subnet joins "
-				     "them): the %zu hosts form %zu groups of %s hosts that the fabric does not connect; "
-				     "traffic between the groups is costed at twice the largest network distance "
-				     "(%.4g us)", names[k->cut[0]], names[k->cut[1]], k->n, ng, list, penalty);
+		i = (size_t)asprintf(
+			&msg,
+			"hosts %s and %s cannot reach each other over InfiniBand (no subnet joins "
+			"them): the %zu hosts form %zu groups of %s hosts that the fabric does not connect; "
+			"traffic between the groups is costed at twice the largest network distance "
+			"(%.4g us)",
+			names[k->cut[0]], names[k->cut[1]], k->n, ng, list, penalty);
 	else
-		i = (size_t)asprintf(&msg, "hosts %s and %s cannot reach each other over InfiniBand (no subnet joins "
+		i = (size_t)asprintf(&msg,
+				     "hosts %s and %s cannot reach each other over InfiniBand (no subnet joins "
 				     "them): %zu of the %zu hosts have no fabric path to some other host of the set; "
 				     "traffic between such pairs is costed at twice the largest network distance "
-				     "(%.4g us)", names[k->cut[0]], names[k->cut[1]], cut_off(k), k->n, penalty);
+				     "(%.4g us)",
+				     names[k->cut[0]], names[k->cut[1]], cut_off(k), k->n, penalty);
 	free(sz);
 	return (int)i < 0 ? NULL : msg;
 }

@@ -100,8 +100,7 @@ double topo_host_net_cost(struct topo_cluster *c, size_t a, size_t b)
 static double host_cost(const topo_costs_t *k, hwloc_obj_t anc)
 {
 	switch (anc->type) {
-	case HWLOC_OBJ_CORE:
-		return level_cost(k->lat_core, k->bw_core, k->ref_bytes);
+	case HWLOC_OBJ_CORE: return level_cost(k->lat_core, k->bw_core, k->ref_bytes);
 	case HWLOC_OBJ_L1CACHE:
 	case HWLOC_OBJ_L2CACHE:
 	case HWLOC_OBJ_L3CACHE:
@@ -109,18 +108,15 @@ static double host_cost(const topo_costs_t *k, hwloc_obj_t anc)
 	case HWLOC_OBJ_L5CACHE:
 	case HWLOC_OBJ_L1ICACHE:
 	case HWLOC_OBJ_L2ICACHE:
-	case HWLOC_OBJ_L3ICACHE:
-		return level_cost(k->lat_cache, k->bw_cache, k->ref_bytes);
+	case HWLOC_OBJ_L3ICACHE: return level_cost(k->lat_cache, k->bw_cache, k->ref_bytes);
 	case HWLOC_OBJ_PACKAGE:
-	case HWLOC_OBJ_DIE:
-		return level_cost(k->lat_numa, k->bw_numa, k->ref_bytes);
+	case HWLOC_OBJ_DIE: return level_cost(k->lat_numa, k->bw_numa, k->ref_bytes);
 	case HWLOC_OBJ_GROUP:
 		/* a group inside a package is a NUMA/die group; one spanning packages is host-wide */
 		return anc->parent && hwloc_get_ancestor_obj_by_type(NULL, HWLOC_OBJ_PACKAGE, anc)
 			       ? level_cost(k->lat_numa, k->bw_numa, k->ref_bytes)
 			       : level_cost(k->lat_host, k->bw_host, k->ref_bytes);
-	default:
-		return level_cost(k->lat_host, k->bw_host, k->ref_bytes);
+	default: return level_cost(k->lat_host, k->bw_host, k->ref_bytes);
 	}
 }
 

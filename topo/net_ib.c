@@ -131,8 +131,8 @@ static int same_node(const struct ib_node *nd, uint8_t type, const char *desc, s
 }
 
 /* A node seen again: same type and description is the same node, anything else a duplicate GUID. */
-static uint32_t existing_node(struct ib_build *b, int line, uint32_t i, uint8_t type, const char *desc,
-			      size_t desclen, unsigned nports)
+static uint32_t existing_node(struct ib_build *b, int line, uint32_t i, uint8_t type, const char *desc, size_t desclen,
+			      unsigned nports)
 {
 	struct ib_node *nd = &b->nodes[i];
 
@@ -147,8 +147,8 @@ static uint32_t existing_node(struct ib_build *b, int line, uint32_t i, uint8_t 
 	if (nports && !nd->declared) {
 		if (nports < nd->nports) {
 			errno = EINVAL;
-			rm_error_set(b->err, b->source, line, 0, "port %u beyond the %u ports of %s %016llx", nd->nports,
-				     nports, type_name(type), (unsigned long long)nd->guid);
+			rm_error_set(b->err, b->source, line, 0, "port %u beyond the %u ports of %s %016llx",
+				     nd->nports, nports, type_name(type), (unsigned long long)nd->guid);
 			return IB_NONE;
 		}
 		if (ib_build_grow_ports(b, line, i, nports) < 0)
@@ -158,8 +158,8 @@ static uint32_t existing_node(struct ib_build *b, int line, uint32_t i, uint8_t 
 	return i;
 }
 
-uint32_t ib_build_add_node(struct ib_build *b, int line, uint8_t type, uint64_t guid, const char *desc,
-			   size_t desclen, unsigned nports)
+uint32_t ib_build_add_node(struct ib_build *b, int line, uint8_t type, uint64_t guid, const char *desc, size_t desclen,
+			   unsigned nports)
 {
 	uint32_t i = ib_u64map_get(&b->by_guid, guid);
 	struct ib_node *nd;
@@ -222,8 +222,8 @@ static int check_port(struct ib_build *b, int line, uint32_t n, unsigned p)
 	return ib_build_grow_ports(b, line, n, p);
 }
 
-int ib_build_link(struct ib_build *b, int line, uint32_t a, unsigned pa, uint32_t bn, unsigned pb,
-		  uint8_t width, uint8_t speed)
+int ib_build_link(struct ib_build *b, int line, uint32_t a, unsigned pa, uint32_t bn, unsigned pb, uint8_t width,
+		  uint8_t speed)
 {
 	struct ib_link *l;
 	uint32_t la, lb;
@@ -327,12 +327,15 @@ static int check_new_subnet(const struct topo_fabric *f, const struct ib_build *
 	for (i = 0; i < b->nnodes; i++) {
 		uint32_t s;
 
-		if (b->nodes[i].type != IBN_SW || (s = ib_u64map_get(&f->subnet_of_switch, b->nodes[i].guid)) == IB_NONE)
+		if (b->nodes[i].type != IBN_SW ||
+		    (s = ib_u64map_get(&f->subnet_of_switch, b->nodes[i].guid)) == IB_NONE)
 			continue;
 		errno = EEXIST;
-		return rm_error_set(b->err, source, 0, 0,
-				    "switch %016llx \"%s\" is already part of the subnet loaded from %s: the same subnet "
-				    "loaded twice?", (unsigned long long)b->nodes[i].guid, b->nodes[i].desc, f->subnet_source[s]);
+		return rm_error_set(
+			b->err, source, 0, 0,
+			"switch %016llx \"%s\" is already part of the subnet loaded from %s: the same subnet "
+			"loaded twice?",
+			(unsigned long long)b->nodes[i].guid, b->nodes[i].desc, f->subnet_source[s]);
 	}
 	return 0;
 }

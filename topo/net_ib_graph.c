@@ -52,8 +52,8 @@ void ib_graph_reset(struct topo_fabric *f)
  * Technologies Aggregation Node", "ConnectX-6 ...", "localhost ...", an empty description. */
 int ib_desc_is_generic(const char *desc)
 {
-	static const char *const prefixes[] = { "Mellanox", "NVIDIA", "Nvidia", "ConnectX", "Connect-IB",
-						"InfiniHost", "localhost", "Intel", "QLogic", "Unknown", NULL };
+	static const char *const prefixes[] = { "Mellanox",  "NVIDIA", "Nvidia", "ConnectX", "Connect-IB", "InfiniHost",
+						"localhost", "Intel",  "QLogic", "Unknown",  NULL };
 	const char *p = ib_skip_ws(desc);
 	int i;
 
@@ -175,9 +175,9 @@ static int make_attachments(struct topo_fabric *f)
 			if (nd->port_link[p] == IB_NONE)
 				continue;
 			o = peer(f, nd, p);
-			f->att[h->first + h->n++] = (struct ib_attach){
-				(uint32_t)i, nd->subnet, o->sw, o->type == IBN_CA ? (uint32_t)(o - f->nodes) : IB_NONE
-			};
+			f->att[h->first + h->n++] =
+				(struct ib_attach){ (uint32_t)i, nd->subnet, o->sw,
+						    o->type == IBN_CA ? (uint32_t)(o - f->nodes) : IB_NONE };
 			if (h->leaf < 0 && o->sw >= 0)
 				h->leaf = o->sw;
 		}
@@ -396,7 +396,8 @@ static int make_groups(struct topo_fabric *f)
 		}
 		for (s = 0; s < f->nsw; s++)
 			f->group[k * f->nsw + s] = f->sw_level[s] >= 0 && (size_t)f->sw_level[s] <= k
-							   ? uf_find(parent, (uint32_t)s) : IB_NONE;
+							   ? uf_find(parent, (uint32_t)s)
+							   : IB_NONE;
 	}
 	free(parent);
 	return 0;

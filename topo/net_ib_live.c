@@ -91,7 +91,8 @@ static int add_links(struct ib_build *b, ibnd_fabric_t *fab)
 			c = ib_u64map_get(&b->by_guid, r->node->guid);
 			if (c == IB_NONE) {
 				errno = EINVAL;
-				return rm_error_set(b->err, b->source, 0, 0, "port %d of %016llx leads to an unknown node", p,
+				return rm_error_set(b->err, b->source, 0, 0,
+						    "port %d of %016llx leads to an unknown node", p,
 						    (unsigned long long)n->guid);
 			}
 			if (ib_build_link(b, 0, a, (unsigned)p, c, (unsigned)r->portnum,

@@ -91,8 +91,7 @@ static int unconnected(struct ib_build *b, int line, const struct end *e, const 
 	return 0;
 }
 
-static int connected(struct ib_build *b, int line, const struct end *a, const char *p, uint8_t width,
-		     uint8_t speed)
+static int connected(struct ib_build *b, int line, const struct end *a, const char *p, uint8_t width, uint8_t speed)
 {
 	const char *d1, *m, *d2, *e2;
 	struct end c;

@@ -43,43 +43,52 @@
 #include "topo_private.h"
 
 #define IB_NONE UINT32_MAX
-#define IB_MAX_PORTS 254          /* IB switches have at most 254 external ports */
-#define IB_LEAF_TABLE_MAX 4096    /* leaves for the precomputed uint8 leaf-to-leaf table (16 MiB) */
-#define IB_EAGER_WORK_MAX 4e8     /* BFS steps (leaves x (switches + adjacency)) to fill it at finalize */
-#define IB_ROW_CACHE 64           /* BFS rows kept when there is no leaf table */
+#define IB_MAX_PORTS 254       /* IB switches have at most 254 external ports */
+#define IB_LEAF_TABLE_MAX 4096 /* leaves for the precomputed uint8 leaf-to-leaf table (16 MiB) */
+#define IB_EAGER_WORK_MAX 4e8  /* BFS steps (leaves x (switches + adjacency)) to fill it at finalize */
+#define IB_ROW_CACHE 64        /* BFS rows kept when there is no leaf table */
 #define IB_HOPS_INF 0xff
 
 enum ib_node_type { IBN_CA = 1, IBN_SW = 2, IBN_RT = 3 };
 
 /* Link speeds, in increasing order of lane rate. */
 enum ib_speed {
-	IB_SPEED_UNKNOWN = 0, IB_SPEED_SDR, IB_SPEED_DDR, IB_SPEED_QDR, IB_SPEED_FDR10, IB_SPEED_FDR,
-	IB_SPEED_EDR, IB_SPEED_HDR, IB_SPEED_NDR, IB_SPEED_XDR, IB_SPEED_COUNT
+	IB_SPEED_UNKNOWN = 0,
+	IB_SPEED_SDR,
+	IB_SPEED_DDR,
+	IB_SPEED_QDR,
+	IB_SPEED_FDR10,
+	IB_SPEED_FDR,
+	IB_SPEED_EDR,
+	IB_SPEED_HDR,
+	IB_SPEED_NDR,
+	IB_SPEED_XDR,
+	IB_SPEED_COUNT
 };
 
 struct ib_node {
-	uint64_t guid;        /* node GUID (the port GUID for a CA known only from a ports report) */
-	uint64_t port_guid;   /* a port GUID of a CA (0 if unknown), for node-name map look-ups */
-	char *desc;           /* node description (owned), "" if none */
+	uint64_t guid;      /* node GUID (the port GUID for a CA known only from a ports report) */
+	uint64_t port_guid; /* a port GUID of a CA (0 if unknown), for node-name map look-ups */
+	char *desc;         /* node description (owned), "" if none */
 	uint32_t subnet;
-	uint32_t lid;         /* switch port 0 or first CA port LID, 0 if unknown */
-	uint32_t *port_link;  /* [0 .. nports]: link index per port, IB_NONE when unconnected (owned) */
-	uint16_t nports;      /* declared or highest seen port number */
-	uint8_t type;         /* enum ib_node_type */
-	uint8_t declared;     /* port count declared by the source (topology file, libibnetdisc) */
-	uint8_t aggregation;  /* CA that is a SHARP aggregation node: not a host */
-	uint8_t generic;      /* CA whose description names no host and nothing else names (finalize) */
-	uint8_t hwloc_named;  /* generic CA named through a host's hwloc XML GUIDs (finalize) */
-	uint16_t down_ports;  /* ports a ports report lists as unconnected */
-	long host;            /* host index (finalize), -1 */
-	long sw;              /* dense switch index (finalize), -1 */
+	uint32_t lid;        /* switch port 0 or first CA port LID, 0 if unknown */
+	uint32_t *port_link; /* [0 .. nports]: link index per port, IB_NONE when unconnected (owned) */
+	uint16_t nports;     /* declared or highest seen port number */
+	uint8_t type;        /* enum ib_node_type */
+	uint8_t declared;    /* port count declared by the source (topology file, libibnetdisc) */
+	uint8_t aggregation; /* CA that is a SHARP aggregation node: not a host */
+	uint8_t generic;     /* CA whose description names no host and nothing else names (finalize) */
+	uint8_t hwloc_named; /* generic CA named through a host's hwloc XML GUIDs (finalize) */
+	uint16_t down_ports; /* ports a ports report lists as unconnected */
+	long host;           /* host index (finalize), -1 */
+	long sw;             /* dense switch index (finalize), -1 */
 };
 
 struct ib_link {
 	uint32_t node[2];
 	uint16_t port[2];
-	uint8_t width;        /* lanes: 1, 2, 4, 8, 12; 0 unknown */
-	uint8_t speed;        /* enum ib_speed */
+	uint8_t width; /* lanes: 1, 2, 4, 8, 12; 0 unknown */
+	uint8_t speed; /* enum ib_speed */
 };
 
 /* uint64 -> uint32 open-addressing map; key 0 is never stored (GUID 0 is invalid). */
@@ -98,21 +107,21 @@ struct ib_strmap {
 
 /* One attachment of a host: an HCA port and the switch (or CA) at the other end. */
 struct ib_attach {
-	uint32_t ca;          /* node index of the HCA */
+	uint32_t ca; /* node index of the HCA */
 	uint32_t subnet;
-	long sw;              /* dense switch index of the peer, -1 if the peer is not a switch */
-	uint32_t peer_ca;     /* node index of a directly connected CA (back-to-back), IB_NONE */
+	long sw;          /* dense switch index of the peer, -1 if the peer is not a switch */
+	uint32_t peer_ca; /* node index of a directly connected CA (back-to-back), IB_NONE */
 };
 
 struct ib_host {
-	char *name;           /* owned */
-	uint32_t first, n;    /* attachments att[first .. first+n-1] */
-	long leaf;            /* dense switch index of the first switch attachment, -1 */
+	char *name;        /* owned */
+	uint32_t first, n; /* attachments att[first .. first+n-1] */
+	long leaf;         /* dense switch index of the first switch attachment, -1 */
 };
 
 /* Nodes and links of one source, built by a parser and merged into the fabric on success only. */
 struct ib_build {
-	const char *source;   /* file path or "libibnetdisc" for errors */
+	const char *source; /* file path or "libibnetdisc" for errors */
 	struct ib_node *nodes;
 	size_t nnodes, nodes_cap;
 	struct ib_link *links;
@@ -127,15 +136,15 @@ struct topo_fabric {
 	struct ib_link *links;
 	size_t nlinks, links_cap;
 	uint32_t nsubnets;
-	char **subnet_source;          /* nsubnets, owned */
+	char **subnet_source;              /* nsubnets, owned */
 	struct ib_u64map subnet_of_switch; /* switch GUID -> subnet, to refuse one subnet loaded twice */
 	/* node-name map */
 	struct ib_u64map name_by_guid; /* GUID -> index in map_names */
 	char **map_names;
 	size_t nmap_names, map_names_cap;
 	/* HCA GUIDs from hosts' hwloc XML (topo_fabric_set_hwloc_names) */
-	struct ib_u64map hw_by_guid;   /* GUID -> index in hw_names, IB_HW_AMBIGUOUS when two hosts claim it */
-	const char **hw_names;         /* borrowed names */
+	struct ib_u64map hw_by_guid; /* GUID -> index in hw_names, IB_HW_AMBIGUOUS when two hosts claim it */
+	const char **hw_names;       /* borrowed names */
 	unsigned long hw_gen;
 	/* finalize results */
 	int finalized;
@@ -144,25 +153,25 @@ struct topo_fabric {
 	struct ib_strmap host_by_name;
 	struct ib_attach *att;
 	size_t natt;
-	uint32_t *sw_node;             /* nsw: node index of dense switch s */
+	uint32_t *sw_node; /* nsw: node index of dense switch s */
 	size_t nsw;
-	uint32_t *adj_off, *adj;       /* CSR switch adjacency (nsw + 1 offsets), parallel links merged */
-	int *sw_level;                 /* nsw */
-	int max_level;                 /* -1 without switches */
-	long *leaf_of_sw;              /* nsw: leaf index or -1 */
-	uint32_t *leaf_sw;             /* nleaves: dense switch index */
+	uint32_t *adj_off, *adj; /* CSR switch adjacency (nsw + 1 offsets), parallel links merged */
+	int *sw_level;           /* nsw */
+	int max_level;           /* -1 without switches */
+	long *leaf_of_sw;        /* nsw: leaf index or -1 */
+	uint32_t *leaf_sw;       /* nleaves: dense switch index */
 	size_t nleaves;
-	uint8_t *leaf_hops;            /* nleaves^2 or NULL (then BFS rows on demand) */
-	uint8_t *row_ready;            /* nleaves flags when leaf_hops rows are filled lazily, else NULL */
-	uint32_t *group;               /* (max_level + 1) * nsw: representative switch per level */
+	uint8_t *leaf_hops; /* nleaves^2 or NULL (then BFS rows on demand) */
+	uint8_t *row_ready; /* nleaves flags when leaf_hops rows are filled lazily, else NULL */
+	uint32_t *group;    /* (max_level + 1) * nsw: representative switch per level */
 	int nlevels;
-	size_t leaf_table_max;         /* IB_LEAF_TABLE_MAX unless changed (topo_fabric_set_hop_limits) */
-	double eager_work_max;         /* IB_EAGER_WORK_MAX unless changed */
+	size_t leaf_table_max; /* IB_LEAF_TABLE_MAX unless changed (topo_fabric_set_hop_limits) */
+	double eager_work_max; /* IB_EAGER_WORK_MAX unless changed */
 	/* BFS row cache for large fabrics (mutable through const queries) */
 	pthread_mutex_t cache_lock;
-	uint8_t *row_cache;            /* IB_ROW_CACHE rows of nsw */
-	uint32_t *bfs_queue;           /* nsw, scratch of BFS under cache_lock */
-	uint8_t *bfs_dist;             /* nsw, scratch of BFS under cache_lock */
+	uint8_t *row_cache;  /* IB_ROW_CACHE rows of nsw */
+	uint32_t *bfs_queue; /* nsw, scratch of BFS under cache_lock */
+	uint8_t *bfs_dist;   /* nsw, scratch of BFS under cache_lock */
 	long row_src[IB_ROW_CACHE];
 	unsigned row_next;
 };
@@ -208,12 +217,12 @@ const char *ib_skip_ws(const char *p);
 
 /* ---- build (net_ib.c) ---- */
 /* Adds a node to the build (desc copied); returns its index or IB_NONE with err set. */
-uint32_t ib_build_add_node(struct ib_build *b, int line, uint8_t type, uint64_t guid, const char *desc,
-			   size_t desclen, unsigned nports);
+uint32_t ib_build_add_node(struct ib_build *b, int line, uint8_t type, uint64_t guid, const char *desc, size_t desclen,
+			   unsigned nports);
 /* Connects (a, pa) to (b, pb); checks port ranges and conflicting duplicate links. A link already
  * recorded from the other side is accepted once. Returns 0 or -1 with err set (naming line). */
-int ib_build_link(struct ib_build *b, int line, uint32_t a, unsigned pa, uint32_t bn, unsigned pb,
-		  uint8_t width, uint8_t speed);
+int ib_build_link(struct ib_build *b, int line, uint32_t a, unsigned pa, uint32_t bn, unsigned pb, uint8_t width,
+		  uint8_t speed);
 /* Grows the port table of node n to hold port p (when the source does not declare port counts). */
 int ib_build_grow_ports(struct ib_build *b, int line, uint32_t n, unsigned p);
 void ib_build_free(struct ib_build *b);

@@ -91,8 +91,8 @@ static void link_anomaly(const struct topo_fabric *f, json_t *an, const struct i
 
 	anomaly(an, kind, "link %s port %u <-> %s port %u is %ux %s, %s the subnet norm %ux %s",
 		node_name(f, &f->nodes[l->node[0]], b0, sizeof(b0)), l->port[0],
-		node_name(f, &f->nodes[l->node[1]], b1, sizeof(b1)), l->port[1], l->width, ib_speed_name(l->speed), what,
-		nw, ib_speed_name(ns));
+		node_name(f, &f->nodes[l->node[1]], b1, sizeof(b1)), l->port[1], l->width, ib_speed_name(l->speed),
+		what, nw, ib_speed_name(ns));
 }
 
 static void report_links(const struct topo_fabric *f, json_t *r, json_t *an)
@@ -216,8 +216,10 @@ static void report_cas(const struct topo_fabric *f, json_t *r, json_t *an)
 		ports += conn;
 		by_hwloc += nd->hwloc_named;
 		if (nd->generic)
-			anomaly(an, "generic_hca", "HCA 0x%016llx has the generic description \"%s\", no node-name map "
-				"entry and no hwloc XML holding its GUID: host named by its GUID", (unsigned long long)nd->guid, nd->desc);
+			anomaly(an, "generic_hca",
+				"HCA 0x%016llx has the generic description \"%s\", no node-name map "
+				"entry and no hwloc XML holding its GUID: host named by its GUID",
+				(unsigned long long)nd->guid, nd->desc);
 	}
 	for (i = 0; i < f->nhosts; i++)
 		if (!f->hosts[i].n)
@@ -262,7 +264,8 @@ static void count_hops(const struct topo_fabric *f, size_t *hist, json_t *r)
 	}
 	for (a = 0; a < f->nleaves; a++)
 		for (b = a; b < f->nleaves; b++) {
-			size_t pairs = a == b ? per_leaf[a] * (per_leaf[a] - (per_leaf[a] > 0)) / 2 : per_leaf[a] * per_leaf[b];
+			size_t pairs = a == b ? per_leaf[a] * (per_leaf[a] - (per_leaf[a] > 0)) / 2
+					      : per_leaf[a] * per_leaf[b];
 			unsigned d;
 
 			if (!pairs)

@@ -29,7 +29,7 @@ struct pending {
 
 struct topo_parse {
 	struct ib_build *b;
-	uint32_t cur;                 /* node of the current block, IB_NONE before the first */
+	uint32_t cur; /* node of the current block, IB_NONE before the first */
 	struct pending *pend;
 	size_t npend, pend_cap;
 };
@@ -192,8 +192,9 @@ static int starts(const char *s, const char *w)
 
 static int skipped(const char *s)
 {
-	static const char *const keys[] = { "vendid=", "devid=", "sysimgguid=", "switchguid=", "caguid=",
-					    "rtguid=", "Non-Chassis Nodes", "Chassis ", NULL };
+	static const char *const keys[] = { "vendid=",           "devid=",   "sysimgguid=",
+					    "switchguid=",       "caguid=",  "rtguid=",
+					    "Non-Chassis Nodes", "Chassis ", NULL };
 	int i;
 
 	if (ib_line_is_noise(s))
@@ -231,9 +232,10 @@ static int resolve(struct topo_parse *tp)
 
 		if (r == IB_NONE) {
 			errno = EINVAL;
-			return rm_error_set(b->err, b->source, pd->line, 0,
-					    "port %u references unknown GUID %016llx (no Switch/Ca/Rt block declares it)",
-					    pd->port, (unsigned long long)pd->rguid);
+			return rm_error_set(
+				b->err, b->source, pd->line, 0,
+				"port %u references unknown GUID %016llx (no Switch/Ca/Rt block declares it)", pd->port,
+				(unsigned long long)pd->rguid);
 		}
 		if (b->nodes[r].type != pd->rtype) {
 			errno = EINVAL;

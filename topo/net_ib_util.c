@@ -66,7 +66,8 @@ static int table_grow(void **keys, uint32_t **vals, size_t *cap, size_t ksize, s
 
 		if (!memcmp(ok + i * ksize, empty, ksize))
 			continue;
-		for (j = hash(ok + i * ksize) & (ncap - 1); memcmp(nk + j * ksize, empty, ksize); j = (j + 1) & (ncap - 1))
+		for (j = hash(ok + i * ksize) & (ncap - 1); memcmp(nk + j * ksize, empty, ksize);
+		     j = (j + 1) & (ncap - 1))
 			;
 		memcpy(nk + j * ksize, ok + i * ksize, ksize);
 		nv[j] = (*vals)[i];
@@ -225,11 +226,11 @@ static const struct {
 	const char *name;
 	double lane_gbps;
 } speeds[IB_SPEED_COUNT] = {
-	[IB_SPEED_UNKNOWN] = { "unknown", 0 }, [IB_SPEED_SDR] = { "SDR", 2.5 },
-	[IB_SPEED_DDR] = { "DDR", 5 },         [IB_SPEED_QDR] = { "QDR", 10 },
+	[IB_SPEED_UNKNOWN] = { "unknown", 0 },   [IB_SPEED_SDR] = { "SDR", 2.5 },
+	[IB_SPEED_DDR] = { "DDR", 5 },           [IB_SPEED_QDR] = { "QDR", 10 },
 	[IB_SPEED_FDR10] = { "FDR10", 10.3125 }, [IB_SPEED_FDR] = { "FDR", 14.0625 },
-	[IB_SPEED_EDR] = { "EDR", 25.78125 },  [IB_SPEED_HDR] = { "HDR", 53.125 },
-	[IB_SPEED_NDR] = { "NDR", 106.25 },    [IB_SPEED_XDR] = { "XDR", 212.5 },
+	[IB_SPEED_EDR] = { "EDR", 25.78125 },    [IB_SPEED_HDR] = { "HDR", 53.125 },
+	[IB_SPEED_NDR] = { "NDR", 106.25 },      [IB_SPEED_XDR] = { "XDR", 212.5 },
 };
 
 int ib_parse_speed(const char *s, uint8_t *speed)

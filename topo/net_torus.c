@@ -35,12 +35,12 @@ struct topo_torus_model {
 	topo_torus_spec_t spec;
 	long nnodes;
 	enum torus_naming naming;
-	char *pattern;        /* host_pattern, NULL if none */
+	char *pattern; /* host_pattern, NULL if none */
 	size_t nhosts, hosts_cap;
-	char **names;         /* nhosts */
-	long *host_node;      /* nhosts */
-	long *htab;           /* open addressing: host index + 1, 0 = empty */
-	size_t hcap;          /* power of two */
+	char **names;    /* nhosts */
+	long *host_node; /* nhosts */
+	long *htab;      /* open addressing: host index + 1, 0 = empty */
+	size_t hcap;     /* power of two */
 };
 
 /* ---- spec ------------------------------------------------------------------------------------ */
@@ -53,15 +53,15 @@ static int spec_check(const topo_torus_spec_t *s, const char *src, int line, rm_
 	for (d = 0; d < 3; d++) {
 		if (s->dims[d] < 1 || s->dims[d] > TORUS_MAX_DIM)
 			return rm_error_set(err, src, line, 0, "dimension %c is %d: must be 1 to %d", "xyz"[d],
-					    s->dims[d], TORUS_MAX_DIM);
+					    s -> dims[d], TORUS_MAX_DIM);
 		if (!(s->link_cost[d] > 0) || s->link_cost[d] > 1e9)
 			return rm_error_set(err, src, line, 0, "link cost of %c is %g: must be > 0", "xyz"[d],
-					    s->link_cost[d]);
+					    s -> link_cost[d]);
 		n *= s->dims[d];
 	}
 	if (s->nodes_per_router < 1 || s->nodes_per_router > TORUS_MAX_NPR)
-		return rm_error_set(err, src, line, 0, "nodes per router is %d: must be 1 to %d",
-				    s->nodes_per_router, TORUS_MAX_NPR);
+		return rm_error_set(err, src, line, 0, "nodes per router is %d: must be 1 to %d", s->nodes_per_router,
+				    TORUS_MAX_NPR);
 	if (n * s->nodes_per_router > TORUS_MAX_NODES)
 		return rm_error_set(err, src, line, 0, "torus has %ld nodes: at most %ld supported",
 				    n * s->nodes_per_router, TORUS_MAX_NODES);
@@ -294,12 +294,11 @@ json_t *topo_torus_model_report(const struct topo_torus_model *t)
 	if (!t)
 		return NULL;
 	s = &t->spec;
-	return json_pack("{s:[iii],s:[bbb],s:[fff],s:i,s:I,s:I,s:I,s:s,s:s?}", "dims", s->dims[0],
-			 s->dims[1], s->dims[2], "wrap", s->wrap[0], s->wrap[1], s->wrap[2], "link_cost",
-			 s->link_cost[0], s->link_cost[1], s->link_cost[2], "nodes_per_router",
-			 s->nodes_per_router, "routers", (json_int_t)(t->nnodes / s->nodes_per_router),
-			 "nodes", (json_int_t)t->nnodes, "hosts", (json_int_t)t->nhosts, "naming",
-			 naming[t->naming], "host_pattern", t->pattern);
+	return json_pack("{s:[iii],s:[bbb],s:[fff],s:i,s:I,s:I,s:I,s:s,s:s?}", "dims", s->dims[0], s->dims[1],
+			 s->dims[2], "wrap", s->wrap[0], s->wrap[1], s->wrap[2], "link_cost", s->link_cost[0],
+			 s->link_cost[1], s->link_cost[2], "nodes_per_router", s->nodes_per_router, "routers",
+			 (json_int_t)(t->nnodes / s->nodes_per_router), "nodes", (json_int_t)t->nnodes, "hosts",
+			 (json_int_t)t->nhosts, "naming", naming[t->naming], "host_pattern", t->pattern);
 }
 
 /* ---- config file ------------------------------------------------------------------------------- */
@@ -371,8 +370,8 @@ static int key_dims(struct loader *L, char *val)
 		return lerr(L, "dims: expected XxYxZ (e.g. 17x8x24), got '%s'%s", val, "");
 	for (d = 0; d < 3; d++) {
 		if (v[d] == LONG_MAX || v[d] == LONG_MIN)
-			return rm_error_set(L->err, L->path, L->line, 0, "dimension %c is out of range: must be 1 to %d",
-					    "xyz"[d], TORUS_MAX_DIM);
+			return rm_error_set(L->err, L->path, L->line, 0,
+					    "dimension %c is out of range: must be 1 to %d", "xyz"[d], TORUS_MAX_DIM);
 		if (v[d] < 1 || v[d] > TORUS_MAX_DIM)
 			return rm_error_set(L->err, L->path, L->line, 0, "dimension %c is %ld: must be 1 to %d",
 					    "xyz"[d], v[d], TORUS_MAX_DIM);
@@ -461,8 +460,7 @@ static int pattern_check(struct loader *L, const char *p)
 		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			known |= !strcmp(ph, names[i]);
 		if (!known)
-			return lerr(L, "host_pattern: unknown placeholder {%s} (use x, y, z, n, id, router)%s",
-				    ph, "");
+			return lerr(L, "host_pattern: unknown placeholder {%s} (use x, y, z, n, id, router)%s", ph, "");
 		q += 1 + len;
 		if (*q == ':') {
 			char *end;
@@ -565,8 +563,8 @@ static int host_row(struct loader *L, char *s)
 	for (tok = strtok_r(s, " \t", &save); tok && n < 6; tok = strtok_r(NULL, " \t", &save))
 		f[n++] = tok;
 	if (n < 4 || n > 5)
-		return lerr(L, "host row: expected NAME X Y Z [N], got %s fields%s",
-			    n < 4 ? "too few" : "too many", "");
+		return lerr(L, "host row: expected NAME X Y Z [N], got %s fields%s", n < 4 ? "too few" : "too many",
+			    "");
 	if (n == 4 && t->spec.nodes_per_router > 1)
 		return lerr(L, "host '%s': node index N missing (nodes_per_router > 1)%s", f[0], "");
 	for (d = 0; d < n - 1; d++) {
@@ -578,18 +576,17 @@ static int host_row(struct loader *L, char *s)
 			return lerr(L, "host '%s': coordinate '%s' is not an integer", f[0], f[d + 1]);
 		if (v < 0 || v >= lim)
 			return rm_error_set(L->err, L->path, L->line, 0,
-					    "host '%s': %c = %ld is outside the torus (0 to %d)", f[0],
-					    "xyzn"[d], v, lim - 1);
+					    "host '%s': %c = %ld is outside the torus (0 to %d)", f[0], "xyzn"[d], v,
+					    lim - 1);
 		c[d] = (int)v;
 	}
 	if (host_lookup(t, f[0]) >= 0)
 		return lerr(L, "duplicate host '%s'%s", f[0], "");
-	node = (((long)c[0] * t->spec.dims[1] + c[1]) * t->spec.dims[2] + c[2]) * t->spec.nodes_per_router +
-	       c[3];
+	node = (((long)c[0] * t->spec.dims[1] + c[1]) * t->spec.dims[2] + c[2]) * t->spec.nodes_per_router + c[3];
 	if (L->node_used[node])
 		return rm_error_set(L->err, L->path, L->line, 0,
-				    "host '%s': position (%d,%d,%d,%d) already taken by another host", f[0],
-				    c[0], c[1], c[2], c[3]);
+				    "host '%s': position (%d,%d,%d,%d) already taken by another host", f[0], c[0], c[1],
+				    c[2], c[3]);
 	L->node_used[node] = 1;
 	if (host_add(t, f[0], node) < 0)
 		return lerr(L, "out of memory%s%s", "", "");
@@ -605,8 +602,7 @@ static int hosts_begin(struct loader *L)
 		return lerr(L, "[hosts] table and host_pattern are exclusive%s%s", "", "");
 	if (spec_check(&L->t->spec, L->path, L->line, L->err) < 0)
 		return -1;
-	L->t->nnodes = (long)L->t->spec.dims[0] * L->t->spec.dims[1] * L->t->spec.dims[2] *
-		       L->t->spec.nodes_per_router;
+	L->t->nnodes = (long)L->t->spec.dims[0] * L->t->spec.dims[1] * L->t->spec.dims[2] * L->t->spec.nodes_per_router;
 	L->node_used = calloc((size_t)L->t->nnodes, 1);
 	if (!L->node_used)
 		return lerr(L, "out of memory%s%s", "", "");
@@ -632,8 +628,7 @@ static int config_line(struct loader *L, char *line)
 	for (i = 0; i < sizeof(torus_keys) / sizeof(torus_keys[0]); i++)
 		if (!strcmp(key, torus_keys[i].name))
 			return torus_keys[i].parse(L, val);
-	return lerr(L, "unknown key '%s' (dims, wrap, link_cost, nodes_per_router, host_pattern)%s", key,
-		    "");
+	return lerr(L, "unknown key '%s' (dims, wrap, link_cost, nodes_per_router, host_pattern)%s", key, "");
 }
 
 /* Checks the spec after the whole file is read and names nodes by pattern. */
@@ -646,8 +641,7 @@ static int config_finish(struct loader *L)
 	if (!L->in_hosts) {
 		if (spec_check(&t->spec, L->path, 0, L->err) < 0)
 			return -1;
-		t->nnodes = (long)t->spec.dims[0] * t->spec.dims[1] * t->spec.dims[2] *
-			    t->spec.nodes_per_router;
+		t->nnodes = (long)t->spec.dims[0] * t->spec.dims[1] * t->spec.dims[2] * t->spec.nodes_per_router;
 	} else if (t->nhosts == 0) {
 		return rm_error_set(L->err, L->path, L->line, 0, "[hosts] table is empty");
 	}

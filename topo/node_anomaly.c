@@ -49,7 +49,7 @@ int topo_cluster_add_anomaly(topo_cluster_t c, const char *kind, const char *hos
 		errno = ENOMEM;
 		return -1;
 	}
-	c->anomalies[c->nanomalies++] = (topo_anomaly_t){k, name, file, e ? e->line : 0, reason};
+	c->anomalies[c->nanomalies++] = (topo_anomaly_t){ k, name, file, e ? e->line : 0, reason };
 	return 0;
 }
 
@@ -89,13 +89,13 @@ static json_t *anomaly_json(const topo_anomaly_t *a)
 
 	if (a->line > 0)
 		snprintf(text, sizeof(text), "host %s %s: %s:%d: %s", a->host[0] ? a->host : "?", what, a->file,
-		         a->line, a->reason);
+			 a->line, a->reason);
 	else
 		snprintf(text, sizeof(text), "host %s %s: %s: %s", a->host[0] ? a->host : "?", what, a->file,
-		         a->reason);
+			 a->reason);
 	rm_utf8_fix(text);
 	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "kind", a->kind, "text", text, "host", a->host, "file",
-	                 a->file, "line", a->line, "reason", a->reason);
+			 a->file, "line", a->line, "reason", a->reason);
 }
 
 /* Compressed list of the hosts whose type passes keep(); NULL when none. Caller frees. */
@@ -148,21 +148,21 @@ static json_t *restricted_json(struct topo_cluster *c)
 	dis = hosts_where(c, has_disallowed, &nd, &dpus);
 	mis = hosts_where(c, has_missing, &nm, &mpus);
 	o = snprintf(text, sizeof(text),
-	             "%zu host%s with hardware data gathered in a restricted cpuset (allowed_cpuset "
-	             "smaller than the machine): %.300s",
-	             n, n > 1 ? "s" : "", all);
+		     "%zu host%s with hardware data gathered in a restricted cpuset (allowed_cpuset "
+		     "smaller than the machine): %.300s",
+		     n, n > 1 ? "s" : "", all);
 	if (dis && o > 0 && (size_t)o < sizeof(text))
 		o += snprintf(text + o, sizeof(text) - (size_t)o, "; %zu PU%s outside it counted (%.300s)", dpus,
-		              dpus > 1 ? "s" : "", dis);
+			      dpus > 1 ? "s" : "", dis);
 	if (mis && o > 0 && (size_t)o < sizeof(text))
 		snprintf(text + o, sizeof(text) - (size_t)o,
-		         "; the hwloc 1.x XML of %.300s leaves out %zu disallowed "
-		         "PU%s, which cannot be counted",
-		         mis, mpus, mpus > 1 ? "s" : "");
+			 "; the hwloc 1.x XML of %.300s leaves out %zu disallowed "
+			 "PU%s, which cannot be counted",
+			 mis, mpus, mpus > 1 ? "s" : "");
 	rm_utf8_fix(text);
 	j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I}", "kind", "restricted_cpuset", "text", text, "hosts", all,
-	              "count", (json_int_t)n, "disallowed_pus_counted", (json_int_t)dpus, "hosts_missing_pus",
-	              mis ? mis : "", "missing_pus", (json_int_t)mpus);
+		      "count", (json_int_t)n, "disallowed_pus_counted", (json_int_t)dpus, "hosts_missing_pus",
+		      mis ? mis : "", "missing_pus", (json_int_t)mpus);
 	free(all);
 	free(dis);
 	free(mis);

@@ -25,10 +25,10 @@ static int parse_colon_hex(const char *s, const char *end, uint64_t *out)
 
 	for (; s < end && *s != '"'; s++) {
 		int d = *s >= '0' && *s <= '9'   ? *s - '0'
-		        : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
-		        : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
-		        : *s == ':'              ? -2
-		                                 : -1;
+			: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
+			: *s == ':'              ? -2
+						 : -1;
 
 		if (d == -2)
 			continue;

@@ -74,8 +74,12 @@ static char *xml_hostname(const char *buf, size_t len)
 	if (!e || e == s || !(out = malloc((size_t)(e - s) + 1)))
 		return NULL;
 	for (o = out; s < e; s++) {
-		static const struct { const char *ent; char c; } ents[] = {
-			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' } };
+		static const struct {
+			const char *ent;
+			char c;
+		} ents[] = {
+			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' }
+		};
 		size_t k;
 
 		for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++)
@@ -201,8 +205,8 @@ void topo_nodetype_free(struct topo_nodetype *t)
 
 /* Wraps a loaded topology (taken) and its normalised key (taken) into a type, registered in the
  * cluster; or returns the existing type with that key (both freed then). NULL on error. */
-static struct topo_nodetype *type_intern(struct topo_cluster *c, hwloc_topology_t topo, char *norm,
-					 size_t norm_len, const char *source, rm_error_t *err)
+static struct topo_nodetype *type_intern(struct topo_cluster *c, hwloc_topology_t topo, char *norm, size_t norm_len,
+					 const char *source, rm_error_t *err)
 {
 	uint64_t key = topo_hash_bytes(TOPO_HASH_SEED, norm, norm_len);
 	struct topo_nodetype *t = topo_cluster_find_type(c, key, norm, norm_len);
@@ -244,8 +248,8 @@ fail:
 	return NULL;
 }
 
-struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len,
-					       const char *source, rm_error_t *err)
+struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len, const char *source,
+					       rm_error_t *err)
 {
 	size_t norm_len;
 	char *norm = normalise(buf, len, &norm_len);
@@ -300,7 +304,7 @@ struct batch {
 	size_t ntypes_before;
 	char **names;
 	struct topo_nodetype **types;
-	struct topo_guids **guids;   /* per host, owned until commit (NULL entries: none) */
+	struct topo_guids **guids; /* per host, owned until commit (NULL entries: none) */
 	size_t n, cap;
 	struct topo_nameset *seen;
 };
@@ -314,16 +318,14 @@ static int batch_init(struct batch *b, struct topo_cluster *c, size_t hint)
 	return b->seen ? 0 : -1;
 }
 
-static int batch_stage(struct batch *b, const char *name, struct topo_nodetype *t, const char *source,
-		       rm_error_t *err)
+static int batch_stage(struct batch *b, const char *name, struct topo_nodetype *t, const char *source, rm_error_t *err)
 {
 	long h = topo_host_find(b->c, name);
 	int r;
 
 	errno = EEXIST;
 	if (h >= 0 && b->c->hosts[h].type && !b->c->replace_hw)
-		return rm_error_set(err, source, 0, 0, "duplicate host '%s': its hardware is already loaded",
-				    name);
+		return rm_error_set(err, source, 0, 0, "duplicate host '%s': its hardware is already loaded", name);
 	if ((r = topo_nameset_add(b->seen, name)) == 0)
 		return rm_error_set(err, source, 0, 0, "duplicate host '%s' in this load", name);
 	if (r < 0 || (b->n == b->cap && b->cap > SIZE_MAX / 4)) {
@@ -448,16 +450,15 @@ static char *host_of_path(const char *path, const char *suffix)
 	return strndup(base, n);
 }
 
-static int load_buf(struct batch *b, const char *host, const char *buf, size_t len, const char *source,
-		    rm_error_t *err)
+static int load_buf(struct batch *b, const char *host, const char *buf, size_t len, const char *source, rm_error_t *err)
 {
 	struct topo_nodetype *t = topo_hwloc_type_from_xml(b->c, buf, len, source, err);
 
 	return t ? batch_add(b, host, t, topo_guids_from_xml(buf, len), source, err) : -1;
 }
 
-int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len,
-			   const char *source, rm_error_t *err)
+int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len, const char *source,
+			   rm_error_t *err)
 {
 	struct batch b;
 	char *name = host ? strdup(host) : xml_hostname(buf, len);
@@ -688,8 +689,8 @@ int topo_load_hwloc_dir(topo_cluster_t c, const char *dir, rm_error_t *err)
 /* ---- synthetic, live, spec -------------------------------------------------------------------- */
 
 /* Registers the hosts names[0..n-1] with the hardware topo (taken), typed by key: all or none. */
-static int load_hosts(struct topo_cluster *c, char *const *names, size_t n, hwloc_topology_t topo,
-		      const char *key, const char *source, rm_error_t *err)
+static int load_hosts(struct topo_cluster *c, char *const *names, size_t n, hwloc_topology_t topo, const char *key,
+		      const char *source, rm_error_t *err)
 {
 	struct batch b;
 	struct topo_nodetype *t;
@@ -713,8 +714,7 @@ static int load_hosts(struct topo_cluster *c, char *const *names, size_t n, hwlo
 	return batch_commit(&b, source, err);
 }
 
-static int load_synthetic_hosts(struct topo_cluster *c, char *const *names, size_t n, const char *desc,
-				rm_error_t *err)
+static int load_synthetic_hosts(struct topo_cluster *c, char *const *names, size_t n, const char *desc, rm_error_t *err)
 {
 	hwloc_topology_t topo;
 	char *key;

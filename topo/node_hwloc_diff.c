@@ -85,9 +85,9 @@ static char v1_family(const char *type, size_t n)
 	static const struct {
 		const char *name;
 		char fam;
-	} t[] = {{"Machine", 'M'}, {"System", 'S'}, {"Socket", 'P'}, {"Package", 'P'}, {"NUMANode", 'N'},
-	         {"Cache", 'C'},   {"Core", 'c'},   {"PU", 'u'},     {"Group", 'G'},   {"Misc", 0},
-	         {"Bridge", 0},    {"PCIDev", 0},   {"OSDev", 0}};
+	} t[] = { { "Machine", 'M' }, { "System", 'S' }, { "Socket", 'P' }, { "Package", 'P' }, { "NUMANode", 'N' },
+		  { "Cache", 'C' },   { "Core", 'c' },   { "PU", 'u' },     { "Group", 'G' },   { "Misc", 0 },
+		  { "Bridge", 0 },    { "PCIDev", 0 },   { "OSDev", 0 } };
 	size_t i;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -101,20 +101,13 @@ static char v2_family(hwloc_obj_type_t type)
 	if (hwloc_obj_type_is_cache(type))
 		return 'C';
 	switch (type) {
-	case HWLOC_OBJ_MACHINE:
-		return 'M';
-	case HWLOC_OBJ_PACKAGE:
-		return 'P';
-	case HWLOC_OBJ_NUMANODE:
-		return 'N';
-	case HWLOC_OBJ_CORE:
-		return 'c';
-	case HWLOC_OBJ_PU:
-		return 'u';
-	case HWLOC_OBJ_GROUP:
-		return 'G';
-	default:
-		return 0;
+	case HWLOC_OBJ_MACHINE: return 'M';
+	case HWLOC_OBJ_PACKAGE: return 'P';
+	case HWLOC_OBJ_NUMANODE: return 'N';
+	case HWLOC_OBJ_CORE: return 'c';
+	case HWLOC_OBJ_PU: return 'u';
+	case HWLOC_OBJ_GROUP: return 'G';
+	default: return 0;
 	}
 }
 
@@ -183,7 +176,7 @@ static int v1_depth(const struct probe *p, int d1, int *d2)
 		*d2 = d1 == -3   ? HWLOC_TYPE_DEPTH_BRIDGE
 		      : d1 == -4 ? HWLOC_TYPE_DEPTH_PCI_DEVICE
 		      : d1 == -5 ? HWLOC_TYPE_DEPTH_OS_DEVICE
-		                 : 0;
+				 : 0;
 		return d1 >= -5 && d1 <= -3 ? 0 : -1;
 	}
 	if (p->nlev < 0 || d1 >= p->nlev)
@@ -300,7 +293,7 @@ static int *hunk_lines(const char *buf, size_t len, size_t *n)
 
 /* Parses a topology diff file read through rm_file (hwloc is never given the path to open). */
 static int diff_load(const char *path, hwloc_topology_diff_t *diff, char **refname, int **lines, size_t *nlines,
-                     int *v1, rm_error_t *err)
+		     int *v1, rm_error_t *err)
 {
 	size_t len;
 	char *buf = rm_file_read(path, RM_FILE_HWLOC, &len, err);
@@ -369,29 +362,29 @@ static const char *hunk_text(hwloc_topology_diff_t h, char *buf, size_t len)
 		snprintf(buf, len, "a change hwloc cannot apply (too complex)");
 	else if (a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_SIZE)
 		snprintf(buf, len, "memory of the object at depth %d index %u, %llu -> %llu bytes",
-		         h->obj_attr.obj_depth, h->obj_attr.obj_index, (unsigned long long)a->uint64.oldvalue,
-		         (unsigned long long)a->uint64.newvalue);
+			 h->obj_attr.obj_depth, h->obj_attr.obj_index, (unsigned long long)a->uint64.oldvalue,
+			 (unsigned long long)a->uint64.newvalue);
 	else
 		snprintf(buf, len, "%s%s%s of the object at depth %d index %u, '%.60s' -> '%.60s'",
-		         a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO ? "info '" : "name",
-		         a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO && a->string.name ? a->string.name : "",
-		         a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO ? "'" : "", h->obj_attr.obj_depth,
-		         h->obj_attr.obj_index, a->string.oldvalue ? a->string.oldvalue : "",
-		         a->string.newvalue ? a->string.newvalue : "");
+			 a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO ? "info '" : "name",
+			 a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO && a->string.name ? a->string.name : "",
+			 a->generic.type == HWLOC_TOPOLOGY_DIFF_OBJ_ATTR_INFO ? "'" : "", h->obj_attr.obj_depth,
+			 h->obj_attr.obj_index, a->string.oldvalue ? a->string.oldvalue : "",
+			 a->string.newvalue ? a->string.newvalue : "");
 	return buf;
 }
 
 /* A hunk that does not apply: an anomaly, or in strict mode the host's error. Returns -1 when fatal. */
 static int hunk_failed(struct topo_diffset *d, const struct probe *p, hwloc_topology_diff_t h, size_t k, int line,
-                       const char *path, const char *host, int translated, rm_error_t *err)
+		       const char *path, const char *host, int translated, rm_error_t *err)
 {
-	rm_error_t e = {0};
+	rm_error_t e = { 0 };
 	char what[256];
 
 	rm_error_set(&e, path, line, 0, "hunk %zu (%s) does not apply to %s: %s", k + 1,
-	             hunk_text(h, what, sizeof(what)), p->ref,
-	             !translated ? "no hwloc 2 object matches its hwloc 1.x depth"
-	                         : "the reference has no such object or another value");
+		     hunk_text(h, what, sizeof(what)), p->ref,
+		     !translated ? "no hwloc 2 object matches its hwloc 1.x depth"
+				 : "the reference has no such object or another value");
 	if (d->c->strict) {
 		if (err && !rm_error_isset(err))
 			*err = e;
@@ -403,7 +396,7 @@ static int hunk_failed(struct topo_diffset *d, const struct probe *p, hwloc_topo
 
 /* The node type of the probe as the applied hunks left it (its memory changed). */
 static struct topo_nodetype *type_of_probe(struct topo_diffset *d, const struct probe *p, const char *path,
-                                           rm_error_t *err)
+					   rm_error_t *err)
 {
 	struct topo_nodetype *t;
 	char *xml = NULL;
@@ -422,8 +415,8 @@ static struct topo_nodetype *type_of_probe(struct topo_diffset *d, const struct 
 
 /* Applies each hunk of diff on its own to the probe, types the result, and undoes the hunks. */
 static struct topo_nodetype *apply_hunks(struct topo_diffset *d, struct probe *p, hwloc_topology_diff_t diff, int v1,
-                                         const int *lines, size_t nlines, const char *path, const char *host,
-                                         rm_error_t *err)
+					 const int *lines, size_t nlines, const char *path, const char *host,
+					 rm_error_t *err)
 {
 	union hwloc_topology_diff_u *done = NULL;
 	struct topo_nodetype *t = p->type;
@@ -458,7 +451,7 @@ static struct topo_nodetype *apply_hunks(struct topo_diffset *d, struct probe *p
 }
 
 struct topo_nodetype *topo_diffset_host(struct topo_diffset *d, const char *path, const char *host,
-                                        struct topo_guids **guids, int *ref_bad, rm_error_t *err)
+					struct topo_guids **guids, int *ref_bad, rm_error_t *err)
 {
 	hwloc_topology_diff_t diff = NULL;
 	char *refname = NULL, *ref = NULL, msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
@@ -488,7 +481,7 @@ struct topo_nodetype *topo_diffset_host(struct topo_diffset *d, const char *path
 			rm_error_set(err, path, 0, 0, "reference topology '%s' of this diff is missing", refname);
 		else
 			rm_error_set(err, path, 0, 0, "reference topology '%s' of this diff cannot be loaded: %s",
-			             refname, rm_error_format(&p->err, msg, sizeof(msg)));
+				     refname, rm_error_format(&p->err, msg, sizeof(msg)));
 		goto out;
 	}
 	if ((t = apply_hunks(d, p, diff, v1 && p->v1, lines, nlines, path, host, err)))

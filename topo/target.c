@@ -199,8 +199,7 @@ int topo_target_tleaf_string(const topo_target_t *t, char *buf, size_t len)
 			errno = EINVAL;
 			return -1;
 		}
-		k = snprintf(buf + (off < len ? off : len), off < len ? len - off : 0, " %u %.15g", a,
-			     t->cost[l - 1]);
+		k = snprintf(buf + (off < len ? off : len), off < len ? len - off : 0, " %u %.15g", a, t->cost[l - 1]);
 		off += (size_t)k;
 	}
 	if (off >= len) {

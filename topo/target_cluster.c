@@ -22,42 +22,42 @@
 
 #include "cluster_private.h"
 
-#define NONE UINT64_MAX               /* "no object of this type above the PU": inherit */
-#define UNATTACHED (1ULL << 62)       /* network key of a host outside the network: its own group */
-#define MAX_MATRIX_GROUPS 4096        /* network groups up to which distances are checked exactly */
+#define NONE UINT64_MAX         /* "no object of this type above the PU": inherit */
+#define UNATTACHED (1ULL << 62) /* network key of a host outside the network: its own group */
+#define MAX_MATRIX_GROUPS 4096  /* network groups up to which distances are checked exactly */
 
 struct cand {
 	topo_level_kind_t kind;
 	const char *name;
-	hwloc_obj_type_t hw;   /* hardware levels */
-	int net;               /* network levels: fabric k (>= 0), -1 torus router, -2 none, -10 - k torus
+	hwloc_obj_type_t hw; /* hardware levels */
+	int net;             /* network levels: fabric k (>= 0), -1 torus router, -2 none, -10 - k torus
 				* block level k (struct build's block[k]) */
 };
 
 static const struct cand hw_levels[] = {
 	{ TOPO_LEVEL_PACKAGE, "package", HWLOC_OBJ_PACKAGE, -2 }, { TOPO_LEVEL_NUMA, "die", HWLOC_OBJ_DIE, -2 },
-	{ TOPO_LEVEL_NUMA, "numa", HWLOC_OBJ_NUMANODE, -2 },     { TOPO_LEVEL_CACHE, "l3", HWLOC_OBJ_L3CACHE, -2 },
-	{ TOPO_LEVEL_CACHE, "l2", HWLOC_OBJ_L2CACHE, -2 },       { TOPO_LEVEL_CACHE, "l1", HWLOC_OBJ_L1CACHE, -2 },
-	{ TOPO_LEVEL_CORE, "core", HWLOC_OBJ_CORE, -2 },         { TOPO_LEVEL_PU, "pu", HWLOC_OBJ_PU, -2 },
+	{ TOPO_LEVEL_NUMA, "numa", HWLOC_OBJ_NUMANODE, -2 },      { TOPO_LEVEL_CACHE, "l3", HWLOC_OBJ_L3CACHE, -2 },
+	{ TOPO_LEVEL_CACHE, "l2", HWLOC_OBJ_L2CACHE, -2 },        { TOPO_LEVEL_CACHE, "l1", HWLOC_OBJ_L1CACHE, -2 },
+	{ TOPO_LEVEL_CORE, "core", HWLOC_OBJ_CORE, -2 },          { TOPO_LEVEL_PU, "pu", HWLOC_OBJ_PU, -2 },
 };
 #define NHW (sizeof(hw_levels) / sizeof(hw_levels[0]))
-#define MAXBLOCKS 24                  /* torus block levels at most (2^24 routers) */
+#define MAXBLOCKS 24 /* torus block levels at most (2^24 routers) */
 #define MAXCAND (NHW + 34)
 
 struct build {
 	struct topo_cluster *c;
 	const topo_slot_t *slots;
 	size_t n;
-	int net_mode;                 /* 0 flat, 1 fabric, 2 torus */
-	int block[MAXBLOCKS][3];      /* torus block levels: block sides in routers, coarsest first */
+	int net_mode;            /* 0 flat, 1 fabric, 2 torus */
+	int block[MAXBLOCKS][3]; /* torus block levels: block sides in routers, coarsest first */
 	struct cand cand[MAXCAND];
 	int ncand, host_cand;
-	uint32_t *ids;                /* n * ncand nested dense ids, in input order */
-	uint32_t *count;              /* ncand */
-	size_t *order;                /* sorted (depth-first) position -> input index */
-	int keep[MAXCAND], nkeep;     /* kept candidate levels */
-	struct topo_conn conn;        /* fabric connectivity of the target's hosts (by target-local host) */
-	int cut;                      /* some of them cannot reach each other (conn.cut) */
+	uint32_t *ids;            /* n * ncand nested dense ids, in input order */
+	uint32_t *count;          /* ncand */
+	size_t *order;            /* sorted (depth-first) position -> input index */
+	int keep[MAXCAND], nkeep; /* kept candidate levels */
+	struct topo_conn conn;    /* fabric connectivity of the target's hosts (by target-local host) */
+	int cut;                  /* some of them cannot reach each other (conn.cut) */
 	rm_error_t *err;
 };
 
@@ -182,8 +182,8 @@ static void add_torus_blocks(struct build *b)
 
 static void make_cands(struct build *b)
 {
-	static const char *group_names[] = { "leaf", "group1", "group2", "group3", "group4", "group5",
-					     "group6", "group7", "group8", "group9" };
+	static const char *group_names[] = { "leaf",   "group1", "group2", "group3", "group4",
+					     "group5", "group6", "group7", "group8", "group9" };
 	int k, K;
 	size_t j;
 
@@ -421,14 +421,14 @@ static int level_costs(struct build *b, double *cost)
 
 struct netmat {
 	uint32_t ngroups;
-	uint32_t *host_group;   /* target host -> network group */
-	float *m;               /* ngroups x ngroups */
+	uint32_t *host_group; /* target host -> network group */
+	float *m;             /* ngroups x ngroups */
 };
 
 struct nettorus {
 	topo_torus_spec_t spec;
-	long *node;             /* target host -> torus node */
-	double lat, hop, xfer;  /* distance: lat + hop * (link-cost-weighted hops) + xfer */
+	long *node;            /* target host -> torus node */
+	double lat, hop, xfer; /* distance: lat + hop * (link-cost-weighted hops) + xfer */
 };
 
 static double netmat_dist(const topo_target_t *t, uint32_t ha, uint32_t hb)
@@ -517,7 +517,8 @@ static int fill_matrix(struct build *b, const topo_target_t *t, uint32_t G, cons
 			double d = 0.0;
 
 			if (j != SIZE_MAX && b->cut &&
-			    !topo_conn_linked(&b->conn, b->conn.sig[t->slot_host[rep[g1]]], b->conn.sig[t->slot_host[j]])) {
+			    !topo_conn_linked(&b->conn, b->conn.sig[t->slot_host[rep[g1]]],
+					      b->conn.sig[t->slot_host[j]])) {
 				d = -1.0; /* not connected: the penalty, once known (apply_cut) */
 			} else if (j != SIZE_MAX) {
 				hb = sorted_slot(b, j).host;
@@ -793,7 +794,8 @@ static size_t host_slots(hwloc_topology_t topo, uint32_t h, int per_core, topo_s
 	if (per_core && ncores > 0) {
 		for (i = 0; i < ncores; i++) {
 			hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i);
-			hwloc_obj_t pu = hwloc_get_next_obj_inside_cpuset_by_type(topo, core->cpuset, HWLOC_OBJ_PU, NULL);
+			hwloc_obj_t pu =
+				hwloc_get_next_obj_inside_cpuset_by_type(topo, core->cpuset, HWLOC_OBJ_PU, NULL);
 
 			if (pu)
 				out[n++] = (topo_slot_t){ h, pu->logical_index };
@@ -805,8 +807,8 @@ static size_t host_slots(hwloc_topology_t topo, uint32_t h, int per_core, topo_s
 	return n;
 }
 
-topo_target_t *topo_target_from_hosts(topo_cluster_t c, const char *const *hosts, size_t nhosts,
-				      int per_core, rm_error_t *err)
+topo_target_t *topo_target_from_hosts(topo_cluster_t c, const char *const *hosts, size_t nhosts, int per_core,
+				      rm_error_t *err)
 {
 	size_t i, n = 0, total = 0;
 	topo_slot_t *slots;

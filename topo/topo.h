@@ -47,8 +47,8 @@ void topo_cluster_fork_child(topo_cluster_t c);
  * A host loaded twice is an error (duplicate host), unless topo_cluster_replace_hw() is on. */
 int topo_load_hwloc_xml(topo_cluster_t c, const char *path, const char *host, rm_error_t *err);
 /* Same from a memory buffer (rankmapd's `register`); source names the origin in errors. */
-int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len,
-			   const char *source, rm_error_t *err);
+int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len, const char *source,
+			   rm_error_t *err);
 /* on != 0: from now on, hardware loaded for a host that already has some replaces it (rankmapd applies
  * a node's registration over the static sources this way); 0, the default: that is a duplicate host.
  * A host twice in one load stays an error either way. Returns 0. */
@@ -77,11 +77,11 @@ int topo_load_hwloc_spec(topo_cluster_t c, const char *spec, rm_error_t *err);
  * fail-on-first-error (the whole load fails and the cluster is left as it was).
  */
 typedef struct topo_anomaly {
-	const char *kind;    /* bad_host_file, bad_reference, diff_hunk */
-	const char *host;    /* the host left out (or patched), "" when unknown */
-	const char *file;    /* the file at fault */
-	int line;            /* its line, 0 when unknown */
-	const char *reason;  /* what is wrong, without the file name */
+	const char *kind;   /* bad_host_file, bad_reference, diff_hunk */
+	const char *host;   /* the host left out (or patched), "" when unknown */
+	const char *file;   /* the file at fault */
+	int line;           /* its line, 0 when unknown */
+	const char *reason; /* what is wrong, without the file name */
 } topo_anomaly_t;
 
 /* strict != 0: the first bad host file fails the load; 0 (the default): per-host isolation. */
@@ -102,8 +102,7 @@ const topo_anomaly_t *topo_cluster_anomaly(topo_cluster_t c, size_t i);
  * "0002:c903:00fe:1234") in *node (count returned), port GUIDs (the interface part of each port's GID
  * 0, info Port<N>GID0) in *port (count in *nport). Arrays borrowed; 0 when the host has none. For a host
  * loaded from a diff, the reference's GUIDs with the diff's changes. */
-size_t topo_host_guids(topo_cluster_t c, size_t h, const uint64_t **node, const uint64_t **port,
-		       size_t *nport);
+size_t topo_host_guids(topo_cluster_t c, size_t h, const uint64_t **node, const uint64_t **port, size_t *nport);
 
 /* ---- InfiniBand sources (topo/net_ib*.c) ---------------------------------------------------- */
 
@@ -121,10 +120,10 @@ int topo_load_node_name_map(topo_cluster_t c, const char *path, rm_error_t *err)
 /* ---- 3D torus (topo/net_torus.c) ------------------------------------------------------------ */
 
 typedef struct topo_torus_spec {
-	int dims[3];           /* router extents in x, y, z (each >= 1) */
-	int wrap[3];           /* 1 when that dimension wraps around */
-	double link_cost[3];   /* cost of one hop along each dimension (anisotropy), > 0 */
-	int nodes_per_router;  /* >= 1 */
+	int dims[3];          /* router extents in x, y, z (each >= 1) */
+	int wrap[3];          /* 1 when that dimension wraps around */
+	double link_cost[3];  /* cost of one hop along each dimension (anisotropy), > 0 */
+	int nodes_per_router; /* >= 1 */
 } topo_torus_spec_t;
 
 /* Loads a torus config file (dims, wrap, link costs, nodes per router, hosts by table or pattern). */
@@ -183,29 +182,29 @@ int topo_hosts_connected(topo_cluster_t c, const size_t *hosts, size_t n, size_t
 
 /* Kinds of level a slot hierarchy has, outermost first. */
 typedef enum topo_level_kind {
-	TOPO_LEVEL_ROOT = 0,   /* the whole set */
-	TOPO_LEVEL_NETWORK,    /* a switch group, leaf switch, torus block or router */
+	TOPO_LEVEL_ROOT = 0, /* the whole set */
+	TOPO_LEVEL_NETWORK,  /* a switch group, leaf switch, torus block or router */
 	TOPO_LEVEL_HOST,
 	TOPO_LEVEL_PACKAGE,
 	TOPO_LEVEL_NUMA,
 	TOPO_LEVEL_CACHE,
 	TOPO_LEVEL_CORE,
 	TOPO_LEVEL_PU,
-	TOPO_LEVEL_OTHER       /* levels of a tleaf string */
+	TOPO_LEVEL_OTHER /* levels of a tleaf string */
 } topo_level_kind_t;
 
 /* Per-level latency (microseconds) and bandwidth (GB/s) of the cost model, with LogGP-based defaults
  * (REFERENCE.md section 4). The distance between two slots is latency + ref_bytes / bandwidth of the
  * level where they first share an ancestor; network distance grows with hops (or torus link costs). */
 typedef struct topo_costs {
-	double lat_core, bw_core;       /* SMT siblings */
-	double lat_cache, bw_cache;     /* shared cache */
-	double lat_numa, bw_numa;       /* same NUMA node / package */
-	double lat_host, bw_host;       /* same host, across packages */
-	double lat_net, bw_net;         /* between hosts: base cost (HCA to HCA, one switch) */
-	double lat_hop;                 /* each extra switch hop, or torus hop of link cost 1 */
-	double ref_bytes;               /* message size the distance is quoted for */
-	double bw_hop;                  /* torus link bandwidth: each torus hop of link cost 1 also costs
+	double lat_core, bw_core;   /* SMT siblings */
+	double lat_cache, bw_cache; /* shared cache */
+	double lat_numa, bw_numa;   /* same NUMA node / package */
+	double lat_host, bw_host;   /* same host, across packages */
+	double lat_net, bw_net;     /* between hosts: base cost (HCA to HCA, one switch) */
+	double lat_hop;             /* each extra switch hop, or torus hop of link cost 1 */
+	double ref_bytes;           /* message size the distance is quoted for */
+	double bw_hop;              /* torus link bandwidth: each torus hop of link cost 1 also costs
 					 * ref_bytes / bw_hop (hop-bytes; see topo/cost.c) */
 } topo_costs_t;
 
@@ -240,18 +239,18 @@ typedef struct topo_target topo_target_t;
 struct topo_target {
 	uint32_t nslots;
 	int nlevels;
-	uint32_t *group;              /* nslots * nlevels */
-	uint32_t *ngroups;            /* nlevels */
-	double *cost;                 /* nlevels */
-	topo_level_kind_t *kind;      /* nlevels */
-	char **level_name;            /* nlevels, e.g. "root", "leaf", "host", "package", "core" */
-	int host_level;               /* level whose groups are hosts, -1 for a tleaf target */
+	uint32_t *group;         /* nslots * nlevels */
+	uint32_t *ngroups;       /* nlevels */
+	double *cost;            /* nlevels */
+	topo_level_kind_t *kind; /* nlevels */
+	char **level_name;       /* nlevels, e.g. "root", "leaf", "host", "package", "core" */
+	int host_level;          /* level whose groups are hosts, -1 for a tleaf target */
 	/* where every slot is in the cluster (NULL for a tleaf target) */
-	uint32_t nhosts;              /* distinct hosts of the target */
-	uint32_t *slot_host;          /* nslots: target-local host index, 0 .. nhosts-1 */
-	topo_slot_t *slot;            /* nslots: cluster host index and PU logical index */
-	unsigned *slot_pu_os;         /* nslots: PU OS index, for binding (NULL for tleaf) */
-	char **host_name;             /* nhosts (NULL for tleaf) */
+	uint32_t nhosts;      /* distinct hosts of the target */
+	uint32_t *slot_host;  /* nslots: target-local host index, 0 .. nhosts-1 */
+	topo_slot_t *slot;    /* nslots: cluster host index and PU logical index */
+	unsigned *slot_pu_os; /* nslots: PU OS index, for binding (NULL for tleaf) */
+	char **host_name;     /* nhosts (NULL for tleaf) */
 	/* optional non-tree network distance between target-local hosts */
 	double (*net_dist)(const topo_target_t *t, uint32_t ha, uint32_t hb);
 	void *net_ctx;
@@ -273,8 +272,8 @@ topo_target_t *topo_target_from_tleaf(const char *s, rm_error_t *err);
 topo_target_t *topo_target_from_slots(topo_cluster_t c, const topo_slot_t *slots, size_t n, rm_error_t *err);
 /* Convenience: every core (per_core != 0: first PU of each core) or every PU of the named hosts, in
  * the given host order. Unknown hosts and hosts without hardware data are errors naming the host. */
-topo_target_t *topo_target_from_hosts(topo_cluster_t c, const char *const *hosts, size_t nhosts,
-				      int per_core, rm_error_t *err);
+topo_target_t *topo_target_from_hosts(topo_cluster_t c, const char *const *hosts, size_t nhosts, int per_core,
+				      rm_error_t *err);
 /* Frees a target. NULL is fine. */
 void topo_target_destroy(topo_target_t *t);
 

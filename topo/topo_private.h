@@ -15,8 +15,8 @@
 #include "topo.h"
 #include "topo_view.h"
 
-struct topo_fabric;       /* net_ib*.c */
-struct topo_torus_model;  /* net_torus.c */
+struct topo_fabric;      /* net_ib*.c */
+struct topo_torus_model; /* net_torus.c */
 
 /* ---- fabric, implemented in net_ib*.c ------------------------------------------------------- */
 
@@ -71,7 +71,7 @@ json_t *topo_torus_model_report(const struct topo_torus_model *t);
 
 /* ---- the cluster -------------------------------------------------------------------------------- */
 
-struct topo_nodetype;     /* one parsed hwloc tree shared by all hosts with identical hardware */
+struct topo_nodetype; /* one parsed hwloc tree shared by all hosts with identical hardware */
 
 /* InfiniBand GUIDs from a host's hwloc XML: node GUIDs v[0 .. nnode-1], port GUIDs after them. */
 struct topo_guids {
@@ -81,27 +81,27 @@ struct topo_guids {
 
 struct topo_host {
 	char *name;
-	struct topo_nodetype *type;  /* NULL without hardware data */
-	struct topo_guids *guids;    /* from its hwloc XML (owned), NULL when none */
-	long fabric_host;            /* index in the fabric, -1 */
-	long torus_node;             /* node index in the torus, -1 */
+	struct topo_nodetype *type; /* NULL without hardware data */
+	struct topo_guids *guids;   /* from its hwloc XML (owned), NULL when none */
+	long fabric_host;           /* index in the fabric, -1 */
+	long torus_node;            /* node index in the torus, -1 */
 };
 
 struct topo_cluster {
 	struct topo_host *hosts;
 	size_t nhosts, hosts_cap;
-	void *host_index;            /* name -> index hash (cluster.c) */
+	void *host_index; /* name -> index hash (cluster.c) */
 	struct topo_nodetype **types;
 	size_t ntypes, types_cap;
-	struct topo_fabric *fabric;  /* NULL until an IB source is loaded */
+	struct topo_fabric *fabric; /* NULL until an IB source is loaded */
 	struct topo_torus_model *torus;
 	topo_costs_t costs;
 	int finalized;
-	int replace_hw;              /* hardware loaded for a host replaces what it had (topo_cluster_replace_hw) */
-	int strict;                  /* a bad host file fails the load (topo_cluster_set_strict) */
-	topo_anomaly_t *anomalies;   /* load anomalies, strings owned (node_anomaly.c) */
+	int replace_hw;            /* hardware loaded for a host replaces what it had (topo_cluster_replace_hw) */
+	int strict;                /* a bad host file fails the load (topo_cluster_set_strict) */
+	topo_anomaly_t *anomalies; /* load anomalies, strings owned (node_anomaly.c) */
 	size_t nanomalies, anomalies_cap;
-	unsigned long guid_gen;      /* bumped whenever hosts' GUIDs change (node_guid.c) */
+	unsigned long guid_gen; /* bumped whenever hosts' GUIDs change (node_guid.c) */
 };
 
 /* Adds a host, or returns the existing index; -1 on allocation failure (cluster.c). */

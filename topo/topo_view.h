@@ -42,9 +42,9 @@ void topo_anomalies_report(topo_cluster_t c, json_t *an);
 
 /* Distinct node hardware: hosts with the same hwloc tree (info elements aside) share one node type. */
 typedef struct topo_type_info {
-	hwloc_topology_t topo;       /* borrowed, shared by the type's hosts */
+	hwloc_topology_t topo; /* borrowed, shared by the type's hosts */
 	unsigned npus, ncores, npackages;
-	size_t nhosts;               /* hosts of the cluster with this type */
+	size_t nhosts; /* hosts of the cluster with this type */
 } topo_type_info_t;
 
 /* Number of node types. */

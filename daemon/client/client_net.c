@@ -113,18 +113,30 @@ int rm_client_server_parse(const char *entry, char *host, size_t hlen, int *port
 	if (*entry == '[') {
 		h = entry + 1;
 		if (!(hend = strchr(h, ']')))
-			return rm_error_set(err, "server list", 0, 0, "'%s': " "missing ']' after an IPv6 address", entry);
+			return rm_error_set(err, "server list", 0, 0,
+					    "'%s': "
+					    "missing ']' after an IPv6 address",
+					    entry);
 		colon = hend[1] == ':' ? hend + 1 : NULL;
 		if (hend[1] && !colon)
-			return rm_error_set(err, "server list", 0, 0, "'%s': " "expected ':PORT' after ']'", entry);
+			return rm_error_set(err, "server list", 0, 0,
+					    "'%s': "
+					    "expected ':PORT' after ']'",
+					    entry);
 	} else {
 		colon = strrchr(entry, ':');
 		if (colon && strchr(entry, ':') != colon)
-			return rm_error_set(err, "server list", 0, 0, "'%s': " "an IPv6 address needs brackets: [ADDR]:PORT", entry);
+			return rm_error_set(err, "server list", 0, 0,
+					    "'%s': "
+					    "an IPv6 address needs brackets: [ADDR]:PORT",
+					    entry);
 		hend = colon ? colon : entry + strlen(entry);
 	}
 	if (hend == h)
-		return rm_error_set(err, "server list", 0, 0, "'%s': " "empty host name (expected HOST:PORT)", entry);
+		return rm_error_set(err, "server list", 0, 0,
+				    "'%s': "
+				    "empty host name (expected HOST:PORT)",
+				    entry);
 	if ((size_t)(hend - h) >= hlen)
 		return rm_error_set(err, "server list", 0, 0, "'%s': host name longer than %zu bytes", entry, hlen - 1);
 	if (colon && parse_port(colon + 1, port) < 0)
@@ -337,8 +349,9 @@ int rm_client_auth(int fd, const char *munge_socket, int timeout_ms, rm_error_t 
 	sent = rm_frame_send_raw(fd, cred, strlen(cred), left_ms(deadline), err);
 	free(cred);
 	/* A refused client may find its send cut off; the frame that says why is waiting (client.c). */
-	resp = rm_frame_recv(fd, 65536, sent == 0 ? left_ms(deadline) : (left_ms(deadline) > 1000 ? 1000
-										: left_ms(deadline)), sent == 0 ? err : NULL);
+	resp = rm_frame_recv(fd, 65536,
+			     sent == 0 ? left_ms(deadline) : (left_ms(deadline) > 1000 ? 1000 : left_ms(deadline)),
+			     sent == 0 ? err : NULL);
 	if (!resp)
 		return -1;
 	rc = rm_proto_check_response(resp, err);
@@ -380,9 +393,9 @@ static int worth_next(const rm_error_t *e)
 
 typedef struct tries {
 	int n, nfailed, last_errno;
-	char why[RM_ERROR_TEXT_LEN];   /* "E1: r1; E2: r2" */
-	rm_error_t single;             /* the error of a one-entry list, kept as is */
-	char single_entry[256];        /* and that entry */
+	char why[RM_ERROR_TEXT_LEN]; /* "E1: r1; E2: r2" */
+	rm_error_t single;           /* the error of a one-entry list, kept as is */
+	char single_entry[256];      /* and that entry */
 } tries_t;
 
 /* Records that entry failed with e (also in info). */
@@ -454,8 +467,8 @@ static void info_answered(rm_client_info_t *info, int i, const char *entry)
 }
 
 /* Connects to entry i of list, its share of the time to deadline. Returns the socket, or -1 recorded in t. */
-static int open_nth(const char *list, int i, tries_t *t, const char *munge_socket, long long deadline,
-		    char *entry, size_t elen, rm_client_info_t *info)
+static int open_nth(const char *list, int i, tries_t *t, const char *munge_socket, long long deadline, char *entry,
+		    size_t elen, rm_client_info_t *info)
 {
 	rm_error_t e = { 0 };
 	long long share = (deadline - now_ms()) / (t->n - i);
@@ -486,7 +499,8 @@ int rm_client_open(const rm_client_opts_t *o, rm_client_info_t *info, rm_error_t
 		return rm_error_set(err, "server", 0, 0, "%d servers in the list (at most %d)", t.n, RM_SERVERS_MAX);
 	}
 	for (i = 0; i < t.n && left_ms(deadline) > 0; i++) {
-		if ((fd = open_nth(list, i, &t, o ? o->munge_socket : NULL, deadline, entry, sizeof(entry), info)) >= 0) {
+		if ((fd = open_nth(list, i, &t, o ? o->munge_socket : NULL, deadline, entry, sizeof(entry), info)) >=
+		    0) {
 			info_answered(info, i, entry);
 			return fd;
 		}
@@ -501,8 +515,7 @@ int rm_client_open(const rm_client_opts_t *o, rm_client_info_t *info, rm_error_t
 /* Fills in "version" and "id" when the caller left them out. */
 static int complete_request(json_t *req)
 {
-	if (!json_object_get(req, "version") &&
-	    json_object_set_new(req, "version", json_integer(RM_PROTO_VERSION)) < 0)
+	if (!json_object_get(req, "version") && json_object_set_new(req, "version", json_integer(RM_PROTO_VERSION)) < 0)
 		return -1;
 	if (!json_object_get(req, "id") && json_object_set_new(req, "id", json_integer(1)) < 0)
 		return -1;
@@ -569,8 +582,7 @@ int rm_client_call_opts(const rm_client_opts_t *o, json_t *request, json_t **res
 	return none_answered(&t, err);
 }
 
-int rm_client_call(const char *socket_path, json_t *request, json_t **response, int timeout_ms,
-		   rm_error_t *err)
+int rm_client_call(const char *socket_path, json_t *request, json_t **response, int timeout_ms, rm_error_t *err)
 {
 	rm_client_opts_t o = { .servers = socket_path, .timeout_ms = timeout_ms };
 

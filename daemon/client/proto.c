@@ -13,7 +13,6 @@
 
 #include "rm_client.h"
 
-
 typedef struct growbuf {
 	char *buf;
 	size_t len, cap;
@@ -195,8 +194,7 @@ int rm_frame_send_raw(int fd, const void *payload, size_t len, int timeout_ms, r
 		errno = EMSGSIZE;
 		return rm_error_set(err, "frame", 0, 0, "frame of %zu bytes outside 1..%u", len, RM_FRAME_MAX_HARD);
 	}
-	if (send_all(fd, (const char *)hdr, sizeof(hdr), deadline) == 0 &&
-	    send_all(fd, payload, len, deadline) == 0)
+	if (send_all(fd, (const char *)hdr, sizeof(hdr), deadline) == 0 && send_all(fd, payload, len, deadline) == 0)
 		return 0;
 	e = errno;
 	rm_error_set(err, "socket", 0, 0, "send: %s", strerror(e));
@@ -225,7 +223,8 @@ int rm_auth_frame_check(const char *payload, size_t len, char *why, size_t whyle
 	}
 	for (i = pl; i < len - 1; i++) {
 		unsigned char c = (unsigned char)payload[i];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=')) {
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+		      c == '/' || c == '=')) {
 			snprintf(why, whylen, "MUNGE credential with a byte 0x%02x at offset %zu outside base64", c, i);
 			return -1;
 		}
@@ -266,8 +265,7 @@ json_t *rm_frame_recv(int fd, size_t max_len, int timeout_ms, rm_error_t *err)
 	return obj;
 io_error:
 	e = errno;
-	rm_error_set(err, "socket", 0, 0, "receive: %s",
-		     e == ECONNRESET ? "connection closed by peer" : strerror(e));
+	rm_error_set(err, "socket", 0, 0, "receive: %s", e == ECONNRESET ? "connection closed by peer" : strerror(e));
 	errno = e;
 	return NULL;
 }
@@ -279,8 +277,8 @@ json_t *rm_proto_request(const char *type, json_int_t id)
 
 json_t *rm_proto_ok(const json_t *id)
 {
-	return json_pack("{s:i, s:O, s:b}", "version", RM_PROTO_VERSION, "id",
-			 id ? (json_t *)id : json_null(), "ok", 1);
+	return json_pack("{s:i, s:O, s:b}", "version", RM_PROTO_VERSION, "id", id ? (json_t *)id : json_null(), "ok",
+			 1);
 }
 
 json_t *rm_proto_error(const json_t *id, const char *code, const char *fmt, ...)

@@ -49,20 +49,20 @@
 #define RM_FRAME_MAX_HARD (1u << 30)
 
 /* Error codes carried in error.code (PROTOCOL.md lists when each is used). */
-#define RM_ERR_BAD_FRAME "bad_frame"           /* length 0 or not JSON / not an object */
-#define RM_ERR_TOO_LARGE "frame_too_large"     /* length above the daemon's limit */
+#define RM_ERR_BAD_FRAME "bad_frame"       /* length 0 or not JSON / not an object */
+#define RM_ERR_TOO_LARGE "frame_too_large" /* length above the daemon's limit */
 #define RM_ERR_BAD_VERSION "bad_version"
-#define RM_ERR_BAD_REQUEST "bad_request"       /* missing or invalid field (message names it) */
+#define RM_ERR_BAD_REQUEST "bad_request" /* missing or invalid field (message names it) */
 #define RM_ERR_UNKNOWN_TYPE "unknown_type"
 #define RM_ERR_PERMISSION "permission_denied"
-#define RM_ERR_NOT_FOUND "not_found"           /* unknown host or slot */
-#define RM_ERR_NO_MODEL "no_model"             /* the daemon has no usable model yet */
-#define RM_ERR_FAILED "failed"                 /* the request was valid but could not be served */
+#define RM_ERR_NOT_FOUND "not_found" /* unknown host or slot */
+#define RM_ERR_NO_MODEL "no_model"   /* the daemon has no usable model yet */
+#define RM_ERR_FAILED "failed"       /* the request was valid but could not be served */
 #define RM_ERR_TIMEOUT "timeout"
-#define RM_ERR_BUSY "busy"                     /* too many clients */
+#define RM_ERR_BUSY "busy" /* too many clients */
 #define RM_ERR_SHUTDOWN "shutting_down"
 #define RM_ERR_INTERNAL "internal"
-#define RM_ERR_AUTH "auth"                     /* TCP: credential missing, invalid, expired, replayed... */
+#define RM_ERR_AUTH "auth" /* TCP: credential missing, invalid, expired, replayed... */
 
 /* Encodes obj as one frame (header + compact JSON). Returns a malloc'ed buffer the caller frees and
  * stores its size in *len; NULL (EINVAL, EMSGSIZE or ENOMEM) on failure. obj is borrowed. */
@@ -88,8 +88,7 @@ json_t *rm_frame_recv(int fd, size_t max_len, int timeout_ms, rm_error_t *err);
 json_t *rm_proto_request(const char *type, json_int_t id);
 
 /* Builds an error response for id (borrowed; NULL: JSON null). Returns a new reference. */
-json_t *rm_proto_error(const json_t *id, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+json_t *rm_proto_error(const json_t *id, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Builds a success response {"version":1,"id":id,"ok":true} for id (borrowed). New reference. */
 json_t *rm_proto_ok(const json_t *id);
@@ -156,9 +155,9 @@ typedef struct rm_client_opts {
 
 /* What a call did with the list (may be NULL where taken). */
 typedef struct rm_client_info {
-	int server;               /* index of the entry that answered, -1 when none did */
-	int nfailed;              /* entries tried before, that failed */
-	char entry[256];          /* the entry that answered */
+	int server;                     /* index of the entry that answered, -1 when none did */
+	int nfailed;                    /* entries tried before, that failed */
+	char entry[256];                /* the entry that answered */
 	char failed[RM_ERROR_TEXT_LEN]; /* "ENTRY: reason" of the first entry that failed ("" if none) */
 } rm_client_info_t;
 
@@ -197,7 +196,6 @@ int rm_client_call_opts(const rm_client_opts_t *o, json_t *request, json_t **res
  * daemon answered "ok": true, with *response a new reference; returns -1 otherwise, with err->source
  * the daemon's error code (or "socket"/"frame") and err->text its message; *response is then the
  * daemon's error response (new reference) when one was received, else NULL. */
-int rm_client_call(const char *socket_path, json_t *request, json_t **response, int timeout_ms,
-		   rm_error_t *err);
+int rm_client_call(const char *socket_path, json_t *request, json_t **response, int timeout_ms, rm_error_t *err);
 
 #endif

@@ -44,11 +44,8 @@ int ctl_usage_error(const char *cmd, const char *fmt, ...)
 int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg)
 {
 	switch (c) {
-	case CTL_OPT_SOCKET:
-		d->socket = arg;
-		return 1;
-	default:
-		return 0;
+	case CTL_OPT_SOCKET: d->socket = arg; return 1;
+	default: return 0;
 	}
 }
 
@@ -86,7 +83,7 @@ json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeou
 	const char *socket = d->socket ? d->socket : RM_SOCKET_DEFAULT;
 	rm_client_opts_t o = { .servers = socket, .timeout_ms = timeout_ms };
 	rm_client_info_t info;
-	rm_error_t err = {0};
+	rm_error_t err = { 0 };
 	json_t *resp = NULL;
 	char msg[RM_ERROR_SOURCE_LEN + RM_ERROR_TEXT_LEN + 32];
 
@@ -123,7 +120,9 @@ void ctl_print_last_reload(FILE *f, const json_t *lr)
 		fprintf(f, "last reload: %s, ok\n", when);
 	else
 		fprintf(f, "last reload: %s, FAILED (the previous model serves): %s\n", when,
-			json_string_value(json_object_get(lr, "error")) ? json_string_value(json_object_get(lr, "error")) : "?");
+			json_string_value(json_object_get(lr, "error"))
+				? json_string_value(json_object_get(lr, "error"))
+				: "?");
 }
 
 FILE *ctl_open_output(const char *cmd, const char *path)
@@ -143,7 +142,7 @@ int ctl_close_output(const char *cmd, FILE *f, const char *path, int rc)
 
 	if (bad && rc == 0) {
 		fprintf(stderr, "rankmapctl %s: %s: write failed: %s\n", cmd, f == stdout ? "standard output" : path,
-		        strerror(errno));
+			strerror(errno));
 		return 1;
 	}
 	return rc;
@@ -208,32 +207,19 @@ int ctl_sources_opt(ctl_sources_t *s, const char *cmd, int c, const char *arg)
 	case CTL_OPT_IB:
 		if ((c == CTL_OPT_HWLOC ? s->nhwloc : s->nib) >= CTL_MAX_SOURCES)
 			return ctl_usage_error(cmd, "at most %d --%s options", CTL_MAX_SOURCES,
-			                       c == CTL_OPT_HWLOC ? "hwloc" : "ib");
+					       c == CTL_OPT_HWLOC ? "hwloc" : "ib");
 		if (c == CTL_OPT_HWLOC)
 			s->hwloc[s->nhwloc++] = arg;
 		else
 			s->ib[s->nib++] = arg;
 		return 1;
-	case CTL_OPT_IB_CACHE:
-		s->ib_cache = arg;
-		return 1;
-	case CTL_OPT_IB_LIVE:
-		s->ib_live = 1;
-		return 1;
-	case CTL_OPT_NAME_MAP:
-		s->name_map = arg;
-		return 1;
-	case CTL_OPT_TORUS:
-		s->torus = arg;
-		return 1;
-	case CTL_OPT_CLUSTER:
-		s->cluster = arg;
-		return 1;
-	case CTL_OPT_STRICT:
-		s->strict = 1;
-		return 1;
-	default:
-		return 0;
+	case CTL_OPT_IB_CACHE: s->ib_cache = arg; return 1;
+	case CTL_OPT_IB_LIVE: s->ib_live = 1; return 1;
+	case CTL_OPT_NAME_MAP: s->name_map = arg; return 1;
+	case CTL_OPT_TORUS: s->torus = arg; return 1;
+	case CTL_OPT_CLUSTER: s->cluster = arg; return 1;
+	case CTL_OPT_STRICT: s->strict = 1; return 1;
+	default: return 0;
 	}
 }
 
@@ -302,7 +288,7 @@ int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *
 
 int ctl_torus_request(json_t *req, const ctl_torus_args_t *t, rm_error_t *err)
 {
-	topo_torus_spec_t spec = {.link_cost = {1, 1, 1}};
+	topo_torus_spec_t spec = { .link_cost = { 1, 1, 1 } };
 	int mesh = t->mesh;
 
 	if (t->axes)
@@ -312,35 +298,22 @@ int ctl_torus_request(json_t *req, const ctl_torus_args_t *t, rm_error_t *err)
 	if (order_parse_dims(t->dims, &spec, err) < 0 || (t->cost && order_parse_link_cost(t->cost, &spec, err) < 0))
 		return -1;
 	json_object_update_new(req, json_pack("{s:[iii], s:[bbb], s:[fff], s:i}", "dims", spec.dims[0], spec.dims[1],
-	                                      spec.dims[2], "wrap", !mesh, !mesh, !mesh, "link_cost", spec.link_cost[0],
-	                                      spec.link_cost[1], spec.link_cost[2], "nodes_per_router",
-	                                      spec.nodes_per_router));
+					      spec.dims[2], "wrap", !mesh, !mesh, !mesh, "link_cost", spec.link_cost[0],
+					      spec.link_cost[1], spec.link_cost[2], "nodes_per_router",
+					      spec.nodes_per_router));
 	return 0;
 }
 
 int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg)
 {
 	switch (c) {
-	case CTL_OPT_TORUS:
-		t->torus = arg;
-		return 1;
-	case CTL_OPT_DIMS:
-		t->dims = arg;
-		return 1;
-	case CTL_OPT_LINK_COST:
-		t->cost = arg;
-		return 1;
-	case CTL_OPT_MESH:
-		t->mesh = 1;
-		return 1;
-	case CTL_OPT_AXES:
-		t->axes = arg;
-		return 1;
-	case CTL_OPT_METHOD:
-		t->method = arg;
-		return 1;
-	default:
-		return ctl_daemon_opt(&t->d, c, arg);
+	case CTL_OPT_TORUS: t->torus = arg; return 1;
+	case CTL_OPT_DIMS: t->dims = arg; return 1;
+	case CTL_OPT_LINK_COST: t->cost = arg; return 1;
+	case CTL_OPT_MESH: t->mesh = 1; return 1;
+	case CTL_OPT_AXES: t->axes = arg; return 1;
+	case CTL_OPT_METHOD: t->method = arg; return 1;
+	default: return ctl_daemon_opt(&t->d, c, arg);
 	}
 }
 

@@ -31,11 +31,14 @@ int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * (ctl_daemon_opt) and one struct. A transport option added here (--server HOST:PORT, say) reaches
  * every such subcommand without touching them. */
 enum { CTL_OPT_SOCKET = 0x240 };
-#define CTL_DAEMON_LONGOPTS                                                                            \
-	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, { "server", required_argument, NULL, CTL_OPT_SOCKET }
-#define CTL_DAEMON_HELP                                                                                \
-	"    --server LIST       rankmapd's servers, tried in order: HOST:PORT (TCP, MUNGE), [V6]:PORT,\n"   \
-	"                        or a Unix socket /PATH, comma-separated; --socket PATH is the same\n"       \
+/* clang-format off */
+#define CTL_DAEMON_LONGOPTS \
+	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, \
+	{ "server", required_argument, NULL, CTL_OPT_SOCKET }
+/* clang-format on */
+#define CTL_DAEMON_HELP                                                                                    \
+	"    --server LIST       rankmapd's servers, tried in order: HOST:PORT (TCP, MUNGE), [V6]:PORT,\n" \
+	"                        or a Unix socket /PATH, comma-separated; --socket PATH is the same\n"     \
 	"                        option. Default: $RANKMAP_SERVER, else $RANKMAP_SOCKET.\n"
 
 typedef struct ctl_daemon {
@@ -100,24 +103,24 @@ enum {
 	CTL_OPT_STRICT
 };
 
-#define CTL_IB_LONGOPTS                                                                                                \
-	{"ib", required_argument, NULL, CTL_OPT_IB}, {"ib-cache", required_argument, NULL, CTL_OPT_IB_CACHE},          \
-	        {"ib-live", no_argument, NULL, CTL_OPT_IB_LIVE},                                                       \
-	        {"node-name-map", required_argument, NULL, CTL_OPT_NAME_MAP},                                          \
-	        {"strict", no_argument, NULL, CTL_OPT_STRICT},                                                         \
-	{                                                                                                              \
-		"cluster", required_argument, NULL, CTL_OPT_CLUSTER                                                    \
-	}
-#define CTL_SOURCE_LONGOPTS                                                                                            \
-	CTL_IB_LONGOPTS, {"hwloc", required_argument, NULL, CTL_OPT_HWLOC},                                            \
-	{                                                                                                              \
-		"torus", required_argument, NULL, CTL_OPT_TORUS                                                        \
-	}
+/* clang-format off */
+#define CTL_IB_LONGOPTS \
+	{ "ib", required_argument, NULL, CTL_OPT_IB }, \
+	{ "ib-cache", required_argument, NULL, CTL_OPT_IB_CACHE }, \
+	{ "ib-live", no_argument, NULL, CTL_OPT_IB_LIVE }, \
+	{ "node-name-map", required_argument, NULL, CTL_OPT_NAME_MAP }, \
+	{ "strict", no_argument, NULL, CTL_OPT_STRICT }, \
+	{ "cluster", required_argument, NULL, CTL_OPT_CLUSTER }
+#define CTL_SOURCE_LONGOPTS \
+	CTL_IB_LONGOPTS, \
+	{ "hwloc", required_argument, NULL, CTL_OPT_HWLOC }, \
+	{ "torus", required_argument, NULL, CTL_OPT_TORUS }
+/* clang-format on */
 
 typedef struct ctl_sources {
 	const char *hwloc[CTL_MAX_SOURCES], *ib[CTL_MAX_SOURCES];
 	int nhwloc, nib, ib_live;
-	int strict;               /* --strict: the first bad host file fails the load */
+	int strict; /* --strict: the first bad host file fails the load */
 	const char *cluster, *ib_cache, *name_map, *torus;
 } ctl_sources_t;
 
@@ -143,11 +146,16 @@ int ctl_atomic_commit(FILE *f, char *tmp, const char *path, int rc, rm_error_t *
 
 enum { CTL_OPT_DIMS = 0x220, CTL_OPT_LINK_COST, CTL_OPT_MESH, CTL_OPT_AXES, CTL_OPT_METHOD };
 
-#define CTL_TORUS_LONGOPTS                                                                                             \
-	{"torus", required_argument, NULL, CTL_OPT_TORUS}, {"dims", required_argument, NULL, CTL_OPT_DIMS},            \
-	        {"link-cost", required_argument, NULL, CTL_OPT_LINK_COST}, {"mesh", no_argument, NULL, CTL_OPT_MESH},  \
-	        {"axes", required_argument, NULL, CTL_OPT_AXES}, {"method", required_argument, NULL, CTL_OPT_METHOD},  \
-	        CTL_DAEMON_LONGOPTS
+/* clang-format off */
+#define CTL_TORUS_LONGOPTS \
+	{ "torus", required_argument, NULL, CTL_OPT_TORUS }, \
+	{ "dims", required_argument, NULL, CTL_OPT_DIMS }, \
+	{ "link-cost", required_argument, NULL, CTL_OPT_LINK_COST }, \
+	{ "mesh", no_argument, NULL, CTL_OPT_MESH }, \
+	{ "axes", required_argument, NULL, CTL_OPT_AXES }, \
+	{ "method", required_argument, NULL, CTL_OPT_METHOD }, \
+	CTL_DAEMON_LONGOPTS
+/* clang-format on */
 
 typedef struct ctl_torus_args {
 	const char *torus, *dims, *cost, *axes, *method;

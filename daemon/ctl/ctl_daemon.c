@@ -24,19 +24,24 @@ typedef struct common_opts {
 	int json;
 } common_opts_t;
 
-#define COMMON_HELP                                                                                      \
+#define COMMON_HELP                                                                                        \
 	"  -s, --socket PATH, --server LIST\n"                                                             \
 	"                      rankmapd: a Unix socket /PATH, or HOST:PORT entries (TCP, authenticated\n"  \
 	"                      with MUNGE; $RANKMAP_MUNGE_SOCKET names munged's socket) tried in order,\n" \
-	"                      comma-separated (default: $RANKMAP_SERVER, else $RANKMAP_SOCKET, else\n"   \
-	"                      " RM_SOCKET_DEFAULT ")\n"                                                    \
-	"  -t, --timeout MS    give up after MS milliseconds (default 5000)\n"                            \
-	"  -j, --json          print the daemon's JSON response\n"                                          \
+	"                      comma-separated (default: $RANKMAP_SERVER, else $RANKMAP_SOCKET, else\n"    \
+	"                      " RM_SOCKET_DEFAULT                                                         \
+	")\n"                                                                                              \
+	"  -t, --timeout MS    give up after MS milliseconds (default 5000)\n"                             \
+	"  -j, --json          print the daemon's JSON response\n"                                         \
 	"  -h, --help          show this help\n"
 
-#define COMMON_LONGOPTS                                                                                  \
-	CTL_DAEMON_LONGOPTS, { "timeout", required_argument, NULL, 't' },                                  \
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }
+/* clang-format off */
+#define COMMON_LONGOPTS \
+	CTL_DAEMON_LONGOPTS, \
+	{ "timeout", required_argument, NULL, 't' }, \
+	{ "json", no_argument, NULL, 'j' }, \
+	{ "help", no_argument, NULL, 'h' }
+/* clang-format on */
 
 /* Handles a common option. Returns 1 if handled, -1 on a bad value, 0 if not a common option. */
 static int common_opt(common_opts_t *o, int c, const char *cmd)
@@ -50,7 +55,8 @@ static int common_opt(common_opts_t *o, int c, const char *cmd)
 	case 't':
 		v = strtol(optarg, &end, 10);
 		if (*end || v <= 0 || v > 3600000) {
-			fprintf(stderr, "rankmapctl %s: --timeout: '%s' is not a number of milliseconds\n", cmd, optarg);
+			fprintf(stderr, "rankmapctl %s: --timeout: '%s' is not a number of milliseconds\n", cmd,
+				optarg);
 			return -1;
 		}
 		o->timeout_ms = (int)v;
@@ -119,11 +125,12 @@ static int print_json(json_t *resp)
 
 static void ping_usage(FILE *f)
 {
-	fprintf(f, "Usage: rankmapctl ping [OPTIONS]\n\n"
-		   "Checks that rankmapd answers, and prints its version, model generation, uptime, the\n"
-		   "round-trip time and the last reload's result (its time, ok or the error).\n\nOptions:\n" COMMON_HELP
-		   "\nExit status: 0 when the daemon answered, 1 otherwise, 2 on a usage error.\n"
-		   "Example: rankmapctl ping --socket /run/rankmapd/rankmapd.sock\n");
+	fprintf(f,
+		"Usage: rankmapctl ping [OPTIONS]\n\n"
+		"Checks that rankmapd answers, and prints its version, model generation, uptime, the\n"
+		"round-trip time and the last reload's result (its time, ok or the error).\n\nOptions:\n" COMMON_HELP
+		"\nExit status: 0 when the daemon answered, 1 otherwise, 2 on a usage error.\n"
+		"Example: rankmapctl ping --socket /run/rankmapd/rankmapd.sock\n");
 }
 
 int ctl_ping_main(int argc, char **argv)
@@ -164,12 +171,13 @@ int ctl_ping_main(int argc, char **argv)
 
 static void reload_usage(FILE *f)
 {
-	fprintf(f, "Usage: rankmapctl reload [OPTIONS]\n\n"
-		   "Asks rankmapd to re-read every configured source (hwloc directory, InfiniBand files,\n"
-		   "live fabric, torus) and rebuild its model; the previous model keeps serving if that\n"
-		   "fails. Allowed to root and to the configured slurm_user only. Same as SIGHUP, but\n"
-		   "waits for the result.\n\nOptions:\n" COMMON_HELP
-		   "\nExit status: 0 on success, 1 on failure, 2 on a usage error.\n");
+	fprintf(f,
+		"Usage: rankmapctl reload [OPTIONS]\n\n"
+		"Asks rankmapd to re-read every configured source (hwloc directory, InfiniBand files,\n"
+		"live fabric, torus) and rebuild its model; the previous model keeps serving if that\n"
+		"fails. Allowed to root and to the configured slurm_user only. Same as SIGHUP, but\n"
+		"waits for the result.\n\nOptions:\n" COMMON_HELP
+		"\nExit status: 0 on success, 1 on failure, 2 on a usage error.\n");
 }
 
 int ctl_reload_main(int argc, char **argv)
@@ -188,7 +196,7 @@ int ctl_reload_main(int argc, char **argv)
 	printf("reloaded: model generation %lld, %lld hosts\n",
 	       (long long)json_integer_value(json_object_get(resp, "generation")),
 	       (long long)json_integer_value(json_object_get(resp, "hosts")));
-	json_array_foreach(json_object_get(resp, "warnings"), i, w)
+	json_array_foreach (json_object_get(resp, "warnings"), i, w)
 		printf("warning: %s\n", json_string_value(w));
 	json_decref(resp);
 	return 0;
@@ -198,17 +206,18 @@ int ctl_reload_main(int argc, char **argv)
 
 static void register_usage(FILE *f)
 {
-	fprintf(f, "Usage: rankmapctl register (--xml FILE | --live) [--host NAME] [OPTIONS]\n\n"
-		   "Sends a node's hwloc topology to rankmapd, which saves it under its state directory and\n"
-		   "adds the node to its model (replacing an earlier registration of the same node).\n"
-		   "Allowed to root and to the configured slurm_user only.\n\nOptions:\n"
-		   "  -x, --xml FILE      an hwloc XML export (lstopo --of xml, hwloc-gather-topology)\n"
-		   "  -l, --live          discover this machine with hwloc and send that\n"
-		   "  -H, --host NAME     the node's name (default: this machine's short host name)\n" COMMON_HELP
-		   "\nExit status: 0 when registered (a warning is printed if the daemon could not save it),\n"
-		   "1 on failure, 2 on a usage error.\n"
-		   "Examples:\n  rankmapctl register --live\n"
-		   "  rankmapctl register --xml node042.xml --host node042\n");
+	fprintf(f,
+		"Usage: rankmapctl register (--xml FILE | --live) [--host NAME] [OPTIONS]\n\n"
+		"Sends a node's hwloc topology to rankmapd, which saves it under its state directory and\n"
+		"adds the node to its model (replacing an earlier registration of the same node).\n"
+		"Allowed to root and to the configured slurm_user only.\n\nOptions:\n"
+		"  -x, --xml FILE      an hwloc XML export (lstopo --of xml, hwloc-gather-topology)\n"
+		"  -l, --live          discover this machine with hwloc and send that\n"
+		"  -H, --host NAME     the node's name (default: this machine's short host name)\n" COMMON_HELP
+		"\nExit status: 0 when registered (a warning is printed if the daemon could not save it),\n"
+		"1 on failure, 2 on a usage error.\n"
+		"Examples:\n  rankmapctl register --live\n"
+		"  rankmapctl register --xml node042.xml --host node042\n");
 }
 
 /* This machine's topology as hwloc XML (malloc'ed). */
@@ -246,8 +255,9 @@ static int do_register(const common_opts_t *o, const char *host, const char *xml
 	if (!(resp = call("register", o, req, &(rm_client_info_t){ 0 })))
 		return 1;
 	if (json_is_false(json_object_get(resp, "saved")))
-		fprintf(stderr, "rankmapctl register: warning: the daemon could not save the registration "
-				"(it will be lost at its next restart): %s\n",
+		fprintf(stderr,
+			"rankmapctl register: warning: the daemon could not save the registration "
+			"(it will be lost at its next restart): %s\n",
 			json_string_value(json_object_get(resp, "save_error")));
 	if (o->json)
 		return print_json(resp);
@@ -259,8 +269,10 @@ static int do_register(const common_opts_t *o, const char *host, const char *xml
 
 int ctl_register_main(int argc, char **argv)
 {
-	static const struct option lo[] = { { "xml", required_argument, NULL, 'x' }, { "live", no_argument, NULL, 'l' },
-					    { "host", required_argument, NULL, 'H' }, COMMON_LONGOPTS,
+	static const struct option lo[] = { { "xml", required_argument, NULL, 'x' },
+					    { "live", no_argument, NULL, 'l' },
+					    { "host", required_argument, NULL, 'H' },
+					    COMMON_LONGOPTS,
 					    { NULL, 0, NULL, 0 } };
 	common_opts_t o = { .timeout_ms = 60000 };
 	const char *file = NULL, *host = NULL;
@@ -299,7 +311,8 @@ int ctl_register_main(int argc, char **argv)
 		if (file)
 			fprintf(stderr, "rankmapctl register: %s\n", rm_error_format(&err, msg, sizeof(msg)));
 		else
-			fprintf(stderr, "rankmapctl register: hwloc: cannot discover or export this machine's topology\n");
+			fprintf(stderr,
+				"rankmapctl register: hwloc: cannot discover or export this machine's topology\n");
 		return 1;
 	}
 	r = do_register(&o, host, xml, len);
@@ -311,19 +324,20 @@ int ctl_register_main(int argc, char **argv)
 
 static void distance_usage(FILE *f)
 {
-	fprintf(f, "Usage: rankmapctl distance [OPTIONS] A B\n\n"
-		   "Prints the fabric hop count and the cost-model distance between two hosts or two slots.\n"
-		   "A and B are host names (distance between their first PUs) or HOST:PU slots (PU = logical\n"
-		   "index in the host's hwloc tree). Asks rankmapd, unless a source is given on the command\n"
-		   "line (then works offline).\n\nOptions:\n"
-		   "      --cluster FILE  offline: a cluster description (hwloc, ib, torus, costs)\n"
-		   "      --hwloc SPEC    offline: hwloc XML directory, file, synthetic:<desc>@hosts, or live\n"
-		   "      --ib FILE       offline: ibnetdiscover output (repeatable)\n"
-		   "      --torus FILE    offline: torus configuration\n" COMMON_HELP
-		   "\nExit status: 0 on success, 1 on failure (unknown host, hosts that no subnet connects,\n"
-		   "unreachable daemon), 2 usage.\n"
-		   "Examples:\n  rankmapctl distance node001 node017\n"
-		   "  rankmapctl distance --hwloc hwloc/ --ib fabric.txt node001:0 node001:12\n");
+	fprintf(f,
+		"Usage: rankmapctl distance [OPTIONS] A B\n\n"
+		"Prints the fabric hop count and the cost-model distance between two hosts or two slots.\n"
+		"A and B are host names (distance between their first PUs) or HOST:PU slots (PU = logical\n"
+		"index in the host's hwloc tree). Asks rankmapd, unless a source is given on the command\n"
+		"line (then works offline).\n\nOptions:\n"
+		"      --cluster FILE  offline: a cluster description (hwloc, ib, torus, costs)\n"
+		"      --hwloc SPEC    offline: hwloc XML directory, file, synthetic:<desc>@hosts, or live\n"
+		"      --ib FILE       offline: ibnetdiscover output (repeatable)\n"
+		"      --torus FILE    offline: torus configuration\n" COMMON_HELP
+		"\nExit status: 0 on success, 1 on failure (unknown host, hosts that no subnet connects,\n"
+		"unreachable daemon), 2 usage.\n"
+		"Examples:\n  rankmapctl distance node001 node017\n"
+		"  rankmapctl distance --hwloc hwloc/ --ib fabric.txt node001:0 node001:12\n");
 }
 
 /* "host" or "host:pu" -> JSON "host" or ["host", pu]. */
@@ -444,7 +458,8 @@ int ctl_distance_main(int argc, char **argv)
 	static const struct option lo[] = { { "cluster", required_argument, NULL, 'C' },
 					    { "hwloc", required_argument, NULL, 'W' },
 					    { "ib", required_argument, NULL, 'I' },
-					    { "torus", required_argument, NULL, 'T' }, COMMON_LONGOPTS,
+					    { "torus", required_argument, NULL, 'T' },
+					    COMMON_LONGOPTS,
 					    { NULL, 0, NULL, 0 } };
 	common_opts_t o = { 0 };
 	offline_t off = { 0 };

@@ -69,14 +69,16 @@ static void ex_usage(FILE *f)
 		"    --json              one JSON object: ranks, slots, metric, algo, levels [{level, kind,\n"
 		"                        class, before, after}], classes {socket, node, leaf, above: {before,\n"
 		"                        after, before_percent, after_percent}}, total; with --learned,\n"
-		"                        learned {pattern, fn, order, shape, runs, updated, updated_unix, drift, stable,\n"
+		"                        learned {pattern, fn, order, shape, runs, updated, updated_unix, drift, "
+		"stable,\n"
 		"                        ranks, weights, not_neighbours {bytes, msgs, bytes_percent}}\n"
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl explain --pattern app.mtx --cluster /etc/rankmap/cluster.conf \\\n"
 		"                       --hosts 'node[01-08]' --perm app.perm\n"
 		"    rankmapctl explain --pattern app.mtx --topology 'tleaf 3 4 100 2 10 8 1' --algo scotch\n"
-		"    rankmapctl explain --learned 34a8d59add837254 --cart 8x4x4:1,1,1 --topology 'tleaf 2 16 10 8 1'\n\n"
+		"    rankmapctl explain --learned 34a8d59add837254 --cart 8x4x4:1,1,1 --topology 'tleaf 2 16 10 8 "
+		"1'\n\n"
 		"EXIT STATUS\n"
 		"    0 success, 1 bad input (pattern, permutation, target), 2 usage error\n");
 }
@@ -97,16 +99,21 @@ static int ex_usage_error(const char *fmt, const char *arg)
 
 static int ex_parse(int argc, char **argv, struct ex_args *a)
 {
-	static const struct option lo[] = {
-		{ "pattern", required_argument, NULL, 'p' }, { "cluster", required_argument, NULL, 'C' },
-		{ "hosts", required_argument, NULL, 'H' },   { "topology", required_argument, NULL, 't' },
-		{ "perm", required_argument, NULL, 'P' },    { "algo", required_argument, NULL, 'a' },
-		{ "metric", required_argument, NULL, 'm' },  { "per-pu", no_argument, NULL, 'u' },
-		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
-		{ "cart", required_argument, NULL, 'c' },    CTL_DAEMON_LONGOPTS,
-		{ "learned", required_argument, NULL, 'L' }, { "learn-dir", required_argument, NULL, 'D' },
-		{ NULL, 0, NULL, 0 }
-	};
+	static const struct option lo[] = { { "pattern", required_argument, NULL, 'p' },
+					    { "cluster", required_argument, NULL, 'C' },
+					    { "hosts", required_argument, NULL, 'H' },
+					    { "topology", required_argument, NULL, 't' },
+					    { "perm", required_argument, NULL, 'P' },
+					    { "algo", required_argument, NULL, 'a' },
+					    { "metric", required_argument, NULL, 'm' },
+					    { "per-pu", no_argument, NULL, 'u' },
+					    { "json", no_argument, NULL, 'j' },
+					    { "help", no_argument, NULL, 'h' },
+					    { "cart", required_argument, NULL, 'c' },
+					    CTL_DAEMON_LONGOPTS,
+					    { "learned", required_argument, NULL, 'L' },
+					    { "learn-dir", required_argument, NULL, 'D' },
+					    { NULL, 0, NULL, 0 } };
 	int ch;
 
 	memset(a, 0, sizeof(*a));
@@ -134,7 +141,8 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 	if (optind < argc)
 		return ex_usage_error("unexpected argument '%s'", argv[optind]);
 	if (a->learned && a->pattern)
-		return ex_usage_error("%s", "--learned gives the weights: use it with --cart (or alone for a graph), not --pattern");
+		return ex_usage_error(
+			"%s", "--learned gives the weights: use it with --cart (or alone for a graph), not --pattern");
 	if (!a->learned && !a->pattern == !a->cart)
 		return ex_usage_error("%s", "give exactly one of --pattern and --cart (or --learned)");
 	if (a->learn_dir && !a->learned)
@@ -155,8 +163,8 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 }
 
 /* The after-placement: read from --perm (checked against the pattern and the target) or computed. */
-static int ex_perm(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t, uint32_t *perm,
-		   char *algo, size_t algolen, rm_error_t *err)
+static int ex_perm(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t, uint32_t *perm, char *algo,
+		   size_t algolen, rm_error_t *err)
 {
 	map_result_t res;
 	uint32_t n = 0, *p;
@@ -170,8 +178,10 @@ static int ex_perm(const struct ex_args *a, const map_graph_t *g, const topo_tar
 	if (!(p = map_perm_read(a->perm, &n, err)))
 		return -1;
 	if (n != g->n || map_check_perm(p, n, t->nslots) < 0) {
-		rm_error_set(err, a->perm, 0, 0, "%u lines: not a placement of the pattern's %u ranks on distinct "
-			     "slots below %u", n, g->n, t->nslots);
+		rm_error_set(err, a->perm, 0, 0,
+			     "%u lines: not a placement of the pattern's %u ranks on distinct "
+			     "slots below %u",
+			     n, g->n, t->nslots);
 		free(p);
 		return -1;
 	}
@@ -240,9 +250,12 @@ static map_graph_t *ex_learned_cart(struct ex_args *a, map_cart_t *c, map_metric
 	for (int d = 1; d < c->ndims; d++)
 		n += snprintf(a->cartbuf + n, sizeof(a->cartbuf) - (size_t)n, "x%d", c->dims[d]);
 	for (int d = 0; d < c->ndims; d++)
-		n += snprintf(a->cartbuf + n, sizeof(a->cartbuf) - (size_t)n, "%s%d", d ? "," : ":", c->periods[d] != 0);
+		n += snprintf(a->cartbuf + n, sizeof(a->cartbuf) - (size_t)n, "%s%d", d ? "," : ":",
+			      c->periods[d] != 0);
 	for (int d = 0; d < c->ndims; d++) {
-		a->lw[d] = max > 0 && a->lw[d] / max > RM_PATTERN_MIN_WEIGHT ? a->lw[d] / max : max > 0 ? RM_PATTERN_MIN_WEIGHT : 1;
+		a->lw[d] = max > 0 && a->lw[d] / max > RM_PATTERN_MIN_WEIGHT ? a->lw[d] / max
+			   : max > 0                                         ? RM_PATTERN_MIN_WEIGHT
+									     : 1;
 		c->weights[d] = a->lw[d];
 		n += snprintf(a->cartbuf + n, sizeof(a->cartbuf) - (size_t)n, "%s%.9g", d ? "," : ":", a->lw[d]);
 	}
@@ -265,11 +278,13 @@ static map_graph_t *ex_learned(struct ex_args *a, map_metric_t metric, rm_error_
 	if (!strcmp(l, "none"))
 		return rm_error_set(err, "--learned", 0, 0, "the mapping used no learned pattern (learned=none)"), NULL;
 	if (!any && (strspn(l, "0123456789abcdef") != 16 || (l[16] && l[16] != '/' && l[16] != ':')))
-		return rm_error_set(err, "--learned", 0, 0, "'%s' is not a pattern id (16 hex digits) or auto", l), NULL;
+		return rm_error_set(err, "--learned", 0, 0, "'%s' is not a pattern id (16 hex digits) or auto", l),
+		       NULL;
 	memcpy(id, l, any ? 0 : 16);
 	if (a->cart && map_cart_parse(a->cart, &cart, err) < 0)
 		return NULL;
-	if (!(ps = ctl_patterns_load("explain", a->learn_dir ? &none : &a->d, a->learn_dir, -1, 0, any ? NULL : id, &n, &bad)))
+	if (!(ps = ctl_patterns_load("explain", a->learn_dir ? &none : &a->d, a->learn_dir, -1, 0, any ? NULL : id, &n,
+				     &bad)))
 		return NULL;
 	for (i = 0; i < n && !a->lp; i++)
 		if (!any || ex_fits(ps[i], a->cart ? &cart : NULL))
@@ -278,15 +293,21 @@ static map_graph_t *ex_learned(struct ex_args *a, map_metric_t metric, rm_error_
 		rm_pattern_free(ps[i]);
 	free(ps);
 	if (!a->lp)
-		return rm_error_set(err, "--learned", 0, 0, any ? "no learned pattern in %s fits %s" : "no learned pattern %s in %s",
-				    any ? what : id, any ? (a->cart ? a->cart : "a graph") : what), NULL;
+		return rm_error_set(err, "--learned", 0, 0,
+				    any ? "no learned pattern in %s fits %s" : "no learned pattern %s in %s",
+				    any ? what : id, any ? (a->cart ? a->cart : "a graph") : what),
+		       NULL;
 	rm_pattern_key_id(&a->lp->key, id);
 	if (rm_pattern_is_cart(&a->lp->key) && !a->cart)
-		return rm_error_set(err, "--learned", 0, 0, "pattern %s is a Cartesian call's (%s): give --cart with its "
-				    "dimensions", id, a->lp->key.shape), NULL;
+		return rm_error_set(err, "--learned", 0, 0,
+				    "pattern %s is a Cartesian call's (%s): give --cart with its "
+				    "dimensions",
+				    id, a->lp->key.shape),
+		       NULL;
 	if (!ex_fits(a->lp, a->cart ? &cart : NULL))
-		return rm_error_set(err, "--learned", 0, 0, "pattern %s was learned for '%s', which --cart %s is not", id,
-				    a->lp->key.shape, a->cart ? a->cart : "(none: a graph)"), NULL;
+		return rm_error_set(err, "--learned", 0, 0, "pattern %s was learned for '%s', which --cart %s is not",
+				    id, a->lp->key.shape, a->cart ? a->cart : "(none: a graph)"),
+		       NULL;
 	return a->cart ? ex_learned_cart(a, &cart, metric, err) : ex_learned_graph(a->lp, metric, err);
 }
 
@@ -314,11 +335,11 @@ static json_t *ex_learned_json(const struct ex_args *a)
 	strftime(t, sizeof(t), "%Y-%m-%d %H:%M:%S", gmtime_r(&tt, &tm));
 	for (int d = 0; d < p->ndims; d++)
 		json_array_append_new(w, json_real(a->lw[d]));
-	return json_pack("{s:s, s:s, s:I, s:s, s:I, s:s, s:I, s:I, s:f, s:b, s:o, s:{s:f, s:f, s:f}}", "pattern", id, "fn", p->key.fn,
-			 "order", (json_int_t)p->key.order, "shape", p->key.shape, "runs", (json_int_t)p->runs, "updated",
-			 t, "updated_unix", (json_int_t)p->updated, "ranks", (json_int_t)p->ranks, "drift", p->drift,
-			 "stable", p->drift <= RM_PATTERN_DRIFT_MAX, "weights", w,
-			 "not_neighbours", "bytes", p->other[0], "msgs", p->other[1], "bytes_percent",
+	return json_pack("{s:s, s:s, s:I, s:s, s:I, s:s, s:I, s:I, s:f, s:b, s:o, s:{s:f, s:f, s:f}}", "pattern", id,
+			 "fn", p->key.fn, "order", (json_int_t)p->key.order, "shape", p->key.shape, "runs",
+			 (json_int_t)p->runs, "updated", t, "updated_unix", (json_int_t)p->updated, "ranks",
+			 (json_int_t)p->ranks, "drift", p->drift, "stable", p->drift <= RM_PATTERN_DRIFT_MAX, "weights",
+			 w, "not_neighbours", "bytes", p->other[0], "msgs", p->other[1], "bytes_percent",
 			 pct(p->other[0], p->other[0] + ex_neighbour_bytes(p)));
 }
 
@@ -336,7 +357,8 @@ static void ex_learned_text(const struct ex_args *a)
 	printf("  runs merged %u, last update %s UTC, last run %u ranks\n", p->runs, t, p->ranks);
 	if (p->drift > RM_PATTERN_DRIFT_MAX)
 		printf("  unstable: the last run drifted %.0f %% from the average; the MPI library does not apply it\n"
-		       "  until runs agree again (their mappings were unweighted)\n", 100 * p->drift);
+		       "  until runs agree again (their mappings were unweighted)\n",
+		       100 * p->drift);
 	if (p->ndims) {
 		printf("  weights per dimension (what reordering weighs):");
 		for (int d = 0; d < p->ndims; d++)
@@ -346,8 +368,8 @@ static void ex_learned_text(const struct ex_args *a)
 		printf("  weights: its %zu entries, %s per rank of the learned runs\n", p->nedges, "traffic");
 	}
 	printf("  traffic to ranks that are not neighbours in the topology (not weighed by the mapping):\n"
-	       "    %.6g bytes, %.6g messages per rank (%.1f %% of the bytes)\n\n", p->other[0], p->other[1],
-	       pct(p->other[0], p->other[0] + ex_neighbour_bytes(p)));
+	       "    %.6g bytes, %.6g messages per rank (%.1f %% of the bytes)\n\n",
+	       p->other[0], p->other[1], pct(p->other[0], p->other[0] + ex_neighbour_bytes(p)));
 }
 
 /* ---- classes and output ------------------------------------------------------------------------- */
@@ -362,30 +384,25 @@ static const char *const class_text[CL_COUNT] = { "inside one socket", "inside o
 static int level_class(const topo_target_t *t, int l)
 {
 	switch (t->kind[l]) {
-	case TOPO_LEVEL_ROOT:
-		return t->nlevels > 1 && t->kind[1] == TOPO_LEVEL_OTHER ? CL_NONE : CL_ABOVE;
-	case TOPO_LEVEL_NETWORK:
-		return l + 1 < t->nlevels && t->kind[l + 1] == TOPO_LEVEL_HOST ? CL_LEAF : CL_ABOVE;
-	case TOPO_LEVEL_HOST:
-		return CL_NODE;
+	case TOPO_LEVEL_ROOT: return t->nlevels > 1 && t->kind[1] == TOPO_LEVEL_OTHER ? CL_NONE : CL_ABOVE;
+	case TOPO_LEVEL_NETWORK: return l + 1 < t->nlevels && t->kind[l + 1] == TOPO_LEVEL_HOST ? CL_LEAF : CL_ABOVE;
+	case TOPO_LEVEL_HOST: return CL_NODE;
 	case TOPO_LEVEL_PACKAGE:
 	case TOPO_LEVEL_NUMA:
 	case TOPO_LEVEL_CACHE:
 	case TOPO_LEVEL_CORE:
-	case TOPO_LEVEL_PU:
-		return CL_SOCKET;
-	default:
-		return CL_NONE;
+	case TOPO_LEVEL_PU: return CL_SOCKET;
+	default: return CL_NONE;
 	}
 }
 
 struct ex_result {
-	double *before, *after;      /* per level */
+	double *before, *after; /* per level */
 	double cb[CL_COUNT], ca[CL_COUNT], total;
-	int classed;                 /* the target's levels have kinds */
+	int classed; /* the target's levels have kinds */
 	char algo[160];
 	const char *metric;
-	const char *warning;         /* the target's (hosts the fabric does not connect), NULL */
+	const char *warning; /* the target's (hosts the fabric does not connect), NULL */
 };
 
 static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t,
@@ -406,8 +423,9 @@ static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const t
 	}
 	for (k = 0; r->classed && k < CL_COUNT; k++)
 		json_object_set_new(cl, class_name[k],
-				    json_pack("{s:f, s:f, s:f, s:f}", "before", r->cb[k], "after", r->ca[k], "before_percent",
-					      pct(r->cb[k], r->total), "after_percent", pct(r->ca[k], r->total)));
+				    json_pack("{s:f, s:f, s:f, s:f}", "before", r->cb[k], "after", r->ca[k],
+					      "before_percent", pct(r->cb[k], r->total), "after_percent",
+					      pct(r->ca[k], r->total)));
 	json_object_set_new(o, "levels", lv);
 	json_object_set_new(o, "classes", cl);
 	if (r->warning)
@@ -432,8 +450,8 @@ static void ex_print_text(const struct ex_args *a, const map_graph_t *g, const t
 	if (r->classed) {
 		printf("  %-42s %14s %7s %14s %7s\n", "WHERE THE TRAFFIC FLOWS", "BEFORE", "%", "AFTER", "%");
 		for (k = 0; k < CL_COUNT; k++)
-			printf("  %-42s %14.6g %6.1f%% %14.6g %6.1f%%\n", class_text[k], r->cb[k], pct(r->cb[k], r->total),
-			       r->ca[k], pct(r->ca[k], r->total));
+			printf("  %-42s %14.6g %6.1f%% %14.6g %6.1f%%\n", class_text[k], r->cb[k],
+			       pct(r->cb[k], r->total), r->ca[k], pct(r->ca[k], r->total));
 		putchar('\n');
 	}
 	printf("  %-12s %-8s %14s %7s %14s %7s\n", "LEVEL", "CLASS", "BEFORE", "%", "AFTER", "%");
@@ -502,10 +520,13 @@ out:
 /* Kind of a level the daemon's breakdown names (the level names of topo's cluster targets). */
 static topo_level_kind_t kind_of(const char *name)
 {
-	static const struct { const char *name; topo_level_kind_t kind; } kinds[] = {
+	static const struct {
+		const char *name;
+		topo_level_kind_t kind;
+	} kinds[] = {
 		{ "root", TOPO_LEVEL_ROOT }, { "host", TOPO_LEVEL_HOST }, { "package", TOPO_LEVEL_PACKAGE },
-		{ "die", TOPO_LEVEL_NUMA },  { "numa", TOPO_LEVEL_NUMA },  { "l3", TOPO_LEVEL_CACHE },
-		{ "l2", TOPO_LEVEL_CACHE },  { "l1", TOPO_LEVEL_CACHE },   { "core", TOPO_LEVEL_CORE },
+		{ "die", TOPO_LEVEL_NUMA },  { "numa", TOPO_LEVEL_NUMA }, { "l3", TOPO_LEVEL_CACHE },
+		{ "l2", TOPO_LEVEL_CACHE },  { "l1", TOPO_LEVEL_CACHE },  { "core", TOPO_LEVEL_CORE },
 		{ "pu", TOPO_LEVEL_PU },
 	};
 	size_t i;
@@ -552,7 +573,7 @@ static json_t *ex_hosts(const struct ex_args *a)
 	}
 	if (!(resp = ctl_call("explain", &a->d, rm_proto_request("hosts", 1), CTL_DAEMON_TIMEOUT_MS)))
 		return json_decref(list), NULL;
-	json_array_foreach(json_object_get(resp, "hosts"), i, h)
+	json_array_foreach (json_object_get(resp, "hosts"), i, h)
 		if (json_integer_value(json_object_get(h, "pus")) > 0)
 			json_array_append(list, json_object_get(h, "name"));
 	json_decref(resp);
@@ -568,8 +589,10 @@ static json_t *ex_remote_perm(const struct ex_args *a, const map_graph_t *g, con
 	if (!p)
 		return json_decref(given), NULL;
 	if (n != g->n || map_check_perm(p, n, (uint32_t)json_array_size(slots)) < 0)
-		rm_error_set(err, a->perm, 0, 0, "%u lines: not a placement of the pattern's %u ranks on distinct "
-			     "slots below %zu", n, g->n, json_array_size(slots));
+		rm_error_set(err, a->perm, 0, 0,
+			     "%u lines: not a placement of the pattern's %u ranks on distinct "
+			     "slots below %zu",
+			     n, g->n, json_array_size(slots));
 	else {
 		for (i = 0; i < n; i++)
 			json_array_append(given, json_array_get(slots, p[i]));
@@ -610,8 +633,12 @@ static int ex_remote(const struct ex_args *a, const map_graph_t *g)
 	rm_error_t err = { 0 };
 	int rc = 1;
 
-	if (!hosts || !(resp = ctl_call("explain", &a->d, ex_request(a, g, hosts, "hosts", a->perm ? "identity" :
-								    a->algo ? a->algo : "auto"), CTL_DAEMON_TIMEOUT_MS)))
+	if (!hosts || !(resp = ctl_call("explain", &a->d,
+					ex_request(a, g, hosts, "hosts",
+						   a->perm   ? "identity"
+						   : a->algo ? a->algo
+							     : "auto"),
+					CTL_DAEMON_TIMEOUT_MS)))
 		return 1;
 	if (a->perm && !(after = ex_remote_perm(a, g, json_object_get(resp, "slots"), &err)))
 		goto out;
@@ -675,8 +702,7 @@ int ctl_explain_main(int argc, char **argv)
 	if (!(g = ex_graph(&a, metric, &err))) {
 		if (rm_error_isset(&err)) /* else printed already */
 			fprintf(stderr, "rankmapctl explain: %s\n", rm_error_format(&err, buf, sizeof(buf)));
-	}
-	else if (ctl_daemon_set(&a.d))
+	} else if (ctl_daemon_set(&a.d))
 		rc = ex_remote(&a, g);
 	else if (!(t = ctl_load_target(a.tleaf, a.cluster, a.hosts, a.per_pu, &err)))
 		fprintf(stderr, "rankmapctl explain: %s\n", rm_error_format(&err, buf, sizeof(buf)));

@@ -50,8 +50,8 @@ static void map_usage(FILE *f)
 		"    --per-pu            with --cluster: one slot per PU (hardware thread) instead\n"
 		"    --socket PATH       map in rankmapd: its model replaces --cluster (--hosts and --per-pu\n"
 		"                        apply to it); the pattern is read here and sent. Without --topology\n"
-		"                        and --cluster, RANKMAP_SERVER or RANKMAP_SOCKET names it. Same output.\n"
-		CTL_DAEMON_HELP
+		"                        and --cluster, RANKMAP_SERVER or RANKMAP_SOCKET names it. Same "
+		"output.\n" CTL_DAEMON_HELP
 		"    --algo NAME         treematch  TreeMatch (Jeannot-Mercier), bottom-up grouping over the\n"
 		"                                   levels of the target\n"
 		"                        scotch     Scotch 7 static mapping (default strategy), repaired\n"
@@ -113,13 +113,20 @@ static int parse_number(const char *s, double *out)
 static int map_parse(int argc, char **argv, struct map_args *a)
 {
 	static const struct option opts[] = {
-		{ "pattern", required_argument, NULL, 'p' }, { "cart", required_argument, NULL, 'c' },
-		{ "topology", required_argument, NULL, 't' }, { "cluster", required_argument, NULL, 'C' },
-		{ "hosts", required_argument, NULL, 'H' },   { "per-pu", no_argument, NULL, 'P' },
-		{ "algo", required_argument, NULL, 'a' },    { "metric", required_argument, NULL, 'm' },
-		{ "budget", required_argument, NULL, 'b' },  { "seed", required_argument, NULL, 's' },
-		{ "out", required_argument, NULL, 'o' },     { "json", no_argument, NULL, 'j' },
-		CTL_DAEMON_LONGOPTS,  { "help", no_argument, NULL, 'h' },
+		{ "pattern", required_argument, NULL, 'p' },
+		{ "cart", required_argument, NULL, 'c' },
+		{ "topology", required_argument, NULL, 't' },
+		{ "cluster", required_argument, NULL, 'C' },
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "per-pu", no_argument, NULL, 'P' },
+		{ "algo", required_argument, NULL, 'a' },
+		{ "metric", required_argument, NULL, 'm' },
+		{ "budget", required_argument, NULL, 'b' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "json", no_argument, NULL, 'j' },
+		CTL_DAEMON_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	double v;
@@ -144,7 +151,8 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		case 'j': a->json = 1; break;
 		case 'b':
 			if (parse_number(optarg, &v) < 0 || !(v > 0))
-				return usage_error("--budget: expected a positive number of milliseconds, not '%s'", optarg);
+				return usage_error("--budget: expected a positive number of milliseconds, not '%s'",
+						   optarg);
 			a->budget = v;
 			break;
 		case 's':
@@ -208,8 +216,8 @@ static json_t *breakdown_json(const topo_target_t *t, const double *traffic)
 
 /* The summary: ranks, slots, algo, engine, cost, identity_cost, improvement, time_ms (then target and
  * the breakdowns, added by the caller). New reference. */
-static json_t *summary_new(const struct map_args *a, uint32_t ranks, size_t slots, const char *engine,
-			   double cost, double idcost, double time_ms)
+static json_t *summary_new(const struct map_args *a, uint32_t ranks, size_t slots, const char *engine, double cost,
+			   double idcost, double time_ms)
 {
 	return json_pack("{s:I, s:I, s:s, s:s, s:f, s:f, s:f, s:f}", "ranks", (json_int_t)ranks, "slots",
 			 (json_int_t)slots, "algo", a->algo, "engine", engine, "cost", cost, "identity_cost", idcost,
@@ -235,7 +243,7 @@ static void print_text(FILE *f, const json_t *s)
 		json_string_value(json_object_get(s, "engine")), cost, idc, idc > 0 ? 100 * (cost / idc - 1) : 0.0,
 		num(s, "time_ms"));
 	fprintf(f, "%-16s %10s %14s %14s\n", "traffic by level", "distance", "mapped", "identity");
-	json_array_foreach(bd, l, e) {
+	json_array_foreach (bd, l, e) {
 		const char *name = json_string_value(json_object_get(e, "level"));
 
 		fprintf(f, "  %-14s %10.4g %14.6g %14.6g\n", name && *name ? name : "?", num(e, "distance"),
@@ -264,7 +272,7 @@ static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n
 		json_t *w;
 		size_t i;
 
-		json_array_foreach(json_object_get(summary, "warnings"), i, w)
+		json_array_foreach (json_object_get(summary, "warnings"), i, w)
 			fprintf(stderr, "rankmapctl map: warning: %s\n", json_string_value(w));
 		print_text(sum, summary);
 	}
@@ -350,7 +358,7 @@ static json_t *remote_hosts(const struct map_args *a)
 	}
 	if (!(resp = ctl_call("map", &a->d, rm_proto_request("hosts", 1), CTL_DAEMON_TIMEOUT_MS)))
 		return json_decref(list), NULL;
-	json_array_foreach(json_object_get(resp, "hosts"), i, h)
+	json_array_foreach (json_object_get(resp, "hosts"), i, h)
 		if (json_integer_value(json_object_get(h, "pus")) > 0)
 			json_array_append(list, json_object_get(h, "name"));
 	json_decref(resp);

@@ -55,8 +55,7 @@ static void order_usage(FILE *f)
 		"    --output FILE       write there instead of standard output\n"
 		"    --socket PATH       compute the order in rankmapd: its model's torus (and host names)\n"
 		"                        replace --torus; --dims still describes another torus. Without\n"
-		"                        --torus and --dims, RANKMAP_SOCKET names the socket.\n"
-		CTL_DAEMON_HELP
+		"                        --torus and --dims, RANKMAP_SOCKET names the socket.\n" CTL_DAEMON_HELP
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl order --dims 17x8x24:2 --link-cost 1,2,0.67 --method bbb --format weights\n"
@@ -78,8 +77,10 @@ static int order_parse(int argc, char **argv, struct order_args *a)
 {
 	static const struct option opts[] = {
 		CTL_TORUS_LONGOPTS,
-		{ "format", required_argument, NULL, 'f' },   { "host-pattern", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "host-pattern", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -96,9 +97,7 @@ static int order_parse(int argc, char **argv, struct order_args *a)
 		case 'p': a->pattern = optarg; break;
 		case 'o': a->output = optarg; break;
 		case 'h': order_usage(stdout); return 0;
-		default:
-			fprintf(stderr, "Try 'rankmapctl order --help'.\n");
-			return 2;
+		default: fprintf(stderr, "Try 'rankmapctl order --help'.\n"); return 2;
 		}
 	}
 	if (optind < argc) {
@@ -108,8 +107,10 @@ static int order_parse(int argc, char **argv, struct order_args *a)
 	if (ctl_torus_check(&a->t, "order") >= 0)
 		return 2;
 	if (!method_ok(a->t.method)) {
-		fprintf(stderr, "rankmapctl order: unknown method '%s' (xyz, mdf, gray[:AxBxC], hilbert, "
-				"bbb[:AxBxC])\n", a->t.method);
+		fprintf(stderr,
+			"rankmapctl order: unknown method '%s' (xyz, mdf, gray[:AxBxC], hilbert, "
+			"bbb[:AxBxC])\n",
+			a->t.method);
 		return 2;
 	}
 	return -1;
@@ -202,7 +203,7 @@ static int order_from_json(const json_t *r, order_t **out, order_torus_t *t)
 	if (!ok || !o->node || !o->block || !o->block_group)
 		return -1;
 	if (json_array_size(hosts) == o->nnodes && (t->names = calloc(o->nnodes, sizeof(char *))))
-		json_array_foreach(hosts, i, h)
+		json_array_foreach (hosts, i, h)
 			if (json_is_string(h))
 				t->names[i] = strdup(json_string_value(h));
 	return 0;
@@ -255,8 +256,10 @@ int ctl_order_main(int argc, char **argv)
 	rm_error_clear(&err);
 	order_opts_default(&opts);
 	if (order_format_parse(a.format, &fmt) < 0) {
-		fprintf(stderr, "rankmapctl order: unknown format '%s' (list, slurm-nodes, weights, "
-				"topology.conf, svg)\n", a.format);
+		fprintf(stderr,
+			"rankmapctl order: unknown format '%s' (list, slurm-nodes, weights, "
+			"topology.conf, svg)\n",
+			a.format);
 		return 2;
 	}
 	if (a.t.axes && order_parse_axes(a.t.axes, opts.axes, &err) < 0) {

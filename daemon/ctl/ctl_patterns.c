@@ -22,35 +22,35 @@
 
 typedef struct opts {
 	const char *dir;
-	ctl_daemon_t d;          /* --socket / --server, or the environment's */
+	ctl_daemon_t d; /* --socket / --server, or the environment's */
 	int json, all;
-	long long uid;           /* -1: the caller's */
+	long long uid; /* -1: the caller's */
 } opts_t;
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: rankmapctl patterns list [OPTIONS]\n"
-		   "       rankmapctl patterns show ID [OPTIONS]\n"
-		   "       rankmapctl patterns forget ID|all [OPTIONS]\n\n"
-		   "The communication patterns the MPI library learned (RANKMAP_LEARN=1, srun --rankmap-learn): one\n"
-		   "per topology call of a program, keyed by user, program (ELF build-id), call and shape. `list`\n"
-		   "prints one line per pattern, `show` its per-dimension weights (Cartesian calls) or heaviest edges\n"
-		   "(graphs), the traffic between ranks that are not neighbours, the runs merged and the last update;\n"
-		   "`forget` removes one pattern, or all.\n\n"
-		   "Options:\n"
-		   "  -d, --dir DIR       the per-user directory (default: $RANKMAP_LEARN_DIR, else\n"
-		   "                      $XDG_CACHE_HOME/rankmap, else ~/.cache/rankmap)\n"
-		   "  -s, --socket PATH   the patterns kept by rankmapd instead of the directory\n"
-		   CTL_DAEMON_HELP
-		   "  -u, --uid UID       (root, with --socket) another user's patterns\n"
-		   "  -a, --all           (root, with --socket) every user's patterns\n"
-		   "  -j, --json          JSON output\n"
-		   "  -h, --help          show this help\n\n"
-		   "Examples:\n"
-		   "  rankmapctl patterns list\n"
-		   "  rankmapctl patterns show 34a8d59add837254 --json\n"
-		   "  rankmapctl patterns forget all --socket /run/rankmapd/rankmapd.sock\n\n"
-		   "Exit status: 0 success, 1 error (unknown pattern, unreadable directory, daemon error), 2 usage.\n");
+	fprintf(f,
+		"Usage: rankmapctl patterns list [OPTIONS]\n"
+		"       rankmapctl patterns show ID [OPTIONS]\n"
+		"       rankmapctl patterns forget ID|all [OPTIONS]\n\n"
+		"The communication patterns the MPI library learned (RANKMAP_LEARN=1, srun --rankmap-learn): one\n"
+		"per topology call of a program, keyed by user, program (ELF build-id), call and shape. `list`\n"
+		"prints one line per pattern, `show` its per-dimension weights (Cartesian calls) or heaviest edges\n"
+		"(graphs), the traffic between ranks that are not neighbours, the runs merged and the last update;\n"
+		"`forget` removes one pattern, or all.\n\n"
+		"Options:\n"
+		"  -d, --dir DIR       the per-user directory (default: $RANKMAP_LEARN_DIR, else\n"
+		"                      $XDG_CACHE_HOME/rankmap, else ~/.cache/rankmap)\n"
+		"  -s, --socket PATH   the patterns kept by rankmapd instead of the directory\n" CTL_DAEMON_HELP
+		"  -u, --uid UID       (root, with --socket) another user's patterns\n"
+		"  -a, --all           (root, with --socket) every user's patterns\n"
+		"  -j, --json          JSON output\n"
+		"  -h, --help          show this help\n\n"
+		"Examples:\n"
+		"  rankmapctl patterns list\n"
+		"  rankmapctl patterns show 34a8d59add837254 --json\n"
+		"  rankmapctl patterns forget all --socket /run/rankmapd/rankmapd.sock\n\n"
+		"Exit status: 0 success, 1 error (unknown pattern, unreadable directory, daemon error), 2 usage.\n");
 }
 
 /* ---- reading ------------------------------------------------------------------------------------ */
@@ -79,7 +79,7 @@ rm_pattern_t **ctl_patterns_load(const char *cmd, const ctl_daemon_t *d, const c
 
 		*bad = (size_t)json_integer_value(json_object_get(resp, "unreadable"));
 		ps = calloc(json_array_size(list) + 1, sizeof(*ps));
-		json_array_foreach(list, i, v) {
+		json_array_foreach (list, i, v) {
 			const char *t = json_string_value(json_object_get(v, "text"));
 			rm_pattern_t *p = t && ps ? rm_pattern_parse(t, strlen(t), "rankmapd", NULL) : NULL;
 
@@ -162,8 +162,8 @@ static void print_list(rm_pattern_t **ps, size_t n, size_t bad, int json)
 		const rm_pattern_t *p = ps[i];
 
 		rm_pattern_key_id(&p->key, pid);
-		printf("%-16s  %6u  %-30s  %5u  %4u  %6u  %-19s  %s\n", pid, p->key.uid, p->key.fn, p->key.order, p->runs,
-		       p->ranks, when(p->updated, t, sizeof(t)), p->path[0] ? p->path : p->key.program);
+		printf("%-16s  %6u  %-30s  %5u  %4u  %6u  %-19s  %s\n", pid, p->key.uid, p->key.fn, p->key.order,
+		       p->runs, p->ranks, when(p->updated, t, sizeof(t)), p->path[0] ? p->path : p->key.program);
 	}
 	if (bad)
 		printf("(%zu unreadable pattern file(s) skipped)\n", bad);
@@ -204,14 +204,16 @@ static void show_one(const rm_pattern_t *p, int json)
 							      p->dim[d][2], "msgs_plus", p->dim[d][3], "weight",
 							      max > 0 ? tot[d] / max : 0.0));
 		for (size_t i = 0; i < nt; i++)
-			json_array_append_new(edges, json_pack("{s:I, s:I, s:f, s:f}", "from", (json_int_t)p->ends[2 * top[i]],
-							       "to", (json_int_t)p->ends[2 * top[i] + 1], "bytes",
-							       p->edge[2 * top[i]], "msgs", p->edge[2 * top[i] + 1]));
+			json_array_append_new(edges,
+					      json_pack("{s:I, s:I, s:f, s:f}", "from", (json_int_t)p->ends[2 * top[i]],
+							"to", (json_int_t)p->ends[2 * top[i] + 1], "bytes",
+							p->edge[2 * top[i]], "msgs", p->edge[2 * top[i] + 1]));
 		json_object_set_new(o, p->ndims ? "dims" : "heaviest_edges", p->ndims ? dims : edges);
 		json_decref(p->ndims ? edges : dims);
 		if (!p->ndims)
 			json_object_set_new(o, "edges", json_integer((json_int_t)p->nedges));
-		json_object_set_new(o, "not_neighbours", json_pack("{s:f, s:f}", "bytes", p->other[0], "msgs", p->other[1]));
+		json_object_set_new(o, "not_neighbours",
+				    json_pack("{s:f, s:f}", "bytes", p->other[0], "msgs", p->other[1]));
 		ctl_print_json(stdout, o, 0);
 		json_decref(o);
 		return;
@@ -220,24 +222,25 @@ static void show_one(const rm_pattern_t *p, int json)
 
 	rm_pattern_key_id(&p->key, pid);
 	printf("Pattern %s\n  program        %s\n                 %s\n  call           %s, topology call #%u, %s\n"
-	       "  runs merged    %u\n  last update    %s UTC\n  ranks          %u (last run)\n  user           uid %u\n",
+	       "  runs merged    %u\n  last update    %s UTC\n  ranks          %u (last run)\n  user           uid "
+	       "%u\n",
 	       pid, p->path[0] ? p->path : "(unknown path)", p->key.program, p->key.fn, p->key.order, p->key.shape,
 	       p->runs, when(p->updated, t, sizeof(t)), p->ranks, p->key.uid);
 	printf("  drift          %.3f (the last run against the average before it; above %.2f the MPI library\n"
-	       "                 does not apply the pattern until runs agree again: %s)\n", p->drift, RM_PATTERN_DRIFT_MAX,
-	       p->drift <= RM_PATTERN_DRIFT_MAX ? "stable" : "unstable");
+	       "                 does not apply the pattern until runs agree again: %s)\n",
+	       p->drift, RM_PATTERN_DRIFT_MAX, p->drift <= RM_PATTERN_DRIFT_MAX ? "stable" : "unstable");
 	if (p->ndims) {
 		printf("Traffic per rank and dimension (what reordering weighs)\n  %3s  %14s  %14s  %12s  %12s  %6s\n",
 		       "DIM", "BYTES TO -1", "BYTES TO +1", "MSGS TO -1", "MSGS TO +1", "WEIGHT");
 		for (int d = 0; d < p->ndims; d++)
-			printf("  %3d  %14.6g  %14.6g  %12.6g  %12.6g  %6.3f\n", d, p->dim[d][0], p->dim[d][1], p->dim[d][2],
-			       p->dim[d][3], max > 0 ? tot[d] / max : 0.0);
+			printf("  %3d  %14.6g  %14.6g  %12.6g  %12.6g  %6.3f\n", d, p->dim[d][0], p->dim[d][1],
+			       p->dim[d][2], p->dim[d][3], max > 0 ? tot[d] / max : 0.0);
 	} else {
 		printf("Heaviest edges of %zu (bytes and messages per rank of the run)\n  %8s  %8s  %14s  %12s\n",
 		       p->nedges, "FROM", "TO", "BYTES", "MSGS");
 		for (size_t i = 0; i < nt; i++)
-			printf("  %8u  %8u  %14.6g  %12.6g\n", p->ends[2 * top[i]], p->ends[2 * top[i] + 1], p->edge[2 * top[i]],
-			       p->edge[2 * top[i] + 1]);
+			printf("  %8u  %8u  %14.6g  %12.6g\n", p->ends[2 * top[i]], p->ends[2 * top[i] + 1],
+			       p->edge[2 * top[i]], p->edge[2 * top[i] + 1]);
 	}
 	printf("Traffic to ranks that are not neighbours in the topology (per rank)\n  bytes %.6g, messages %.6g\n",
 	       p->other[0], p->other[1]);
@@ -271,7 +274,8 @@ static int forget(const opts_t *o, const char *id)
 			snprintf(dir, sizeof(dir), "%s", o->dir);
 		else if (rm_pattern_dir_default(dir, sizeof(dir)) != 0)
 			return ctl_fail(CMD, NULL, "no pattern directory (set RANKMAP_LEARN_DIR or HOME)");
-		if (rm_pattern_dir_check(dir, geteuid(), 0, &err) != 0 || (removed = rm_pattern_dir_forget(dir, id, &err)) < 0)
+		if (rm_pattern_dir_check(dir, geteuid(), 0, &err) != 0 ||
+		    (removed = rm_pattern_dir_forget(dir, id, &err)) < 0)
 			return ctl_fail(CMD, &err, dir);
 	}
 	if (o->json)
@@ -285,9 +289,12 @@ static int forget(const opts_t *o, const char *id)
 
 int ctl_patterns_main(int argc, char **argv)
 {
-	static const struct option lo[] = { { "dir", required_argument, NULL, 'd' }, CTL_DAEMON_LONGOPTS,
-					    { "uid", required_argument, NULL, 'u' }, { "all", no_argument, NULL, 'a' },
-					    { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+	static const struct option lo[] = { { "dir", required_argument, NULL, 'd' },
+					    CTL_DAEMON_LONGOPTS,
+					    { "uid", required_argument, NULL, 'u' },
+					    { "all", no_argument, NULL, 'a' },
+					    { "json", no_argument, NULL, 'j' },
+					    { "help", no_argument, NULL, 'h' },
 					    { NULL, 0, NULL, 0 } };
 	opts_t o = { .uid = -1 };
 	int c;

@@ -19,7 +19,7 @@
 #include "topo.h"
 #include "topo_report.h"
 
-#define MAX_PER_KIND 20   /* anomalies shown per kind in text; --json has them all */
+#define MAX_PER_KIND 20 /* anomalies shown per kind in text; --json has them all */
 
 static void usage(FILE *f)
 {
@@ -65,8 +65,7 @@ static void usage(FILE *f)
 		"    --order METHOD      torus ordering summarised and drawn (xyz, mdf, gray, hilbert, bbb;\n"
 		"                        default bbb, see rankmapctl order).\n"
 		"    --socket PATH       ask rankmapd instead: its model replaces the source options (same\n"
-		"                        output; --svg needs the files).\n"
-		CTL_DAEMON_HELP
+		"                        output; --svg needs the files).\n" CTL_DAEMON_HELP
 		"    -h, --help          print this help.\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl report --cluster tests/data/example/cluster.conf\n"
@@ -86,12 +85,13 @@ struct opts {
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		CTL_SOURCE_LONGOPTS,                         { "json", no_argument, NULL, 'j' },
-		{ "svg", required_argument, NULL, 's' },    { "order", required_argument, NULL, 'o' },
-		CTL_DAEMON_LONGOPTS, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
+	static const struct option lo[] = { CTL_SOURCE_LONGOPTS,
+					    { "json", no_argument, NULL, 'j' },
+					    { "svg", required_argument, NULL, 's' },
+					    { "order", required_argument, NULL, 'o' },
+					    CTL_DAEMON_LONGOPTS,
+					    { "help", no_argument, NULL, 'h' },
+					    { NULL, 0, NULL, 0 } };
 	int ch, r;
 
 	memset(o, 0, sizeof(*o));
@@ -106,9 +106,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 's': o->svg = optarg; break;
 		case 'o': o->order = optarg; break;
 		case 'h': usage(stdout); return 0;
-		default:
-			fprintf(stderr, "Try 'rankmapctl report --help'.\n");
-			return 2;
+		default: fprintf(stderr, "Try 'rankmapctl report --help'.\n"); return 2;
 		}
 	}
 	if (optind < argc) {
@@ -117,12 +115,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return 2;
 	}
 	if (ctl_daemon_set(&o->d) && ctl_sources_any(&o->src))
-		return ctl_usage_error("report", "--socket replaces --hwloc, --ib, --ib-cache, --ib-live, --torus "
+		return ctl_usage_error("report",
+				       "--socket replaces --hwloc, --ib, --ib-cache, --ib-live, --torus "
 				       "and --cluster (the daemon's model is used)");
 	if (!ctl_sources_any(&o->src) && !ctl_daemon_env(&o->d))
 		o->src.cluster = getenv("RANKMAP_CLUSTER");
 	if (!ctl_sources_any(&o->src) && !ctl_daemon_set(&o->d))
-		return ctl_usage_error("report", "nothing to report: give --hwloc, --ib, --torus, --cluster or "
+		return ctl_usage_error("report",
+				       "nothing to report: give --hwloc, --ib, --torus, --cluster or "
 				       "--socket");
 	if (ctl_daemon_set(&o->d) && o->svg)
 		return ctl_usage_error("report", "--svg needs the cluster's files, not --socket");
@@ -134,7 +134,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 struct table {
 	int ncols;
 	size_t nrows, cap;
-	char **cells;   /* nrows * ncols, row 0 the header */
+	char **cells; /* nrows * ncols, row 0 the header */
 };
 
 static void row(struct table *t, ...)
@@ -222,7 +222,7 @@ static void print_hardware(json_t *r)
 	printf("\nNode types\n");
 	t = (struct table){ .ncols = 7 };
 	row(&t, "HOSTS", "PACKAGES", "NUMA", "CORES", "PUS", "MEMORY", "CPU MODEL / HOSTS");
-	json_array_foreach(json_object_get(r, "node_types"), i, e) {
+	json_array_foreach (json_object_get(r, "node_types"), i, e) {
 		snprintf(b[5], sizeof(b[5]), "%.1f GiB",
 			 (double)json_integer_value(json_object_get(e, "memory_bytes")) / (1024.0 * 1024 * 1024));
 		row(&t, num(b[0], json_object_get(e, "hosts")), num(b[1], json_object_get(e, "packages")),
@@ -243,7 +243,7 @@ static void print_counts(const char *label, json_t *obj)
 	if (!json_object_size(obj))
 		return;
 	printf("  %-26s", label);
-	json_object_foreach(obj, k, v) {
+	json_object_foreach (obj, k, v) {
 		printf("%s%s: %lld", first ? "" : ", ", k, (long long)json_integer_value(v));
 		first = 0;
 	}
@@ -259,7 +259,7 @@ static void print_network(json_t *r)
 
 	if (json_is_object(json_object_get(r, "fabric")) && json_integer_value(json_object_get(r, "subnets")) > 0) {
 		printf("\nInfiniBand fabric\n");
-		json_array_foreach(json_object_get(r, "switches_per_level"), i, v)
+		json_array_foreach (json_object_get(r, "switches_per_level"), i, v)
 			len += (size_t)snprintf(lv + len, len < sizeof(lv) ? sizeof(lv) - len : 0, "%s%lld",
 						i ? ", " : "", (long long)json_integer_value(v));
 		row(&t, "subnets", num(b[0], json_object_get(r, "subnets")));
@@ -278,11 +278,14 @@ static void print_network(json_t *r)
 		printf("\n3D torus\n");
 		printf("  dims %lldx%lldx%lld, wrap %s,%s,%s, link cost %g,%g,%g, %lld nodes per router, "
 		       "%lld nodes, %lld named hosts\n",
-		       (long long)json_integer_value(json_array_get(d, 0)), (long long)json_integer_value(json_array_get(d, 1)),
-		       (long long)json_integer_value(json_array_get(d, 2)), json_is_true(json_array_get(w, 0)) ? "yes" : "no",
-		       json_is_true(json_array_get(w, 1)) ? "yes" : "no", json_is_true(json_array_get(w, 2)) ? "yes" : "no",
-		       json_number_value(json_array_get(lc, 0)), json_number_value(json_array_get(lc, 1)),
-		       json_number_value(json_array_get(lc, 2)), (long long)json_integer_value(json_object_get(tor, "nodes_per_router")),
+		       (long long)json_integer_value(json_array_get(d, 0)),
+		       (long long)json_integer_value(json_array_get(d, 1)),
+		       (long long)json_integer_value(json_array_get(d, 2)),
+		       json_is_true(json_array_get(w, 0)) ? "yes" : "no",
+		       json_is_true(json_array_get(w, 1)) ? "yes" : "no",
+		       json_is_true(json_array_get(w, 2)) ? "yes" : "no", json_number_value(json_array_get(lc, 0)),
+		       json_number_value(json_array_get(lc, 1)), json_number_value(json_array_get(lc, 2)),
+		       (long long)json_integer_value(json_object_get(tor, "nodes_per_router")),
 		       (long long)json_integer_value(json_object_get(tor, "nodes")),
 		       (long long)json_integer_value(json_object_get(tor, "hosts")));
 	}
@@ -302,7 +305,7 @@ static void print_leaves(json_t *r)
 		return;
 	printf("\nLeaf switches: %zu\n", json_array_size(leaves));
 	row(&t, "DOWN", "UP", "LATERAL", "UNCONNECTED", "OVERSUB", "SWITCH");
-	json_array_foreach(leaves, i, e) {
+	json_array_foreach (leaves, i, e) {
 		json_t *o = json_object_get(e, "oversubscription");
 
 		if (i == MAX_LEAF_ROWS)
@@ -327,7 +330,7 @@ static json_int_t kind_count(json_t *r, const char *kind)
 	json_int_t n = 0;
 	size_t i;
 
-	json_array_foreach(json_object_get(r, "anomalies"), i, e) {
+	json_array_foreach (json_object_get(r, "anomalies"), i, e) {
 		const char *k = json_string_value(json_object_get(e, "kind"));
 
 		n += k && !strcmp(k, kind);
@@ -343,7 +346,7 @@ static const char *counts_str(json_t *obj, char *buf, size_t len)
 	size_t o = 0;
 
 	buf[0] = '\0';
-	json_object_foreach(obj, k, v)
+	json_object_foreach (obj, k, v)
 		if (o < len)
 			o += (size_t)snprintf(buf + o, len - o, "%s%s: %lld", o ? ", " : "", k,
 					      (long long)json_integer_value(v));
@@ -410,7 +413,7 @@ static void print_hops(json_t *r)
 	if (!json_object_size(h))
 		return;
 	printf("\nHop counts between hosts (%s)\n", json_string_value(json_object_get(r, "hop_histogram_method")));
-	json_object_foreach(h, k, v)
+	json_object_foreach (h, k, v)
 		if (n < 256)
 			keys[n++] = k;
 	qsort(keys, n, sizeof(*keys), cmp_hops);
@@ -435,7 +438,7 @@ static void print_anomalies(json_t *r)
 		return;
 	}
 	row(&t, "KIND", "DESCRIPTION");
-	json_array_foreach(an, i, e) {
+	json_array_foreach (an, i, e) {
 		const char *kind = json_string_value(json_object_get(e, "kind"));
 		json_int_t c = json_integer_value(json_object_get(shown, kind ? kind : "?"));
 
@@ -444,9 +447,10 @@ static void print_anomalies(json_t *r)
 			row(&t, kind, json_string_value(json_object_get(e, "text")));
 	}
 	table_print(&t);
-	json_object_foreach(shown, k, v)
+	json_object_foreach (shown, k, v)
 		if (json_integer_value(v) > MAX_PER_KIND)
-			printf("  ... and %lld more %s (see --json)\n", (long long)json_integer_value(v) - MAX_PER_KIND, k);
+			printf("  ... and %lld more %s (see --json)\n", (long long)json_integer_value(v) - MAX_PER_KIND,
+			       k);
 	json_decref(shown);
 }
 
@@ -466,10 +470,11 @@ static order_t *torus_order(topo_cluster_t c, const struct opts *o, json_t *r, r
 		return NULL;
 	}
 	json_object_set_new(r, "torus_order",
-			    json_pack("{s:s, s:I, s:I, s:[iii], s:s#}", "method", ord->method, "nodes", (json_int_t)ord->nnodes,
-				      "blocks", (json_int_t)ord->nblocks, "block_extent", ord->block_ext[0], ord->block_ext[1],
-				      ord->block_ext[2], "axes", (const char[]){ "xyz"[ord->axes[0]], "xyz"[ord->axes[1]],
-										"xyz"[ord->axes[2]] }, (size_t)3));
+			    json_pack("{s:s, s:I, s:I, s:[iii], s:s#}", "method", ord->method, "nodes",
+				      (json_int_t)ord->nnodes, "blocks", (json_int_t)ord->nblocks, "block_extent",
+				      ord->block_ext[0], ord->block_ext[1], ord->block_ext[2], "axes",
+				      (const char[]){ "xyz"[ord->axes[0]], "xyz"[ord->axes[1]], "xyz"[ord->axes[2]] },
+				      (size_t)3));
 	return ord;
 }
 
@@ -498,11 +503,13 @@ static void print_torus_order(json_t *r)
 	if (!json_is_object(t))
 		return;
 	e = json_object_get(t, "block_extent");
-	printf("\nTorus order\n  method %s, %lld nodes in %lld blocks of %lldx%lldx%lld routers, axes %s (fastest first)\n",
-	       json_string_value(json_object_get(t, "method")), (long long)json_integer_value(json_object_get(t, "nodes")),
-	       (long long)json_integer_value(json_object_get(t, "blocks")), (long long)json_integer_value(json_array_get(e, 0)),
-	       (long long)json_integer_value(json_array_get(e, 1)), (long long)json_integer_value(json_array_get(e, 2)),
-	       json_string_value(json_object_get(t, "axes")));
+	printf("\nTorus order\n  method %s, %lld nodes in %lld blocks of %lldx%lldx%lld routers, axes %s (fastest "
+	       "first)\n",
+	       json_string_value(json_object_get(t, "method")),
+	       (long long)json_integer_value(json_object_get(t, "nodes")),
+	       (long long)json_integer_value(json_object_get(t, "blocks")),
+	       (long long)json_integer_value(json_array_get(e, 0)), (long long)json_integer_value(json_array_get(e, 1)),
+	       (long long)json_integer_value(json_array_get(e, 2)), json_string_value(json_object_get(t, "axes")));
 }
 
 /* Prints the report object: itself with --json, else as text. Returns the exit status. */
@@ -556,14 +563,14 @@ static int remote_torus_order(const struct opts *o, json_t *r)
 	if (!(resp = ctl_call("report", &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
 		return -1;
 	ax = json_object_get(resp, "axes");
-	json_array_foreach(ax, i, e)
+	json_array_foreach (ax, i, e)
 		if (i < 3 && json_integer_value(e) >= 0 && json_integer_value(e) < 3)
 			axes[i] = "xyz"[json_integer_value(e)];
 	json_object_set_new(r, "torus_order",
 			    json_pack("{s:O, s:I, s:O, s:O, s:s}", "method", json_object_get(resp, "method"), "nodes",
 				      (json_int_t)json_array_size(json_object_get(resp, "order")), "blocks",
-				      json_object_get(resp, "nblocks"), "block_extent", json_object_get(resp, "block_ext"),
-				      "axes", axes));
+				      json_object_get(resp, "nblocks"), "block_extent",
+				      json_object_get(resp, "block_ext"), "axes", axes));
 	json_decref(resp);
 	return 0;
 }

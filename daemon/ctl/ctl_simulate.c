@@ -52,8 +52,7 @@ static void sim_usage(FILE *f)
 		"    --socket PATH       simulate in rankmapd, on its model's torus (or --dims); the output is\n"
 		"                        the same. Without --torus and --dims, RANKMAP_SOCKET names the\n"
 		"                        socket. The daemon bounds the work: at most 100000 jobs, and jobs x\n"
-		"                        nodes x methods at most 2e9.\n"
-		CTL_DAEMON_HELP
+		"                        nodes x methods at most 2e9.\n" CTL_DAEMON_HELP
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl simulate --dims 17x8x24:2 --link-cost 1,2,0.67 --compare\n"
@@ -77,8 +76,7 @@ static int num_arg(const char *opt, const char *s, double lo, double hi, double 
 
 	*v = strtod(s, &end);
 	if (end == s || *end || !(*v >= lo) || !(*v <= hi)) {
-		fprintf(stderr, "rankmapctl simulate: %s '%s': expected a number from %g to %g\n", opt, s, lo,
-			hi);
+		fprintf(stderr, "rankmapctl simulate: %s '%s': expected a number from %g to %g\n", opt, s, lo, hi);
 		return -1;
 	}
 	return 0;
@@ -89,10 +87,15 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 {
 	static const struct option opts[] = {
 		CTL_TORUS_LONGOPTS,
-		{ "compare", no_argument, NULL, 'C' }, { "swf", required_argument, NULL, 's' },
-		{ "procs-per-node", required_argument, NULL, 'P' }, { "jobs", required_argument, NULL, 'j' },
-		{ "seed", required_argument, NULL, 'S' }, { "load", required_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'J' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "compare", no_argument, NULL, 'C' },
+		{ "swf", required_argument, NULL, 's' },
+		{ "procs-per-node", required_argument, NULL, 'P' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "load", required_argument, NULL, 'L' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	double v;
 	int c;
@@ -111,14 +114,26 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 		case 'C': a->compare = 1; break;
 		case 's': a->swf = optarg; break;
 		case 'J': a->json = 1; break;
-		case 'P': if (num_arg("--procs-per-node", optarg, 1, 1e6, &v) < 0) return 2;
-			a->ppn = (unsigned long)v; break;
-		case 'j': if (num_arg("--jobs", optarg, 1, 1e7, &v) < 0) return 2;
-			a->jobs = (unsigned long)v; break;
-		case 'S': if (num_arg("--seed", optarg, 0, 1e18, &v) < 0) return 2;
-			a->seed = (unsigned long long)v; break;
-		case 'L': if (num_arg("--load", optarg, 0.01, 1, &v) < 0) return 2;
-			a->load = v; break;
+		case 'P':
+			if (num_arg("--procs-per-node", optarg, 1, 1e6, &v) < 0)
+				return 2;
+			a->ppn = (unsigned long)v;
+			break;
+		case 'j':
+			if (num_arg("--jobs", optarg, 1, 1e7, &v) < 0)
+				return 2;
+			a->jobs = (unsigned long)v;
+			break;
+		case 'S':
+			if (num_arg("--seed", optarg, 0, 1e18, &v) < 0)
+				return 2;
+			a->seed = (unsigned long long)v;
+			break;
+		case 'L':
+			if (num_arg("--load", optarg, 0.01, 1, &v) < 0)
+				return 2;
+			a->load = v;
+			break;
 		case 'h': sim_usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'rankmapctl simulate --help'.\n"); return 2;
 		}
@@ -148,27 +163,28 @@ static void print_table(const json_t *r)
 
 	printf("%.0f jobs%s; means per job of each class\n\n%-8s %-13s", num(r, "jobs"),
 	       num(r, "skipped") > 0 ? " (some trace jobs skipped)" : "", "class", "metric");
-	json_object_foreach(methods, name, m)
+	json_object_foreach (methods, name, m)
 		printf(" %10s", name);
 	printf("\n");
 	for (c = 0; c < SIM_NCLASSES; c++) {
 		printf("%-8s %-13s", sim_class_name(c), "jobs");
-		json_object_foreach(methods, name, m)
-			printf(" %10.0f", num(json_object_get(json_object_get(m, "classes"), sim_class_name(c)), "jobs"));
+		json_object_foreach (methods, name, m)
+			printf(" %10.0f",
+			       num(json_object_get(json_object_get(m, "classes"), sim_class_name(c)), "jobs"));
 		printf("\n");
 		for (k = 0; k < SIM_NMETRICS; k++) {
 			printf("%-8s %-13s", "", sim_metric_names[k]);
-			json_object_foreach(methods, name, m)
+			json_object_foreach (methods, name, m)
 				printf(" %10.3f", num(json_object_get(json_object_get(m, "classes"), sim_class_name(c)),
-						     sim_metric_names[k]));
+						      sim_metric_names[k]));
 			printf("\n");
 		}
 	}
 	printf("%-22s", "utilisation");
-	json_object_foreach(methods, name, m)
+	json_object_foreach (methods, name, m)
 		printf(" %10.3f", num(m, "utilisation"));
 	printf("\n%-22s", "mean wait (s)");
-	json_object_foreach(methods, name, m)
+	json_object_foreach (methods, name, m)
 		printf(" %10.0f", num(m, "mean_wait"));
 	printf("\n");
 }

@@ -93,12 +93,13 @@ static int st_usage_error(const char *msg, const char *arg)
 
 static int st_parse(int argc, char **argv, struct st_opts *o)
 {
-	static const struct option lo[] = {
-		CTL_IB_LONGOPTS,                              { "top", required_argument, NULL, 't' },
-		{ "out", required_argument, NULL, 'o' },      { "all-leaves", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },           CTL_DAEMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	static const struct option lo[] = { CTL_IB_LONGOPTS,
+					    { "top", required_argument, NULL, 't' },
+					    { "out", required_argument, NULL, 'o' },
+					    { "all-leaves", no_argument, NULL, 'a' },
+					    { "help", no_argument, NULL, 'h' },
+					    CTL_DAEMON_LONGOPTS,
+					    { NULL, 0, NULL, 0 } };
 	int ch, r;
 
 	memset(o, 0, sizeof(*o));
@@ -167,18 +168,25 @@ static int st_write(topo_cluster_t c, const topo_swtree_t *t, const char *text, 
 static void st_warnings(const struct st_summary *w, const struct st_opts *o)
 {
 	if (w->ntrees > 1 && !o->top)
-		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu separate switch trees (no switch reaches every "
-				"host): Slurm will not place a job across them; --top NAME joins them\n", w->ntrees);
+		fprintf(stderr,
+			"rankmapctl slurm-topology: warning: %zu separate switch trees (no switch reaches every "
+			"host): Slurm will not place a job across them; --top NAME joins them\n",
+			w->ntrees);
 	if (w->nguid)
-		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu HCAs named only by their GUID (first: %s) are "
-				"left out of Nodes= and listed in a comment; give --node-name-map to name them\n",
+		fprintf(stderr,
+			"rankmapctl slurm-topology: warning: %zu HCAs named only by their GUID (first: %s) are "
+			"left out of Nodes= and listed in a comment; give --node-name-map to name them\n",
 			w->nguid, w->first_guid ? w->first_guid : "?");
 	if (w->nunplaced)
-		fprintf(stderr, "rankmapctl slurm-topology: warning: %zu hosts hang on no switch and are not "
-				"listed (first: %s)\n", w->nunplaced, w->first_unplaced ? w->first_unplaced : "?");
+		fprintf(stderr,
+			"rankmapctl slurm-topology: warning: %zu hosts hang on no switch and are not "
+			"listed (first: %s)\n",
+			w->nunplaced, w->first_unplaced ? w->first_unplaced : "?");
 	if (w->nmultihomed && !o->all_leaves)
-		fprintf(stderr, "rankmapctl slurm-topology: note: %zu hosts have HCAs on several switches; each is "
-				"listed under its first (--all-leaves: under all)\n", w->nmultihomed);
+		fprintf(stderr,
+			"rankmapctl slurm-topology: note: %zu hosts have HCAs on several switches; each is "
+			"listed under its first (--all-leaves: under all)\n",
+			w->nmultihomed);
 }
 
 static size_t st_num(const json_t *resp, const char *key)
@@ -201,11 +209,15 @@ static int st_remote(const struct st_opts *o)
 		json_object_set_new(req, "top", json_string(o->top));
 	if (!(resp = ctl_call("slurm-topology", &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
 		return 1;
-	w = (struct st_summary){ st_num(resp, "trees"), st_num(resp, "guid_hcas"), st_num(resp, "unplaced"),
-				 st_num(resp, "multihomed"), json_string_value(json_object_get(resp, "first_guid_hca")),
+	w = (struct st_summary){ st_num(resp, "trees"),
+				 st_num(resp, "guid_hcas"),
+				 st_num(resp, "unplaced"),
+				 st_num(resp, "multihomed"),
+				 json_string_value(json_object_get(resp, "first_guid_hca")),
 				 json_string_value(json_object_get(resp, "first_unplaced")) };
 	if (!(text = json_string_value(json_object_get(resp, "topology_conf"))))
-		fprintf(stderr, "rankmapctl slurm-topology: rankmapd at %s sent no topology.conf\n", ctl_daemon_name(&o->d));
+		fprintf(stderr, "rankmapctl slurm-topology: rankmapd at %s sent no topology.conf\n",
+			ctl_daemon_name(&o->d));
 	else if (st_write(NULL, NULL, text, o, &err) < 0)
 		ctl_fail("slurm-topology", &err, "slurm-topology");
 	else
@@ -232,9 +244,15 @@ int ctl_slurm_topology_main(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	if (ctl_sources_load(c, &o.src, &err) == 0 && (t = topo_swtree_build(c, (o.all_leaves ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY, &err)) && st_write(c, t, NULL, &o, &err) == 0) {
-		struct st_summary w = { t->ntrees, t->nguid_host, t->nunplaced, t->nmultihomed,
-					t->nguid_host ? t->guid_host[0].name : NULL, t->nunplaced ? t->unplaced[0] : NULL };
+	if (ctl_sources_load(c, &o.src, &err) == 0 &&
+	    (t = topo_swtree_build(c, (o.all_leaves ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY, &err)) &&
+	    st_write(c, t, NULL, &o, &err) == 0) {
+		struct st_summary w = { t->ntrees,
+					t->nguid_host,
+					t->nunplaced,
+					t->nmultihomed,
+					t->nguid_host ? t->guid_host[0].name : NULL,
+					t->nunplaced ? t->unplaced[0] : NULL };
 
 		st_warnings(&w, &o);
 		rc = 0;

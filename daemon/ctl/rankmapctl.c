@@ -34,19 +34,21 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "Usage: rankmapctl COMMAND [OPTIONS]...\n"
-		   "       rankmapctl COMMAND --help\n\n"
-		   "Topology-aware placement and MPI rank reordering for HPC clusters.\n\n"
-		   "Commands:\n");
+	fprintf(f,
+		"Usage: rankmapctl COMMAND [OPTIONS]...\n"
+		"       rankmapctl COMMAND --help\n\n"
+		"Topology-aware placement and MPI rank reordering for HPC clusters.\n\n"
+		"Commands:\n");
 	for (i = 0; i < NSUB; i++)
 		fprintf(f, "  %-16s %s\n", subcommands[i].name, subcommands[i].summary);
-	fprintf(f, "\nMost commands work offline on files, or through rankmapd with --socket PATH or\n"
-		   "--server HOST:PORT[,HOST:PORT...] (TCP, authenticated with MUNGE). Exit status: 0 success,\n"
-		   "1 error, 2 usage error.\n\n"
-		   "Environment: RANKMAP_SERVER (the daemon's servers), RANKMAP_SOCKET (its socket),\n"
-		   "RANKMAP_MUNGE_SOCKET (munged's socket), RANKMAP_CLUSTER (report's cluster\n"
-		   "file). Input files must be regular files (a FIFO or a device is refused at once) within\n"
-		   "a size cap per kind, in bytes or with a K, M or G suffix:\n");
+	fprintf(f,
+		"\nMost commands work offline on files, or through rankmapd with --socket PATH or\n"
+		"--server HOST:PORT[,HOST:PORT...] (TCP, authenticated with MUNGE). Exit status: 0 success,\n"
+		"1 error, 2 usage error.\n\n"
+		"Environment: RANKMAP_SERVER (the daemon's servers), RANKMAP_SOCKET (its socket),\n"
+		"RANKMAP_MUNGE_SOCKET (munged's socket), RANKMAP_CLUSTER (report's cluster\n"
+		"file). Input files must be regular files (a FIFO or a device is refused at once) within\n"
+		"a size cap per kind, in bytes or with a K, M or G suffix:\n");
 	rm_file_print_limits(f, "  ");
 }
 

@@ -69,12 +69,15 @@ typedef struct opts {
 /* Returns 0 to go on, 1 to exit 0 (help/version), 2 on a usage error. */
 static int parse_args(int argc, char **argv, opts_t *o)
 {
-	static const struct option lo[] = {
-		{ "config", required_argument, NULL, 'c' }, { "socket", required_argument, NULL, 's' },
-		{ "state-dir", required_argument, NULL, 'd' }, { "foreground", no_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' }, { "print-config", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 }
-	};
+	static const struct option lo[] = { { "config", required_argument, NULL, 'c' },
+					    { "socket", required_argument, NULL, 's' },
+					    { "state-dir", required_argument, NULL, 'd' },
+					    { "foreground", no_argument, NULL, 'f' },
+					    { "verbose", no_argument, NULL, 'v' },
+					    { "print-config", no_argument, NULL, 'P' },
+					    { "help", no_argument, NULL, 'h' },
+					    { "version", no_argument, NULL, 'V' },
+					    { NULL, 0, NULL, 0 } };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "c:s:d:fvhV", lo, NULL)) != -1) {
@@ -311,11 +314,11 @@ int main(int argc, char **argv)
 		goto out_sock;
 	}
 	describe_listeners(&ctx, where, sizeof(where));
-	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers, isolation %s)", RANKMAP_VERSION,
-		where, ctx.cfg.state_dir, ctx.cfg.workers,
-		ctx.cfg.isolation == SRV_ISOLATE_PROCESS ? "process" : "thread");
+	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers, isolation %s)", RANKMAP_VERSION, where,
+		ctx.cfg.state_dir, ctx.cfg.workers, ctx.cfg.isolation == SRV_ISOLATE_PROCESS ? "process" : "thread");
 	if (ctx.test_faults)
-		srv_log(SRV_LOG_WARNING, "RANKMAP_TEST_FAULTS=1: test-only fault engines enabled (never in production)");
+		srv_log(SRV_LOG_WARNING,
+			"RANKMAP_TEST_FAULTS=1: test-only fault engines enabled (never in production)");
 	rc = srv_loop_run(&ctx, &stop_flag, &reload_flag) < 0 ? 1 : 0;
 	srv_log(SRV_LOG_NOTICE, "stopping");
 

@@ -58,45 +58,45 @@ void srv_log_refused_frame(const char *type, const struct srv_peer *peer, const 
 enum { SRV_ISOLATE_THREAD = 0, SRV_ISOLATE_PROCESS = 1 };
 
 typedef struct srv_config {
-	char *path;               /* the config file (NULL: defaults only) */
-	char *socket_path;        /* Unix socket; NULL: none (only when listen is given) */
+	char *path;        /* the config file (NULL: defaults only) */
+	char *socket_path; /* Unix socket; NULL: none (only when listen is given) */
 	unsigned socket_mode;
 	char *listen[SRV_MAX_LISTEN]; /* TCP listeners "ADDR:PORT" (srv_net.c) */
 	int n_listen;
 	char *munge_socket;       /* munged's socket for decoding credentials (NULL: libmunge's default) */
 	char *trusted_registrars; /* "host,host": may register any node over TCP (NULL: none) */
 	char *state_dir;
-	char *hwloc_dir;          /* per-node XML directory (optional) */
-	int allow_register;       /* nodes may send their XML */
-	int strict;               /* a bad hwloc file fails the model build (else it is an anomaly) */
-	char *cluster_file;       /* a topo cluster description file (optional) */
+	char *hwloc_dir;    /* per-node XML directory (optional) */
+	int allow_register; /* nodes may send their XML */
+	int strict;         /* a bad hwloc file fails the model build (else it is an anomaly) */
+	char *cluster_file; /* a topo cluster description file (optional) */
 	char *ib_files[SRV_MAX_IB_FILES];
 	int n_ib_files;
 	char *node_name_map;
-	int ib_live;              /* discover the fabric through libibnetdisc */
+	int ib_live; /* discover the fabric through libibnetdisc */
 	char *ib_ca;
 	int ib_port;
-	int ib_refresh_s;         /* 0: discover at start and on reload only */
-	char *torus;              /* torus config file (optional) */
-	char *slurm_user;         /* user allowed to register/reload besides root */
+	int ib_refresh_s; /* 0: discover at start and on reload only */
+	char *torus;      /* torus config file (optional) */
+	char *slurm_user; /* user allowed to register/reload besides root */
 	uid_t slurm_uid;
 	int has_slurm_uid;
 	size_t max_frame;
 	int max_clients;
 	/* memory and connection bounds (srv_limits.c) */
-	int reserved_clients;     /* the last connections are for root and slurm_user only */
-	int max_clients_per_uid;  /* connections of one other user */
-	size_t max_queued_bytes;  /* bytes held for all clients: partial frames, queued jobs, responses */
-	size_t reserved_queued_bytes; /* the last of those are for root and slurm_user only */
+	int reserved_clients;            /* the last connections are for root and slurm_user only */
+	int max_clients_per_uid;         /* connections of one other user */
+	size_t max_queued_bytes;         /* bytes held for all clients: partial frames, queued jobs, responses */
+	size_t reserved_queued_bytes;    /* the last of those are for root and slurm_user only */
 	size_t max_queued_bytes_per_uid; /* bytes held for one other user */
-	int request_timeout_ms;   /* a started frame must arrive, a response must leave, within this */
-	int idle_timeout_ms;      /* a connection without a request in progress is closed after this */
+	int request_timeout_ms;          /* a started frame must arrive, a response must leave, within this */
+	int idle_timeout_ms;             /* a connection without a request in progress is closed after this */
 	int workers;
-	int isolation;            /* SRV_ISOLATE_*: where the requests flagged SRV_REQ_ISOLATED run */
-	int worker_time_limit_s;  /* wall-clock limit of one isolated request */
-	int worker_cpu_limit_s;   /* CPU limit of one isolated request (RLIMIT_CPU) */
+	int isolation;              /* SRV_ISOLATE_*: where the requests flagged SRV_REQ_ISOLATED run */
+	int worker_time_limit_s;    /* wall-clock limit of one isolated request */
+	int worker_cpu_limit_s;     /* CPU limit of one isolated request (RLIMIT_CPU) */
 	size_t worker_memory_limit; /* bytes a worker process may map beyond the daemon's size (RLIMIT_AS) */
-	size_t pattern_quota;     /* bytes of learned patterns kept per user (LRU beyond) */
+	size_t pattern_quota;       /* bytes of learned patterns kept per user (LRU beyond) */
 	int log_level;
 	int foreground;
 } srv_config_t;
@@ -133,12 +133,12 @@ enum { SRV_PEER_UNIX = 0, SRV_PEER_TCP = 1 };
  * address, and the credential's origin address (as munged recorded it where it was made). Plain data:
  * copied to worker processes as is. */
 typedef struct srv_peer {
-	pid_t pid;                /* 0 over TCP */
+	pid_t pid; /* 0 over TCP */
 	uid_t uid;
 	gid_t gid;
-	int transport;            /* SRV_PEER_* */
-	char addr[64];            /* "unix", or the TCP peer "ADDR:PORT" ("[V6]:PORT") */
-	uint32_t origin4;         /* credential's origin IPv4 address, network order (0: none) */
+	int transport;    /* SRV_PEER_* */
+	char addr[64];    /* "unix", or the TCP peer "ADDR:PORT" ("[V6]:PORT") */
+	uint32_t origin4; /* credential's origin IPv4 address, network order (0: none) */
 } srv_peer_t;
 
 /* Creates a TCP listening socket for spec "ADDR:PORT" / "[V6]:PORT" (SO_REUSEADDR, IPV6_V6ONLY,
@@ -151,8 +151,7 @@ const char *srv_peer_describe(const srv_peer_t *peer, char *buf, size_t len);
 /* The register rule over TCP: host must resolve to the credential's origin address, unless that
  * address is one of trusted_registrars'. Returns 1 when allowed, 0 with the reason in why. Unix-socket
  * peers are allowed (their privilege is checked by uid). May block on name resolution (worker thread). */
-int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const char *host, char *why,
-			     size_t len);
+int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const char *host, char *why, size_t len);
 
 /* ---- MUNGE authentication of TCP connections (srv_auth.c) ----------------------------------------- */
 
@@ -160,16 +159,16 @@ int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const
 typedef struct srv_auth_job {
 	struct srv_auth_job *next;
 	uint64_t conn_id;
-	char *cred;               /* the frame's payload (at most RM_AUTH_FRAME_MAX bytes, owned) */
+	char *cred; /* the frame's payload (at most RM_AUTH_FRAME_MAX bytes, owned) */
 	size_t len;
-	long long queued_us;      /* when the loop queued it (CLOCK_MONOTONIC) */
+	long long queued_us; /* when the loop queued it (CLOCK_MONOTONIC) */
 	int ok;
 	uid_t uid;
 	gid_t gid;
 	uint32_t origin4;
-	int munged_down;          /* munged could not be reached */
-	char why[200];            /* the reason of a refusal */
-	double decode_ms;         /* time in munge_decode */
+	int munged_down;  /* munged could not be reached */
+	char why[200];    /* the reason of a refusal */
+	double decode_ms; /* time in munge_decode */
 } srv_auth_job_t;
 
 typedef struct srv_auth srv_auth_t;
@@ -199,24 +198,24 @@ void srv_auth_decode(const char *munge_socket, srv_auth_job_t *job);
 typedef struct srv_tcache {
 	char *key;
 	topo_target_t *t;
-	int refs;                   /* requests using it */
-	unsigned long used;         /* LRU clock */
+	int refs;           /* requests using it */
+	unsigned long used; /* LRU clock */
 } srv_tcache_t;
 
 typedef struct srv_model {
-	int refs;                   /* atomic */
+	int refs; /* atomic */
 	pthread_mutex_t tc_lock;
 	srv_tcache_t tc[SRV_TCACHE];
 	unsigned long tc_clock;
 	topo_cluster_t cluster;
 	unsigned long generation;
-	long long built_at;         /* seconds since the epoch */
+	long long built_at; /* seconds since the epoch */
 	double build_ms;
 	size_t nregistered;
-	unsigned long reg_seq;      /* registrations it includes */
-	json_t *sources;            /* description of what was loaded (for "report") */
-	json_t *warnings;           /* sources that failed to load */
-	json_t *reg_ignored;        /* host -> why its registration could not be loaded */
+	unsigned long reg_seq; /* registrations it includes */
+	json_t *sources;       /* description of what was loaded (for "report") */
+	json_t *warnings;      /* sources that failed to load */
+	json_t *reg_ignored;   /* host -> why its registration could not be loaded */
 } srv_model_t;
 
 /* Builds a model from the configured sources, the live fabric cache and the registrations. Returns a
@@ -272,7 +271,6 @@ void srv_reg_foreach(srv_ctx_t *ctx, srv_reg_fn_t fn, void *arg, unsigned long *
 
 /* ---- requests (srv_requests.c) ---------------------------------------------------------------- */
 
-
 typedef json_t *(*srv_handler_t)(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 
 /* INLINE: answered by the event loop; PRIVILEGED: root and slurm_user only; ISOLATED: runs engines or
@@ -282,8 +280,7 @@ enum { SRV_REQ_INLINE = 1, SRV_REQ_PRIVILEGED = 2, SRV_REQ_ISOLATED = 4 };
 
 /* Checks the envelope (version, type, id) of a request and finds its handler. Returns the handler,
  * or NULL with *error set to an error response (new reference). *flags receives SRV_REQ_*. */
-srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_peer_t *peer, int *flags,
-				 json_t **error);
+srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_peer_t *peer, int *flags, json_t **error);
 /* Internal jobs of the loop (SIGHUP reload, periodic fabric refresh). */
 void srv_job_reload(srv_ctx_t *ctx);
 void srv_job_ib_refresh(srv_ctx_t *ctx);
@@ -292,19 +289,19 @@ void srv_job_ib_refresh(srv_ctx_t *ctx);
 
 typedef struct srv_job {
 	struct srv_job *next;
-	uint64_t conn_id;         /* 0: internal job without a connection */
-	char *payload;            /* a frame the worker parses and dispatches itself, or NULL */
+	uint64_t conn_id; /* 0: internal job without a connection */
+	char *payload;    /* a frame the worker parses and dispatches itself, or NULL */
 	size_t payload_len;
-	json_t *req;              /* or a request the loop already parsed, with its handler */
+	json_t *req; /* or a request the loop already parsed, with its handler */
 	json_t *id;
 	srv_peer_t peer;
 	srv_handler_t handler;
-	int flags;                /* SRV_REQ_* of a request the loop parsed */
+	int flags; /* SRV_REQ_* of a request the loop parsed */
 	void (*internal)(srv_ctx_t *ctx);
-	char *out;                /* filled by the worker: the encoded response frame */
+	char *out; /* filled by the worker: the encoded response frame */
 	size_t out_len;
-	size_t charged;           /* the loop's accounting (srv_limits), released when the job comes back; */
-	uid_t charged_uid;        /* the pool does not touch these */
+	size_t charged;    /* the loop's accounting (srv_limits), released when the job comes back; */
+	uid_t charged_uid; /* the pool does not touch these */
 } srv_job_t;
 
 typedef struct srv_workers srv_workers_t;
@@ -362,11 +359,11 @@ json_t *srv_test_fault(srv_ctx_t *ctx, const char *algo, const json_t *id);
  * it. Root and slurm_user are privileged: no per-user caps, and they may use the reserves. */
 typedef enum {
 	SRV_LIM_NONE,
-	SRV_LIM_CLIENTS,          /* max_clients */
-	SRV_LIM_RESERVED,         /* max_clients - reserved_clients, for the others */
-	SRV_LIM_UID_CLIENTS,      /* max_clients_per_uid */
-	SRV_LIM_BYTES,            /* max_queued_bytes (minus reserved_queued_bytes for the others) */
-	SRV_LIM_UID_BYTES,        /* max_queued_bytes_per_uid */
+	SRV_LIM_CLIENTS,     /* max_clients */
+	SRV_LIM_RESERVED,    /* max_clients - reserved_clients, for the others */
+	SRV_LIM_UID_CLIENTS, /* max_clients_per_uid */
+	SRV_LIM_BYTES,       /* max_queued_bytes (minus reserved_queued_bytes for the others) */
+	SRV_LIM_UID_BYTES,   /* max_queued_bytes_per_uid */
 	SRV_LIM_COUNT
 } srv_limit_t;
 
@@ -399,8 +396,8 @@ void srv_limits_release(srv_limits_t *l, uid_t uid, size_t n);
 size_t srv_limits_queued(const srv_limits_t *l, size_t *peak);
 /* Writes the reason given to a client refused by lim: which limit and its value; for byte limits what
  * (e.g. "frame") of n bytes. Returns snprintf's value. */
-int srv_limits_describe(const srv_limits_t *l, srv_limit_t lim, uid_t uid, size_t n, const char *what,
-			char *buf, size_t len);
+int srv_limits_describe(const srv_limits_t *l, srv_limit_t lim, uid_t uid, size_t n, const char *what, char *buf,
+			size_t len);
 /* Counts a refusal and logs it (msg: the reason), at most once per uid and limit every 10 s. */
 void srv_limits_refused(srv_limits_t *l, srv_limit_t lim, uid_t uid, pid_t pid, const char *msg);
 /* Logs a peer refused with code (e.g. "auth") for why, naming the peer (address or "unix") and uid; at
@@ -416,23 +413,23 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 
 /* The result of the last reload (SIGHUP, `reload`, periodic fabric refresh); at 0: none since start. */
 typedef struct srv_reload_status {
-	long long at;              /* wall-clock time, seconds since the epoch */
+	long long at; /* wall-clock time, seconds since the epoch */
 	int ok;
-	char error[240];           /* why it failed ("" when ok) */
+	char error[240]; /* why it failed ("" when ok) */
 } srv_reload_status_t;
 
 struct srv_ctx {
 	srv_config_t cfg;
 	int lock_fd;
-	int listen_fd;             /* the Unix socket, -1 when none */
+	int listen_fd;              /* the Unix socket, -1 when none */
 	int tcp_fd[SRV_MAX_LISTEN]; /* TCP listeners (cfg.listen) */
 	int n_tcp;
-	srv_auth_t *auth;          /* decoding threads, when there are TCP listeners */
+	srv_auth_t *auth; /* decoding threads, when there are TCP listeners */
 	dev_t sock_dev;
 	ino_t sock_ino;
 	long long started_at;
 	srv_workers_t *workers;
-	int test_faults;           /* RANKMAP_TEST_FAULTS was set at start (srv_test_fault) */
+	int test_faults; /* RANKMAP_TEST_FAULTS was set at start (srv_test_fault) */
 	/* current model */
 	pthread_mutex_t model_lock;
 	srv_model_t *model;
@@ -448,7 +445,7 @@ struct srv_ctx {
 	pthread_mutex_t ib_lock;
 	int ib_cached;
 	char *ib_cache_path;
-	json_t *ib_status;         /* last discovery result (under ib_lock) */
+	json_t *ib_status;               /* last discovery result (under ib_lock) */
 	srv_reload_status_t last_reload; /* under ib_lock */
 	/* statistics (atomics) */
 	unsigned long n_requests, n_errors, n_connections, n_rejected;

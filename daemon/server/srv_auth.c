@@ -53,14 +53,20 @@ static const char *refusal(munge_err_t e)
 {
 	switch (e) {
 	case EMUNGE_CRED_REPLAYED: return "credential replayed (each credential is good for one connection)";
-	case EMUNGE_CRED_EXPIRED: return "credential expired (older than its time-to-live: clock skew between the hosts?)";
+	case EMUNGE_CRED_EXPIRED:
+		return "credential expired (older than its time-to-live: clock skew between the hosts?)";
 	case EMUNGE_CRED_REWOUND: return "credential made in the future (clock skew between the hosts?)";
-	case EMUNGE_CRED_INVALID: case EMUNGE_BAD_MAC: case EMUNGE_BAD_CIPHER: case EMUNGE_BAD_ZIP:
-		return "invalid credential (made with another MUNGE key?)";
-	case EMUNGE_BAD_CRED: case EMUNGE_BAD_VERSION: case EMUNGE_BAD_LENGTH: return "malformed MUNGE credential";
+	case EMUNGE_CRED_INVALID:
+	case EMUNGE_BAD_MAC:
+	case EMUNGE_BAD_CIPHER:
+	case EMUNGE_BAD_ZIP: return "invalid credential (made with another MUNGE key?)";
+	case EMUNGE_BAD_CRED:
+	case EMUNGE_BAD_VERSION:
+	case EMUNGE_BAD_LENGTH: return "malformed MUNGE credential";
 	case EMUNGE_BAD_REALM: return "credential of another MUNGE realm";
 	case EMUNGE_CRED_UNAUTHORIZED: return "credential restricted to another user";
-	case EMUNGE_SOCKET: case EMUNGE_TIMEOUT: return "munged on the server cannot be reached";
+	case EMUNGE_SOCKET:
+	case EMUNGE_TIMEOUT: return "munged on the server cannot be reached";
 	default: return "credential refused";
 	}
 }

@@ -58,7 +58,7 @@ typedef struct child_resp {
 /* Shared with the child (MAP_SHARED): what it is running. */
 typedef struct child_shm {
 	char type[32];
-	char id[480];               /* the request's id as JSON; "" until known */
+	char id[480]; /* the request's id as JSON; "" until known */
 } child_shm_t;
 
 enum { EXIT_SETUP = 3, EXIT_NOMEM = 4 };
@@ -66,9 +66,9 @@ enum { EXIT_SETUP = 3, EXIT_NOMEM = 4 };
 struct srv_child {
 	srv_ctx_t *ctx;
 	int stop_fd;
-	pid_t pid;                  /* 0: none (atomic: read by srv_workers_stop) */
-	int fd;                     /* the thread's end of the socketpair */
-	unsigned long generation;   /* of the model the child holds */
+	pid_t pid;                /* 0: none (atomic: read by srv_workers_stop) */
+	int fd;                   /* the thread's end of the socketpair */
+	unsigned long generation; /* of the model the child holds */
 	child_shm_t *shm;
 };
 
@@ -125,8 +125,7 @@ static void note_request(child_shm_t *shm, const json_t *req)
 }
 
 /* Parses and runs one request; sends its response frame, or RESP_DELEGATE. */
-static void child_serve(srv_ctx_t *ctx, int fd, child_shm_t *shm, char *payload, size_t len,
-			const srv_peer_t *peer)
+static void child_serve(srv_ctx_t *ctx, int fd, child_shm_t *shm, char *payload, size_t len, const srv_peer_t *peer)
 {
 	rm_error_t err = { 0 };
 	char buf[RM_ERROR_TEXT_LEN + 64], *out = NULL;
@@ -147,7 +146,8 @@ static void child_serve(srv_ctx_t *ctx, int fd, child_shm_t *shm, char *payload,
 		note_request(shm, req);
 		resp = h(ctx, req, json_object_get(req, "id"), peer);
 		if (!resp)
-			resp = rm_proto_error(json_object_get(req, "id"), RM_ERR_INTERNAL, "the request could not be answered");
+			resp = rm_proto_error(json_object_get(req, "id"), RM_ERR_INTERNAL,
+					      "the request could not be answered");
 	}
 	if (resp) {
 		if (json_is_false(json_object_get(resp, "ok")))
@@ -489,15 +489,16 @@ static json_t *failure(srv_child_t *ch, const srv_job_t *job, int x)
 		e = rm_proto_error(id, RM_ERR_TIMEOUT, "the %s request %s: its worker process was stopped", type, why);
 	} else {
 		if (sig)
-			snprintf(why, sizeof(why), "died of signal %d (SIG%s: %s)", sig, sigabbrev_np(sig) ? sigabbrev_np(sig)
-				 : "?", strsignal(sig));
+			snprintf(why, sizeof(why), "died of signal %d (SIG%s: %s)", sig,
+				 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", strsignal(sig));
 		else if (WIFEXITED(st) && WEXITSTATUS(st) == EXIT_NOMEM)
 			snprintf(why, sizeof(why), "ran out of memory");
 		else
 			snprintf(why, sizeof(why), "exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-		e = rm_proto_error(id, RM_ERR_INTERNAL, "the worker process running this %s request %s (peak memory "
-				   "%ld MiB, worker_memory_limit %zu MiB); the daemon goes on with a fresh one", type, why,
-				   rss / 1024, cfg->worker_memory_limit >> 20);
+		e = rm_proto_error(id, RM_ERR_INTERNAL,
+				   "the worker process running this %s request %s (peak memory "
+				   "%ld MiB, worker_memory_limit %zu MiB); the daemon goes on with a fresh one",
+				   type, why, rss / 1024, cfg->worker_memory_limit >> 20);
 	}
 	srv_log(SRV_LOG_WARNING, "%s request of uid %u (pid %d): worker process %d %s; replaced", type,
 		(unsigned)job->peer.uid, (int)job->peer.pid, (int)pid, why);

@@ -18,14 +18,27 @@
 #include "rm_file.h"
 #include "rm_text.h"
 
-typedef enum { C_STR, C_PATH, C_PATHLIST, C_LISTEN, C_BOOL, C_INT, C_SIZE, C_MODE, C_MS, C_SEC, C_LOGLEVEL, C_ISOLATION } ctype_t;
+typedef enum {
+	C_STR,
+	C_PATH,
+	C_PATHLIST,
+	C_LISTEN,
+	C_BOOL,
+	C_INT,
+	C_SIZE,
+	C_MODE,
+	C_MS,
+	C_SEC,
+	C_LOGLEVEL,
+	C_ISOLATION
+} ctype_t;
 
 typedef struct centry {
 	const char *name;
 	ctype_t type;
-	long long min, max;      /* bounds of numbers (C_MS/C_SEC in ms/s, C_SIZE in bytes) */
-	const char *def;         /* default as it would be written in the file (NULL: unset) */
-	size_t off;              /* field of srv_config_t */
+	long long min, max; /* bounds of numbers (C_MS/C_SEC in ms/s, C_SIZE in bytes) */
+	const char *def;    /* default as it would be written in the file (NULL: unset) */
+	size_t off;         /* field of srv_config_t */
 	const char *help;
 } centry_t;
 
@@ -44,13 +57,16 @@ static const char *const isolation_modes[] = { "thread", "process" }; /* C_ISOLA
 #define F(x) offsetof(srv_config_t, x)
 
 static const centry_t entries[] = {
-	{ "socket", C_PATH, 0, 0, NULL, F(socket_path), "Unix socket clients connect to (default "
-	  RM_SOCKET_DEFAULT " unless only listen is given)" },
-	{ "listen", C_LISTEN, 0, 0, NULL, F(listen), "TCP address ADDR:PORT or [V6]:PORT to listen on (repeatable; "
+	{ "socket", C_PATH, 0, 0, NULL, F(socket_path),
+	  "Unix socket clients connect to (default " RM_SOCKET_DEFAULT " unless only listen is given)" },
+	{ "listen", C_LISTEN, 0, 0, NULL, F(listen),
+	  "TCP address ADDR:PORT or [V6]:PORT to listen on (repeatable; "
 	  "clients authenticate with MUNGE)" },
-	{ "munge_socket", C_PATH, 0, 0, NULL, F(munge_socket), "munged's socket for decoding credentials (default: "
+	{ "munge_socket", C_PATH, 0, 0, NULL, F(munge_socket),
+	  "munged's socket for decoding credentials (default: "
 	  "libmunge's)" },
-	{ "trusted_registrars", C_STR, 0, 0, NULL, F(trusted_registrars), "hosts (names or addresses, comma-"
+	{ "trusted_registrars", C_STR, 0, 0, NULL, F(trusted_registrars),
+	  "hosts (names or addresses, comma-"
 	  "separated) that may register any node over TCP" },
 	{ "socket_mode", C_MODE, 0, 0777, "0666", F(socket_mode), "permissions of the socket (octal)" },
 	{ "state_dir", C_PATH, 0, 0, "/var/lib/rankmapd", F(state_dir), "registrations, fabric cache, lock" },
@@ -82,15 +98,20 @@ static const centry_t entries[] = {
 	{ "request_timeout", C_MS, 10, 3600000, "10s", F(request_timeout_ms), "time to send one frame" },
 	{ "idle_timeout", C_MS, 10, 86400000, "60s", F(idle_timeout_ms), "idle connections are closed" },
 	{ "worker_threads", C_INT, 1, 256, "2", F(workers), "threads running map/report/register" },
-	{ "isolation", C_ISOLATION, 0, 0, SRV_ISOLATION_DEFAULT, F(isolation), "where map/order/simulate/report/distance run: "
+	{ "isolation", C_ISOLATION, 0, 0, SRV_ISOLATION_DEFAULT, F(isolation),
+	  "where map/order/simulate/report/distance run: "
 	  "process (worker processes with limits) or thread" },
-	{ "worker_time_limit", C_SEC, 1, 86400, "90", F(worker_time_limit_s), "wall-clock time one isolated "
+	{ "worker_time_limit", C_SEC, 1, 86400, "90", F(worker_time_limit_s),
+	  "wall-clock time one isolated "
 	  "request may take" },
-	{ "worker_cpu_limit", C_SEC, 1, 86400, "75", F(worker_cpu_limit_s), "CPU time one isolated request "
+	{ "worker_cpu_limit", C_SEC, 1, 86400, "75", F(worker_cpu_limit_s),
+	  "CPU time one isolated request "
 	  "may use (RLIMIT_CPU)" },
-	{ "worker_memory_limit", C_SIZE, 64LL << 20, 1LL << 40, "4G", F(worker_memory_limit), "address space a "
+	{ "worker_memory_limit", C_SIZE, 64LL << 20, 1LL << 40, "4G", F(worker_memory_limit),
+	  "address space a "
 	  "worker process may add to the daemon's (RLIMIT_AS)" },
-	{ "pattern_quota", C_SIZE, 4096, 1LL << 34, "4M", F(pattern_quota), "learned patterns kept per user; the "
+	{ "pattern_quota", C_SIZE, 4096, 1LL << 34, "4M", F(pattern_quota),
+	  "learned patterns kept per user; the "
 	  "least recently used go beyond" },
 	{ "log_level", C_LOGLEVEL, 0, 0, "info", F(log_level), "error, warning, notice, info or debug" },
 };
@@ -201,15 +222,17 @@ static int check_listen(const char *v, const char *file, int line, rm_error_t *e
 }
 
 /* Sets one entry from its text value. file/line are for the error (file NULL: a default). */
-static int set_entry(srv_config_t *cfg, const centry_t *e, const char *v, const char *file, int line,
-		     rm_error_t *err)
+static int set_entry(srv_config_t *cfg, const centry_t *e, const char *v, const char *file, int line, rm_error_t *err)
 {
 	void *field = (char *)cfg + e->off;
 	long long n = 0;
 	size_t i;
 
 	switch (e->type) {
-	case C_STR: case C_PATH: case C_PATHLIST: case C_LISTEN:
+	case C_STR:
+	case C_PATH:
+	case C_PATHLIST:
+	case C_LISTEN:
 		if (!*v)
 			return rm_error_set(err, file, line, 0, "%s: empty value", e->name);
 		if (e->type == C_LISTEN && check_listen(v, file, line, err) < 0)
@@ -229,8 +252,10 @@ static int set_entry(srv_config_t *cfg, const centry_t *e, const char *v, const 
 				*(int *)field = SRV_LOG_ERR + (int)i;
 				return 0;
 			}
-		return rm_error_set(err, file, line, 0, "%s: expected one of error, warning, notice, info, debug, "
-				    "got '%s'", e->name, v);
+		return rm_error_set(err, file, line, 0,
+				    "%s: expected one of error, warning, notice, info, debug, "
+				    "got '%s'",
+				    e->name, v);
 	case C_ISOLATION:
 		for (i = 0; i < sizeof(isolation_modes) / sizeof(isolation_modes[0]); i++)
 			if (!strcmp(v, isolation_modes[i])) {
@@ -238,13 +263,15 @@ static int set_entry(srv_config_t *cfg, const centry_t *e, const char *v, const 
 				return 0;
 			}
 		return rm_error_set(err, file, line, 0, "%s: expected process or thread, got '%s'", e->name, v);
-	default:
-		break;
+	default: break;
 	}
 	if (parse_number(e, v, &n) < 0 || n < e->min || n > e->max)
 		return rm_error_set(err, file, line, 0, "%s: '%s' is not a %s in %lld..%lld%s", e->name, v,
 				    e->type == C_MODE ? "mode" : "number", e->min, e->max,
-				    e->type == C_MS ? " ms" : e->type == C_SEC ? " s" : e->type == C_SIZE ? " bytes" : "");
+				    e->type == C_MS     ? " ms"
+				    : e->type == C_SEC  ? " s"
+				    : e->type == C_SIZE ? " bytes"
+							: "");
 	if (e->type == C_SIZE)
 		*(size_t *)field = (size_t)n;
 	else if (e->type == C_MODE)
@@ -320,13 +347,18 @@ static int check_limits(const srv_config_t *cfg, const char *src, rm_error_t *er
 		return rm_error_set(err, src, 0, 0, "max_queued_bytes_per_uid (%zu) exceeds max_queued_bytes (%zu)",
 				    cfg->max_queued_bytes_per_uid, cfg->max_queued_bytes);
 	if (cfg->max_frame + 4 > cfg->max_queued_bytes)
-		return rm_error_set(err, src, 0, 0, "max_queued_bytes (%zu) is below max_frame_size (%zu): no frame of "
-				    "that size could ever be taken", cfg->max_queued_bytes, cfg->max_frame);
+		return rm_error_set(err, src, 0, 0,
+				    "max_queued_bytes (%zu) is below max_frame_size (%zu): no frame of "
+				    "that size could ever be taken",
+				    cfg->max_queued_bytes, cfg->max_frame);
 	if (cfg->max_frame > cfg->max_queued_bytes_per_uid ||
 	    cfg->max_frame > cfg->max_queued_bytes - cfg->reserved_queued_bytes)
-		srv_log(SRV_LOG_NOTICE, "frames up to max_frame_size (%zu bytes) exceed what one user may queue "
-			"(max_queued_bytes_per_uid %zu, or max_queued_bytes - reserved_queued_bytes %zu): only root and "
-			"slurm_user can send them", cfg->max_frame, cfg->max_queued_bytes_per_uid,
+		srv_log(SRV_LOG_NOTICE,
+			"frames up to max_frame_size (%zu bytes) exceed what one user may queue "
+			"(max_queued_bytes_per_uid %zu, or max_queued_bytes - reserved_queued_bytes %zu): only root "
+			"and "
+			"slurm_user can send them",
+			cfg->max_frame, cfg->max_queued_bytes_per_uid,
 			cfg->max_queued_bytes - cfg->reserved_queued_bytes);
 	return 0;
 }
@@ -396,7 +428,8 @@ void srv_config_print(const srv_config_t *cfg, FILE *f)
 		const void *field = (const char *)cfg + e->off;
 		fprintf(f, "# %s\n", e->help);
 		switch (e->type) {
-		case C_STR: case C_PATH:
+		case C_STR:
+		case C_PATH:
 			if (*(char *const *)field)
 				fprintf(f, "%s = %s\n", e->name, *(char *const *)field);
 			else

@@ -42,11 +42,11 @@ typedef struct peer_log_slot {
 
 struct srv_limits {
 	const srv_config_t *cfg;
-	uid_entry_t *tab;           /* open addressing, linear probing; cap is a power of two */
+	uid_entry_t *tab; /* open addressing, linear probing; cap is a power of two */
 	size_t cap, n;
-	int conns;                  /* connections counted */
-	size_t bytes;               /* bytes charged, all users */
-	size_t peak;                /* highest bytes seen */
+	int conns;    /* connections counted */
+	size_t bytes; /* bytes charged, all users */
+	size_t peak;  /* highest bytes seen */
 	unsigned long refused[SRV_LIM_COUNT];
 	log_slot_t logs[LOG_SLOTS];
 	peer_log_slot_t peer_logs[LOG_SLOTS];
@@ -247,8 +247,8 @@ size_t srv_limits_queued(const srv_limits_t *l, size_t *peak)
 }
 
 /* The reason a client is given (and the log says): which limit, its value, and what was held. */
-int srv_limits_describe(const srv_limits_t *l, srv_limit_t lim, uid_t uid, size_t n, const char *what,
-			char *buf, size_t len)
+int srv_limits_describe(const srv_limits_t *l, srv_limit_t lim, uid_t uid, size_t n, const char *what, char *buf,
+			size_t len)
 {
 	const srv_config_t *cfg = l->cfg;
 	const uid_entry_t *e = find(l, uid);
@@ -258,24 +258,29 @@ int srv_limits_describe(const srv_limits_t *l, srv_limit_t lim, uid_t uid, size_
 	case SRV_LIM_CLIENTS:
 		return snprintf(buf, len, "too many clients (limit %d); try again later", cfg->max_clients);
 	case SRV_LIM_RESERVED:
-		return snprintf(buf, len, "all %d unreserved connections are in use (max_clients %d, reserved_clients "
+		return snprintf(buf, len,
+				"all %d unreserved connections are in use (max_clients %d, reserved_clients "
 				"%d kept for root and slurm_user); try again later",
 				cfg->max_clients - cfg->reserved_clients, cfg->max_clients, cfg->reserved_clients);
 	case SRV_LIM_UID_CLIENTS:
 		return snprintf(buf, len, "per-user connection limit %d reached (uid %u); try again later",
 				cfg->max_clients_per_uid, (unsigned)uid);
 	case SRV_LIM_UID_BYTES:
-		return snprintf(buf, len, "per-user queued-bytes limit %zu reached (uid %u holds %zu bytes, %s of %zu "
-				"bytes); try again later", cfg->max_queued_bytes_per_uid, (unsigned)uid, held, what, n);
+		return snprintf(buf, len,
+				"per-user queued-bytes limit %zu reached (uid %u holds %zu bytes, %s of %zu "
+				"bytes); try again later",
+				cfg->max_queued_bytes_per_uid, (unsigned)uid, held, what, n);
 	case SRV_LIM_BYTES:
 		if (srv_limits_privileged(l, uid))
-			return snprintf(buf, len, "queued-bytes limit %zu reached (%zu bytes held, %s of %zu bytes); "
-					"try again later", cfg->max_queued_bytes, l->bytes, what, n);
-		return snprintf(buf, len, "queued-bytes limit %zu reached (%zu bytes held, %zu of them reserved for "
-				"root and slurm_user; %s of %zu bytes); try again later", cfg->max_queued_bytes,
-				l->bytes, cfg->reserved_queued_bytes, what, n);
-	default:
-		return snprintf(buf, len, "no limit reached");
+			return snprintf(buf, len,
+					"queued-bytes limit %zu reached (%zu bytes held, %s of %zu bytes); "
+					"try again later",
+					cfg->max_queued_bytes, l->bytes, what, n);
+		return snprintf(buf, len,
+				"queued-bytes limit %zu reached (%zu bytes held, %zu of them reserved for "
+				"root and slurm_user; %s of %zu bytes); try again later",
+				cfg->max_queued_bytes, l->bytes, cfg->reserved_queued_bytes, what, n);
+	default: return snprintf(buf, len, "no limit reached");
 	}
 }
 
@@ -292,8 +297,10 @@ void srv_limits_refused(srv_limits_t *l, srv_limit_t lim, uid_t uid, pid_t pid, 
 		return;
 	}
 	if (s->uid == uid && s->lim == lim && s->suppressed)
-		srv_log(SRV_LOG_WARNING, "refused uid %u (pid %d): %s (and %lu more refusals of this uid for this "
-			"limit in the last %d s)", (unsigned)uid, (int)pid, msg, s->suppressed, LOG_INTERVAL_MS / 1000);
+		srv_log(SRV_LOG_WARNING,
+			"refused uid %u (pid %d): %s (and %lu more refusals of this uid for this "
+			"limit in the last %d s)",
+			(unsigned)uid, (int)pid, msg, s->suppressed, LOG_INTERVAL_MS / 1000);
 	else
 		srv_log(SRV_LOG_WARNING, "refused uid %u (pid %d): %s", (unsigned)uid, (int)pid, msg);
 	*s = (log_slot_t){ .uid = uid, .lim = lim, .at = now };
@@ -337,8 +344,10 @@ void srv_limits_log_peer(srv_limits_t *l, const srv_peer_t *peer, const char *co
 	else
 		snprintf(who + strlen(who), sizeof(who) - strlen(who), "%u", (unsigned)peer->uid);
 	if (s->key == key && s->suppressed)
-		srv_log(SRV_LOG_WARNING, "refused %s: %s: %s (and %lu more from this host for this reason in the last "
-			"%d s)", who, code, why, s->suppressed, LOG_INTERVAL_MS / 1000);
+		srv_log(SRV_LOG_WARNING,
+			"refused %s: %s: %s (and %lu more from this host for this reason in the last "
+			"%d s)",
+			who, code, why, s->suppressed, LOG_INTERVAL_MS / 1000);
 	else
 		srv_log(SRV_LOG_WARNING, "refused %s: %s: %s", who, code, why);
 	*s = (peer_log_slot_t){ .key = key, .at = now };

@@ -60,8 +60,7 @@ void srv_log_close(void)
 
 void srv_log(int level, const char *fmt, ...)
 {
-	static const char *const names[] = { "emerg", "alert", "crit", "error", "warning", "notice", "info",
-					     "debug" };
+	static const char *const names[] = { "emerg", "alert", "crit", "error", "warning", "notice", "info", "debug" };
 	char msg[1024];
 	va_list ap;
 
@@ -121,8 +120,8 @@ static void refused_line(const char *type, const srv_peer_t *peer, const json_t 
 	int failed = code && (!strcmp(code, "failed") || !strcmp(code, "internal") || !strcmp(code, "timeout"));
 
 	srv_log(SRV_LOG_NOTICE, "%s %s%s request of uid %u (pid %d): %s: %.300s", failed ? "failed" : "refused",
-		type ? type : "a", type ? "" : "n unreadable", peer ? (unsigned)peer->uid : 0u, peer ? (int)peer->pid : 0,
-		code ? code : "?", msg ? msg : "");
+		type ? type : "a", type ? "" : "n unreadable", peer ? (unsigned)peer->uid : 0u,
+		peer ? (int)peer->pid : 0, code ? code : "?", msg ? msg : "");
 }
 
 void srv_log_refused(const char *type, const srv_peer_t *peer, const json_t *resp)

@@ -29,7 +29,7 @@
 #define TAG_LISTEN UINT64_MAX
 #define TAG_WORKERS (UINT64_MAX - 1)
 #define TAG_AUTH (UINT64_MAX - 2)
-#define TAG_TCP(i) (UINT64_MAX - 16 - (uint64_t)(i))   /* TCP listener i < SRV_MAX_LISTEN */
+#define TAG_TCP(i) (UINT64_MAX - 16 - (uint64_t)(i)) /* TCP listener i < SRV_MAX_LISTEN */
 /* Credentials being decoded at once; beyond, a new one is refused (munged too slow). */
 #define AUTH_INFLIGHT_MAX 1024
 #define SLOT_BITS 20
@@ -41,41 +41,41 @@ typedef struct conn {
 	int fd;
 	uint64_t id;
 	srv_peer_t peer;
-	uid_t uid;                 /* accounted under (srv_limits); SRV_UID_UNKNOWN until conn_set_uid() */
-	int counted;               /* counts as one of uid's connections */
-	size_t in_charge;          /* bytes charged for the frame being read */
+	uid_t uid;        /* accounted under (srv_limits); SRV_UID_UNKNOWN until conn_set_uid() */
+	int counted;      /* counts as one of uid's connections */
+	size_t in_charge; /* bytes charged for the frame being read */
 	unsigned char hdr[RM_FRAME_HEADER];
 	size_t hdr_got;
-	char *in;                  /* payload being read: in_cap bytes allocated so far, grown as data comes */
+	char *in; /* payload being read: in_cap bytes allocated so far, grown as data comes */
 	size_t in_len, in_got, in_cap;
-	char *out;                 /* encoded responses waiting to be sent */
+	char *out; /* encoded responses waiting to be sent */
 	size_t out_len, out_off;
 	long long last_active, frame_start, out_start;
-	int busy;                  /* a request is with the workers, or its credential with the auth threads */
-	int authed;                /* Unix: at once; TCP: once its credential was accepted */
-	long long auth_by;         /* TCP: closed when not authenticated by then */
-	int closing;               /* refused or failed: its last frame is in out; closed by close_by */
-	int draining;              /* closing, last frame sent, write side shut: reading and dropping */
+	int busy;          /* a request is with the workers, or its credential with the auth threads */
+	int authed;        /* Unix: at once; TCP: once its credential was accepted */
+	long long auth_by; /* TCP: closed when not authenticated by then */
+	int closing;       /* refused or failed: its last frame is in out; closed by close_by */
+	int draining;      /* closing, last frame sent, write side shut: reading and dropping */
 	size_t drain_left;
 	long long close_by;
-	uint32_t events;           /* current epoll mask */
+	uint32_t events; /* current epoll mask */
 } conn_t;
 
 typedef struct loop {
 	srv_ctx_t *ctx;
 	int epfd;
-	conn_t **conns;            /* nslots = max_clients + SRV_DRAIN_SLOTS slots */
+	conn_t **conns; /* nslots = max_clients + SRV_DRAIN_SLOTS slots */
 	int nslots;
-	int nconns;                /* slots in use */
-	int nclosing;              /* connections closing (at most SRV_DRAIN_SLOTS are kept to drain) */
+	int nconns;   /* slots in use */
+	int nclosing; /* connections closing (at most SRV_DRAIN_SLOTS are kept to drain) */
 	srv_limits_t *lim;
-	int *free_slots;           /* stack of unused slots, nfree of them */
+	int *free_slots; /* stack of unused slots, nfree of them */
 	int nfree;
 	uint64_t seq;
 	int internal_inflight;
-	int auth_inflight;         /* credentials with the auth threads */
+	int auth_inflight; /* credentials with the auth threads */
 	long long next_refresh;
-	int reserve_fd;            /* /dev/null, given up to accept one client when out of descriptors */
+	int reserve_fd; /* /dev/null, given up to accept one client when out of descriptors */
 	long long last_emfile_log;
 } loop_t;
 
@@ -502,8 +502,10 @@ static int conn_header(loop_t *l, conn_t *c)
 	if (n == 0)
 		return conn_fail(l, c, RM_ERR_BAD_FRAME, "frame length is 0"), -1;
 	if (!c->authed && n > RM_AUTH_FRAME_MAX) {
-		snprintf(msg, sizeof(msg), "first frame of %u bytes: a MUNGE credential of at most %d bytes is "
-			 "expected", n, RM_AUTH_FRAME_MAX);
+		snprintf(msg, sizeof(msg),
+			 "first frame of %u bytes: a MUNGE credential of at most %d bytes is "
+			 "expected",
+			 n, RM_AUTH_FRAME_MAX);
 		return conn_auth_fail(l, c, RM_ERR_AUTH, msg);
 	}
 	if (n > l->ctx->cfg.max_frame) {
@@ -530,8 +532,7 @@ static void conn_readable(loop_t *l, conn_t *c)
 {
 	int r, frames = 0;
 
-	while (!c->busy && !c->closing && frames < FRAMES_PER_TURN &&
-	       c->out_len - c->out_off < OUT_BACKLOG_MAX) {
+	while (!c->busy && !c->closing && frames < FRAMES_PER_TURN && c->out_len - c->out_off < OUT_BACKLOG_MAX) {
 		r = conn_read_some(l, c);
 		if (r <= 0)
 			return;
@@ -578,7 +579,8 @@ static int displace_unauthenticated(loop_t *l)
 	int i;
 
 	for (i = 0; i < l->nslots; i++)
-		if ((c = l->conns[i]) && !c->authed && !c->closing && !c->busy && (!oldest || c->auth_by < oldest->auth_by))
+		if ((c = l->conns[i]) && !c->authed && !c->closing && !c->busy &&
+		    (!oldest || c->auth_by < oldest->auth_by))
 			oldest = c;
 	if (!oldest)
 		return -1;

@@ -15,7 +15,9 @@
 #include "srv.h"
 #include "srv_requests.h"
 
-#define MAP_SCHEMA SRV_ENVELOPE " pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f " \
+#define MAP_SCHEMA                                                                          \
+	SRV_ENVELOPE                                                                        \
+	" pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f " \
 	"breakdown?b"
 #define MAX_RANKS (1u << 24)
 #define MAX_BUDGET_MS 60000
@@ -63,14 +65,16 @@ static int edges_json(const json_t *edges, json_int_t n, edges_t *e, const json_
 
 	if (edges_reserve(e, json_array_size(edges) + 1) < 0)
 		return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
-	json_array_foreach(edges, i, t) {
+	json_array_foreach (edges, i, t) {
 		json_t *a = json_array_get(t, 0), *b = json_array_get(t, 1), *c = json_array_get(t, 2);
 		if (json_array_size(t) != 3 || !json_is_integer(a) || !json_is_integer(b) || !json_is_number(c) ||
 		    json_integer_value(a) < 0 || json_integer_value(a) >= n || json_integer_value(b) < 0 ||
 		    json_integer_value(b) >= n || !(json_number_value(c) >= 0))
-			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.edges[%zu]: expected [src, dst, "
-						       "weight] with 0 <= src, dst < %lld and weight >= 0", i,
-						       (long long)n), -1;
+			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST,
+						       "pattern.edges[%zu]: expected [src, dst, "
+						       "weight] with 0 <= src, dst < %lld and weight >= 0",
+						       i, (long long)n),
+			       -1;
 		e->src[i] = (uint32_t)json_integer_value(a);
 		e->dst[i] = (uint32_t)json_integer_value(b);
 		e->w[i] = json_number_value(c);
@@ -93,11 +97,14 @@ static int edges_text(const char *text, json_int_t n, edges_t *e, const json_t *
 		if (!*p)
 			return 0;
 		a = strtoull(p, &end, 10);
-		if (end == p || (p = end, b = strtoull(p, &end, 10), end == p) || (p = end, w = strtod(p, &end), end == p) ||
-		    a >= (unsigned long long)n || b >= (unsigned long long)n || !(w >= 0) || w == HUGE_VAL)
-			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.edges_text: edge %zu: expected "
-						       "'src dst weight' with src, dst < %lld and weight >= 0", e->n,
-						       (long long)n), -1;
+		if (end == p || (p = end, b = strtoull(p, &end, 10), end == p) ||
+		    (p = end, w = strtod(p, &end), end == p) || a >= (unsigned long long)n ||
+		    b >= (unsigned long long)n || !(w >= 0) || w == HUGE_VAL)
+			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST,
+						       "pattern.edges_text: edge %zu: expected "
+						       "'src dst weight' with src, dst < %lld and weight >= 0",
+						       e->n, (long long)n),
+			       -1;
 		p = end;
 		if (e->n == e->cap && edges_reserve(e, e->cap ? e->cap * 2 : 256) < 0)
 			return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
@@ -121,22 +128,31 @@ static map_graph_t *pattern_graph(const json_t *pat, uint32_t nslots, const json
 	char msg[600];
 	int rc;
 
-	if (json_unpack_ex((json_t *)pat, &jerr, JSON_STRICT, "{s:I, s?o, s?s}", "n", &n, "edges", &edges,
-			   "edges_text", &text) < 0 || (edges && !json_is_array(edges)) || !edges == !text)
-		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: expected {\"n\": ranks, \"edges\": "
+	if (json_unpack_ex((json_t *)pat, &jerr, JSON_STRICT, "{s:I, s?o, s?s}", "n", &n, "edges", &edges, "edges_text",
+			   &text) < 0 ||
+	    (edges && !json_is_array(edges)) || !edges == !text)
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST,
+					       "pattern: expected {\"n\": ranks, \"edges\": "
 					       "[[src, dst, weight], ...]} or {\"n\": ranks, \"edges_text\": \"src dst "
-					       "weight ...\"}%s%s", jerr.text[0] ? ": " : "", jerr.text), NULL;
+					       "weight ...\"}%s%s",
+					       jerr.text[0] ? ": " : "", jerr.text),
+		       NULL;
 	if (n < 1 || n > MAX_RANKS)
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern.n: %lld outside 1..%u", (long long)n,
-					       MAX_RANKS), NULL;
+					       MAX_RANKS),
+		       NULL;
 	if (n > nslots) /* refused before any memory is spent on the graph */
-		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: %lld ranks but the target only %u "
-					       "slots", (long long)n, nslots), NULL;
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST,
+					       "pattern: %lld ranks but the target only %u "
+					       "slots",
+					       (long long)n, nslots),
+		       NULL;
 	rc = edges ? edges_json(edges, n, &e, id, error) : edges_text(text, n, &e, id, error);
 	if (rc == 0) {
 		g = map_graph_from_edges((uint32_t)n, e.n, e.src, e.dst, e.w, &err);
 		if (!g)
-			*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: %s", rm_error_format(&err, msg, sizeof(msg)));
+			*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "pattern: %s",
+						rm_error_format(&err, msg, sizeof(msg)));
 	}
 	edges_free(&e);
 	return g;
@@ -169,8 +185,8 @@ static map_graph_t *cart_graph(const char *spec, uint32_t nslots, const json_t *
 /* What a target is built from, after validation. */
 typedef struct target_spec {
 	topo_cluster_t c;
-	const char **names;   /* hosts mode */
-	topo_slot_t *slots;   /* slots mode */
+	const char **names; /* hosts mode */
+	topo_slot_t *slots; /* slots mode */
 	size_t n;
 	int per_core;
 	char key[SRV_TCACHE_MAX_KEY];
@@ -222,7 +238,8 @@ static int target_spec(target_spec_t *ts, const json_t *hosts, const json_t *slo
 		return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
 	for (i = 0; i < ts->n; i++) {
 		if (hosts && !(ts->names[i] = json_string_value(json_array_get(hosts, i))))
-			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "hosts[%zu]: expected a host name", i), -1;
+			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "hosts[%zu]: expected a host name", i),
+			       -1;
 		if (slots && srv_parse_slot(ts->c, json_array_get(slots, i), id, "slots", &ts->slots[i], error) < 0)
 			return -1;
 		if (hosts)
@@ -349,8 +366,9 @@ static json_t *breakdown_json(const topo_target_t *t, const map_graph_t *g, cons
 		return arr;
 	map_breakdown(g, t, perm, bd);
 	for (l = 0; arr && l < t->nlevels; l++)
-		json_array_append_new(arr, json_pack("{s:s, s:f, s:f}", "level", t->level_name && t->level_name[l]
-							  ? t->level_name[l] : "", "traffic", bd[l], "distance", t->cost[l]));
+		json_array_append_new(arr, json_pack("{s:s, s:f, s:f}", "level",
+						     t->level_name && t->level_name[l] ? t->level_name[l] : "",
+						     "traffic", bd[l], "distance", t->cost[l]));
 	free(bd);
 	return arr;
 }
@@ -390,16 +408,18 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 	uint32_t *perm = NULL;
 	char msg[600];
 
-	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?i, s?F, s?b}",
-			   "version", &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "pattern",
-			   &pat, "cart", &cart, "hosts", &hosts, "slots", &slots, "per_core", &per_core, "algorithm",
-			   &algo, "seed", &seed, "time_budget_ms", &budget, "breakdown", &breakdown) < 0 ||
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT,
+			   "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?i, s?F, s?b}", "version", &(int){ 0 },
+			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "pattern", &pat, "cart", &cart,
+			   "hosts", &hosts, "slots", &slots, "per_core", &per_core, "algorithm", &algo, "seed", &seed,
+			   "time_budget_ms", &budget, "breakdown", &breakdown) < 0 ||
 	    (hosts && !json_is_array(hosts)) || (slots && !json_is_array(slots)) || (pat && !json_is_object(pat)))
 		return srv_request_invalid(req, id, MAP_SCHEMA, &jerr);
 	if (!pat == !cart)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'pattern' and 'cart'");
 	if (!(budget >= 0 && budget <= MAX_BUDGET_MS)) /* a worker is not held longer than this */
-		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "time_budget_ms: %g outside 0..%d", budget, MAX_BUDGET_MS);
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "time_budget_ms: %g outside 0..%d", budget,
+				      MAX_BUDGET_MS);
 	if (!hosts == !slots)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'hosts' and 'slots'");
 	if (!(m = srv_model_get(ctx)))
@@ -452,15 +472,20 @@ static int order_axis(const json_t *dims, const json_t *wrap, const json_t *cost
 
 	if (!json_is_integer(x))
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "dims[%d]: expected an integer 1..%d", d,
-					       ORDER_MAX_EXTENT), -1;
+					       ORDER_MAX_EXTENT),
+		       -1;
 	if (json_integer_value(x) < 1 || json_integer_value(x) > ORDER_MAX_EXTENT)
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "dims[%d]: %lld outside 1..%d", d,
-					       (long long)json_integer_value(x), ORDER_MAX_EXTENT), -1;
+					       (long long)json_integer_value(x), ORDER_MAX_EXTENT),
+		       -1;
 	if (w && !json_is_boolean(w))
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "wrap[%d]: expected true or false", d), -1;
 	if (c && !(json_is_number(c) && json_number_value(c) > 0 && json_number_value(c) <= 1e9))
-		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "link_cost[%d]: expected a number > 0 and "
-					       "<= 1e9", d), -1;
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST,
+					       "link_cost[%d]: expected a number > 0 and "
+					       "<= 1e9",
+					       d),
+		       -1;
 	spec->dims[d] = (int)json_integer_value(x);
 	spec->wrap[d] = w ? json_is_true(w) : 1;
 	spec->link_cost[d] = c ? json_number_value(c) : 1.0;
@@ -482,7 +507,8 @@ int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const
 			*spec = *own;
 		srv_model_put(m);
 		if (!own)
-			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "the model has no torus: give 'dims'"), -1;
+			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "the model has no torus: give 'dims'"),
+			       -1;
 		return 0;
 	}
 	if (json_array_size(dims) != 3 || (wrap && json_array_size(wrap) != 3) || (cost && json_array_size(cost) != 3))
@@ -492,11 +518,14 @@ int srv_order_spec(srv_ctx_t *ctx, const json_t *dims, const json_t *wrap, const
 			return -1;
 	if (npr < 1 || npr > ORDER_MAX_NPR)
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "nodes_per_router: %lld outside 1..%d",
-					       (long long)npr, ORDER_MAX_NPR), -1;
+					       (long long)npr, ORDER_MAX_NPR),
+		       -1;
 	spec->nodes_per_router = (int)npr;
 	if ((double)spec->dims[0] * spec->dims[1] * spec->dims[2] * npr > ORDER_MAX_NODES) /* memory of one worker */
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "torus of %.0f nodes: at most %u",
-					       (double)spec->dims[0] * spec->dims[1] * spec->dims[2] * npr, ORDER_MAX_NODES), -1;
+					       (double)spec->dims[0] * spec->dims[1] * spec->dims[2] * npr,
+					       ORDER_MAX_NODES),
+		       -1;
 	return 0;
 }
 
@@ -513,13 +542,14 @@ static json_t *order_response(const json_t *id, const order_t *o, const topo_tor
 	for (i = 0; o->block_group && i < 2 * (size_t)o->nblocks; i++)
 		json_array_append_new(groups, json_integer(o->block_group[i]));
 	json_object_update_new(resp, json_pack("{s:s, s:o, s:o, s:I, s:[iii], s:[iii], s:[iii], s:i, s:[bbb], "
-					       "s:[fff], s:o}", "method", o->method, "order", nodes, "block", blocks,
-					       "nblocks", (json_int_t)o->nblocks, "block_ext", o->block_ext[0],
-					       o->block_ext[1], o->block_ext[2], "axes", o->axes[0], o->axes[1],
-					       o->axes[2], "dims", spec->dims[0], spec->dims[1], spec->dims[2],
-					       "nodes_per_router", spec->nodes_per_router, "wrap", spec->wrap[0],
-					       spec->wrap[1], spec->wrap[2], "link_cost", spec->link_cost[0],
-					       spec->link_cost[1], spec->link_cost[2], "block_group", groups));
+					       "s:[fff], s:o}",
+					       "method", o->method, "order", nodes, "block", blocks, "nblocks",
+					       (json_int_t)o->nblocks, "block_ext", o->block_ext[0], o->block_ext[1],
+					       o->block_ext[2], "axes", o->axes[0], o->axes[1], o->axes[2], "dims",
+					       spec->dims[0], spec->dims[1], spec->dims[2], "nodes_per_router",
+					       spec->nodes_per_router, "wrap", spec->wrap[0], spec->wrap[1],
+					       spec->wrap[2], "link_cost", spec->link_cost[0], spec->link_cost[1],
+					       spec->link_cost[2], "block_group", groups));
 	return resp;
 }
 

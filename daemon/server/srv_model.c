@@ -184,7 +184,8 @@ static int load_dir_file(build_t *b, const char *path, const char *host)
 
 	if (b->ctx->cfg.strict)
 		return topo_load_hwloc_xml(b->c, path, host, b->err);
-	if (topo_load_hwloc_xml(b->c, path, host, &e) < 0 && topo_cluster_add_anomaly(b->c, "bad_host_file", host, &e) < 0)
+	if (topo_load_hwloc_xml(b->c, path, host, &e) < 0 &&
+	    topo_cluster_add_anomaly(b->c, "bad_host_file", host, &e) < 0)
 		return rm_error_set(b->err, path, 0, 0, "out of memory");
 	return 0;
 }
@@ -204,7 +205,8 @@ static void log_anomalies(build_t *b)
 			snprintf(where, sizeof(where), "%s", a->file);
 		srv_log(SRV_LOG_WARNING, "%s: host %s %s: %s: %s", a->kind, a->host,
 			!strcmp(a->kind, "diff_hunk") ? "keeps its reference's value" : "left out", where, a->reason);
-		json_array_append_new(b->warnings, json_sprintf("%s: host %s: %s: %s", a->kind, a->host, where, a->reason));
+		json_array_append_new(b->warnings,
+				      json_sprintf("%s: host %s: %s: %s", a->kind, a->host, where, a->reason));
 	}
 }
 
@@ -226,7 +228,8 @@ static int load_dir_filtered(build_t *b, const char *dir)
 		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
 		if (has_suffix(d->d_name, ".diff.xml")) {
 			json_array_append_new(b->warnings, json_sprintf("%s: diff skipped (a registered node "
-									"overrides this directory)", path));
+									"overrides this directory)",
+									path));
 			continue;
 		}
 		memcpy(host, d->d_name, n - 4);
@@ -249,8 +252,7 @@ static void load_registration(void *arg, const char *host, const char *file, con
 	json_t *why;
 	int rc;
 
-	rc = file ? topo_load_hwloc_xml(b->c, file, host, &e)
-		  : topo_load_hwloc_xmlbuf(b->c, host, xml, len, host, &e);
+	rc = file ? topo_load_hwloc_xml(b->c, file, host, &e) : topo_load_hwloc_xmlbuf(b->c, host, xml, len, host, &e);
 	if (rc < 0) { /* one bad registration must not cost the others */
 		srv_log(SRV_LOG_WARNING, "registration of %s ignored: %s", host, rm_error_format(&e, msg, sizeof(msg)));
 		json_array_append_new(b->warnings, json_sprintf("registration of %s ignored: %s", host, msg));
@@ -316,9 +318,9 @@ int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err)
 		return rm_error_set(err, "libibnetdisc", 0, 0, "fabric discovery failed (ca %s port %d)",
 				    ctx->cfg.ib_ca ? ctx->cfg.ib_ca : "default", ctx->cfg.ib_port);
 	rc = write_ib_cache(ctx, f, err);
-	st = json_pack("{s:b, s:I, s:I, s:I, s:f}", "ok", rc == 0, "nodes", (json_int_t)count_nodes(f, 0),
-		       "switches", (json_int_t)count_nodes(f, IB_NODE_SWITCH), "cas",
-		       (json_int_t)count_nodes(f, IB_NODE_CA), "discovery_ms", (double)(srv_now_ms() - t0));
+	st = json_pack("{s:b, s:I, s:I, s:I, s:f}", "ok", rc == 0, "nodes", (json_int_t)count_nodes(f, 0), "switches",
+		       (json_int_t)count_nodes(f, IB_NODE_SWITCH), "cas", (json_int_t)count_nodes(f, IB_NODE_CA),
+		       "discovery_ms", (double)(srv_now_ms() - t0));
 	ibnd_destroy_fabric(f);
 	pthread_mutex_lock(&ctx->ib_lock);
 	json_decref(ctx->ib_status);
@@ -338,8 +340,8 @@ static int load_ib_live(build_t *b)
 
 	if (stat(b->ctx->ib_cache_path, &st) == 0) {
 		if (topo_load_ib_cache(b->c, b->ctx->ib_cache_path, &e) == 0) {
-			json_object_set_new(b->sources, "ib_live", json_pack("{s:s, s:s}", "from", "cache", "cache",
-									     b->ctx->ib_cache_path));
+			json_object_set_new(b->sources, "ib_live",
+					    json_pack("{s:s, s:s}", "from", "cache", "cache", b->ctx->ib_cache_path));
 			return 0;
 		}
 		srv_log(SRV_LOG_WARNING, "fabric cache unusable (%s); discovering live",

@@ -121,8 +121,7 @@ static int trusted(const char *list, uint32_t a)
 	return 0;
 }
 
-int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const char *host, char *why,
-			     size_t len)
+int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const char *host, char *why, size_t len)
 {
 	char origin[INET_ADDRSTRLEN] = "none";
 	struct in_addr in = { .s_addr = peer->origin4 };
@@ -132,7 +131,8 @@ int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const
 	if (peer->origin4)
 		inet_ntop(AF_INET, &in, origin, sizeof(origin));
 	if (!peer->origin4) {
-		snprintf(why, len, "the credential carries no origin address (munged could not tell its host's "
+		snprintf(why, len,
+			 "the credential carries no origin address (munged could not tell its host's "
 			 "address): a node may register only itself");
 		return 0;
 	}
@@ -140,7 +140,9 @@ int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const
 		return 1;
 	if (resolves_to(host, peer->origin4))
 		return 1;
-	snprintf(why, len, "'%.64s' does not resolve to %s, the origin of the credential: a node may register "
-		 "only itself (trusted_registrars lists hosts that may register others)", host, origin);
+	snprintf(why, len,
+		 "'%.64s' does not resolve to %s, the origin of the credential: a node may register "
+		 "only itself (trusted_registrars lists hosts that may register others)",
+		 host, origin);
 	return 0;
 }

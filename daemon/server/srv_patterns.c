@@ -140,7 +140,8 @@ static int list_dir(const char *dir, uid_t uid, const char *id, json_t *list, si
 		char pid[17], *text = NULL;
 
 		rm_pattern_key_id(&ps[i]->key, pid);
-		if (ps[i]->key.uid == (uint32_t)uid && (!id || !strcmp(id, pid)) && (text = rm_pattern_format(ps[i], NULL)))
+		if (ps[i]->key.uid == (uint32_t)uid && (!id || !strcmp(id, pid)) &&
+		    (text = rm_pattern_format(ps[i], NULL)))
 			json_array_append_new(list, json_pack("{s:I, s:s, s:s}", "uid", (json_int_t)uid, "pattern", pid,
 							      "text", text));
 		free(text);
@@ -204,7 +205,7 @@ json_t *srv_req_pattern_list(srv_ctx_t *ctx, const json_t *req, const json_t *id
 		return error;
 	list = json_array();
 	uids = users(ctx, all, uid);
-	json_array_foreach(uids, i, u) {
+	json_array_foreach (uids, i, u) {
 		json_int_t x = json_integer_value(u);
 		rm_error_t err = { 0 };
 
@@ -238,12 +239,13 @@ json_t *srv_req_pattern_forget(srv_ctx_t *ctx, const json_t *req, const json_t *
 	if ((error = whose(id, peer, &uid, all)))
 		return error;
 	uids = users(ctx, all, uid);
-	json_array_foreach(uids, i, u) {
+	json_array_foreach (uids, i, u) {
 		json_int_t x = json_integer_value(u);
 		rm_error_t err = { 0 };
 		int n;
 
-		if (user_dir(ctx, &x, 0, dir, sizeof(dir), &err) == 0 && (n = rm_pattern_dir_forget(dir, pid, &err)) > 0)
+		if (user_dir(ctx, &x, 0, dir, sizeof(dir), &err) == 0 &&
+		    (n = rm_pattern_dir_forget(dir, pid, &err)) > 0)
 			removed += n;
 	}
 	json_decref(uids);

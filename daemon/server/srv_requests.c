@@ -49,7 +49,8 @@ static const char *type_name(const json_t *v)
 	case JSON_STRING: return "string";
 	case JSON_INTEGER: return "integer";
 	case JSON_REAL: return "real";
-	case JSON_TRUE: case JSON_FALSE: return "boolean";
+	case JSON_TRUE:
+	case JSON_FALSE: return "boolean";
 	default: return "null";
 	}
 }
@@ -112,15 +113,14 @@ json_t *srv_request_invalid(const json_t *req, const json_t *id, const char *sch
 		while (*p == ' ')
 			p++;
 	}
-	json_object_foreach((json_t *)req, key, v)
+	json_object_foreach ((json_t *)req, key, v)
 		if (!schema_has(schema, key))
 			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "unknown field '%.*s'", rm_utf8_prefix(key, 64),
 					      key);
 	return rm_proto_error(id, RM_ERR_BAD_REQUEST, "invalid request: %s", jerr ? jerr->text : "bad field");
 }
 
-srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_peer_t *peer, int *flags,
-				 json_t **error)
+srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_peer_t *peer, int *flags, json_t **error)
 {
 	json_t *jv = json_object_get(req, "version"), *jt = json_object_get(req, "type");
 	json_t *id = json_object_get(req, "id");
@@ -132,9 +132,11 @@ srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_pe
 	if (!json_is_integer(jv))
 		return *error = rm_proto_error(id, RM_ERR_BAD_VERSION, "missing or non-integer field 'version'"), NULL;
 	if (json_integer_value(jv) != RM_PROTO_VERSION)
-		return *error = rm_proto_error(id, RM_ERR_BAD_VERSION, "protocol version %lld not supported "
+		return *error = rm_proto_error(id, RM_ERR_BAD_VERSION,
+					       "protocol version %lld not supported "
 					       "(this daemon speaks version %d)",
-					       (long long)json_integer_value(jv), RM_PROTO_VERSION), NULL;
+					       (long long)json_integer_value(jv), RM_PROTO_VERSION),
+		       NULL;
 	if (!id)
 		return *error = rm_proto_error(NULL, RM_ERR_BAD_REQUEST, "missing field 'id' (integer or string)"),
 		       NULL;
@@ -145,7 +147,8 @@ srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_pe
 			break;
 	if (i == NREQ)
 		return *error = rm_proto_error(id, RM_ERR_UNKNOWN_TYPE, "unknown request type '%.*s'",
-					       rm_utf8_prefix(json_string_value(jt), 64), json_string_value(jt)), NULL;
+					       rm_utf8_prefix(json_string_value(jt), 64), json_string_value(jt)),
+		       NULL;
 	if ((requests[i].flags & SRV_REQ_PRIVILEGED) && peer->uid != 0 &&
 	    !(ctx->cfg.has_slurm_uid && peer->uid == ctx->cfg.slurm_uid)) {
 		char who[128];
@@ -154,7 +157,8 @@ srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_pe
 			ctx->cfg.has_slurm_uid ? ctx->cfg.slurm_user : "");
 		return *error = rm_proto_error(id, RM_ERR_PERMISSION, "'%s' is allowed only to root%s%s",
 					       requests[i].type, ctx->cfg.has_slurm_uid ? " and " : "",
-					       ctx->cfg.has_slurm_uid ? ctx->cfg.slurm_user : ""), NULL;
+					       ctx->cfg.has_slurm_uid ? ctx->cfg.slurm_user : ""),
+		       NULL;
 	}
 	*flags = requests[i].flags;
 	return requests[i].fn;
@@ -201,8 +205,8 @@ json_t *srv_req_hosts(srv_ctx_t *ctx, const json_t *req, const json_t *id, const
 	n = topo_nhosts(m->cluster);
 	list = json_array();
 	for (h = 0; h < n; h++)
-		json_array_append_new(list, json_pack("{s:s, s:i, s:i}", "name", topo_host_name(m->cluster, h),
-						      "pus", (int)topo_host_npus(m->cluster, h), "cores",
+		json_array_append_new(list, json_pack("{s:s, s:i, s:i}", "name", topo_host_name(m->cluster, h), "pus",
+						      (int)topo_host_npus(m->cluster, h), "cores",
 						      (int)topo_host_ncores(m->cluster, h)));
 	resp = rm_proto_ok(id);
 	json_object_set_new(resp, "generation", json_integer((json_int_t)m->generation));
@@ -261,15 +265,18 @@ int srv_parse_slot(topo_cluster_t c, const json_t *v, const json_t *id, const ch
 	if (json_is_string(v))
 		host = json_string_value(v);
 	else if (json_unpack((json_t *)v, "[sI!]", &host, &pu) < 0)
-		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: expected \"host\" or [\"host\", pu]",
-					       field), -1;
+		return *error =
+			       rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: expected \"host\" or [\"host\", pu]", field),
+		       -1;
 	h = topo_host_find(c, host);
 	if (h < 0)
 		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "%s: unknown host '%.*s'", field,
-					       rm_utf8_prefix(host, 128), host), -1;
+					       rm_utf8_prefix(host, 128), host),
+		       -1;
 	if (pu < 0 || (topo_host_npus(c, (size_t)h) && pu >= (json_int_t)topo_host_npus(c, (size_t)h)))
 		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "%s: host %s has no PU %lld", field, host,
-					       (long long)pu), -1;
+					       (long long)pu),
+		       -1;
 	slot->host = (uint32_t)h;
 	slot->pu = (uint32_t)pu;
 	return 0;
@@ -292,8 +299,9 @@ json_t *srv_req_distance(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 		return srv_request_invalid(req, id, DISTANCE_SCHEMA, &jerr);
 	pair = hosts ? hosts : slots;
 	if (!pair || (hosts && slots) || json_array_size(pair) != 2)
-		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give either 'hosts': [a, b] or 'slots': "
-			"[[host, pu], [host, pu]]");
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST,
+				      "give either 'hosts': [a, b] or 'slots': "
+				      "[[host, pu], [host, pu]]");
 	if (!(m = srv_model_get(ctx)))
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
 	for (i = 0; i < 2; i++) {
@@ -373,7 +381,8 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", rm_error_format(&err, msg, sizeof(msg)));
 	saved = srv_state_save_registration(ctx, host, xml, len, path, sizeof(path), &serr) == 0;
 	if (!saved) /* keep serving: the registration holds in memory until the next restart */
-		srv_log(SRV_LOG_ERR, "registration of %s not saved: %s", host, rm_error_format(&serr, msg, sizeof(msg)));
+		srv_log(SRV_LOG_ERR, "registration of %s not saved: %s", host,
+			rm_error_format(&serr, msg, sizeof(msg)));
 	seq = srv_reg_put(ctx, host, saved ? path : NULL, xml, len);
 	if (srv_model_rebuild(ctx, seq, &err) < 0)
 		return rm_proto_error(id, RM_ERR_FAILED, "model rebuild failed: %s",
@@ -398,8 +407,9 @@ json_t *srv_reload_json(srv_ctx_t *ctx)
 	json_t *r;
 
 	pthread_mutex_lock(&ctx->ib_lock);
-	r = !ctx->last_reload.at ? json_null()
-				 : json_pack("{s:I, s:b}", "at", (json_int_t)ctx->last_reload.at, "ok", ctx->last_reload.ok);
+	r = !ctx->last_reload.at
+		    ? json_null()
+		    : json_pack("{s:I, s:b}", "at", (json_int_t)ctx->last_reload.at, "ok", ctx->last_reload.ok);
 	if (r && ctx->last_reload.at && !ctx->last_reload.ok)
 		json_object_set_new(r, "error", json_string(ctx->last_reload.error));
 	pthread_mutex_unlock(&ctx->ib_lock);
@@ -410,11 +420,12 @@ static json_t *slurm_topology_ok(const json_t *id, const topo_swtree_t *t, const
 {
 	json_t *resp = rm_proto_ok(id);
 
-	json_object_update_new(resp, json_pack("{s:s, s:I, s:I, s:s?, s:I, s:s?, s:I}", "topology_conf", text ? text : "",
-					       "trees", (json_int_t)t->ntrees, "guid_hcas", (json_int_t)t->nguid_host,
-					       "first_guid_hca", t->nguid_host ? t->guid_host[0].name : NULL, "unplaced",
-					       (json_int_t)t->nunplaced, "first_unplaced", t->nunplaced ? t->unplaced[0] : NULL,
-					       "multihomed", (json_int_t)t->nmultihomed));
+	json_object_update_new(
+		resp, json_pack("{s:s, s:I, s:I, s:s?, s:I, s:s?, s:I}", "topology_conf", text ? text : "", "trees",
+				(json_int_t)t->ntrees, "guid_hcas", (json_int_t)t->nguid_host, "first_guid_hca",
+				t->nguid_host ? t->guid_host[0].name : NULL, "unplaced", (json_int_t)t->nunplaced,
+				"first_unplaced", t->nunplaced ? t->unplaced[0] : NULL, "multihomed",
+				(json_int_t)t->nmultihomed));
 	return resp;
 }
 
@@ -433,7 +444,8 @@ json_t *srv_req_slurm_topology(srv_ctx_t *ctx, const json_t *req, const json_t *
 	FILE *f;
 
 	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?b, s?s}", "version", &(int){ 0 },
-			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "all_leaves", &all, "top", &top) < 0)
+			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "all_leaves", &all, "top",
+			   &top) < 0)
 		return srv_request_invalid(req, id, SRV_ENVELOPE " all_leaves?b top?s", &jerr);
 	if (top && (!topo_slurm_sanitise(top, msg, sizeof(msg))[0] || strcmp(msg, top)))
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "top: use letters, digits, '.', '_' and '-' only");

@@ -95,8 +95,8 @@ int srv_sock_listen(const char *path, unsigned mode, dev_t *dev, ino_t *ino, rm_
 	int fd, r, e;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return rm_error_set(err, path, 0, 0, "socket path is %zu bytes long; the limit is %zu",
-				    strlen(path), sizeof(sa.sun_path) - 1);
+		return rm_error_set(err, path, 0, 0, "socket path is %zu bytes long; the limit is %zu", strlen(path),
+				    sizeof(sa.sun_path) - 1);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (make_parent(path, err) < 0 || remove_stale(path, &sa, err) < 0)
 		return -1;

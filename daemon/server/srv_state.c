@@ -28,8 +28,8 @@ int srv_state_host_ok(const char *name)
 	if (!name || !*name || name[0] == '.' || strlen(name) > 255)
 		return 0;
 	for (p = name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '.' || *p == '-' || *p == '_'))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
+		      *p == '-' || *p == '_'))
 			return 0;
 	return 1;
 }
@@ -207,8 +207,7 @@ void srv_state_load_generation(srv_ctx_t *ctx)
 unsigned long srv_reg_put(srv_ctx_t *ctx, const char *host, const char *file, const char *xml, size_t len)
 {
 	unsigned long seq;
-	json_t *v = file ? json_pack("{s:s}", "file", file)
-			 : json_pack("{s:o}", "xml", json_stringn_nocheck(xml, len));
+	json_t *v = file ? json_pack("{s:s}", "file", file) : json_pack("{s:o}", "xml", json_stringn_nocheck(xml, len));
 
 	pthread_mutex_lock(&ctx->reg_lock);
 	json_object_set_new(ctx->registrations, host, v);
@@ -223,7 +222,7 @@ void srv_reg_foreach(srv_ctx_t *ctx, srv_reg_fn_t fn, void *arg, unsigned long *
 	json_t *v, *x;
 
 	pthread_mutex_lock(&ctx->reg_lock);
-	json_object_foreach(ctx->registrations, host, v) {
+	json_object_foreach (ctx->registrations, host, v) {
 		x = json_object_get(v, "xml");
 		fn(arg, host, json_string_value(json_object_get(v, "file")), json_string_value(x),
 		   json_string_length(x));

@@ -23,19 +23,19 @@
 typedef struct worker {
 	struct srv_workers *w;
 	pthread_t th;
-	srv_child_t *child;        /* isolation = process: this thread's worker process */
+	srv_child_t *child; /* isolation = process: this thread's worker process */
 } worker_t;
 
 struct srv_workers {
 	srv_ctx_t *ctx;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	srv_job_t *head, *tail;    /* queued */
-	srv_job_t *done;           /* finished, newest first */
+	srv_job_t *head, *tail; /* queued */
+	srv_job_t *done;        /* finished, newest first */
 	int pending;
 	int stopping;
 	int efd;
-	int stop_fd;               /* eventfd, readable once stopping */
+	int stop_fd; /* eventfd, readable once stopping */
 	int nthreads;
 	worker_t *wk;
 };
@@ -82,14 +82,12 @@ static int run_job(worker_t *wk, srv_job_t *job)
 	}
 	if (wk->child && (job->payload || (job->flags & SRV_REQ_ISOLATED))) {
 		switch (srv_child_run(wk->child, job)) {
-		case SRV_CHILD_STOPPED:
-			return -1;
+		case SRV_CHILD_STOPPED: return -1;
 		case SRV_CHILD_DONE:
 			free(job->payload);
 			job->payload = NULL;
 			return 0;
-		default: /* SRV_CHILD_DELEGATE: runs here */
-			break;
+		default: /* SRV_CHILD_DELEGATE: runs here */ break;
 		}
 	}
 	resp = job->payload ? parse_and_run(w, job) : job->handler(w->ctx, job->req, job->id, &job->peer);
@@ -274,8 +272,8 @@ int srv_workers_stop(srv_workers_t *w)
 	if (w->stop_fd >= 0 && write(w->stop_fd, &one, sizeof(one)) < 0)
 		srv_log(SRV_LOG_ERR, "eventfd write: %s", strerror(errno));
 	if ((left = join_threads(w))) {
-		srv_log(SRV_LOG_WARNING, "%d worker thread%s still running a request after %d ms: not waiting",
-			left, left > 1 ? "s are" : " is", SRV_STOP_WAIT_MS);
+		srv_log(SRV_LOG_WARNING, "%d worker thread%s still running a request after %d ms: not waiting", left,
+			left > 1 ? "s are" : " is", SRV_STOP_WAIT_MS);
 		return -1;
 	}
 	for (j = w->head; j; j = next) {

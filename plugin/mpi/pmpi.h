@@ -35,28 +35,28 @@
 
 /* Settings read from the environment at each topology call (see rmp_env_read for the names). */
 typedef struct rmp_env {
-	int disable;            /* RANKMAP_DISABLE=1 */
-	int verbose;            /* RANKMAP_VERBOSE=1: rank 0 prints the mapping outcome */
-	const char *report;     /* RANKMAP_REPORT=FILE: rank 0 appends the outcome line */
-	const char *algo;       /* RANKMAP_ALGO, default "auto" */
-	double budget_ms;       /* RANKMAP_TIME_BUDGET_MS for "auto"/"refine" (<= 0: 1 ms + 5 us per rank) */
-	const char *pattern;    /* RANKMAP_PATTERN: recorded traffic used as weights */
-	map_metric_t metric;    /* RANKMAP_METRIC */
-	const char *cluster;    /* RANKMAP_CLUSTER: cluster file (network, hardware) */
-	const char *socket;     /* RANKMAP_SERVER, else RANKMAP_SOCKET: rankmapd (a server list, rm_client.h) */
-	int timeout_ms;         /* RANKMAP_TIMEOUT_MS: every try of one daemon call together (default 5000) */
-	const char *trace;      /* RANKMAP_TRACE: tracing runs never reorder */
-	int fake_hosts;         /* test-only RANKMAP_FAKE_HOSTS (0: real placement) */
-	const char *fake_node;  /* test-only RANKMAP_FAKE_NODE: hwloc synthetic string */
-	int fake_cyclic;        /* test-only RANKMAP_FAKE_PLACEMENT=cyclic */
-	int guard;              /* RANKMAP_GUARD: 1 fork (default): the root maps in a child process; 0 off */
-	unsigned guard_cpu;     /* RANKMAP_GUARD_CPU: the child's CPU seconds (default RMP_GUARD_CPU) */
-	size_t guard_mem;       /* RANKMAP_GUARD_MEM: the child's memory in MiB (default RMP_GUARD_MEM) */
-	int learn;              /* RANKMAP_LEARN=1: use and record learned patterns (pmpi_learn.c) */
+	int disable;           /* RANKMAP_DISABLE=1 */
+	int verbose;           /* RANKMAP_VERBOSE=1: rank 0 prints the mapping outcome */
+	const char *report;    /* RANKMAP_REPORT=FILE: rank 0 appends the outcome line */
+	const char *algo;      /* RANKMAP_ALGO, default "auto" */
+	double budget_ms;      /* RANKMAP_TIME_BUDGET_MS for "auto"/"refine" (<= 0: 1 ms + 5 us per rank) */
+	const char *pattern;   /* RANKMAP_PATTERN: recorded traffic used as weights */
+	map_metric_t metric;   /* RANKMAP_METRIC */
+	const char *cluster;   /* RANKMAP_CLUSTER: cluster file (network, hardware) */
+	const char *socket;    /* RANKMAP_SERVER, else RANKMAP_SOCKET: rankmapd (a server list, rm_client.h) */
+	int timeout_ms;        /* RANKMAP_TIMEOUT_MS: every try of one daemon call together (default 5000) */
+	const char *trace;     /* RANKMAP_TRACE: tracing runs never reorder */
+	int fake_hosts;        /* test-only RANKMAP_FAKE_HOSTS (0: real placement) */
+	const char *fake_node; /* test-only RANKMAP_FAKE_NODE: hwloc synthetic string */
+	int fake_cyclic;       /* test-only RANKMAP_FAKE_PLACEMENT=cyclic */
+	int guard;             /* RANKMAP_GUARD: 1 fork (default): the root maps in a child process; 0 off */
+	unsigned guard_cpu;    /* RANKMAP_GUARD_CPU: the child's CPU seconds (default RMP_GUARD_CPU) */
+	size_t guard_mem;      /* RANKMAP_GUARD_MEM: the child's memory in MiB (default RMP_GUARD_MEM) */
+	int learn;             /* RANKMAP_LEARN=1: use and record learned patterns (pmpi_learn.c) */
 } rmp_env_t;
 
-#define RMP_GUARD_CPU 60    /* s; the child's wall-clock bound is 2 x CPU + 1 s */
-#define RMP_GUARD_MEM 8192  /* MiB above the process's size at fork */
+#define RMP_GUARD_CPU 60   /* s; the child's wall-clock bound is 2 x CPU + 1 s */
+#define RMP_GUARD_MEM 8192 /* MiB above the process's size at fork */
 
 /* Reads the environment into env. Returns 0, or -1 with err naming the bad variable. */
 int rmp_env_read(rmp_env_t *env, rm_error_t *err);
@@ -68,7 +68,7 @@ int rmp_disabled(void);
  * what it points to. */
 typedef struct rmp_slot {
 #ifdef RANKMAP_SMPI
-	void **by_rank;         /* world-size entries, allocated at the first set, never freed */
+	void **by_rank; /* world-size entries, allocated at the first set, never freed */
 	int n;
 #else
 	void *p;
@@ -95,29 +95,29 @@ void rmp_slot_set(rmp_slot_t *s, void *p);
 
 /* One intercepted topology call. */
 typedef struct rmp_call {
-	const char *fn;         /* "MPI_Cart_create"... */
+	const char *fn; /* "MPI_Cart_create"... */
 	MPI_Comm comm;
 	int rank, size;
-	uint32_t nverts;        /* vertices of the graph: ranks of the new communicator (<= size) */
+	uint32_t nverts; /* vertices of the graph: ranks of the new communicator (<= size) */
 	rmp_env_t env;
-	rm_error_t err;         /* this rank's first error */
-	double t0;              /* PMPI_Wtime at entry */
-	double t_map;           /* PMPI_Wtime when the root starts placement and mapping */
-	double cpu_map;         /* the process's CPU time (ms) at that moment */
-	char **dhosts;          /* root, RANKMAP_SOCKET: the daemon's host names (NULL-terminated) */
-	int *codes;             /* root: per rank, its new rank, -1 left out, RMP_CODE_FAILED (scattered) */
+	rm_error_t err; /* this rank's first error */
+	double t0;      /* PMPI_Wtime at entry */
+	double t_map;   /* PMPI_Wtime when the root starts placement and mapping */
+	double cpu_map; /* the process's CPU time (ms) at that moment */
+	char **dhosts;  /* root, RANKMAP_SOCKET: the daemon's host names (NULL-terminated) */
+	int *codes;     /* root: per rank, its new rank, -1 left out, RMP_CODE_FAILED (scattered) */
 	size_t ndhosts;
-	char warning[400];      /* root: the target's warning (topo_target_t.warning, or rankmapd's "warnings"),
+	char warning[400]; /* root: the target's warning (topo_target_t.warning, or rankmapd's "warnings"),
 				 * "" when none; it goes into the report line, never on a line of its own */
 	/* learning (pmpi_learn*.c), when env.learn */
-	int learn;              /* this call is learned: tracked after creation, its pattern looked up */
-	uint32_t learn_order;   /* its place among the program's topology calls with reorder=1 */
-	int learn_weighted;     /* the call carried weights of its own (never replaced) */
-	char learned[48];       /* root: "<id> runs=N" of the pattern applied, "none" when there was none */
-	uint64_t *lxadj;        /* root, graph calls: the call's graph structure (CSR) kept for the finalize */
+	int learn;            /* this call is learned: tracked after creation, its pattern looked up */
+	uint32_t learn_order; /* its place among the program's topology calls with reorder=1 */
+	int learn_weighted;   /* the call carried weights of its own (never replaced) */
+	char learned[48];     /* root: "<id> runs=N" of the pattern applied, "none" when there was none */
+	uint64_t *lxadj;      /* root, graph calls: the call's graph structure (CSR) kept for the finalize */
 	uint32_t *ladj;
 	uint32_t ln;
-	uint64_t lhash;         /* hash of that structure */
+	uint64_t lhash; /* hash of that structure */
 } rmp_call_t;
 
 #define RMP_CODE_FAILED (-2)
@@ -142,9 +142,9 @@ uint64_t rmp_hash_ints(uint64_t h, const int *v, size_t n);
 /* Where the ranks of a communicator run, known at the root (pmpi_place.c). */
 typedef struct rmp_place {
 	topo_cluster_t cluster;
-	topo_target_t *target;  /* one slot per rank of the communicator */
-	uint32_t *slot_rank;    /* target slot -> rank occupying it */
-	uint32_t *rank_slot;    /* rank -> target slot */
+	topo_target_t *target; /* one slot per rank of the communicator */
+	uint32_t *slot_rank;   /* target slot -> rank occupying it */
+	uint32_t *rank_slot;   /* rank -> target slot */
 } rmp_place_t;
 
 /* Collective: every rank takes part; on the root (rank 0) fills pl. Returns this rank's status
@@ -156,8 +156,8 @@ void rmp_place_free(rmp_place_t *pl);
 /* Builds a graph at the root from edges gathered from every rank (collective; local edges are
  * borrowed). weights NULL: all 1. Edges of weight <= 0 are dropped. Returns the graph on the root,
  * NULL elsewhere and on failure (call->err set at the root). *root_fail says whether the root failed. */
-map_graph_t *rmp_graph_gather(rmp_call_t *call, size_t nedges, const int *src, const int *dst,
-			      const int *weights, int *root_fail);
+map_graph_t *rmp_graph_gather(rmp_call_t *call, size_t nedges, const int *src, const int *dst, const int *weights,
+			      int *root_fail);
 /* Root only: the graph of a Cartesian call (pattern file if RANKMAP_PATTERN is set). */
 map_graph_t *rmp_graph_cart(rmp_call_t *call, int ndims, const int dims[], const int periods[]);
 /* Root only: the graph of MPI_Graph_create arguments (pattern file if RANKMAP_PATTERN is set). */
@@ -176,8 +176,7 @@ char **rmp_daemon_hosts(rmp_call_t *call, size_t *n_out);
 void rmp_free_names(char **names);
 /* Maps g through the daemon's `map` request onto the ranks' slots: vrank[v] = rank of the process that
  * should run vertex v. Fills res (daemon's cost, identity cost, "rankmapd:<engine>"). 0 or -1. */
-int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl, uint32_t *vrank,
-		   map_result_t *res);
+int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl, uint32_t *vrank, map_result_t *res);
 
 /* Starts a topology call: fills call and reads the environment. Returns 0 when reordering should be
  * attempted (every rank decides the same, from the environment and the collective check done later). */
@@ -238,8 +237,7 @@ void rmp_trace_persist_start(MPI_Request req);
 void rmp_trace_persist_del(MPI_Request req);
 /* Neighbourhood collectives: counts[i] elements of types[i] (or count/type for all when counts is
  * NULL) to the i-th out-neighbour of comm. */
-void rmp_trace_neighbors(MPI_Comm comm, int count, MPI_Datatype type, const int counts[],
-			 const MPI_Datatype types[]);
+void rmp_trace_neighbors(MPI_Comm comm, int count, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
 
 #pragma GCC visibility pop
 

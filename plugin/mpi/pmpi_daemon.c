@@ -64,8 +64,8 @@ static int daemon_error(rmp_call_t *call, const rm_error_t *e)
 {
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN];
 
-	return rm_error_set(&call->err, "rankmapd", 0, 0, "%s", rm_error_isset(e) ? rm_error_format(e, buf, sizeof(buf))
-								       : "request failed");
+	return rm_error_set(&call->err, "rankmapd", 0, 0, "%s",
+			    rm_error_isset(e) ? rm_error_format(e, buf, sizeof(buf)) : "request failed");
 }
 
 char **rmp_daemon_hosts(rmp_call_t *call, size_t *n_out)
@@ -116,12 +116,13 @@ static json_t *map_request(rmp_call_t *call, const map_graph_t *g, const rmp_pla
 	for (uint32_t u = 0; req && edges && u < g->n; u++)
 		for (uint64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++)
 			if (g->adj[k] > u)
-				json_array_append_new(edges, json_pack("[i, i, f]", (json_int_t)u, (json_int_t)g->adj[k],
-									g->w[k]));
+				json_array_append_new(
+					edges, json_pack("[i, i, f]", (json_int_t)u, (json_int_t)g->adj[k], g->w[k]));
 	for (int r = 0; req && slots && r < call->size; r++) {
 		topo_slot_t s = pl->target->slot[pl->rank_slot[r]];
 
-		json_array_append_new(slots, json_pack("[s, i]", topo_host_name(pl->cluster, s.host), (json_int_t)s.pu));
+		json_array_append_new(slots,
+				      json_pack("[s, i]", topo_host_name(pl->cluster, s.host), (json_int_t)s.pu));
 	}
 	if (!req || !edges || !slots) {
 		json_decref(req), json_decref(edges), json_decref(slots);
@@ -170,8 +171,7 @@ static long rank_of(const rmp_call_t *call, const rmp_place_t *pl, const uint64_
 	return hit ? (long)hit[1] : -1;
 }
 
-int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl, uint32_t *vrank,
-		   map_result_t *res)
+int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl, uint32_t *vrank, map_result_t *res)
 {
 	json_t *req = map_request(call, g, pl), *resp = NULL, *perm, *slots;
 	rm_error_t e = { 0 };
@@ -193,17 +193,19 @@ int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl
 	if (json_array_size(perm) != g->n) {
 		json_decref(resp);
 		free(keys);
-		return rm_error_set(&call->err, call->env.socket, 0, 0, "rankmapd: 'permutation' has %zu entries, not %u",
-				    json_array_size(perm), g->n);
+		return rm_error_set(&call->err, call->env.socket, 0, 0,
+				    "rankmapd: 'permutation' has %zu entries, not %u", json_array_size(perm), g->n);
 	}
 	for (uint32_t v = 0; v < g->n && rc == 0; v++) {
 		json_int_t s = json_integer_value(json_array_get(perm, v)), pu = -1;
 		const char *host = NULL;
 		long r = json_unpack(json_array_get(slots, (size_t)s), "[sI]", &host, &pu) == 0
-				 ? rank_of(call, pl, keys, host, pu) : -1;
+				 ? rank_of(call, pl, keys, host, pu)
+				 : -1;
 
 		if (r < 0)
-			rc = rm_error_set(&call->err, call->env.socket, 0, 0, "rankmapd: vertex %u on a slot no rank holds", v);
+			rc = rm_error_set(&call->err, call->env.socket, 0, 0,
+					  "rankmapd: vertex %u on a slot no rank holds", v);
 		else
 			vrank[v] = (uint32_t)r;
 	}
@@ -214,8 +216,9 @@ int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl
 	res->cost = json_number_value(json_object_get(resp, "cost"));
 	res->identity_cost = json_number_value(json_object_get(resp, "identity_cost"));
 	snprintf(res->algo, sizeof(res->algo), "rankmapd:%s",
-		 json_string_value(json_object_get(resp, "algorithm")) ? json_string_value(json_object_get(resp, "algorithm"))
-								      : "?");
+		 json_string_value(json_object_get(resp, "algorithm"))
+			 ? json_string_value(json_object_get(resp, "algorithm"))
+			 : "?");
 	json_decref(resp);
 	return rc;
 }

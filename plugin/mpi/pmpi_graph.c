@@ -36,8 +36,7 @@ map_graph_t *rmp_graph_cart(rmp_call_t *call, int ndims, const int dims[], const
 	if (call->env.pattern)
 		return pattern_graph(call);
 	if (ndims < 1 || ndims > MAP_CART_MAXDIMS) {
-		rm_error_set(&call->err, "ndims", 0, 0, "%d dimensions (supported: 1 to %d)", ndims,
-			     MAP_CART_MAXDIMS);
+		rm_error_set(&call->err, "ndims", 0, 0, "%d dimensions (supported: 1 to %d)", ndims, MAP_CART_MAXDIMS);
 		return NULL;
 	}
 	memset(&cart, 0, sizeof(cart));
@@ -72,7 +71,8 @@ map_graph_t *rmp_graph_graph(rmp_call_t *call, int nnodes, const int index[], co
 	for (int i = 0; i < nnodes; i++) {
 		for (int e = i ? index[i - 1] : 0; e < index[i]; e++) {
 			if (edges[e] < 0 || edges[e] >= nnodes) {
-				rm_error_set(&call->err, "edges", 0, 0, "edge %d names rank %d of %d", e, edges[e], nnodes);
+				rm_error_set(&call->err, "edges", 0, 0, "edge %d names rank %d of %d", e, edges[e],
+					     nnodes);
 				goto out;
 			}
 			src[k] = (uint32_t)i, dst[k] = (uint32_t)edges[e], w[k++] = 1.0;
@@ -135,8 +135,8 @@ static long plan_gather(const int *counts, int size, int *rcounts, int *displs)
 	return total;
 }
 
-map_graph_t *rmp_graph_gather(rmp_call_t *call, size_t nedges, const int *src, const int *dst,
-			      const int *weights, int *root_fail)
+map_graph_t *rmp_graph_gather(rmp_call_t *call, size_t nedges, const int *src, const int *dst, const int *weights,
+			      int *root_fail)
 {
 	int *tri = malloc(sizeof(int) * 3 * (nedges + 1));
 	int mine = tri && nedges <= INT32_MAX / 3 ? (int)nedges : -1, go = 1;

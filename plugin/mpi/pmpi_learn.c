@@ -270,7 +270,7 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 		c->periods[d] = periods[d] != 0;
 	c->xadj = call->lxadj, c->adj = call->ladj, c->gn = call->ln, c->ghash = call->lhash;
 	call->lxadj = NULL, call->ladj = NULL;
-	l->hit.dest = RMP_LEARN_NOHIT; /* the world record may change */
+	l->hit.dest = RMP_LEARN_NOHIT;  /* the world record may change */
 	if (newcomm != MPI_COMM_NULL) { /* after c->ndims: rec_neighbours reads it */
 		PMPI_Comm_rank(newcomm, &c->vertex);
 		if (rec_neighbours(c, newcomm) != 0)

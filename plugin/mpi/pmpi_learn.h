@@ -17,23 +17,23 @@
 
 /* One tracked topology communicator. */
 typedef struct rmp_learn_rec {
-	MPI_Comm comm;          /* the user's communicator (MPI_COMM_NULL: left out, or freed) */
-	MPI_Comm priv;          /* private duplicate of the call's communicator, for the finalize */
-	int *nb;                /* sorted (rank in comm, slot) pairs, nnb of them */
-	int *wnb;               /* the same with world ranks (sends on MPI_COMM_WORLD) */
+	MPI_Comm comm; /* the user's communicator (MPI_COMM_NULL: left out, or freed) */
+	MPI_Comm priv; /* private duplicate of the call's communicator, for the finalize */
+	int *nb;       /* sorted (rank in comm, slot) pairs, nnb of them */
+	int *wnb;      /* the same with world ranks (sends on MPI_COMM_WORLD) */
 	int nnb;
-	int nslots;             /* slots: 2 * ndims, or the out-degree */
-	int *slot_rank;         /* rank of each slot's neighbour (-1: none) */
-	uint64_t *cnt;          /* bytes, msgs per slot */
-	uint64_t other[2];      /* bytes, msgs to ranks that are not neighbours */
-	int vertex;             /* this process's rank in comm, -1 when left out */
-	int rank;               /* this process's rank in the call's communicator (0: the root) */
+	int nslots;        /* slots: 2 * ndims, or the out-degree */
+	int *slot_rank;    /* rank of each slot's neighbour (-1: none) */
+	uint64_t *cnt;     /* bytes, msgs per slot */
+	uint64_t other[2]; /* bytes, msgs to ranks that are not neighbours */
+	int vertex;        /* this process's rank in comm, -1 when left out */
+	int rank;          /* this process's rank in the call's communicator (0: the root) */
 	uint32_t nverts;
 	uint32_t order;
 	char fn[RM_PATTERN_FN_LEN];
-	int ndims;              /* Cartesian: dimensions, periods; 0 for graphs */
+	int ndims; /* Cartesian: dimensions, periods; 0 for graphs */
 	int periods[RM_PATTERN_MAXDIMS];
-	uint64_t *xadj;         /* root, graphs: the call's graph structure */
+	uint64_t *xadj; /* root, graphs: the call's graph structure */
 	uint32_t *adj;
 	uint32_t gn;
 	uint64_t ghash;
@@ -45,14 +45,14 @@ typedef struct rmp_learn_rec {
 #define RMP_LEARN_NOHIT INT_MIN
 typedef struct rmp_learn_hit {
 	MPI_Comm comm;
-	int dest;               /* RMP_LEARN_NOHIT: empty */
+	int dest; /* RMP_LEARN_NOHIT: empty */
 	MPI_Datatype type;
-	uint64_t size;          /* bytes of one element of type */
+	uint64_t size; /* bytes of one element of type */
 	uint64_t *cnt;
 } rmp_learn_hit_t;
 
 typedef struct rmp_learn {
-	rmp_learn_hit_t hit;    /* first: one cache line with the hot path's other loads */
+	rmp_learn_hit_t hit; /* first: one cache line with the hot path's other loads */
 	int n;
 	rmp_learn_rec_t rec[RMP_LEARN_COMMS];
 	rmp_learn_rec_t *world; /* the record sends on MPI_COMM_WORLD are matched against */

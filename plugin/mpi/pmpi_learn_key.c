@@ -100,14 +100,13 @@ int rmp_learn_program(rm_pattern_key_t *k, char *path, size_t pathlen)
 
 	for (ssize_t i = 0; i < n; i++)
 		h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
-	snprintf(k->program, sizeof(k->program), "file:%016llx:%lld:%lld", (unsigned long long)h,
-		 (long long)st.st_size, (long long)st.st_mtime);
+	snprintf(k->program, sizeof(k->program), "file:%016llx:%lld:%lld", (unsigned long long)h, (long long)st.st_size,
+		 (long long)st.st_mtime);
 	return 0;
 }
 
 /* The key of a call (root), from its function, order and shape already in k->shape. */
-static int call_key(const char *fn, uint32_t order, rm_pattern_key_t *k, char *path, size_t pathlen,
-		    rm_error_t *err)
+static int call_key(const char *fn, uint32_t order, rm_pattern_key_t *k, char *path, size_t pathlen, rm_error_t *err)
 {
 	if (rmp_learn_program(k, path, pathlen) != 0)
 		return rm_error_set(err, "/proc/self/exe", 0, 0, "cannot identify the program");
@@ -297,7 +296,8 @@ static void store_run(rmp_learn_rec_t *c, rm_pattern_t *run)
 	} else if (note[0]) {
 		rmp_learn_warn(&err, note);
 	} else if (rm_error_isset(&gerr)) {
-		rmp_learn_warn(&gerr, "the unreadable pattern was replaced by this run's (the old file is kept as .bad)");
+		rmp_learn_warn(&gerr,
+			       "the unreadable pattern was replaced by this run's (the old file is kept as .bad)");
 	}
 	if (merged != stored)
 		rm_pattern_free(merged);
@@ -370,7 +370,8 @@ static int collect_graph(rmp_learn_rec_t *c, rm_pattern_t *run, int size)
 			if (counts[r] < 4)
 				continue;
 			run->other[0] += (double)b[2], run->other[1] += (double)b[3];
-			for (int s = 0; v >= 0 && (uint32_t)v < c->gn && s < (int)b[1] && 4 + 3 * s + 2 < counts[r]; s++) {
+			for (int s = 0; v >= 0 && (uint32_t)v < c->gn && s < (int)b[1] && 4 + 3 * s + 2 < counts[r];
+			     s++) {
 				int64_t u = (int64_t)b[4 + 3 * s],
 					e = u >= 0 ? adj_find(c->adj, c->xadj[v], c->xadj[v + 1], (uint32_t)u) : -1;
 				double *t = e >= 0 ? &run->edge[2 * e] : run->other;
@@ -397,7 +398,8 @@ void rmp_learn_collect(rmp_learn_rec_t *c)
 
 	PMPI_Comm_size(c->priv, &size);
 	memset(&k, 0, sizeof(k));
-	if (c->rank == 0 && c->nverts > 0 && (c->ndims ? rm_pattern_shape_cart(&k, c->ndims, c->periods) == 0 : c->xadj != NULL)) {
+	if (c->rank == 0 && c->nverts > 0 &&
+	    (c->ndims ? rm_pattern_shape_cart(&k, c->ndims, c->periods) == 0 : c->xadj != NULL)) {
 		char path[256];
 		rm_error_t err = { 0 };
 

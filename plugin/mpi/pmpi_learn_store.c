@@ -31,7 +31,8 @@ typedef struct store_ops {
 static int dir_path(char *buf, size_t len, rm_error_t *err)
 {
 	if (rm_pattern_dir_default(buf, len) != 0)
-		return rm_error_set(err, "RANKMAP_LEARN_DIR", 0, 0, "no pattern directory (set RANKMAP_LEARN_DIR, "
+		return rm_error_set(err, "RANKMAP_LEARN_DIR", 0, 0,
+				    "no pattern directory (set RANKMAP_LEARN_DIR, "
 				    "XDG_CACHE_HOME or HOME)");
 	return rm_pattern_dir_check(buf, geteuid(), 1, err);
 }

@@ -26,16 +26,16 @@
 
 typedef struct rmp_rec {
 	char host[RMP_HOST_LEN];
-	int32_t cpu;        /* OS index of the single PU this rank is bound to, -1 if unknown */
-	int32_t xml_len;    /* length of the leader's hwloc XML (0: not a leader or failed) */
+	int32_t cpu;     /* OS index of the single PU this rank is bound to, -1 if unknown */
+	int32_t xml_len; /* length of the leader's hwloc XML (0: not a leader or failed) */
 	uint64_t xml_hash;
 } rmp_rec_t;
 
 /* What the root collects before building the cluster. */
 typedef struct rmp_gather {
-	rmp_rec_t *rec;     /* size records (real placement) */
-	char *xml;          /* concatenated XMLs of the requested leaders */
-	int *xml_off;       /* size: offset of rank r's XML in xml, -1 if none */
+	rmp_rec_t *rec; /* size records (real placement) */
+	char *xml;      /* concatenated XMLs of the requested leaders */
+	int *xml_off;   /* size: offset of rank r's XML in xml, -1 if none */
 } rmp_gather_t;
 
 static uint64_t hash_bytes(const char *s, size_t n)
@@ -327,8 +327,7 @@ static int cmp_host(const void *a, const void *b, void *base)
 }
 
 /* Root: loads the hardware of every distinct host once (hosts sorted by name), then finalizes. */
-static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga, const int *tree,
-			   int ntrees)
+static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga, const int *tree, int ntrees)
 {
 	char desc[512] = "";
 
@@ -383,7 +382,8 @@ static int where_real(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga
 		pu[r] = -1;
 		hwloc_topology_t t = topo_host_hwloc(c, (size_t)h);
 		hwloc_obj_t o = t && rec->cpu >= 0 && !call->env.fake_node
-					? hwloc_get_pu_obj_by_os_index(t, (unsigned)rec->cpu) : NULL;
+					? hwloc_get_pu_obj_by_os_index(t, (unsigned)rec->cpu)
+					: NULL;
 
 		if (o)
 			pu[r] = (int32_t)o->logical_index;

@@ -31,8 +31,7 @@ static int learned(rmp_call_t *call, int rc, const MPI_Comm *out, int ndims, con
 	return rc;
 }
 
-int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
-		    MPI_Comm *comm_cart)
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -70,8 +69,7 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
 	return learned(&call, rc, comm_cart, ndims, periods);
 }
 
-int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
-		     MPI_Comm *comm_graph)
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -96,7 +94,8 @@ int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edg
 
 	rmp_learn_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, call.rank == 0 && !g, &split) != 0)
-		return learned(&call, PMPI_Graph_create(comm, nnodes, index, edges, 0, comm_graph), comm_graph, 0, NULL);
+		return learned(&call, PMPI_Graph_create(comm, nnodes, index, edges, 0, comm_graph), comm_graph, 0,
+			       NULL);
 	if (split == MPI_COMM_NULL) {
 		*comm_graph = MPI_COMM_NULL;
 		return learned(&call, MPI_SUCCESS, comm_graph, 0, NULL);
@@ -120,8 +119,8 @@ static int real_dist(MPI_Comm comm, int n, const int sources[], const int degree
 #endif
 }
 
-static int real_adjacent(MPI_Comm comm, int indeg, const int sources[], const int sw[], int outdeg,
-			 const int dests[], const int dw[], MPI_Info info, int reorder, MPI_Comm *out)
+static int real_adjacent(MPI_Comm comm, int indeg, const int sources[], const int sw[], int outdeg, const int dests[],
+			 const int dw[], MPI_Info info, int reorder, MPI_Comm *out)
 {
 #ifdef RANKMAP_SMPI
 	(void)indeg, (void)sources, (void)sw, (void)outdeg, (void)dests, (void)dw, (void)info, (void)reorder;
@@ -141,9 +140,8 @@ static int check_ranks(rmp_call_t *call, const char *what, const int *v, size_t 
 	return 0;
 }
 
-int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
-			  const int destinations[], const int weights[], MPI_Info info, int reorder,
-			  MPI_Comm *comm_dist_graph)
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
+			  const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -179,7 +177,8 @@ int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int d
 	call.learn_weighted = w != NULL;
 	rmp_learn_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, root_fail, &split) != 0)
-		return learned(&call, real_dist(comm, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph),
+		return learned(&call,
+			       real_dist(comm, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph),
 			       comm_dist_graph, 0, NULL);
 	int rc = real_dist(split, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph);
 
@@ -257,14 +256,14 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
 	int len = 0, *packed = NULL;
 
 	if (!reorder || rmp_call_begin(&call, "MPI_Dist_graph_create_adjacent", comm) != 0)
-		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights,
-				     info, reorder, comm_dist_graph);
+		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
+				     reorder, comm_dist_graph);
 	int bad = indegree < 0 || outdegree < 0 ||
 		  check_ranks(&call, "sources", sources, (size_t)(indegree > 0 ? indegree : 0)) != 0 ||
 		  check_ranks(&call, "destinations", destinations, (size_t)(outdegree > 0 ? outdegree : 0)) != 0;
 
-	if (!bad && !(packed = pack_lists(indegree, sources, sourceweights, outdegree, destinations, destweights,
-					  &len)))
+	if (!bad &&
+	    !(packed = pack_lists(indegree, sources, sourceweights, outdegree, destinations, destweights, &len)))
 		bad = rm_error_set(&call.err, "lists", 0, 0, "out of memory");
 	if (bad && !rm_error_isset(&call.err))
 		rm_error_set(&call.err, "degrees", 0, 0, "negative degree");
@@ -275,22 +274,24 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
 	if (rmp_agree(&call, bad || !src, 0) != 0) {
 		free(src);
 		free(packed);
-		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights,
-				     info, 0, comm_dist_graph);
+		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
+				     0, comm_dist_graph);
 	}
 	int root_fail = 0, k = weight_kind(destweights);
 
 	call.nverts = (uint32_t)call.size;
-	map_graph_t *g = rmp_graph_gather(&call, (size_t)outdegree, src, destinations, k == 1 ? destweights : NULL,
-					  &root_fail);
+	map_graph_t *g =
+		rmp_graph_gather(&call, (size_t)outdegree, src, destinations, k == 1 ? destweights : NULL, &root_fail);
 
 	free(src);
 	call.learn_weighted = k == 1;
 	rmp_learn_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, root_fail, &split) != 0) {
 		free(packed);
-		return learned(&call, real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
-						    destweights, info, 0, comm_dist_graph), comm_dist_graph, 0, NULL);
+		return learned(&call,
+			       real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
+					     destweights, info, 0, comm_dist_graph),
+			       comm_dist_graph, 0, NULL);
 	}
 	int rc = move_lists(split, call.rank, packed, len, info, comm_dist_graph);
 

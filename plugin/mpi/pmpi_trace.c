@@ -22,13 +22,13 @@
 #include "rm_tmpfile.h"
 
 typedef struct trace_ent {
-	int64_t peer;       /* world rank + 1; 0: empty */
+	int64_t peer; /* world rank + 1; 0: empty */
 	uint64_t bytes, msgs;
 } trace_ent_t;
 
 typedef struct persist_ent {
-	uint64_t key;       /* request handle bits; 0: empty, 1: deleted */
-	int peer;           /* world rank */
+	uint64_t key; /* request handle bits; 0: empty, 1: deleted */
+	int peer;     /* world rank */
 	uint64_t bytes;
 } persist_ent_t;
 
@@ -46,10 +46,10 @@ typedef struct trace_ctx {
 
 /* Rank translation of one communicator to MPI_COMM_WORLD, cached as an attribute. */
 typedef struct comm_map {
-	int inter;          /* intercommunicators are not traced */
-	int ident;          /* same group as MPI_COMM_WORLD, same order: no table */
+	int inter; /* intercommunicators are not traced */
+	int ident; /* same group as MPI_COMM_WORLD, same order: no table */
 	int size;
-	int *world;         /* size entries (other communicators) */
+	int *world; /* size entries (other communicators) */
 } comm_map_t;
 
 static rmp_slot_t trace_slot; /* the tracer's context: one per process (per rank under SMPI) */
@@ -405,9 +405,10 @@ static void write_pattern(const trace_ctx_t *t, const uint64_t *all, const int *
 		unlink(tmp);
 		return;
 	}
-	fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n"
-		   "%% rankmap trace: row = sending rank, column = receiving rank (MPI_COMM_WORLD, 1-based)\n"
-		   "%% values: bytes messages\n%d %d %ld\n",
+	fprintf(f,
+		"%%%%MatrixMarket matrix coordinate real general\n"
+		"%% rankmap trace: row = sending rank, column = receiving rank (MPI_COMM_WORLD, 1-based)\n"
+		"%% values: bytes messages\n%d %d %ld\n",
 		t->wsize, t->wsize, total);
 	for (int r = 0; r < t->wsize; r++)
 		for (int i = 0; i < cnt[r]; i++, k++)
@@ -449,7 +450,8 @@ void rmp_trace_finalize(void)
 	if (t->wrank == 0) {
 		for (int r = 0; cnt && rc3 && dis && r < t->wsize; r++)
 			rc3[r] = 3 * cnt[r], dis[r] = (int)(3 * total), total += cnt[r];
-		all = cnt && rc3 && dis && 3 * total < INT32_MAX ? malloc(sizeof(uint64_t) * 3 * (size_t)(total + 1)) : NULL;
+		all = cnt && rc3 && dis && 3 * total < INT32_MAX ? malloc(sizeof(uint64_t) * 3 * (size_t)(total + 1))
+								 : NULL;
 		go = all != NULL;
 	}
 	PMPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -37,11 +37,11 @@ int MPI_Finalize(void)
 /* ---- blocking and non-blocking sends ------------------------------------------------------ */
 
 /* The tracer (RANKMAP_TRACE), then the learning counters (RANKMAP_LEARN): one test of a global each. */
-#define TRACE_SEND(comm, dest, count, type)                            \
-	do {                                                           \
-		rmp_trace_send(comm, dest, count, type);               \
-		if (rmp_learn_active)                                  \
-			rmp_learn_count(comm, dest, count, type);      \
+#define TRACE_SEND(comm, dest, count, type)                       \
+	do {                                                      \
+		rmp_trace_send(comm, dest, count, type);          \
+		if (rmp_learn_active)                             \
+			rmp_learn_count(comm, dest, count, type); \
 	} while (0)
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
@@ -108,14 +108,13 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 
 /* ---- persistent sends ------------------------------------------------------------------------ */
 
-#define TRACE_PERSIST(rc, req, comm, dest, count, type)                              \
-	do {                                                                         \
-		if ((rc) == MPI_SUCCESS && rmp_trace_on())                           \
-			rmp_trace_persist_add(*(req), comm, dest, count, type);     \
+#define TRACE_PERSIST(rc, req, comm, dest, count, type)                         \
+	do {                                                                    \
+		if ((rc) == MPI_SUCCESS && rmp_trace_on())                      \
+			rmp_trace_persist_add(*(req), comm, dest, count, type); \
 	} while (0)
 
-int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		  MPI_Request *req)
+int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
 	int rc = PMPI_Send_init(buf, count, type, dest, tag, comm, req);
 
@@ -123,8 +122,7 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int t
 	return rc;
 }
 
-int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		   MPI_Request *req)
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
 	int rc = PMPI_Bsend_init(buf, count, type, dest, tag, comm, req);
 
@@ -132,8 +130,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
 	return rc;
 }
 
-int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		   MPI_Request *req)
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
 	int rc = PMPI_Ssend_init(buf, count, type, dest, tag, comm, req);
 
@@ -141,8 +138,7 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
 	return rc;
 }
 
-int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		   MPI_Request *req)
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
 	int rc = PMPI_Rsend_init(buf, count, type, dest, tag, comm, req);
 
@@ -174,17 +170,17 @@ int MPI_Request_free(MPI_Request *req)
 
 /* ---- neighbourhood collectives (what each process sends to each out-neighbour) --------------- */
 
-#define TRACE_NEIGH(comm, count, type, counts, types)                         \
-	do {                                                                  \
-		if (rmp_trace_on())                                           \
+#define TRACE_NEIGH(comm, count, type, counts, types)                          \
+	do {                                                                   \
+		if (rmp_trace_on())                                            \
 			rmp_trace_neighbors(comm, count, type, counts, types); \
-		if (rmp_learn_active)                                         \
+		if (rmp_learn_active)                                          \
 			rmp_learn_neighbors(comm, count, type, counts, types); \
 	} while (0)
 
 #ifndef RANKMAP_SMPI /* SMPI has no neighbourhood collectives */
-int MPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-			   MPI_Datatype rtype, MPI_Comm comm)
+int MPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+			   MPI_Comm comm)
 {
 	TRACE_NEIGH(comm, scount, stype, NULL, NULL);
 	return PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
@@ -197,23 +193,23 @@ int MPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, vo
 	return PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
 }
 
-int MPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-			  MPI_Datatype rtype, MPI_Comm comm)
+int MPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+			  MPI_Comm comm)
 {
 	TRACE_NEIGH(comm, scount, stype, NULL, NULL);
 	return PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 
-int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-			   void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
+int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+			   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
 	TRACE_NEIGH(comm, 0, stype, scounts, NULL);
 	return PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
 }
 
-int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
-			   const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
-			   const MPI_Datatype rtypes[], MPI_Comm comm)
+int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+			   void *rbuf, const int rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
+			   MPI_Comm comm)
 {
 	TRACE_NEIGH(comm, 0, MPI_BYTE, scounts, stypes);
 	return PMPI_Neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
@@ -233,15 +229,15 @@ int MPI_Ineighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, v
 	return PMPI_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
 }
 
-int MPI_Ineighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-			   MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+int MPI_Ineighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+			   MPI_Comm comm, MPI_Request *req)
 {
 	TRACE_NEIGH(comm, scount, stype, NULL, NULL);
 	return PMPI_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
 }
 
-int MPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-			    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+int MPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+			    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
 			    MPI_Request *req)
 {
 	TRACE_NEIGH(comm, 0, stype, scounts, NULL);

@@ -20,8 +20,7 @@
 #define LIST_MAX_IDS (1u << 20)
 
 /* Parses one "a" or "a-b" item at *p (advanced past it). Returns 0 or -1. */
-static int list_item(const char **p, const char *start, uint32_t max_id, uint32_t *lo, uint32_t *hi,
-		     rm_error_t *err)
+static int list_item(const char **p, const char *start, uint32_t max_id, uint32_t *lo, uint32_t *hi, rm_error_t *err)
 {
 	char *end;
 	unsigned long a, b;
@@ -37,8 +36,8 @@ static int list_item(const char **p, const char *start, uint32_t max_id, uint32_
 		b = strtoul(end + 1, &end, 10);
 	}
 	if (a > b || b > max_id)
-		return rm_error_set(err, "cpu list", 0, (int)(*p - start) + 1, "bad range %lu-%lu in '%s' (max %u)",
-				    a, b, start, max_id);
+		return rm_error_set(err, "cpu list", 0, (int)(*p - start) + 1, "bad range %lu-%lu in '%s' (max %u)", a,
+				    b, start, max_id);
 	*lo = (uint32_t)a;
 	*hi = (uint32_t)b;
 	*p = end;
@@ -174,9 +173,9 @@ int rm_spank_bind_apply(const char *plan, uint32_t local_id, char *cpus, size_t 
  * list of each, from hwloc (or the test-only synthetic RANKMAP_FAKE_NODE, as registered by slurmd). */
 typedef struct bind_cores {
 	size_t n;
-	uint32_t *core;     /* Slurm's core index = hwloc logical core index */
-	uint32_t *pu;       /* first PU of the core (logical) */
-	char **cpus;        /* OS CPU list of the core */
+	uint32_t *core; /* Slurm's core index = hwloc logical core index */
+	uint32_t *pu;   /* first PU of the core (logical) */
+	char **cpus;    /* OS CPU list of the core */
 } bind_cores_t;
 
 static void cores_free(bind_cores_t *c)
@@ -200,8 +199,10 @@ static int cores_fill(bind_cores_t *c, hwloc_topology_t topo, rm_error_t *err)
 		hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, c->core[i]), pu;
 		char buf[1024];
 		if (!core)
-			return rm_error_set(err, "S_STEP_ALLOC_CORES", 0, 0, "core %u does not exist on this host "
-					    "(%d cores)", c->core[i], ncores);
+			return rm_error_set(err, "S_STEP_ALLOC_CORES", 0, 0,
+					    "core %u does not exist on this host "
+					    "(%d cores)",
+					    c->core[i], ncores);
 		pu = hwloc_get_next_obj_inside_cpuset_by_type(topo, core->cpuset, HWLOC_OBJ_PU, NULL);
 		if (!pu || hwloc_bitmap_list_snprintf(buf, sizeof(buf), core->cpuset) < 0)
 			return rm_error_set(err, "hwloc", 0, 0, "core %u has no PU", c->core[i]);
@@ -281,9 +282,11 @@ static uint32_t *plan_request(const rm_spank_bind_req_t *req, const bind_cores_t
 		rm_error_set(err, "memory", 0, 0, "out of memory");
 		return NULL;
 	}
-	if (rm_client_call_opts(&(rm_client_opts_t){ .servers = req->socket, .timeout_ms = req->timeout_ms,
-						    .munge_socket = req->munge_socket && *req->munge_socket
-									    ? req->munge_socket : NULL },
+	if (rm_client_call_opts(&(rm_client_opts_t){ .servers = req->socket,
+						     .timeout_ms = req->timeout_ms,
+						     .munge_socket = req->munge_socket && *req->munge_socket
+									     ? req->munge_socket
+									     : NULL },
 				q, &resp, NULL, err) < 0) {
 		if (!resp)
 			*why = RM_SPANK_PLAN_UNREACHABLE;

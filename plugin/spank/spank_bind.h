@@ -32,22 +32,22 @@ int rm_spank_list_format(const uint32_t *ids, size_t n, char *buf, size_t len);
 
 /* Everything the plan needs, gathered by the caller from the SPANK handle. */
 typedef struct rm_spank_bind_req {
-	const char *socket;        /* rankmapd (a server list) */
-	const char *munge_socket;  /* munged's socket for TCP (NULL or "": libmunge's default) */
+	const char *socket;       /* rankmapd (a server list) */
+	const char *munge_socket; /* munged's socket for TCP (NULL or "": libmunge's default) */
 	int timeout_ms;
-	const char *node;          /* SLURMD_NODENAME */
-	const char *alloc_cores;   /* S_STEP_ALLOC_CORES */
-	uint32_t ntasks;           /* local tasks */
-	const uint32_t *global;    /* global rank of each local task (ntasks) */
-	uint32_t total_tasks;      /* tasks of the step (pattern size) */
-	const char *pattern;       /* --rankmap-pattern (absolute) or NULL */
-	const char *metric;        /* --rankmap-metric or NULL */
-	const char *algo;          /* mapping engine */
-	uid_t uid;                 /* the job's user: the pattern is read as this user */
+	const char *node;        /* SLURMD_NODENAME */
+	const char *alloc_cores; /* S_STEP_ALLOC_CORES */
+	uint32_t ntasks;         /* local tasks */
+	const uint32_t *global;  /* global rank of each local task (ntasks) */
+	uint32_t total_tasks;    /* tasks of the step (pattern size) */
+	const char *pattern;     /* --rankmap-pattern (absolute) or NULL */
+	const char *metric;      /* --rankmap-metric or NULL */
+	const char *algo;        /* mapping engine */
+	uid_t uid;               /* the job's user: the pattern is read as this user */
 	gid_t gid;
-	const gid_t *gids;         /* the user's supplementary groups (set when read as root), ngids of them */
+	const gid_t *gids; /* the user's supplementary groups (set when read as root), ngids of them */
 	int ngids;
-	int pattern_timeout_ms;    /* bound of the pattern read (<= 0: RM_SPANK_PATTERN_TIMEOUT_MS) */
+	int pattern_timeout_ms; /* bound of the pattern read (<= 0: RM_SPANK_PATTERN_TIMEOUT_MS) */
 } rm_spank_bind_req_t;
 
 #define RM_SPANK_PATTERN_TIMEOUT_MS 10000

@@ -18,15 +18,15 @@
 #include <unistd.h>
 
 #define ELF_MAX_PHNUM 4096
-#define ELF_MAX_DYN (1u << 20)       /* bytes of dynamic section read */
-#define ELF_MAX_STRTAB (16u << 20)   /* bytes of dynamic string table read */
+#define ELF_MAX_DYN (1u << 20)     /* bytes of dynamic section read */
+#define ELF_MAX_STRTAB (16u << 20) /* bytes of dynamic string table read */
 
 typedef struct elf_file {
 	int fd;
 	int is64, swap;
 	uint64_t phoff;
 	unsigned phnum, phentsize;
-	uint64_t dyn_off, dyn_size;  /* PT_DYNAMIC */
+	uint64_t dyn_off, dyn_size; /* PT_DYNAMIC */
 } elf_file_t;
 
 typedef struct elf_dyn {
@@ -107,8 +107,7 @@ noexec:
 }
 
 /* Reads program header i into type/offset/vaddr/filesz. Returns 0 or -1. */
-static int elf_phdr(const elf_file_t *f, unsigned i, uint32_t *type, uint64_t *off, uint64_t *vaddr,
-		    uint64_t *filesz)
+static int elf_phdr(const elf_file_t *f, unsigned i, uint32_t *type, uint64_t *off, uint64_t *vaddr, uint64_t *filesz)
 {
 	unsigned char p[56];
 
@@ -230,7 +229,7 @@ static int elf_fail(rm_error_t *err, const char *path, const char *what)
 }
 
 int rm_spank_elf_needed(const char *path, int (*fn)(const char *name, void *arg), void *arg, char *runpath,
-		     size_t runpath_len, rm_error_t *err)
+			size_t runpath_len, rm_error_t *err)
 {
 	elf_file_t f = { .fd = -1 };
 	elf_dyn_t d = { 0 };
@@ -297,8 +296,8 @@ static int classify_cb(const char *name, void *arg)
 /* Libraries every program has: never worth opening. */
 static int is_system_lib(const char *name)
 {
-	static const char *const skip[] = { "libc.so", "libm.so", "libpthread.so", "libdl.so", "librt.so",
-					    "ld-linux", "libgcc_s.so", "libstdc++.so", "libgfortran.so", NULL };
+	static const char *const skip[] = { "libc.so",  "libm.so",     "libpthread.so", "libdl.so",       "librt.so",
+					    "ld-linux", "libgcc_s.so", "libstdc++.so",  "libgfortran.so", NULL };
 	for (int i = 0; skip[i]; i++)
 		if (strncmp(name, skip[i], strlen(skip[i])) == 0)
 			return 1;
@@ -343,8 +342,9 @@ static int try_dirs(detect_ctx_t *c, const char *dirs, const char *name)
 	return 0;
 }
 
-static const char system_dirs[] = "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib/aarch64-linux-gnu:"
-				  "/usr/lib/aarch64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib:/usr/local/lib";
+static const char system_dirs[] =
+	"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib/aarch64-linux-gnu:"
+	"/usr/lib/aarch64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib:/usr/local/lib";
 
 /* Looks one level down: the direct dependency name, resolved as the dynamic loader would. */
 static int deps_cb(const char *name, void *arg)
@@ -403,8 +403,7 @@ int rm_spank_which(const char *argv0, const char *path_env, char *out, size_t le
 	while (*p) {
 		size_t dl = strcspn(p, ":");
 		int n = dl ? snprintf(out, len, "%.*s/%s", (int)dl, p, argv0) : snprintf(out, len, "./%s", argv0);
-		if (n > 0 && (size_t)n < len && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(out, X_OK) == 0)
+		if (n > 0 && (size_t)n < len && stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
 			return 0;
 		p += dl;
 		if (*p == ':')

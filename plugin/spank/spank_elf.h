@@ -23,7 +23,7 @@ typedef enum rm_spank_mpi {
  * Returns 0 after the last entry, fn's non-zero value, or -1 (ENOEXEC: not ELF or no dynamic section
  * (static), EIO/ENOENT...: unreadable) with err naming the file. */
 int rm_spank_elf_needed(const char *path, int (*fn)(const char *name, void *arg), void *arg, char *runpath,
-		     size_t runpath_len, rm_error_t *err);
+			size_t runpath_len, rm_error_t *err);
 
 /* Classifies one shared-object name (a DT_NEEDED entry). Returns the MPI it belongs to, or NONE. */
 rm_spank_mpi_t rm_spank_mpi_from_soname(const char *soname);

@@ -42,12 +42,16 @@ static int conf_server(rm_spank_conf_t *c, const char *arg, const char *v, rm_er
 	rm_error_t perr = { 0 };
 
 	if (n < 1 || n > RM_SERVERS_MAX || strlen(v) >= sizeof(c->socket))
-		return rm_error_set(err, arg, 0, 0, "bad value in plugstack.conf argument '%s' (1 to %d entries "
-				    "HOST:PORT or /socket, comma-separated)", arg, RM_SERVERS_MAX);
+		return rm_error_set(err, arg, 0, 0,
+				    "bad value in plugstack.conf argument '%s' (1 to %d entries "
+				    "HOST:PORT or /socket, comma-separated)",
+				    arg, RM_SERVERS_MAX);
 	for (i = 0; i < n; i++) {
 		if (rm_client_server_entry(v, i, entry, sizeof(entry)) < 0 || !*entry)
-			return rm_error_set(err, arg, 0, 0, "plugstack.conf argument '%s': entry %d is empty or too "
-					    "long", arg, i + 1);
+			return rm_error_set(err, arg, 0, 0,
+					    "plugstack.conf argument '%s': entry %d is empty or too "
+					    "long",
+					    arg, i + 1);
 		if (*entry != '/' && rm_client_server_parse(entry, host, sizeof(host), &port, &perr) < 0)
 			return rm_error_set(err, arg, 0, 0, "plugstack.conf argument '%s': %s", arg, perr.text);
 	}
@@ -89,16 +93,21 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 		if (rc == 0)
 			*(IS("timeout") ? &c->timeout_ms : &c->pattern_timeout_ms) = (int)t;
 	} else {
-		return rm_error_set(err, arg, 0, 0, "unknown plugstack.conf argument '%.*s' (known: socket, "
-				    "server, munge_socket, libdir, default, bind, register, timeout, pattern_timeout, learn)", (int)n, arg);
+		return rm_error_set(
+			err, arg, 0, 0,
+			"unknown plugstack.conf argument '%.*s' (known: socket, "
+			"server, munge_socket, libdir, default, bind, register, timeout, pattern_timeout, learn)",
+			(int)n, arg);
 	}
 #undef IS
 	if (rc < 0)
 		return rm_error_set(err, arg, 0, 0, "bad value in plugstack.conf argument '%s' (%s)", arg,
 				    !strncmp(arg, "socket", 6) || !strncmp(arg, "libdir", 6) ||
-				    !strncmp(arg, "munge_socket", 12) ? "an absolute path"
-				    : !strncmp(arg, "timeout", 7) ? "milliseconds, 1 to 60000"
-				    : !strncmp(arg, "pattern_timeout", 15) ? "milliseconds, 1 to 600000" : "on or off");
+						    !strncmp(arg, "munge_socket", 12)
+					    ? "an absolute path"
+				    : !strncmp(arg, "timeout", 7)          ? "milliseconds, 1 to 60000"
+				    : !strncmp(arg, "pattern_timeout", 15) ? "milliseconds, 1 to 600000"
+									   : "on or off");
 	return 0;
 }
 
@@ -187,8 +196,8 @@ static int check_trace(const char *path, rm_error_t *err)
 		*slash = '\0';
 	if (access(dir, W_OK | X_OK) < 0) {
 		int e = errno;
-		rm_error_set(err, "--rankmap-trace", 0, 0, "cannot write the trace '%s': directory '%s': %s",
-			     path, dir, strerror(e));
+		rm_error_set(err, "--rankmap-trace", 0, 0, "cannot write the trace '%s': directory '%s': %s", path, dir,
+			     strerror(e));
 		errno = e;
 		return -1;
 	}
@@ -214,8 +223,7 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_file
 	map_metric_t m;
 
 	switch (opt) {
-	case RM_SPANK_OPT_RANKMAP:
-		return job_set_mode(job, v, err);
+	case RM_SPANK_OPT_RANKMAP: return job_set_mode(job, v, err);
 	case RM_SPANK_OPT_PATTERN:
 		if (copy_arg(job->pattern, sizeof(job->pattern), "--rankmap-pattern", v, err) < 0)
 			return -1;
@@ -233,9 +241,7 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_file
 		if (copy_arg(job->trace, sizeof(job->trace), "--rankmap-trace", v, err) < 0)
 			return -1;
 		return check_files ? check_trace(v, err) : 0;
-	case RM_SPANK_OPT_BIND:
-		job->bind = 1;
-		return 0;
+	case RM_SPANK_OPT_BIND: job->bind = 1; return 0;
 	case RM_SPANK_OPT_LEARN:
 		if (!v || !*v || !strcmp(v, "on"))
 			job->learn = 1;
@@ -246,9 +252,7 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_file
 			return rm_error_set(err, "--rankmap-learn", 0, 0, "invalid value '%s' (expected on or off)", v);
 		}
 		return 0;
-	default:
-		errno = EINVAL;
-		return rm_error_set(err, "option", 0, 0, "unknown option %d", opt);
+	default: errno = EINVAL; return rm_error_set(err, "option", 0, 0, "unknown option %d", opt);
 	}
 }
 
@@ -260,8 +264,10 @@ int spank_path_resolve(const char *dir, const char *path, char *out, size_t len,
 		n = snprintf(out, len, "%s", path);
 	} else if (!dir || dir[0] != '/') {
 		errno = EINVAL;
-		return rm_error_set(err, "--rankmap-pattern", 0, 0, "cannot resolve the relative path '%s': the step has "
-				    "no absolute SLURM_SUBMIT_DIR", path);
+		return rm_error_set(err, "--rankmap-pattern", 0, 0,
+				    "cannot resolve the relative path '%s': the step has "
+				    "no absolute SLURM_SUBMIT_DIR",
+				    path);
 	} else {
 		n = snprintf(out, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", path);
 	}
@@ -278,8 +284,8 @@ int rm_spank_job_active(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
 		return 0;
 	if (job->mode != RM_SPANK_MODE_UNSET)
 		return 1;
-	return conf->default_on || job->pattern[0] || job->metric[0] || job->trace[0] || job->bind ||
-	       job->learn > 0 || (conf->learn_default && job->learn == 0);
+	return conf->default_on || job->pattern[0] || job->metric[0] || job->trace[0] || job->bind || job->learn > 0 ||
+	       (conf->learn_default && job->learn == 0);
 }
 
 int rm_spank_job_learns(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
@@ -366,7 +372,8 @@ void rm_spank_servers_first(char *list, int i)
 	int k, n = rm_client_server_count(list);
 	size_t used;
 
-	if (i <= 0 || i >= n || strlen(list) >= sizeof(out) || rm_client_server_entry(list, i, entry, sizeof(entry)) < 0)
+	if (i <= 0 || i >= n || strlen(list) >= sizeof(out) ||
+	    rm_client_server_entry(list, i, entry, sizeof(entry)) < 0)
 		return;
 	used = (size_t)snprintf(out, sizeof(out), "%s", entry);
 	for (k = 0; k < n; k++)

@@ -18,26 +18,26 @@
 #ifndef RANKMAP_LIBDIR
 #define RANKMAP_LIBDIR "/usr/local/lib/rankmap"
 #endif
-#define RM_SPANK_TIMEOUT_DEFAULT 2000 /* ms, one daemon round trip */
+#define RM_SPANK_TIMEOUT_DEFAULT 2000          /* ms, one daemon round trip */
 #define RM_SPANK_PATTERN_TIMEOUT_DEFAULT 10000 /* ms, reading the user's pattern in slurmstepd */
 
 /* plugstack.conf arguments: socket=PATH server=LIST munge_socket=PATH libdir=PATH default=on|off
  * bind=on|off register=on|off timeout=MS pattern_timeout=MS learn=on|off. */
 typedef struct rm_spank_conf {
-	char socket[PATH_MAX];  /* rankmapd: socket=PATH or server=HOST:PORT[,...] (a server list, rm_client.h),
+	char socket[PATH_MAX];       /* rankmapd: socket=PATH or server=HOST:PORT[,...] (a server list, rm_client.h),
 				 * default RM_SOCKET_DEFAULT */
-	int server_set;         /* server= given: exported to tasks as RANKMAP_SERVER (else RANKMAP_SOCKET) */
+	int server_set;              /* server= given: exported to tasks as RANKMAP_SERVER (else RANKMAP_SOCKET) */
 	char munge_socket[PATH_MAX]; /* munged's socket for TCP ("": libmunge's default), RANKMAP_MUNGE_SOCKET */
-	char libdir[PATH_MAX];  /* where librankmap_mpi_<mpi>.so live, default RANKMAP_LIBDIR */
-	int default_on;         /* rankmap without --rankmap (default off) */
-	int bind_default;       /* --rankmap-bind without asking (default off) */
-	int register_on;        /* slurmd registers its hwloc topology (default on) */
-	int timeout_ms;         /* per daemon call, every server of the list included, 1..60000 (default
+	char libdir[PATH_MAX];       /* where librankmap_mpi_<mpi>.so live, default RANKMAP_LIBDIR */
+	int default_on;              /* rankmap without --rankmap (default off) */
+	int bind_default;            /* --rankmap-bind without asking (default off) */
+	int register_on;             /* slurmd registers its hwloc topology (default on) */
+	int timeout_ms;              /* per daemon call, every server of the list included, 1..60000 (default
 				 * RM_SPANK_TIMEOUT_DEFAULT); exported to tasks as RANKMAP_TIMEOUT_MS */
-	char timeout_text[16];  /* timeout_ms as text, for the export */
-	int pattern_timeout_ms; /* slurmstepd's read of --rankmap-pattern, 1..600000 (default
+	char timeout_text[16];       /* timeout_ms as text, for the export */
+	int pattern_timeout_ms;      /* slurmstepd's read of --rankmap-pattern, 1..600000 (default
 				 * RM_SPANK_PATTERN_TIMEOUT_DEFAULT) */
-	int learn_default;      /* learn=on: steps learn their patterns (RANKMAP_LEARN=1) unless the user
+	int learn_default;           /* learn=on: steps learn their patterns (RANKMAP_LEARN=1) unless the user
 				 * gives --rankmap-learn=off or --rankmap=off; implies rankmap (default off) */
 } rm_spank_conf_t;
 
@@ -49,23 +49,29 @@ typedef enum rm_spank_mode {
 	RM_SPANK_MODE_UNSET = 0, /* no --rankmap given: plugstack default applies */
 	RM_SPANK_MODE_OFF,
 	RM_SPANK_MODE_ON,
-	RM_SPANK_MODE_REQUIRED   /* like ON, but a failure fails the step */
+	RM_SPANK_MODE_REQUIRED /* like ON, but a failure fails the step */
 } rm_spank_mode_t;
 
 /* The user's options, as given to srun/sbatch/salloc. Strings are "" when unset. */
 typedef struct rm_spank_job {
 	rm_spank_mode_t mode;
-	char algo[16];          /* auto | treematch | scotch */
+	char algo[16]; /* auto | treematch | scotch */
 	char pattern[PATH_MAX];
-	char metric[16];        /* bytes | messages | loggp */
+	char metric[16]; /* bytes | messages | loggp */
 	char trace[PATH_MAX];
-	int bind;               /* --rankmap-bind given */
-	int learn;              /* --rankmap-learn[=on]: 1, --rankmap-learn=off: -1, not given: 0 */
+	int bind;  /* --rankmap-bind given */
+	int learn; /* --rankmap-learn[=on]: 1, --rankmap-learn=off: -1, not given: 0 */
 } rm_spank_job_t;
 
 /* Option values of struct spank_option.val, one per option. */
-enum { RM_SPANK_OPT_RANKMAP = 1, RM_SPANK_OPT_PATTERN, RM_SPANK_OPT_METRIC, RM_SPANK_OPT_TRACE, RM_SPANK_OPT_BIND,
-       RM_SPANK_OPT_LEARN };
+enum {
+	RM_SPANK_OPT_RANKMAP = 1,
+	RM_SPANK_OPT_PATTERN,
+	RM_SPANK_OPT_METRIC,
+	RM_SPANK_OPT_TRACE,
+	RM_SPANK_OPT_BIND,
+	RM_SPANK_OPT_LEARN
+};
 
 /* Validates one option's argument (optarg may be NULL for --rankmap and --rankmap-bind) and records it
  * in job. check_files: also open --rankmap-pattern (a regular file within the pattern size cap of
@@ -103,7 +109,7 @@ int rm_spank_mpi_library(const rm_spank_conf_t *conf, rm_spank_mpi_t mpi, char *
 /* One environment variable to export to the tasks. */
 typedef struct rm_spank_envvar {
 	const char *name;
-	const char *value;      /* borrowed from job/conf */
+	const char *value; /* borrowed from job/conf */
 } rm_spank_envvar_t;
 #define RM_SPANK_ENV_MAX 12
 

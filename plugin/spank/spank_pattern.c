@@ -103,7 +103,9 @@ static void *read_child(void *arg, size_t *len, rm_error_t *err)
 rm_spank_edge_t *rm_spank_pattern_edges(const rm_spank_bind_req_t *req, size_t *n, rm_error_t *err)
 {
 	int ms = req->pattern_timeout_ms > 0 ? req->pattern_timeout_ms : RM_SPANK_PATTERN_TIMEOUT_MS;
-	rm_child_limits_t lim = { .wall_ms = ms, .cpu_s = (unsigned)(ms / 1000) + 1, .mem_bytes = RM_SPANK_PATTERN_MEM,
+	rm_child_limits_t lim = { .wall_ms = ms,
+				  .cpu_s = (unsigned)(ms / 1000) + 1,
+				  .mem_bytes = RM_SPANK_PATTERN_MEM,
 				  .max_out = ((size_t)req->ntasks * req->ntasks / 2 + 1) * sizeof(rm_spank_edge_t) };
 	rm_spank_edge_t *e;
 	size_t len = 0;

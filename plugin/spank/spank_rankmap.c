@@ -47,23 +47,29 @@ static int opt_cb(int val, const char *optarg, int remote);
 static struct spank_option rm_options[] = {
 	{ "rankmap", "[MODE]",
 	  "Topology-aware MPI rank reordering (rankmap). MODE: auto (default), treematch, scotch, "
-	  "off, or required (fail the step if rankmap cannot be applied).", 2, RM_SPANK_OPT_RANKMAP, opt_cb },
+	  "off, or required (fail the step if rankmap cannot be applied).",
+	  2, RM_SPANK_OPT_RANKMAP, opt_cb },
 	{ "rankmap-pattern", "FILE",
 	  "rankmap: weight rank pairs by this recorded communication pattern (Matrix Market, as "
-	  "written by --rankmap-trace). Implies --rankmap.", 1, RM_SPANK_OPT_PATTERN, opt_cb },
+	  "written by --rankmap-trace). Implies --rankmap.",
+	  1, RM_SPANK_OPT_PATTERN, opt_cb },
 	{ "rankmap-metric", "METRIC",
 	  "rankmap: which pattern column to use: bytes, messages or loggp (both, LogGP-weighted). "
-	  "Implies --rankmap.", 1, RM_SPANK_OPT_METRIC, opt_cb },
+	  "Implies --rankmap.",
+	  1, RM_SPANK_OPT_METRIC, opt_cb },
 	{ "rankmap-trace", "FILE",
 	  "rankmap: record the point-to-point traffic of this run into FILE at MPI_Finalize "
-	  "(a traced run is not reordered). Implies --rankmap.", 1, RM_SPANK_OPT_TRACE, opt_cb },
+	  "(a traced run is not reordered). Implies --rankmap.",
+	  1, RM_SPANK_OPT_TRACE, opt_cb },
 	{ "rankmap-bind", NULL,
 	  "rankmap: bind each task to a core of the step's allocation, placed by rankmapd "
-	  "according to the pattern (or rank order). Implies --rankmap.", 0, RM_SPANK_OPT_BIND, opt_cb },
+	  "according to the pattern (or rank order). Implies --rankmap.",
+	  0, RM_SPANK_OPT_BIND, opt_cb },
 	{ "rankmap-learn", "[on|off]",
 	  "rankmap: learn this program's communication pattern at each run and use it from the next one "
 	  "(RANKMAP_LEARN=1; kept by rankmapd per user). off: do not, even when the site turns learning on. "
-	  "Implies --rankmap (except off).", 2, RM_SPANK_OPT_LEARN, opt_cb },
+	  "Implies --rankmap (except off).",
+	  2, RM_SPANK_OPT_LEARN, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 

@@ -114,8 +114,8 @@ static void register_everywhere(rm_spank_ctx_t *ctx, const char *host, const jso
 
 	for (i = 0; i < n; i++) {
 		rm_error_t err = { 0 };
-		rm_client_opts_t o = { .servers = entry, .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket
-												      : NULL };
+		rm_client_opts_t o = { .servers = entry,
+				       .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket : NULL };
 
 		left = (int)(deadline - now_ms());
 		if (rm_client_server_entry(ctx->conf.socket, i, entry, sizeof(entry)) < 0 || left < 1)
@@ -152,8 +152,8 @@ void rm_spank_register_node(rm_spank_ctx_t *ctx)
 	req = rm_proto_request("register", 1);
 	if (req) {
 		json_object_set_new(req, "host", json_string(host));
-		json_object_set_new(req, "xml", json_stringn(xml, len > 0 && xml[len - 1] == '\0' ? (size_t)len - 1
-									      : (size_t)len));
+		json_object_set_new(req, "xml",
+				    json_stringn(xml, len > 0 && xml[len - 1] == '\0' ? (size_t)len - 1 : (size_t)len));
 	}
 	hwloc_free_xmlbuffer(topo, xml);
 	hwloc_topology_destroy(topo);

@@ -18,12 +18,12 @@
 typedef struct rm_spank_ctx {
 	spank_t sp;
 	spank_context_t where;
-	rm_spank_conf_t conf;      /* plugstack.conf arguments */
-	rm_spank_job_t job;        /* the user's options */
-	uint32_t global_id;     /* task_init: this task's rank in the step */
-	int local_id;           /* task_init: this task's index on the node */
-	int pattern_bad;        /* slurmstepd: --rankmap-pattern could not be resolved (the reason in err) */
-	rm_error_t err;         /* first failure: the one warning (or the required-mode error) */
+	rm_spank_conf_t conf; /* plugstack.conf arguments */
+	rm_spank_job_t job;   /* the user's options */
+	uint32_t global_id;   /* task_init: this task's rank in the step */
+	int local_id;         /* task_init: this task's index on the node */
+	int pattern_bad;      /* slurmstepd: --rankmap-pattern could not be resolved (the reason in err) */
+	rm_error_t err;       /* first failure: the one warning (or the required-mode error) */
 } rm_spank_ctx_t;
 
 /* slurmd: sends this node's hwloc topology to rankmapd (register request). Logs failures. */

@@ -84,10 +84,11 @@ void rm_spank_probe_daemon(rm_spank_ctx_t *ctx)
 		return;
 	if (!(req = rm_proto_request("ping", 1)))
 		return;
-	rc = rm_client_call_opts(&(rm_client_opts_t){ .servers = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms,
-						      .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket
-											: NULL },
-				 req, &resp, &info, &err);
+	rc = rm_client_call_opts(
+		&(rm_client_opts_t){ .servers = ctx->conf.socket,
+				     .timeout_ms = ctx->conf.timeout_ms,
+				     .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket : NULL },
+		req, &resp, &info, &err);
 	json_decref(resp);
 	if ((rc == 0 || resp) && info.nfailed > 0) { /* failed over: the tasks go straight to the one that answered */
 		slurm_info("rankmap: %s; this step uses rankmapd at %s", info.failed, info.entry);
@@ -105,8 +106,7 @@ static void task_daemon_down(rm_spank_ctx_t *ctx, const char *why, const char *a
 {
 	spank_unsetenv(ctx->sp, "RANKMAP_SOCKET");
 	spank_unsetenv(ctx->sp, "RANKMAP_SERVER");
-	rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); %sMPI reordering uses the local model", why,
-		     also);
+	rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); %sMPI reordering uses the local model", why, also);
 }
 
 /* Finds the program the task executes. Returns 0 with its path in prog, or -1. */
@@ -185,8 +185,10 @@ void rm_spank_task_preload(rm_spank_ctx_t *ctx)
 		goto out;
 	}
 	if (rm_spank_mpi_library(&ctx->conf, mpi, lib, sizeof(lib)) < 0 || access(lib, R_OK) < 0) {
-		rm_error_set(&ctx->err, lib, 0, 0, "%s (needed for %s, an %s program); running without rank "
-			     "reordering", strerror(errno), prog, mpi == RM_SPANK_MPI_OPENMPI ? "Open MPI" : "MPICH");
+		rm_error_set(&ctx->err, lib, 0, 0,
+			     "%s (needed for %s, an %s program); running without rank "
+			     "reordering",
+			     strerror(errno), prog, mpi == RM_SPANK_MPI_OPENMPI ? "Open MPI" : "MPICH");
 		goto out;
 	}
 	old = step_getenv(ctx->sp, "LD_PRELOAD");
@@ -237,7 +239,8 @@ static int plan_user(rm_spank_ctx_t *ctx, rm_spank_bind_req_t *req)
 
 void rm_spank_step_bind_plan(rm_spank_ctx_t *ctx)
 {
-	rm_spank_bind_req_t req = { .socket = ctx->conf.socket, .timeout_ms = ctx->conf.timeout_ms,
+	rm_spank_bind_req_t req = { .socket = ctx->conf.socket,
+				    .timeout_ms = ctx->conf.timeout_ms,
 				    .munge_socket = ctx->conf.munge_socket };
 	char *node = step_getenv(ctx->sp, "SLURMD_NODENAME"), *cores = NULL, *plan = NULL;
 	uint32_t *global = NULL;
@@ -269,8 +272,11 @@ void rm_spank_step_bind_plan(rm_spank_ctx_t *ctx)
 		slurm_info("rankmap: binding plan on %s (cores %s): %s", req.node, cores, plan);
 	} else {
 		rm_error_format(&err, buf, sizeof(buf));
-		snprintf(msg, sizeof(msg), "%s%s", why == RM_SPANK_PLAN_UNREACHABLE ? BIND_ERR_DAEMON
-				: why == RM_SPANK_PLAN_BAD_PATTERN ? BIND_ERR_PATTERN : BIND_ERR_PLAN, buf);
+		snprintf(msg, sizeof(msg), "%s%s",
+			 why == RM_SPANK_PLAN_UNREACHABLE   ? BIND_ERR_DAEMON
+			 : why == RM_SPANK_PLAN_BAD_PATTERN ? BIND_ERR_PATTERN
+							    : BIND_ERR_PLAN,
+			 buf);
 		spank_setenv(ctx->sp, RM_SPANK_BIND_ERROR_ENV, msg, 1);
 		slurm_info("rankmap: no binding plan on %s: %s", node ? node : "?", buf);
 	}

@@ -26,13 +26,13 @@
 
 typedef struct phase {
 	const char *sock;
-	char *frame;                /* the encoded request, sent as is */
+	char *frame; /* the encoded request, sent as is */
 	size_t len;
 	long long end_ms;
-	double period_us;           /* > 0: open loop, each client sends every period (offset per client) */
+	double period_us; /* > 0: open loop, each client sends every period (offset per client) */
 	int nclients;
 	int next_client;
-	double *lat;                /* per request, ms (shared, atomically indexed) */
+	double *lat; /* per request, ms (shared, atomically indexed) */
 	long nlat;
 	long errors;
 	pthread_barrier_t start;
@@ -254,23 +254,24 @@ static void verdict(const char *name, const result_t *r, const result_t *ping)
 	       r->rps >= 4900 ? "meets" : "MISSES", r->p99, r->p99 < 5.0 ? "meets" : "MISSES", ping->rps, ping->p99);
 }
 
-
 typedef struct mode_res {
 	result_t ping, map, mapt, pingo, mapo, mapto;
 } mode_res_t;
 
 /* Starts a daemon with isolation = mode and runs every phase against it. Returns 0, or -1 when the
  * daemon did not start or its first map failed. */
-static int bench_mode(const char *mode, int workers, const char *data, int nclients, double secs, json_t *ping, json_t *map,
-		      json_t *mapt, mode_res_t *r)
+static int bench_mode(const char *mode, int workers, const char *data, int nclients, double secs, json_t *ping,
+		      json_t *map, json_t *mapt, mode_res_t *r)
 {
 	char extra[4096];
 	tdaemon_t d;
 	json_t *one;
 	int ok;
 
-	snprintf(extra, sizeof(extra), "hwloc_dir = %s/plafrim/hwloc\nib_file = %s/plafrim/ib/ib-subnet0.txt\n"
-		 "log_level = warning\nisolation = %s\nworker_threads = %d\n", data, data, mode, workers);
+	snprintf(extra, sizeof(extra),
+		 "hwloc_dir = %s/plafrim/hwloc\nib_file = %s/plafrim/ib/ib-subnet0.txt\n"
+		 "log_level = warning\nisolation = %s\nworker_threads = %d\n",
+		 data, data, mode, workers);
 	if (td_setup(&d, extra) < 0 || td_start(&d, NULL) < 0) {
 		fprintf(stderr, "bench_daemon: rankmapd (%s) did not start\n", td_bin());
 		td_cleanup(&d);
@@ -329,16 +330,16 @@ int main(void)
 	printf("rankmapd benchmark: %d clients, %d workers, %.1f s per phase, 64-rank map with %s on 8 nodes x 8 "
 	       "cores;\n"
 	       "isolation = thread (requests run in the daemon's threads, the baseline) beside isolation = process\n"
-	       "(map runs in worker processes with CPU/memory/time limits, the default)\n", nclients, workers, secs,
-	       algo ? algo : "treematch");
+	       "(map runs in worker processes with CPU/memory/time limits, the default)\n",
+	       nclients, workers, secs, algo ? algo : "treematch");
 	if (bench_mode("thread", workers, data ? data : ".", nclients, secs, ping, map, mapt, &th) < 0 ||
 	    bench_mode("process", workers, data ? data : ".", nclients, secs, ping, map, mapt, &pr) < 0)
 		rc = 1;
 	free(data);
 	if (!rc) {
 		printf("%-26s %-37s | %-37s\n", "", "isolation = thread (baseline)", "isolation = process");
-		printf("%-26s %9s %8s %8s %8s | %9s %8s %8s %8s\n", "", "req/s", "p50 ms", "p99 ms", "cpu us/r", "req/s",
-		       "p50 ms", "p99 ms", "cpu us/r");
+		printf("%-26s %9s %8s %8s %8s | %9s %8s %8s %8s\n", "", "req/s", "p50 ms", "p99 ms", "cpu us/r",
+		       "req/s", "p50 ms", "p99 ms", "cpu us/r");
 		print_pair("ping", &th.ping, &pr.ping);
 		print_pair("map 64 ranks, JSON edges", &th.map, &pr.map);
 		print_pair("map 64 ranks, edges_text", &th.mapt, &pr.mapt);

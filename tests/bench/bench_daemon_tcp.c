@@ -29,11 +29,11 @@
 #define MAXLAT 4000000
 
 typedef struct phase {
-	const char *servers;        /* the Unix socket path, or 127.0.0.1:PORT */
+	const char *servers; /* the Unix socket path, or 127.0.0.1:PORT */
 	const char *munge_socket;
 	char *frame;
 	size_t len;
-	int auth_only;              /* open and authenticate connections in a loop */
+	int auth_only; /* open and authenticate connections in a loop */
 	long long end_us;
 	double *lat;
 	long nlat, errors;
@@ -222,9 +222,11 @@ static int start_munged(const char *dir, char *sock, size_t len)
 	char cmd[4096];
 
 	snprintf(sock, len, "%s/munge.sock", dir);
-	snprintf(cmd, sizeof(cmd), "head -c 1024 /dev/urandom >%s/munge.key && chmod 600 %s/munge.key && "
+	snprintf(cmd, sizeof(cmd),
+		 "head -c 1024 /dev/urandom >%s/munge.key && chmod 600 %s/munge.key && "
 		 "munged --socket=%s --key-file=%s/munge.key --pid-file=%s/munge.pid --log-file=%s/munge.log "
-		 "--seed-file=%s/munge.seed", dir, dir, sock, dir, dir, dir, dir);
+		 "--seed-file=%s/munge.seed",
+		 dir, dir, sock, dir, dir, dir, dir);
 	if (system(cmd) != 0) {
 		fprintf(stderr, "bench_daemon_tcp: cannot start munged (installed? root?): %s\n", cmd);
 		return -1;
@@ -236,8 +238,10 @@ static void stop_munged(const char *dir)
 {
 	char cmd[1024];
 
-	snprintf(cmd, sizeof(cmd), "p=$(cat %s/munge.pid) && kill $p && while kill -0 $p 2>/dev/null; do sleep 0.05; "
-		 "done", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "p=$(cat %s/munge.pid) && kill $p && while kill -0 $p 2>/dev/null; do sleep 0.05; "
+		 "done",
+		 dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "bench_daemon_tcp: munged was not running at the end\n");
 }
@@ -280,8 +284,10 @@ int main(void)
 	if (td_setup(&d, "") < 0 || start_munged(d.dir, msock, sizeof(msock)) < 0)
 		return 1;
 	snprintf(tcp, sizeof(tcp), "127.0.0.1:%d", port);
-	snprintf(extra, sizeof(extra), "hwloc_dir = %s/plafrim/hwloc\nib_file = %s/plafrim/ib/ib-subnet0.txt\n"
-		 "log_level = warning\nlisten = %s\nmunge_socket = %s\n", data ? data : ".", data ? data : ".", tcp, msock);
+	snprintf(extra, sizeof(extra),
+		 "hwloc_dir = %s/plafrim/hwloc\nib_file = %s/plafrim/ib/ib-subnet0.txt\n"
+		 "log_level = warning\nlisten = %s\nmunge_socket = %s\n",
+		 data ? data : ".", data ? data : ".", tcp, msock);
 	free(data);
 	FILE *f = fopen(d.conf, "a");
 	if (!f || fputs(extra, f) < 0 || fclose(f) != 0 || td_start(&d, NULL) < 0) {
@@ -315,10 +321,12 @@ int main(void)
 	       unix_map.rps > 0 ? 100 * tcp_map.rps / unix_map.rps : 0,
 	       tcp_map.rps > 0 && tcp_map.rps >= 0.8 * unix_map.rps ? "meets" : "MISSES");
 	printf("  authentication: %.3f ms per connection, median, one at a time, at the client (target < 1 ms): %s;\n"
-	       "    %d clients at once: %.0f authentications/s (%.3f ms of the machine each), their latency is queueing\n",
-	       auth1.p50, auth1.n && auth1.p50 < 1.0 ? "meets" : "MISSES", nclients, auth.rps, auth.rps > 0 ? 1000 / auth.rps : 0);
-	printf("  first call of a new job, auth included: median %.3f ms, p99 %.3f ms (target < 5 ms): %s\n",
-	       first.p50, first.p99, first.n && first.p50 < 5.0 ? "meets" : "MISSES");
+	       "    %d clients at once: %.0f authentications/s (%.3f ms of the machine each), their latency is "
+	       "queueing\n",
+	       auth1.p50, auth1.n && auth1.p50 < 1.0 ? "meets" : "MISSES", nclients, auth.rps,
+	       auth.rps > 0 ? 1000 / auth.rps : 0);
+	printf("  first call of a new job, auth included: median %.3f ms, p99 %.3f ms (target < 5 ms): %s\n", first.p50,
+	       first.p99, first.n && first.p50 < 5.0 ? "meets" : "MISSES");
 	td_stop(&d, SIGTERM);
 	stop_munged(d.dir);
 	td_cleanup(&d);

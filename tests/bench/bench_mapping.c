@@ -23,10 +23,10 @@
 
 struct instance {
 	const char *name;
-	const char *cart;     /* Cartesian spec, or NULL */
+	const char *cart; /* Cartesian spec, or NULL */
 	const char *tleaf;
 	double ref_identity, ref_scotch, ref_tm; /* issue 3's table, 0 when none */
-	int kind;             /* 0 cart, 1 alltoall 16x2, 2 random, 3 rings of rings, 4 hypercube, 5 app */
+	int kind; /* 0 cart, 1 alltoall 16x2, 2 random, 3 rings of rings, 4 hypercube, 5 app */
 	uint32_t n;
 };
 

@@ -72,8 +72,8 @@ static int report(const char *const *m, int nm, const sim_result_t *r)
 			best_hop = r[k].cls[c].hop < best_hop ? r[k].cls[c].hop : best_hop;
 			if (k != bbb) {
 				best_other_hop = r[k].cls[c].hop < best_other_hop ? r[k].cls[c].hop : best_other_hop;
-				best_other_th = r[k].cls[c].thickness > best_other_th ? r[k].cls[c].thickness
-										       : best_other_th;
+				best_other_th =
+					r[k].cls[c].thickness > best_other_th ? r[k].cls[c].thickness : best_other_th;
 			}
 		}
 		printf("%-8s %-13s", sim_class_name(c), "hop");
@@ -144,7 +144,8 @@ int main(void)
 
 	printf("XE6 68 cabinets: 17x8x24 routers, 2 nodes per router, link costs x 1, y 2, z 0.67\n"
 	       "synthetic mix: %d jobs x %d seeds, load 0.9; means per job (hop: lower is better,\n"
-	       "thickness: higher is better)\n\n", NJOBS, NSEEDS);
+	       "thickness: higher is better)\n\n",
+	       NJOBS, NSEEDS);
 	if (simulate_all(&xe6, m, 5, r) < 0) {
 		fprintf(stderr, "bench_order: simulation failed\n");
 		return 1;

@@ -36,12 +36,12 @@
 
 static int errors;
 
-#define CHECK(c, ...)                                      \
-	do {                                               \
-		if (!(c)) {                                \
-			errors++;                          \
+#define CHECK(c, ...)                                          \
+	do {                                                   \
+		if (!(c)) {                                    \
+			errors++;                              \
 			fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		}                                          \
+		}                                              \
 	} while (0)
 
 /* Row-major Cartesian rank of coords (with periodic wrap), -1 outside an open border. */
@@ -215,16 +215,15 @@ int main(int argc, char **argv)
 	int all_errors = 0;
 
 	MPI_Reduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-	if (wrank == 0)
-	{
+	if (wrank == 0) {
 		int td = CART_HALO_TRAFFIC_DIM < nd ? CART_HALO_TRAFFIC_DIM : 0;
 
 		printf("moved=%d cross_identity=%ld cross_mapped=%ld cross0_identity=%ld cross0_mapped=%ld "
 		       "crossT_identity=%ld crossT_mapped=%ld errors=%d\n",
-		       moved, cross_edges(nd, dims, per, n, ident, wsize, -1), cross_edges(nd, dims, per, n, owner, wsize, -1),
-		       cross_edges(nd, dims, per, n, ident, wsize, 0), cross_edges(nd, dims, per, n, owner, wsize, 0),
-		       cross_edges(nd, dims, per, n, ident, wsize, td), cross_edges(nd, dims, per, n, owner, wsize, td),
-		       all_errors);
+		       moved, cross_edges(nd, dims, per, n, ident, wsize, -1),
+		       cross_edges(nd, dims, per, n, owner, wsize, -1), cross_edges(nd, dims, per, n, ident, wsize, 0),
+		       cross_edges(nd, dims, per, n, owner, wsize, 0), cross_edges(nd, dims, per, n, ident, wsize, td),
+		       cross_edges(nd, dims, per, n, owner, wsize, td), all_errors);
 	}
 	if (cart != MPI_COMM_NULL)
 		MPI_Comm_free(&cart);

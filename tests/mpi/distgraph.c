@@ -57,7 +57,8 @@ static void check_lists(MPI_Comm g, int me, int p, int general)
 			CHECK(contains(src, sw, 3, exp[i], ew[i]), "rank %d: source %d missing\n", me, exp[i]);
 			CHECK(contains(dst, dw, 3, exp[i], ew[i]), "rank %d: destination %d missing\n", me, exp[i]);
 		} else {
-			CHECK(src[i] == exp[i] && sw[i] == ew[i], "rank %d: source %d is %d/%d\n", me, i, src[i], sw[i]);
+			CHECK(src[i] == exp[i] && sw[i] == ew[i], "rank %d: source %d is %d/%d\n", me, i, src[i],
+			      sw[i]);
 			CHECK(dst[i] == exp[i] && dw[i] == ew[i], "rank %d: dest %d is %d/%d\n", me, i, dst[i], dw[i]);
 		}
 	}

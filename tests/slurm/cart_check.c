@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	MPI_Gather(me, NAME, MPI_CHAR, nodes, NAME, MPI_CHAR, 0, cart);
 	MPI_Gather(&wrank, 1, MPI_INT, world_of_cart, 1, MPI_INT, 0, cart);
 	if (crank == 0) {
-		char (*by_world)[NAME] = calloc((size_t)wsize, NAME);
+		char(*by_world)[NAME] = calloc((size_t)wsize, NAME);
 		int *cartpos = calloc((size_t)wsize, sizeof(int));
 		for (int r = 0; r < wsize; r++) {
 			memcpy(by_world[world_of_cart[r]], nodes[r], NAME);

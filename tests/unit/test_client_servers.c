@@ -38,8 +38,8 @@ static void parse(const char *entry, const char *host, int port, const char *msg
 		check(rc == 0 && !strcmp(h, host) && p == port, "'%s' -> %s port %d (got rc %d, '%s' %d)", entry, host,
 		      port, rc, rc == 0 ? h : err.text, p);
 	else
-		check(rc < 0 && strstr(err.text, msg) && strstr(err.text, entry), "'%s' refused: '%s' (got '%s')", entry,
-		      msg, err.text);
+		check(rc < 0 && strstr(err.text, msg) && strstr(err.text, entry), "'%s' refused: '%s' (got '%s')",
+		      entry, msg, err.text);
 }
 
 static void entries(void)
@@ -68,7 +68,8 @@ static void auth_frames(void)
 	char big[RM_AUTH_FRAME_MAX + 2];
 
 	check(rm_auth_frame_check(good, strlen(good), why, sizeof(why)) == 0, "a credential's form passes");
-	check(rm_auth_frame_check("{\"version\":1}", 13, why, sizeof(why)) < 0 && strstr(why, "without a MUNGE credential"),
+	check(rm_auth_frame_check("{\"version\":1}", 13, why, sizeof(why)) < 0 &&
+		      strstr(why, "without a MUNGE credential"),
 	      "a JSON request first: '%s'", why);
 	check(rm_auth_frame_check("MUNGE:ab cd:", 12, why, sizeof(why)) < 0 && strstr(why, "outside base64"),
 	      "a space inside: '%s'", why);
@@ -99,15 +100,16 @@ static void refused(void)
 	close(fd); /* the port is free now: connections are refused */
 	snprintf(entry, sizeof(entry), "127.0.0.1:%d", ntohs(sa.sin_port));
 	check(rm_client_call(entry, rm_proto_request("ping", 1), &resp, 1000, &err) < 0 && !resp &&
-	      strstr(err.source, entry) && strstr(err.text, "Connection refused"), "refused: '%s: %s'", err.source,
-	      err.text);
+		      strstr(err.source, entry) && strstr(err.text, "Connection refused"),
+	      "refused: '%s: %s'", err.source, err.text);
 	snprintf(two, sizeof(two), "%s,nosuchhost.invalid:1", entry);
 	memset(&err, 0, sizeof(err));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	check(rm_client_call_opts(&(rm_client_opts_t){ .servers = two, .timeout_ms = 3000 }, rm_proto_request("ping", 1),
-				  &resp, &info, &err) < 0 &&
-	      strstr(err.text, "no server answered") && strstr(err.text, "nosuchhost.invalid") && info.nfailed == 2 &&
-	      info.server == -1, "two failing entries: '%s'", err.text);
+	check(rm_client_call_opts(&(rm_client_opts_t){ .servers = two, .timeout_ms = 3000 },
+				  rm_proto_request("ping", 1), &resp, &info, &err) < 0 &&
+		      strstr(err.text, "no server answered") && strstr(err.text, "nosuchhost.invalid") &&
+		      info.nfailed == 2 && info.server == -1,
+	      "two failing entries: '%s'", err.text);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	check((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 3500, "within the timeout");
 }

@@ -14,9 +14,9 @@ static json_t *map_req(json_t *edges_or_text, int n)
 {
 	json_t *q = rm_proto_request("map", 5);
 
-	json_object_set_new(q, "pattern", json_pack("{s:i, s:o}", "n", n,
-						    json_is_string(edges_or_text) ? "edges_text" : "edges",
-						    edges_or_text));
+	json_object_set_new(
+		q, "pattern",
+		json_pack("{s:i, s:o}", "n", n, json_is_string(edges_or_text) ? "edges_text" : "edges", edges_or_text));
 	json_object_set_new(q, "hosts", json_pack("[ss]", "bonobo001", "bonobo002"));
 	return q;
 }

@@ -265,8 +265,10 @@ static void test_nonreading_client(const char *sock, pid_t pid)
 		}
 	}
 	after = vm_size_kb(pid);
-	check(sent > 1000 && now_ms() - last >= 500, "daemon stopped reading a client that does not read (%zu requests "
-	      "taken)", sent);
+	check(sent > 1000 && now_ms() - last >= 500,
+	      "daemon stopped reading a client that does not read (%zu requests "
+	      "taken)",
+	      sent);
 	check(after - before < 64 * 1024, "its backlog stays bounded (%ld KiB)", after - before);
 	check(td_ping(sock) == 0, "others served meanwhile");
 	check(td_eof(fd, 10000), "the non-reading client is dropped after the request timeout");
@@ -322,13 +324,14 @@ static void test_ping_during_map(const char *sock)
 		close(fd[i]);
 	/* the claim is relative: ping comes back in a small fraction of the time the queued maps take */
 	check(tmap >= 100, "the maps ran long enough to show anything (%lld ms)", tmap);
-	check(tping < 1000 && tping * 4 < tmap, "ping answered in %lld ms, long before the maps (%lld ms)", tping, tmap);
+	check(tping < 1000 && tping * 4 < tmap, "ping answered in %lld ms, long before the maps (%lld ms)", tping,
+	      tmap);
 }
 
 typedef struct same_arg {
 	const char *sock;
 	const char *algo;
-	char *perm[10];   /* the permutations received, as JSON text */
+	char *perm[10]; /* the permutations received, as JSON text */
 } same_arg_t;
 
 static void *same_client(void *p)
@@ -442,8 +445,10 @@ static void test_fd_exhaustion(void)
 		none += !r;
 		json_decref(r);
 	}
-	check(busy >= N - 64 && busy < N && served + busy == N, "out of descriptors: %d of %d clients told busy, %d "
-	      "served, %d without answer", busy, N, served, none);
+	check(busy >= N - 64 && busy < N && served + busy == N,
+	      "out of descriptors: %d of %d clients told busy, %d "
+	      "served, %d without answer",
+	      busy, N, served, none);
 	for (i = 0; i < N; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -465,7 +470,8 @@ int main(void)
 		fprintf(stderr, "setrlimit: %s\n", strerror(errno));
 	snprintf(extra, sizeof(extra),
 		 "hwloc_dir = %s/daemon/hwloc\nmax_frame_size = %d\nmax_clients = %d\nrequest_timeout = 1s\n"
-		 "idle_timeout = 2s\n", data ? data : ".", MAX_FRAME, MAX_CLIENTS);
+		 "idle_timeout = 2s\n",
+		 data ? data : ".", MAX_FRAME, MAX_CLIENTS);
 	free(data);
 	check(td_setup(&d, extra) == 0, "temporary directory");
 	if (td_start(&d, NULL) < 0) {

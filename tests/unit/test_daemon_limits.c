@@ -76,11 +76,14 @@ static void test_bytes(void)
 	check(srv_limits_bytes_check(l, 0, 250000) == SRV_LIM_NONE, "root may use the reserve");
 	check(srv_limits_bytes_check(l, 64030, 250001) == SRV_LIM_BYTES, "but not beyond max_queued_bytes");
 	srv_limits_describe(l, SRV_LIM_BYTES, 1003, 150001, "frame", why, sizeof(why));
-	check(strstr(why, "queued-bytes limit 1000000 reached (750000 bytes held, 100000 of them reserved for root "
-		      "and slurm_user; frame of 150001 bytes)") != NULL, "reason: %s", why);
+	check(strstr(why,
+		     "queued-bytes limit 1000000 reached (750000 bytes held, 100000 of them reserved for root "
+		     "and slurm_user; frame of 150001 bytes)") != NULL,
+	      "reason: %s", why);
 	srv_limits_describe(l, SRV_LIM_UID_BYTES, 1000, 60000, "frame", why, sizeof(why));
-	check(strstr(why, "per-user queued-bytes limit 300000 reached (uid 1000 holds 250000 bytes, frame of 60000")
-	      != NULL, "reason: %s", why);
+	check(strstr(why, "per-user queued-bytes limit 300000 reached (uid 1000 holds 250000 bytes, frame of 60000") !=
+		      NULL,
+	      "reason: %s", why);
 	srv_limits_release(l, 1001, 250000);
 	check(srv_limits_queued(l, &peak) == 500000 && peak == 750000, "held %zu, peak %zu", srv_limits_queued(l, NULL),
 	      peak);

@@ -89,7 +89,8 @@ static void test_send_timeout(void)
 	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	t0 = now_ms();
-	check(rm_frame_send(sv[0], big, 300, NULL) < 0 && errno == ETIMEDOUT, "send to a reader that never reads times out");
+	check(rm_frame_send(sv[0], big, 300, NULL) < 0 && errno == ETIMEDOUT,
+	      "send to a reader that never reads times out");
 	check(now_ms() - t0 < 2000, "within the bound");
 	close(sv[0]);
 	close(sv[1]);
@@ -104,7 +105,8 @@ static void test_client(void)
 
 	check(rm_client_call("/nonexistent/rankmapd.sock", rm_proto_request("ping", 1), &resp, 500, &err) < 0,
 	      "no daemon: -1");
-	check(resp == NULL && strstr(err.source, "/nonexistent/rankmapd.sock"), "error names the socket: %s", err.source);
+	check(resp == NULL && strstr(err.source, "/nonexistent/rankmapd.sock"), "error names the socket: %s",
+	      err.source);
 	memset(longpath, 'x', sizeof(longpath) - 1);
 	longpath[0] = '/';
 	longpath[sizeof(longpath) - 1] = 0;
@@ -113,13 +115,15 @@ static void test_client(void)
 	check(!strcmp(rm_client_socket_from_env(), "/x/y.sock"), "socket from the environment");
 	setenv(RM_SOCKET_ENV, "", 1);
 	check(rm_client_socket_from_env() == NULL, "empty RANKMAP_SOCKET ignored");
-	check(rm_client_call(NULL, json_array(), &resp, 100, NULL) < 0 && errno == EINVAL, "non-object request refused");
+	check(rm_client_call(NULL, json_array(), &resp, 100, NULL) < 0 && errno == EINVAL,
+	      "non-object request refused");
 }
 
 static void test_check_response(void)
 {
 	rm_error_t err = { 0 };
-	json_t *five = json_integer(5), *ok = rm_proto_ok(five), *e = rm_proto_error(NULL, RM_ERR_NOT_FOUND, "no host %s", "n1");
+	json_t *five = json_integer(5), *ok = rm_proto_ok(five),
+	       *e = rm_proto_error(NULL, RM_ERR_NOT_FOUND, "no host %s", "n1");
 
 	check(rm_proto_check_response(ok, &err) == 0, "ok response");
 	check(json_integer_value(json_object_get(ok, "id")) == 5, "id copied");

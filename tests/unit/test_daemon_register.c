@@ -73,7 +73,7 @@ static int host_field(tdaemon_t *d, const char *host, const char *field)
 	size_t i;
 	int n = -1;
 
-	json_array_foreach(json_object_get(r, "hosts"), i, h)
+	json_array_foreach (json_object_get(r, "hosts"), i, h)
 		if (!strcmp(json_string_value(json_object_get(h, "name")), host))
 			n = (int)json_integer_value(json_object_get(h, field));
 	json_decref(r);
@@ -88,7 +88,7 @@ static int report_types(tdaemon_t *d, int pus, int *empty)
 	int found = 0;
 
 	*empty = 0;
-	json_array_foreach(json_object_get(json_object_get(r, "report"), "node_types"), i, t) {
+	json_array_foreach (json_object_get(json_object_get(r, "report"), "node_types"), i, t) {
 		if (json_integer_value(json_object_get(t, "hosts")) == 0)
 			(*empty)++;
 		else if (json_integer_value(json_object_get(t, "pus")) == pus)
@@ -149,7 +149,7 @@ static void test_static_override(const char *data)
 	check_static_override(&d, "after restart");
 	r = td_call(d.sock, register_req("bonobo001", "mirage001"));
 	check(json_is_true(json_object_get(r, "ok")) &&
-	      host_field(&d, "bonobo001", "pus") == count_objs("mirage001", "PU"),
+		      host_field(&d, "bonobo001", "pus") == count_objs("mirage001", "PU"),
 	      "a host of hwloc_dir is overridden too: %s", td_msg(r));
 	json_decref(r);
 	td_cleanup(&d);
@@ -173,8 +173,10 @@ static void test_concurrent(void)
 	for (i = 0; i < NREG; i++) {
 		if ((pids[i] = fork()) == 0) {
 			json_t *r = td_call(d.sock, register_req("same01", xmls[i % 2]));
-			_exit(!r ? 3 : !json_is_true(json_object_get(r, "ok")) ? 2
-				   : json_is_true(json_object_get(r, "saved")) ? 0 : 1);
+			_exit(!r                                          ? 3
+			      : !json_is_true(json_object_get(r, "ok"))   ? 2
+			      : json_is_true(json_object_get(r, "saved")) ? 0
+									  : 1);
 		}
 	}
 	for (i = 0; i < NREG; i++) {

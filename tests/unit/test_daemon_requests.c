@@ -45,7 +45,7 @@ static void test_ping_hosts(tdaemon_t *d)
 	json_decref(r);
 	r = td_call(d->sock, req("hosts"));
 	check(r && json_is_true(json_object_get(r, "ok")), "hosts ok: %s", td_msg(r));
-	json_array_foreach(json_object_get(r, "hosts"), i, h) {
+	json_array_foreach (json_object_get(r, "hosts"), i, h) {
 		for (j = 0; j < 4; j++) {
 			if (strcmp(json_string_value(json_object_get(h, "name")), hosts4[j]))
 				continue;
@@ -85,11 +85,13 @@ static void test_distance(tdaemon_t *d)
 	long long hab = json_integer_value(json_object_get(ab, "hops"));
 
 	check(json_is_true(json_object_get(ab, "ok")), "distance between hosts ok: %s", td_msg(ab));
-	check(hab >= 2 && hab == json_integer_value(json_object_get(ba, "hops")), "hops symmetric and >= 2 (%lld)", hab);
+	check(hab >= 2 && hab == json_integer_value(json_object_get(ba, "hops")), "hops symmetric and >= 2 (%lld)",
+	      hab);
 	check(json_real_value(json_object_get(aa, "distance")) == 0.0, "a slot is at distance 0 from itself");
 	check(json_integer_value(json_object_get(aa, "hops")) == 0, "same host: 0 hops");
 	check(json_number_value(json_object_get(in, "distance")) > 0 &&
-	      json_number_value(json_object_get(in, "distance")) < json_number_value(json_object_get(ab, "distance")),
+		      json_number_value(json_object_get(in, "distance")) <
+			      json_number_value(json_object_get(ab, "distance")),
 	      "inside a host is closer than across the fabric");
 	check(!strcmp(td_code(bad), RM_ERR_NOT_FOUND) && strstr(td_msg(bad), "nosuchhost"), "unknown host named: %s",
 	      td_msg(bad));
@@ -248,8 +250,8 @@ static void test_map_edges_text(tdaemon_t *d)
 	rb = td_call(d->sock, b);
 	check(json_is_true(json_object_get(rb, "ok")), "edges_text accepted: %s", td_msg(rb));
 	check(json_number_value(json_object_get(ra, "identity_cost")) ==
-	      json_number_value(json_object_get(rb, "identity_cost")) &&
-	      json_equal(json_object_get(ra, "permutation"), json_object_get(rb, "permutation")),
+			      json_number_value(json_object_get(rb, "identity_cost")) &&
+		      json_equal(json_object_get(ra, "permutation"), json_object_get(rb, "permutation")),
 	      "edges_text and JSON edges give the same graph and mapping");
 	json_decref(ra);
 	json_decref(rb);
@@ -335,7 +337,7 @@ static int host_pus(tdaemon_t *d, const char *host)
 	size_t i;
 	int n = -1;
 
-	json_array_foreach(json_object_get(r, "hosts"), i, h)
+	json_array_foreach (json_object_get(r, "hosts"), i, h)
 		if (!strcmp(json_string_value(json_object_get(h, "name")), host))
 			n = (int)json_integer_value(json_object_get(h, "pus"));
 	json_decref(r);
@@ -375,8 +377,10 @@ static void test_register_persist(tdaemon_t *d)
 	check(WIFSIGNALED(td_stop(d, SIGKILL)), "daemon killed with SIGKILL");
 	check(td_start(d, NULL) == 0, "restart after kill -9 serves (stale socket removed)");
 	r = td_call(d->sock, req("ping"));
-	check(json_integer_value(json_object_get(r, "generation")) > gen, "model generation continues after restart "
-	      "(%lld after %lld)", (long long)json_integer_value(json_object_get(r, "generation")), gen);
+	check(json_integer_value(json_object_get(r, "generation")) > gen,
+	      "model generation continues after restart "
+	      "(%lld after %lld)",
+	      (long long)json_integer_value(json_object_get(r, "generation")), gen);
 	json_decref(r);
 	check(host_pus(d, "newnode01") == count_pus("fourmi012"), "registration survived kill -9");
 	r = td_call(d->sock, req("reload"));
@@ -402,7 +406,8 @@ static void test_failed_save(tdaemon_t *d)
 	close(fd);
 	r = td_call(d->sock, register_req("newnode02", "mirage001"));
 	check(json_is_true(json_object_get(r, "ok")) && json_is_false(json_object_get(r, "saved")) &&
-	      json_is_string(json_object_get(r, "save_error")), "failed save reported in the response");
+		      json_is_string(json_object_get(r, "save_error")),
+	      "failed save reported in the response");
 	json_decref(r);
 	check(host_pus(d, "newnode02") == count_pus("mirage001"), "unsaved registration still serves");
 	check(td_ping(d->sock) == 0, "daemon keeps serving after a failed save");

@@ -25,10 +25,10 @@
 #include "rm_client.h"
 
 typedef struct tdaemon {
-	char dir[256];      /* temporary directory: conf, sock, state/, log */
+	char dir[256]; /* temporary directory: conf, sock, state/, log */
 	char conf[300], sock[300], state[300], log[300];
 	pid_t pid;
-	int nofile;         /* > 0: the daemon's open-file limit (soft and hard) */
+	int nofile; /* > 0: the daemon's open-file limit (soft and hard) */
 } tdaemon_t;
 
 static inline const char *td_bin(void)

@@ -52,8 +52,7 @@ static void expect_compress(const char *names, const char *want)
 	for (tok = strtok_r(buf, " ", &save); tok && n < 256; tok = strtok_r(NULL, " ", &save))
 		v[n++] = tok;
 	got = hostlist_compress((const char *const *)v, n);
-	check(got && !strcmp(got, want), "compress '%s': got '%s', want '%s'", names, got ? got : "NULL",
-	      want);
+	check(got && !strcmp(got, want), "compress '%s': got '%s', want '%s'", names, got ? got : "NULL", want);
 	back = got ? hostlist_expand(got, &m, 0, NULL) : NULL;
 	check(back && m == n, "round trip of '%s': %zu names", names, m);
 	for (i = 0; back && i < n && i < m; i++)

@@ -58,7 +58,8 @@ static void test_tleaf(void)
 	rm_error_clear(&err);
 	check(!topo_target_from_tleaf("tleaf 1 4 x", &err) && strstr(err.source, "cost of level 1"), "bad cost");
 	check(!topo_target_from_tleaf("torus 4 4", NULL) && !topo_target_from_tleaf("tleaf", NULL) &&
-		      !topo_target_from_tleaf("tleaf 1 4 1 9", NULL) && !topo_target_from_tleaf("tleaf 2 99999 1 99999 1", NULL),
+		      !topo_target_from_tleaf("tleaf 1 4 1 9", NULL) &&
+		      !topo_target_from_tleaf("tleaf 2 99999 1 99999 1", NULL),
 	      "malformed tleaf strings rejected");
 	topo_target_destroy(NULL);
 }
@@ -87,8 +88,8 @@ static void test_identity_costs(void)
 		topo_target_t *t = topo_target_from_tleaf(cases[i].tleaf, NULL);
 		double c = g && t ? identity_cost(g, t) : -1;
 
-		check(c == cases[i].cost, "identity cost of %s on %s: %.0f, expected %.0f", cases[i].cart, cases[i].tleaf,
-		      c, cases[i].cost);
+		check(c == cases[i].cost, "identity cost of %s on %s: %.0f, expected %.0f", cases[i].cart,
+		      cases[i].tleaf, c, cases[i].cost);
 		map_graph_destroy(g);
 		topo_target_destroy(t);
 	}

@@ -109,8 +109,8 @@ static topo_target_t *hosts_target(const uint32_t *sizes, uint32_t nh, double hc
 /* Runs engine e itself into raw (g->n entries), as map_compute would but without its repair and
  * identity guard; checks that every entry is a slot and, when the engine promises one, a bijection.
  * Returns the engine's return code. */
-static int run_raw(size_t e, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
-		   uint32_t *raw, const char *what)
+static int run_raw(size_t e, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt, uint32_t *raw,
+		   const char *what)
 {
 	map_ctx_t ctx = { .g = g, .t = t, .opt = *opt };
 	uint32_t i, out = 0;
@@ -128,8 +128,8 @@ static int run_raw(size_t e, const map_graph_t *g, const topo_target_t *t, const
 		out += raw[i] >= t->nslots;
 	check(rc != 0 || out == 0, "%s: %s itself puts every rank on a slot (%u outside)", what, engines[e], out);
 	if (engine_fns[e].bijective)
-		check(rc != 0 || map_check_perm(raw, g->n, t->nslots) == 0, "%s: %s itself returns a bijection",
-		      what, engines[e]);
+		check(rc != 0 || map_check_perm(raw, g->n, t->nslots) == 0, "%s: %s itself returns a bijection", what,
+		      engines[e]);
 	return rc;
 }
 
@@ -174,8 +174,9 @@ static double run_all(const map_graph_t *g, const topo_target_t *t, const char *
 			/* a heuristic may lose to the identity on a small case: then, and only then, the
 			 * guard replaces it (counted: an engine replaced often fails in test_replacements) */
 			replaced[e]++;
-			check(!strcmp(res.algo, "identity"), "%s: %s costs %g > identity %g, so map_compute keeps the identity",
-			      what, engines[e], own, res.identity_cost);
+			check(!strcmp(res.algo, "identity"),
+			      "%s: %s costs %g > identity %g, so map_compute keeps the identity", what, engines[e], own,
+			      res.identity_cost);
 		} else {
 			check(!strcmp(res.algo, engines[e]),
 			      "%s: %s kept by map_compute, not replaced by %s (own cost %g after repair, identity %g)",

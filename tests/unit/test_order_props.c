@@ -193,13 +193,13 @@ static void check_bbb_slabs(const order_t *o, const char *what, int first, int p
 			}
 		i = j;
 	}
-	check(slabs > 0 && bad_slab == 0, "%s: every slab window is a 2-thick box (%zu of %zu not)", what,
-	      bad_slab, slabs);
+	check(slabs > 0 && bad_slab == 0, "%s: every slab window is a 2-thick box (%zu of %zu not)", what, bad_slab,
+	      slabs);
 	check(!first || bad_first == 0, "%s: blocks start with a step along the chain axis (%zu do not)", what,
 	      bad_first);
 	if (pow2)
-		check(wins > 0 && bad_pow == 0, "%s: aligned 2^k windows are boxes (%zu of %zu not)", what,
-		      bad_pow, wins);
+		check(wins > 0 && bad_pow == 0, "%s: aligned 2^k windows are boxes (%zu of %zu not)", what, bad_pow,
+		      wins);
 }
 
 static void check_unit_steps(const order_t *o, const char *what, double min_share, int wrap)
@@ -209,15 +209,14 @@ static void check_unit_steps(const order_t *o, const char *what, double min_shar
 
 	for (p = 1; p < R; p++)
 		one += hops(&o->spec, o->node[(p - 1) * npr], o->node[p * npr], wrap) == 1;
-	check(R < 2 || (double)one / (double)(R - 1) >= min_share, "%s: %.3f of steps one hop (>= %.2f)",
-	      what, R < 2 ? 1.0 : (double)one / (double)(R - 1), min_share);
+	check(R < 2 || (double)one / (double)(R - 1) >= min_share, "%s: %.3f of steps one hop (>= %.2f)", what,
+	      R < 2 ? 1.0 : (double)one / (double)(R - 1), min_share);
 }
 
 static void test_all_geometries(void)
 {
-	static const int g[][4] = { { 17, 8, 24, 2 }, { 5, 3, 7, 1 }, { 1, 1, 9, 1 }, { 4, 4, 4, 1 },
-				    { 9, 1, 2, 3 },   { 3, 3, 3, 1 }, { 2, 2, 2, 4 }, { 6, 10, 1, 2 },
-				    { 13, 11, 9, 1 } };
+	static const int g[][4] = { { 17, 8, 24, 2 }, { 5, 3, 7, 1 }, { 1, 1, 9, 1 },  { 4, 4, 4, 1 },  { 9, 1, 2, 3 },
+				    { 3, 3, 3, 1 },   { 2, 2, 2, 4 }, { 6, 10, 1, 2 }, { 13, 11, 9, 1 } };
 	const char *const *m;
 	size_t i;
 
@@ -346,23 +345,20 @@ static void test_bad_input(void)
 	int axes[3];
 
 	rm_error_clear(&err);
-	check(!order_build(&s, "zigzag", NULL, &err) && strstr(err.text, "unknown ordering"), "unknown: %s",
+	check(!order_build(&s, "zigzag", NULL, &err) && strstr(err.text, "unknown ordering"), "unknown: %s", err.text);
+	rm_error_clear(&err);
+	check(!order_build(&s, "bbb:20x2x8", NULL, &err) && strstr(err.text, "does not fit"), "block too wide: %s",
 	      err.text);
 	rm_error_clear(&err);
-	check(!order_build(&s, "bbb:20x2x8", NULL, &err) && strstr(err.text, "does not fit"),
-	      "block too wide: %s", err.text);
-	rm_error_clear(&err);
-	check(!order_build(&s, "bbb:4x2", NULL, &err) && strstr(err.text, "AxBxC"), "bad extents: %s",
-	      err.text);
+	check(!order_build(&s, "bbb:4x2", NULL, &err) && strstr(err.text, "AxBxC"), "bad extents: %s", err.text);
 	rm_error_clear(&err);
 	check(!order_build(&s, "hilbert:2x2x2", NULL, &err), "hilbert takes no block");
 	check(order_parse_axes("xxz", axes, NULL) < 0 && order_parse_axes("xy", axes, NULL) < 0, "bad axes");
 	s.dims[1] = 0;
 	rm_error_clear(&err);
-	check(!order_build(&s, "bbb", NULL, &err) && strstr(err.text, "dimension y"), "zero dim: %s",
-	      err.text);
+	check(!order_build(&s, "bbb", NULL, &err) && strstr(err.text, "dimension y"), "zero dim: %s", err.text);
 	check(order_parse_dims("4x0x4", &s, NULL) < 0 && order_parse_dims("4x4", &s, NULL) < 0 &&
-	      order_parse_dims("4x4x4:0", &s, NULL) < 0 && order_parse_dims("-4x4x4", &s, NULL) < 0,
+		      order_parse_dims("4x4x4:0", &s, NULL) < 0 && order_parse_dims("-4x4x4", &s, NULL) < 0,
 	      "bad --dims");
 	check(order_parse_dims("17x8x24:2", &s, NULL) == 0 && s.dims[2] == 24 && s.nodes_per_router == 2,
 	      "good --dims");

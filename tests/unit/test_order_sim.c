@@ -38,8 +38,9 @@ static void test_mean_hop(void)
 	size_t gi, trial, i;
 
 	for (gi = 0; gi < 4; gi++) {
-		topo_torus_spec_t s = { { g[gi][0], g[gi][1], g[gi][2] }, { g[gi][4], 1, g[gi][4] },
-					{ 1, 2, 0.67 }, g[gi][3] };
+		topo_torus_spec_t s = {
+			{ g[gi][0], g[gi][1], g[gi][2] }, { g[gi][4], 1, g[gi][4] }, { 1, 2, 0.67 }, g[gi][3]
+		};
 		size_t n = (size_t)g[gi][0] * g[gi][1] * g[gi][2] * g[gi][3];
 		double *hist = calloc((size_t)(g[gi][0] + g[gi][1] + g[gi][2]), sizeof(double));
 		uint32_t *v = malloc(n * sizeof(uint32_t));
@@ -54,8 +55,8 @@ static void test_mean_hop(void)
 			}
 			a = sim_mean_hop(&s, v, k, hist);
 			b = brute_mean_hop(&s, v, k);
-			check(fabs(a - b) < 1e-9 * (1 + b), "geometry %zu, %zu nodes: histogram %g vs pairs %g", gi,
-			      k, a, b);
+			check(fabs(a - b) < 1e-9 * (1 + b), "geometry %zu, %zu nodes: histogram %g vs pairs %g", gi, k,
+			      a, b);
 		}
 		for (i = 0; i < (size_t)(g[gi][0] + g[gi][1] + g[gi][2]); i++)
 			if (hist[i] != 0)
@@ -91,11 +92,9 @@ static void test_scenario(void)
 	check(fabs(res.cls[0].interference - 1.0 / 6) < 1e-12, "A, C: interference");
 	/* all = A, B, C: interference (0 + 0 + 1/3) / 3, hop (1 + 0 + 4/3) / 3 */
 	check(res.cls[3].jobs == 3, "3 jobs in all");
-	check(fabs(res.cls[3].interference - 1.0 / 9) < 1e-12, "interference %g, want 1/9",
-	      res.cls[3].interference);
+	check(fabs(res.cls[3].interference - 1.0 / 9) < 1e-12, "interference %g, want 1/9", res.cls[3].interference);
 	check(fabs(res.cls[3].hop - (1 + 4.0 / 3) / 3) < 1e-12, "hop %g", res.cls[3].hop);
-	check(fabs(res.cls[3].thickness - (0.5 + 0 + 2.0 / 3) / 3) < 1e-12, "thickness %g",
-	      res.cls[3].thickness);
+	check(fabs(res.cls[3].thickness - (0.5 + 0 + 2.0 / 3) / 3) < 1e-12, "thickness %g", res.cls[3].thickness);
 	check(fabs(res.cls[3].pieces - 1) < 1e-12, "every job one piece (%g)", res.cls[3].pieces);
 	/* waits: A 0, B 0, C 100 - 50 */
 	check(fabs(res.mean_wait - 50.0 / 3) < 1e-9, "mean wait %g", res.mean_wait);
@@ -124,8 +123,10 @@ static void test_synthetic(void)
 	check(cls[0] + cls[1] + cls[2] == 500 && cls[0] > 150 && cls[1] > 100 && cls[2] > 30,
 	      "all three classes drawn: %zu %zu %zu", cls[0], cls[1], cls[2]);
 	sim_jobs_free(&b);
-	check(sim_jobs_synthetic(&b, 6528, 500, 8, 0.9, NULL) == 0 && b.job[0].nodes + b.job[1].nodes +
-	      b.job[2].nodes != a.job[0].nodes + a.job[1].nodes + a.job[2].nodes, "other seed, other jobs");
+	check(sim_jobs_synthetic(&b, 6528, 500, 8, 0.9, NULL) == 0 &&
+		      b.job[0].nodes + b.job[1].nodes + b.job[2].nodes !=
+			      a.job[0].nodes + a.job[1].nodes + a.job[2].nodes,
+	      "other seed, other jobs");
 	sim_jobs_free(&b);
 	check(sim_jobs_synthetic(&b, 6528, 10, 1, 1.5, NULL) < 0, "load > 1 rejected");
 	sim_jobs_free(&a);

@@ -59,7 +59,8 @@ int main(void)
 
 			check(w == weight(g, b, a), "metric %d: edge %u-%u not symmetric", m, a, b);
 			if (expect[m] > 0)
-				check(w == expect[m], "metric %d: edge %u-%u weight %g, expected %g", m, a, b, w, expect[m]);
+				check(w == expect[m], "metric %d: edge %u-%u weight %g, expected %g", m, a, b, w,
+				      expect[m]);
 			else
 				loggp[a] = w;
 			check(weight(g, a, (a + 2) % 4) < 0, "metric %d: no edge %u-%u", m, a, (a + 2) % 4);

@@ -59,7 +59,8 @@ static void test_sanitise(void)
 	char b[64];
 
 	check(!strcmp(topo_slurm_sanitise("MF0;A09-P1-IBLEAF-04-04:MQM9701/U1", b, sizeof(b)),
-		      "MF0_A09-P1-IBLEAF-04-04_MQM9701_U1"), "NDR name: %s", b);
+		      "MF0_A09-P1-IBLEAF-04-04_MQM9701_U1"),
+	      "NDR name: %s", b);
 	check(!strcmp(topo_slurm_sanitise("Voltaire 4036 # 4036-8C9E", b, sizeof(b)), "Voltaire_4036_4036-8C9E"),
 	      "blanks and # squeezed: %s", b);
 	check(!strcmp(topo_slurm_sanitise("  \"quoted\" ", b, sizeof(b)), "quoted"), "quotes and edges: %s", b);
@@ -82,11 +83,13 @@ static void test_three_levels(void)
 	core = by_desc(t, "core-1"), agg = by_desc(t, "agg-b2"), leaf = by_desc(t, "leaf-a2");
 	check(core >= 0 && agg >= 0 && leaf >= 0, "switch descriptions kept");
 	/* GUIDs (by hand from the file): core-1 ...01, agg-a1..b2 ...10-13, leaf-a1..b2 ...20-23 */
-	check(core >= 0 && !strcmp(t->name[core], "ibsw1") && agg >= 0 && !strcmp(t->name[agg], "ibsw5") &&
-	      leaf >= 0 && !strcmp(t->name[leaf], "ibsw7"), "names ibsw<N> by GUID rank");
+	check(core >= 0 && !strcmp(t->name[core], "ibsw1") && agg >= 0 && !strcmp(t->name[agg], "ibsw5") && leaf >= 0 &&
+		      !strcmp(t->name[leaf], "ibsw7"),
+	      "names ibsw<N> by GUID rank");
 	check(t->max_level == 2 && t->nplaced == 8 && t->nunplaced == 0, "3 levels, 8 hosts placed");
 	check(leaf >= 0 && t->level[leaf] == 0 && t->host_off[leaf + 1] - t->host_off[leaf] == 2 &&
-	      !strcmp(t->host[t->host_off[leaf]], "node03") && !strcmp(t->host[t->host_off[leaf] + 1], "node04"),
+		      !strcmp(t->host[t->host_off[leaf]], "node03") &&
+		      !strcmp(t->host[t->host_off[leaf] + 1], "node04"),
 	      "leaf-a2 holds node03, node04 in order");
 	n = agg >= 0 ? topo_swtree_children(c, t, (size_t)agg, &ch) : 0;
 	check(n == 2 && ((!strcmp(t->desc[ch[0]], "leaf-b1") && !strcmp(t->desc[ch[1]], "leaf-b2")) ||
@@ -116,13 +119,16 @@ static void test_per_subnet(void)
 	snprintf(a, sizeof(a), "%s/ib/subnet-a.topo", harness_data_dir());
 	snprintf(b, sizeof(b), "%s/ib/subnet-b.ports", harness_data_dir());
 	check(c && topo_load_ib_file(c, a, NULL) == 0 && topo_load_ib_file(c, b, NULL) == 0 &&
-	      topo_cluster_finalize(c, NULL) == 0, "two subnets loaded");
+		      topo_cluster_finalize(c, NULL) == 0,
+	      "two subnets loaded");
 	for (flags = 0; flags <= TOPO_SWTREE_PER_SUBNET; flags += TOPO_SWTREE_PER_SUBNET) {
 		t = topo_swtree_build(c, flags, NULL);
 		s1 = t ? by_desc(t, "a-1") : -1, s2 = t ? by_desc(t, "b-2") : -1;
 		check(s1 >= 0 && s2 >= 0 && t->kept[s1] && t->kept[s2] == (flags != 0) &&
-		      (!flags || (t->host_off[s2 + 1] - t->host_off[s2] == 1 && !strcmp(t->host[t->host_off[s2]], "n2"))),
-		      "flags %d: b-2 %s", flags, flags ? "holds n2 (its first leaf in subnet B)" : "dropped (n2 under a-1)");
+			      (!flags ||
+			       (t->host_off[s2 + 1] - t->host_off[s2] == 1 && !strcmp(t->host[t->host_off[s2]], "n2"))),
+		      "flags %d: b-2 %s", flags,
+		      flags ? "holds n2 (its first leaf in subnet B)" : "dropped (n2 under a-1)");
 		topo_swtree_destroy(t);
 	}
 	topo_cluster_destroy(c);
@@ -142,17 +148,19 @@ static void test_dual_rail_and_names(void)
 	c = load("reports/names.topo", "reports/names.map");
 	t = topo_swtree_build(c, 0, NULL);
 	check(t && by_name(t, "Leaf_A_0000000000009101") >= 0 && by_name(t, "Leaf_A_0000000000009102") >= 0 &&
-	      by_name(t, "Leaf_A") < 0, "equal map names both get their GUID");
+		      by_name(t, "Leaf_A") < 0,
+	      "equal map names both get their GUID");
 	check(t && by_name(t, "ibsw4") >= 0 && by_name(t, "core_switch_1_rack_7") >= 0,
 	      "map names sanitised, the unmapped switch ibsw4");
 	check(t && t->order && !strcmp(t->name[t->order[0]], "Leaf_A_0000000000009101") &&
-	      !strcmp(t->name[t->order[3]], "ibsw4"), "switches in order of their names");
+		      !strcmp(t->name[t->order[3]], "ibsw4"),
+	      "switches in order of their names");
 	topo_swtree_destroy(t);
 	topo_cluster_destroy(c);
 	c = load("ib/small-2level.topo", NULL);
 	t = topo_swtree_build(c, TOPO_SWTREE_NAMED_ONLY, NULL);
 	check(t && t->nguid_host == 1 && !strcmp(t->guid_host[0].name, "0x0002c90300000020") &&
-	      t->guid_host[0].leaf == by_desc(t, "leaf-2") && t->nplaced == 6,
+		      t->guid_host[0].leaf == by_desc(t, "leaf-2") && t->nplaced == 6,
 	      "named only: the generic HCA left out, listed with its leaf");
 	topo_swtree_destroy(t);
 	topo_cluster_destroy(c);
@@ -169,7 +177,8 @@ static void test_svg(void)
 
 	rm_error_clear(&err);
 	check(topo_swtree_build(c, 0, &err) == NULL && rm_error_isset(&err), "no fabric: no tree, error set");
-	check(topo_cluster_finalize(c, NULL) == 0 && topo_report_svg(c, "<svg width=\"50\" height=\"20\"></svg>", f, &err) == 0,
+	check(topo_cluster_finalize(c, NULL) == 0 &&
+		      topo_report_svg(c, "<svg width=\"50\" height=\"20\"></svg>", f, &err) == 0,
 	      "picture of an empty cluster");
 	fclose(f);
 	check(buf && strstr(buf, "no InfiniBand fabric") && strstr(buf, "<svg x=\"0\" y=\"46\" width=\"50\""),
@@ -177,7 +186,8 @@ static void test_svg(void)
 	free(buf);
 	topo_cluster_destroy(c);
 	check(!strcmp(topo_report_svg_speed_colour("NDR"), "#f57c00") &&
-	      !strcmp(topo_report_svg_speed_colour("nonsense"), "#888888"), "speed colours");
+		      !strcmp(topo_report_svg_speed_colour("nonsense"), "#888888"),
+	      "speed colours");
 }
 
 int main(void)

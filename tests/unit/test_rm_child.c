@@ -156,7 +156,8 @@ static void test_faults(void)
 	check(!rm_child_run("engine 'x'", segv_fn, NULL, &lim, &len, &err) && errno == ECHILD,
 	      "a crash is an error (errno %d)", errno);
 	check((strstr(err.text, "crashed (signal 11") || (ASAN_BUILD && strstr(err.text, "ended (status 1)"))) &&
-	      !strcmp(err.source, "engine 'x'"), "crash named: %s: %s", err.source, err.text);
+		      !strcmp(err.source, "engine 'x'"),
+	      "crash named: %s: %s", err.source, err.text);
 	check(!crash_handler_ran, "the parent's SIGSEGV handler did not run in the child");
 	signal(SIGSEGV, SIG_DFL);
 
@@ -179,7 +180,8 @@ static void test_faults(void)
 	lim.wall_ms = 30000, lim.mem_bytes = (size_t)256 << 20;
 	check(!rm_child_run("t", grow_fn, NULL, &lim, &len, &err), "a growing child is stopped by its memory limit");
 	check(strstr(err.text, "out of memory") || strstr(err.text, "crashed") ||
-	      (ASAN_BUILD && strstr(err.text, "ended (status 1)")), "memory limit: %s", err.text);
+		      (ASAN_BUILD && strstr(err.text, "ended (status 1)")),
+	      "memory limit: %s", err.text);
 	check(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no child left behind");
 }
 

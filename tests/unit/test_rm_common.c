@@ -60,8 +60,8 @@ static void test_error_cut(void)
 	json_decref(r);
 	rm_error_clear(&e);
 	rm_error_set(&e, "caf\xe9.mtx", 3, 0, "bad byte \xff here");
-	check(!strcmp(e.source, "caf?.mtx") && !strcmp(e.text, "bad byte ? here"),
-	      "stray bytes become '?' (%s: %s)", e.source, e.text);
+	check(!strcmp(e.source, "caf?.mtx") && !strcmp(e.text, "bad byte ? here"), "stray bytes become '?' (%s: %s)",
+	      e.source, e.text);
 }
 
 /* Every string of up to four bytes from a set covering the boundaries of RFC 3629: rm_utf8_fix leaves
@@ -96,7 +96,8 @@ static void test_prefix(void)
 	const char *emoji = "\xf0\x9f\x98\x80!";
 
 	check(rm_utf8_prefix(s, 3) == 1 && rm_utf8_prefix(s, 4) == 4 && rm_utf8_prefix(s, 6) == 4 &&
-	      rm_utf8_prefix(s, 7) == 7 && rm_utf8_prefix(s, 100) == 7, "prefix ends on character boundaries");
+		      rm_utf8_prefix(s, 7) == 7 && rm_utf8_prefix(s, 100) == 7,
+	      "prefix ends on character boundaries");
 	check(rm_utf8_prefix(emoji, 3) == 0 && rm_utf8_prefix(emoji, 4) == 4, "a 4-byte character is kept whole");
 	check(rm_utf8_prefix("plain", 3) == 3, "ASCII cut anywhere");
 }

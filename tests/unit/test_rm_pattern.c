@@ -45,7 +45,8 @@ static void test_roundtrip(void)
 	t = rm_pattern_format(p, &len);
 	q = t ? rm_pattern_parse(t, len, "t", &err) : NULL;
 	check(q && rm_pattern_key_equal(&p->key, &q->key) && q->runs == 3 && q->ndims == 3 && q->dim[0][1] == 4096 &&
-	      q->other[0] == 5 && !strcmp(q->path, "/home/u/app"), "Cartesian pattern round trip (%s)", err.text);
+		      q->other[0] == 5 && !strcmp(q->path, "/home/u/app"),
+	      "Cartesian pattern round trip (%s)", err.text);
 	check(!strcmp(p->key.shape, "cart 3 1,0,1"), "shape text (%s)", p->key.shape);
 	rm_pattern_free(q);
 	free(t);
@@ -78,8 +79,8 @@ static void test_merge(void)
 		m = rm_pattern_merge(m, run, 30);
 	run->dim[0][1] = 0; /* one odd run */
 	m = rm_pattern_merge(m, run, 40);
-	check(fabs(m->dim[0][1] - 200 * (1 - RM_PATTERN_EMA)) < 1, "one odd run weighs %g, not more (%g)", RM_PATTERN_EMA,
-	      m->dim[0][1]);
+	check(fabs(m->dim[0][1] - 200 * (1 - RM_PATTERN_EMA)) < 1, "one odd run weighs %g, not more (%g)",
+	      RM_PATTERN_EMA, m->dim[0][1]);
 	rm_pattern_t *other = cart(1, 1);
 
 	other->key.order = 1;
@@ -142,7 +143,8 @@ static int count_files(const char *dir, const char *suffix)
 	int n = 0;
 
 	while (d && (de = readdir(d)))
-		n += strlen(de->d_name) > strlen(suffix) && !strcmp(de->d_name + strlen(de->d_name) - strlen(suffix), suffix);
+		n += strlen(de->d_name) > strlen(suffix) &&
+		     !strcmp(de->d_name + strlen(de->d_name) - strlen(suffix), suffix);
 	if (d)
 		closedir(d);
 	return n;
@@ -171,7 +173,8 @@ static void test_dir(void)
 	fputs("rankmap-pattern = 1\nuid = x\n", f);
 	fclose(f);
 	rm_error_clear(&err);
-	check(rm_pattern_dir_get(sub, &p->key, &q, &err) == -1 && strstr(err.source, id), "corrupt file: error naming it");
+	check(rm_pattern_dir_get(sub, &p->key, &q, &err) == -1 && strstr(err.source, id),
+	      "corrupt file: error naming it");
 	check(rm_pattern_dir_put(sub, p, 0, &err) == 0 && count_files(sub, ".bad") == 1, "corrupt file kept as .bad");
 	size_t one = 0;
 	char *text = rm_pattern_format(p, &one);
@@ -218,7 +221,8 @@ static void test_drift(void)
 	      rm_pattern_distance(a, b));
 	check(rm_pattern_distance(a, a) == 0, "distance to itself 0");
 	m = rm_pattern_merge(NULL, a, 1);
-	check(m->drift == 0 && rm_pattern_usable(m, 128, 0x11, &why) && !why, "one run: usable by the same command line");
+	check(m->drift == 0 && rm_pattern_usable(m, 128, 0x11, &why) && !why,
+	      "one run: usable by the same command line");
 	check(rm_pattern_usable(m, 64, 0x99, NULL), "usable at another size with other arguments (scaling)");
 	check(!rm_pattern_usable(m, 128, 0x21, &why) && why && !strcmp(why, "input-changed"),
 	      "not usable at the same size with other arguments (%s)", why ? why : "-");

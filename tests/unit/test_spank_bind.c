@@ -15,8 +15,14 @@
 int main(void)
 {
 	uint32_t global[4] = { 0, 1, 2, 3 };
-	rm_spank_bind_req_t req = { .socket = "/nonexistent/rankmapd.sock", .timeout_ms = 500, .node = "n1",
-				 .alloc_cores = "0", .ntasks = 1, .global = global, .total_tasks = 4, .algo = "auto" };
+	rm_spank_bind_req_t req = { .socket = "/nonexistent/rankmapd.sock",
+				    .timeout_ms = 500,
+				    .node = "n1",
+				    .alloc_cores = "0",
+				    .ntasks = 1,
+				    .global = global,
+				    .total_tasks = 4,
+				    .algo = "auto" };
 	rm_error_t err = { 0 };
 	int unreachable = -1;
 	char *plan;
@@ -40,8 +46,8 @@ int main(void)
 	req.ntasks = 1;
 	req.alloc_cores = "100000";
 	plan = rm_spank_bind_plan(&req, &unreachable, &err);
-	check(!plan && unreachable == 0 && strstr(err.text, "does not exist on this host"), "a core this host lacks (%s)",
-	      err.text);
+	check(!plan && unreachable == 0 && strstr(err.text, "does not exist on this host"),
+	      "a core this host lacks (%s)", err.text);
 	free(plan);
 
 	rm_error_clear(&err);

@@ -62,7 +62,8 @@ static void check_against_readelf(const char *path)
 	check(rc == 0, "%s: rm_spank_elf_needed returned %d (%s)", path, rc, err.text);
 	check(ours.n == ref.n, "%s: %d entries, readelf says %d", path, ours.n, ref.n);
 	for (int i = 0; i < ours.n && i < ref.n; i++)
-		check(!strcmp(ours.s[i], ref.s[i]), "%s: entry %d is %s, readelf says %s", path, i, ours.s[i], ref.s[i]);
+		check(!strcmp(ours.s[i], ref.s[i]), "%s: entry %d is %s, readelf says %s", path, i, ours.s[i],
+		      ref.s[i]);
 }
 
 static void test_sonames(void)
@@ -75,7 +76,8 @@ static void test_sonames(void)
 	check(rm_spank_mpi_from_soname("libc.so.6") == RM_SPANK_MPI_NONE, "libc");
 	check(rm_spank_mpi_from_soname("libmpigood.so") == RM_SPANK_MPI_NONE, "libmpigood is not MPI");
 	check(rm_spank_mpi_from_soname("libmpich") == RM_SPANK_MPI_NONE, "no .so");
-	check(!strcmp(rm_spank_mpi_name(RM_SPANK_MPI_OPENMPI), "openmpi") && !strcmp(rm_spank_mpi_name(RM_SPANK_MPI_MPICH), "mpich"),
+	check(!strcmp(rm_spank_mpi_name(RM_SPANK_MPI_OPENMPI), "openmpi") &&
+		      !strcmp(rm_spank_mpi_name(RM_SPANK_MPI_MPICH), "mpich"),
 	      "names");
 }
 
@@ -118,11 +120,11 @@ static void test_malformed(void)
 	snprintf(p, sizeof(p), "%s/text", dir);
 	write_file(p, "#!/bin/sh\necho hi\n", 18);
 	snprintf(p, sizeof(p), "%s/trunc", dir);
-	corrupt_copy("/usr/bin/ompi_info", p, 100, 100, 0);        /* header only */
+	corrupt_copy("/usr/bin/ompi_info", p, 100, 100, 0); /* header only */
 	snprintf(p, sizeof(p), "%s/phoff", dir);
-	corrupt_copy("/usr/bin/ompi_info", p, 1 << 20, 32, 8);     /* e_phoff far away */
+	corrupt_copy("/usr/bin/ompi_info", p, 1 << 20, 32, 8); /* e_phoff far away */
 	snprintf(p, sizeof(p), "%s/dyn", dir);
-	corrupt_copy("/usr/bin/ompi_info", p, 1 << 20, 64, 1024);  /* program headers destroyed */
+	corrupt_copy("/usr/bin/ompi_info", p, 1 << 20, 64, 1024); /* program headers destroyed */
 	for (int i = 0; names[i]; i++) {
 		rm_error_t err = { 0 };
 		int rc;
@@ -134,7 +136,8 @@ static void test_malformed(void)
 		check(rm_spank_mpi_detect(p, NULL) == RM_SPANK_MPI_NONE, "%s: no MPI", names[i]);
 		unlink(p);
 	}
-	check(rm_spank_elf_needed("/nonexistent/x", collect, &l, NULL, 0, NULL) == -1 && errno == ENOENT, "missing file");
+	check(rm_spank_elf_needed("/nonexistent/x", collect, &l, NULL, 0, NULL) == -1 && errno == ENOENT,
+	      "missing file");
 	rmdir(dir);
 }
 

@@ -19,18 +19,20 @@ static void test_conf(void)
 {
 	rm_spank_conf_t c;
 	rm_error_t err = { 0 };
-	char *good[] = { "socket=/tmp/s.sock", "libdir=/opt/rm/lib", "default=on", "bind=yes", "register=off",
-			 "timeout=500" };
-	char *bad[][1] = { { "socket=relative" }, { "default=maybe" }, { "colour=blue" }, { "timeout=0" },
-			   { "noequals" }, { "timeout=12x" } };
+	char *good[] = { "socket=/tmp/s.sock", "libdir=/opt/rm/lib", "default=on",
+			 "bind=yes",           "register=off",       "timeout=500" };
+	char *bad[][1] = { { "socket=relative" }, { "default=maybe" }, { "colour=blue" },
+			   { "timeout=0" },       { "noequals" },      { "timeout=12x" } };
 
 	check(rm_spank_conf_parse(0, NULL, &c, &err) == 0, "empty arguments");
 	check(!strcmp(c.socket, RM_SOCKET_DEFAULT) && !strcmp(c.libdir, RANKMAP_LIBDIR), "default paths");
-	check(c.default_on == 0 && c.bind_default == 0 && c.register_on == 1 && c.timeout_ms == RM_SPANK_TIMEOUT_DEFAULT,
+	check(c.default_on == 0 && c.bind_default == 0 && c.register_on == 1 &&
+		      c.timeout_ms == RM_SPANK_TIMEOUT_DEFAULT,
 	      "default switches");
 	check(rm_spank_conf_parse(6, good, &c, &err) == 0, "good arguments (%s)", err.text);
 	check(!strcmp(c.socket, "/tmp/s.sock") && !strcmp(c.libdir, "/opt/rm/lib") && c.default_on && c.bind_default &&
-	      !c.register_on && c.timeout_ms == 500, "good arguments applied");
+		      !c.register_on && c.timeout_ms == 500,
+	      "good arguments applied");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		rm_error_t e = { 0 };
 		check(rm_spank_conf_parse(1, bad[i], &c, &e) == -1 && errno == EINVAL, "'%s' refused", bad[i][0]);
@@ -49,20 +51,27 @@ static void test_job(void)
 	check(!rm_spank_job_active(&j, &c), "nothing given, default off: inactive");
 	c.default_on = 1;
 	check(rm_spank_job_active(&j, &c), "default=on: active");
-	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "off", 1, &err) == 0 && !rm_spank_job_active(&j, &c), "--rankmap=off");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "off", 1, &err) == 0 && !rm_spank_job_active(&j, &c),
+	      "--rankmap=off");
 	c.default_on = 0;
 	memset(&j, 0, sizeof(j));
 	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, NULL, 1, &err) == 0 && j.mode == RM_SPANK_MODE_ON &&
-	      !strcmp(j.algo, "auto"), "--rankmap alone is auto");
-	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "scotch", 1, &err) == 0 && !strcmp(j.algo, "scotch"), "scotch");
-	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "required", 1, &err) == 0 && j.mode == RM_SPANK_MODE_REQUIRED &&
-	      !strcmp(j.algo, "scotch"), "required keeps the algorithm");
-	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "fast", 1, &err) == -1 && strstr(err.text, "fast"), "bad mode");
+		      !strcmp(j.algo, "auto"),
+	      "--rankmap alone is auto");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "scotch", 1, &err) == 0 && !strcmp(j.algo, "scotch"),
+	      "scotch");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "required", 1, &err) == 0 &&
+		      j.mode == RM_SPANK_MODE_REQUIRED && !strcmp(j.algo, "scotch"),
+	      "required keeps the algorithm");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "fast", 1, &err) == -1 && strstr(err.text, "fast"),
+	      "bad mode");
 	memset(&j, 0, sizeof(j));
 	check(rm_spank_job_set(&j, RM_SPANK_OPT_BIND, NULL, 1, NULL) == 0 && rm_spank_job_active(&j, &c) &&
-	      rm_spank_job_binds(&j, &c), "--rankmap-bind implies --rankmap");
+		      rm_spank_job_binds(&j, &c),
+	      "--rankmap-bind implies --rankmap");
 	memset(&j, 0, sizeof(j));
-	check(rm_spank_job_set(&j, RM_SPANK_OPT_METRIC, "loggp", 1, NULL) == 0 && rm_spank_job_active(&j, &c), "metric loggp");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_METRIC, "loggp", 1, NULL) == 0 && rm_spank_job_active(&j, &c),
+	      "metric loggp");
 	check(!rm_spank_job_binds(&j, &c), "no binding unless asked");
 	c.bind_default = 1;
 	check(rm_spank_job_binds(&j, &c), "bind=on binds active jobs");
@@ -102,13 +111,15 @@ static void test_files(void)
 	      err.line);
 	check(rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, bad, 0, NULL) == 0, "remote side does not re-read the file");
 	rm_error_clear(&err);
-	check(rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, "/nonexistent/p.mtx", 1, &err) == -1 && strstr(err.source, "p.mtx"),
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, "/nonexistent/p.mtx", 1, &err) == -1 &&
+		      strstr(err.source, "p.mtx"),
 	      "missing pattern refused (%s)", err.source);
 	snprintf(trace, sizeof(trace), "%s/trace.mtx", dir);
 	check(rm_spank_job_set(&j, RM_SPANK_OPT_TRACE, trace, 1, NULL) == 0, "trace in a writable directory");
 	rm_error_clear(&err);
 	check(rm_spank_job_set(&j, RM_SPANK_OPT_TRACE, "/nonexistent/dir/t.mtx", 1, &err) == -1 &&
-	      strstr(err.text, "/nonexistent/dir"), "trace directory must exist (%s)", err.text);
+		      strstr(err.text, "/nonexistent/dir"),
+	      "trace directory must exist (%s)", err.text);
 	unlink(good);
 	unlink(bad);
 	rmdir(dir);
@@ -116,7 +127,9 @@ static void test_files(void)
 
 static void test_preload(void)
 {
-	struct { const char *old, *want; } cases[] = {
+	struct {
+		const char *old, *want;
+	} cases[] = {
 		{ NULL, "/l/librm.so" },
 		{ "", "/l/librm.so" },
 		{ " : ", "/l/librm.so" },
@@ -144,9 +157,11 @@ static void test_env(void)
 
 	rm_spank_conf_parse(2, args, &c, NULL);
 	check(rm_spank_mpi_library(&c, RM_SPANK_MPI_OPENMPI, lib, sizeof(lib)) == 0 &&
-	      !strcmp(lib, "/opt/rm/librankmap_mpi_openmpi.so"), "Open MPI library path (%s)", lib);
+		      !strcmp(lib, "/opt/rm/librankmap_mpi_openmpi.so"),
+	      "Open MPI library path (%s)", lib);
 	check(rm_spank_mpi_library(&c, RM_SPANK_MPI_MPICH, lib, sizeof(lib)) == 0 &&
-	      !strcmp(lib, "/opt/rm/librankmap_mpi_mpich.so"), "MPICH library path (%s)", lib);
+		      !strcmp(lib, "/opt/rm/librankmap_mpi_mpich.so"),
+	      "MPICH library path (%s)", lib);
 	check(rm_spank_mpi_library(&c, RM_SPANK_MPI_NONE, lib, sizeof(lib)) == -1, "no library without MPI");
 	check(rm_spank_mpi_library(&c, RM_SPANK_MPI_MPICH, lib, 10) == -1 && errno == ENAMETOOLONG, "short buffer");
 	rm_spank_job_set(&j, RM_SPANK_OPT_RANKMAP, "treematch", 0, NULL);
@@ -170,12 +185,14 @@ static void test_server(void)
 	rm_spank_envvar_t v[RM_SPANK_ENV_MAX];
 	rm_error_t e = { 0 };
 	char *args[] = { "server=svc1:7117, svc2:7117,/run/x.sock", "munge_socket=/run/m.sock", "timeout=1500" };
-	char *bad[][1] = { { "server=svc1:99999" }, { "server=:" }, { "server=" }, { "server=a:1,,b:2" },
-			   { "munge_socket=rel" } };
+	char *bad[][1] = {
+		{ "server=svc1:99999" }, { "server=:" }, { "server=" }, { "server=a:1,,b:2" }, { "munge_socket=rel" }
+	};
 	char list[PATH_MAX] = "a:1,b:2,c:3";
 	size_t n, i;
 
-	check(rm_spank_conf_parse(3, args, &c, &e) == 0 && c.server_set && c.timeout_ms == 1500, "server= (%s)", e.text);
+	check(rm_spank_conf_parse(3, args, &c, &e) == 0 && c.server_set && c.timeout_ms == 1500, "server= (%s)",
+	      e.text);
 	n = rm_spank_job_env(&j, &c, v);
 	check(n >= 1 && !strcmp(v[0].name, "RANKMAP_SERVER") && !strcmp(v[0].value, "svc1:7117, svc2:7117,/run/x.sock"),
 	      "RANKMAP_SERVER exported");
@@ -215,8 +232,10 @@ static void test_learn(void)
 
 	check(!env_has_learn(&none, &c), "no option, no learn=: no RANKMAP_LEARN");
 	check(rm_spank_job_set(&j, RM_SPANK_OPT_LEARN, NULL, 0, NULL) == 0 && rm_spank_job_active(&j, &c) &&
-	      env_has_learn(&j, &c), "--rankmap-learn implies --rankmap and exports RANKMAP_LEARN=1");
-	check(rm_spank_job_set(&k, RM_SPANK_OPT_LEARN, "on", 0, NULL) == 0 && env_has_learn(&k, &c), "--rankmap-learn=on");
+		      env_has_learn(&j, &c),
+	      "--rankmap-learn implies --rankmap and exports RANKMAP_LEARN=1");
+	check(rm_spank_job_set(&k, RM_SPANK_OPT_LEARN, "on", 0, NULL) == 0 && env_has_learn(&k, &c),
+	      "--rankmap-learn=on");
 	check(rm_spank_job_set(&off, RM_SPANK_OPT_LEARN, "off", 0, NULL) == 0 && !env_has_learn(&off, &c),
 	      "--rankmap-learn=off");
 	check(rm_spank_job_set(&k, RM_SPANK_OPT_LEARN, "maybe", 0, &err) == -1 && strstr(err.text, "maybe"),
@@ -266,7 +285,8 @@ static void test_apply(void)
 	for (int i = 0; i < ncpu; i++)
 		snprintf(plan + strlen(plan), sizeof(plan) - strlen(plan), "%s%d", i ? ";" : "", cpu[i]);
 	for (int i = 0; i < ncpu; i++) {
-		check(rm_spank_bind_apply(plan, (uint32_t)i, cpus, sizeof(cpus), NULL) == 0, "apply entry %d of %s", i, plan);
+		check(rm_spank_bind_apply(plan, (uint32_t)i, cpus, sizeof(cpus), NULL) == 0, "apply entry %d of %s", i,
+		      plan);
 		sched_getaffinity(0, sizeof(now), &now);
 		check(CPU_COUNT(&now) == 1 && CPU_ISSET(cpu[i], &now), "bound to CPU %d only", cpu[i]);
 		check(atoi(cpus) == cpu[i], "reported CPU list %s", cpus);

@@ -28,8 +28,9 @@ static double now_s(void)
 }
 
 /* The pattern: 4 ranks, edges 1-2 (5), 2-3 (3), 3-4 (7), 1-4 (1), 1-based as Matrix Market writes. */
-static const char pattern[] = "%%MatrixMarket matrix coordinate real general\n"
-			      "4 4 4\n1 2 5\n2 3 3\n3 4 7\n1 4 1\n";
+static const char pattern[] =
+	"%%MatrixMarket matrix coordinate real general\n"
+	"4 4 4\n1 2 5\n2 3 3\n3 4 7\n1 4 1\n";
 
 static int write_file(const char *path, const char *text, mode_t mode)
 {
@@ -55,8 +56,13 @@ static void test_edges(const char *dir)
 {
 	char path[4096];
 	uint32_t global[3] = { 3, 1, 2 }; /* local tasks 0, 1, 2 are ranks 3, 1, 2 (0-based) */
-	rm_spank_bind_req_t req = { .ntasks = 3, .global = global, .total_tasks = 4, .pattern = path,
-				 .uid = getuid(), .gid = getgid(), .pattern_timeout_ms = 5000 };
+	rm_spank_bind_req_t req = { .ntasks = 3,
+				    .global = global,
+				    .total_tasks = 4,
+				    .pattern = path,
+				    .uid = getuid(),
+				    .gid = getgid(),
+				    .pattern_timeout_ms = 5000 };
 	rm_error_t err = { 0 };
 	rm_spank_edge_t *e;
 	size_t n = 0;
@@ -76,8 +82,13 @@ static void test_refused(const char *dir)
 {
 	char path[4096], fifo[4096];
 	uint32_t global[2] = { 0, 1 };
-	rm_spank_bind_req_t req = { .ntasks = 2, .global = global, .total_tasks = 4, .pattern = path,
-				 .uid = getuid(), .gid = getgid(), .pattern_timeout_ms = 5000 };
+	rm_spank_bind_req_t req = { .ntasks = 2,
+				    .global = global,
+				    .total_tasks = 4,
+				    .pattern = path,
+				    .uid = getuid(),
+				    .gid = getgid(),
+				    .pattern_timeout_ms = 5000 };
 	rm_error_t err = { 0 };
 	size_t n;
 	double t0;
@@ -87,8 +98,8 @@ static void test_refused(const char *dir)
 	check(mkfifo(fifo, 0644) == 0, "FIFO made");
 	t0 = now_s();
 	check(!rm_spank_pattern_edges(&req, &n, &err), "a FIFO is refused");
-	check(strstr(err.text, "not a regular file (a FIFO)") && !strcmp(err.source, path), "named: %s: %s",
-	      err.source, err.text);
+	check(strstr(err.text, "not a regular file (a FIFO)") && !strcmp(err.source, path), "named: %s: %s", err.source,
+	      err.text);
 	check(now_s() - t0 < 2, "at once (%.2f s)", now_s() - t0);
 	{ /* the submission check (srun, sbatch, salloc) refuses it the same way */
 		rm_spank_job_t job = { 0 };
@@ -125,8 +136,15 @@ static void test_as_user(const char *dir)
 	char path[4096];
 	uint32_t global[2] = { 0, 1 };
 	gid_t gids[1] = { 65534 };
-	rm_spank_bind_req_t req = { .ntasks = 2, .global = global, .total_tasks = 4, .pattern = path,
-				 .uid = 65534, .gid = 65534, .gids = gids, .ngids = 1, .pattern_timeout_ms = 5000 };
+	rm_spank_bind_req_t req = { .ntasks = 2,
+				    .global = global,
+				    .total_tasks = 4,
+				    .pattern = path,
+				    .uid = 65534,
+				    .gid = 65534,
+				    .gids = gids,
+				    .ngids = 1,
+				    .pattern_timeout_ms = 5000 };
 	rm_error_t err = { 0 };
 	rm_spank_edge_t *e;
 	size_t n;
@@ -159,12 +177,15 @@ static void test_resolve(void)
 	check(spank_path_resolve(NULL, "/abs/q.mtx", out, sizeof(out), &err) == 0 && !strcmp(out, "/abs/q.mtx"),
 	      "absolute: kept (%s)", out);
 	check(spank_path_resolve(NULL, "q.mtx", out, sizeof(out), &err) < 0 && errno == EINVAL &&
-	      strstr(err.text, "SLURM_SUBMIT_DIR"), "no directory: refused (%s)", err.text);
+		      strstr(err.text, "SLURM_SUBMIT_DIR"),
+	      "no directory: refused (%s)", err.text);
 	rm_error_clear(&err);
 	check(spank_path_resolve("rel", "q.mtx", out, sizeof(out), &err) < 0, "relative directory: refused");
 	rm_error_clear(&err);
 	check(spank_path_resolve("/a/very/long/directory/name/that/does/not/fit", "into/sixty/four.mtx", out,
-				 sizeof(out), &err) < 0 && errno == ENAMETOOLONG, "too long: refused");
+				 sizeof(out), &err) < 0 &&
+		      errno == ENAMETOOLONG,
+	      "too long: refused");
 }
 
 int main(void)

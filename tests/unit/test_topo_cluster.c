@@ -77,7 +77,8 @@ static void test_plafrim(void)
 	snprintf(path, sizeof(path),
 		 "cd tests/data/plafrim && ls hwloc | sed 's/.xml$//' | sort > %s/hw && "
 		 "grep '^CA' ib/ib-subnet0.txt | sed \"s/.*( '\\([^ ']*\\) .*/\\1/\" | sort -u > %s/fab && "
-		 "comm -12 %s/hw %s/fab | wc -l", tmp, tmp, tmp, tmp);
+		 "comm -12 %s/hw %s/fab | wc -l",
+		 tmp, tmp, tmp, tmp);
 	p = popen(path, "r");
 	if (p && fscanf(p, "%d", &want_both) != 1)
 		want_both = -1;
@@ -86,8 +87,8 @@ static void test_plafrim(void)
 	check(hw_only + both == 122, "122 hosts with hardware");
 	check(want_both < 0 || (size_t)want_both == both, "hosts with hardware and fabric: %zu, grep says %d", both,
 	      want_both);
-	check(both > 100 && fab_only >= 1 && hw_only >= 1, "both %zu, fabric only %zu, hwloc only %zu", both,
-	      fab_only, hw_only);
+	check(both > 100 && fab_only >= 1 && hw_only >= 1, "both %zu, fabric only %zu, hwloc only %zu", both, fab_only,
+	      hw_only);
 	a = topo_host_find(c, "bonobo001");
 	b = topo_host_find(c, "bonobo002");
 	check(a >= 0 && b >= 0 && topo_host_hops(c, a, b) >= 2, "bonobo001-002 hops %d", topo_host_hops(c, a, b));
@@ -148,7 +149,8 @@ static void test_cluster_files(void)
 	check(topo_load_cluster_file(c, path, &err) == 0, "good file: %s", err.text);
 	check(topo_nhosts(c) == 3 && topo_host_find(c, "bonobo001") == 0, "hosts from XML and synthetic");
 	check(topo_cluster_costs(c)->lat_net == 3.5 && topo_cluster_costs(c)->ref_bytes == 1024 &&
-	      topo_cluster_costs(c)->bw_hop == 3, "costs set");
+		      topo_cluster_costs(c)->bw_hop == 3,
+	      "costs set");
 	/* again into the non-empty cluster: duplicates, refused */
 	rm_error_clear(&err);
 	check(topo_load_cluster_file(c, path, &err) < 0 && strstr(err.text, "duplicate"), "again: %s", err.text);

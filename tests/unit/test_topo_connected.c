@@ -61,7 +61,8 @@ static void every_subset(topo_cluster_t c, const char *what)
 		for (i = 0; i < n; i++)
 			for (j = i + 1; j < n; j++)
 				expect &= topo_host_hops(c, hosts[i], hosts[j]) >= 0 ||
-					  topo_host_fabric_host(c, hosts[i]) < 0 || topo_host_fabric_host(c, hosts[j]) < 0;
+					  topo_host_fabric_host(c, hosts[i]) < 0 ||
+					  topo_host_fabric_host(c, hosts[j]) < 0;
 		a = b = SIZE_MAX;
 		got = topo_hosts_connected(c, hosts, n, &a, &b);
 		subsets++;
@@ -177,7 +178,8 @@ static void targets(void)
 	check(fabs(tdist(t, "m2", "n2") - 2 * far) < 1e-6 * far, "m2-n2 too: %g", tdist(t, "m2", "n2"));
 	d = tdist(t, "n3", "m1");
 	check(d > 0 && d < 2 * far, "n3-m1 (subnet d) at their network distance: %g", d);
-	d = topo_slot_distance(c, (topo_slot_t){ (uint32_t)host(c, "n1"), 0 }, (topo_slot_t){ (uint32_t)host(c, "n2"), 0 });
+	d = topo_slot_distance(c, (topo_slot_t){ (uint32_t)host(c, "n1"), 0 },
+			       (topo_slot_t){ (uint32_t)host(c, "n2"), 0 });
 	check(fabs(tdist(t, "n1", "n2") - d) < 1e-6 * d, "n1-n2 unchanged: %g, %g", tdist(t, "n1", "n2"), d);
 	check(t->cost[0] >= 2 * far - 1e-9, "the root's cost is the penalty: %g", t->cost[0]);
 	u = topo_target_from_hosts(c, three, 3, 1, &err);

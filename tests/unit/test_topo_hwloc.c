@@ -73,8 +73,8 @@ static void test_file(void)
 	check(pus > 0 && cores > 0, "non-empty node");
 	/* the same file again: duplicate host, cluster unchanged */
 	check(topo_load_hwloc_xml(c, path, NULL, &err) < 0 && errno == EEXIST, "duplicate host refused");
-	check(strstr(err.source, "fourmi001.xml") && strstr(err.text, "duplicate"), "names file: %s: %s",
-	      err.source, err.text);
+	check(strstr(err.source, "fourmi001.xml") && strstr(err.text, "duplicate"), "names file: %s: %s", err.source,
+	      err.text);
 	check(topo_nhosts(c) == 1 && c->ntypes == 1, "unchanged after duplicate");
 	/* explicit name: shares the type */
 	check(topo_load_hwloc_xml(c, path, "other", NULL) == 0, "explicit host name");
@@ -107,11 +107,9 @@ static void test_dir(void)
 		      "host %s matches an independent parse", topo_host_name(c, i));
 	}
 	check(checked > 10, "sampled hosts");
-	check(topo_host_hwloc(c, topo_host_find(c, "bonobo001")) ==
-		      topo_host_hwloc(c, topo_host_find(c, "bonobo002")),
+	check(topo_host_hwloc(c, topo_host_find(c, "bonobo001")) == topo_host_hwloc(c, topo_host_find(c, "bonobo002")),
 	      "bonobo001/002 differ only in infos: shared");
-	check(topo_host_hwloc(c, topo_host_find(c, "bonobo001")) !=
-		      topo_host_hwloc(c, topo_host_find(c, "fourmi001")),
+	check(topo_host_hwloc(c, topo_host_find(c, "bonobo001")) != topo_host_hwloc(c, topo_host_find(c, "fourmi001")),
 	      "different hardware: not shared");
 	/* loading the directory again: every host is a duplicate, nothing changes */
 	check(topo_load_hwloc_dir(c, plafrim, &err) < 0 && strstr(err.text, "duplicate"), "dir twice refused");
@@ -131,7 +129,8 @@ static void test_compressed_dir(void)
 	/* a subset keeps it quick (hwloc-compress-dir tries every pair) */
 	snprintf(src, sizeof(src), "%s/subset", tmp);
 	snprintf(dir, sizeof(dir), "%s/compressed", tmp);
-	sh("mkdir -p %s && cp %s/bonobo00*.xml %s/devel*.xml %s/mirage00[1-4].xml %s/", src, plafrim, plafrim, plafrim, src);
+	sh("mkdir -p %s && cp %s/bonobo00*.xml %s/devel*.xml %s/mirage00[1-4].xml %s/", src, plafrim, plafrim, plafrim,
+	   src);
 	if (sh("mkdir -p %s && hwloc-compress-dir %s %s >/dev/null 2>&1", dir, src, dir) != 0) {
 		fail("hwloc-compress-dir failed");
 		goto out;
@@ -173,8 +172,9 @@ static void test_diff(void)
 	sh("sed 's/local_memory=\"33738452992\"/local_memory=\"67476905984\"/; "
 	   "s/\"HostName\" value=\"bonobo001\"/\"HostName\" value=\"newhost\"/' %s/bonobo001.xml > %s",
 	   dir, mod);
-	check(sh("hwloc-diff --refname bonobo001.xml %s/bonobo001.xml %s %s/newhost.diff.xml >/dev/null 2>&1",
-		 dir, mod, dir) == 0, "hwloc-diff");
+	check(sh("hwloc-diff --refname bonobo001.xml %s/bonobo001.xml %s %s/newhost.diff.xml >/dev/null 2>&1", dir, mod,
+		 dir) == 0,
+	      "hwloc-diff");
 	check(ref_counts(mod, &pus, &cores, &mem) == 0, "reference parse of the modified XML");
 	check(topo_load_hwloc_dir(c, dir, &err) == 0, "dir with diff: %s", err.text);
 	check(topo_nhosts(c) == 2, "reference host and diffed host");
@@ -226,8 +226,8 @@ static void expect_bad(const char *what, const char *dir, const char *file, cons
 			check(topo_nhosts(c) == nh + ngood, "%s (isolated): %zu good hosts loaded (%zu)", what, ngood,
 			      topo_nhosts(c) - nh);
 			a = topo_cluster_anomaly(c, 0);
-			check(topo_cluster_nanomalies(c) == 1 && a && strstr(a->file, file) && strstr(a->reason, text) &&
-				      a->host[0],
+			check(topo_cluster_nanomalies(c) == 1 && a && strstr(a->file, file) &&
+				      strstr(a->reason, text) && a->host[0],
 			      "%s (isolated): one anomaly naming %s: %s %s: %s", what, file, a ? a->kind : "-",
 			      a ? a->file : "-", a ? a->reason : "-");
 		}
@@ -243,7 +243,8 @@ static void test_bad(void)
 	rm_error_t err;
 
 	snprintf(d, sizeof(d), "%s/trunc", tmp);
-	sh("mkdir -p %s && cp %s/bonobo001.xml %s/bonobo002.xml %s/ && head -c 5000 %s/fourmi001.xml > %s/fourmi001.xml",
+	sh("mkdir -p %s && cp %s/bonobo001.xml %s/bonobo002.xml %s/ && head -c 5000 %s/fourmi001.xml > "
+	   "%s/fourmi001.xml",
 	   d, plafrim, plafrim, d, plafrim, d);
 	expect_bad("truncated", d, "fourmi001.xml", "truncated", 2);
 	snprintf(d, sizeof(d), "%s/garbage", tmp);
@@ -258,22 +259,19 @@ static void test_bad(void)
 	snprintf(d, sizeof(d), "%s/nosuchdir", tmp);
 	expect_bad("missing directory", d, "nosuchdir", "cannot open", 0);
 	snprintf(d, sizeof(d), "%s/baddiff", tmp);
-	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && echo '<topologydiff refname=' > %s/x.diff.xml", d, plafrim,
-	   d, d);
+	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && echo '<topologydiff refname=' > %s/x.diff.xml", d, plafrim, d, d);
 	expect_bad("garbage diff", d, "x.diff.xml", "diff", 1);
 	snprintf(d, sizeof(d), "%s/dupdiff", tmp);
-	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && cp %s/diff/newhost.diff.xml %s/bonobo001.diff.xml", d,
-	   plafrim, d, tmp, d);
+	sh("mkdir -p %s && cp %s/bonobo001.xml %s/ && cp %s/diff/newhost.diff.xml %s/bonobo001.diff.xml", d, plafrim, d,
+	   tmp, d);
 	expect_bad("host as XML and diff", d, "bonobo001", "duplicate", 1);
 
 	c = topo_cluster_create();
 	rm_error_clear(&err);
-	check(topo_load_hwloc_xmlbuf(c, NULL, "<topology>", 10, "request", &err) < 0 &&
-		      !strcmp(err.source, "request"),
+	check(topo_load_hwloc_xmlbuf(c, NULL, "<topology>", 10, "request", &err) < 0 && !strcmp(err.source, "request"),
 	      "buffer without host name refused: %s", err.text);
 	rm_error_clear(&err);
-	check(topo_load_hwloc_xmlbuf(c, "h", "<topology>", 10, "request", &err) < 0 &&
-		      strstr(err.text, "truncated"),
+	check(topo_load_hwloc_xmlbuf(c, "h", "<topology>", 10, "request", &err) < 0 && strstr(err.text, "truncated"),
 	      "truncated buffer: %s", err.text);
 	rm_error_clear(&err);
 	check(topo_load_hwloc_synthetic(c, "h", "pack:2 bogus:3", &err) < 0 && strstr(err.text, "synthetic"),

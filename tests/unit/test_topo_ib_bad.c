@@ -98,9 +98,11 @@ static void test_other_sources(void)
 
 	rm_error_clear(&err);
 	check(topo_fabric_load_file(f, data("bad/ib-files/no-such-file"), &err) < 0 && errno == ENOENT &&
-		      strstr(err.text, "cannot open"), "missing file: %s", err.text);
+		      strstr(err.text, "cannot open"),
+	      "missing file: %s", err.text);
 	rm_error_clear(&err);
-	check(topo_fabric_load_node_name_map(f, data("bad/ib-files/no-such-map"), &err) < 0 && strstr(err.source, "no-such-map"),
+	check(topo_fabric_load_node_name_map(f, data("bad/ib-files/no-such-map"), &err) < 0 &&
+		      strstr(err.source, "no-such-map"),
 	      "missing map: %s", err.text);
 	rm_error_clear(&err);
 	check(topo_fabric_load_cache(f, data("bad/ib-files/garbage.txt"), &err) < 0 && strstr(err.text, "cache"),
@@ -108,7 +110,8 @@ static void test_other_sources(void)
 	rm_error_clear(&err);
 	check(topo_fabric_load_cache(f, data("bad/ib-files/empty.txt"), &err) < 0, "empty cache file");
 	rm_error_clear(&err);
-	check(topo_fabric_load_cache(f, data("bad/ib-files/no-such-cache"), &err) < 0 && errno == ENOENT, "missing cache file");
+	check(topo_fabric_load_cache(f, data("bad/ib-files/no-such-cache"), &err) < 0 && errno == ENOENT,
+	      "missing cache file");
 	rm_error_clear(&err);
 	check(topo_fabric_finalize(f, &err) == 0 && topo_fabric_nhosts(f) == 0, "fabric still empty");
 	/* the same subnet twice (same switch GUIDs): refused, the first copy stays */

@@ -74,7 +74,7 @@ static size_t count_anomalies(json_t *r, const char *kind)
 	json_t *a = json_object_get(r, "anomalies"), *e;
 	size_t i, n = 0;
 
-	json_array_foreach(a, i, e)
+	json_array_foreach (a, i, e)
 		n += !strcmp(json_string_value(json_object_get(e, "kind")), kind);
 	return n;
 }
@@ -113,14 +113,18 @@ static void test_plafrim(void)
 	check(topo_fabric_switch_level(f, leaf) == 0, "leaf level 0");
 	check(topo_fabric_network_levels(f) == 2, "plafrim network levels %d", topo_fabric_network_levels(f));
 	r = topo_fabric_report(f);
-	check(jint(r, "switches") == 9 && jint(r, "hca_ports") == 125 && jint(r, "subnets") == 1, "plafrim report counts");
+	check(jint(r, "switches") == 9 && jint(r, "hca_ports") == 125 && jint(r, "subnets") == 1,
+	      "plafrim report counts");
 	check(jint(r, "links") == 201 && jint(r, "unconnected_switch_ports") == 35, "plafrim links and unconnected");
 	sp = json_object_get(r, "link_speeds");
-	check(json_integer_value(json_object_get(sp, "QDR")) == 163 && json_integer_value(json_object_get(sp, "DDR")) == 32 &&
-		      json_integer_value(json_object_get(sp, "SDR")) == 6, "plafrim speed histogram");
+	check(json_integer_value(json_object_get(sp, "QDR")) == 163 &&
+		      json_integer_value(json_object_get(sp, "DDR")) == 32 &&
+		      json_integer_value(json_object_get(sp, "SDR")) == 6,
+	      "plafrim speed histogram");
 	sp = json_object_get(r, "switches_per_level");
 	check(json_array_size(sp) == 2 && json_integer_value(json_array_get(sp, 0)) == 7 &&
-		      json_integer_value(json_array_get(sp, 1)) == 2, "plafrim 7 leaves, 2 spines");
+		      json_integer_value(json_array_get(sp, 1)) == 2,
+	      "plafrim 7 leaves, 2 spines");
 	/* 38 links are below the QDR norm: 32 DDR + 6 SDR */
 	check(count_anomalies(r, "slow_link") == 38, "plafrim slow links %zu", count_anomalies(r, "slow_link"));
 	check(count_anomalies(r, "generic_hca") == 0, "plafrim: no generic HCA");
@@ -203,7 +207,8 @@ static void test_single_ca(void)
  * spines 3 of 8, leaf-1/2 5 of 12, leaf-3 4 of 12: 5+5+7+7+8 = 32 unconnected. */
 static void test_small_2level(void)
 {
-	const char *files[] = { "ib/small-2level.topo", NULL }, *mapped[] = { "@ib/small-2level.map", "ib/small-2level.topo", NULL };
+	const char *files[] = { "ib/small-2level.topo", NULL },
+		   *mapped[] = { "@ib/small-2level.map", "ib/small-2level.topo", NULL };
 	struct topo_fabric *f = load(files);
 	json_t *r;
 
@@ -214,7 +219,8 @@ static void test_small_2level(void)
 	check(hops(f, "h1", "h4") == 4 && hops(f, "h1", "h6") == 4 && hops(f, "dual", "h5") == 4, "via a spine: 4");
 	check(hops(f, "0x0002c90300000020", "h4") == 2, "generic HCA named by node GUID");
 	r = topo_fabric_report(f);
-	check(count_anomalies(r, "slow_link") == 1 && count_anomalies(r, "narrow_link") == 1, "one slow, one narrow link");
+	check(count_anomalies(r, "slow_link") == 1 && count_anomalies(r, "narrow_link") == 1,
+	      "one slow, one narrow link");
 	check(count_anomalies(r, "generic_hca") == 1, "one generic HCA");
 	check(jint(r, "unconnected_switch_ports") == 32, "32 unconnected switch ports");
 	check(jint(r, "hca_ports") == 8 && jint(r, "links") == 14, "8 HCA ports, 14 links");

@@ -49,7 +49,7 @@ static size_t anomalies(json_t *r, const char *kind)
 	json_t *e;
 	size_t i, n = 0;
 
-	json_array_foreach(json_object_get(r, "anomalies"), i, e)
+	json_array_foreach (json_object_get(r, "anomalies"), i, e)
 		n += !strcmp(json_string_value(json_object_get(e, "kind")), kind);
 	return n;
 }
@@ -76,7 +76,10 @@ static json_t *check_fattree(const struct topo_fabric *f, const char *what)
 	check(badhops == 0, "%s: hop counts (%d wrong)", what, badhops);
 	for (a = 1; a <= 8; a += 2) {
 		char leaf[16];
-		long l = topo_fabric_host_leaf(f, (size_t)host(f, a == 1 ? "node01" : a == 3 ? "node03" : a == 5 ? "node05" : "node07"));
+		long l = topo_fabric_host_leaf(f, (size_t)host(f, a == 1   ? "node01"
+								  : a == 3 ? "node03"
+								  : a == 5 ? "node05"
+									   : "node07"));
 
 		snprintf(leaf, sizeof(leaf), "leaf%d", (a + 1) / 2);
 		check(l >= 0 && !strcmp(topo_fabric_switch_name(f, l), leaf), "%s: leaf of node%02d", what, a);
@@ -86,9 +89,12 @@ static json_t *check_fattree(const struct topo_fabric *f, const char *what)
 	check(json_integer_value(json_object_get(h, "2")) == 4 && json_integer_value(json_object_get(h, "4")) == 24,
 	      "%s: hop histogram", what);
 	check(json_integer_value(json_object_get(r, "links")) == 16, "%s: 16 links", what);
-	check(json_integer_value(json_object_get(r, "unconnected_switch_ports")) == 40, "%s: 40 unconnected ports", what);
-	check(anomalies(r, "slow_link") == 1 && anomalies(r, "narrow_link") == 1, "%s: one slow, one narrow link", what);
-	check(json_integer_value(json_object_get(json_object_get(r, "link_speeds"), "DDR")) == 1, "%s: one DDR link", what);
+	check(json_integer_value(json_object_get(r, "unconnected_switch_ports")) == 40, "%s: 40 unconnected ports",
+	      what);
+	check(anomalies(r, "slow_link") == 1 && anomalies(r, "narrow_link") == 1, "%s: one slow, one narrow link",
+	      what);
+	check(json_integer_value(json_object_get(json_object_get(r, "link_speeds"), "DDR")) == 1, "%s: one DDR link",
+	      what);
 	return r;
 }
 
@@ -134,7 +140,8 @@ static void live(const char *cache, char **files, int nfiles)
 
 	check(fab != NULL, "ibnd_discover_fabric for the cache");
 	if (fab) {
-		check(ibnd_cache_fabric(fab, cache, IBND_CACHE_FABRIC_FLAG_DEFAULT) == 0, "ibnd_cache_fabric %s", cache);
+		check(ibnd_cache_fabric(fab, cache, IBND_CACHE_FABRIC_FLAG_DEFAULT) == 0, "ibnd_cache_fabric %s",
+		      cache);
 		ibnd_destroy_fabric(fab);
 	}
 	rc = load_and_check(topo_fabric_load_cache, cache, "cache written live");

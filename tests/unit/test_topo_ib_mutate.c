@@ -83,8 +83,7 @@ static size_t mutate(const char *src, size_t len, char *dst)
 		n = line_end(src, len, i) - j;
 		memcpy(dst + j + n, src + j, len - j);
 		return len + n;
-	case 3: /* truncate */
-		return i;
+	case 3: /* truncate */ return i;
 	case 4: /* insert digits */
 		n = 1 + (size_t)(rnd() % 6);
 		memcpy(dst + i + n, src + i, len - i);
@@ -113,7 +112,7 @@ static int count_lines(const char *b, size_t len)
 
 /* Returns 1 when the load failed (as it should have, cleanly), 0 when it succeeded. */
 static int one(const char *tmp, const char *buf, size_t len, int is_map, json_t *before, struct topo_fabric *f,
-		const char *base, int iter)
+	       const char *base, int iter)
 {
 	FILE *fp = fopen(tmp, "wb");
 	rm_error_t err;

@@ -24,7 +24,7 @@ static int count_kind(json_t *an, const char *kind, const char *host)
 	json_t *e;
 	int n = 0;
 
-	json_array_foreach(an, i, e)
+	json_array_foreach (an, i, e)
 		if (!strcmp(json_string_value(json_object_get(e, "kind")), kind) &&
 		    (!host || strstr(json_string_value(json_object_get(e, "text")), host)))
 			n++;
@@ -145,7 +145,7 @@ static void test_sampled(void)
 	topo_cluster_finalize(c, NULL);
 	r = topo_cluster_report(c);
 	h = json_object_get(r, "hop_histogram");
-	json_object_foreach(h, k, v) {
+	json_object_foreach (h, k, v) {
 		bad += atoi(k) < 1 || atoi(k) > 24;
 		total += (long)json_integer_value(v);
 	}

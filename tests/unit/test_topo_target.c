@@ -27,8 +27,8 @@ static void sw(FILE *f, unsigned long guid, int nports, const char **peers, cons
 {
 	int p;
 
-	fprintf(f, "switchguid=0x%lx(%lx)\nSwitch\t%d \"S-%016lx\"\t\t# \"sw%lx\" base port 0 lid %lu lmc 0\n",
-		guid, guid, nports, guid, guid, guid & 0xfff);
+	fprintf(f, "switchguid=0x%lx(%lx)\nSwitch\t%d \"S-%016lx\"\t\t# \"sw%lx\" base port 0 lid %lu lmc 0\n", guid,
+		guid, nports, guid, guid, guid & 0xfff);
 	for (p = 0; p < nports; p++)
 		if (peers[p])
 			fprintf(f, "[%d]\t\"%s\"[%d]\t\t# lid 1 4xQDR\n", p + 1, peers[p], pport[p]);
@@ -85,8 +85,7 @@ static void write_chain(const char *path)
 {
 	FILE *f = fopen(path, "w");
 	const char *pa[3] = { "H-0000000000000201", "H-0000000000000202", "S-00000000000000b2" };
-	const char *pb[4] = { "H-0000000000000203", "H-0000000000000204", "S-00000000000000b1",
-			      "S-00000000000000b3" };
+	const char *pb[4] = { "H-0000000000000203", "H-0000000000000204", "S-00000000000000b1", "S-00000000000000b3" };
 	const char *pc[3] = { "H-0000000000000205", "H-0000000000000206", "S-00000000000000b2" };
 	int qa[3] = { 1, 1, 3 }, qb[4] = { 1, 1, 3, 3 }, qc[3] = { 1, 1, 4 };
 	int i;
@@ -177,8 +176,8 @@ static void test_fattree(void)
 	check(t != NULL, "target: %s", err.text);
 	if (!t)
 		goto out;
-	check(t->nslots == 64 && t->nlevels == 6 && t->nhosts == 8 && t->host_level == 2, "shape %u/%d",
-	      t->nslots, t->nlevels);
+	check(t->nslots == 64 && t->nlevels == 6 && t->nhosts == 8 && t->host_level == 2, "shape %u/%d", t->nslots,
+	      t->nlevels);
 	for (l = 0; l < 6 && t->nlevels == 6; l++) {
 		static const uint32_t ng[] = { 1, 4, 8, 16, 32, 64 };
 
@@ -263,8 +262,9 @@ static void test_torus(void)
 	rm_error_clear(&err);
 	snprintf(path, sizeof(path), "%s/torus.conf", tmp);
 	f = fopen(path, "w");
-	fprintf(f, "dims = 4x4x4\nwrap = yes,yes,no\nlink_cost = 1,2,1\nnodes_per_router = 2\n"
-		   "host_pattern = n{id:3}\n");
+	fprintf(f,
+		"dims = 4x4x4\nwrap = yes,yes,no\nlink_cost = 1,2,1\nnodes_per_router = 2\n"
+		"host_pattern = n{id:3}\n");
 	fclose(f);
 	check(topo_load_torus(c, path, &err) == 0, "torus: %s", err.text);
 	check(topo_load_hwloc_spec(c, "synthetic:core:2 pu:1@n000,n001,n096,n006,n016", &err) == 0, "hw");
@@ -272,7 +272,8 @@ static void test_torus(void)
 	check(topo_nhosts(c) == 128, "every torus node is a host: %zu", topo_nhosts(c));
 	check(topo_torus(c) && topo_torus(c)->dims[1] == 4, "spec");
 	for (i = 1; i < 5; i++) {
-		topo_slot_t a = { (uint32_t)topo_host_find(c, "n000"), 0 }, b = { (uint32_t)topo_host_find(c, hosts[i]), 0 };
+		topo_slot_t a = { (uint32_t)topo_host_find(c, "n000"), 0 },
+			    b = { (uint32_t)topo_host_find(c, hosts[i]), 0 };
 		/* cost.c: injection (lat_net + ref_bytes / bw_net), then per hop of link cost 1 its latency
 		 * and one more link transfer (hop-bytes): lat_hop + ref_bytes / bw_hop */
 		double want = k->lat_net + xfer(k, k->bw_net) + hops[i] * (k->lat_hop + xfer(k, k->bw_hop));
@@ -281,7 +282,8 @@ static void test_torus(void)
 		      topo_slot_distance(c, a, b), want);
 	}
 	{ /* with the defaults by hand: 4.82 + 4.82 base, 0.15 + 7194 B * 0.00067 us/B = 4.97 per hop */
-		topo_slot_t a = { (uint32_t)topo_host_find(c, "n000"), 0 }, b = { (uint32_t)topo_host_find(c, "n006"), 0 };
+		topo_slot_t a = { (uint32_t)topo_host_find(c, "n000"), 0 },
+			    b = { (uint32_t)topo_host_find(c, "n006"), 0 };
 
 		check(fabs(topo_slot_distance(c, a, b) - (9.64 + 3 * 4.97)) < 1e-9, "n000-n006 = 24.55 us: %g",
 		      topo_slot_distance(c, a, b));
@@ -350,13 +352,11 @@ static void test_bad(void)
 	rm_error_clear(&err);
 	check(!topo_target_from_hosts(c, unknown, 2, 0, &err) && !strcmp(err.source, "zz"), "unknown host named");
 	rm_error_clear(&err);
-	check(!topo_target_from_hosts(c, nohw, 2, 0, &err) && !strcmp(err.source, "h3") &&
-		      strstr(err.text, "hardware"),
+	check(!topo_target_from_hosts(c, nohw, 2, 0, &err) && !strcmp(err.source, "h3") && strstr(err.text, "hardware"),
 	      "fabric-only host has no hardware: %s", err.text);
 	rm_error_clear(&err);
 	s[1] = (topo_slot_t){ 0, 5 };
-	check(!topo_target_from_slots(c, s, 2, &err) && strstr(err.text, "no PU 5"), "PU out of range: %s",
-	      err.text);
+	check(!topo_target_from_slots(c, s, 2, &err) && strstr(err.text, "no PU 5"), "PU out of range: %s", err.text);
 	rm_error_clear(&err);
 	s[1] = (topo_slot_t){ 1, 0 };
 	s[2] = (topo_slot_t){ 0, 0 };

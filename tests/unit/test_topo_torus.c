@@ -82,11 +82,11 @@ static void test_table_and_mesh(void)
 /* Every bad-*.conf: load fails and the error has the line and text of its first comment. */
 static void test_bad_files(void)
 {
-	static const char *bad[] = { "bad-zero-dim.conf", "bad-negative-dim.conf", "bad-outside.conf",
+	static const char *bad[] = { "bad-zero-dim.conf",  "bad-negative-dim.conf",  "bad-outside.conf",
 				     "bad-duplicate.conf", "bad-same-position.conf", "bad-missing-n.conf",
-				     "bad-key.conf", "bad-pattern.conf", "bad-pattern-dup.conf",
-				     "bad-cost.conf", "bad-no-dims.conf", "bad-table-first.conf", "bad-huge-dim.conf",
-				     "bad-overflow-dim.conf" };
+				     "bad-key.conf",       "bad-pattern.conf",       "bad-pattern-dup.conf",
+				     "bad-cost.conf",      "bad-no-dims.conf",       "bad-table-first.conf",
+				     "bad-huge-dim.conf",  "bad-overflow-dim.conf" };
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -21,10 +21,10 @@
 /* ---- hardware ---------------------------------------------------------------------------------- */
 
 struct sig {
-	size_t type;       /* index of the node type */
+	size_t type; /* index of the node type */
 	unsigned packages, numa, cores, pus;
 	unsigned long long mem, mem_gib;
-	char model[128];   /* CPU model with runs of blanks squeezed */
+	char model[128]; /* CPU model with runs of blanks squeezed */
 	size_t group;
 };
 
@@ -77,10 +77,10 @@ static int cmp_hosts_desc(const void *pa, const void *pb)
 static json_t *group_entry(const struct sig *s, const char **names, size_t n)
 {
 	char *list = hostlist_compress(names, n);
-	json_t *e = json_pack("{s:I, s:s, s:i, s:i, s:i, s:i, s:I, s:s}", "hosts", (json_int_t)n, "host_list",
-			      list ? list : "", "packages", (int)s->packages, "numa_nodes", (int)s->numa, "cores",
-			      (int)s->cores, "pus", (int)s->pus, "memory_bytes", (json_int_t)s->mem, "cpu_model",
-			      s->model);
+	json_t *e =
+		json_pack("{s:I, s:s, s:i, s:i, s:i, s:i, s:I, s:s}", "hosts", (json_int_t)n, "host_list",
+			  list ? list : "", "packages", (int)s->packages, "numa_nodes", (int)s->numa, "cores",
+			  (int)s->cores, "pus", (int)s->pus, "memory_bytes", (json_int_t)s->mem, "cpu_model", s->model);
 
 	free(list);
 	return e;
@@ -296,8 +296,8 @@ static void hop_histogram(topo_cluster_t c, json_t *r)
 				 torus ? "link-cost-weighted torus distance" : "hop count", ngroups, unit);
 		} else {
 			hist_sample(c, v, n, torus ? torus_dist : fabric_dist, h);
-			snprintf(method, sizeof(method), "sampled: %d random host pairs (%zu %s)", SAMPLE_PAIRS, ngroups,
-				 unit);
+			snprintf(method, sizeof(method), "sampled: %d random host pairs (%zu %s)", SAMPLE_PAIRS,
+				 ngroups, unit);
 		}
 	}
 	free(v);

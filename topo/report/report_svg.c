@@ -11,21 +11,22 @@
 #include "topo_view.h"
 
 #define MARGIN 20
-#define COL_W 125       /* leaf column */
-#define BOX_W 118       /* switch box */
+#define COL_W 125 /* leaf column */
+#define BOX_W 118 /* switch box */
 #define BOX_H 44
-#define PER_ROW 12      /* switches or leaves per row */
-#define ROW_H 80        /* upper switch row */
-#define HOSTS_H 118     /* host box */
+#define PER_ROW 12  /* switches or leaves per row */
+#define ROW_H 80    /* upper switch row */
+#define HOSTS_H 118 /* host box */
 #define BAND_H (48 + BOX_H + 14 + HOSTS_H + 16)
-#define MAX_DRAWN 300   /* links drawn one by one up to this many */
-#define LIST_LINE 17    /* characters per line of a host list */
+#define MAX_DRAWN 300 /* links drawn one by one up to this many */
+#define LIST_LINE 17  /* characters per line of a host list */
 #define LIST_LINES 5
 
-static const struct { const char *name, *colour; } speed_colours[] = {
-	{ "SDR", "#9e9e9e" }, { "DDR", "#8d6e63" }, { "QDR", "#1e88e5" }, { "FDR10", "#00897b" },
-	{ "FDR", "#00acc1" }, { "EDR", "#43a047" },  { "HDR", "#8e24aa" }, { "NDR", "#f57c00" },
-	{ "XDR", "#3949ab" },
+static const struct {
+	const char *name, *colour;
+} speed_colours[] = {
+	{ "SDR", "#9e9e9e" }, { "DDR", "#8d6e63" }, { "QDR", "#1e88e5" }, { "FDR10", "#00897b" }, { "FDR", "#00acc1" },
+	{ "EDR", "#43a047" }, { "HDR", "#8e24aa" }, { "NDR", "#f57c00" }, { "XDR", "#3949ab" },
 };
 
 const char *topo_report_svg_speed_colour(const char *speed)
@@ -41,7 +42,7 @@ const char *topo_report_svg_speed_colour(const char *speed)
 struct svg {
 	topo_cluster_t c;
 	const topo_fabric_t *f;
-	topo_link_info_t *links;  /* the fabric's cables (topo_fabric_link) */
+	topo_link_info_t *links; /* the fabric's cables (topo_fabric_link) */
 	size_t nlinks;
 	topo_swtree_t *t;
 	FILE *out;
@@ -53,10 +54,10 @@ struct svg {
 		long leaf;
 		const char *host;
 		unsigned width, speed;
-	} *hca;
-	size_t nhca, *hca_off;    /* hca[] sorted by leaf: leaf s has hca[hca_off[s] .. hca_off[s + 1]) */
+	} * hca;
+	size_t nhca, *hca_off; /* hca[] sorted by leaf: leaf s has hca[hca_off[s] .. hca_off[s + 1]) */
 	int width, height, bus, nbands, upper_rows;
-	int top;                  /* y of the first row of switches (below the caption lines) */
+	int top; /* y of the first row of switches (below the caption lines) */
 	size_t nleaves, ndrawn;
 };
 
@@ -98,15 +99,16 @@ static double text_width(const char *s, double size, int bold)
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 
-		w += ch >= 'A' && ch <= 'Z' ? 0.74 : (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ? 0.64
-		   : ch == ' ' || ch == ',' || ch == '.' || ch == ':' || ch == '[' || ch == ']' ? 0.4 : 0.7;
+		w += ch >= 'A' && ch <= 'Z'                                                       ? 0.74
+		     : (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z')                       ? 0.64
+		     : ch == ' ' || ch == ',' || ch == '.' || ch == ':' || ch == '[' || ch == ']' ? 0.4
+												  : 0.7;
 	}
 	return w * size * (bold ? 1.08 : 1.0);
 }
 
 /* A centred text line at (x, y) that stays within maxw: squeezed with textLength when estimated wider. */
-static void box_text(FILE *f, double x, double y, double size, int bold, const char *colour, const char *s,
-		     double maxw)
+static void box_text(FILE *f, double x, double y, double size, int bold, const char *colour, const char *s, double maxw)
 {
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%g\"%s", x, y, size,
 		bold ? " font-weight=\"bold\"" : "");
@@ -262,7 +264,8 @@ static void svg_layout(struct svg *g)
 				if (!g->t->kept[s] || g->t->level[s] != k || g->t->subnet[s] != (long)sub)
 					continue;
 				g->x[s] = row_x(g, i, n);
-				g->y[s] = k > 0 ? y + (double)(i / PER_ROW) * ROW_H : y + (double)(i / PER_ROW) * BAND_H + 48;
+				g->y[s] = k > 0 ? y + (double)(i / PER_ROW) * ROW_H
+						: y + (double)(i / PER_ROW) * BAND_H + 48;
 				i++;
 			}
 		y += k > 0 ? (int)((n + PER_ROW - 1) / PER_ROW) * ROW_H : 0;
@@ -284,14 +287,17 @@ static void svg_header(struct svg *g, int extra_h)
 			per[g->t->level[s]]++;
 	for (s = 0; s < g->nlinks; s++)
 		present[g->links[s].speed] = 1;
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		   "font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\">\n"
-		   "<title>rankmap: InfiniBand fabric</title>\n"
-		   "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		"font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\">\n"
+		"<title>rankmap: InfiniBand fabric</title>\n"
+		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
 		g->width, g->height + extra_h, g->width, g->height + extra_h);
-	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">InfiniBand fabric: %zu hosts under "
-		   "%zu leaf switches", MARGIN, g->t->nplaced, g->nleaves);
+	fprintf(f,
+		"<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">InfiniBand fabric: %zu hosts under "
+		"%zu leaf switches",
+		MARGIN, g->t->nplaced, g->nleaves);
 	for (k = 1; k <= g->t->max_level && k < 8; k++)
 		if (k == 1)
 			fprintf(f, ", %zu spine%s", per[k], per[k] == 1 ? "" : "s");
@@ -301,21 +307,27 @@ static void svg_header(struct svg *g, int extra_h)
 	for (k = 1; k < TOPO_IB_NSPEEDS; k++) {
 		if (!present[k])
 			continue;
-		fprintf(f, "<line x1=\"%d\" y1=\"46\" x2=\"%d\" y2=\"46\" stroke=\"%s\" stroke-width=\"4\"/>"
-			   "<text x=\"%d\" y=\"50\">%s</text>\n", x, x + 22, topo_report_svg_speed_colour(topo_fabric_speed_name((unsigned)k)),
-			x + 26, topo_fabric_speed_name((unsigned)k));
+		fprintf(f,
+			"<line x1=\"%d\" y1=\"46\" x2=\"%d\" y2=\"46\" stroke=\"%s\" stroke-width=\"4\"/>"
+			"<text x=\"%d\" y=\"50\">%s</text>\n",
+			x, x + 22, topo_report_svg_speed_colour(topo_fabric_speed_name((unsigned)k)), x + 26,
+			topo_fabric_speed_name((unsigned)k));
 		x += 72, nsp++;
 	}
-	fprintf(f, "<line x1=\"%d\" y1=\"46\" x2=\"%d\" y2=\"46\" stroke=\"#d50000\" stroke-width=\"2.5\" "
-		   "stroke-dasharray=\"5,3\"/><text x=\"%d\" y=\"50\" fill=\"#d50000\">slow or narrow: below the "
-		   "subnet's usual speed/width</text>\n", x, x + 22, x + 26);
+	fprintf(f,
+		"<line x1=\"%d\" y1=\"46\" x2=\"%d\" y2=\"46\" stroke=\"#d50000\" stroke-width=\"2.5\" "
+		"stroke-dasharray=\"5,3\"/><text x=\"%d\" y=\"50\" fill=\"#d50000\">slow or narrow: below the "
+		"subnet's usual speed/width</text>\n",
+		x, x + 22, x + 26);
 	fprintf(f, "<text x=\"%d\" y=\"66\" fill=\"#555555\">%s Hover a box for details.", MARGIN,
 		g->bus ? "Links bundled: each switch has one stub onto the bus with its uplink count."
 		       : "Every switch-to-switch link is drawn (dotted arcs: links within a level).");
 	fprintf(f, "</text>\n");
 	if (g->t->nsubnets > 1)
-		fprintf(f, "<text x=\"%d\" y=\"80\" fill=\"#555555\">Subnets side by side, each in order of switch "
-			   "names; a host in several subnets is drawn in each.</text>\n", MARGIN);
+		fprintf(f,
+			"<text x=\"%d\" y=\"80\" fill=\"#555555\">Subnets side by side, each in order of switch "
+			"names; a host in several subnets is drawn in each.</text>\n",
+			MARGIN);
 }
 
 static void line(FILE *f, double x1, double y1, double x2, double y2, const char *colour, double w, int dashed)
@@ -337,9 +349,11 @@ static void svg_lateral(struct svg *g)
 		if (a < 0 || b < 0 || a == b || !g->t->kept[a] || !g->t->kept[b] || g->t->level[a] != g->t->level[b])
 			continue;
 		mx = (g->x[a] + g->x[b]) / 2;
-		my = (g->y[a] < g->y[b] ? g->y[a] : g->y[b]) - 18 - (g->x[a] > g->x[b] ? g->x[a] - g->x[b] : g->x[b] - g->x[a]) / 12;
-		fprintf(g->out, "<path d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\" fill=\"none\" stroke=\"%s\" "
-			   "stroke-width=\"1.5\" stroke-dasharray=\"2,2\"><title>lateral link %s - %s</title></path>\n",
+		my = (g->y[a] < g->y[b] ? g->y[a] : g->y[b]) - 18 -
+		     (g->x[a] > g->x[b] ? g->x[a] - g->x[b] : g->x[b] - g->x[a]) / 12;
+		fprintf(g->out,
+			"<path d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\" fill=\"none\" stroke=\"%s\" "
+			"stroke-width=\"1.5\" stroke-dasharray=\"2,2\"><title>lateral link %s - %s</title></path>\n",
 			g->x[a], g->y[a], mx, my, g->x[b], g->y[b], link_is_bad(g, l) ? "#d50000" : "#546e7a",
 			g->t->name[a], g->t->name[b]);
 	}
@@ -362,7 +376,8 @@ static void svg_links(struct svg *g)
 		if (g->bus && (!bad || nbad++ >= 100))
 			continue;
 		line(g->out, g->x[lo], g->y[lo], g->x[hi], g->y[hi] + BOX_H,
-		     bad ? "#d50000" : topo_report_svg_speed_colour(topo_fabric_speed_name(l->speed)), bad ? 2.5 : 1.2, bad);
+		     bad ? "#d50000" : topo_report_svg_speed_colour(topo_fabric_speed_name(l->speed)), bad ? 2.5 : 1.2,
+		     bad);
 	}
 	if (!g->bus) {
 		svg_lateral(g);
@@ -383,7 +398,9 @@ static void svg_links(struct svg *g)
 		if (g->uplinks[s]) { /* up to the bus above it */
 			bus_y = g->t->level[s] > 0 ? g->y[s] - ROW_H + BOX_H + 12 : g->y[s] - 32;
 			line(g->out, g->x[s], g->y[s], g->x[s], bus_y,
-			     g->bad_up[s] ? "#d50000" : topo_report_svg_speed_colour(topo_fabric_speed_name(g->up_speed[s])), 3, 0);
+			     g->bad_up[s] ? "#d50000"
+					  : topo_report_svg_speed_colour(topo_fabric_speed_name(g->up_speed[s])),
+			     3, 0);
 			line(g->out, MARGIN - 8, bus_y, g->x[s], bus_y, "#607d8b", 2, 0);
 			fprintf(g->out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">%zu up</text>\n", g->x[s] + 4,
 				g->y[s] - 6, g->uplinks[s]);
@@ -405,18 +422,21 @@ static void svg_switch(struct svg *g, long s)
 	esc(f, g->t->name[s]);
 	fprintf(f, ": ");
 	esc(f, g->t->desc[s] && g->t->desc[s][0] ? g->t->desc[s] : "(no description)");
-	fprintf(f, "\nGUID 0x%016llx, subnet %ld, level %d\n%zu neighbouring switches, %zu uplinks, "
-		   "%u unconnected ports", (unsigned long long)g->t->guid[s], g->t->subnet[s],
-		g->t->level[s], n, g->uplinks[s], unc);
+	fprintf(f,
+		"\nGUID 0x%016llx, subnet %ld, level %d\n%zu neighbouring switches, %zu uplinks, "
+		"%u unconnected ports",
+		(unsigned long long)g->t->guid[s], g->t->subnet[s], g->t->level[s], n, g->uplinks[s], unc);
 	if (g->bad_up[s])
 		fprintf(f, "\n%zu uplinks below the subnet's usual speed/width", g->bad_up[s]);
-	fprintf(f, "</title>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" rx=\"4\" fill=\"%s\" "
-		   "stroke=\"%s\" stroke-width=\"%s\"/>\n", x - BOX_W / 2.0, y, BOX_W, BOX_H,
-		g->t->level[s] == 0 ? "#e3f2fd" : "#eceff1", g->bad_up[s] ? "#d50000" : "#37474f",
-		g->bad_up[s] ? "2" : "1");
+	fprintf(f,
+		"</title>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" rx=\"4\" fill=\"%s\" "
+		"stroke=\"%s\" stroke-width=\"%s\"/>\n",
+		x - BOX_W / 2.0, y, BOX_W, BOX_H, g->t->level[s] == 0 ? "#e3f2fd" : "#eceff1",
+		g->bad_up[s] ? "#d50000" : "#37474f", g->bad_up[s] ? "2" : "1");
 	box_text(f, x, y + 13, 10, 1, NULL, short_name(g->t->name[s], buf, 18), w);
 	if (g->t->level[s] == 0 && g->uplinks[s])
-		snprintf(buf, sizeof(buf), "%u down, %zu up, %.2g:1", down, g->uplinks[s], (double)down / (double)g->uplinks[s]);
+		snprintf(buf, sizeof(buf), "%u down, %zu up, %.2g:1", down, g->uplinks[s],
+			 (double)down / (double)g->uplinks[s]);
 	else if (g->t->level[s] == 0)
 		snprintf(buf, sizeof(buf), "%u down, no uplink", down);
 	else
@@ -496,8 +516,10 @@ static void svg_hosts(struct svg *g, long s, double cx, double top, const char *
 	}
 	fprintf(f, "<g><title>%zu hosts: ", n);
 	esc(f, all ? all : "");
-	fprintf(f, "</title>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" rx=\"3\" fill=\"#fafafa\" "
-		   "stroke=\"%s\"%s/>\n", cx - BOX_W / 2.0, top, BOX_W, HOSTS_H, nbad ? "#d50000" : "#90a4ae",
+	fprintf(f,
+		"</title>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" rx=\"3\" fill=\"#fafafa\" "
+		"stroke=\"%s\"%s/>\n",
+		cx - BOX_W / 2.0, top, BOX_W, HOSTS_H, nbad ? "#d50000" : "#90a4ae",
 		nbad ? " stroke-width=\"2\" stroke-dasharray=\"5,3\"" : "");
 	snprintf(buf, sizeof(buf), "%zu %s", n, n == 1 ? "host" : "hosts");
 	box_text(f, cx, top + 15, 11, 1, NULL, buf, BOX_W - 8);
@@ -505,7 +527,10 @@ static void svg_hosts(struct svg *g, long s, double cx, double top, const char *
 		size_t cut = list_cut(p);
 
 		q = strndup(p, cut);
-		box_text(f, cx, top + 31 + lines * 13, 10, 0, NULL, lines == maxl - 1 && p[cut] ? "..." : q ? q : "",
+		box_text(f, cx, top + 31 + lines * 13, 10, 0, NULL,
+			 lines == maxl - 1 && p[cut] ? "..."
+			 : q                         ? q
+						     : "",
 			 BOX_W - 8);
 		free(q);
 		p += cut;
@@ -539,9 +564,10 @@ static void svg_boxes(struct svg *g)
 				  g->t->host_off[s + 1] - g->t->host_off[s]);
 	}
 	if (g->t->nunplaced) {
-		fprintf(g->out, "<text x=\"%d\" y=\"%d\" fill=\"#d50000\">%zu hosts hang on no switch:</text>\n", MARGIN,
-			g->height - MARGIN - 52, g->t->nunplaced);
-		fprintf(g->out, "<text x=\"%d\" y=\"%d\" fill=\"#d50000\" font-size=\"10\">", MARGIN, g->height - MARGIN - 36);
+		fprintf(g->out, "<text x=\"%d\" y=\"%d\" fill=\"#d50000\">%zu hosts hang on no switch:</text>\n",
+			MARGIN, g->height - MARGIN - 52, g->t->nunplaced);
+		fprintf(g->out, "<text x=\"%d\" y=\"%d\" fill=\"#d50000\" font-size=\"10\">", MARGIN,
+			g->height - MARGIN - 36);
 		esc_cut(g->out, g->t->unplaced[0], 40);
 		fprintf(g->out, "%s</text>\n", g->t->nunplaced > 1 ? " ..." : "");
 	}
@@ -568,7 +594,8 @@ static int svg_hca_links(struct svg *g)
 			long s = topo_fabric_host_port_switch(g->f, h, i);
 			topo_link_info_t l = { .sw = { s, -1 } };
 
-			if (s < 0 || !g->t->kept[s] || g->t->level[s] != 0 || topo_fabric_host_port_rate(g->f, h, i, &w, &sp) < 0)
+			if (s < 0 || !g->t->kept[s] || g->t->level[s] != 0 ||
+			    topo_fabric_host_port_rate(g->f, h, i, &w, &sp) < 0)
 				continue;
 			l.subnet = (size_t)g->t->subnet[s], l.width = w, l.speed = sp;
 			if (!link_is_bad(g, &l))
@@ -612,8 +639,8 @@ static void embed(FILE *f, const char *extra, int y)
 
 	if (!p)
 		return;
-	fprintf(f, "<line x1=\"0\" y1=\"%d\" x2=\"100%%\" y2=\"%d\" stroke=\"#b0bec5\"/>\n<svg x=\"0\" y=\"%d\"%s", y, y,
-		y + 6, p + 4);
+	fprintf(f, "<line x1=\"0\" y1=\"%d\" x2=\"100%%\" y2=\"%d\" stroke=\"#b0bec5\"/>\n<svg x=\"0\" y=\"%d\"%s", y,
+		y, y + 6, p + 4);
 	if (p[strlen(p) - 1] != '\n')
 		fputc('\n', f);
 }
@@ -670,11 +697,13 @@ int topo_report_svg(topo_cluster_t c, const char *extra, FILE *f, rm_error_t *er
 		rc = svg_fabric(&g, extra, err);
 	} else {
 		w = w > 400 ? w : 400;
-		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
-			   "width=\"%d\" height=\"%d\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
-			   "<title>rankmap cluster</title>\n<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" "
-			   "fill=\"white\"/>\n<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
-			w, 40 + h + 12, MARGIN, extra ? "3D torus (no InfiniBand fabric loaded)" : "no InfiniBand fabric loaded");
+		fprintf(f,
+			"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+			"width=\"%d\" height=\"%d\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
+			"<title>rankmap cluster</title>\n<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" "
+			"fill=\"white\"/>\n<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
+			w, 40 + h + 12, MARGIN,
+			extra ? "3D torus (no InfiniBand fabric loaded)" : "no InfiniBand fabric loaded");
 		embed(f, extra, 40);
 		fprintf(f, "</svg>\n");
 	}

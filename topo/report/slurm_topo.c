@@ -154,7 +154,8 @@ static size_t host_leaves(const topo_fabric_t *f, size_t h, int flags, long *sw)
 		return n;
 	if (flags & TOPO_SWTREE_PER_SUBNET) {
 		for (i = 0; i < n; i++) {
-			for (j = 0; j < k && topo_fabric_switch_subnet(f, sw[j]) != topo_fabric_switch_subnet(f, sw[i]); j++)
+			for (j = 0; j < k && topo_fabric_switch_subnet(f, sw[j]) != topo_fabric_switch_subnet(f, sw[i]);
+			     j++)
 				;
 			if (j == k)
 				sw[k++] = sw[i];
@@ -306,7 +307,9 @@ static int swtree_alloc(topo_swtree_t *t, size_t nsw)
 	t->host_off = calloc(nsw + 2, sizeof(*t->host_off));
 	t->order = calloc(nsw + 1, sizeof(*t->order));
 	return t->name && t->desc && t->guid && t->level && t->subnet && t->kept && t->is_root && t->host_off &&
-	       t->order ? 0 : -1;
+			       t->order
+		       ? 0
+		       : -1;
 }
 
 static int cmp_guid_host(const void *a, const void *b)
@@ -523,19 +526,24 @@ static void write_header(const topo_swtree_t *t, FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "# topology.conf for Slurm's topology/tree plugin, written by rankmapctl slurm-topology.\n"
-		   "# Leaf switches list their hosts (Nodes=), each switch above lists the switches one level\n"
-		   "# below it (Switches=). %zu hosts under leaf switches.\n", t->nplaced);
+	fprintf(f,
+		"# topology.conf for Slurm's topology/tree plugin, written by rankmapctl slurm-topology.\n"
+		"# Leaf switches list their hosts (Nodes=), each switch above lists the switches one level\n"
+		"# below it (Switches=). %zu hosts under leaf switches.\n",
+		t->nplaced);
 	if (t->nmultihomed)
 		fprintf(f, "# %zu hosts have HCAs on several switches: %s.\n", t->nmultihomed,
-			t->all_leaves ? "each is listed under all of them (--all-leaves)" : "each is listed under its first");
+			t->all_leaves ? "each is listed under all of them (--all-leaves)"
+				      : "each is listed under its first");
 	if (t->nguid_named && !t->nguid_host)
 		fprintf(f, "# %zu hosts are named by HCA GUID (generic description; give --node-name-map).\n",
 			t->nguid_named);
 	if (t->nguid_host) {
-		fprintf(f, "# %zu HCAs are named only by their GUID (a generic description and no node-name map\n"
-			   "# entry): Slurm knows no such host, so they are left out of Nodes=. Name them in a\n"
-			   "# node-name map (--node-name-map, lines 0xGUID \"host\") to list them:\n", t->nguid_host);
+		fprintf(f,
+			"# %zu HCAs are named only by their GUID (a generic description and no node-name map\n"
+			"# entry): Slurm knows no such host, so they are left out of Nodes=. Name them in a\n"
+			"# node-name map (--node-name-map, lines 0xGUID \"host\") to list them:\n",
+			t->nguid_host);
 		for (i = 0; i < t->nguid_host; i++)
 			fprintf(f, "#   %s on %s\n", t->guid_host[i].name,
 				t->guid_host[i].leaf >= 0 ? t->name[t->guid_host[i].leaf] : "no switch");
@@ -548,8 +556,7 @@ static void write_header(const topo_swtree_t *t, FILE *f)
 	}
 }
 
-int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const char *top, FILE *f,
-			      rm_error_t *err)
+int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const char *top, FILE *f, rm_error_t *err)
 {
 	const char **roots = malloc((t->nsw + 1) * sizeof(*roots));
 	size_t s, nroots = 0, sub;
@@ -573,8 +580,10 @@ int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const ch
 			topo_slurm_sanitise(top, buf, sizeof(buf)), l ? l : "");
 		free(l);
 	} else if (t->ntrees > 1) {
-		fprintf(f, "\n# %zu separate switch trees (no switch reaches every host): Slurm will not place one\n"
-			   "# job across them (--top NAME joins them).\n", t->ntrees);
+		fprintf(f,
+			"\n# %zu separate switch trees (no switch reaches every host): Slurm will not place one\n"
+			"# job across them (--top NAME joins them).\n",
+			t->ntrees);
 	}
 	free(roots);
 	if (ferror(f))

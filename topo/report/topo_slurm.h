@@ -37,20 +37,20 @@
 
 /* topo_swtree_build flags */
 enum {
-	TOPO_SWTREE_ALL_LEAVES = 1,  /* a host under every leaf it is cabled to (else its first leaf) */
-	TOPO_SWTREE_PER_SUBNET = 2,  /* a host under its first leaf in each subnet it is in */
-	TOPO_SWTREE_NAMED_ONLY = 4,  /* GUID-named HCAs left out of the leaves (guid_host) */
+	TOPO_SWTREE_ALL_LEAVES = 1, /* a host under every leaf it is cabled to (else its first leaf) */
+	TOPO_SWTREE_PER_SUBNET = 2, /* a host under its first leaf in each subnet it is in */
+	TOPO_SWTREE_NAMED_ONLY = 4, /* GUID-named HCAs left out of the leaves (guid_host) */
 };
 
 typedef struct topo_swtree {
-	size_t nsw;            /* switches of the fabric (dense indices), kept or not */
-	char **name;           /* nsw sanitised unique names (owned) */
-	const char **desc;     /* nsw: the switch's description, "" when none (borrowed from the cluster) */
-	size_t *order;         /* nsw: switch indices in natural order of their names */
-	uint64_t *guid;        /* nsw */
-	int *level;            /* nsw: 0 leaf, 1 spine, ...; -1 unreached */
-	long *subnet;          /* nsw */
-	unsigned char *kept;   /* nsw: 1 when the switch is in the tree */
+	size_t nsw;             /* switches of the fabric (dense indices), kept or not */
+	char **name;            /* nsw sanitised unique names (owned) */
+	const char **desc;      /* nsw: the switch's description, "" when none (borrowed from the cluster) */
+	size_t *order;          /* nsw: switch indices in natural order of their names */
+	uint64_t *guid;         /* nsw */
+	int *level;             /* nsw: 0 leaf, 1 spine, ...; -1 unreached */
+	long *subnet;           /* nsw */
+	unsigned char *kept;    /* nsw: 1 when the switch is in the tree */
 	unsigned char *is_root; /* nsw: kept and listed by no kept switch above it */
 	size_t nroots;
 	size_t ntrees;         /* connected pieces of the kept tree: more than 1 means no switch
@@ -60,18 +60,18 @@ typedef struct topo_swtree {
 	size_t nplaced;        /* distinct hosts under some leaf */
 	const char **unplaced; /* hosts attached to no switch (borrowed) */
 	size_t nunplaced;
-	size_t nmultihomed;    /* hosts with HCA ports on several switches (placed under the first) */
-	size_t nguid_named;    /* hosts named by a GUID (generic HCA description, no node-name map entry) */
+	size_t nmultihomed; /* hosts with HCA ports on several switches (placed under the first) */
+	size_t nguid_named; /* hosts named by a GUID (generic HCA description, no node-name map entry) */
 	struct topo_swtree_guid {
 		const char *name; /* borrowed */
 		long leaf;        /* the switch of its first HCA port, -1 */
-	} *guid_host;          /* with TOPO_SWTREE_NAMED_ONLY: the GUID-named hosts, left out of host[], in
+	} * guid_host;            /* with TOPO_SWTREE_NAMED_ONLY: the GUID-named hosts, left out of host[], in
 				* order of their names */
 	size_t nguid_host;
-	int max_level;         /* highest level of a kept switch, -1 without one */
+	int max_level; /* highest level of a kept switch, -1 without one */
 	size_t nsubnets;
-	int all_leaves;        /* TOPO_SWTREE_ALL_LEAVES was given */
-	int flags;             /* as built */
+	int all_leaves; /* TOPO_SWTREE_ALL_LEAVES was given */
+	int flags;      /* as built */
 } topo_swtree_t;
 
 /* Builds the switch tree of a finalized cluster's fabric, hosts under their first leaf or as flags
@@ -86,8 +86,7 @@ size_t topo_swtree_children(topo_cluster_t c, const topo_swtree_t *t, size_t s, 
 /* Writes topology.conf for the tree to f: a comment header, then per subnet the leaves and the levels
  * above them; with top non-NULL and more than one root switch, a joining switch named top (sanitised).
  * Host and switch lists are compressed Slurm host lists. Returns 0, or -1 on a write error. */
-int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const char *top, FILE *f,
-			      rm_error_t *err);
+int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const char *top, FILE *f, rm_error_t *err);
 
 /* Sanitises name into buf for Slurm (see above); returns buf. An empty result stays empty. */
 char *topo_slurm_sanitise(const char *name, char *buf, size_t len);

@@ -161,8 +161,9 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	if (parse(argc, argv, &o) < 0) {
 		if (rank == 0)
-			fprintf(stderr, "usage: cart_bench --dims AxB[xC...] [--periods p,...] --bytes b,... "
-					"[--iters N] [--mode halo|alltoall] [--dim D] [--pattern-out FILE]\n");
+			fprintf(stderr,
+				"usage: cart_bench --dims AxB[xC...] [--periods p,...] --bytes b,... "
+				"[--iters N] [--mode halo|alltoall] [--dim D] [--pattern-out FILE]\n");
 		MPI_Finalize();
 		return 2;
 	}

@@ -118,8 +118,8 @@ static int write_all(MPI_Comm comm, const char *path, const e2e_edge_t *mine, in
 		fprintf(f, "%d %d %d\n", size, size, total);
 		for (int r = 0, k = 0; r < size; r++)
 			for (int j = 0; j < counts[r] / 2; j++, k++)
-				fprintf(f, "%d %d %.0f %.0f\n", r + 1, (int)pairs[2 * k] + 1,
-					pairs[2 * k + 1] * iters, iters);
+				fprintf(f, "%d %d %.0f %.0f\n", r + 1, (int)pairs[2 * k] + 1, pairs[2 * k + 1] * iters,
+					iters);
 		rc = fclose(f) ? -1 : rc;
 	}
 	free(local);

@@ -77,8 +77,7 @@ static MPI_Comm make_comm(int me, int size, const opts_t *o, const e2e_edge_t *e
 		nb[k] = e[i].peer;
 		w[k++] = (int)(e[i].bytes / 1024) + 1;
 	}
-	if (MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, k, nb, w, k, nb, w, MPI_INFO_NULL, 1, &c) !=
-	    MPI_SUCCESS)
+	if (MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, k, nb, w, k, nb, w, MPI_INFO_NULL, 1, &c) != MPI_SUCCESS)
 		MPI_Abort(MPI_COMM_WORLD, 3);
 	(void)size;
 	return c;
@@ -137,8 +136,9 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (parse(argc, argv, &o) < 0 || size % o.ring) {
 		if (me == 0)
-			fprintf(stderr, "usage: ring_of_rings [--ring N] [--token B] [--laps L] [--gather B] "
-					"[--iters N] [--topo dist|none] [--pattern-out FILE] (ranks a multiple of N)\n");
+			fprintf(stderr,
+				"usage: ring_of_rings [--ring N] [--token B] [--laps L] [--gather B] "
+				"[--iters N] [--topo dist|none] [--pattern-out FILE] (ranks a multiple of N)\n");
 		MPI_Finalize();
 		return 2;
 	}

@@ -44,8 +44,8 @@ int main(int argc, char **argv)
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
 		if (dist)
-			MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 4, nb, w, 4, nb, w,
-						       MPI_INFO_NULL, reorder, &cart);
+			MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 4, nb, w, 4, nb, w, MPI_INFO_NULL, reorder,
+						       &cart);
 		else
 			MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, reorder, &cart);
 		dt = MPI_Wtime() - t0;
