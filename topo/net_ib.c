@@ -427,7 +427,11 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 		ib_build_free(&b);
 		return -1;
 	}
-	return ib_fabric_add_build(f, &b, path);
+	if (ib_fabric_add_build(f, &b, path) < 0)
+		return -1;
+	if (fmt == &ib_format_ports)
+		f->has_ports_subnet = 1;
+	return 0;
 }
 
 int topo_fabric_load_node_name_map(struct topo_fabric *f, const char *path, rm_error_t *err)
@@ -443,8 +447,9 @@ int topo_fabric_finalize(struct topo_fabric *f, rm_error_t *err)
 	if (f->finalized)
 		return 0;
 	ib_graph_reset(f);
-	if (ib_graph_build(f, err) < 0) {
+	if (ib_graph_build(f, err) < 0 || ib_namemap_count_unmatched(f) < 0) {
 		ib_graph_reset(f);
+		rm_error_set(err, "InfiniBand fabric", 0, 0, "out of memory"); /* first error wins */
 		return -1;
 	}
 	f->finalized = 1;

@@ -77,6 +77,8 @@ static char *ca_host_name(struct topo_fabric *f, struct ib_node *nd)
 
 	if (!m && nd->port_guid)
 		m = ib_namemap_lookup(f, nd->port_guid);
+	if (!m && ib_hwloc_node_of(f, nd->guid)) /* a -p port whose host's hwloc XML gives the node GUID */
+		m = ib_namemap_lookup(f, ib_hwloc_node_of(f, nd->guid));
 	nd->generic = nd->hwloc_named = 0;
 	if (m)
 		return strdup(m);

@@ -191,20 +191,27 @@ void ib_hwloc_names_free(struct topo_fabric *f)
 {
 	ib_u64map_free(&f->hw_by_guid);
 	free(f->hw_names);
+	free(f->hw_node_of);
 	f->hw_names = NULL;
+	f->hw_node_of = NULL;
 }
 
 int topo_fabric_set_hwloc_names(struct topo_fabric *f, unsigned long gen, const uint64_t *guids,
-				const char *const *names, size_t n)
+				const char *const *names, const uint64_t *node_of, size_t n)
 {
 	struct ib_u64map m = { 0 };
 	const char **v = NULL;
+	uint64_t *no = NULL;
 	size_t i;
 
 	if (f->hw_gen == gen && (f->hw_names || !n))
 		return 0;
-	if (n && !(v = malloc(n * sizeof(*v))))
+	if (n && (!(v = malloc(n * sizeof(*v))) || !(no = calloc(n, sizeof(*no))))) {
+		free(v);
 		return -1;
+	}
+	if (n && node_of)
+		memcpy(no, node_of, n * sizeof(*no));
 	for (i = 0; i < n; i++) {
 		uint32_t k = ib_u64map_get(&m, guids[i]);
 
@@ -216,12 +223,14 @@ int topo_fabric_set_hwloc_names(struct topo_fabric *f, unsigned long gen, const 
 		if (guids[i] && ib_u64map_put(&m, guids[i], k) < 0) {
 			ib_u64map_free(&m);
 			free(v);
+			free(no);
 			return -1;
 		}
 	}
 	ib_hwloc_names_free(f);
 	f->hw_by_guid = m;
 	f->hw_names = v;
+	f->hw_node_of = no;
 	f->hw_gen = gen;
 	f->finalized = 0; /* the hosts' names may change */
 	return 0;
@@ -232,4 +241,44 @@ const char *ib_hwloc_lookup(const struct topo_fabric *f, uint64_t guid)
 	uint32_t i = ib_u64map_get(&f->hw_by_guid, guid);
 
 	return i == IB_NONE || i == IB_HW_AMBIGUOUS ? NULL : f->hw_names[i];
+}
+
+uint64_t ib_hwloc_node_of(const struct topo_fabric *f, uint64_t guid)
+{
+	uint32_t i = ib_u64map_get(&f->hw_by_guid, guid);
+
+	return i == IB_NONE || i == IB_HW_AMBIGUOUS || !f->hw_node_of ? 0 : f->hw_node_of[i];
+}
+
+static void hit(const struct topo_fabric *f, uint8_t *seen, uint64_t guid)
+{
+	uint32_t i = guid ? ib_u64map_get(&f->name_by_guid, guid) : IB_NONE;
+
+	if (i != IB_NONE)
+		seen[i] = 1;
+}
+
+int ib_namemap_count_unmatched(struct topo_fabric *f)
+{
+	uint8_t *seen;
+	size_t i;
+
+	f->map_unmatched = 0;
+	if (!f->name_by_guid.n)
+		return 0;
+	if (!(seen = calloc(f->nmap_names, 1)))
+		return -1;
+	for (i = 0; i < f->nnodes; i++) {
+		hit(f, seen, f->nodes[i].guid);
+		hit(f, seen, f->nodes[i].port_guid);
+		if (f->nodes[i].type == IBN_CA) {
+			hit(f, seen, ib_hwloc_node_of(f, f->nodes[i].guid));
+			hit(f, seen, ib_hwloc_node_of(f, f->nodes[i].port_guid));
+		}
+	}
+	for (i = 0; i < f->name_by_guid.cap; i++)
+		if (f->name_by_guid.keys[i] && !seen[f->name_by_guid.vals[i]])
+			f->map_unmatched++;
+	free(seen);
+	return 0;
 }

@@ -145,6 +145,9 @@ struct topo_fabric {
 	/* HCA GUIDs from hosts' hwloc XML (topo_fabric_set_hwloc_names) */
 	struct ib_u64map hw_by_guid; /* GUID -> index in hw_names, IB_HW_AMBIGUOUS when two hosts claim it */
 	const char **hw_names;       /* borrowed names */
+	uint64_t *hw_node_of;        /* parallel to hw_names: node GUID of a port GUID, 0 if none (owned) */
+	size_t map_unmatched;        /* node-name map entries no node, port or hwloc-paired GUID matched */
+	uint8_t has_ports_subnet;    /* a subnet came from a -p ports report (port GUIDs only) */
 	unsigned long hw_gen;
 	/* finalize results */
 	int finalized;
@@ -250,6 +253,10 @@ const char *ib_namemap_lookup(const struct topo_fabric *f, uint64_t guid);
 #define IB_HW_AMBIGUOUS (IB_NONE - 1)
 /* Host whose hwloc XML holds this GUID, NULL if none or several (topo_fabric_set_hwloc_names). */
 const char *ib_hwloc_lookup(const struct topo_fabric *f, uint64_t guid);
+/* Node GUID hwloc XML pairs with port GUID guid (its host's only HCA), 0 when unknown. */
+uint64_t ib_hwloc_node_of(const struct topo_fabric *f, uint64_t guid);
+/* Counts the node-name map entries that name no node of f (f->map_unmatched); -1 on ENOMEM. */
+int ib_namemap_count_unmatched(struct topo_fabric *f);
 void ib_hwloc_names_free(struct topo_fabric *f);
 
 /* ---- net_ib_graph.c ---- */

@@ -9,7 +9,9 @@
  *
  * Anomaly kinds: slow_link, narrow_link (below the most common speed/width of the link's subnet),
  * unknown_speed_link, unconnected_ports (per switch), generic_hca (HCA named by its GUID),
- * unconnected_hca, unreached_switch.
+ * unconnected_hca, unreached_switch, unmatched_name_map (node-name map entries that named nothing, said
+ * once when a subnet is a -p ports report: its CA ports show port GUIDs only, so a map keyed by node
+ * GUID matches only through the hosts' hwloc XML).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,6 +317,11 @@ json_t *topo_fabric_report(const struct topo_fabric *f)
 	report_cas(f, r, an);
 	report_links(f, r, an);
 	report_hops(f, r);
+	if (f->map_unmatched && f->has_ports_subnet)
+		anomaly(an, "unmatched_name_map",
+			"%zu node-name map entries matched no node or port GUID; a -p ports report lists port GUIDs "
+			"only: key the map by port GUID, or give the hosts' hwloc XML",
+			f->map_unmatched);
 	json_object_set_new(r, "anomalies", an);
 	return r;
 }

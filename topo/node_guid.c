@@ -167,7 +167,7 @@ size_t topo_host_guids(topo_cluster_t c, size_t h, const uint64_t **node, const 
 int topo_guids_to_fabric(struct topo_cluster *c)
 {
 	size_t h, n = 0, k = 0;
-	uint64_t *guids;
+	uint64_t *guids, *node_of;
 	const char **names;
 	int r;
 
@@ -175,9 +175,11 @@ int topo_guids_to_fabric(struct topo_cluster *c)
 		n += c->hosts[h].guids ? c->hosts[h].guids->n : 0;
 	guids = malloc((n ? n : 1) * sizeof(*guids));
 	names = malloc((n ? n : 1) * sizeof(*names));
-	if (!guids || !names) {
+	node_of = calloc(n ? n : 1, sizeof(*node_of));
+	if (!guids || !names || !node_of) {
 		free(guids);
 		free(names);
+		free(node_of);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -188,10 +190,13 @@ int topo_guids_to_fabric(struct topo_cluster *c)
 		for (i = 0; g && i < g->n; i++, k++) {
 			guids[k] = g->v[i];
 			names[k] = c->hosts[h].name;
+			if (i >= g->nnode && g->nnode == 1) /* one HCA: every port GUID is one of its ports */
+				node_of[k] = g->v[0];
 		}
 	}
-	r = topo_fabric_set_hwloc_names(c->fabric, c->guid_gen, guids, names, n);
+	r = topo_fabric_set_hwloc_names(c->fabric, c->guid_gen, guids, names, node_of, n);
 	free(guids);
 	free(names);
+	free(node_of);
 	return r;
 }

@@ -36,9 +36,11 @@ int topo_fabric_load_node_name_map(struct topo_fabric *f, const char *path, rm_e
 /* HCA names from the hosts' hwloc XML: guids[i] (node or port GUID) belongs to host names[i] (borrowed:
  * the cluster's host names, which outlive the fabric's use of them). Used at finalize for an HCA whose
  * description is generic and that has no node-name map entry; a GUID two hosts claim names nothing.
+ * node_of[i] (may be NULL) is the node GUID of port GUID guids[i] when known (0 otherwise), so that a
+ * node-name map keyed by node GUID names the HCA ports of a -p ports report (copied).
  * gen identifies the set: a different gen than the last call's redoes the next finalize. -1 on ENOMEM. */
 int topo_fabric_set_hwloc_names(struct topo_fabric *f, unsigned long gen, const uint64_t *guids,
-				const char *const *names, size_t n);
+				const char *const *names, const uint64_t *node_of, size_t n);
 /* Names hosts (node-name map, else first word of the HCA description, else the hwloc XML holding its
  * GUID, else the GUID), computes
  * switch levels, the leaf switch of each host and switch-to-switch hop counts. Idempotent. */

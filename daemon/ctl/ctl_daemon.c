@@ -207,17 +207,67 @@ int ctl_reload_main(int argc, char **argv)
 static void register_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rankmapctl register (--xml FILE | --live) [--host NAME] [OPTIONS]\n\n"
+		"Usage: rankmapctl register (--xml FILE | --live) [--host NAME [--force]] [OPTIONS]\n\n"
 		"Sends a node's hwloc topology to rankmapd, which saves it under its state directory and\n"
 		"adds the node to its model (replacing an earlier registration of the same node).\n"
 		"Allowed to root and to the configured slurm_user only.\n\nOptions:\n"
 		"  -x, --xml FILE      an hwloc XML export (lstopo --of xml, hwloc-gather-topology)\n"
 		"  -l, --live          discover this machine with hwloc and send that\n"
-		"  -H, --host NAME     the node's name (default: this machine's short host name)\n" COMMON_HELP
+		"  -H, --host NAME     the node's name (default: the HostName the XML records, short form;\n"
+		"                      for --live or an XML without one, this machine's short host name)\n"
+		"  -f, --force         with --xml, accept a --host that differs from the XML's HostName\n" COMMON_HELP
 		"\nExit status: 0 when registered (a warning is printed if the daemon could not save it),\n"
-		"1 on failure, 2 on a usage error.\n"
+		"1 on failure (including --host NAME against another HostName in the XML, without --force),\n"
+		"2 on a usage error.\n"
 		"Examples:\n  rankmapctl register --live\n"
-		"  rankmapctl register --xml node042.xml --host node042\n");
+		"  rankmapctl register --xml node042.xml\n");
+}
+
+/* The HostName info hwloc records on the root object (1.x and 2.x XML alike), short form (up to the
+ * first '.') in buf; NULL when the XML has none or it does not fit. */
+static const char *xml_host_name(const char *xml, size_t len, char *buf, size_t size)
+{
+	static const char tag[] = "<info name=\"HostName\" value=\"";
+	const char *p = memmem(xml, len, tag, sizeof(tag) - 1), *q;
+	size_t n;
+
+	if (!p)
+		return NULL;
+	p += sizeof(tag) - 1;
+	q = memchr(p, '"', len - (size_t)(p - xml));
+	n = q ? strcspn(p, ".\"") : 0;
+	if (!q || !n || n >= size || memchr(p, '&', n) || memchr(p, '<', n))
+		return NULL;
+	memcpy(buf, p, n);
+	buf[n] = 0;
+	return buf;
+}
+
+/* The name to register under: --host (refused against another HostName in an --xml file unless
+ * force), else the XML's HostName, else this machine's short host name. NULL after a message. */
+static const char *register_host(const char *host, const char *file, int force, const char *xml, size_t len, char *buf,
+				 size_t size)
+{
+	const char *x = xml_host_name(xml, len, buf, size);
+
+	if (host && x && file && !force && strcmp(host, x)) {
+		fprintf(stderr,
+			"rankmapctl register: %s records HostName \"%s\", not \"%s\" (--host): "
+			"give --force to register it as %s anyway\n",
+			file, x, host, host);
+		return NULL;
+	}
+	if (host)
+		return host;
+	if (x)
+		return x;
+	if (gethostname(buf, size) < 0) {
+		perror("rankmapctl register: gethostname");
+		return NULL;
+	}
+	buf[size - 1] = 0;
+	buf[strcspn(buf, ".")] = 0;
+	return buf;
 }
 
 /* This machine's topology as hwloc XML (malloc'ed). */
@@ -272,6 +322,7 @@ int ctl_register_main(int argc, char **argv)
 	static const struct option lo[] = { { "xml", required_argument, NULL, 'x' },
 					    { "live", no_argument, NULL, 'l' },
 					    { "host", required_argument, NULL, 'H' },
+					    { "force", no_argument, NULL, 'f' },
 					    COMMON_LONGOPTS,
 					    { NULL, 0, NULL, 0 } };
 	common_opts_t o = { .timeout_ms = 60000 };
@@ -279,9 +330,9 @@ int ctl_register_main(int argc, char **argv)
 	char hn[256], *xml, msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 	rm_error_t err = { 0 };
 	size_t len = 0;
-	int c, r, live = 0;
+	int c, r, live = 0, force = 0;
 
-	while ((c = getopt_long(argc, argv, "x:lH:s:t:jh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "x:lH:fs:t:jh", lo, NULL)) != -1) {
 		r = common_opt(&o, c, "register");
 		if (r < 0)
 			return 2;
@@ -291,6 +342,7 @@ int ctl_register_main(int argc, char **argv)
 		case 'x': file = optarg; break;
 		case 'l': live = 1; break;
 		case 'H': host = optarg; break;
+		case 'f': force = 1; break;
 		case 'h': register_usage(stdout); return 0;
 		default: register_usage(stderr); return 2;
 		}
@@ -299,13 +351,6 @@ int ctl_register_main(int argc, char **argv)
 		fprintf(stderr, "rankmapctl register: give exactly one of --xml FILE and --live (try --help)\n");
 		return 2;
 	}
-	if (!host) {
-		if (gethostname(hn, sizeof(hn)) < 0)
-			return perror("rankmapctl register: gethostname"), 1;
-		hn[sizeof(hn) - 1] = 0;
-		hn[strcspn(hn, ".")] = 0;
-		host = hn;
-	}
 	xml = file ? rm_file_read(file, RM_FILE_HWLOC, &len, &err) : live_xml(&len);
 	if (!xml) {
 		if (file)
@@ -313,6 +358,10 @@ int ctl_register_main(int argc, char **argv)
 		else
 			fprintf(stderr,
 				"rankmapctl register: hwloc: cannot discover or export this machine's topology\n");
+		return 1;
+	}
+	if (!(host = register_host(host, file, force, xml, len, hn, sizeof(hn)))) {
+		free(xml);
 		return 1;
 	}
 	r = do_register(&o, host, xml, len);

@@ -45,6 +45,18 @@ expect "ping" sh -c "'$CTL' ping --socket '$SOCK' | grep -q 'rankmapd 0.1.0'"
 expect "ping through RANKMAP_SOCKET" env RANKMAP_SOCKET="$SOCK" "$CTL" ping
 expect "register --xml" "$CTL" register --socket "$SOCK" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host mirage002
 expect "registration saved" test -s "$T/state/registrations/mirage002.xml"
+# the host name comes from the XML's HostName; an explicit --host against it needs --force
+cp "$DATA/plafrim/hwloc/mirage005.xml" "$T/node.xml"
+"$CTL" register --socket "$SOCK" --xml "$T/node.xml" >"$T/r.out" 2>&1
+expect "register --xml without --host files the node under the XML's HostName" grep -q "registered mirage005 " "$T/r.out"
+expect "and saves it under that name" test -s "$T/state/registrations/mirage005.xml"
+cp "$DATA/plafrim/hwloc/mirage004.xml" "$T/node.xml"
+"$CTL" register --socket "$SOCK" --xml "$T/node.xml" --host notmirage >/dev/null 2>"$T/r.err"; rc=$?
+expect "register --host against another HostName: exit 1" test "$rc" -eq 1
+expect "which names both names" grep -q 'HostName "mirage004", not "notmirage"' "$T/r.err"
+expect "nothing registered" test ! -e "$T/state/registrations/notmirage.xml"
+expect "--force registers it under --host" "$CTL" register --socket "$SOCK" --xml "$T/node.xml" --host notmirage --force
+expect "forced registration saved" test -s "$T/state/registrations/notmirage.xml"
 expect "register --live" "$CTL" register --socket "$SOCK" --live --host thismachine
 expect "registered node answers distance" "$CTL" distance --socket "$SOCK" thismachine:0 thismachine:0
 "$CTL" distance --socket "$SOCK" --json bonobo001 bonobo002 >"$T/d.json"
