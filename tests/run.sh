@@ -27,11 +27,11 @@ cd "$top" || exit 1
 # be reachable by them. A checkout under a private directory (mktemp -d makes it 0700) is not: then, as
 # root, the suite runs from a bind mount of the tree at a reachable path, unmounted at the end.
 reachable() { setpriv --reuid=nobody --regid=nogroup --clear-groups test -r "$1/tests/lib.sh" 2>/dev/null; }
-if [ "$(id -u)" = 0 ] && [ -z "$RANKMAP_TREE_MOUNT" ] && ! reachable "$top"; then
+if [ "$(id -u)" = 0 ] && [ -z "$RM_TESTS_TREE_MOUNT" ] && ! reachable "$top"; then
 	mnt=$(mktemp -d "${TMPDIR:-/tmp}/rankmap-tree.XXXXXX") && chmod 755 "$mnt" &&
 		if mount --bind "$top" "$mnt" 2>/dev/null && reachable "$mnt"; then
 			echo "tests: $top is not reachable by unprivileged users: running from a bind mount at $mnt"
-			RANKMAP_TREE_MOUNT=$mnt sh "$mnt/tests/run.sh" "$@"
+			RM_TESTS_TREE_MOUNT=$mnt sh "$mnt/tests/run.sh" "$@"
 			rc=$?
 			umount "$mnt" && rmdir "$mnt"
 			exit $rc
@@ -41,6 +41,7 @@ if [ "$(id -u)" = 0 ] && [ -z "$RANKMAP_TREE_MOUNT" ] && ! reachable "$top"; the
 			echo "tests: $top is not reachable by unprivileged users; their checks will fail"
 		fi
 fi
+unset RM_TESTS_TREE_MOUNT # tests check their environment
 B=${B:-build}
 export B
 logdir=$B/test-logs

@@ -189,18 +189,18 @@ netns_exec n2 env RANKMAP_MUNGE_SOCKET="$OTHER" "$CTL" ping --server "$SVC" >"$T
 rc_has "rankmapctl with the other key's munged: exit 1, names the server and the refusal" 1 $rc "$T/o" \
 	"$SVC.*auth.*invalid credential"
 XML=$DATA/plafrim/hwloc/mirage002.xml
-on n1 "$CTL" register --server "$SVC" --xml "$XML" --host n2 >"$T/o" 2>&1; rc=$?
+on n1 "$CTL" register --force --server "$SVC" --xml "$XML" --host n2 >"$T/o" 2>&1; rc=$?
 expect "n1 registering n2's name: permission_denied, names n1's address (exit $rc)" \
 	grep -q "permission_denied: register: 'n2' does not resolve to $(netns_addr n1)" "$T/o"
 expect "  logged by the daemon with the peer" grep -q "register of n2 refused to tcp $(netns_addr n1):[0-9]* uid 0" "$T/svc.log"
-expect "n1 registering its own name" on n1 "$CTL" register --server "$SVC" --xml "$XML" --host n1
+expect "n1 registering its own name" on n1 "$CTL" register --force --server "$SVC" --xml "$XML" --host n1
 on n2 "$CTL" map --cart 4x2 --hosts n1 --server "$SVC" --json >"$T/o" 2>&1
 expect "  n1 is then in the daemon's model (a map on n1 from n2)" has "$T/o" '"ranks":8,'
 if command -v setpriv >/dev/null 2>&1; then
 	NB="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 	on n2 $NB "$CTL" ping --server "$SVC" >"$T/o" 2>&1
 	expect "user nobody on n2 may ping, authenticated as its uid" grep -q "uid $(id -u nobody)$" "$T/o"
-	on n2 $NB "$CTL" register --server "$SVC" --xml "$XML" --host n2 >"$T/o" 2>&1; rc=$?
+	on n2 $NB "$CTL" register --force --server "$SVC" --xml "$XML" --host n2 >"$T/o" 2>&1; rc=$?
 	expect "user nobody's register of its own node: permission_denied (exit $rc)" grep -q permission_denied "$T/o"
 else
 	notok "setpriv missing: the unprivileged user's checks cannot run"

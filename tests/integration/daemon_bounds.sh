@@ -102,7 +102,7 @@ t0=$(date +%s)
 asuser "$PY" "$CLIENT" flood "$SOCK" "$CONNS" $((FRAME_MB * 1048576)) >"$T/flood.json" 2>"$T/flood.err"
 echo "flood: $(cat "$T/flood.json") in $(elapsed_since "$t0") s"
 # answered once the queue ahead of it is done: minutes under sanitizers on a loaded machine
-"$CTL" register --socket "$SOCK" --xml "$XML" --host flood-root --timeout 600000 >"$T/reg.out" 2>&1
+"$CTL" register --force --socket "$SOCK" --xml "$XML" --host flood-root --timeout 600000 >"$T/reg.out" 2>&1
 expect "root's register is taken while the user's frames fill the queue" grep -q "^registered flood-root" "$T/reg.out"
 expect "root's ping meanwhile" "$CTL" ping --socket "$SOCK"
 HWM_KB=$(status_kb VmHWM)
@@ -151,7 +151,7 @@ asuser "$CTL" ping --socket "$SOCK" >"$T/uping.out" 2>&1; rc=$?
 expect "the user's rankmapctl ping fails" test "$rc" -ne 0
 expect "and prints the reason (no Broken pipe)" grep -q 'busy: all 32 unreserved connections' "$T/uping.out"
 expect "root's ping gets through" "$CTL" ping --socket "$SOCK"
-"$CTL" register --socket "$SOCK" --xml "$XML" --host reserve-root >"$T/reg2.out" 2>&1
+"$CTL" register --force --socket "$SOCK" --xml "$XML" --host reserve-root >"$T/reg2.out" 2>&1
 expect "root's register gets through" grep -q "^registered reserve-root" "$T/reg2.out"
 expect "the refusal is logged with the uid" grep -q "refused uid $TUID .*unreserved connections" "$LOG"
 expect "two refusals within 10 s, one log line" test "$(grep -c "refused uid $TUID .*unreserved" "$LOG")" -eq 1
@@ -217,7 +217,7 @@ stop
 # ---- 4. refused in the middle of a send: the client reads the reason ---------------------------------
 head -c $((8 * 1048576)) /dev/zero | tr '\0' 'x' >"$T/big.xml"
 if fake_start busy "$T/fake.sock"; then
-	"$CTL" register --socket "$T/fake.sock" --xml "$T/big.xml" --host big >"$T/fake.out" 2>&1; rc=$?
+	"$CTL" register --force --socket "$T/fake.sock" --xml "$T/big.xml" --host big >"$T/fake.out" 2>&1; rc=$?
 	expect "rankmapctl fails" test "$rc" -ne 0
 	expect "with the daemon's reason, not Broken pipe ($(head -c 160 "$T/fake.out"))" \
 		grep -q 'busy: fake limit 7 reached' "$T/fake.out"

@@ -35,7 +35,7 @@ for round in 1 2 3 4 5; do
 	expect "round $round: daemon starts" start "$T/state"
 	( k=0; while :; do
 		k=$((k + 1))
-		"$CTL" register --socket "$SOCK" --xml "$XML" --host "r$round-$k" >/dev/null 2>"$T/reg.err" || break
+		"$CTL" register --force --socket "$SOCK" --xml "$XML" --host "r$round-$k" >/dev/null 2>"$T/reg.err" || break
 		# acknowledged as saved; a "could not save" warning is the daemon saying it is not durable
 		if grep -q 'could not save' "$T/reg.err"; then echo "r$round-$k" >>"$T/unsaved"; else echo "r$round-$k" >>"$T/acked"; fi
 	done ) &
@@ -59,7 +59,7 @@ mkdir -p "$MNT"
 if mount -t tmpfs -o size=256k,mode=0700 tmpfs "$MNT" 2>"$T/mount.err"; then
 	expect "daemon starts on a small state filesystem" start "$MNT"
 	dd if=/dev/zero of="$MNT/fill" bs=4k count=1000 2>/dev/null # fills it up
-	"$CTL" register --socket "$SOCK" --xml "$XML" --host full01 --json >"$T/full.json" 2>"$T/full.err"; rc=$?
+	"$CTL" register --force --socket "$SOCK" --xml "$XML" --host full01 --json >"$T/full.json" 2>"$T/full.err"; rc=$?
 	expect "register on a full disk still succeeds" test "$rc" -eq 0
 	expect "the response says it was not saved" grep -q '"saved": false' "$T/full.json"
 	expect "and why" grep -q 'No space left' "$T/full.json"
@@ -69,7 +69,7 @@ if mount -t tmpfs -o size=256k,mode=0700 tmpfs "$MNT" 2>"$T/mount.err"; then
 	expect "ping on a full disk" "$CTL" ping --socket "$SOCK"
 	expect "no temporary file left behind" sh -c "! ls -a '$MNT/registrations' | grep -q tmp"
 	rm -f "$MNT/fill"
-	"$CTL" register --socket "$SOCK" --xml "$XML" --host full02 --json >"$T/ok.json" 2>&1
+	"$CTL" register --force --socket "$SOCK" --xml "$XML" --host full02 --json >"$T/ok.json" 2>&1
 	expect "saved again once space is back" grep -q '"saved": true' "$T/ok.json"
 	kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
 	umount "$MNT" && MNT=

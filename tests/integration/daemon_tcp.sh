@@ -178,19 +178,19 @@ if command -v setpriv >/dev/null 2>&1; then
 	expect "user nobody may ping over TCP, authenticated as its own uid" grep -q "uid $(id -u nobody)$" "$T/o"
 	$NB "$CTL" map --cart 4x2 --hosts fourmi001 --server "$S" >/dev/null 2>&1
 	expect "user nobody may map over TCP" test $? -eq 0
-	$NB "$CTL" register --server "$S" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host localhost >"$T/o" 2>&1; rc=$?
+	$NB "$CTL" register --force --server "$S" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host localhost >"$T/o" 2>&1; rc=$?
 	expect "user nobody's register over TCP: permission_denied (exit $rc)" grep -q "permission_denied" "$T/o"
 else
 	notok "setpriv missing: the unprivileged user's checks cannot run"
 fi
-"$CTL" register --server "$S" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host bonobo001 >"$T/o" 2>&1; rc=$?
+"$CTL" register --force --server "$S" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host bonobo001 >"$T/o" 2>&1; rc=$?
 expect "root registering another node's name over TCP: permission_denied (exit $rc)" \
 	grep -q "permission_denied: register: 'bonobo001' does not resolve to 127.0.0.1" "$T/o"
 expect "  logged with the peer" grep -q "register of bonobo001 refused to tcp 127.0.0.1:[0-9]* uid 0" "$T/d.log"
 expect "root registering its own name (localhost -> 127.0.0.1, the credential's origin) over TCP" \
-	"$CTL" register --server "$S" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host localhost
+	"$CTL" register --force --server "$S" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host localhost
 expect "the Unix socket keeps SO_PEERCRED: root may register any name there" \
-	"$CTL" register --socket "$T/d.sock" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host bonobo001
+	"$CTL" register --force --socket "$T/d.sock" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host bonobo001
 
 # ---- server lists
 "$CTL" ping --server "127.0.0.1:$CLOSED,$S" >"$T/o" 2>"$T/e"; rc=$?
@@ -231,7 +231,7 @@ expect "IPv6 entry [::1]:PORT parses (refused: nothing listens there)" \
 # ---- a second daemon, trusted registrar; failover between the two
 start_daemon b "$PORT2" "trusted_registrars = nosuchhost.invalid, 127.0.0.1"
 expect "trusted registrar (127.0.0.1): may register another node's name over TCP" \
-	"$CTL" register --server "127.0.0.1:$PORT2" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host bonobo002
+	"$CTL" register --force --server "127.0.0.1:$PORT2" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host bonobo002
 kill -9 "$d_PID"; wait "$d_PID" 2>/dev/null
 "$CTL" map --cart 8x4 --algo treematch --hosts "fourmi[001-004]" --server "$S,127.0.0.1:$PORT2" --json \
 	>"$T/m.fo" 2>"$T/e"; rc=$?
