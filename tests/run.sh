@@ -31,6 +31,11 @@ if [ "$(id -u)" = 0 ] && [ -z "$RM_TESTS_TREE_MOUNT" ] && ! reachable "$top"; th
 	mnt=$(mktemp -d "${TMPDIR:-/tmp}/rankmap-tree.XXXXXX") && chmod 755 "$mnt" &&
 		if mount --bind "$top" "$mnt" 2>/dev/null && reachable "$mnt"; then
 			echo "tests: $top is not reachable by unprivileged users: running from a bind mount at $mnt"
+			# the sanitizers' options name files of the tree (suppressions): the same files, reachable
+			for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
+				eval "val=\${$v:-}"
+				[ -n "$val" ] && export "$v=$(printf '%s' "$val" | sed "s#$top/#$mnt/#g")"
+			done
 			RM_TESTS_TREE_MOUNT=$mnt sh "$mnt/tests/run.sh" "$@"
 			rc=$?
 			umount "$mnt" && rmdir "$mnt"
