@@ -49,7 +49,7 @@ run() {
 	pattern) "$@" "$CTL" map --pattern "$f" --topology 'tleaf 1 8 1' ;;
 	perm) "$@" "$CTL" explain --pattern "$DATA/patterns/ring8.mtx" --topology 'tleaf 1 8 1' --perm "$f" ;;
 	swf) "$@" "$CTL" simulate --dims 4x4x4 --swf "$f" ;;
-	register) "$@" "$CTL" register --xml "$f" --host h1 --socket "$T/nothing.sock" --timeout 500 ;;
+	register) "$@" "$CTL" register --force --xml "$f" --host h1 --socket "$T/nothing.sock" --timeout 500 ;;
 	rankmapd) "$@" "$BIN/rankmapd" --config "$f" --print-config ;;
 	esac >/dev/null 2>"$T/err"
 }
