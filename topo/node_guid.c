@@ -78,8 +78,10 @@ static struct topo_guids *guids_make(const uint64_t *node, size_t nnode, const u
 		return NULL;
 	g->n = (uint32_t)(nnode + nport);
 	g->nnode = (uint32_t)nnode;
-	memcpy(g->v, node, nnode * sizeof(*node));
-	memcpy(g->v + nnode, port, nport * sizeof(*port));
+	if (nnode) /* node or port may be NULL when it holds nothing */
+		memcpy(g->v, node, nnode * sizeof(*node));
+	if (nport)
+		memcpy(g->v + nnode, port, nport * sizeof(*port));
 	return g;
 }
 
