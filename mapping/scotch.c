@@ -123,7 +123,7 @@ int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm)
 {
 	SCOTCH_Num *vert = NULL, *edge = NULL, *edlo = NULL, *part = NULL;
 	uint64_t ne = ctx->g->xadj[ctx->g->n];
-	topo_scotch_arch_t arch;
+	map_scotch_arch_t arch;
 	SCOTCH_Graph sg;
 	uint32_t i;
 	int rc = -1;
@@ -134,7 +134,7 @@ int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm)
 		errno = E2BIG;
 		return rm_error_set(ctx->err, "scotch", 0, 0, "graph too large for Scotch's integer loads");
 	}
-	if (topo_scotch_arch_init(&arch, ctx->t, scotch_dcap(ne), ctx->err) < 0)
+	if (map_scotch_arch_init(&arch, ctx->t, scotch_dcap(ne), ctx->err) < 0)
 		return -1;
 	part = malloc(((size_t)ctx->g->n + 1) * sizeof(*part));
 	if (part && scotch_graph(ctx->g, arch.dmax, &sg, &vert, &edge, &edlo) == 0) {
@@ -143,7 +143,7 @@ int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm)
 	}
 	for (i = 0; rc == 0 && i < ctx->g->n; i++)
 		perm[i] = part[i] >= 0 ? (uint32_t)part[i] : UINT32_MAX;
-	topo_scotch_arch_exit(&arch);
+	map_scotch_arch_exit(&arch);
 	free(vert), free(edge), free(edlo), free(part);
 	if (rc < 0) {
 		errno = ENOMEM;

@@ -89,15 +89,15 @@ static double padded_tree(const topo_target_t *t, SCOTCH_Num *ar, SCOTCH_Num *te
 }
 
 /* The tleaf over t's tree, restricted to t's slots when it has terminals no slot fills. */
-static int build_tree(topo_scotch_arch_t *a, const topo_target_t *t, const SCOTCH_Num *link, rm_error_t *err)
+static int build_tree(map_scotch_arch_t *a, const topo_target_t *t, const SCOTCH_Num *link, rm_error_t *err)
 {
 	double cap = 256.0 * t->nslots + 65536, size;
 	SCOTCH_Num ar[64], *term;
 	uint32_t s;
 	int rc = -1;
 
-	if (cap > TOPO_SCOTCH_MAX_TERMINALS)
-		cap = TOPO_SCOTCH_MAX_TERMINALS;
+	if (cap > MAP_SCOTCH_MAX_TERMINALS)
+		cap = MAP_SCOTCH_MAX_TERMINALS;
 	term = malloc(((size_t)t->nslots + 1) * sizeof(*term));
 	if (!term || (size = padded_tree(t, ar, term, cap)) < 0) {
 		free(term);
@@ -133,7 +133,7 @@ static int build_tree(topo_scotch_arch_t *a, const topo_target_t *t, const SCOTC
 	return 0;
 }
 
-int topo_scotch_arch_init(topo_scotch_arch_t *a, const topo_target_t *t, SCOTCH_Num dcap, rm_error_t *err)
+int map_scotch_arch_init(map_scotch_arch_t *a, const topo_target_t *t, SCOTCH_Num dcap, rm_error_t *err)
 {
 	SCOTCH_Num link[64];
 
@@ -157,11 +157,11 @@ int topo_scotch_arch_init(topo_scotch_arch_t *a, const topo_target_t *t, SCOTCH_
 	} else if (build_tree(a, t, link, err) == 0) {
 		return 0;
 	}
-	topo_scotch_arch_exit(a);
+	map_scotch_arch_exit(a);
 	return -1;
 }
 
-void topo_scotch_arch_exit(topo_scotch_arch_t *a)
+void map_scotch_arch_exit(map_scotch_arch_t *a)
 {
 	if (!a || !a->live)
 		return;

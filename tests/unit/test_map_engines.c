@@ -266,7 +266,7 @@ static void test_irregular(void)
 	topo_target_t *t = hosts_target(sizes, 4, 10);
 	map_graph_t *g = random_graph(8, 14, 77), *g10 = random_graph(10, 20, 78);
 	double opt = brute_force(g, t), best, au;
-	topo_scotch_arch_t arch;
+	map_scotch_arch_t arch;
 	SCOTCH_ArchDom d0, d1;
 	uint32_t a, b, bad;
 
@@ -274,7 +274,7 @@ static void test_irregular(void)
 	check(best >= opt - 1e-9 && au <= opt + 1e-9, "irregular target: auto finds the optimum %g (%g)", opt, au);
 	run_all(g10, t, "hosts 2+4+3+1, 10 ranks", NULL);
 	/* the Scotch target of an irregular tree: terminal i is slot i, at the target's distances */
-	check(topo_scotch_arch_init(&arch, t, 1000, NULL) == 0 && arch.has_sub, "padded tleaf restricted to the slots");
+	check(map_scotch_arch_init(&arch, t, 1000, NULL) == 0 && arch.has_sub, "padded tleaf restricted to the slots");
 	check(SCOTCH_archSize(arch.arch) == (SCOTCH_Num)t->nslots, "%d terminals for %u slots",
 	      (int)SCOTCH_archSize(arch.arch), t->nslots);
 	for (a = 0, bad = 0; a < t->nslots; a++)
@@ -284,7 +284,7 @@ static void test_irregular(void)
 			bad += SCOTCH_archDomDist(arch.arch, &d0, &d1) != (SCOTCH_Num)topo_target_distance(t, a, b);
 		}
 	check(bad == 0, "Scotch distances are the target's for every slot pair (%u differ)", bad);
-	topo_scotch_arch_exit(&arch);
+	map_scotch_arch_exit(&arch);
 	map_graph_destroy(g);
 	map_graph_destroy(g10);
 	topo_target_destroy(t);
