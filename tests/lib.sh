@@ -55,3 +55,37 @@ stop_rankmapd() {
 	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
 	D_PID=
 }
+# ---- rankmapd helpers for scripts with needs start_rankmapd lacks ---------------------------------------
+# wait_rankmapd SOCK: waits until the rankmapd at SOCK answers ping (at most 30 s); returns 0 once it
+# answers, 1 when it never did or the process D_PID (when set) died meanwhile.
+wait_rankmapd() {
+	_n=0
+	while [ $_n -lt 300 ]; do
+		"$BIN/rankmapctl" ping --socket "$1" --timeout 1000 >/dev/null 2>&1 && return 0
+		[ -z "$D_PID" ] || kill -0 "$D_PID" 2>/dev/null || return 1
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	return 1
+}
+# start_rankmapd_env ENV CONF SOCK LOG [OPTION...]: start_rankmapd with ENV, blank-separated VAR=VALUE
+# words (values without blanks), added to rankmapd's environment only, not to the rankmapctl that waits
+# for it (e.g. LD_PRELOAD of a simulator, RANKMAP_TEST_FAULTS=1). Sets D_PID; returns as start_rankmapd.
+start_rankmapd_env() {
+	_env=$1 _conf=$2 _sock=$3 _log=$4
+	shift 4
+	# shellcheck disable=SC2086
+	env $_env "$BIN/rankmapd" --config "$_conf" --socket "$_sock" --foreground "$@" >>"$_log" 2>&1 &
+	D_PID=$!
+	wait_rankmapd "$_sock"
+}
+# term_rankmapd: sends SIGTERM to the rankmapd that start_rankmapd started and waits for it to exit;
+# returns its exit status (1 when there is none). For a clean stop between parts of a test.
+term_rankmapd() {
+	[ -n "$D_PID" ] || return 1
+	kill "$D_PID" 2>/dev/null
+	wait "$D_PID"
+	_rc=$?
+	D_PID=
+	return $_rc
+}

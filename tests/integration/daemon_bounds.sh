@@ -37,7 +37,7 @@ BG_PIDS=
 cleanup() {
 	[ -n "$HOLD_PID" ] && kill "$HOLD_PID" 2>/dev/null
 	for p in $BG_PIDS; do kill "$p" 2>/dev/null; done
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	fake_stop
 	rm -rf "$T"
 }
@@ -65,19 +65,8 @@ start() { # name, extra config lines
 	printf 'hwloc_dir = %s/daemon/hwloc\nsocket_mode = 0666\n%s\n' "$DATA" "$2" >"$T/$1/rankmapd.conf"
 	SOCK=$T/$1/sock
 	LOG=$T/$1/log
-	"$BIN/rankmapd" --config "$T/$1/rankmapd.conf" --socket "$SOCK" --state-dir "$T/$1/state" --foreground \
-		>"$LOG" 2>&1 &
-	D_PID=$!
-	n=0
-	while [ $n -lt 300 ]; do
-		"$CTL" ping --socket "$SOCK" --timeout 1000 >/dev/null 2>&1 && return 0
-		kill -0 "$D_PID" 2>/dev/null || return 1
-		sleep 0.1
-		n=$((n + 1))
-	done
-	return 1
+	start_rankmapd "$T/$1/rankmapd.conf" "$SOCK" "$LOG" --state-dir "$T/$1/state"
 }
-stop() { kill "$D_PID" 2>/dev/null; wait "$D_PID" 2>/dev/null; D_PID=; }
 status_kb() { sed -n "s/^$1:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$D_PID/status"; }
 jget() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, d))' "$1" "$2"; }
 XML=$DATA/daemon/hwloc/bonobo001.xml
@@ -127,7 +116,7 @@ expect "once per uid and limit in 10 s ($(grep -c "refused uid $TUID" "$LOG") li
 	test "$(grep -c "refused uid $TUID" "$LOG")" -le $((1 + secs / 10))
 for p in $BG_PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 BG_PIDS=
-stop
+term_rankmapd
 
 # ---- 2. connections: the reserve and the per-user cap --------------------------------------------
 hold_start() { # N: the user holds N connections; waits for its summary in $T/hold.json
@@ -156,7 +145,7 @@ expect "root's register gets through" grep -q "^registered reserve-root" "$T/reg
 expect "the refusal is logged with the uid" grep -q "refused uid $TUID .*unreserved connections" "$LOG"
 expect "two refusals within 10 s, one log line" test "$(grep -c "refused uid $TUID .*unreserved" "$LOG")" -eq 1
 hold_stop
-stop
+term_rankmapd
 expect "daemon starts (max_clients_per_uid 10)" start cap "max_clients = 40
 reserved_clients = 8
 max_clients_per_uid = 10
@@ -168,7 +157,7 @@ expect "the 11th got busy naming the per-user limit" \
 expect "root is not capped: ping" "$CTL" ping --socket "$SOCK"
 expect "the refusal is logged" grep -q "refused uid $TUID .*per-user connection limit 10" "$LOG"
 hold_stop
-stop
+term_rankmapd
 
 # ---- 3. stalled partial frames count, then time out -------------------------------------------------
 stall_start() { # who (user|root), N, output
@@ -212,7 +201,7 @@ asuser "$PY" "$CLIENT" send "$SOCK" 1048576 >"$T/usend3.out" 2>&1
 expect "once they are gone, the user's 1 MiB frame is taken ($(cut -c1-40 "$T/usend3.out"))" \
 	sh -c "! grep -q -e '^busy' -e '^none' '$T/usend3.out'"
 expect "daemon still running" kill -0 "$D_PID"
-stop
+term_rankmapd
 
 # ---- 4. refused in the middle of a send: the client reads the reason ---------------------------------
 head -c $((8 * 1048576)) /dev/zero | tr '\0' 'x' >"$T/big.xml"

@@ -7,7 +7,7 @@
 T=$(mktmp)
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -23,11 +23,7 @@ ib = $DATA/plafrim/ib/ib-subnet0.txt
 torus = $TORUS
 EOC
 printf 'cluster = %s\n' "$T/cluster.conf" >"$T/rankmapd.conf"
-"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
-	>"$T/d.log" 2>&1 &
-D_PID=$!
-n=0; while [ $n -lt 100 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
-expect "rankmapd is up" "$CTL" ping --socket "$SOCK"
+expect "rankmapd is up" start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$T/state"
 
 # same: DESC FILE_A FILE_B (time_ms fields differ from run to run and are blanked)
 same() {

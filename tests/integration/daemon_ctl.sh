@@ -9,7 +9,7 @@ T=$(mktmp)
 chmod 755 "$T"
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -37,10 +37,7 @@ expect_fail "bad option is a usage error" "$CTL" ping --frobnicate
 "$CTL" register --socket "$SOCK" >/dev/null 2>&1; rc=$?
 expect "register without --xml/--live: exit 2" test "$rc" -eq 2
 
-"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
-	>"$T/d.log" 2>&1 &
-D_PID=$!
-n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+expect "rankmapd starts" start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$T/state"
 expect "ping" sh -c "'$CTL' ping --socket '$SOCK' | grep -q 'rankmapd 0.1.0'"
 expect "ping through RANKMAP_SOCKET" env RANKMAP_SOCKET="$SOCK" "$CTL" ping
 expect "register --xml" "$CTL" register --socket "$SOCK" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host mirage002
@@ -82,27 +79,21 @@ else
 	notok "setpriv is required for the permission test"
 fi
 
-kill -9 "$D_PID"; wait "$D_PID" 2>/dev/null
-"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
-	>>"$T/d.log" 2>&1 &
-D_PID=$!
-n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+stop_rankmapd
+expect "restarts after kill -9" start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$T/state"
 expect "registrations served after kill -9 and restart" "$CTL" distance --socket "$SOCK" mirage002 thismachine
 kill -HUP "$D_PID"
 n=0; while [ $n -lt 100 ] && ! grep -q 'SIGHUP' "$T/d.log"; do sleep 0.1; n=$((n + 1)); done
 expect "SIGHUP reloads" grep -q 'SIGHUP' "$T/d.log"
 expect "still serving after SIGHUP" "$CTL" ping --socket "$SOCK"
-kill "$D_PID"; wait "$D_PID"; rc=$?; D_PID=
+term_rankmapd; rc=$?
 expect "SIGTERM: exit 0" test "$rc" -eq 0
 
 # the bundled example cluster as a `cluster` source (make run's cluster)
 printf 'cluster = %s\nsocket_mode = 0666\n' "$DATA/example/cluster.conf" >"$T/example.conf"
-"$BIN/rankmapd" --config "$T/example.conf" --socket "$SOCK" --state-dir "$T/state2" --foreground \
-	>"$T/d2.log" 2>&1 &
-D_PID=$!
-n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+expect "rankmapd starts on the example cluster" start_rankmapd "$T/example.conf" "$SOCK" "$T/d2.log" --state-dir "$T/state2"
 "$CTL" distance --socket "$SOCK" bonobo001 mirage005 >"$T/ex.out"
 "$CTL" distance --cluster "$DATA/example/cluster.conf" bonobo001 mirage005 >"$T/ex2.out"
 expect "cluster-file source serves the example cluster like the same files offline" cmp -s "$T/ex.out" "$T/ex2.out"
-kill "$D_PID"; wait "$D_PID"; D_PID=
+term_rankmapd
 finish

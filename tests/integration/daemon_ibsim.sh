@@ -15,7 +15,7 @@ T=$(mktmp)
 IBSIM_PID=
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	[ -n "$IBSIM_PID" ] && kill "$IBSIM_PID" 2>/dev/null && wait "$IBSIM_PID" 2>/dev/null
 	rm -rf "$T"
 }
@@ -53,22 +53,12 @@ i=0
 while [ $i -lt 50 ] && ! grep -q 'simulator ready' "$T/ibsim.log" 2>/dev/null; do sleep 0.2; i=$((i + 1)); done
 expect "ibsim started" grep -q 'simulator ready' "$T/ibsim.log"
 
-wait_ping() { # waits up to 60 s for the daemon to answer
-	n=0
-	while [ $n -lt 300 ]; do
-		"$CTL" ping --socket "$SOCK" --timeout 1000 >/dev/null 2>&1 && return 0
-		kill -0 "$D_PID" 2>/dev/null || return 1
-		sleep 0.2
-		n=$((n + 1))
-	done
-	return 1
-}
 hops() { "$CTL" distance --socket "$SOCK" --json "$1" "$2" | sed -n 's/.*"hops": *\(-\{0,1\}[0-9]*\).*/\1/p'; }
 
-(cd "$T" && exec env LD_PRELOAD=$PRELOAD "$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" \
-	--foreground >"$T/d1.log" 2>&1) &
-D_PID=$!
-expect "rankmapd with a live fabric source serves" wait_ping
+# umad2sim writes a fake sysfs tree into the daemon's working directory: the test's own
+cd "$T" || exit 1
+expect "rankmapd with a live fabric source serves" \
+	start_rankmapd_env "LD_PRELOAD=$PRELOAD" "$T/rankmapd.conf" "$SOCK" "$T/d1.log" --state-dir "$T/state"
 expect "discovery saved as a libibnetdisc cache in the state directory" test -s "$T/state/ib-live.cache"
 expect "hosts of one leaf: 2 hops" test "$(hops node01 node02)" = 2
 expect "hosts under different leaves: 4 hops" test "$(hops node01 node07)" = 4
@@ -81,19 +71,17 @@ expect "8 hosts after reload" grep -q ', 8 hosts' "$T/reload.out"
 expect "daemon log shows the rebuilt models" grep -q 'model 2' "$T/d1.log"
 
 # kill -9, stop the simulator, restart without it: the saved discovery serves at once.
-kill -9 "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+stop_rankmapd
 kill "$IBSIM_PID"; wait "$IBSIM_PID" 2>/dev/null; IBSIM_PID=
 unset IBSIM_SOCKNAME
 sed 's/^ib_refresh = .*/ib_refresh = 0/' "$T/rankmapd.conf" >"$T/norefresh.conf"
-"$BIN/rankmapd" --config "$T/norefresh.conf" --socket "$SOCK" --state-dir "$T/state" --foreground \
-	>"$T/d2.log" 2>&1 &
-D_PID=$!
-expect "restart after kill -9 serves without the fabric" wait_ping
+expect "restart after kill -9 serves without the fabric" \
+	start_rankmapd "$T/norefresh.conf" "$SOCK" "$T/d2.log" --state-dir "$T/state"
 expect "fabric restored from the saved discovery: 4 hops" test "$(hops node01 node07)" = 4
 expect "restart loaded the cache, not a live discovery" sh -c "! grep -q 'fabric discovery' '$T/d2.log'"
 "$CTL" reload --socket "$SOCK" >"$T/reload2.out" 2>&1
 expect "reload with the fabric gone keeps serving the last discovery" test "$(hops node01 node02)" = 2
 expect "the failed discovery is logged" grep -q 'fabric discovery' "$T/d2.log"
-kill "$D_PID"; wait "$D_PID"; rc=$?; D_PID=
+term_rankmapd; rc=$?
 expect "SIGTERM: clean exit" test "$rc" -eq 0
 finish

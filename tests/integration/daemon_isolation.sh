@@ -22,7 +22,7 @@ T=$(mktmp)
 chmod 755 "$T"
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -65,14 +65,9 @@ req() { python3 "$T/req.py" "$@"; }
 # children PID: the daemon's child processes (its worker processes), one per line.
 children() { cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep . | sort; }
 
-# start CONF LOG: starts the daemon in the background (D_PID) and waits until it answers ping.
-start() {
-	RANKMAP_TEST_FAULTS=1 "$BIN/rankmapd" --config "$1" --socket "$T/sock" --state-dir "$T/state" \
-		--foreground >"$2" 2>&1 &
-	D_PID=$!
-	n=0
-	while [ $n -lt 300 ] && ! "$CTL" ping --socket "$T/sock" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
-}
+# start CONF LOG: starts the daemon with the test engines in the background (D_PID) and waits until it
+# answers ping.
+start() { start_rankmapd_env RANKMAP_TEST_FAULTS=1 "$1" "$T/sock" "$2" --state-dir "$T/state"; }
 
 # sigterm_fast NAME: SIGTERM to the daemon must end it within 1 s, leaving none of its children.
 sigterm_fast() {
@@ -117,8 +112,7 @@ printf 'worker_memory_limit = 1M\n' >"$T/bad2.conf"
 expect_fail "worker_memory_limit below 64M is refused" "$BIN/rankmapd" --config "$T/bad2.conf" --print-config
 
 # ---- faults in process mode ------------------------------------------------------------------------
-start "$T/process.conf" "$T/d.log"
-expect "daemon started" "$CTL" ping --socket "$T/sock"
+expect "daemon started" start "$T/process.conf" "$T/d.log"
 r=$(req "$T/sock" treematch)
 expect "the checker sees a normal map answered ok ($r)" test "${r%% *}" = ok
 w0=$(children "$D_PID")
@@ -173,8 +167,8 @@ expect "the daemon process itself never died" kill -0 "$D_PID"
 sed 's/^worker_time_limit = .*/worker_time_limit = 10m/; s/^worker_cpu_limit = .*/worker_cpu_limit = 10m/' \
 	"$T/process.conf" >"$T/hang.conf"
 "$CTL" ping --socket "$T/sock" >/dev/null
-kill -TERM "$D_PID"; wait "$D_PID"; D_PID=
-start "$T/hang.conf" "$T/d2.log"
+term_rankmapd
+expect "daemon started (no limits)" start "$T/hang.conf" "$T/d2.log"
 req "$T/sock" test:sleep >"$T/h1" &
 H1=$!
 req "$T/sock" test:spin >"$T/h2" &
@@ -186,7 +180,7 @@ wait "$H1" "$H2"
 expect "the hung clients see the connection closed" grep -q noanswer "$T/h1" "$T/h2"
 
 sed -e '/^isolation = /d' -e 's/^worker_threads = .*/worker_threads = 2\nisolation = thread/' "$T/hang.conf" >"$T/thread.conf"
-start "$T/thread.conf" "$T/d3.log"
+expect "daemon started (isolation = thread)" start "$T/thread.conf" "$T/d3.log"
 r=$(req "$T/sock" treematch)
 expect "thread mode: a map is answered ok ($r)" test "${r%% *}" = ok
 expect "thread mode: no worker process" test -z "$(children "$D_PID")"

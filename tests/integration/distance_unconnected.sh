@@ -8,7 +8,7 @@ CTL=$BIN/rankmapctl
 T=$(mktmp)
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -29,9 +29,7 @@ expect "offline: hosts without fabric data still answer (exit 0)" sh -c "'$CTL' 
 
 SOCK=$T/sock
 printf 'ib_file = %s\nib_file = %s\n' "$DATA/ib/subnet-a.topo" "$DATA/ib/subnet-c.topo" >"$T/rankmapd.conf"
-"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground >"$T/d.log" 2>&1 &
-D_PID=$!
-n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
+expect "rankmapd is up" start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$T/state"
 "$CTL" distance --socket "$SOCK" n1 n3 >"$T/dok.out"
 expect "daemon: a connected pair answers like offline" cmp -s "$T/ok.out" "$T/dok.out"
 expect_fail "daemon: an unconnected pair exits non-zero" "$CTL" distance --socket "$SOCK" m2 n2

@@ -16,7 +16,7 @@
 T=$(mktmp)
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	chmod -R u+rwX "$T" 2>/dev/null
 	rm -rf "$T"
 }
@@ -101,11 +101,8 @@ mkcase all && cp "$T/baddiff/zz.diff.xml" "$T/empty/ee.xml" "$T/all/" &&
 	mkfifo "$T/all/ff.xml"
 nbad=$((nref + 5))   # node001 and its diffs, zz, ee, loop, ff
 SOCK=$T/d.sock
-printf 'hwloc_dir = %s\nsocket = %s\nstate_dir = %s/state\n' "$T/all" "$SOCK" "$T" >"$T/d.conf"
-"$BIN/rankmapd" --config "$T/d.conf" --foreground >"$T/d.log" 2>&1 &
-D_PID=$!
-n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
-expect "rankmapd starts on a directory with $nbad bad hosts and answers ping" "$CTL" ping --socket "$SOCK"
+printf 'hwloc_dir = %s\nstate_dir = %s/state\n' "$T/all" "$T" >"$T/d.conf"
+expect "rankmapd starts on a directory with $nbad bad hosts and answers ping" start_rankmapd "$T/d.conf" "$SOCK" "$T/d.log"
 "$CTL" report --socket "$SOCK" --json >"$T/d.json" 2>"$T/d.err"
 js "$T/d.json" "sum(a['kind'] in ('bad_host_file', 'bad_reference') for a in r['anomalies']) == $nbad and
 	r['hosts_with_hardware'] == $(ls "$V1" | grep -c '\.xml$') - 1 - $nref - 1" &&
@@ -118,7 +115,7 @@ w=$(grep -c "warning.*left out" "$T/d.log")
 [ "$w" -eq "$nbad" ] && ok "rankmapd logged one warning per bad host ($w)" ||
 	notok "rankmapd logged $w warnings for $nbad bad hosts: $(head -5 "$T/d.log")"
 expect "rankmapd still answers ping" "$CTL" ping --socket "$SOCK"
-kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+term_rankmapd
 
 mkdir "$T/nothing" && : >"$T/nothing/a.xml" && mkfifo "$T/nothing/b.xml"
 printf 'hwloc_dir = %s\nsocket = %s\nstate_dir = %s/state2\n' "$T/nothing" "$T/d2.sock" "$T" >"$T/d2.conf"

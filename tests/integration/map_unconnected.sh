@@ -10,7 +10,7 @@ CTL=$BIN/rankmapctl
 T=$(mktmp)
 D_PID=
 cleanup() {
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
+	stop_rankmapd
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -68,10 +68,7 @@ expect "explain --json: in 'warnings'" python3 -c "import json,sys; w=json.load(
 # through rankmapd: the same answer
 SOCK=$T/sock
 echo "cluster = $T/c.conf" >"$T/rankmapd.conf"
-"$BIN/rankmapd" --config "$T/rankmapd.conf" --socket "$SOCK" --state-dir "$T/state" --foreground >"$T/d.log" 2>&1 &
-D_PID=$!
-n=0; while [ $n -lt 300 ] && ! "$CTL" ping --socket "$SOCK" >/dev/null 2>&1; do sleep 0.1; n=$((n + 1)); done
-expect "rankmapd is up" "$CTL" ping --socket "$SOCK"
+expect "rankmapd is up" start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$T/state"
 "$CTL" map --pattern "$T/p.mtx" --socket "$SOCK" --hosts n1,m1 >"$T/d.out" 2>"$T/d.err"; rc=$?
 expect "daemon: mapped (exit 0), not bad_request" test $rc -eq 0
 expect "daemon text: the warning on stderr" grep -q "^rankmapctl map: warning: $WANT" "$T/d.err"
