@@ -89,3 +89,14 @@ term_rankmapd() {
 	D_PID=
 	return $_rc
 }
+# is_perm FILE N SLOTS: FILE (a permutation file, one slot a line) is a bijection of N ranks onto distinct
+# slots below SLOTS: N lines, N distinct values, each a whole number < SLOTS. Returns 0 when it is.
+is_perm() {
+	[ "$(wc -l <"$1")" -eq "$2" ] || return 1
+	[ "$(sort -n "$1" | uniq | wc -l)" -eq "$2" ] || return 1
+	awk -v s="$3" '$1 !~ /^[0-9]+$/ || $1 >= s { bad = 1 } END { exit bad }' "$1"
+}
+# json_num KEY FILE: prints the number of "KEY":NUMBER in FILE (compact JSON, as rankmapctl --json writes).
+json_num() {
+	sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2"
+}

@@ -10,16 +10,6 @@ TL='tleaf 4 2 14 2 10 2 2 4 1'
 T=$(mktmp)
 trap 'rm -rf "$T"' EXIT INT TERM
 
-# a permutation file is a bijection of N ranks onto distinct slots < S: lines, range, no duplicates
-is_perm() { # file n slots
-	[ "$(wc -l <"$1")" -eq "$2" ] || return 1
-	[ "$(sort -n "$1" | uniq | wc -l)" -eq "$2" ] || return 1
-	awk -v s="$3" '$1 !~ /^[0-9]+$/ || $1 >= s { bad = 1 } END { exit bad }' "$1"
-}
-json_num() { # key file
-	sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2"
-}
-
 expect "--help exits 0" sh -c "'$R' map --help | grep -q SYNOPSIS"
 "$R" map >/dev/null 2>&1; [ $? -eq 2 ] && ok "no arguments: usage error 2" || notok "no arguments: exit 2"
 "$R" map --cart 8x4 --topology "$TL" --algo metis >/dev/null 2>&1

@@ -12,15 +12,6 @@ C="$DATA/example/cluster.conf"
 T=$(mktmp)
 trap 'rm -rf "$T"' EXIT INT TERM
 
-is_perm() { # file n slots
-	[ "$(wc -l <"$1")" -eq "$2" ] || return 1
-	[ "$(sort -n "$1" | uniq | wc -l)" -eq "$2" ] || return 1
-	awk -v s="$3" '$1 !~ /^[0-9]+$/ || $1 >= s { bad = 1 } END { exit bad }' "$1"
-}
-json_num() { # key file
-	sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2"
-}
-
 # the checker must reject what it is meant to catch
 printf '0\n1\n1\n' >"$T/dup.perm"
 printf '0\n1\n9\n' >"$T/range.perm"
