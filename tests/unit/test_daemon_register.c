@@ -12,40 +12,10 @@
 
 #define NREG 40
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (len)
-		*len = buf ? (size_t)n : 0;
-	return buf;
-}
-
-static char *xml_of(const char *xmlhost)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/plafrim/hwloc/%s.xml", harness_data_dir(), xmlhost);
-	return slurp(path, NULL);
-}
-
 /* Objects of a type ("PU", "Core") in a host's XML text, counted independently of hwloc. */
 static int count_objs(const char *xmlhost, const char *type)
 {
-	char *xml = xml_of(xmlhost), pat[64], *p;
+	char *xml = td_xml(xmlhost), pat[64], *p;
 	int n = 0;
 
 	snprintf(pat, sizeof(pat), "type=\"%s\"", type);
@@ -53,17 +23,6 @@ static int count_objs(const char *xmlhost, const char *type)
 		n++;
 	free(xml);
 	return xml ? n : -1;
-}
-
-static json_t *register_req(const char *host, const char *xmlhost)
-{
-	json_t *q = rm_proto_request("register", 1);
-	char *xml = xml_of(xmlhost);
-
-	json_object_set_new(q, "host", json_string(host));
-	json_object_set_new(q, "xml", json_string(xml ? xml : ""));
-	free(xml);
-	return q;
 }
 
 /* The "pus" or "cores" the daemon lists for host, -1 when it does not list it. */
@@ -135,7 +94,7 @@ static void test_static_override(const char *data)
 		return;
 	}
 	check(host_field(&d, "static01", "pus") == 2, "static01 starts with its static 2 PUs");
-	r = td_call(d.sock, register_req("static01", "mirage001"));
+	r = td_call(d.sock, td_register_req("static01", "mirage001"));
 	check(json_is_true(json_object_get(r, "ok")) && json_is_true(json_object_get(r, "saved")),
 	      "register of a statically defined host: ok and saved: %s", td_msg(r));
 	json_decref(r);
@@ -147,7 +106,7 @@ static void test_static_override(const char *data)
 	check(td_stop(&d, SIGTERM) == 0, "daemon stops");
 	check(td_start(&d, NULL) == 0, "daemon restarts");
 	check_static_override(&d, "after restart");
-	r = td_call(d.sock, register_req("bonobo001", "mirage001"));
+	r = td_call(d.sock, td_register_req("bonobo001", "mirage001"));
 	check(json_is_true(json_object_get(r, "ok")) &&
 		      host_field(&d, "bonobo001", "pus") == count_objs("mirage001", "PU"),
 	      "a host of hwloc_dir is overridden too: %s", td_msg(r));
@@ -172,7 +131,7 @@ static void test_concurrent(void)
 	}
 	for (i = 0; i < NREG; i++) {
 		if ((pids[i] = fork()) == 0) {
-			json_t *r = td_call(d.sock, register_req("same01", xmls[i % 2]));
+			json_t *r = td_call(d.sock, td_register_req("same01", xmls[i % 2]));
 			_exit(!r                                          ? 3
 			      : !json_is_true(json_object_get(r, "ok"))   ? 2
 			      : json_is_true(json_object_get(r, "saved")) ? 0
@@ -189,10 +148,10 @@ static void test_concurrent(void)
 	check(saved == NREG, "all %d simultaneous registrations of one host saved (%d)", NREG, saved);
 	for (i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/plafrim/hwloc/%s.xml", harness_data_dir(), xmls[i]);
-		want[i] = slurp(path, &wlen[i]);
+		want[i] = td_slurp(path, &wlen[i]);
 	}
 	snprintf(path, sizeof(path), "%s/registrations/same01.xml", d.state);
-	got = slurp(path, &len);
+	got = td_slurp(path, &len);
 	check(got && ((len == wlen[0] && !memcmp(got, want[0], len)) || (len == wlen[1] && !memcmp(got, want[1], len))),
 	      "the saved registration is exactly one of the XML texts sent (%zu bytes)", len);
 	snprintf(path, sizeof(path), "ls -a '%s/registrations' | grep -q tmp", d.state);

@@ -296,40 +296,6 @@ static void test_order(tdaemon_t *d)
 	json_decref(r);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
-static json_t *register_req(const char *host, const char *xmlhost)
-{
-	char path[512];
-	char *xml;
-	json_t *q = req("register");
-
-	snprintf(path, sizeof(path), "%s/plafrim/hwloc/%s.xml", harness_data_dir(), xmlhost);
-	xml = slurp(path);
-	json_object_set_new(q, "host", json_string(host));
-	json_object_set_new(q, "xml", json_string(xml ? xml : ""));
-	free(xml);
-	return q;
-}
-
 /* PUs the daemon reports for host, -1 when it does not list it. */
 static int host_pus(tdaemon_t *d, const char *host)
 {
@@ -346,7 +312,7 @@ static int host_pus(tdaemon_t *d, const char *host)
 
 static int log_has(tdaemon_t *d, const char *s)
 {
-	char *text = slurp(d->log);
+	char *text = td_slurp(d->log, NULL);
 	int r = text && strstr(text, s);
 
 	free(text);
@@ -355,14 +321,14 @@ static int log_has(tdaemon_t *d, const char *s)
 
 static void test_register_persist(tdaemon_t *d)
 {
-	json_t *r = td_call(d->sock, register_req("newnode01", "fourmi012"));
+	json_t *r = td_call(d->sock, td_register_req("newnode01", "fourmi012"));
 	long long gen = json_integer_value(json_object_get(r, "generation"));
 
 	check(json_is_true(json_object_get(r, "ok")) && json_is_true(json_object_get(r, "saved")), "register ok: %s",
 	      td_msg(r));
 	json_decref(r);
 	check(host_pus(d, "newnode01") == count_pus("fourmi012"), "registered host in the model with its PUs");
-	r = td_call(d->sock, register_req("../etc", "fourmi012"));
+	r = td_call(d->sock, td_register_req("../etc", "fourmi012"));
 	check(!strcmp(td_code(r), RM_ERR_BAD_REQUEST) && strstr(td_msg(r), "host"), "bad host name refused: %s",
 	      td_msg(r));
 	json_decref(r);
@@ -404,7 +370,7 @@ static void test_failed_save(tdaemon_t *d)
 		return;
 	}
 	close(fd);
-	r = td_call(d->sock, register_req("newnode02", "mirage001"));
+	r = td_call(d->sock, td_register_req("newnode02", "mirage001"));
 	check(json_is_true(json_object_get(r, "ok")) && json_is_false(json_object_get(r, "saved")) &&
 		      json_is_string(json_object_get(r, "save_error")),
 	      "failed save reported in the response");
@@ -433,7 +399,7 @@ static void test_permissions(tdaemon_t *d)
 		int bad = 0;
 		if (setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0)
 			_exit(10);
-		a = td_call(d->sock, register_req("intruder", "mirage001"));
+		a = td_call(d->sock, td_register_req("intruder", "mirage001"));
 		b = td_call(d->sock, req("reload"));
 		bad |= strcmp(td_code(a), RM_ERR_PERMISSION) ? 1 : 0;
 		bad |= strcmp(td_code(b), RM_ERR_PERMISSION) ? 2 : 0;
@@ -507,7 +473,7 @@ static void test_torus_source(const char *data)
 	json_decref(dims);
 	check(json_array_size(json_object_get(r, "order")) == 60, "its 60 nodes are ordered");
 	json_decref(r);
-	r = td_call(d.sock, register_req("node1", "mirage001"));
+	r = td_call(d.sock, td_register_req("node1", "mirage001"));
 	check(!strcmp(td_code(r), RM_ERR_PERMISSION) && strstr(td_msg(r), "allow_register"),
 	      "registration disabled by the config: %s", td_msg(r));
 	json_decref(r);

@@ -213,4 +213,52 @@ static inline int td_eof(int fd, int ms)
 	}
 }
 
+/* The whole file at path, NUL-terminated, in a buffer the caller frees; its length in *len if non-NULL.
+ * NULL when it cannot be read. */
+static inline char *td_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (len)
+		*len = 0;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = n < 0 ? NULL : calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf && len)
+		*len = (size_t)n;
+	return buf;
+}
+
+/* The text of tests/data/plafrim/hwloc/<xmlhost>.xml (the caller frees it), NULL when unreadable. */
+static inline char *td_xml(const char *xmlhost)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/plafrim/hwloc/%s.xml", harness_data_dir(), xmlhost);
+	return td_slurp(path, NULL);
+}
+
+/* A new "register" request (the caller owns it) filing the XML of xmlhost under the name host; an
+ * unreadable XML is sent as "" (the daemon must refuse it). */
+static inline json_t *td_register_req(const char *host, const char *xmlhost)
+{
+	json_t *q = rm_proto_request("register", 1);
+	char *xml = td_xml(xmlhost);
+
+	json_object_set_new(q, "host", json_string(host));
+	json_object_set_new(q, "xml", json_string(xml ? xml : ""));
+	free(xml);
+	return q;
+}
+
 #endif
