@@ -380,8 +380,17 @@ static const char *const class_text[CL_COUNT] = { "inside one socket", "inside o
 						  "under one leaf switch, across nodes",
 						  "above the leaf switches (spines and up)" };
 
+/* What the output needs of the target: its slots and its levels' names and kinds (borrowed). Offline it
+ * is the target's; through rankmapd it comes from the answer, whatever the shape of the target. */
+struct ex_view {
+	uint32_t nslots;
+	int nlevels;
+	const char *const *name;       /* nlevels, entries may be NULL */
+	const topo_level_kind_t *kind; /* nlevels */
+};
+
 /* Class of traffic whose deepest shared level is l (CL_NONE for levels without a kind). */
-static int level_class(const topo_target_t *t, int l)
+static int level_class(const struct ex_view *t, int l)
 {
 	switch (t->kind[l]) {
 	case TOPO_LEVEL_ROOT: return t->nlevels > 1 && t->kind[1] == TOPO_LEVEL_OTHER ? CL_NONE : CL_ABOVE;
@@ -405,7 +414,7 @@ struct ex_result {
 	const char *warning; /* the target's (hosts the fabric does not connect), NULL */
 };
 
-static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t,
+static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const struct ex_view *t,
 			  const struct ex_result *r)
 {
 	json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:f}", "ranks", (json_int_t)g->n, "slots", (json_int_t)t->nslots,
@@ -415,11 +424,11 @@ static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const t
 
 	for (l = 0; l < t->nlevels; l++) {
 		k = level_class(t, l);
-		json_array_append_new(lv, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "level",
-						    t->level_name[l] ? t->level_name[l] : "", "class",
-						    k == CL_NONE ? "" : class_name[k], "before", r->before[l], "after",
-						    r->after[l], "before_percent", pct(r->before[l], r->total),
-						    "after_percent", pct(r->after[l], r->total)));
+		json_array_append_new(lv,
+				      json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "level", t->name[l] ? t->name[l] : "",
+						"class", k == CL_NONE ? "" : class_name[k], "before", r->before[l],
+						"after", r->after[l], "before_percent", pct(r->before[l], r->total),
+						"after_percent", pct(r->after[l], r->total)));
 	}
 	for (k = 0; r->classed && k < CL_COUNT; k++)
 		json_object_set_new(cl, class_name[k],
@@ -437,7 +446,7 @@ static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const t
 	json_decref(o);
 }
 
-static void ex_print_text(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t,
+static void ex_print_text(const struct ex_args *a, const map_graph_t *g, const struct ex_view *t,
 			  const struct ex_result *r)
 {
 	int l, k;
@@ -457,14 +466,14 @@ static void ex_print_text(const struct ex_args *a, const map_graph_t *g, const t
 	printf("  %-12s %-8s %14s %7s %14s %7s\n", "LEVEL", "CLASS", "BEFORE", "%", "AFTER", "%");
 	for (l = 0; l < t->nlevels; l++) {
 		k = level_class(t, l);
-		printf("  %-12s %-8s %14.6g %6.1f%% %14.6g %6.1f%%\n", t->level_name[l] ? t->level_name[l] : "?",
+		printf("  %-12s %-8s %14.6g %6.1f%% %14.6g %6.1f%%\n", t->name[l] ? t->name[l] : "?",
 		       k == CL_NONE ? "-" : class_name[k], r->before[l], pct(r->before[l], r->total), r->after[l],
 		       pct(r->after[l], r->total));
 	}
 }
 
 /* Sums the levels into classes and prints r. Returns 0, or -1 on a write error. */
-static int ex_finish(const struct ex_args *a, const map_graph_t *g, const topo_target_t *t, struct ex_result *r)
+static int ex_finish(const struct ex_args *a, const map_graph_t *g, const struct ex_view *t, struct ex_result *r)
 {
 	int l, k;
 
@@ -492,6 +501,7 @@ static int ex_run(const struct ex_args *a, const map_graph_t *g, const topo_targ
 {
 	struct ex_result r = { .metric = a->metric && strcmp(a->metric, "bytes") ? a->metric : "bytes",
 			       .warning = t->warning };
+	struct ex_view v = { t->nslots, t->nlevels, (const char *const *)t->level_name, t->kind };
 	uint32_t *perm = malloc(((size_t)g->n + 1) * sizeof(*perm)), i;
 	int rc = -1;
 
@@ -507,7 +517,7 @@ static int ex_run(const struct ex_args *a, const map_graph_t *g, const topo_targ
 	if (ex_perm(a, g, t, perm, r.algo, sizeof(r.algo), err) < 0)
 		goto out;
 	map_breakdown(g, t, perm, r.after);
-	rc = ex_finish(a, g, t, &r);
+	rc = ex_finish(a, g, &v, &r);
 out:
 	free(perm);
 	free(r.before);
@@ -604,23 +614,39 @@ static json_t *ex_remote_perm(const struct ex_args *a, const map_graph_t *g, con
 	return resp;
 }
 
-/* Copies a breakdown's traffic into v and its level names into t; -1 when it does not fit t. */
-static int ex_levels(const json_t *bd, topo_target_t *t, double *v, int names)
+/* Copies a breakdown's traffic into v; -1 when it does not have the view's levels. */
+static int ex_levels(const json_t *bd, const struct ex_view *t, double *v)
 {
 	size_t l;
 
 	if (json_array_size(bd) != (size_t)t->nlevels)
 		return -1;
-	for (l = 0; l < (size_t)t->nlevels; l++) {
-		const char *name = json_string_value(json_object_get(json_array_get(bd, l), "level"));
-
+	for (l = 0; l < (size_t)t->nlevels; l++)
 		v[l] = json_number_value(json_object_get(json_array_get(bd, l), "traffic"));
-		if (names && name) {
-			free(t->level_name[l]);
-			t->level_name[l] = strdup(name);
-			t->kind[l] = kind_of(name);
-		}
+	return 0;
+}
+
+/* The view of the daemon's answer, whatever the shape of its target (tree, torus, mesh): its slots, and
+ * the levels of its identity breakdown, named in resp (borrowed) and classed by name. The caller frees
+ * *name and *kind. Returns 0, or -1 when the answer has no named levels or memory runs out. */
+static int ex_remote_view(const json_t *resp, struct ex_view *v, const char ***name, topo_level_kind_t **kind)
+{
+	const json_t *bd = json_object_get(resp, "identity_breakdown");
+	size_t l, nl = json_array_size(bd);
+
+	*name = calloc(nl + 1, sizeof(**name));
+	*kind = calloc(nl + 1, sizeof(**kind));
+	if (!nl || nl > INT_MAX || !*name || !*kind)
+		return -1;
+	for (l = 0; l < nl; l++) {
+		if (!((*name)[l] = json_string_value(json_object_get(json_array_get(bd, l), "level"))))
+			return -1;
+		(*kind)[l] = kind_of((*name)[l]);
 	}
+	v->nslots = (uint32_t)json_array_size(json_object_get(resp, "slots"));
+	v->nlevels = (int)nl;
+	v->name = *name;
+	v->kind = *kind;
 	return 0;
 }
 
@@ -629,7 +655,9 @@ static int ex_remote(const struct ex_args *a, const map_graph_t *g)
 {
 	struct ex_result r = { .metric = a->metric && strcmp(a->metric, "bytes") ? a->metric : "bytes" };
 	json_t *hosts = ex_hosts(a), *resp, *after = NULL;
-	topo_target_t *t = NULL;
+	struct ex_view v;
+	const char **name = NULL;
+	topo_level_kind_t *kind = NULL;
 	rm_error_t err = { 0 };
 	int rc = 1;
 
@@ -642,13 +670,11 @@ static int ex_remote(const struct ex_args *a, const map_graph_t *g)
 		return 1;
 	if (a->perm && !(after = ex_remote_perm(a, g, json_object_get(resp, "slots"), &err)))
 		goto out;
-	if (!(t = topo_target_from_tleaf(json_string_value(json_object_get(resp, "target")), &err)))
-		goto out;
-	r.before = calloc((size_t)t->nlevels + 1, sizeof(double));
-	r.after = calloc((size_t)t->nlevels + 1, sizeof(double));
-	if (!r.before || !r.after || ex_levels(json_object_get(resp, "identity_breakdown"), t, r.before, 1) < 0 ||
-	    ex_levels(after ? json_object_get(after, "identity_breakdown") : json_object_get(resp, "breakdown"), t,
-		      r.after, 0) < 0) {
+	if (ex_remote_view(resp, &v, &name, &kind) < 0 || !(r.before = calloc((size_t)v.nlevels, sizeof(double))) ||
+	    !(r.after = calloc((size_t)v.nlevels, sizeof(double))) ||
+	    ex_levels(json_object_get(resp, "identity_breakdown"), &v, r.before) < 0 ||
+	    ex_levels(after ? json_object_get(after, "identity_breakdown") : json_object_get(resp, "breakdown"), &v,
+		      r.after) < 0) {
 		rm_error_set(&err, "explain", 0, 0, "rankmapd at %s sent a malformed answer", ctl_daemon_name(&a->d));
 		goto out;
 	}
@@ -657,11 +683,12 @@ static int ex_remote(const struct ex_args *a, const map_graph_t *g)
 	else
 		snprintf(r.algo, sizeof(r.algo), "%s", json_string_value(json_object_get(resp, "algorithm")) ?: "?");
 	r.warning = json_string_value(json_array_get(json_object_get(resp, "warnings"), 0));
-	rc = ex_finish(a, g, t, &r) < 0;
+	rc = ex_finish(a, g, &v, &r) < 0;
 out:
 	if (rc && rm_error_isset(&err))
 		ctl_fail("explain", &err, "explain");
-	topo_target_destroy(t);
+	free(name);
+	free(kind);
 	free(r.before);
 	free(r.after);
 	json_decref(after);

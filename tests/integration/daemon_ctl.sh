@@ -1,5 +1,6 @@
 #!/bin/sh
-# tests/integration/daemon_ctl.sh: rankmapctl's daemon subcommands (ping, register, reload, distance)
+# tests/integration/daemon_ctl.sh: rankmapctl's daemon subcommands (ping, register, reload, distance, and
+# explain on targets that are not one uniform tree: hosts of different hardware, a torus)
 # against a real rankmapd on a temporary socket and state directory, including a client running as
 # user nobody (setpriv), an unreachable daemon, and --help of each subcommand.
 . "$(dirname "$0")/../lib.sh"
@@ -95,5 +96,32 @@ expect "rankmapd starts on the example cluster" start_rankmapd "$T/example.conf"
 "$CTL" distance --socket "$SOCK" bonobo001 mirage005 >"$T/ex.out"
 "$CTL" distance --cluster "$DATA/example/cluster.conf" bonobo001 mirage005 >"$T/ex2.out"
 expect "cluster-file source serves the example cluster like the same files offline" cmp -s "$T/ex.out" "$T/ex2.out"
+# explain through the daemon on targets that are not one uniform tree: hosts of different hardware here,
+# a torus below; the daemon's answer must give what the same files give offline
+explain_same() { # DESC CLUSTER_FILE EXPLAIN_ARGS...
+	_d=$1 _c=$2
+	shift 2
+	"$CTL" explain --socket "$SOCK" "$@" >"$T/e.remote" 2>"$T/e.err"; _rc=$?
+	"$CTL" explain --cluster "$_c" "$@" >"$T/e.local" 2>&1
+	[ $_rc -eq 0 ] && cmp -s "$T/e.remote" "$T/e.local" && ok "$_d" ||
+		notok "$_d: exit $_rc: $(head -c 300 "$T/e.err"; diff "$T/e.remote" "$T/e.local" | head -5)"
+}
+explain_same "explain through rankmapd on hosts of different hardware = offline" "$DATA/example/cluster.conf" \
+	--cart 4x4 --hosts bonobo001,mirage005
+explain_same "explain --json through rankmapd on hosts of different hardware = offline" \
+	"$DATA/example/cluster.conf" --cart 4x4 --hosts bonobo001,mirage005 --json
+term_rankmapd
+
+# a torus (tests/data/torus/small-table.conf) with 4 cores on 7 neighbouring hosts, one of them alone on
+# its router (torus blocks, routers, no uniform tree): 28 slots
+TH='c0-0c0s0n0,c0-0c0s0n1,c0-0c0s1n0,c0-0c0s1n1,c0-0c1s0n0,c0-0c1s0n1,c0-0c1s1n0'
+printf 'torus = %s\nhwloc = synthetic:pack:1 core:4 pu:1@%s\n' "$DATA/torus/small-table.conf" "$TH" >"$T/torus.conf"
+printf 'cluster = %s\nsocket_mode = 0666\n' "$T/torus.conf" >"$T/dtorus.conf"
+expect "rankmapd starts on a torus" start_rankmapd "$T/dtorus.conf" "$SOCK" "$T/d3.log" --state-dir "$T/state3"
+explain_same "explain through rankmapd on a torus = offline" "$T/torus.conf" --cart 4x2 --hosts "$TH"
+expect "and names the job's 28 slots" grep -q '^8 ranks on 28 slots' "$T/e.remote"
+explain_same "explain --json through rankmapd on a torus = offline" "$T/torus.conf" --cart 4x2 --hosts "$TH" --json
+explain_same "explain --perm through rankmapd on a torus = offline" "$T/torus.conf" \
+	--pattern "$DATA/reports/explain-levels.mtx" --perm "$DATA/reports/explain-swap.perm" --hosts "$TH"
 term_rankmapd
 finish
