@@ -110,11 +110,26 @@ static void swap_slots(struct refine *R, uint32_t s, uint32_t c)
 	R->log[R->nlog++] = c;
 }
 
-/* The same with exact costs for every candidate (targets where a lowest group spans hosts). */
+/* Applies the best move found for rank r: to slot best (swapping with its occupant), then queues the
+ * neighbours of both. Returns bd, the move's cost change, or 0 when there is none (best NO_RANK). */
+static double take_move(struct refine *R, uint32_t r, uint32_t best, double bd)
+{
+	uint32_t r2;
+
+	if (best == NO_RANK)
+		return 0;
+	r2 = R->inv[best];
+	swap_slots(R, R->perm[r], best);
+	push_neighbours(R, r);
+	push_neighbours(R, r2);
+	return bd;
+}
+
+/* refine_rank (below) with exact costs for every candidate (targets where a lowest group spans hosts). */
 static double refine_rank_exact(struct refine *R, uint32_t r)
 {
 	const map_graph_t *g = R->g;
-	uint32_t own = low_group(R, R->perm[r]), best = NO_RANK, c, r2;
+	uint32_t own = low_group(R, R->perm[r]), best = NO_RANK, c;
 	double bd = 0;
 	uint64_t k;
 
@@ -135,13 +150,7 @@ static double refine_rank_exact(struct refine *R, uint32_t r)
 			}
 		}
 	}
-	if (best == NO_RANK)
-		return 0;
-	r2 = R->inv[best];
-	swap_slots(R, R->perm[r], best);
-	push_neighbours(R, r);
-	push_neighbours(R, r2);
-	return bd;
+	return take_move(R, r, best, bd);
 }
 
 /* Cost of r on any slot of lowest group gv, counting a neighbour inside gv at sibling distance
@@ -208,7 +217,7 @@ static void try_group(struct refine *R, uint32_t r, uint32_t gv, double here, ui
 static double refine_rank(struct refine *R, uint32_t r)
 {
 	const map_graph_t *g = R->g;
-	uint32_t own = low_group(R, R->perm[r]), best = NO_RANK, r2;
+	uint32_t own = low_group(R, R->perm[r]), best = NO_RANK;
 	double bd = 0, here;
 	uint64_t k;
 
@@ -229,13 +238,7 @@ static double refine_rank(struct refine *R, uint32_t r)
 	}
 	for (k = g->xadj[r]; k < g->xadj[r + 1]; k++)
 		R->wr[g->adj[k]] = 0;
-	if (best == NO_RANK)
-		return 0;
-	r2 = R->inv[best];
-	swap_slots(R, R->perm[r], best);
-	push_neighbours(R, r);
-	push_neighbours(R, r2);
-	return bd;
+	return take_move(R, r, best, bd);
 }
 
 /* Processes the work queue until it is empty or the deadline; returns the total cost change. */
