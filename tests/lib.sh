@@ -100,3 +100,10 @@ is_perm() {
 json_num() {
 	sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2"
 }
+# rankmapd_cleanup DIR: no rankmapd started yet (D_PID empty); on EXIT, INT and TERM stops the one
+# start_rankmapd starts (stop_rankmapd) and removes DIR, the test's scratch directory (from mktmp).
+rankmapd_cleanup() {
+	D_PID=
+	# shellcheck disable=SC2064
+	trap "stop_rankmapd; rm -rf '$1'" EXIT INT TERM
+}

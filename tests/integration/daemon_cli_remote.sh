@@ -5,12 +5,7 @@
 # error naming the socket (exit 1); --socket with file sources is a usage error (exit 2).
 . "$(dirname "$0")/../lib.sh"
 T=$(mktmp)
-D_PID=
-cleanup() {
-	stop_rankmapd
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_cleanup "$T"
 CTL=$BIN/rankmapctl
 [ -x "$BIN/rankmapd" ] || { notok "$BIN/rankmapd not built"; finish; exit 1; }
 CLUSTER=$DATA/example/cluster.conf

@@ -8,12 +8,7 @@
 CTL=$BIN/rankmapctl
 T=$(mktmp)
 chmod 755 "$T"
-D_PID=
-cleanup() {
-	stop_rankmapd
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_cleanup "$T"
 SOCK=$T/sock
 cat >"$T/rankmapd.conf" <<EOC
 hwloc_dir = $DATA/daemon/hwloc

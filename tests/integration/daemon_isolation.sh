@@ -20,12 +20,7 @@ fi
 CTL=$BIN/rankmapctl
 T=$(mktmp)
 chmod 755 "$T"
-D_PID=
-cleanup() {
-	stop_rankmapd
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_cleanup "$T"
 
 # req SOCK ALGO [CART]: sends one map request (raw frame: rankmapctl refuses unknown engine names) and
 # prints "<code> <message>" of the response, "ok <cost>" on success, "noanswer" when none came.

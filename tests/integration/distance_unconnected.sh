@@ -6,12 +6,7 @@
 
 CTL=$BIN/rankmapctl
 T=$(mktmp)
-D_PID=
-cleanup() {
-	stop_rankmapd
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_cleanup "$T"
 IB="--ib $DATA/ib/subnet-a.topo --ib $DATA/ib/subnet-c.topo"
 
 # shellcheck disable=SC2086

@@ -8,12 +8,7 @@
 
 CTL=$BIN/rankmapctl
 T=$(mktmp)
-D_PID=
-cleanup() {
-	stop_rankmapd
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_cleanup "$T"
 cat >"$T/c.conf" <<EOC
 hwloc = synthetic:pack:1 core:4 pu:1@n1,n2,n3,m1,m2
 ib = $DATA/ib/subnet-a.topo
