@@ -55,7 +55,7 @@ stop_rankmapd() {
 	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
 	D_PID=
 }
-# ---- rankmapd helpers for scripts with needs start_rankmapd lacks ---------------------------------------
+# ---- more helpers: rankmapd started with other needs, its cleanup trap, permutation files ---------------
 # wait_rankmapd SOCK: waits until the rankmapd at SOCK answers ping (at most 30 s); returns 0 once it
 # answers, 1 when it never did or the process D_PID (when set) died meanwhile.
 wait_rankmapd() {

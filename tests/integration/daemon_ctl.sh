@@ -98,8 +98,11 @@ explain_same() { # DESC CLUSTER_FILE EXPLAIN_ARGS...
 	shift 2
 	"$CTL" explain --socket "$SOCK" "$@" >"$T/e.remote" 2>"$T/e.err"; _rc=$?
 	"$CTL" explain --cluster "$_c" "$@" >"$T/e.local" 2>&1
-	[ $_rc -eq 0 ] && cmp -s "$T/e.remote" "$T/e.local" && ok "$_d" ||
+	if [ $_rc -eq 0 ] && cmp -s "$T/e.remote" "$T/e.local"; then
+		ok "$_d"
+	else
 		notok "$_d: exit $_rc: $(head -c 300 "$T/e.err"; diff "$T/e.remote" "$T/e.local" | head -5)"
+	fi
 }
 explain_same "explain through rankmapd on hosts of different hardware = offline" "$DATA/example/cluster.conf" \
 	--cart 4x4 --hosts bonobo001,mirage005
