@@ -33,6 +33,15 @@ export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='pack:2 core:4' RANKMAP_FAKE_PLACE
 
 # left MPI: processes of this build's test programs still running (ranks or engine children)
 left() { pgrep -f "$BIN/tests/mpi/$1/" | wc -l; }
+# gone MPI: waits until no such process is left (at most 2 s: processes still being reaped after mpirun
+# returned); false when some are still there then
+gone() {
+	_i=0
+	while [ "$(left "$1")" != 0 ]; do
+		[ $_i -ge 20 ] && return 1
+		sleep 0.1; _i=$((_i + 1))
+	done
+}
 
 # faulty MPI FAULT TEXT PROG ARGS...: the job completes, unreordered, one warning containing TEXT
 faulty() {
@@ -48,8 +57,7 @@ faulty() {
 	[ "$n" -eq 1 ] && grep '^rankmap:' "$T/err" | grep -q "$text" &&
 		ok "$m $f: one warning: $(grep '^rankmap:' "$T/err")" ||
 		{ notok "$m $f: $n warnings, wanted one with \"$text\""; grep -v '^ *$' "$T/err" | head -n 5; }
-	sleep 0.5
-	[ "$(left "$m")" = 0 ] && ok "$m $f: no process left" || notok "$m $f: $(left "$m") processes left"
+	gone "$m" && ok "$m $f: no process left" || notok "$m $f: $(left "$m") processes left"
 }
 
 # an ASan build's child reports the failed allocation itself and exits with status 1
@@ -64,7 +72,7 @@ for m in $PMPI_MPIS; do
 
 	faulty "$m" segv "engine 'auto': crashed (signal 11" cart_halo 2 4 2 0 0
 	# spinning: the CPU limit, or on this oversubscribed 2-core machine the wall bound, whichever first
-	RANKMAP_GUARD_CPU=2 faulty "$m" hang "engine 'auto': \(CPU time limit of 2 s reached\|no result within 5000 ms\)" \
+	RANKMAP_GUARD_CPU=1 faulty "$m" hang "engine 'auto': \(CPU time limit of 1 s reached\|no result within 3000 ms\)" \
 		cart_halo 2 4 2 0 0
 	RANKMAP_GUARD_CPU=1 faulty "$m" sleep "engine 'auto': no result within 3000 ms" cart_halo 2 4 2 0 0
 	RANKMAP_GUARD_MEM=128 faulty "$m" oom "$oom_text" cart_halo 2 4 2 0 0
@@ -75,8 +83,7 @@ for m in $PMPI_MPIS; do
 	rc=$?
 	[ $rc -ne 0 ] && [ -z "$(field moved "$T/out")" ] && ok "$m RANKMAP_GUARD=off: the same segv kills the job (exit $rc)" ||
 		notok "$m RANKMAP_GUARD=off: the job survived the segv (exit $rc): the hook did not crash"
-	sleep 0.5
-	[ "$(left "$m")" = 0 ] || { echo "# $m: stray processes after the unguarded crash: $(left "$m")"; }
+	gone "$m" || echo "# $m: stray processes after the unguarded crash: $(left "$m")"
 
 	RANKMAP_GUARD=sometimes frun "$m" 8 cart_halo 2 4 2 0 0 >"$T/out" 2>"$T/err"
 	[ "$(field moved "$T/out")" = 0 ] && [ "$(warnings "$T/err")" = 1 ] && grep -q "RANKMAP_GUARD" "$T/err" &&
