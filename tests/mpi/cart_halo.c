@@ -2,14 +2,21 @@
  * tests/mpi/cart_halo.c: Cartesian halo exchange, checking that a (possibly reordered) Cartesian
  * communicator is consistent.
  *
- * Usage: cart_halo [-n] [-d] [-p] NDIMS D1 .. Dn P1 .. Pn
+ * Usage: cart_halo [-n] [-d] [-p] [-w FILE] NDIMS D1 .. Dn P1 .. Pn
+ *        cart_halo -c CASES
  *   -n  reorder=0 (default reorder=1)
  *   -d  rank 0 passes the dims reversed (ranks disagree: the library must fall back; the program is
  *       then erroneous, so the halo checks are skipped)
  *   -p  also run a traffic phase (point-to-point of several kinds and a neighbourhood alltoall) along
  *       dimension CART_HALO_TRAFFIC_DIM (a compile-time choice, default 0: rebuilding the program with
  *       another value makes "the same program with another pattern" for the learning tests)
- *   -s  sleep 3 s after MPI_Cart_create (tests that act while the job runs)
+ *   -w  after MPI_Cart_create, wait until FILE exists (tests that act while the job runs)
+ *   -c  several cases in one job, one after another (MPI_Cart_create reads the library's settings at
+ *       each call). CASES is a file of lines "env NAME=VALUE" (VALUE to the end of the line) and
+ *       "run [-n] [-d] [-p] NDIMS D1 .. Dn P1 .. Pn": each run line is one case, K = 1, 2, ... in file
+ *       order, run with the env lines since the previous case set (and unset again after it). Every rank
+ *       writes its standard error of case K to CASES.K.err; rank 0 prints case K's result line prefixed
+ *       with "case=K ". A case with -d should come last: the program is erroneous from there on.
  *
  * Checks, at every rank: MPI_Cart_rank(MPI_Cart_coords(me)) == me; for each dimension the halo data
  * received from MPI_Cart_shift's source carries the coordinates one step below ours (periodic wrap,
@@ -25,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "fakeplace.h"
@@ -158,35 +166,58 @@ static void traffic(MPI_Comm cart, int iters)
 	free(rb);
 }
 
-int main(int argc, char **argv)
+/* Options of one case. */
+typedef struct {
+	int reorder, disagree, phase, nd, dims[MAXD], per[MAXD];
+	const char *wait_file;
+} opts_t;
+
+/* Parses [-n] [-d] [-p] [-w FILE] NDIMS D1..Dn P1..Pn from args[0..n). Returns 0, or -1 on bad usage. */
+static int parse_opts(int n, char **args, opts_t *o)
 {
-	int reorder = 1, disagree = 0, phase = 0, nap = 0, a = 1, nd, dims[MAXD], per[MAXD], wrank, wsize;
+	int a = 0;
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-	MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-	for (; a < argc && argv[a][0] == '-'; a++)
-		reorder = argv[a][1] == 'n' ? 0 : reorder, disagree |= argv[a][1] == 'd', phase |= argv[a][1] == 'p',
-		nap |= argv[a][1] == 's';
-	nd = a < argc ? atoi(argv[a++]) : 0;
-	if (nd < 1 || nd > MAXD || argc - a < 2 * nd) {
-		if (wrank == 0)
-			fprintf(stderr, "usage: cart_halo [-n] [-d] [-p] NDIMS D1..Dn P1..Pn\n");
-		MPI_Finalize();
-		return 2;
+	memset(o, 0, sizeof(*o));
+	o->reorder = 1;
+	for (; a < n && args[a][0] == '-'; a++) {
+		char c = args[a][1];
+
+		o->reorder = c == 'n' ? 0 : o->reorder, o->disagree |= c == 'd', o->phase |= c == 'p';
+		if (c == 'w' && a + 1 < n)
+			o->wait_file = args[++a];
 	}
-	for (int d = 0; d < nd; d++)
-		dims[d] = atoi(argv[a + d]), per[d] = atoi(argv[a + nd + d]);
-	int pass[MAXD];
+	o->nd = a < n ? atoi(args[a++]) : 0;
+	if (o->nd < 1 || o->nd > MAXD || n - a < 2 * o->nd)
+		return -1;
+	for (int d = 0; d < o->nd; d++)
+		o->dims[d] = atoi(args[a + d]), o->per[d] = atoi(args[a + o->nd + d]);
+	return 0;
+}
 
+/* Every rank waits until path exists (at most 120 s), without spinning in MPI. */
+static void wait_for(const char *path)
+{
+	for (int i = 0; i < 2400 && access(path, F_OK) != 0; i++)
+		usleep(50000);
+}
+
+/* One Cartesian communicator: creates it, checks it, and rank 0 prints the result line (prefixed with
+ * "case=K " when casenum > 0). Returns the number of failed checks of this rank. */
+static int run_case(const opts_t *o, int casenum, int wrank, int wsize)
+{
+	int nd = o->nd, dims[MAXD], pass[MAXD];
+	const int *per = o->per;
+
+	errors = 0;
+	memcpy(dims, o->dims, sizeof(dims));
 	for (int d = 0; d < nd; d++)
-		pass[d] = disagree && wrank == 0 ? dims[nd - 1 - d] : dims[d];
+		pass[d] = o->disagree && wrank == 0 ? dims[nd - 1 - d] : dims[d];
 	MPI_Comm cart;
 
-	MPI_Cart_create(MPI_COMM_WORLD, nd, pass, per, reorder, &cart);
-	if (nap)
-		sleep(3);
-	if (disagree) /* the fallback keeps each rank's own dims: check against what this rank passed */
+	MPI_Cart_create(MPI_COMM_WORLD, nd, pass, per, o->reorder, &cart);
+	if (o->wait_file)
+		wait_for(o->wait_file);
+	if (o->disagree) /* the fallback keeps each rank's own dims: check against what this rank passed */
 		memcpy(dims, pass, sizeof(dims));
 	int n = 1, me = -1;
 
@@ -197,9 +228,9 @@ int main(int argc, char **argv)
 	if (cart != MPI_COMM_NULL) {
 		MPI_Comm_rank(cart, &me);
 		MPI_Allgather(&mine, 1, MPI_INT, owner, 1, MPI_INT, cart);
-		if (!disagree)
+		if (!o->disagree)
 			halo(cart, nd, dims, per, me, owner);
-		if (phase)
+		if (o->phase)
 			traffic(cart, 10);
 	}
 	CHECK((cart == MPI_COMM_NULL) == (n < wsize && me < 0), "membership\n");
@@ -218,17 +249,107 @@ int main(int argc, char **argv)
 	if (wrank == 0) {
 		int td = CART_HALO_TRAFFIC_DIM < nd ? CART_HALO_TRAFFIC_DIM : 0;
 
+		if (casenum > 0)
+			printf("case=%d ", casenum);
 		printf("moved=%d cross_identity=%ld cross_mapped=%ld cross0_identity=%ld cross0_mapped=%ld "
 		       "crossT_identity=%ld crossT_mapped=%ld errors=%d\n",
 		       moved, cross_edges(nd, dims, per, n, ident, wsize, -1),
 		       cross_edges(nd, dims, per, n, owner, wsize, -1), cross_edges(nd, dims, per, n, ident, wsize, 0),
 		       cross_edges(nd, dims, per, n, owner, wsize, 0), cross_edges(nd, dims, per, n, ident, wsize, td),
 		       cross_edges(nd, dims, per, n, owner, wsize, td), all_errors);
+		fflush(stdout);
 	}
 	if (cart != MPI_COMM_NULL)
 		MPI_Comm_free(&cart);
 	free(owner);
 	free(ident);
+	return errors;
+}
+
+#define MAXENV 16
+
+/* One case of a CASES file: the env lines since the previous case set, standard error to CASES.K.err;
+ * afterwards the variables unset and standard error restored. Returns the case's failed checks. */
+static int file_case(const char *cases, int k, char **env, int nenv, char *runline, int wrank, int wsize)
+{
+	char *args[2 * MAXD + 8], path[4096];
+	int n = 0, bad = 0;
+	opts_t o;
+
+	for (char *t = strtok(runline, " \t\n"); t && n < (int)(sizeof(args) / sizeof(*args)); t = strtok(NULL, " \t\n"))
+		args[n++] = t;
+	if (parse_opts(n, args, &o) != 0 || o.wait_file) {
+		if (wrank == 0)
+			fprintf(stderr, "cart_halo: %s: case %d: bad run line\n", cases, k);
+		return 1;
+	}
+	for (int i = 0; i < nenv; i++)
+		bad |= putenv(env[i]) != 0;
+	snprintf(path, sizeof(path), "%s.%d.err", cases, k);
+	fflush(stderr);
+	int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+	if (saved < 0 || fd < 0 || dup2(fd, 2) < 0 || bad) {
+		fprintf(stderr, "cart_halo: %s: case %d: cannot set its environment or open %s\n", cases, k, path);
+		return 1;
+	}
+	close(fd);
+	int e = run_case(&o, k, wrank, wsize);
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	for (int i = 0; i < nenv; i++) {
+		char name[256];
+		size_t len = strcspn(env[i], "=");
+
+		snprintf(name, sizeof(name), "%.*s", (int)len, env[i]);
+		unsetenv(name);
+	}
+	return e;
+}
+
+/* Runs every case of the file CASES (see the usage above). Returns the total of failed checks. */
+static int run_cases(const char *cases, int wrank, int wsize)
+{
+	FILE *f = fopen(cases, "r");
+	char line[4096], *env[MAXENV];
+	int nenv = 0, k = 0, e = 0;
+
+	if (!f) {
+		fprintf(stderr, "cart_halo: cannot open %s\n", cases);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strncmp(line, "env ", 4) == 0 && strchr(line + 4, '=') && nenv < MAXENV)
+			env[nenv++] = strdup(line + 4); /* putenv keeps it: freed never (a short test program) */
+		else if (strncmp(line, "run ", 4) == 0)
+			e += file_case(cases, ++k, env, nenv, line + 4, wrank, wsize), nenv = 0;
+	}
+	fclose(f);
+	return e;
+}
+
+int main(int argc, char **argv)
+{
+	int wrank, wsize, e;
+	opts_t o;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+	MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+	if (argc == 3 && strcmp(argv[1], "-c") == 0) {
+		e = run_cases(argv[2], wrank, wsize);
+	} else if (parse_opts(argc - 1, argv + 1, &o) != 0) {
+		if (wrank == 0)
+			fprintf(stderr, "usage: cart_halo [-n] [-d] [-p] [-w FILE] NDIMS D1..Dn P1..Pn | -c CASES\n");
+		MPI_Finalize();
+		return 2;
+	} else {
+		e = run_case(&o, 0, wrank, wsize);
+	}
 	MPI_Finalize();
-	return errors ? 1 : 0;
+	return e ? 1 : 0;
 }
