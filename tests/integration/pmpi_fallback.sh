@@ -41,16 +41,14 @@ outcome() {
 # named ERR TEXT: the case's warning says TEXT (names the file and why)
 named() { grep '^rankmap:' "$1" | grep -qF -- "$2" && ok "  its warning says '$2'" || notok "  warning without '$2'"; }
 
-# case DESC NAMED RUN [NAME=VALUE...]: adds a case of cart_halo on 8 ranks to $T/cases: its settings, its
-# arguments RUN; NAMED, when not empty, is a text its warning must contain
-: >"$T/cases"
-nc=0
+# case DESC NAMED RUN [NAME=VALUE...]: a case of cart_halo on 8 ranks: its arguments RUN, its settings;
+# NAMED, when not empty, is a text its warning must contain
+C=$T/cases
+cases_new "$C"
 case_() {
-	nc=$((nc + 1))
-	printf '%s\n' "$1" >"$T/desc.$nc"; printf '%s' "$2" >"$T/named.$nc"
-	r=$3; shift 3
-	for e in "$@"; do echo "env $e"; done >>"$T/cases"
-	echo "run $r" >>"$T/cases"
+	d=$1; n=$2; shift 2
+	k=$(case_add "$C" "$@")
+	printf '%s\n' "$d" >"$C.$k.desc"; printf '%s' "$n" >"$C.$k.named"
 }
 G="2 4 2 1 1"
 case_ "missing pattern" "" "$G" RANKMAP_PATTERN="$T/missing.mtx"
@@ -70,20 +68,16 @@ case_ "bad RANKMAP_METRIC" "" "$G" RANKMAP_METRIC=volume
 case_ "virtual nodes too small" "" "$G" RANKMAP_FAKE_NODE=core:2
 # last: the program is erroneous from here on
 case_ "ranks disagree on dims" "" "-d $G"
+nc=$(grep -c '^run ' "$C")
 
 for m in $PMPI_MPIS; do
 	export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic
-	rm -f "$T"/cases.*.err
-	pmpi_run "$m" 8 cart_halo -c "$T/cases" >"$T/out" 2>"$T/err"; rc=$?
+	cases_run "$m" 8 "$C"; rc=$?
 	# nothing of the library outside the cases
-	[ "$(warnings "$T/err")" -eq 0 ] || { notok "$m: warnings outside the cases"; grep '^rankmap:' "$T/err" | head -3; }
-	k=1
-	while [ $k -le $nc ]; do
-		grep "^case=$k " "$T/out" >"$T/out.$k"
-		touch "$T/cases.$k.err"
-		outcome "$m" "$(cat "$T/desc.$k")" "$T/out.$k" "$T/cases.$k.err"
-		[ -s "$T/named.$k" ] && named "$T/cases.$k.err" "$(cat "$T/named.$k")"
-		k=$((k + 1))
+	[ "$(warnings "$C.err")" -eq 0 ] || { notok "$m: warnings outside the cases"; grep '^rankmap:' "$C.err" | head -3; }
+	for k in $(seq "$nc"); do
+		outcome "$m" "$(cat "$C.$k.desc")" "$C.$k.out" "$C.$k.err"
+		[ -s "$C.$k.named" ] && named "$C.$k.err" "$(cat "$C.$k.named")"
 	done
 	RANKMAP_ALGO=nosuch fallback "$m" "unknown engine (Graph_create)" ring_of_rings 8 2 4
 	RANKMAP_ALGO=nosuch fallback "$m" "unknown engine (Dist_graph_create_adjacent)" distgraph 8
