@@ -70,6 +70,12 @@ case_ "virtual nodes too small" "" "$G" RANKMAP_FAKE_NODE=core:2
 case_ "ranks disagree on dims" "" "-d $G"
 nc=$(grep -c '^run ' "$C")
 
+# the two forms of MPI_Dist_graph_create in one job
+DG=$T/dg
+cases_new "$DG"
+case_add "$DG" "" RANKMAP_ALGO=nosuch >/dev/null
+case_add "$DG" "-g" RANKMAP_ALGO=nosuch >/dev/null
+
 for m in $PMPI_MPIS; do
 	export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic
 	cases_run "$m" 8 "$C"; rc=$?
@@ -80,8 +86,9 @@ for m in $PMPI_MPIS; do
 		[ -s "$C.$k.named" ] && named "$C.$k.err" "$(cat "$C.$k.named")"
 	done
 	RANKMAP_ALGO=nosuch fallback "$m" "unknown engine (Graph_create)" ring_of_rings 8 2 4
-	RANKMAP_ALGO=nosuch fallback "$m" "unknown engine (Dist_graph_create_adjacent)" distgraph 8
-	RANKMAP_ALGO=nosuch fallback "$m" "unknown engine (Dist_graph_create)" distgraph 8 -g
+	cases_run "$m" 8 "$DG" distgraph; rc=$?
+	outcome "$m" "unknown engine (Dist_graph_create_adjacent)" "$DG.1.out" "$DG.1.err"
+	outcome "$m" "unknown engine (Dist_graph_create)" "$DG.2.out" "$DG.2.err"
 	unset RANKMAP_FAKE_HOSTS RANKMAP_FAKE_PLACEMENT
 done
 finish

@@ -11,12 +11,9 @@
  *       dimension CART_HALO_TRAFFIC_DIM (a compile-time choice, default 0: rebuilding the program with
  *       another value makes "the same program with another pattern" for the learning tests)
  *   -w  after MPI_Cart_create, wait until FILE exists (tests that act while the job runs)
- *   -c  several cases in one job, one after another (MPI_Cart_create reads the library's settings at
- *       each call). CASES is a file of lines "env NAME=VALUE" (VALUE to the end of the line) and
- *       "run [-n] [-d] [-p] NDIMS D1 .. Dn P1 .. Pn": each run line is one case, K = 1, 2, ... in file
- *       order, run with the env lines since the previous case set (and unset again after it). Every rank
- *       writes its standard error of case K to CASES.K.err; rank 0 prints case K's result line prefixed
- *       with "case=K ". A case with -d should come last: the program is erroneous from there on.
+ *   -c  several cases in one job, one after another (tests/mpi/cases.h): each "run" line of CASES
+ *       holds the arguments above. A case with -d should come last: the program is erroneous from there
+ *       on.
  *
  * Checks, at every rank: MPI_Cart_rank(MPI_Cart_coords(me)) == me; for each dimension the halo data
  * received from MPI_Cart_shift's source carries the coordinates one step below ours (periodic wrap,
@@ -32,9 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "fakeplace.h"
 
 #define MAXD 8
@@ -249,8 +246,7 @@ static int run_case(const opts_t *o, int casenum, int wrank, int wsize)
 	if (wrank == 0) {
 		int td = CART_HALO_TRAFFIC_DIM < nd ? CART_HALO_TRAFFIC_DIM : 0;
 
-		if (casenum > 0)
-			printf("case=%d ", casenum);
+		case_prefix(casenum);
 		printf("moved=%d cross_identity=%ld cross_mapped=%ld cross0_identity=%ld cross0_mapped=%ld "
 		       "crossT_identity=%ld crossT_mapped=%ld errors=%d\n",
 		       moved, cross_edges(nd, dims, per, n, ident, wsize, -1),
@@ -266,90 +262,27 @@ static int run_case(const opts_t *o, int casenum, int wrank, int wsize)
 	return errors;
 }
 
-#define MAXENV 16
-
-/* One case of a CASES file: the env lines since the previous case set, standard error to CASES.K.err;
- * afterwards the variables unset and standard error restored. Returns the case's failed checks. */
-static int file_case(const char *cases, int k, char **env, int nenv, char *runline, int wrank, int wsize)
+/* One case (cases.h): parses args and runs it. */
+static int one_case(int n, char **args, int casenum)
 {
-	char *args[2 * MAXD + 8], path[4096];
-	int n = 0, bad = 0;
+	int wrank, wsize;
 	opts_t o;
 
-	for (char *t = strtok(runline, " \t\n"); t && n < (int)(sizeof(args) / sizeof(*args)); t = strtok(NULL, " \t\n"))
-		args[n++] = t;
-	if (parse_opts(n, args, &o) != 0 || o.wait_file) {
+	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+	MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+	if (parse_opts(n, args, &o) != 0) {
 		if (wrank == 0)
-			fprintf(stderr, "cart_halo: %s: case %d: bad run line\n", cases, k);
-		return 1;
+			fprintf(stderr, "usage: cart_halo [-n] [-d] [-p] [-w FILE] NDIMS D1..Dn P1..Pn | -c CASES\n");
+		return -1;
 	}
-	for (int i = 0; i < nenv; i++)
-		bad |= putenv(env[i]) != 0;
-	snprintf(path, sizeof(path), "%s.%d.err", cases, k);
-	fflush(stderr);
-	int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-	if (saved < 0 || fd < 0 || dup2(fd, 2) < 0 || bad) {
-		fprintf(stderr, "cart_halo: %s: case %d: cannot set its environment or open %s\n", cases, k, path);
-		return 1;
-	}
-	close(fd);
-	int e = run_case(&o, k, wrank, wsize);
-
-	MPI_Barrier(MPI_COMM_WORLD);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	for (int i = 0; i < nenv; i++) {
-		char name[256];
-		size_t len = strcspn(env[i], "=");
-
-		snprintf(name, sizeof(name), "%.*s", (int)len, env[i]);
-		unsetenv(name);
-	}
-	return e;
-}
-
-/* Runs every case of the file CASES (see the usage above). Returns the total of failed checks. */
-static int run_cases(const char *cases, int wrank, int wsize)
-{
-	FILE *f = fopen(cases, "r");
-	char line[4096], *env[MAXENV];
-	int nenv = 0, k = 0, e = 0;
-
-	if (!f) {
-		fprintf(stderr, "cart_halo: cannot open %s\n", cases);
-		return 1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (strncmp(line, "env ", 4) == 0 && strchr(line + 4, '=') && nenv < MAXENV)
-			env[nenv++] = strdup(line + 4); /* putenv keeps it: freed never (a short test program) */
-		else if (strncmp(line, "run ", 4) == 0)
-			e += file_case(cases, ++k, env, nenv, line + 4, wrank, wsize), nenv = 0;
-	}
-	fclose(f);
-	return e;
+	return run_case(&o, casenum, wrank, wsize);
 }
 
 int main(int argc, char **argv)
 {
-	int wrank, wsize, e;
-	opts_t o;
-
 	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-	MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-	if (argc == 3 && strcmp(argv[1], "-c") == 0) {
-		e = run_cases(argv[2], wrank, wsize);
-	} else if (parse_opts(argc - 1, argv + 1, &o) != 0) {
-		if (wrank == 0)
-			fprintf(stderr, "usage: cart_halo [-n] [-d] [-p] [-w FILE] NDIMS D1..Dn P1..Pn | -c CASES\n");
-		MPI_Finalize();
-		return 2;
-	} else {
-		e = run_case(&o, 0, wrank, wsize);
-	}
+	int e = cases_main(argc, argv, one_case);
+
 	MPI_Finalize();
-	return e ? 1 : 0;
+	return e < 0 ? 2 : e ? 1 : 0;
 }

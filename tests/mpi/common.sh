@@ -53,26 +53,27 @@ pmpi_check_built() {
 # lt A B: A < B numerically (decimals allowed)
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
 
-# Several cases of cart_halo in one job (cart_halo -c, see tests/mpi/cart_halo.c): the library reads its
-# settings at each MPI_Cart_create, so one job can run cases that would otherwise each start a job.
-# cases_new FILE: an empty case file. case_add FILE RUN [NAME=VALUE...]: appends a case (cart_halo's
-# arguments RUN, run with the settings NAME=VALUE) and prints its number K. cases_run MPI NP FILE: runs
-# them; the job's output in FILE.out and FILE.err, case K's result line in FILE.K.out and its standard
-# error (every rank's) in FILE.K.err. Returns the job's exit status.
+# Several cases in one job (-c CASES of cart_halo, ring_of_rings and distgraph, tests/mpi/cases.h): the
+# library reads its settings at each topology call, so one job can run cases that would otherwise each
+# start a job. cases_new FILE: an empty case file. case_add FILE RUN [NAME=VALUE...]: appends a case (the
+# program's arguments RUN, run with the settings NAME=VALUE) and prints its number K. cases_run MPI NP
+# FILE [PROG]: runs them with PROG (default cart_halo); the job's output in FILE.out and FILE.err, case
+# K's result line in FILE.K.out and its standard error (every rank's) in FILE.K.err. Returns the job's
+# exit status.
 cases_new() { : >"$1"; }
 case_add() {
 	_f=$1 _r=$2
 	shift 2
 	for _e in "$@"; do echo "env $_e"; done >>"$_f"
 	echo "run $_r" >>"$_f"
-	grep -c '^run ' "$_f"
+	grep -c '^run' "$_f"
 }
 cases_run() {
 	_f=$3
 	rm -f "$_f".*.out "$_f".*.err
-	pmpi_run "$1" "$2" cart_halo -c "$_f" >"$_f.out" 2>"$_f.err"
+	pmpi_run "$1" "$2" "${4:-cart_halo}" -c "$_f" >"$_f.out" 2>"$_f.err"
 	_rc=$?
-	for _k in $(seq "$(grep -c '^run ' "$_f")"); do
+	for _k in $(seq "$(grep -c '^run' "$_f")"); do
 		grep "^case=$_k " "$_f.out" >"$_f.$_k.out"
 		touch "$_f.$_k.err"
 	done
