@@ -24,7 +24,7 @@ $(B)/librankmap_mpi_$(1).so: $(patsubst plugin/mpi/%.c,$(B)/plugin/$(1)/%.o,$(PM
 	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) -shared $$(ALL_LDFLAGS) -Wl,--version-script=$(PMPI_MAP) \
 		-Wl,-z,defs -o $$@ $$(filter %.o,$$^) $(B)/librmclient.a $(CORE_LIBS) $$(LIBS_ALL)
 
-$(B)/tests/mpi/$(1)/%: tests/mpi/%.c
+$(B)/tests/mpi/$(1)/%: tests/mpi/%.c tests/mpi/cases.h tests/mpi/fakeplace.h
 	@mkdir -p $$(dir $$@)
 	OMPI_CC=$$(CC) MPICH_CC=$$(CC) $$(MPICC_$(1)) -O2 -g -Wall -Wextra -Werror -Wno-stringop-overflow -std=gnu11 -o $$@ $$< -lm
 

@@ -18,10 +18,27 @@ check_run() { # MPI DESC KEY_IDENTITY KEY_MAPPED
 	[ "$(warnings "$T/err")" -eq 0 ] && ok "$m $d: no warning" || notok "$m $d: $(grep rankmap "$T/err")"
 }
 
+# Cases that share a rank count run in one job (-c, tests/mpi/common.sh), each with its own settings,
+# standard error and result line.
+R8=$T/r8
+cases_new "$R8"
+# Mercier-Jeannot: 2 rings of 4 (and below 4 rings of 4), Round Robin placement over virtual hosts
+case_add "$R8" "2 4" RANKMAP_FAKE_HOSTS=2 "RANKMAP_FAKE_NODE=pack:2 core:2" RANKMAP_FAKE_PLACEMENT=cyclic >/dev/null
+case_add "$R8" "-n 2 4" RANKMAP_FAKE_HOSTS=2 >/dev/null
+# weighted dist graphs: heavy partners k, k+p/2 start on different hosts (block placement)
+DG=$T/dg
+cases_new "$DG"
+case_add "$DG" "" RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:4 >/dev/null
+case_add "$DG" "-g" RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:4 >/dev/null
+case_add "$DG" "-n" RANKMAP_FAKE_HOSTS=2 >/dev/null
+
 for m in $PMPI_MPIS; do
-	# Mercier-Jeannot: 2 rings of 4 and 4 rings of 4, Round Robin placement over virtual hosts
-	RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='pack:2 core:2' RANKMAP_FAKE_PLACEMENT=cyclic \
-		pmpi_run "$m" 8 ring_of_rings 2 4 >"$T/out" 2>"$T/err"; rc=$?
+	cases_run "$m" 8 "$R8" ring_of_rings; rc8=$?
+	cases_run "$m" 8 "$DG" distgraph; rcd=$?
+	[ "$(warnings "$R8.err")" -eq 0 ] && [ "$(warnings "$DG.err")" -eq 0 ] ||
+		{ notok "$m: warnings outside the cases"; grep -h '^rankmap:' "$R8.err" "$DG.err" | head -3; }
+
+	rc=$rc8; cp "$R8.1.out" "$T/out"; cp "$R8.1.err" "$T/err"
 	check_run "$m" "ring of rings 2x4" cross_identity cross_mapped
 	RANKMAP_FAKE_HOSTS=4 RANKMAP_FAKE_NODE='pack:2 core:2' RANKMAP_FAKE_PLACEMENT=cyclic \
 		pmpi_run "$m" 16 ring_of_rings 4 4 >"$T/out" 2>"$T/err"; rc=$?
@@ -33,19 +50,18 @@ for m in $PMPI_MPIS; do
 	RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic pmpi_run "$m" 10 ring_of_rings 2 4 >"$T/out" 2>"$T/err"
 	[ $? -eq 0 ] && [ "$(field errors "$T/out")" = 0 ] && [ "$(warnings "$T/err")" -eq 0 ] &&
 		ok "$m: ring of rings of 8 on 10 ranks" || { notok "$m: 8 nodes on 10 ranks"; head -3 "$T/err"; }
-	RANKMAP_FAKE_HOSTS=2 pmpi_run "$m" 8 ring_of_rings -n 2 4 >"$T/out" 2>"$T/err"
-	[ "$(field moved "$T/out")" = 0 ] && [ "$(field errors "$T/out")" = 0 ] && ok "$m: Graph_create reorder=0" ||
+	[ "$(field moved "$R8.2.out")" = 0 ] && [ "$(field errors "$R8.2.out")" = 0 ] && ok "$m: Graph_create reorder=0" ||
 		notok "$m: Graph_create reorder=0"
 
-	# weighted dist graphs: heavy partners k, k+p/2 start on different hosts (block placement)
+	k=1
 	for v in "" -g; do
-		RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4' pmpi_run "$m" 8 distgraph $v >"$T/out" 2>"$T/err"; rc=$?
+		rc=$rcd; cp "$DG.$k.out" "$T/out"; cp "$DG.$k.err" "$T/err"
 		check_run "$m" "dist graph ${v:-adjacent}" heavy_cross_identity heavy_cross_mapped
 		[ "$(field heavy_cross_mapped "$T/out")" = 0 ] && ok "$m ${v:-adjacent}: every heavy pair on one host" ||
 			notok "$m ${v:-adjacent}: heavy pairs across hosts: $(field heavy_cross_mapped "$T/out")"
+		k=$((k + 1))
 	done
-	RANKMAP_FAKE_HOSTS=2 pmpi_run "$m" 8 distgraph -n >"$T/out" 2>"$T/err"
-	[ "$(field moved "$T/out")" = 0 ] && [ "$(field errors "$T/out")" = 0 ] && ok "$m: Dist_graph reorder=0" ||
+	[ "$(field moved "$DG.3.out")" = 0 ] && [ "$(field errors "$DG.3.out")" = 0 ] && ok "$m: Dist_graph reorder=0" ||
 		notok "$m: Dist_graph reorder=0"
 done
 finish

@@ -253,13 +253,16 @@ for m in $PMPI_MPIS; do
 
 	# a daemon that dies between the lookup (MPI_Cart_create) and the store (MPI_Finalize)
 	rm -rf "$T/fallback-$m"; export RANKMAP_LEARN_DIR=$T/fallback-$m
-	rm -f "$T/report"
-	RANKMAP_SOCKET=$SOCK RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report pmpi_run "$m" 8 cart_halo -s -p $GRID >"$T/out" 2>"$T/err" &
+	# (-w: the ranks wait after MPI_Cart_create until $T/go exists, while the daemon is killed)
+	rm -f "$T/report" "$T/go"
+	RANKMAP_SOCKET=$SOCK RANKMAP_LEARN=1 RANKMAP_REPORT=$T/report pmpi_run "$m" 8 cart_halo -w "$T/go" -p $GRID \
+		>"$T/out" 2>"$T/err" &
 	JOB=$!
-	n=0; while [ $n -lt 200 ] && [ ! -s "$T/report" ]; do sleep 0.05; n=$((n + 1)); done
+	n=0; while [ $n -lt 600 ] && [ ! -s "$T/report" ]; do sleep 0.05; n=$((n + 1)); done
 	kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+	touch "$T/go"
 	wait "$JOB"
-	# (-s: another command line at the same size, so the pattern is found but not applied: input-changed)
+	# (-w: another command line at the same size, so the pattern is found but not applied: input-changed)
 	case $(learned) in ????????????????/runs=*|????????????????:input-changed/runs=*) ok "$m: lookup served by rankmapd before it died" ;;
 	*) notok "$m: daemon dying: learned=$(learned)" ;; esac
 	one_warning "$m: daemon died before the store" "stored in $RANKMAP_LEARN_DIR instead"

@@ -52,19 +52,26 @@ for m in $PMPI_MPIS; do
 	# with the pattern the heavy dimension 0 must stay inside hosts.
 	RANKMAP_TRACE=$T/grid.mtx pmpi_run "$m" 8 cart_halo -p 2 4 2 0 0 >"$T/out" 2>"$T/err"
 	[ -s "$T/grid.mtx" ] && ok "$m: grid traced" || notok "$m: grid not traced"
+	# the three metrics and the control run in one job (cart_halo -c): each case has its own settings
+	C=$T/cases; cases_new "$C"
 	for metric in bytes messages loggp; do
-		RANKMAP_PATTERN=$T/grid.mtx RANKMAP_METRIC=$metric RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4' \
-			RANKMAP_REPORT=$T/report pmpi_run "$m" 8 cart_halo 2 4 2 0 0 >"$T/out" 2>"$T/err"
-		c0=$(field cross0_mapped "$T/out"); c0i=$(field cross0_identity "$T/out")
-		[ "$(field errors "$T/out")" = 0 ] && [ "$c0i" = 2 ] && [ "$c0" = 0 ] &&
-			ok "$m: pattern ($metric) keeps dimension 0 inside hosts (2 -> 0)" ||
-			{ notok "$m: pattern ($metric): dimension 0 crossings $c0i -> $c0"; head -3 "$T/err"; }
-		[ "$(warnings "$T/err")" -eq 0 ] && ok "$m: $metric: no warning" || notok "$m: $(grep rankmap "$T/err")"
-		rm -f "$T/report"
+		case_add "$C" "2 4 2 0 0" RANKMAP_PATTERN="$T/grid.mtx" RANKMAP_METRIC=$metric RANKMAP_FAKE_HOSTS=2 \
+			RANKMAP_FAKE_NODE=core:4 RANKMAP_REPORT="$T/report" >/dev/null
 	done
-	RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4' pmpi_run "$m" 8 cart_halo 2 4 2 0 0 >"$T/out" 2>"$T/err"
-	[ "$(field cross0_mapped "$T/out")" = 2 ] && ok "$m: without the pattern dimension 0 still crosses (control)" ||
-		notok "$m: control run: $(cat "$T/out")"
+	case_add "$C" "2 4 2 0 0" RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:4 >/dev/null
+	cases_run "$m" 8 "$C"
+	k=1
+	for metric in bytes messages loggp; do
+		c0=$(field cross0_mapped "$C.$k.out"); c0i=$(field cross0_identity "$C.$k.out")
+		[ "$(field errors "$C.$k.out")" = 0 ] && [ "$c0i" = 2 ] && [ "$c0" = 0 ] &&
+			ok "$m: pattern ($metric) keeps dimension 0 inside hosts (2 -> 0)" ||
+			{ notok "$m: pattern ($metric): dimension 0 crossings $c0i -> $c0"; head -3 "$C.$k.err"; }
+		[ "$(warnings "$C.$k.err")" -eq 0 ] && ok "$m: $metric: no warning" || notok "$m: $(grep rankmap "$C.$k.err")"
+		k=$((k + 1))
+	done
+	rm -f "$T/report"
+	[ "$(field cross0_mapped "$C.4.out")" = 2 ] && ok "$m: without the pattern dimension 0 still crosses (control)" ||
+		notok "$m: control run: $(cat "$C.4.out")"
 	rm -f "$T/grid.mtx"
 done
 finish

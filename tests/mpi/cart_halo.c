@@ -2,14 +2,18 @@
  * tests/mpi/cart_halo.c: Cartesian halo exchange, checking that a (possibly reordered) Cartesian
  * communicator is consistent.
  *
- * Usage: cart_halo [-n] [-d] [-p] NDIMS D1 .. Dn P1 .. Pn
+ * Usage: cart_halo [-n] [-d] [-p] [-w FILE] NDIMS D1 .. Dn P1 .. Pn
+ *        cart_halo -c CASES
  *   -n  reorder=0 (default reorder=1)
  *   -d  rank 0 passes the dims reversed (ranks disagree: the library must fall back; the program is
  *       then erroneous, so the halo checks are skipped)
  *   -p  also run a traffic phase (point-to-point of several kinds and a neighbourhood alltoall) along
  *       dimension CART_HALO_TRAFFIC_DIM (a compile-time choice, default 0: rebuilding the program with
  *       another value makes "the same program with another pattern" for the learning tests)
- *   -s  sleep 3 s after MPI_Cart_create (tests that act while the job runs)
+ *   -w  after MPI_Cart_create, wait until FILE exists (tests that act while the job runs)
+ *   -c  several cases in one job, one after another (tests/mpi/cases.h): each "run" line of CASES
+ *       holds the arguments above. A case with -d should come last: the program is erroneous from there
+ *       on.
  *
  * Checks, at every rank: MPI_Cart_rank(MPI_Cart_coords(me)) == me; for each dimension the halo data
  * received from MPI_Cart_shift's source carries the coordinates one step below ours (periodic wrap,
@@ -27,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "fakeplace.h"
 
 #define MAXD 8
@@ -158,35 +163,58 @@ static void traffic(MPI_Comm cart, int iters)
 	free(rb);
 }
 
-int main(int argc, char **argv)
+/* Options of one case. */
+typedef struct {
+	int reorder, disagree, phase, nd, dims[MAXD], per[MAXD];
+	const char *wait_file;
+} opts_t;
+
+/* Parses [-n] [-d] [-p] [-w FILE] NDIMS D1..Dn P1..Pn from args[0..n). Returns 0, or -1 on bad usage. */
+static int parse_opts(int n, char **args, opts_t *o)
 {
-	int reorder = 1, disagree = 0, phase = 0, nap = 0, a = 1, nd, dims[MAXD], per[MAXD], wrank, wsize;
+	int a = 0;
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-	MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-	for (; a < argc && argv[a][0] == '-'; a++)
-		reorder = argv[a][1] == 'n' ? 0 : reorder, disagree |= argv[a][1] == 'd', phase |= argv[a][1] == 'p',
-		nap |= argv[a][1] == 's';
-	nd = a < argc ? atoi(argv[a++]) : 0;
-	if (nd < 1 || nd > MAXD || argc - a < 2 * nd) {
-		if (wrank == 0)
-			fprintf(stderr, "usage: cart_halo [-n] [-d] [-p] NDIMS D1..Dn P1..Pn\n");
-		MPI_Finalize();
-		return 2;
+	memset(o, 0, sizeof(*o));
+	o->reorder = 1;
+	for (; a < n && args[a][0] == '-'; a++) {
+		char c = args[a][1];
+
+		o->reorder = c == 'n' ? 0 : o->reorder, o->disagree |= c == 'd', o->phase |= c == 'p';
+		if (c == 'w' && a + 1 < n)
+			o->wait_file = args[++a];
 	}
-	for (int d = 0; d < nd; d++)
-		dims[d] = atoi(argv[a + d]), per[d] = atoi(argv[a + nd + d]);
-	int pass[MAXD];
+	o->nd = a < n ? atoi(args[a++]) : 0;
+	if (o->nd < 1 || o->nd > MAXD || n - a < 2 * o->nd)
+		return -1;
+	for (int d = 0; d < o->nd; d++)
+		o->dims[d] = atoi(args[a + d]), o->per[d] = atoi(args[a + o->nd + d]);
+	return 0;
+}
 
+/* Every rank waits until path exists (at most 120 s), without spinning in MPI. */
+static void wait_for(const char *path)
+{
+	for (int i = 0; i < 2400 && access(path, F_OK) != 0; i++)
+		usleep(50000);
+}
+
+/* One Cartesian communicator: creates it, checks it, and rank 0 prints the result line (prefixed with
+ * "case=K " when casenum > 0). Returns the number of failed checks of this rank. */
+static int run_case(const opts_t *o, int casenum, int wrank, int wsize)
+{
+	int nd = o->nd, dims[MAXD], pass[MAXD];
+	const int *per = o->per;
+
+	errors = 0;
+	memcpy(dims, o->dims, sizeof(dims));
 	for (int d = 0; d < nd; d++)
-		pass[d] = disagree && wrank == 0 ? dims[nd - 1 - d] : dims[d];
+		pass[d] = o->disagree && wrank == 0 ? dims[nd - 1 - d] : dims[d];
 	MPI_Comm cart;
 
-	MPI_Cart_create(MPI_COMM_WORLD, nd, pass, per, reorder, &cart);
-	if (nap)
-		sleep(3);
-	if (disagree) /* the fallback keeps each rank's own dims: check against what this rank passed */
+	MPI_Cart_create(MPI_COMM_WORLD, nd, pass, per, o->reorder, &cart);
+	if (o->wait_file)
+		wait_for(o->wait_file);
+	if (o->disagree) /* the fallback keeps each rank's own dims: check against what this rank passed */
 		memcpy(dims, pass, sizeof(dims));
 	int n = 1, me = -1;
 
@@ -197,9 +225,9 @@ int main(int argc, char **argv)
 	if (cart != MPI_COMM_NULL) {
 		MPI_Comm_rank(cart, &me);
 		MPI_Allgather(&mine, 1, MPI_INT, owner, 1, MPI_INT, cart);
-		if (!disagree)
+		if (!o->disagree)
 			halo(cart, nd, dims, per, me, owner);
-		if (phase)
+		if (o->phase)
 			traffic(cart, 10);
 	}
 	CHECK((cart == MPI_COMM_NULL) == (n < wsize && me < 0), "membership\n");
@@ -218,17 +246,43 @@ int main(int argc, char **argv)
 	if (wrank == 0) {
 		int td = CART_HALO_TRAFFIC_DIM < nd ? CART_HALO_TRAFFIC_DIM : 0;
 
+		case_prefix(casenum);
 		printf("moved=%d cross_identity=%ld cross_mapped=%ld cross0_identity=%ld cross0_mapped=%ld "
 		       "crossT_identity=%ld crossT_mapped=%ld errors=%d\n",
 		       moved, cross_edges(nd, dims, per, n, ident, wsize, -1),
 		       cross_edges(nd, dims, per, n, owner, wsize, -1), cross_edges(nd, dims, per, n, ident, wsize, 0),
 		       cross_edges(nd, dims, per, n, owner, wsize, 0), cross_edges(nd, dims, per, n, ident, wsize, td),
 		       cross_edges(nd, dims, per, n, owner, wsize, td), all_errors);
+		fflush(stdout);
 	}
 	if (cart != MPI_COMM_NULL)
 		MPI_Comm_free(&cart);
 	free(owner);
 	free(ident);
+	return errors;
+}
+
+/* One case (cases.h): parses args and runs it. */
+static int one_case(int n, char **args, int casenum)
+{
+	int wrank, wsize;
+	opts_t o;
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+	MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+	if (parse_opts(n, args, &o) != 0) {
+		if (wrank == 0)
+			fprintf(stderr, "usage: cart_halo [-n] [-d] [-p] [-w FILE] NDIMS D1..Dn P1..Pn | -c CASES\n");
+		return -1;
+	}
+	return run_case(&o, casenum, wrank, wsize);
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int e = cases_main(argc, argv, one_case);
+
 	MPI_Finalize();
-	return errors ? 1 : 0;
+	return e < 0 ? 2 : e ? 1 : 0;
 }

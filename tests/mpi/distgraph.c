@@ -2,6 +2,7 @@
  * tests/mpi/distgraph.c: weighted distributed graph topologies and a neighbourhood alltoall.
  *
  * Usage: distgraph [-n] [-g]    (-n: reorder=0; -g: MPI_Dist_graph_create instead of _adjacent)
+ *        distgraph -c CASES      (several cases in one job: tests/mpi/cases.h)
  *
  * Vertex k (of p ranks, p >= 4 and even) talks heavily (weight 100) with its partner k + p/2 and
  * lightly (weight 1) with k - 1 and k + 1 (mod p). Checks: MPI_Dist_graph_neighbors of new rank k
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cases.h"
 #include "fakeplace.h"
 
 static int errors;
@@ -71,20 +73,20 @@ static void check_lists(MPI_Comm g, int me, int p, int general)
 		CHECK(rb[i] == src[i] * 1000 + me, "rank %d: from source %d got %d\n", me, src[i], rb[i]);
 }
 
-int main(int argc, char **argv)
+/* One case (cases.h): [-n] [-g] in args[0..argc). Returns this rank's failed checks, -1 for bad usage. */
+static int one_case(int argc, char **argv, int casenum)
 {
 	int reorder = 1, general = 0, wrank, p;
 
-	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
 	MPI_Comm_size(MPI_COMM_WORLD, &p);
-	for (int a = 1; a < argc; a++)
+	errors = 0;
+	for (int a = 0; a < argc; a++)
 		reorder = argv[a][1] == 'n' ? 0 : reorder, general |= argv[a][1] == 'g';
 	if (p < 4 || p % 2) {
 		if (wrank == 0)
 			fprintf(stderr, "distgraph: needs an even number of ranks >= 4\n");
-		MPI_Finalize();
-		return 2;
+		return -1;
 	}
 	int nb[3], w[3], me, *owner = calloc((size_t)p, sizeof(int));
 	MPI_Comm g;
@@ -109,11 +111,21 @@ int main(int argc, char **argv)
 		}
 	}
 	MPI_Reduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-	if (wrank == 0)
+	if (wrank == 0) {
+		case_prefix(casenum);
 		printf("moved=%d heavy_cross_identity=%d heavy_cross_mapped=%d errors=%d\n", moved, hc_id, hc_map,
 		       all_errors);
+	}
 	MPI_Comm_free(&g);
 	free(owner);
+	return errors;
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int e = cases_main(argc, argv, one_case);
+
 	MPI_Finalize();
-	return errors ? 1 : 0;
+	return e < 0 ? 2 : e ? 1 : 0;
 }

@@ -2,6 +2,7 @@
  * tests/mpi/ring_of_rings.c: the Mercier-Jeannot ring of rings through MPI_Graph_create.
  *
  * Usage: ring_of_rings [-n] R K     (R rings of K ranks; the job has at least R*K ranks; -n: reorder=0)
+ *        ring_of_rings -c CASES     (several cases in one job: tests/mpi/cases.h)
  *
  * Vertex r*K+i is member i of ring r; its neighbours are the previous and next members of its ring,
  * and for leaders (i = 0) the previous and next leaders. Checks: MPI_Graph_neighbors of every rank
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cases.h"
 #include "fakeplace.h"
 
 static int errors;
@@ -88,22 +90,22 @@ static void token(MPI_Comm g, int R, int K, int me)
 	free(all);
 }
 
-int main(int argc, char **argv)
+/* One case (cases.h): [-n] R K in args[0..argc). Returns this rank's failed checks, -1 for bad usage. */
+static int one_case(int argc, char **argv, int casenum)
 {
-	int reorder = 1, a = 1, wrank, wsize;
+	int reorder = 1, a = 0, wrank, wsize;
 
-	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
 	MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+	errors = 0;
 	if (a < argc && argv[a][0] == '-')
 		reorder = 0, a++;
 	int R = a + 1 < argc ? atoi(argv[a]) : 0, K = a + 1 < argc ? atoi(argv[a + 1]) : 0, n = R * K;
 
 	if (R < 1 || K < 1 || n > wsize) {
 		if (wrank == 0)
-			fprintf(stderr, "usage: ring_of_rings [-n] R K (R*K <= ranks)\n");
-		MPI_Finalize();
-		return 2;
+			fprintf(stderr, "usage: ring_of_rings [-n] R K (R*K <= ranks) | -c CASES\n");
+		return -1;
 	}
 	int *index = malloc(sizeof(int) * (size_t)n), *edges = malloc(sizeof(int) * 4 * (size_t)n), ne = 0;
 
@@ -137,15 +139,25 @@ int main(int argc, char **argv)
 	for (int v = 0; v < n; v++)
 		moved += owner[v] != v, ident[v] = v;
 	MPI_Reduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-	if (wrank == 0)
+	if (wrank == 0) {
+		case_prefix(casenum);
 		printf("moved=%d cross_identity=%ld cross_mapped=%ld errors=%d\n", moved, cross(R, K, ident, wsize),
 		       cross(R, K, owner, wsize), all_errors);
+	}
 	if (g != MPI_COMM_NULL)
 		MPI_Comm_free(&g);
 	free(index);
 	free(edges);
 	free(owner);
 	free(ident);
+	return errors;
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int e = cases_main(argc, argv, one_case);
+
 	MPI_Finalize();
-	return errors ? 1 : 0;
+	return e < 0 ? 2 : e ? 1 : 0;
 }
