@@ -74,6 +74,8 @@ TopologyPlugin=topology/tree
 SwitchType=switch/none
 MpiDefault=none
 SchedulerType=sched/builtin
+# batch jobs are scheduled at once, not up to 3 s later (the default batch_sched_delay)
+SchedulerParameters=batch_sched_delay=0
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
