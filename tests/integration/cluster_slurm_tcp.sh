@@ -103,12 +103,12 @@ idle() { wait_for 100 all_idle; }
 # run_cart OUT SRUN_ARGS...: srun from the login node; $T/OUT.{out,err}. Open MPI 4.1's TCP transport
 # crashes in MPI_Init in a few percent of start-ups (lib.sh, ompi_start_crash): retried, and said.
 # --kill-on-bad-exit ends the step as soon as one task dies, instead of its other ranks spinning in
-# MPI_Init until the timeout.
+# MPI_Init until the timeout. The ranks outnumber the 2 real cores: Open MPI's waiting ranks yield.
 run_cart() {
 	o=$1; shift
-	for attempt in 1 2 3; do
+	for attempt in 1 2 3 4; do
 		idle
-		on lgn env OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=$NETNS_NET.0/24 RANKMAP_VERBOSE=1 \
+		on lgn env OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=$NETNS_NET.0/24 OMPI_MCA_mpi_yield_when_idle=1 RANKMAP_VERBOSE=1 \
 			SLURM_CONF="$SLURM_CONF" timeout -k 5 90 srun --kill-on-bad-exit=1 "$@" >"$T/$o.out" 2>"$T/$o.err"
 		rc=$?
 		grep -q '^cart:' "$T/$o.out" || ! ompi_start_crash "$T/$o.err" && return $rc

@@ -5,8 +5,9 @@
 # temporary directory (tests/slurm/cluster.sh), then checks: the options in srun/sbatch/salloc --help;
 # bad options refused at submission; node registration at slurmd start; Open MPI (--mpi=pmix) and
 # MPICH (--mpi=pmi2) programs really reordered with correct neighbours; LD_PRELOAD kept and MPI detected
-# one level down; --rankmap-bind binding as rankmapd's mapping says; with rankmapd stopped, the same jobs
-# run with one warning; --rankmap=required. Every daemon is stopped by PID; nothing is written to /etc.
+# one level down; --rankmap-bind binding as rankmapd's mapping says; learned patterns (--rankmap-learn,
+# plugstack learn=on, --rankmap-learn=off) kept by the job's rankmapd; with rankmapd stopped, the same
+# jobs run with one warning; --rankmap=required. Every daemon is stopped by PID; nothing is written to /etc.
 #
 # Open MPI runs use OMPI_MCA_btl=self,tcp: the virtual nodes share one host, and Open MPI's shared
 # memory transport names its segments by host name, job and local rank, which collide across them.
