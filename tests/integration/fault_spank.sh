@@ -9,6 +9,7 @@
 # The daemon simply down is covered by spank_cluster.sh ("rankmapd down" checks).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/faults/lib.sh"
+. "$TOP/tests/slurm/common.sh"
 
 H=$TOP/tests/slurm
 T=$(mktmp) || exit 1
@@ -35,17 +36,9 @@ build() { mpicc.openmpi -O2 -o "$T/cart_ompi" "$H/cart_check.c" && mpicc.mpich -
 expect "test programs build (Open MPI, MPICH)" build
 expect "fake rankmapd (stall) listens" fake_start stall "$SOCK"
 
-# A plugin built with SANITIZE=1 is loaded by slurmd, slurmstepd and srun, none built with ASan: they
-# get the ASan runtime preloaded (full ASan in the plugin; leak checks off: Slurm's own exit-time leaks).
-# The plugin puts the MPI library before it in the tasks' LD_PRELOAD (it keeps the user's), hence the
-# link-order check is off; libasan is still preloaded, so its allocator is the one in use.
-rt=$(ldd "$BIN/spank_rankmap.so" 2>/dev/null | sed -n 's/^[[:space:]]*libasan\.so[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
-# Only the Slurm programs get it (SAN): procps' pgrep deadlocks with libasan preloaded.
-SAN=""
-if [ -n "$rt" ]; then
-	echo "# sanitized build: Slurm daemons and srun run with LD_PRELOAD=$rt"
-	SAN="env LD_PRELOAD=$rt${LD_PRELOAD:+:$LD_PRELOAD} ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
-fi
+# A plugin built with SANITIZE=1 is loaded by slurmd, slurmstepd and srun, none built with ASan: they run
+# with the ASan runtime preloaded ($SAN, tests/slurm/common.sh).
+[ -z "$SAN" ] || echo "# sanitized build: Slurm daemons and srun run with: $SAN"
 # The jobs' ranks outnumber the 2 real cores: Open MPI's waiting ranks yield instead of spinning.
 export OMPI_MCA_mpi_yield_when_idle=1
 export RANKMAP_FAKE_NODE='pack:2 core:8 pu:1'
@@ -63,13 +56,6 @@ cd "$T" || exit 1
 regs_tried() { [ "$(fake_clients "$SOCK")" -ge 4 ] || { cat "$SOCK.log" >&2; return 1; }; }
 expect "each slurmd tried to register with the stalling daemon (fake daemon saw $(fake_clients "$SOCK") clients)" regs_tried
 
-idle() {
-	i=0
-	while [ $i -lt 100 ]; do
-		[ -z "$(squeue -h 2>/dev/null)" ] && [ "$(sinfo -h -N -t idle -o %N | wc -l)" = 4 ] && return 0
-		sleep 0.1; i=$((i + 1))
-	done
-}
 warnings() { grep '^rankmap:' "$1" | grep -vc '^rankmap: report'; }
 
 cat >"$T/bindprobe.sh" <<'EOC'

@@ -13,6 +13,7 @@
 # After every case its node is idle again (no `completing`) and no slurmstepd of its job is left.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/faults/lib.sh"
+. "$TOP/tests/slurm/common.sh"
 
 H=$TOP/tests/slurm
 T=$(mktmp) || exit 1
@@ -37,12 +38,7 @@ done
 for f in spank_rankmap.so librankmap_mpi_mpich.so rankmapd; do
 	[ -f "$BIN/$f" ] || { notok "$BIN/$f is not built"; finish; exit 1; }
 done
-rt=$(ldd "$BIN/spank_rankmap.so" 2>/dev/null | sed -n 's/^[[:space:]]*libasan\.so[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
-SAN=""
-if [ -n "$rt" ]; then
-	echo "# sanitized build: Slurm daemons and srun run with LD_PRELOAD=$rt"
-	SAN="env LD_PRELOAD=$rt${LD_PRELOAD:+:$LD_PRELOAD} ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
-fi
+[ -z "$SAN" ] || echo "# sanitized build: Slurm daemons and srun run with: $SAN"
 
 # An MPI program that prints what the plugin left in its environment (no topology call: the library
 # itself reads no pattern here).
@@ -85,16 +81,6 @@ unset RANKMAP_FAKE_NODE
 ok "local Slurm cluster starts (munged, slurmctld, slurmd n1..n4, rankmapd)"
 export SLURM_CONF="$C/slurm.conf"
 
-# idle: every node idle and no job left (up to 30 s); prints the node states otherwise.
-idle() {
-	i=0
-	while [ $i -lt 300 ]; do
-		[ -z "$(squeue -h 2>/dev/null)" ] && [ "$(sinfo -h -N -t idle -o %N | wc -l)" = 4 ] && return 0
-		sleep 0.1; i=$((i + 1))
-	done
-	sinfo -h -N -o '%N %T' >&2
-	return 1
-}
 no_stepd() { # no slurmstepd of this cluster left (up to 10 s)
 	i=0
 	while [ $i -lt 100 ]; do

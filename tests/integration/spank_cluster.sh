@@ -12,6 +12,7 @@
 # Open MPI runs use OMPI_MCA_btl=self,tcp: the virtual nodes share one host, and Open MPI's shared
 # memory transport names its segments by host name, job and local rank, which collide across them.
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/slurm/common.sh"
 
 H=$TOP/tests/slurm
 T=$(mktmp) || exit 1
@@ -136,15 +137,6 @@ expect "each slurmd registered its node with rankmapd at start" registered
 # mapping keeps the 4 row pairs together (6 cut).
 # field NAME FILE: value of NAME=... on the program's "cart:" line
 field() { sed -n "s/^cart:.* $1=\([0-9]*\).*/\1/p" "$2" | head -n 1; }
-
-# idle: waits (up to 10 s) until the previous job has left every node.
-idle() {
-	i=0
-	while [ $i -lt 100 ]; do
-		[ -z "$(squeue -h 2>/dev/null)" ] && [ "$(sinfo -h -N -t idle -o %N | wc -l)" = 4 ] && return 0
-		sleep 0.1; i=$((i + 1))
-	done
-}
 
 # run_cart OUT SRUN_ARGS...: runs srun with the given arguments, output in $T/OUT.{out,err}.
 # Open MPI 4.1's TCP transport crashes inside MPI_Init in a few percent of runs on these virtual nodes
