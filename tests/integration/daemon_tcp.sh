@@ -104,43 +104,7 @@ for args in "--cart 8x4:1,1:10,1 --algo treematch --hosts fourmi[001-004]" \
 done
 
 # ---- refusals of raw clients (python3): each gets its error frame, then the connection is closed
-cat >"$T/raw.py" <<'EOP'
-import json, socket, struct, sys
-# raw.py PORT MODE [ARG]: sends a first frame and prints the code of the answer (or "closed")
-port, mode = int(sys.argv[1]), sys.argv[2]
-s = socket.create_connection(("127.0.0.1", port), timeout=10)
-def frame(b): s.sendall(struct.pack(">I", len(b)) + b)
-def answer():
-    h = b""
-    while len(h) < 4:
-        c = s.recv(4 - len(h))
-        if not c: return None
-        h += c
-    n = struct.unpack(">I", h)[0]; b = b""
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c: return None
-        b += c
-    return json.loads(b)
-if mode == "request": frame(b'{"version":1,"type":"ping","id":1}')
-elif mode == "cred": frame(open(sys.argv[3], "rb").read().strip())
-elif mode == "garbage": frame(b"hello, rankmapd")
-elif mode == "huge": s.sendall(struct.pack(">I", 1 << 30))
-elif mode == "silent": pass
-r = answer()
-if r is None: print("closed"); sys.exit(0)
-code = "ok" if r.get("ok") else r["error"]["code"]
-msg = "" if r.get("ok") else r["error"]["message"]
-if r.get("ok") and mode == "cred":   # authenticated: a request must now be served
-    frame(b'{"version":1,"type":"ping","id":2}'); p = answer()
-    code = "ok uid=%s transport=%s" % (p.get("uid"), p.get("transport"))
-print(code, msg)
-try:
-    s.settimeout(3)
-    print("then closed" if s.recv(1) == b"" else "then open")
-except Exception: print("then open")
-EOP
-raw() { python3 "$T/raw.py" "$PORT" "$@" 2>&1; }
+raw() { python3 "$TOP/tests/raw_client.py" 127.0.0.1 "$PORT" "$@" 2>&1; }
 raw request >"$T/o"
 expect "a request without a credential: auth, closed" grep -q "^auth a request without a MUNGE credential" "$T/o"
 expect "  and the connection is closed" grep -q "^then closed" "$T/o"
@@ -242,7 +206,7 @@ stop_munged munge
 "$CTL" ping --server "127.0.0.1:$PORT2" --timeout 2000 >/dev/null 2>"$T/e"; rc=$?
 expect "munged down: the client's error names munged (exit $rc)" \
 	sh -c "[ $rc -eq 1 ] && grep -q 'munged is not running here' '$T/e'"
-python3 "$T/raw.py" "$PORT2" cred "$T/credp" >"$T/o" 2>&1
+python3 "$TOP/tests/raw_client.py" 127.0.0.1 "$PORT2" cred "$T/credp" >"$T/o" 2>&1
 expect "munged down at the daemon: auth naming munged" grep -q "^auth munged on the server cannot be reached" "$T/o"
 expect "the daemon is up and serves its Unix socket" "$CTL" ping --socket "$T/b.sock"
 start_munged munge "$T/key.a" && "$CTL" ping --server "127.0.0.1:$PORT2" >/dev/null 2>&1

@@ -8,22 +8,24 @@
 #   - swapped for a FIFO, for a symlink to /dev/zero, or made unreadable to the job's user (nobody)
 #     after the submission check, while the job waits for nodes: the step completes within a bound with
 #     exactly one "rankmap:" warning naming the file, tasks unbound and the MPI library disabled; the
-#     slurmstepd's peak RSS stays small.
-# After every case the nodes are idle again (no `completing`) and no slurmstepd is left.
+#     slurmstepd's peak RSS stays small. The three cases (a file each) wait behind one job that holds
+#     every node, and then run at once, each on a node of its own.
+# After every case its node is idle again (no `completing`) and no slurmstepd of its job is left.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/faults/lib.sh"
+. "$TOP/tests/slurm/common.sh"
 
 H=$TOP/tests/slurm
 T=$(mktmp) || exit 1
 chmod 755 "$T"
 C=$T/cluster
-RMD_PID=""
+D_PID=""
 BOUND=${FAULT_BOUND:-120}
 HOLD=""
 
 cleanup() {
 	[ -n "$HOLD" ] && scancel "$HOLD" 2>/dev/null
-	if [ -n "$RMD_PID" ]; then kill "$RMD_PID" 2>/dev/null; wait "$RMD_PID" 2>/dev/null; fi
+	stop_rankmapd
 	sh "$H/cluster.sh" stop "$C" 2>/dev/null
 	rm -rf "$T"
 }
@@ -36,12 +38,7 @@ done
 for f in spank_rankmap.so librankmap_mpi_mpich.so rankmapd; do
 	[ -f "$BIN/$f" ] || { notok "$BIN/$f is not built"; finish; exit 1; }
 done
-rt=$(ldd "$BIN/spank_rankmap.so" 2>/dev/null | sed -n 's/^[[:space:]]*libasan\.so[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
-SAN=""
-if [ -n "$rt" ]; then
-	echo "# sanitized build: Slurm daemons and srun run with LD_PRELOAD=$rt"
-	SAN="env LD_PRELOAD=$rt${LD_PRELOAD:+:$LD_PRELOAD} ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
-fi
+[ -z "$SAN" ] || echo "# sanitized build: Slurm daemons and srun run with: $SAN"
 
 # An MPI program that prints what the plugin left in its environment (no topology call: the library
 # itself reads no pattern here).
@@ -70,22 +67,9 @@ int main(int argc, char **argv)
 EOC
 expect "test program builds (MPICH)" mpicc.mpich -O2 -o "$T/envprobe" "$T/envprobe.c"
 
-start_rankmapd() {
-	mkdir -p "$T/rmstate"
-	printf 'socket = %s\nstate_dir = %s\nallow_register = yes\nlog_level = info\n' \
-		"$T/rankmapd.sock" "$T/rmstate" >"$T/rankmapd.conf"
-	"$BIN/rankmapd" --config "$T/rankmapd.conf" --foreground >>"$T/rankmapd.log" 2>&1 &
-	RMD_PID=$!
-	i=0
-	while [ $i -lt 100 ]; do
-		python3 "$H/rmcall.py" "$T/rankmapd.sock" '{"type":"ping"}' >/dev/null 2>&1 && return 0
-		kill -0 "$RMD_PID" 2>/dev/null || break
-		sleep 0.1; i=$((i + 1))
-	done
-	cat "$T/rankmapd.log" >&2
-	return 1
-}
-expect "rankmapd starts on a temporary socket" start_rankmapd
+mkdir -p "$T/rmstate"
+printf 'state_dir = %s\nallow_register = yes\nlog_level = info\n' "$T/rmstate" >"$T/rankmapd.conf"
+expect "rankmapd starts on a temporary socket" start_rankmapd "$T/rankmapd.conf" "$T/rankmapd.sock" "$T/rankmapd.log"
 export RANKMAP_FAKE_NODE='pack:2 core:8 pu:1'
 if ! $SAN sh "$H/cluster.sh" start "$C" "$BIN/spank_rankmap.so" socket="$T/rankmapd.sock" libdir="$BIN" \
 	timeout=3000 pattern_timeout=5000 >"$T/cluster.out" 2>&1; then
@@ -97,16 +81,6 @@ unset RANKMAP_FAKE_NODE
 ok "local Slurm cluster starts (munged, slurmctld, slurmd n1..n4, rankmapd)"
 export SLURM_CONF="$C/slurm.conf"
 
-# idle: every node idle and no job left (up to 30 s); prints the node states otherwise.
-idle() {
-	i=0
-	while [ $i -lt 300 ]; do
-		[ -z "$(squeue -h 2>/dev/null)" ] && [ "$(sinfo -h -N -t idle -o %N | wc -l)" = 4 ] && return 0
-		sleep 0.1; i=$((i + 1))
-	done
-	sinfo -h -N -o '%N %T' >&2
-	return 1
-}
 no_stepd() { # no slurmstepd of this cluster left (up to 10 s)
 	i=0
 	while [ $i -lt 100 ]; do
@@ -141,7 +115,7 @@ expect "after the --chdir step: nodes idle" idle
 expect "after the --chdir step: no slurmstepd left" no_stepd
 
 # ---- swapped after the submission check ----------------------------------------------------------
-# hold: occupies every node, so that the next job passes its submission check and then waits.
+# hold: occupies every node, so that the next jobs pass their submission check and then wait.
 hold() {
 	HOLD=$(sbatch --parsable -N4 --exclusive -o /dev/null --wrap 'sleep 600') || return 1
 	i=0
@@ -151,74 +125,124 @@ hold() {
 	done
 	return 1
 }
-# pending_srun NAME SWAP [RUNAS...]: srun with q2.mtx (good at submission) in the background; once its
-# job waits, SWAP replaces the file; the holding job is cancelled; waits for srun (bounded).
-pending_srun() {
-	name=$1 swap=$2; shift 2
-	rm -f "$T/A/q2.mtx"
-	printf '%%%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 10\n' >"$T/A/q2.mtx"
-	chmod 644 "$T/A/q2.mtx"
+# pending NAME [RUNAS...]: srun with A/NAME.mtx (good at submission) in the background, its PID in
+# spid_NAME; the task sleeps 1 s, for its slurmstepd to be sampled.
+pending() {
+	name=$1; shift
+	printf '%%%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 10\n' >"$T/A/$name.mtx"
+	chmod 644 "$T/A/$name.mtx"
+	(cd "$T/A" && exec timeout -k 5 "$BOUND" "$@" $SAN srun -N1 -n2 -m block:block --mpi=pmi2 --rankmap-bind \
+		--rankmap-pattern="$name.mtx" "$T/envprobe" 1) >"$T/$name.out" 2>"$T/$name.err" &
+	eval "spid_$name=\$!"
+}
+# jobid NAME: the job srun NAME waited in (srun says "job N queued and waiting for resources")
+jobid() { sed -n 's/^srun: job \([0-9]*\) queued and waiting.*/\1/p' "$T/$1.err" | head -n 1; }
+# job_stepds ID: the slurmstepd of job ID (their command line is "slurmstepd: [ID.STEP]")
+job_stepds() {
+	for p in $(sh "$H/cluster.sh" stepds "$C"); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "\[$1\." && echo "$p"
+	done
+}
+to_fifo() { rm -f "$T/A/fifo.mtx" && mkfifo -m 644 "$T/A/fifo.mtx"; }
+to_zero() { rm -f "$T/A/zero.mtx" && ln -s /dev/zero "$T/A/zero.mtx"; }
+to_private() { chmod 600 "$T/A/private.mtx"; }
+CASES="fifo zero private"
+running() { for c in $CASES; do eval "kill -0 \$spid_$c" 2>/dev/null && return 0; done; return 1; }
+
+# swapped: every node held; the three sruns wait; each file is swapped; the nodes are freed; each
+# slurmstepd's peak RSS (VmHWM) is sampled while its task sleeps; every srun is waited for (bounded).
+swapped() {
 	idle && hold || { echo "cannot hold the nodes" >&2; return 1; }
-	before=$(squeue -h -o %i | wc -l)
-	(cd "$T/A" && timeout -k 5 "$BOUND" "$@" $SAN srun -N1 -n2 -m block:block --mpi=pmi2 --rankmap-bind --rankmap-pattern=q2.mtx \
-		"$T/envprobe" 3) >"$T/$name.out" 2>"$T/$name.err" &
-	spid=$!
+	# As nobody: the file is readable at submission, then only root may read it. slurmstepd (root) must
+	# read it as the job's user and be refused.
+	chmod 777 "$T/A"
+	pending fifo
+	pending zero
+	pending private setpriv --reuid=nobody --regid=nogroup --clear-groups
 	i=0
-	while [ "$(squeue -h -t PD -o %i | wc -l)" -lt 1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	[ "$(squeue -h -t PD -o %i | wc -l)" -ge 1 ] || { echo "srun's job never waited" >&2; cat "$T/$name.err" >&2; return 1; }
-	$swap
+	while [ "$(squeue -h -t PD -o %i | wc -l)" -lt 3 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	[ "$(squeue -h -t PD -o %i | wc -l)" -ge 3 ] || { echo "the sruns' jobs never all waited" >&2; cat "$T"/*.err >&2; return 1; }
+	for c in $CASES; do "to_$c"; done
 	t0=$(date +%s)
 	scancel "$HOLD"; HOLD=""
-	# the step's slurmstepd, sampled while the task sleeps: peak RSS (VmHWM) of every stepd of the cluster
-	peak=0
-	while kill -0 "$spid" 2>/dev/null; do
-		for p in $(sh "$H/cluster.sh" stepds "$C"); do
-			k=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$p/status" 2>/dev/null)
-			[ -n "$k" ] && [ "$k" -gt "$peak" ] && peak=$k
+	for c in $CASES; do eval "peak_$c=0 job_$c=\$(jobid $c)"; done
+	while running; do
+		for c in $CASES; do
+			for p in $(eval "job_stepds \$job_$c"); do
+				k=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$p/status" 2>/dev/null)
+				[ -n "$k" ] && eval "[ $k -gt \$peak_$c ] && peak_$c=$k"
+			done
 		done
-		sleep 0.2
+		sleep 0.1
 	done
-	wait "$spid"; rc=$?
-	echo "# $name: exit $rc in $(elapsed_since "$t0")s after the nodes were freed; slurmstepd peak RSS ${peak} kB"
-	[ "$before" -ge 0 ] && [ $rc -eq 0 ] || { cat "$T/$name.out" "$T/$name.err" >&2; return 1; }
-	[ "$peak" -lt 262144 ] || { echo "slurmstepd peaked at $peak kB" >&2; return 1; }
+	for c in $CASES; do eval "wait \$spid_$c; rc_$c=\$?"; done
+	echo "# all three steps ended $(elapsed_since "$t0")s after the nodes were freed"
+}
+# completed NAME: srun NAME exited 0, and its slurmstepd was seen, with a small peak RSS
+completed() {
+	eval "rc=\$rc_$1 peak=\$peak_$1 job=\$job_$1"
+	echo "# $1: job $job, exit $rc, slurmstepd peak RSS ${peak} kB"
+	[ "$rc" = 0 ] || { cat "$T/$1.out" "$T/$1.err" >&2; return 1; }
+	[ "$peak" -gt 0 ] && [ "$peak" -lt 262144 ] || { echo "slurmstepd of job $job: peak $peak kB" >&2; return 1; }
 }
 # one_warning NAME TEXT: exactly one rankmap: line, naming the file and TEXT; tasks unbound, library off.
 one_warning() {
 	grep '^rankmap:' "$T/$1.err" | sed 's/^/# warning: /'
 	[ "$(warnings "$T/$1.err")" = 1 ] || { cat "$T/$1.err" >&2; return 1; }
-	grep '^rankmap:' "$T/$1.err" | grep -q "$T/A/q2.mtx: $2.*tasks not bound, MPI ranks not reordered" ||
+	grep '^rankmap:' "$T/$1.err" | grep -q "$T/A/$1.mtx: $2.*tasks not bound, MPI ranks not reordered" ||
 		{ cat "$T/$1.err" >&2; return 1; }
 	[ "$(grep -c '^probe rank=[01] pattern=- disable=1 cpus=- ' "$T/$1.out")" = 2 ] || { cat "$T/$1.out" >&2; return 1; }
 }
-to_fifo() { rm -f "$T/A/q2.mtx" && mkfifo -m 644 "$T/A/q2.mtx"; }
-to_zero() { rm -f "$T/A/q2.mtx" && ln -s /dev/zero "$T/A/q2.mtx"; }
-to_private() { chmod 600 "$T/A/q2.mtx"; }
+# node_idle NAME: the job of srun NAME completed and its node is idle (none completing; up to 30 s)
+node_idle() {
+	eval "job=\$job_$1"
+	scontrol show job "$job" >"$T/$1.job" 2>&1
+	node=$(sed -n 's/^ *NodeList=\(n[1-4]\)$/\1/p' "$T/$1.job")
+	grep -q 'JobState=COMPLETED' "$T/$1.job" && [ -n "$node" ] || { cat "$T/$1.job" >&2; return 1; }
+	i=0
+	while [ $i -lt 300 ]; do
+		[ "$(sinfo -h -N -n "$node" -o %t)" = idle ] && return 0
+		sleep 0.1; i=$((i + 1))
+	done
+	sinfo -h -N -o '%N %T' >&2
+	return 1
+}
+# no_job_stepd NAME: no slurmstepd of the job of srun NAME left (up to 10 s)
+no_job_stepd() {
+	eval "job=\$job_$1"
+	i=0
+	while [ $i -lt 100 ]; do
+		[ -z "$(job_stepds "$job")" ] && return 0
+		sleep 0.1; i=$((i + 1))
+	done
+	ps -o pid,etimes,rss,args -p "$(job_stepds "$job" | tr '\n' ',' | sed 's/,$//')" >&2
+	return 1
+}
+if ! swapped; then
+	notok "the three swapped-pattern steps could not run"
+fi
 
-expect "q2.mtx swapped for a FIFO while the job waits: the step completes, bounded" pending_srun fifo to_fifo
+expect "fifo.mtx swapped for a FIFO while the job waits: the step completes, bounded" completed fifo
 expect "FIFO: exactly one warning naming the file; tasks unbound, library disabled" one_warning fifo "not a regular file (a FIFO)"
-expect "after the FIFO step: nodes idle (none completing)" idle
-expect "after the FIFO step: no slurmstepd left" no_stepd
+expect "after the FIFO step: its node idle (none completing)" node_idle fifo
+expect "after the FIFO step: no slurmstepd of its job left" no_job_stepd fifo
 
-expect "q2.mtx swapped for a symlink to /dev/zero: the step completes, bounded, slurmstepd RSS small" \
-	pending_srun zero to_zero
+expect "zero.mtx swapped for a symlink to /dev/zero: the step completes, bounded, slurmstepd RSS small" completed zero
 expect "/dev/zero: exactly one warning naming the file" one_warning zero "not a regular file (a character device)"
-expect "after the /dev/zero step: nodes idle" idle
-expect "after the /dev/zero step: no slurmstepd left" no_stepd
+expect "after the /dev/zero step: its node idle" node_idle zero
+expect "after the /dev/zero step: no slurmstepd of its job left" no_job_stepd zero
 
-# As nobody: the file is readable at submission, then only root may read it. slurmstepd (root) must read
-# it as the job's user and be refused.
-chmod 777 "$T/A"
-expect "q2.mtx made root-only while nobody's job waits: the step completes, bounded" \
-	pending_srun private to_private setpriv --reuid=nobody --regid=nogroup --clear-groups
+expect "private.mtx made root-only while nobody's job waits: the step completes, bounded" completed private
 expect "root-only file: exactly one warning (Permission denied): read as the user, not as root" \
 	one_warning private "cannot open: Permission denied"
-expect "after nobody's step: nodes idle" idle
-expect "after nobody's step: no slurmstepd left" no_stepd
+expect "after nobody's step: its node idle" node_idle private
+expect "after nobody's step: no slurmstepd of its job left" no_job_stepd private
+expect "after the three steps: every node idle" idle
+expect "after the three steps: no slurmstepd left" no_stepd
 
 cd "$TOP" || exit 1
 sh "$H/cluster.sh" stop "$C"
-kill "$RMD_PID" 2>/dev/null; wait "$RMD_PID" 2>/dev/null; RMD_PID=""
+stop_rankmapd
 left=$( (pgrep -f "$T"; sh "$H/cluster.sh" stepds "$C") 2>/dev/null | wc -l)
 expect "every daemon stopped (none left running from $T)" test "$left" = 0
 finish
