@@ -224,6 +224,7 @@ int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g);
 void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
 
 /* Tracer (pmpi_trace.c). */
+extern void *rmp_trace_active; /* non-NULL while some rank of the process traces: the wrappers' test */
 void rmp_trace_init(void);
 void rmp_trace_finalize(void);
 int rmp_trace_on(void);
