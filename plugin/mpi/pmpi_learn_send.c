@@ -125,7 +125,7 @@ typedef struct persist_ent {
 } persist_ent_t;
 
 struct rmp_learn_persist {
-	size_t cap, used; /* used: live and deleted entries (a rebuild drops the deleted ones) */
+	size_t cap, used; /* used: live and deleted entries (a rebuild drops the deleted ones); cap: 2^k */
 	persist_ent_t ent[];
 };
 
@@ -142,8 +142,13 @@ static persist_ent_t *persist_find(rmp_learn_t *l, uint64_t key, int insert)
 {
 	rmp_learn_persist_t *t = l->persist;
 
-	if (insert && (!t || 2 * (t->used + 1) > t->cap)) {
-		size_t cap = t ? 2 * t->cap : 16;
+	if (insert && (!t || 2 * (t->used + 1) > t->cap)) { /* rebuilt at twice the live entries or more */
+		size_t live = 0, cap = 16;
+
+		for (size_t i = 0; t && i < t->cap; i++)
+			live += t->ent[i].key > 1;
+		while (cap < 4 * (live + 1))
+			cap *= 2;
 		rmp_learn_persist_t *nt = calloc(1, sizeof(*nt) + cap * sizeof(persist_ent_t));
 
 		if (!nt)
@@ -158,7 +163,8 @@ static persist_ent_t *persist_find(rmp_learn_t *l, uint64_t key, int insert)
 	}
 	if (!t)
 		return NULL;
-	size_t j = (size_t)(key * 0x9E3779B97F4A7C15ULL) & (t->cap - 1), tomb = SIZE_MAX;
+	/* the product's high bits: handles that are aligned pointers (Open MPI) differ only above their low bits */
+	size_t j = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - __builtin_ctzll(t->cap))), tomb = SIZE_MAX;
 
 	for (; t->ent[j].key; j = (j + 1) & (t->cap - 1)) {
 		if (t->ent[j].key == key)
