@@ -39,21 +39,22 @@ typedef struct rmp_learn_rec {
 	uint64_t ghash;
 } rmp_learn_rec_t;
 
-/* The hot path's one-entry cache: the last (communicator, destination, datatype) counted, where it counts
- * (bytes, messages) and what was sent through it since it was filled. A loop sending to the same
- * neighbour only compares three handles and bumps two counters in this cache line: no search, no
- * multiply. The entry is flushed (its elements times the type's size and its messages added to *cnt, and
- * emptied: dest RMP_LEARN_NOHIT) when another send misses it, whenever a record stops counting or the
- * world record changes, and before the counters are read (rmp_learn_flush). */
+/* The hot path's one-entry cache: the last (communicator, destination, datatype, count) counted, where it
+ * counts (bytes, messages) and the messages sent through it since it was filled. A loop sending the same
+ * message to the same neighbour compares four values and bumps one counter in this cache line: no
+ * search, no multiply. The entry is flushed (msgs times the message's bytes, and msgs, added to *cnt; the
+ * entry emptied: dest RMP_LEARN_NOHIT) when another send misses it (a new count for the same destination
+ * only refills it, without a search), whenever a record stops counting or the world record changes, and
+ * before the counters are read (rmp_learn_flush). */
 #define RMP_LEARN_NOHIT INT_MIN
 typedef struct rmp_learn_hit {
 	MPI_Comm comm;
-	int dest; /* RMP_LEARN_NOHIT: empty */
+	int dest;  /* RMP_LEARN_NOHIT: empty */
+	int count; /* elements per message (a negative one: 0 bytes, as the MPI call fails) */
 	MPI_Datatype type;
-	uint64_t elems; /* elements sent through the entry since it was filled */
-	uint64_t size;  /* bytes of one element of type (0 for untracked communicators); between elems and
-			 * msgs, so that the compiler makes two plain increments of them, not a vector add */
-	uint64_t msgs;  /* messages sent through the entry */
+	uint64_t msgs;  /* messages sent through the entry since it was filled */
+	uint64_t bytes; /* of one message (0 for untracked communicators: no size is asked) */
+	uint64_t size;  /* of one element of type, the same */
 	uint64_t *cnt;  /* bytes, messages: a slot's, a record's "other" or the process's "untracked" */
 } rmp_learn_hit_t;
 
@@ -94,18 +95,17 @@ void rmp_learn_flush(rmp_learn_t *l);
  * makes persistent requests look up their counters again at their next start. */
 void rmp_learn_invalidate(rmp_learn_t *l);
 /* The hot path's other case (pmpi_learn_send.c): flushes the entry, finds the counters of (comm, dest)
- * and fills the entry with this send. */
+ * (unless the entry had them: only the count changed) and fills the entry with this send. */
 void rmp_learn_miss(rmp_learn_t *l, MPI_Comm comm, int dest, int n, MPI_Datatype type);
 
-/* The hot path's common case: when l's cache entry is (dest, comm, type), counts one send of n >= 0
- * elements in it (two increments in one cache line, no search, no multiply) and returns 1; else 0. */
+/* The hot path's common case: when l's cache entry is (dest, comm, type, n), counts one send in it (one
+ * increment) and returns 1; else 0. */
 static inline __attribute__((always_inline)) int rmp_learn_hit(rmp_learn_t *l, MPI_Comm comm, int dest, int n,
 							      MPI_Datatype type)
 {
 	rmp_learn_hit_t *h = &l->hit;
 
-	if (__builtin_expect(dest == h->dest && comm == h->comm && type == h->type && n >= 0, 1)) {
-		h->elems += (uint64_t)n;
+	if (__builtin_expect(dest == h->dest && comm == h->comm && type == h->type && n == h->count, 1)) {
 		h->msgs++;
 		return 1;
 	}
@@ -127,8 +127,8 @@ static inline __attribute__((always_inline)) void rmp_learn_count(MPI_Comm comm,
 
 /* The send wrappers' straight path (pmpi_trace_mpi.c): returns 1 when this send needs nothing more (no
  * tracer, and not learning or counted by a hit in the cache), 0 when the wrapper must call
- * rmp_send_slow. With nothing on: two loads and two branches; learning, on a hit: a few more. Nothing
- * here calls a function, so the wrappers need no stack frame on this path. */
+ * rmp_send_slow. With nothing on: two loads and two branches; learning, on a hit: four compares and one
+ * increment more. Nothing here calls a function, so the wrappers need no stack frame on this path. */
 static inline __attribute__((always_inline)) int rmp_send_quick(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
 	if (__builtin_expect(rmp_trace_active != NULL, 0))

@@ -1,12 +1,12 @@
 /*
  * plugin/mpi/pmpi_learn_send.c: where a learning run's sends are counted (RANKMAP_LEARN=1, issue 18).
  *
- * The hot path itself is rmp_learn_count (pmpi_learn.h), inlined into the MPI_ send wrappers: a send to
- * the same (destination, communicator, datatype) as the last one only bumps the one-entry cache's
- * element and message counts. This file holds its other case (a miss: find the counters of (comm, dest)
- * by a scan of the records and a search of the record's neighbours, then refill the cache), the flush
- * that turns the cache's elements into bytes, and the persistent sends (MPI_Send_init & co. started by
- * MPI_Start/MPI_Startall), which never pass through rmp_learn_count.
+ * The hot path itself is in pmpi_learn.h, inlined into the MPI_ send wrappers: a send of the same
+ * (destination, communicator, datatype, count) as the last one only bumps the one-entry cache's message
+ * count. This file holds its other case (a miss: find the counters of (comm, dest) by a scan of the
+ * records and a search of the record's neighbours, then refill the cache), the flush that turns the
+ * cache's messages into bytes, and the persistent sends (MPI_Send_init & co. started by
+ * MPI_Start/MPI_Startall), which never pass through the cache.
  *
  * Persistent sends: a small open-addressing table keyed by the request handle, one entry per live
  * persistent send request (made at *_init, emptied at MPI_Request_free, freed at the finalize), holding
@@ -75,11 +75,11 @@ void rmp_learn_flush(rmp_learn_t *l)
 	rmp_learn_hit_t *h = &l->hit;
 
 	if (h->dest != RMP_LEARN_NOHIT && h->cnt) {
-		h->cnt[0] += h->elems * h->size;
+		h->cnt[0] += h->msgs * h->bytes;
 		h->cnt[1] += h->msgs;
 	}
 	h->dest = RMP_LEARN_NOHIT;
-	h->elems = 0, h->msgs = 0;
+	h->msgs = 0;
 }
 
 void rmp_learn_invalidate(rmp_learn_t *l)
@@ -90,19 +90,25 @@ void rmp_learn_invalidate(rmp_learn_t *l)
 
 void rmp_learn_miss(rmp_learn_t *l, MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
+	rmp_learn_hit_t *h = &l->hit;
+	int same = dest == h->dest && comm == h->comm && type == h->type; /* only the count changed */
+	uint64_t *k = same ? h->cnt : NULL, size = same ? h->size : 0;
+
 	rmp_learn_flush(l);
 	if (dest < 0) /* MPI_PROC_NULL is negative in every MPI: nothing is sent */
 		return;
-	uint64_t *k = counters(l, comm, dest);
-
-	/* untracked communicators: messages only, no size asked of the MPI library */
-	l->hit = (rmp_learn_hit_t){ .comm = comm,
-				    .dest = dest,
-				    .type = type,
-				    .elems = (uint64_t)(n > 0 ? n : 0),
-				    .msgs = 1,
-				    .size = k ? (uint64_t)rmp_type_size(type) : 0,
-				    .cnt = k ? k : l->untracked };
+	if (!same) {
+		k = counters(l, comm, dest);
+		size = k ? (uint64_t)rmp_type_size(type) : 0; /* untracked: messages only, no size asked */
+	}
+	*h = (rmp_learn_hit_t){ .comm = comm,
+				.dest = dest,
+				.count = n,
+				.type = type,
+				.msgs = 1,
+				.bytes = (uint64_t)(n > 0 ? n : 0) * size,
+				.size = size,
+				.cnt = k ? k : l->untracked };
 }
 
 void rmp_send_slow(MPI_Comm comm, int dest, int n, MPI_Datatype type)

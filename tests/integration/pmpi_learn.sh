@@ -270,9 +270,10 @@ for m in $PMPI_MPIS; do
 done
 
 # ---- persistent sends (tracer18): MPI_Send_init/Ssend_init/Bsend_init/Rsend_init started by MPI_Start and
-# MPI_Startall count one message of their bytes per start; persistent receives count nothing. persist_halo
-# (tests/mpi/persist_halo.c) prints what it sent on its 3x2 grid per rank and direction; the learned
-# pattern must hold exactly that, and so the per-dimension weights their ratio. One run per MPI.
+# MPI_Startall count one message of their bytes per start; persistent receives count nothing; plain sends
+# of changing counts count exactly (the learning cache). persist_halo (tests/mpi/persist_halo.c) prints
+# what it sent on its 3x2 grid per rank and direction; the learned pattern must hold exactly that, and so
+# the per-dimension weights their ratio. One run per MPI.
 persist_case() {
 	for m in $PMPI_MPIS; do
 		[ -x "$BIN/tests/mpi/$m/persist_halo" ] || { notok "$BIN/tests/mpi/$m/persist_halo is not built"; continue; }

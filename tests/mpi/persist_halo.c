@@ -1,6 +1,7 @@
 /*
- * tests/mpi/persist_halo.c: a Cartesian halo exchange made only of persistent requests, for the learning
- * tests (RANKMAP_LEARN counts each MPI_Start of a persistent send, never one of a receive).
+ * tests/mpi/persist_halo.c: a Cartesian halo exchange made of persistent requests, plus a few plain sends,
+ * for the learning tests (RANKMAP_LEARN counts each MPI_Start of a persistent send, never one of a
+ * receive, and every plain send exactly, whatever its count).
  *
  * Usage: persist_halo D0 D1 P0 P1 ITERS   (a 2-D grid, reorder=1)
  * Every rank makes one persistent send of each kind, each to a neighbour (MPI_PROC_NULL at open
@@ -9,7 +10,9 @@
  *   dimension 1, +1: MPI_Bsend_init  50 doubles     dimension 1, -1: MPI_Rsend_init  25 ints
  * and the four matching persistent receives. Each iteration starts the receives (MPI_Startall on even
  * iterations, MPI_Start one by one on odd ones), a barrier, the dimension-0 sends one by one with
- * MPI_Start and the dimension-1 sends with MPI_Startall, then waits for all eight. Afterwards the send
+ * MPI_Start and the dimension-1 sends with MPI_Startall, then waits for all eight. Then plain sends:
+ * MPI_Isend of 10, 11 or 12 doubles (the count turns each iteration) to dimension 0's +1 neighbour and
+ * twice 5 ints to dimension 1's -1 neighbour (the learning cache's refill and hit). Afterwards the send
  * requests are freed and, on a duplicate of the grid (not a topology communicator), a persistent receive
  * is started again (it may reuse a freed send's handle) against plain sends: none of that is traffic of
  * the grid.
@@ -25,6 +28,27 @@
 #define N0M 200 /* ints, dimension 0, to -1 */
 #define N1P 50  /* doubles, dimension 1, to +1 */
 #define N1M 25  /* ints, dimension 1, to -1 */
+
+/* The plain sends of iteration it (see above), added to sent[]. */
+static void plain(MPI_Comm cart, const int *lo, const int *hi, int it, double *sent)
+{
+	static double x[12], y[12];
+	static int a[5], b[10];
+	MPI_Request q[6];
+	int c = 10 + it % 3;
+
+	MPI_Irecv(y, 12, MPI_DOUBLE, lo[0], 30, cart, &q[0]);
+	MPI_Irecv(b, 5, MPI_INT, hi[1], 31, cart, &q[1]);
+	MPI_Irecv(b + 5, 5, MPI_INT, hi[1], 31, cart, &q[2]);
+	MPI_Isend(x, c, MPI_DOUBLE, hi[0], 30, cart, &q[3]);
+	MPI_Isend(a, 5, MPI_INT, lo[1], 31, cart, &q[4]);
+	MPI_Isend(a, 5, MPI_INT, lo[1], 31, cart, &q[5]);
+	MPI_Waitall(6, q, MPI_STATUSES_IGNORE);
+	if (hi[0] != MPI_PROC_NULL)
+		sent[1] += c * sizeof(double), sent[3]++;
+	if (lo[1] != MPI_PROC_NULL)
+		sent[4] += 2 * 5 * sizeof(int), sent[6] += 2;
+}
 
 int main(int argc, char **argv)
 {
@@ -97,6 +121,7 @@ int main(int argc, char **argv)
 			sent[5] += N1P * sizeof(double), sent[7]++;
 		if (lo[1] != MPI_PROC_NULL)
 			sent[4] += N1M * sizeof(int), sent[6]++;
+		plain(cart, lo, hi, it, sent);
 	}
 	for (int i = 0; i < 8; i++)
 		MPI_Request_free(&rq[i]);
