@@ -142,8 +142,15 @@ static inline __attribute__((always_inline)) int rmp_send_quick(MPI_Comm comm, i
 	return !l || rmp_learn_hit(l, comm, dest, n, type);
 #endif
 }
-/* The send wrappers' other path: the tracer, and learning's full count (pmpi_learn_send.c). */
-void rmp_send_slow(MPI_Comm comm, int dest, int n, MPI_Datatype type);
+/* The send wrappers' other path (inlined into their out-of-line half): the tracer, and learning's full
+ * count. */
+static inline __attribute__((always_inline)) void rmp_send_slow(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+{
+	if (rmp_trace_active)
+		rmp_trace_send(comm, dest, n, type);
+	if (rmp_learn_active)
+		rmp_learn_count(comm, dest, n, type);
+}
 
 /* Persistent sends (pmpi_learn_send.c): *_init remembers where the request's starts count (the
  * counters of (comm, dest) resolved once, and its bytes); MPI_Start/MPI_Startall count one message per

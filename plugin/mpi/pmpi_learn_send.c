@@ -111,14 +111,6 @@ void rmp_learn_miss(rmp_learn_t *l, MPI_Comm comm, int dest, int n, MPI_Datatype
 				.cnt = k ? k : l->untracked };
 }
 
-void rmp_send_slow(MPI_Comm comm, int dest, int n, MPI_Datatype type)
-{
-	if (rmp_trace_active)
-		rmp_trace_send(comm, dest, n, type);
-	if (rmp_learn_active)
-		rmp_learn_count(comm, dest, n, type);
-}
-
 /* ---- persistent sends ------------------------------------------------------------------------------ */
 
 typedef struct persist_ent {

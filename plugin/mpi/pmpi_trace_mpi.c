@@ -44,7 +44,7 @@ int MPI_Finalize(void)
  * tracer, learning's miss) and then PMPI_<fn>. So the wrapper itself needs no stack frame: its cost on
  * the straight path is the few instructions of rmp_send_quick. */
 #define SEND_WRAPPER(fn, params, args, comm, dest, count, type)                       \
-	static __attribute__((noinline, cold)) int counted_##fn params                 \
+	static __attribute__((noinline)) int counted_##fn params                       \
 	{                                                                              \
 		rmp_send_slow(comm, dest, count, type);                                \
 		return PMPI_##fn args;                                                 \
