@@ -130,7 +130,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 
 	for (int i = 0; l && comm && i < l->n; i++)
 		if (l->rec[i].comm == *comm && *comm != MPI_COMM_NULL) {
-			rmp_learn_invalidate(l);       /* the cache's counts go to the record first */
+			rmp_learn_invalidate(l);        /* the cache's counts go to the record first */
 			l->rec[i].comm = MPI_COMM_NULL; /* the handle may be reused: stop counting, keep the counts */
 			if (l->world == &l->rec[i])
 				l->world = NULL;

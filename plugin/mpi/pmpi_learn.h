@@ -64,13 +64,13 @@ typedef struct rmp_learn {
 	rmp_learn_hit_t hit; /* first: the hot path's one cache line (the context is 64-byte aligned) */
 	int n;
 	rmp_learn_rec_t rec[RMP_LEARN_COMMS];
-	rmp_learn_rec_t *world; /* the record sends on MPI_COMM_WORLD are matched against */
-	uint64_t untracked[2];  /* sends on communicators that are not tracked ([1] messages; [0] stays 0) */
+	rmp_learn_rec_t *world;       /* the record sends on MPI_COMM_WORLD are matched against */
+	uint64_t untracked[2];        /* sends on communicators that are not tracked ([1] messages; [0] stays 0) */
 	rmp_learn_persist_t *persist; /* persistent send requests: where each MPI_Start counts */
 	unsigned gen;                 /* bumped when the records change (rmp_learn_invalidate) */
-	int warned;             /* at most one learning warning per process */
-	int calls;              /* topology calls with reorder=1 so far (their order) */
-	uint64_t cmdline;       /* hash of the program's arguments (rm_pattern_usable), 0 unknown */
+	int warned;                   /* at most one learning warning per process */
+	int calls;                    /* topology calls with reorder=1 so far (their order) */
+	uint64_t cmdline;             /* hash of the program's arguments (rm_pattern_usable), 0 unknown */
 } rmp_learn_t;
 
 /* This process's (rank's) context, NULL when not learning. */
@@ -101,7 +101,7 @@ void rmp_learn_miss(rmp_learn_t *l, MPI_Comm comm, int dest, int n, MPI_Datatype
 /* The hot path's common case: when l's cache entry is (dest, comm, type, n), counts one send in it (one
  * increment) and returns 1; else 0. */
 static inline __attribute__((always_inline)) int rmp_learn_hit(rmp_learn_t *l, MPI_Comm comm, int dest, int n,
-							      MPI_Datatype type)
+							       MPI_Datatype type)
 {
 	rmp_learn_hit_t *h = &l->hit;
 

@@ -43,17 +43,17 @@ int MPI_Finalize(void)
  * to PMPI_<fn>; every other case jumps to counted_<fn>, out of line, which calls rmp_send_slow (the
  * tracer, learning's miss) and then PMPI_<fn>. So the wrapper itself needs no stack frame: its cost on
  * the straight path is the few instructions of rmp_send_quick. */
-#define SEND_WRAPPER(fn, params, args, comm, dest, count, type)                       \
-	static __attribute__((noinline)) int counted_##fn params                       \
-	{                                                                              \
-		rmp_send_slow(comm, dest, count, type);                                \
-		return PMPI_##fn args;                                                 \
-	}                                                                              \
-	int MPI_##fn params                                                            \
-	{                                                                              \
-		if (__builtin_expect(!rmp_send_quick(comm, dest, count, type), 0))     \
-			return counted_##fn args;                                      \
-		return PMPI_##fn args;                                                 \
+#define SEND_WRAPPER(fn, params, args, comm, dest, count, type)                    \
+	static __attribute__((noinline)) int counted_##fn params                   \
+	{                                                                          \
+		rmp_send_slow(comm, dest, count, type);                            \
+		return PMPI_##fn args;                                             \
+	}                                                                          \
+	int MPI_##fn params                                                        \
+	{                                                                          \
+		if (__builtin_expect(!rmp_send_quick(comm, dest, count, type), 0)) \
+			return counted_##fn args;                                  \
+		return PMPI_##fn args;                                             \
 	}
 
 #define P6 (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
@@ -84,12 +84,12 @@ SEND_WRAPPER(Sendrecv_replace,
 /* A persistent send counts at each MPI_Start (learning: after PMPI_Start succeeded); *_init remembers
  * its destination and bytes by request handle, MPI_Request_free forgets them. Persistent receives are
  * never remembered, so starting them counts nothing. */
-#define TRACE_PERSIST(rc, req, comm, dest, count, type)                                                   \
-	do {                                                                                              \
-		if ((rc) == MPI_SUCCESS && rmp_trace_active)                                              \
-			rmp_trace_persist_add(*(req), comm, dest, count, type);                           \
-		if ((rc) == MPI_SUCCESS && rmp_learn_active)                                              \
-			rmp_learn_persist_add(rmp_learn_here(), *(req), comm, dest, count, type);         \
+#define TRACE_PERSIST(rc, req, comm, dest, count, type)                                           \
+	do {                                                                                      \
+		if ((rc) == MPI_SUCCESS && rmp_trace_active)                                      \
+			rmp_trace_persist_add(*(req), comm, dest, count, type);                   \
+		if ((rc) == MPI_SUCCESS && rmp_learn_active)                                      \
+			rmp_learn_persist_add(rmp_learn_here(), *(req), comm, dest, count, type); \
 	} while (0)
 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
