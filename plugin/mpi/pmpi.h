@@ -197,17 +197,24 @@ static inline int rmp_type_size(MPI_Datatype type)
 	return sz > 0 ? sz : 0;
 }
 
+/* The send wrappers' two tests (pmpi_trace_mpi.c), in one cache line: trace is non-NULL while some rank of
+ * the process traces (pmpi_trace.c), learn while some rank learns (pmpi_learn.c). */
+struct rmp_active {
+	void *trace;
+	void *learn;
+};
+extern struct rmp_active rmp_active;
+
 /* Learned patterns (pmpi_learn.c, pmpi_learn_key.c, pmpi_learn_store.c; issue 18). With RANKMAP_LEARN=1
  * each topology call with reorder=1 looks up the pattern learned for it (its key: user, program, call,
  * shape; common/rm_pattern.h) and uses it as weights; the communicator it creates is tracked: every send
  * on it is added to a counter indexed by the neighbour (Cartesian: dimension and direction; graphs:
  * out-neighbour), nothing else, nothing sent. At MPI_Finalize the counters are summed at the call's root,
  * merged with the stored pattern and stored (rankmapd, else the per-user directory). */
-extern void *rmp_learn_active; /* non-NULL while some rank of the process learns: the hot path's test */
 /* At MPI_Init: argc/argv as given to it (may be NULL), hashed for rm_pattern_usable. */
 void rmp_learn_init(const int *argc, char ***argv);
 void rmp_learn_finalize(void);
-/* Counts n elements of type sent to rank dest of comm (call only when rmp_learn_active). */
+/* Counts n elements of type sent to rank dest of comm (call only when rmp_active.learn). */
 void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type);
 /* Neighbourhood collectives: counts[i] (or n) elements of types[i] (or type) to out-neighbour i. */
 void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
@@ -224,7 +231,6 @@ int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g);
 void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
 
 /* Tracer (pmpi_trace.c). */
-extern void *rmp_trace_active; /* non-NULL while some rank of the process traces: the wrappers' test */
 void rmp_trace_init(void);
 void rmp_trace_finalize(void);
 int rmp_trace_on(void);

@@ -26,8 +26,6 @@
 #include "pmpi.h"
 #include "pmpi_learn.h"
 
-void *rmp_learn_active;
-
 static rmp_slot_t learn_slot;
 
 rmp_learn_t *rmp_learn_ctx(void)
@@ -40,9 +38,9 @@ static void ctx_set(rmp_learn_t *l)
 	rmp_slot_set(&learn_slot, l);
 #ifdef RANKMAP_SMPI
 	if (l)
-		rmp_learn_active = learn_slot.by_rank;
+		rmp_active.learn = learn_slot.by_rank;
 #else
-	rmp_learn_active = l;
+	rmp_active.learn = l;
 #endif
 }
 
@@ -95,7 +93,7 @@ void rmp_learn_init(const int *argc, char ***argv)
 
 void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
-	if (rmp_learn_active)
+	if (rmp_active.learn)
 		rmp_learn_count(comm, dest, n, type);
 }
 
@@ -126,7 +124,7 @@ void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int coun
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
-	rmp_learn_t *l = rmp_learn_active ? rmp_learn_ctx() : NULL;
+	rmp_learn_t *l = rmp_active.learn ? rmp_learn_ctx() : NULL;
 
 	for (int i = 0; l && comm && i < l->n; i++)
 		if (l->rec[i].comm == *comm && *comm != MPI_COMM_NULL) {
@@ -304,6 +302,6 @@ void rmp_learn_finalize(void)
 	free(l);
 	ctx_set(NULL);
 #ifdef RANKMAP_SMPI
-	rmp_learn_active = learn_slot.by_rank;
+	rmp_active.learn = learn_slot.by_rank;
 #endif
 }

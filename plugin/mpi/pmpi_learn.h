@@ -118,7 +118,7 @@ static inline __attribute__((always_inline)) void rmp_learn_count(MPI_Comm comm,
 #ifdef RANKMAP_SMPI
 	rmp_learn_t *l = rmp_learn_ctx();
 #else
-	rmp_learn_t *l = rmp_learn_active; /* the process's context itself */
+	rmp_learn_t *l = rmp_active.learn; /* the process's context itself */
 #endif
 
 	if (l && !rmp_learn_hit(l, comm, dest, n, type))
@@ -131,13 +131,13 @@ static inline __attribute__((always_inline)) void rmp_learn_count(MPI_Comm comm,
  * increment more. Nothing here calls a function, so the wrappers need no stack frame on this path. */
 static inline __attribute__((always_inline)) int rmp_send_quick(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
-	if (__builtin_expect(rmp_trace_active != NULL, 0))
+	if (__builtin_expect(rmp_active.trace != NULL, 0))
 		return 0;
 #ifdef RANKMAP_SMPI /* one context per rank: found by a call, in rmp_send_slow */
 	(void)comm, (void)dest, (void)n, (void)type;
-	return rmp_learn_active == NULL;
+	return rmp_active.learn == NULL;
 #else
-	rmp_learn_t *l = rmp_learn_active;
+	rmp_learn_t *l = rmp_active.learn;
 
 	return !l || rmp_learn_hit(l, comm, dest, n, type);
 #endif
@@ -146,9 +146,9 @@ static inline __attribute__((always_inline)) int rmp_send_quick(MPI_Comm comm, i
  * count. */
 static inline __attribute__((always_inline)) void rmp_send_slow(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
-	if (rmp_trace_active)
+	if (rmp_active.trace)
 		rmp_trace_send(comm, dest, n, type);
-	if (rmp_learn_active)
+	if (rmp_active.learn)
 		rmp_learn_count(comm, dest, n, type);
 }
 
@@ -161,9 +161,9 @@ static inline __attribute__((always_inline)) void rmp_send_slow(MPI_Comm comm, i
 static inline rmp_learn_t *rmp_learn_here(void)
 {
 #ifdef RANKMAP_SMPI
-	return rmp_learn_active ? rmp_learn_ctx() : NULL;
+	return rmp_active.learn ? rmp_learn_ctx() : NULL;
 #else
-	return rmp_learn_active;
+	return rmp_active.learn;
 #endif
 }
 /* All four take l == NULL (not learning) and do nothing then. */

@@ -59,16 +59,14 @@ static trace_ctx_t *ctx_get(void)
 	return rmp_slot_get(&trace_slot);
 }
 
-void *rmp_trace_active;
-
 static void ctx_set(trace_ctx_t *t)
 {
 	rmp_slot_set(&trace_slot, t);
 #ifdef RANKMAP_SMPI
 	if (t)
-		rmp_trace_active = trace_slot.by_rank;
+		rmp_active.trace = trace_slot.by_rank;
 #else
-	rmp_trace_active = t;
+	rmp_active.trace = t;
 #endif
 }
 

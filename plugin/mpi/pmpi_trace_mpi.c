@@ -7,6 +7,8 @@
  */
 #include "pmpi_learn.h"
 
+struct rmp_active rmp_active __attribute__((aligned(64)));
+
 int MPI_Init(int *argc, char ***argv)
 {
 	int rc = PMPI_Init(argc, argv);
@@ -86,9 +88,9 @@ SEND_WRAPPER(Sendrecv_replace,
  * never remembered, so starting them counts nothing. */
 #define TRACE_PERSIST(rc, req, comm, dest, count, type)                                           \
 	do {                                                                                      \
-		if ((rc) == MPI_SUCCESS && rmp_trace_active)                                      \
+		if ((rc) == MPI_SUCCESS && rmp_active.trace)                                      \
 			rmp_trace_persist_add(*(req), comm, dest, count, type);                   \
-		if ((rc) == MPI_SUCCESS && rmp_learn_active)                                      \
+		if ((rc) == MPI_SUCCESS && rmp_active.learn)                                      \
 			rmp_learn_persist_add(rmp_learn_here(), *(req), comm, dest, count, type); \
 	} while (0)
 
@@ -128,23 +130,23 @@ int MPI_Start(MPI_Request *req)
 {
 	MPI_Request r = req ? *req : MPI_REQUEST_NULL;
 
-	if (rmp_trace_active)
+	if (rmp_active.trace)
 		rmp_trace_persist_start(r);
 	int rc = PMPI_Start(req);
 
-	if (rc == MPI_SUCCESS && rmp_learn_active)
+	if (rc == MPI_SUCCESS && rmp_active.learn)
 		rmp_learn_persist_start(rmp_learn_here(), r);
 	return rc;
 }
 
 int MPI_Startall(int n, MPI_Request reqs[])
 {
-	if (rmp_trace_active)
+	if (rmp_active.trace)
 		for (int i = 0; i < n; i++)
 			rmp_trace_persist_start(reqs[i]);
 	int rc = PMPI_Startall(n, reqs);
 
-	if (rc == MPI_SUCCESS && rmp_learn_active) { /* persistent handles are unchanged by a start */
+	if (rc == MPI_SUCCESS && rmp_active.learn) { /* persistent handles are unchanged by a start */
 		rmp_learn_t *l = rmp_learn_here();
 
 		for (int i = 0; i < n; i++)
@@ -155,9 +157,9 @@ int MPI_Startall(int n, MPI_Request reqs[])
 
 int MPI_Request_free(MPI_Request *req)
 {
-	if (req && rmp_trace_active)
+	if (req && rmp_active.trace)
 		rmp_trace_persist_del(*req);
-	if (req && rmp_learn_active)
+	if (req && rmp_active.learn)
 		rmp_learn_persist_del(rmp_learn_here(), *req);
 	return PMPI_Request_free(req);
 }
@@ -166,9 +168,9 @@ int MPI_Request_free(MPI_Request *req)
 
 #define TRACE_NEIGH(comm, count, type, counts, types)                          \
 	do {                                                                   \
-		if (rmp_trace_active)                                          \
+		if (rmp_active.trace)                                          \
 			rmp_trace_neighbors(comm, count, type, counts, types); \
-		if (rmp_learn_active)                                          \
+		if (rmp_active.learn)                                          \
 			rmp_learn_neighbors(comm, count, type, counts, types); \
 	} while (0)
 
