@@ -152,11 +152,6 @@ static inline __attribute__((always_inline)) void rmp_send_slow(MPI_Comm comm, i
 		rmp_learn_count(comm, dest, n, type);
 }
 
-/* Persistent sends (pmpi_learn_send.c): *_init remembers where the request's starts count (the
- * counters of (comm, dest) resolved once, and its bytes); MPI_Start/MPI_Startall count one message per
- * start of a remembered request (receives and unknown requests are not in the table); MPI_Request_free
- * forgets it. Memory: one entry per live persistent send request, freed at MPI_Request_free and at the
- * finalize; nothing is allocated per message. */
 /* This process's (rank's) context when learning, else NULL: cheap, for the wrappers. */
 static inline rmp_learn_t *rmp_learn_here(void)
 {
@@ -166,7 +161,13 @@ static inline rmp_learn_t *rmp_learn_here(void)
 	return rmp_active.learn;
 #endif
 }
-/* All four take l == NULL (not learning) and do nothing then. */
+
+/* Persistent sends (pmpi_learn_send.c): *_init remembers where the request's starts count (its bytes,
+ * and the counters of (comm, dest), looked up at *_init and again only after the records changed);
+ * MPI_Start/MPI_Startall count one message per start of a remembered request (receives and unknown
+ * requests are not in the table); MPI_Request_free forgets it. Memory: one entry per live persistent
+ * send request, freed at MPI_Request_free and at the finalize; nothing is allocated per message. All
+ * four take l == NULL (not learning) and do nothing then. */
 void rmp_learn_persist_add(rmp_learn_t *l, MPI_Request req, MPI_Comm comm, int dest, int n, MPI_Datatype type);
 void rmp_learn_persist_start(rmp_learn_t *l, MPI_Request req);
 void rmp_learn_persist_del(rmp_learn_t *l, MPI_Request req);

@@ -1,9 +1,9 @@
 /*
  * plugin/mpi/pmpi_trace_mpi.c: the MPI entry points the tracer intercepts. Each forwards to its PMPI_
  * twin and, when RANKMAP_TRACE is set, counts what was sent (pmpi_trace.c), and with RANKMAP_LEARN adds
- * it to the learning counters (pmpi_learn.h, pmpi_learn_send.c); otherwise the cost is two loads of a
- * global and two predictable branches, and no call before the PMPI_ one (the send wrappers then need
- * no stack frame: the PMPI_ call is a tail jump).
+ * it to the learning counters (pmpi_learn.h, pmpi_learn_send.c); otherwise the cost is two loads from
+ * one cache line (rmp_active) and two predictable branches, and no call before the PMPI_ one (the send
+ * wrappers then need no stack frame: the PMPI_ call is a tail jump).
  */
 #include "pmpi_learn.h"
 
