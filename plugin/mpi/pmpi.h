@@ -19,6 +19,7 @@
 #ifndef RANKMAP_PMPI_H
 #define RANKMAP_PMPI_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 
@@ -197,11 +198,34 @@ static inline int rmp_type_size(MPI_Datatype type)
 	return sz > 0 ? sz : 0;
 }
 
-/* The send wrappers' two tests (pmpi_trace_mpi.c), in one cache line: trace is non-NULL while some rank of
- * the process traces (pmpi_trace.c), learn while some rank learns (pmpi_learn.c). */
+/* Learning's one-entry cache (pmpi_learn.h): the last (communicator, destination, datatype, count)
+ * counted, where it counts (bytes, messages) and the messages sent through it since it was filled. A
+ * loop sending the same message to the same neighbour compares four values and bumps one counter: no
+ * search, no multiply. The entry is flushed (msgs times the message's bytes, and msgs, added to *cnt;
+ * the entry emptied: dest RMP_LEARN_NOHIT) when another send misses it (a new count for the same
+ * destination only refills it, without a search), whenever a record stops counting or the world record
+ * changes, and before the counters are read (rmp_learn_flush). */
+#define RMP_LEARN_NOHIT INT_MIN
+typedef struct rmp_learn_hit {
+	MPI_Comm comm;
+	int dest;  /* RMP_LEARN_NOHIT: empty */
+	int count; /* elements per message (a negative one: 0 bytes, as the MPI call fails) */
+	MPI_Datatype type;
+	uint64_t msgs;  /* messages sent through the entry since it was filled */
+	uint64_t bytes; /* of one message (0 for untracked communicators: no size is asked) */
+	uint64_t *cnt;  /* bytes, messages: a slot's, a record's "other" or the process's "untracked" */
+} rmp_learn_hit_t;
+
+/* The send wrappers' state (pmpi_trace_mpi.c), one 64-byte cache line: trace is non-NULL while some rank
+ * of the process traces (pmpi_trace.c), learn while some rank learns (pmpi_learn.c), and hit is the
+ * process's learning cache entry (under SMPI each rank has its own, in its context), so that a send
+ * counted by a hit touches no other line than a send with nothing on. */
 struct rmp_active {
 	void *trace;
 	void *learn;
+#ifndef RANKMAP_SMPI
+	rmp_learn_hit_t hit;
+#endif
 };
 extern struct rmp_active rmp_active;
 

@@ -78,12 +78,10 @@ void rmp_learn_init(const int *argc, char ***argv)
 
 	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "off") || rmp_disabled() || rmp_learn_ctx())
 		return;
-	rmp_learn_t *l = NULL;
+	rmp_learn_t *l = calloc(1, sizeof(*l));
 
-	/* 64-byte aligned: the hot path's cache entry (at the start) sits in one cache line */
-	if (posix_memalign((void **)&l, 64, sizeof(*l)) == 0 && l) {
-		memset(l, 0, sizeof(*l));
-		l->hit.dest = RMP_LEARN_NOHIT;
+	if (l) {
+		rmp_learn_entry(l)->dest = RMP_LEARN_NOHIT;
 		l->cmdline = cmdline_hash(argc, argv);
 		ctx_set(l);
 	}

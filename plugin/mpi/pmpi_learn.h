@@ -39,29 +39,12 @@ typedef struct rmp_learn_rec {
 	uint64_t ghash;
 } rmp_learn_rec_t;
 
-/* The hot path's one-entry cache: the last (communicator, destination, datatype, count) counted, where it
- * counts (bytes, messages) and the messages sent through it since it was filled. A loop sending the same
- * message to the same neighbour compares four values and bumps one counter in this cache line: no
- * search, no multiply. The entry is flushed (msgs times the message's bytes, and msgs, added to *cnt; the
- * entry emptied: dest RMP_LEARN_NOHIT) when another send misses it (a new count for the same destination
- * only refills it, without a search), whenever a record stops counting or the world record changes, and
- * before the counters are read (rmp_learn_flush). */
-#define RMP_LEARN_NOHIT INT_MIN
-typedef struct rmp_learn_hit {
-	MPI_Comm comm;
-	int dest;  /* RMP_LEARN_NOHIT: empty */
-	int count; /* elements per message (a negative one: 0 bytes, as the MPI call fails) */
-	MPI_Datatype type;
-	uint64_t msgs;  /* messages sent through the entry since it was filled */
-	uint64_t bytes; /* of one message (0 for untracked communicators: no size is asked) */
-	uint64_t size;  /* of one element of type, the same */
-	uint64_t *cnt;  /* bytes, messages: a slot's, a record's "other" or the process's "untracked" */
-} rmp_learn_hit_t;
-
 typedef struct rmp_learn_persist rmp_learn_persist_t; /* persistent sends (pmpi_learn_send.c) */
 
 typedef struct rmp_learn {
-	rmp_learn_hit_t hit; /* first: the hot path's one cache line (the context is 64-byte aligned) */
+#ifdef RANKMAP_SMPI
+	rmp_learn_hit_t hit; /* this rank's cache entry (elsewhere the process's is rmp_active.hit) */
+#endif
 	int n;
 	rmp_learn_rec_t rec[RMP_LEARN_COMMS];
 	rmp_learn_rec_t *world;       /* the record sends on MPI_COMM_WORLD are matched against */
@@ -98,12 +81,24 @@ void rmp_learn_invalidate(rmp_learn_t *l);
  * (unless the entry had them: only the count changed) and fills the entry with this send. */
 void rmp_learn_miss(rmp_learn_t *l, MPI_Comm comm, int dest, int n, MPI_Datatype type);
 
+/* The cache entry of l: rmp_active.hit (in the cache line of the wrappers' tests), each rank's own under
+ * SMPI. */
+static inline rmp_learn_hit_t *rmp_learn_entry(rmp_learn_t *l)
+{
+#ifdef RANKMAP_SMPI
+	return &l->hit;
+#else
+	(void)l;
+	return &rmp_active.hit;
+#endif
+}
+
 /* The hot path's common case: when l's cache entry is (dest, comm, type, n), counts one send in it (one
  * increment) and returns 1; else 0. */
 static inline __attribute__((always_inline)) int rmp_learn_hit(rmp_learn_t *l, MPI_Comm comm, int dest, int n,
 							       MPI_Datatype type)
 {
-	rmp_learn_hit_t *h = &l->hit;
+	rmp_learn_hit_t *h = rmp_learn_entry(l);
 
 	if (__builtin_expect(dest == h->dest && comm == h->comm && type == h->type && n == h->count, 1)) {
 		h->msgs++;

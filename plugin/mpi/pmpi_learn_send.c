@@ -72,7 +72,7 @@ static uint64_t *counters(rmp_learn_t *l, MPI_Comm comm, int dest)
 
 void rmp_learn_flush(rmp_learn_t *l)
 {
-	rmp_learn_hit_t *h = &l->hit;
+	rmp_learn_hit_t *h = rmp_learn_entry(l);
 
 	if (h->dest != RMP_LEARN_NOHIT && h->cnt) {
 		h->cnt[0] += h->msgs * h->bytes;
@@ -90,24 +90,23 @@ void rmp_learn_invalidate(rmp_learn_t *l)
 
 void rmp_learn_miss(rmp_learn_t *l, MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
-	rmp_learn_hit_t *h = &l->hit;
+	rmp_learn_hit_t *h = rmp_learn_entry(l);
 	int same = dest == h->dest && comm == h->comm && type == h->type; /* only the count changed */
-	uint64_t *k = same ? h->cnt : NULL, size = same ? h->size : 0;
+	uint64_t *k = same ? h->cnt : NULL, size = 0;
 
 	rmp_learn_flush(l);
 	if (dest < 0) /* MPI_PROC_NULL is negative in every MPI: nothing is sent */
 		return;
-	if (!same) {
+	if (!same)
 		k = counters(l, comm, dest);
-		size = k ? (uint64_t)rmp_type_size(type) : 0; /* untracked: messages only, no size asked */
-	}
+	if (k && k != l->untracked) /* untracked: messages only, no size asked */
+		size = (uint64_t)rmp_type_size(type);
 	*h = (rmp_learn_hit_t){ .comm = comm,
 				.dest = dest,
 				.count = n,
 				.type = type,
 				.msgs = 1,
 				.bytes = (uint64_t)(n > 0 ? n : 0) * size,
-				.size = size,
 				.cnt = k ? k : l->untracked };
 }
 
