@@ -9,7 +9,8 @@ PMPI_SRC := $(wildcard plugin/mpi/*.c)
 PMPI_MAP := plugin/mpi/rankmap_mpi.map
 # Uses common/, topo/, mapping/ and the client library.
 PMPI_INC := $(INC_common) $(INC_topo) $(INC_mapping) $(INC_client) -Iplugin/mpi
-PMPI_CFLAGS = $(filter-out -fvisibility=hidden,$(ALL_CFLAGS)) $(PMPI_INC)
+# -fno-plt: the wrappers tail-jump to PMPI_* through the GOT, not through a PLT stub as well.
+PMPI_CFLAGS = $(filter-out -fvisibility=hidden,$(ALL_CFLAGS)) -fno-plt $(PMPI_INC)
 PMPI_TESTS_SRC := $(wildcard tests/mpi/*.c)
 PMPI_BENCH_SRC := $(wildcard tests/bench/pmpi/*.c)
 MPICC_openmpi := mpicc.openmpi

@@ -19,6 +19,7 @@
 #ifndef RANKMAP_PMPI_H
 #define RANKMAP_PMPI_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 
@@ -197,17 +198,47 @@ static inline int rmp_type_size(MPI_Datatype type)
 	return sz > 0 ? sz : 0;
 }
 
+/* Learning's one-entry cache (pmpi_learn.h): the last (communicator, destination, datatype, count)
+ * counted, where it counts (bytes, messages) and the messages sent through it since it was filled. A
+ * loop sending the same message to the same neighbour compares four values and bumps one counter: no
+ * search, no multiply. The entry is flushed (msgs times the message's bytes, and msgs, added to *cnt;
+ * the entry emptied: dest RMP_LEARN_NOHIT) when another send misses it (a new count for the same
+ * destination only refills it, without a search), whenever a record stops counting or the world record
+ * changes, and before the counters are read (rmp_learn_flush). */
+#define RMP_LEARN_NOHIT INT_MIN
+typedef struct rmp_learn_hit {
+	MPI_Comm comm;
+	int dest;  /* RMP_LEARN_NOHIT: empty */
+	int count; /* elements per message (a negative one: 0 bytes, as the MPI call fails) */
+	MPI_Datatype type;
+	uint64_t msgs;  /* messages sent through the entry since it was filled */
+	uint64_t bytes; /* of one message (0 for untracked communicators: no size is asked) */
+	uint64_t *cnt;  /* bytes, messages: a slot's, a record's "other" or the process's "untracked" */
+} rmp_learn_hit_t;
+
+/* The send wrappers' state (pmpi_trace_mpi.c), one 64-byte cache line: trace is non-NULL while some rank
+ * of the process traces (pmpi_trace.c), learn while some rank learns (pmpi_learn.c), and hit is the
+ * process's learning cache entry (under SMPI each rank has its own, in its context), so that a send
+ * counted by a hit touches no other line than a send with nothing on. */
+struct rmp_active {
+	void *trace;
+	void *learn;
+#ifndef RANKMAP_SMPI
+	rmp_learn_hit_t hit;
+#endif
+};
+extern struct rmp_active rmp_active;
+
 /* Learned patterns (pmpi_learn.c, pmpi_learn_key.c, pmpi_learn_store.c; issue 18). With RANKMAP_LEARN=1
  * each topology call with reorder=1 looks up the pattern learned for it (its key: user, program, call,
  * shape; common/rm_pattern.h) and uses it as weights; the communicator it creates is tracked: every send
  * on it is added to a counter indexed by the neighbour (Cartesian: dimension and direction; graphs:
  * out-neighbour), nothing else, nothing sent. At MPI_Finalize the counters are summed at the call's root,
  * merged with the stored pattern and stored (rankmapd, else the per-user directory). */
-extern void *rmp_learn_active; /* non-NULL while some rank of the process learns: the hot path's test */
 /* At MPI_Init: argc/argv as given to it (may be NULL), hashed for rm_pattern_usable. */
 void rmp_learn_init(const int *argc, char ***argv);
 void rmp_learn_finalize(void);
-/* Counts n elements of type sent to rank dest of comm (call only when rmp_learn_active). */
+/* Counts n elements of type sent to rank dest of comm (call only when rmp_active.learn). */
 void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type);
 /* Neighbourhood collectives: counts[i] (or n) elements of types[i] (or type) to out-neighbour i. */
 void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);

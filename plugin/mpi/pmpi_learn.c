@@ -6,9 +6,11 @@
  * two counters per slot (bytes, messages). Slots are the neighbourhood collectives' order: Cartesian
  * 2d = the -1 neighbour of dimension d, 2d + 1 the +1 neighbour; graphs: the i-th out-neighbour. A send
  * on the communicator finds its slot by a scan (<= 8 neighbours) or a binary search, then adds to two
- * counters: no hash, no lock, no allocation, nothing sent. Sends on MPI_COMM_WORLD are matched against
- * the world ranks of the last record's neighbours. Sends to ranks that are not neighbours go to the
- * record's "other" counters; sends on other communicators are only counted (messages) in the process's "untracked".
+ * counters (through a one-entry cache, so that a loop to one neighbour does not search): no hash, no
+ * lock, no allocation, nothing sent. Sends on MPI_COMM_WORLD are matched against the world ranks of the
+ * last record's neighbours. Sends to ranks that are not neighbours go to the record's "other" counters;
+ * sends on other communicators are only counted (messages) in the process's "untracked". Persistent
+ * sends count at each MPI_Start. The counting itself is in pmpi_learn.h and pmpi_learn_send.c.
  *
  * At MPI_Finalize every record is reduced, in creation order, over a private duplicate of the call's
  * communicator made at creation (so the user may free theirs), to the call's root, which turns it into a
@@ -24,8 +26,6 @@
 #include "pmpi.h"
 #include "pmpi_learn.h"
 
-void *rmp_learn_active;
-
 static rmp_slot_t learn_slot;
 
 rmp_learn_t *rmp_learn_ctx(void)
@@ -38,9 +38,9 @@ static void ctx_set(rmp_learn_t *l)
 	rmp_slot_set(&learn_slot, l);
 #ifdef RANKMAP_SMPI
 	if (l)
-		rmp_learn_active = learn_slot.by_rank;
+		rmp_active.learn = learn_slot.by_rank;
 #else
-	rmp_learn_active = l;
+	rmp_active.learn = l;
 #endif
 }
 
@@ -81,7 +81,7 @@ void rmp_learn_init(const int *argc, char ***argv)
 	rmp_learn_t *l = calloc(1, sizeof(*l));
 
 	if (l) {
-		l->hit.dest = RMP_LEARN_NOHIT;
+		rmp_learn_entry(l)->dest = RMP_LEARN_NOHIT;
 		l->cmdline = cmdline_hash(argc, argv);
 		ctx_set(l);
 	}
@@ -91,7 +91,8 @@ void rmp_learn_init(const int *argc, char ***argv)
 
 void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
-	rmp_learn_count(comm, dest, n, type);
+	if (rmp_active.learn)
+		rmp_learn_count(comm, dest, n, type);
 }
 
 void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[])
@@ -121,12 +122,12 @@ void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int coun
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
-	rmp_learn_t *l = rmp_learn_active ? rmp_learn_ctx() : NULL;
+	rmp_learn_t *l = rmp_active.learn ? rmp_learn_ctx() : NULL;
 
 	for (int i = 0; l && comm && i < l->n; i++)
 		if (l->rec[i].comm == *comm && *comm != MPI_COMM_NULL) {
+			rmp_learn_invalidate(l);        /* the cache's counts go to the record first */
 			l->rec[i].comm = MPI_COMM_NULL; /* the handle may be reused: stop counting, keep the counts */
-			l->hit.dest = RMP_LEARN_NOHIT;
 			if (l->world == &l->rec[i])
 				l->world = NULL;
 		}
@@ -270,7 +271,7 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 		c->periods[d] = periods[d] != 0;
 	c->xadj = call->lxadj, c->adj = call->ladj, c->gn = call->ln, c->ghash = call->lhash;
 	call->lxadj = NULL, call->ladj = NULL;
-	l->hit.dest = RMP_LEARN_NOHIT;  /* the world record may change */
+	rmp_learn_invalidate(l);        /* the world record may change, newcomm may be a cached handle */
 	if (newcomm != MPI_COMM_NULL) { /* after c->ndims: rec_neighbours reads it */
 		PMPI_Comm_rank(newcomm, &c->vertex);
 		if (rec_neighbours(c, newcomm) != 0)
@@ -287,7 +288,7 @@ void rmp_learn_finalize(void)
 
 	if (!l)
 		return;
-	l->hit.dest = RMP_LEARN_NOHIT;
+	rmp_learn_flush(l); /* the cache's counts into the records before they are collected */
 	for (int i = 0; i < l->n; i++) {
 		rmp_learn_rec_t *c = &l->rec[i];
 
@@ -295,9 +296,10 @@ void rmp_learn_finalize(void)
 		PMPI_Comm_free(&c->priv);
 		free(c->nb), free(c->wnb), free(c->cnt), free(c->slot_rank), free(c->xadj), free(c->adj);
 	}
+	rmp_learn_persist_free(l);
 	free(l);
 	ctx_set(NULL);
 #ifdef RANKMAP_SMPI
-	rmp_learn_active = learn_slot.by_rank;
+	rmp_active.learn = learn_slot.by_rank;
 #endif
 }

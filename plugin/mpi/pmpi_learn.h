@@ -39,27 +39,21 @@ typedef struct rmp_learn_rec {
 	uint64_t ghash;
 } rmp_learn_rec_t;
 
-/* The hot path's one-entry cache: the last (communicator, destination, datatype) counted and where it
- * counted (bytes, messages). A loop sending to the same neighbour skips the search. Emptied
- * (RMP_LEARN_NOHIT) whenever a record stops counting or the world record changes. */
-#define RMP_LEARN_NOHIT INT_MIN
-typedef struct rmp_learn_hit {
-	MPI_Comm comm;
-	int dest; /* RMP_LEARN_NOHIT: empty */
-	MPI_Datatype type;
-	uint64_t size; /* bytes of one element of type */
-	uint64_t *cnt;
-} rmp_learn_hit_t;
+typedef struct rmp_learn_persist rmp_learn_persist_t; /* persistent sends (pmpi_learn_send.c) */
 
 typedef struct rmp_learn {
-	rmp_learn_hit_t hit; /* first: one cache line with the hot path's other loads */
+#ifdef RANKMAP_SMPI
+	rmp_learn_hit_t hit; /* this rank's cache entry (elsewhere the process's is rmp_active.hit) */
+#endif
 	int n;
 	rmp_learn_rec_t rec[RMP_LEARN_COMMS];
-	rmp_learn_rec_t *world; /* the record sends on MPI_COMM_WORLD are matched against */
-	uint64_t untracked;     /* sends on communicators that are not tracked */
-	int warned;             /* at most one learning warning per process */
-	int calls;              /* topology calls with reorder=1 so far (their order) */
-	uint64_t cmdline;       /* hash of the program's arguments (rm_pattern_usable), 0 unknown */
+	rmp_learn_rec_t *world;       /* the record sends on MPI_COMM_WORLD are matched against */
+	uint64_t untracked[2];        /* sends on communicators that are not tracked ([1] messages; [0] stays 0) */
+	rmp_learn_persist_t *persist; /* persistent send requests: where each MPI_Start counts */
+	unsigned gen;                 /* bumped when the records change (rmp_learn_invalidate) */
+	int warned;                   /* at most one learning warning per process */
+	int calls;                    /* topology calls with reorder=1 so far (their order) */
+	uint64_t cmdline;             /* hash of the program's arguments (rm_pattern_usable), 0 unknown */
 } rmp_learn_t;
 
 /* This process's (rank's) context, NULL when not learning. */
@@ -78,76 +72,102 @@ int rmp_store_get(const char *socket, const rm_pattern_key_t *k, rm_pattern_t **
 /* put: 0 stored; -1 not stored. *note receives a description of a fallback that happened (may be ""). */
 int rmp_store_put(const char *socket, const rm_pattern_t *p, char *note, size_t notelen, rm_error_t *err);
 
-/* Slot of rank r in a sorted (rank, slot) array, or -1. */
-static inline int rmp_learn_find(const int *nb, int n, int r)
+/* Adds what the cache entry holds to its counters and empties it (pmpi_learn_send.c). */
+void rmp_learn_flush(rmp_learn_t *l);
+/* The records changed (one made, one stopped counting, the world record replaced): flushes the entry and
+ * makes persistent requests look up their counters again at their next start. */
+void rmp_learn_invalidate(rmp_learn_t *l);
+/* The hot path's other case (pmpi_learn_send.c): flushes the entry, finds the counters of (comm, dest)
+ * (unless the entry had them: only the count changed) and fills the entry with this send. */
+void rmp_learn_miss(rmp_learn_t *l, MPI_Comm comm, int dest, int n, MPI_Datatype type);
+
+/* The cache entry of l: rmp_active.hit (in the cache line of the wrappers' tests), each rank's own under
+ * SMPI. */
+static inline rmp_learn_hit_t *rmp_learn_entry(rmp_learn_t *l)
 {
-	if (n <= 8) {
-		for (int i = 0; i < n; i++)
-			if (nb[2 * i] == r)
-				return nb[2 * i + 1];
-		return -1;
-	}
-	int lo = 0, hi = n - 1;
-
-	while (lo <= hi) {
-		int mid = (lo + hi) >> 1;
-
-		if (nb[2 * mid] < r)
-			lo = mid + 1;
-		else if (nb[2 * mid] > r)
-			hi = mid - 1;
-		else {
-			while (mid > 0 && nb[2 * (mid - 1)] == r) /* duplicates: the first slot */
-				mid--;
-			return nb[2 * mid + 1];
-		}
-	}
-	return -1;
+#ifdef RANKMAP_SMPI
+	return &l->hit;
+#else
+	(void)l;
+	return &rmp_active.hit;
+#endif
 }
 
-static inline void rmp_learn_add(rmp_learn_t *l, rmp_learn_rec_t *c, int slot, MPI_Comm comm, int dest, int n,
-				 MPI_Datatype type)
+/* The hot path's common case: when l's cache entry is (dest, comm, type, n), counts one send in it (one
+ * increment) and returns 1; else 0. */
+static inline __attribute__((always_inline)) int rmp_learn_hit(rmp_learn_t *l, MPI_Comm comm, int dest, int n,
+							       MPI_Datatype type)
 {
-	uint64_t *k = slot >= 0 ? &c->cnt[2 * slot] : c->other, sz = (uint64_t)rmp_type_size(type);
+	rmp_learn_hit_t *h = rmp_learn_entry(l);
 
-	k[0] += (uint64_t)(n > 0 ? n : 0) * sz;
-	k[1]++;
-	l->hit = (rmp_learn_hit_t){ .comm = comm, .dest = dest, .type = type, .size = sz, .cnt = k };
+	if (__builtin_expect(dest == h->dest && comm == h->comm && type == h->type && n == h->count, 1)) {
+		h->msgs++;
+		return 1;
+	}
+	return 0;
 }
 
-/* The hot path: one send of n elements of type to rank dest of comm. Sends on communicators that are
- * not tracked are only counted (messages; no size is asked of the MPI library). */
+/* Counts one send of n elements of type to rank dest of comm, when this process (rank) learns. */
 static inline __attribute__((always_inline)) void rmp_learn_count(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
 #ifdef RANKMAP_SMPI
 	rmp_learn_t *l = rmp_learn_ctx();
 #else
-	rmp_learn_t *l = rmp_learn_active; /* the process's context itself */
+	rmp_learn_t *l = rmp_active.learn; /* the process's context itself */
 #endif
 
-	if (!l)
-		return;
-	if (dest == l->hit.dest && comm == l->hit.comm && type == l->hit.type) { /* the same as last time */
-		l->hit.cnt[0] += (uint64_t)(n > 0 ? n : 0) * l->hit.size;
-		l->hit.cnt[1]++;
-		return;
-	}
-	if (dest < 0) /* MPI_PROC_NULL is negative in every MPI */
-		return;
-	for (int i = l->n; i-- > 0;) {
-		rmp_learn_rec_t *c = &l->rec[i];
-
-		if (c->comm == comm) {
-			rmp_learn_add(l, c, rmp_learn_find(c->nb, c->nnb, dest), comm, dest, n, type);
-			return;
-		}
-	}
-	if (comm == MPI_COMM_WORLD && l->world) {
-		rmp_learn_add(l, l->world, rmp_learn_find(l->world->wnb, l->world->nnb, dest), comm, dest, n, type);
-		return;
-	}
-	l->untracked++;
+	if (l && !rmp_learn_hit(l, comm, dest, n, type))
+		rmp_learn_miss(l, comm, dest, n, type);
 }
+
+/* The send wrappers' straight path (pmpi_trace_mpi.c): returns 1 when this send needs nothing more (no
+ * tracer, and not learning or counted by a hit in the cache), 0 when the wrapper must call
+ * rmp_send_slow. With nothing on: two loads and two branches; learning, on a hit: four compares and one
+ * increment more. Nothing here calls a function, so the wrappers need no stack frame on this path. */
+static inline __attribute__((always_inline)) int rmp_send_quick(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+{
+	if (__builtin_expect(rmp_active.trace != NULL, 0))
+		return 0;
+#ifdef RANKMAP_SMPI /* one context per rank: found by a call, in rmp_send_slow */
+	(void)comm, (void)dest, (void)n, (void)type;
+	return rmp_active.learn == NULL;
+#else
+	rmp_learn_t *l = rmp_active.learn;
+
+	return !l || rmp_learn_hit(l, comm, dest, n, type);
+#endif
+}
+/* The send wrappers' other path (inlined into their out-of-line half): the tracer, and learning's full
+ * count. */
+static inline __attribute__((always_inline)) void rmp_send_slow(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+{
+	if (rmp_active.trace)
+		rmp_trace_send(comm, dest, n, type);
+	if (rmp_active.learn)
+		rmp_learn_count(comm, dest, n, type);
+}
+
+/* This process's (rank's) context when learning, else NULL: cheap, for the wrappers. */
+static inline rmp_learn_t *rmp_learn_here(void)
+{
+#ifdef RANKMAP_SMPI
+	return rmp_active.learn ? rmp_learn_ctx() : NULL;
+#else
+	return rmp_active.learn;
+#endif
+}
+
+/* Persistent sends (pmpi_learn_send.c): *_init remembers where the request's starts count (its bytes,
+ * and the counters of (comm, dest), looked up at *_init and again only after the records changed);
+ * MPI_Start/MPI_Startall count one message per start of a remembered request (receives and unknown
+ * requests are not in the table); MPI_Request_free forgets it. Memory: one entry per live persistent
+ * send request, freed at MPI_Request_free and at the finalize; nothing is allocated per message. All
+ * four take l == NULL (not learning) and do nothing then. */
+void rmp_learn_persist_add(rmp_learn_t *l, MPI_Request req, MPI_Comm comm, int dest, int n, MPI_Datatype type);
+void rmp_learn_persist_start(rmp_learn_t *l, MPI_Request req);
+void rmp_learn_persist_del(rmp_learn_t *l, MPI_Request req);
+/* Frees the table (finalize). */
+void rmp_learn_persist_free(rmp_learn_t *l);
 
 #pragma GCC visibility pop
 

@@ -62,6 +62,12 @@ static trace_ctx_t *ctx_get(void)
 static void ctx_set(trace_ctx_t *t)
 {
 	rmp_slot_set(&trace_slot, t);
+#ifdef RANKMAP_SMPI
+	if (t)
+		rmp_active.trace = trace_slot.by_rank;
+#else
+	rmp_active.trace = t;
+#endif
 }
 
 int rmp_trace_on(void)

@@ -1,9 +1,13 @@
 /*
  * plugin/mpi/pmpi_trace_mpi.c: the MPI entry points the tracer intercepts. Each forwards to its PMPI_
  * twin and, when RANKMAP_TRACE is set, counts what was sent (pmpi_trace.c), and with RANKMAP_LEARN adds
- * it to the learning counters (pmpi_learn.c); otherwise the cost is two predictable branches.
+ * it to the learning counters (pmpi_learn.h, pmpi_learn_send.c); otherwise the cost is two loads from
+ * one cache line (rmp_active) and two predictable branches, and no call before the PMPI_ one (the send
+ * wrappers then need no stack frame: the PMPI_ call is a tail jump).
  */
 #include "pmpi_learn.h"
+
+struct rmp_active rmp_active __attribute__((aligned(64)));
 
 int MPI_Init(int *argc, char ***argv)
 {
@@ -36,82 +40,58 @@ int MPI_Finalize(void)
 
 /* ---- blocking and non-blocking sends ------------------------------------------------------ */
 
-/* The tracer (RANKMAP_TRACE), then the learning counters (RANKMAP_LEARN): one test of a global each. */
-#define TRACE_SEND(comm, dest, count, type)                       \
-	do {                                                      \
-		rmp_trace_send(comm, dest, count, type);          \
-		if (rmp_learn_active)                             \
-			rmp_learn_count(comm, dest, count, type); \
-	} while (0)
+/* The tracer (RANKMAP_TRACE), then the learning counters (RANKMAP_LEARN). SEND_WRAPPER(fn, ...) defines
+ * MPI_<fn>: its straight path (rmp_send_quick: nothing on, or learning's cache hit) ends in a tail jump
+ * to PMPI_<fn>; every other case jumps to counted_<fn>, out of line, which calls rmp_send_slow (the
+ * tracer, learning's miss) and then PMPI_<fn>. So the wrapper itself needs no stack frame: its cost on
+ * the straight path is the few instructions of rmp_send_quick. */
+#define SEND_WRAPPER(fn, params, args, comm, dest, count, type)                    \
+	static __attribute__((noinline)) int counted_##fn params                   \
+	{                                                                          \
+		rmp_send_slow(comm, dest, count, type);                            \
+		return PMPI_##fn args;                                             \
+	}                                                                          \
+	int MPI_##fn params                                                        \
+	{                                                                          \
+		if (__builtin_expect(!rmp_send_quick(comm, dest, count, type), 0)) \
+			return counted_##fn args;                                  \
+		return PMPI_##fn args;                                             \
+	}
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-	TRACE_SEND(comm, dest, count, type);
-	return PMPI_Send(buf, count, type, dest, tag, comm);
-}
+#define P6 (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+#define A6 (buf, count, type, dest, tag, comm)
+#define P7 (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+#define A7 (buf, count, type, dest, tag, comm, req)
 
-int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-	TRACE_SEND(comm, dest, count, type);
-	return PMPI_Bsend(buf, count, type, dest, tag, comm);
-}
-
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-	TRACE_SEND(comm, dest, count, type);
-	return PMPI_Ssend(buf, count, type, dest, tag, comm);
-}
-
-int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-	TRACE_SEND(comm, dest, count, type);
-	return PMPI_Rsend(buf, count, type, dest, tag, comm);
-}
-
-int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
-{
-	TRACE_SEND(comm, dest, count, type);
-	return PMPI_Isend(buf, count, type, dest, tag, comm, req);
-}
-
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
-{
-	TRACE_SEND(comm, dest, count, type);
-	return PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
-}
-
-int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
-{
-	TRACE_SEND(comm, dest, count, type);
-	return PMPI_Issend(buf, count, type, dest, tag, comm, req);
-}
-
-int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
-{
-	TRACE_SEND(comm, dest, count, type);
-	return PMPI_Irsend(buf, count, type, dest, tag, comm, req);
-}
-
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
-		 MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *status)
-{
-	TRACE_SEND(comm, dest, scount, stype);
-	return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
-}
-
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int source, int rtag,
-			 MPI_Comm comm, MPI_Status *status)
-{
-	TRACE_SEND(comm, dest, count, type);
-	return PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
-}
+SEND_WRAPPER(Send, P6, A6, comm, dest, count, type)
+SEND_WRAPPER(Bsend, P6, A6, comm, dest, count, type)
+SEND_WRAPPER(Ssend, P6, A6, comm, dest, count, type)
+SEND_WRAPPER(Rsend, P6, A6, comm, dest, count, type)
+SEND_WRAPPER(Isend, P7, A7, comm, dest, count, type)
+SEND_WRAPPER(Ibsend, P7, A7, comm, dest, count, type)
+SEND_WRAPPER(Issend, P7, A7, comm, dest, count, type)
+SEND_WRAPPER(Irsend, P7, A7, comm, dest, count, type)
+SEND_WRAPPER(Sendrecv,
+	     (const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
+	      MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *status),
+	     (sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status), comm, dest, scount,
+	     stype)
+SEND_WRAPPER(Sendrecv_replace,
+	     (void *buf, int count, MPI_Datatype type, int dest, int stag, int source, int rtag, MPI_Comm comm,
+	      MPI_Status *status),
+	     (buf, count, type, dest, stag, source, rtag, comm, status), comm, dest, count, type)
 
 /* ---- persistent sends ------------------------------------------------------------------------ */
 
-#define TRACE_PERSIST(rc, req, comm, dest, count, type)                         \
-	do {                                                                    \
-		if ((rc) == MPI_SUCCESS && rmp_trace_on())                      \
-			rmp_trace_persist_add(*(req), comm, dest, count, type); \
+/* A persistent send counts at each MPI_Start (learning: after PMPI_Start succeeded); *_init remembers
+ * its destination and bytes by request handle, MPI_Request_free forgets them. Persistent receives are
+ * never remembered, so starting them counts nothing. */
+#define TRACE_PERSIST(rc, req, comm, dest, count, type)                                           \
+	do {                                                                                      \
+		if ((rc) == MPI_SUCCESS && rmp_active.trace)                                      \
+			rmp_trace_persist_add(*(req), comm, dest, count, type);                   \
+		if ((rc) == MPI_SUCCESS && rmp_active.learn)                                      \
+			rmp_learn_persist_add(rmp_learn_here(), *(req), comm, dest, count, type); \
 	} while (0)
 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
@@ -148,23 +128,39 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
 
 int MPI_Start(MPI_Request *req)
 {
-	if (rmp_trace_on())
-		rmp_trace_persist_start(*req);
-	return PMPI_Start(req);
+	MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+
+	if (rmp_active.trace)
+		rmp_trace_persist_start(r);
+	int rc = PMPI_Start(req);
+
+	if (rc == MPI_SUCCESS && rmp_active.learn)
+		rmp_learn_persist_start(rmp_learn_here(), r);
+	return rc;
 }
 
 int MPI_Startall(int n, MPI_Request reqs[])
 {
-	if (rmp_trace_on())
+	if (rmp_active.trace)
 		for (int i = 0; i < n; i++)
 			rmp_trace_persist_start(reqs[i]);
-	return PMPI_Startall(n, reqs);
+	int rc = PMPI_Startall(n, reqs);
+
+	if (rc == MPI_SUCCESS && rmp_active.learn) { /* persistent handles are unchanged by a start */
+		rmp_learn_t *l = rmp_learn_here();
+
+		for (int i = 0; i < n; i++)
+			rmp_learn_persist_start(l, reqs[i]);
+	}
+	return rc;
 }
 
 int MPI_Request_free(MPI_Request *req)
 {
-	if (rmp_trace_on())
+	if (req && rmp_active.trace)
 		rmp_trace_persist_del(*req);
+	if (req && rmp_active.learn)
+		rmp_learn_persist_del(rmp_learn_here(), *req);
 	return PMPI_Request_free(req);
 }
 
@@ -172,9 +168,9 @@ int MPI_Request_free(MPI_Request *req)
 
 #define TRACE_NEIGH(comm, count, type, counts, types)                          \
 	do {                                                                   \
-		if (rmp_trace_on())                                            \
+		if (rmp_active.trace)                                          \
 			rmp_trace_neighbors(comm, count, type, counts, types); \
-		if (rmp_learn_active)                                          \
+		if (rmp_active.learn)                                          \
 			rmp_learn_neighbors(comm, count, type, counts, types); \
 	} while (0)
 

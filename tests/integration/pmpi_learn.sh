@@ -271,4 +271,41 @@ for m in $PMPI_MPIS; do
 	start_rankmapd "$T/rankmapd.conf" "$SOCK" "$T/d.log" --state-dir "$T/state"
 	unset RANKMAP_LEARN_DIR
 done
+
+# ---- persistent sends (tracer18): MPI_Send_init/Ssend_init/Bsend_init/Rsend_init started by MPI_Start and
+# MPI_Startall count one message of their bytes per start; persistent receives count nothing; plain sends
+# of changing counts count exactly (the learning cache). persist_halo (tests/mpi/persist_halo.c) prints
+# what it sent on its 3x2 grid per rank and direction; the learned pattern must hold exactly that, and so
+# the per-dimension weights their ratio. One run per MPI.
+persist_case() {
+	for m in $PMPI_MPIS; do
+		[ -x "$BIN/tests/mpi/$m/persist_halo" ] || { notok "$BIN/tests/mpi/$m/persist_halo is not built"; continue; }
+		export RANKMAP_LEARN_DIR=$T/persist-$m
+		RANKMAP_LEARN=1 pmpi_run "$m" 6 persist_halo 3 2 1 0 20 >"$T/out" 2>"$T/err"
+		pid=$("$CTL" patterns list --json 2>/dev/null | python3 -c 'import json,sys; p=json.load(sys.stdin)["patterns"]; print(p[0]["pattern"] if len(p) == 1 else "")')
+		"$CTL" patterns show "$pid" --json >"$T/pshow.json" 2>&1
+		if python3 - "$T/out" "$T/pshow.json" <<'EOP'; then
+import json, re, sys
+m = re.search(r"expect dim0=(\S+) dim1=(\S+) errors=0", open(sys.argv[1]).read())
+if not m:
+    sys.exit("the program failed: " + open(sys.argv[1]).read())
+want = [[float(x) for x in g.split(",")] for g in m.groups()]  # bytes -1, +1, msgs -1, +1 per dimension
+got = json.load(open(sys.argv[2]))["dims"]
+keys = ("bytes_minus", "bytes_plus", "msgs_minus", "msgs_plus")
+for d in (0, 1):
+    for k, w in zip(keys, want[d]):
+        if abs(got[d][k] - w) > 1e-6 * max(1.0, w):
+            sys.exit("dim %d %s: learned %g, the program sent %g" % (d, k, got[d][k], w))
+ratio = (want[1][0] + want[1][1]) / (want[0][0] + want[0][1])  # dimension 0 is the heavier
+if abs(got[0]["weight"] - 1) > 1e-9 or abs(got[1]["weight"] - ratio) > 1e-6:
+    sys.exit("weights %g %g, expected 1 %g" % (got[0]["weight"], got[1]["weight"], ratio))
+EOP
+			ok "$m: persistent sends learned exactly per dimension and direction (weights 1 : $(python3 -c "import json; print(json.load(open('$T/pshow.json'))['dims'][1]['weight'])"))"
+		else
+			notok "$m: persistent sends: $(head -c 600 "$T/pshow.json") $(head -3 "$T/err")"
+		fi
+		unset RANKMAP_LEARN_DIR
+	done
+}
+persist_case
 finish

@@ -11,15 +11,19 @@
 #    besides three small collectives and the communicator split.
 # 2. Tracer overhead on a message-rate loop (2 ranks, 8-byte MPI_Isend/Irecv in windows of 64):
 #    library preloaded without and with RANKMAP_TRACE, and with RANKMAP_LEARN=1 (on MPI_COMM_WORLD and
-#    on a Cartesian communicator); the extra cost of one MPI_Isend call (fastest window) relative to the
-#    loop's cost per message, minimum over alternated runs.
+#    on a Cartesian communicator). The wrapper's cost per MPI_Isend is measured inside each run (windows
+#    of MPI_Isend alternate with windows of PMPI_Isend), median over PMPI_BENCH_ROUNDS rounds of
+#    alternated runs; a mode's cost over the same with nothing on, relative to the loop's cost per
+#    message, is checked against the targets. The older figure across runs (fastest window of each mode,
+#    minimum over the rounds) is printed beside it.
 # 3. Cost of the engine guard (RANKMAP_GUARD=fork, the default: the root maps in a child process with
 #    limits, plugin/mpi/pmpi_env.c) beside the same calls unguarded (RANKMAP_GUARD=off), MPI_Cart_create
 #    and MPI_Dist_graph_create_adjacent (reorder=1, the same grid), 16 and 64 ranks, Open MPI and MPICH,
 #    median of ITERS calls, alternated runs; guard_ms = guarded - unguarded.
 # Env: B (build dir), PMPI_BENCH_ITERS (default 10), PMPI_BENCH_NPS (default "8 16 32 64"),
-#      PMPI_BENCH_GUARD_NPS (default "16 64"); PMPI_BENCH_PARTS: "cart trace" (default both), "trace"
-#      runs only part 2.
+#      PMPI_BENCH_GUARD_NPS (default "16 64"), PMPI_BENCH_ROUNDS (part 2, default 12);
+#      PMPI_BENCH_PARTS: "cart guard trace" (the default: all three), "trace" runs only part 2.
+# Exit status 1 when a run failed or a learning target of part 2 is not met.
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$top" || exit 1
 B=${B:-build}
@@ -43,7 +47,7 @@ run() { # MPI NP PROG ARGS...   ($BIND: binding options for the launcher)
 	mpich) timeout -k 5 600 mpirun.mpich $BIND -np "$np" -genv LD_PRELOAD "$lib" "$BIN/tests/bench/pmpi/$m/$p" "$@" ;;
 	esac
 }
-val() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | tail -n 1; }
+val() { tr ' ' '\n' | sed -n "s/^$1=\(-\{0,1\}[0-9.]*\)$/\1/p" | tail -n 1; } # KEY=number on stdin
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "nan" }'; }
 
 for m in openmpi mpich; do
@@ -52,7 +56,8 @@ for m in openmpi mpich; do
 	fi
 done
 
-PARTS=${PMPI_BENCH_PARTS:-cart trace}
+PARTS=${PMPI_BENCH_PARTS:-cart guard trace}
+ROUNDS=${PMPI_BENCH_ROUNDS:-12}
 rc=0
 case $PARTS in *cart*)
 echo "MPI_Cart_create, extra time of reorder=1 over the plain call (median of $ITERS calls, slowest rank)"
@@ -79,6 +84,7 @@ echo "(64 ranks on 2 cores: wall-clock figures are dominated by oversubscription
 echo " placement + mapping work the root adds, RANKMAP_TIME_BUDGET_MS bounds the 'auto' engine)"
 ;; esac
 
+case $PARTS in *guard*)
 echo
 echo "Engine guard (RANKMAP_GUARD=fork, the default) beside the same call unguarded (RANKMAP_GUARD=off):"
 echo "reorder=1, cyclic placement on virtual hosts; median of $ITERS calls, slowest rank; min over 3 runs each"
@@ -104,41 +110,82 @@ for m in openmpi mpich; do
 	done
 done
 echo "(guard_ms: fork of the root rank, pipe, wait; the child's CPU time is counted in root_cpu_ms above)"
+;; esac
 
+case $PARTS in *trace*)
 echo
 echo "Tracer overhead, message-rate loop (2 ranks bound to the 2 cores, 8-byte MPI_Isend/Irecv, windows of"
-echo "64). isend_ns: one MPI_Isend call on the sender, from its fastest window (robust to other load on this"
-echo "shared machine); msg_ns: the loop's whole cost per message (best repeat). overhead = extra isend_ns"
-echo "over the same loop with the library preloaded and nothing on, relative to msg_ns. Minimum over"
-echo "alternated runs of each. Rows: RANKMAP_TRACE (the full tracer, per-peer hash table) on MPI_COMM_WORLD;"
-echo "RANKMAP_LEARN=1 (issue 18: counters per neighbour of a topology communicator) on MPI_COMM_WORLD, and on"
-echo "a 1-D periodic MPI_Cart_create(reorder=1) communicator, the case it counts."
-printf '%-8s %-16s %11s %13s %10s %12s   %s\n' MPI mode isend_ns with_ns msg_ns overhead baseline
+echo "64 sends). The sender alternates windows of MPI_Isend (through the preloaded library) and of PMPI_Isend"
+echo "(straight into MPI), so the wrapper's own cost is measured inside each run, under the same load:"
+echo "wrap_ns = median over adjacent window pairs of the difference per call, then the median over $ROUNDS"
+echo "rounds of alternated runs; off_wrap: the same with the library preloaded and nothing on. msg_ns: the"
+echo "loop's cost per message from its fastest windows (the slower side, sends or receives and their wait;"
+echo "robust to load, and below the loop's average, so the percentages err high), minimum over the runs with"
+echo "nothing on. overhead = (wrap_ns - off_wrap) / msg_ns, the mode's cost over the library with nothing on:"
+echo "the figure checked against the target; all = wrap_ns / msg_ns, everything the library adds to a send."
+echo "across runs: the older figure, extra MPI_Isend time (fastest window) over separate runs with nothing"
+echo "on, relative to msg_ns, minimum of each mode over the rounds; it also moves with the MPI library's own"
+echo "cost in each run (on the Cartesian communicator MPICH's PMPI_Isend itself is ~1.5 ns slower in"
+echo "learning runs, even with a wrapper that does nothing; an extra MPI_Allreduce in the program, without"
+echo "learning, does the same) and with the load of this shared machine. Rows: RANKMAP_TRACE (the full"
+echo "tracer, per-peer hash table) on MPI_COMM_WORLD; RANKMAP_LEARN=1 (issue 18) on MPI_COMM_WORLD, and on"
+echo "a 1-D periodic MPI_Cart_create(reorder=1) communicator."
+printf '%-8s %-13s %8s %8s %7s %9s %7s %-8s %12s   %s\n' MPI mode off_wrap wrap_ns msg_ns overhead all verdict \
+	"across runs" "target (issue 18); measured before"
 L=$T/learn; mkdir -m 700 "$L"
 for m in openmpi mpich; do
 	case $m in openmpi) bind="--bind-to core" ;; mpich) bind="-bind-to core" ;; esac
-	o_w=""; o_c=""; tr=""; lw=""; lc=""; msg=""; msgc=""
-	for i in 1 2 3 4 5 6; do
-		BIND=$bind run "$m" 2 msgrate 200000 5 >"$T/off" 2>/dev/null
-		BIND=$bind RANKMAP_TRACE=$T/trace.mtx run "$m" 2 msgrate 200000 5 >"$T/on" 2>/dev/null
-		BIND=$bind RANKMAP_LEARN=1 RANKMAP_LEARN_DIR=$L run "$m" 2 msgrate 200000 5 >"$T/lw" 2>/dev/null
-		BIND=$bind run "$m" 2 msgrate 200000 5 cart >"$T/offc" 2>/dev/null
-		BIND=$bind RANKMAP_LEARN=1 RANKMAP_LEARN_DIR=$L run "$m" 2 msgrate 200000 5 cart >"$T/lc" 2>/dev/null
-		o_w="$o_w $(val isend_ns <"$T/off")"; tr="$tr $(val isend_ns <"$T/on")"; lw="$lw $(val isend_ns <"$T/lw")"
-		o_c="$o_c $(val isend_ns <"$T/offc")"; lc="$lc $(val isend_ns <"$T/lc")"
-		msg="$msg $(val best_us_per_msg <"$T/off")"; msgc="$msgc $(val best_us_per_msg <"$T/offc")"
+	: >"$T/v"
+	i=0
+	while [ $i -lt "$ROUNDS" ]; do # one round: the five modes back to back, the order turning each round
+		set -- off_w trace_w learn_w off_c learn_c
+		k=0
+		while [ $k -lt $((i % 5)) ]; do first=$1; shift; set -- "$@" "$first"; k=$((k + 1)); done
+		for mode in "$@"; do
+			case $mode in
+			off_w) BIND=$bind run "$m" 2 msgrate 200000 5 ;;
+			trace_w) BIND=$bind RANKMAP_TRACE=$T/trace.mtx run "$m" 2 msgrate 200000 5 ;;
+			learn_w) BIND=$bind RANKMAP_LEARN=1 RANKMAP_LEARN_DIR=$L run "$m" 2 msgrate 200000 5 ;;
+			off_c) BIND=$bind run "$m" 2 msgrate 200000 5 cart ;;
+			learn_c) BIND=$bind RANKMAP_LEARN=1 RANKMAP_LEARN_DIR=$L run "$m" 2 msgrate 200000 5 cart ;;
+			esac >"$T/out" 2>/dev/null
+			echo "$i $mode $(val isend_ns <"$T/out") $(val win_msg_ns <"$T/out") $(val wrap_ns <"$T/out")" >>"$T/v"
+		done
+		i=$((i + 1))
 	done
-	low() { echo $* | tr ' ' '\n' | sort -n | head -n 1; }
-	row() { # MODE OFF ON MSG BASELINE
-		ovh=$(awk -v a="$3" -v b="$2" -v m="$4" 'BEGIN { if (m + 0 > 0) printf "%+.1f %%", 100 * (a - b) / m; else print "nan" }')
-		printf '%-8s %-16s %11s %13s %10s %12s   %s\n' "$m" "$1" "$2" "$3" "$4" "$ovh" "$5"
+	row() { # LABEL OFF WITH TARGET% BASELINE: exit 0 met, 1 not met, 2 failed runs
+		awk -v m="$m" -v lab="$1" -v off="$2" -v on="$3" -v tgt="$4" -v base="$5" '
+		NF < 5 { bad = 1 }
+		$2 ~ /^off_/ { msg = (msg == "" || $4 < msg) ? $4 : msg } # the loop with nothing on, either communicator
+		$2 == off { lo = (lo == "" || $3 < lo) ? $3 : lo; wo[++no] = $5 }
+		$2 == on { lw = (lw == "" || $3 < lw) ? $3 : lw; wn[++nn] = $5 }
+		function med(a, n, i, j, t) {
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		END {
+			mns = msg
+			if (bad || !no || !nn || mns <= 0) {
+				printf "%-8s %-13s %8s %8s %7s %9s %7s %-8s %12s   %s\n", m, lab, "nan", "nan", "nan", "nan", "nan", "FAILED", "", base
+				exit 2
+			}
+			w = med(wn, nn); wo0 = med(wo, no); ovh = 100 * (w - wo0) / mns
+			printf "%-8s %-13s %8.2f %8.2f %7.1f %+8.1f%% %+6.1f%% %-8s %+11.1f%%   < %s %%; %s\n", m, lab, wo0, w, mns, ovh,
+				100 * w / mns, (ovh < tgt ? "met" : "NOT MET"), 100 * (lw - lo) / mns, tgt, base
+			exit (ovh < tgt ? 0 : 1)
+		}' "$T/v"
 	}
-	bmsg=$(low $msg | awk '{ printf "%.1f", $1 * 1000 }'); bmsgc=$(low $msgc | awk '{ printf "%.1f", $1 * 1000 }')
-	row "trace, world" "$(low $o_w)" "$(low $tr)" "$bmsg" "target < 5 %; issue 18 measured +7.9 % (Open MPI), +12.8 % (MPICH)"
-	row "learn, world" "$(low $o_w)" "$(low $lw)" "$bmsg" "target < 3 % (issue 18)"
-	row "learn, cart" "$(low $o_c)" "$(low $lc)" "$bmsgc" "target < 3 % (issue 18)"
+	case $m in
+	openmpi) bt="+7.9 %"; bw="+1.1 %"; bc="+2.1..3.1 %" ;;
+	mpich) bt="+12.8 %"; bw="+2.8..3.1 %"; bc="+3.1..4.0 %" ;;
+	esac
+	row "trace, world" off_w trace_w 5 "first tracer $bt (issue 18)"
+	[ $? -ne 2 ] || rc=1 # the full tracer (RANKMAP_TRACE, opt-in per run) is shown, not required here
+	row "learn, world" off_w learn_w 3 "before: $bw across runs" || rc=1
+	row "learn, cart" off_c learn_c 3 "before: $bc across runs" || rc=1
 	[ -s "$T/trace.mtx" ] || { echo "  (no trace written by $m)"; rc=1; }
 	[ -n "$(ls "$L"/*.pattern 2>/dev/null)" ] || { echo "  (no pattern learned by $m)"; rc=1; }
 	rm -f "$T/trace.mtx" "$L"/*.pattern
 done
+;; esac
 exit $rc
