@@ -116,6 +116,11 @@ learn_graph() { # TOPO FN
 	run "learn2-$topo.out" "$@" RANKMAP_REPORT="$T/learn2-$topo.rep"
 	id=$(basename "$f" .pattern)
 	expect "$fn: the second run applies the learned pattern" grep -q "learned=$id/runs=1\$" "$T/learn2-$topo.rep"
+	# another structure (rings of 8: 2 leaders) on as many ranks: another key, nothing applied
+	RR_ARGS="$RR_ARGS --ring 8"
+	run "learn3-$topo.out" "$@" RANKMAP_REPORT="$T/learn3-$topo.rep"
+	expect "$fn: another graph of the same size gets no pattern, and stores its own" \
+		sh -c "grep -q 'learned=none\$' '$T/learn3-$topo.rep' && [ \$(ls '$L' | grep -c 'pattern\$') = 2 ]"
 	RR_ARGS=
 }
 learn_graph dist MPI_Dist_graph_create_adjacent
