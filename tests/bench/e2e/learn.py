@@ -190,11 +190,12 @@ def rings(a, run, ms, target):
             v = [by[st][k] for st in by]
             t[k] = None if None in v else max(v)
         print("  %s" % pname)
-        for label, k in (("block placement, no rankmap", "block"), ("cyclic placement, no rankmap", "cyclic"),
-                         ("rankmap, declared without weights", "unw"), ("rankmap, the true weights", "true"),
-                         ("learning, first run", "learn1"),
-                         ("learning, second run (learned=%s)" % ", ".join(seen), "learn2")):
-            print("    %-58s %12s" % (label, ms(t.get(k))))
+        for label, k, note in (("block placement, no rankmap", "block", ""),
+                               ("cyclic placement, no rankmap", "cyclic", ""),
+                               ("rankmap, declared without weights", "unw", ""),
+                               ("rankmap, the true weights", "true", ""), ("learning, first run", "learn1", ""),
+                               ("learning, second run", "learn2", "learned=" + ", ".join(seen))):
+            print("    %-34s %12s   %s" % (label, ms(t.get(k)), note))
         good = all(x not in ("none", "?") and ":" not in x for x in seen)
         ok &= good
         print("  %-60s %s" % ("%s: second runs applied the learned pattern" % pname, "met" if good else "MISSED"))
