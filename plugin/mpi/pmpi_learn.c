@@ -4,7 +4,9 @@
  * Each topology communicator created by a call with reorder=1 gets a record (at most RMP_LEARN_COMMS per
  * process; later ones are not learned): its neighbours in a small sorted array, each with a slot, and
  * two counters per slot (bytes, messages). Slots are the neighbourhood collectives' order: Cartesian
- * 2d = the -1 neighbour of dimension d, 2d + 1 the +1 neighbour; graphs: the i-th out-neighbour. A send
+ * 2d = the -1 neighbour of dimension d, 2d + 1 the +1 neighbour; graphs: the i-th out-neighbour (when the
+ * communicator reports no graph, as under SMPI, the i-th neighbour of its vertex in the call's structure,
+ * sent by the root: structure_neighbours). A send
  * on the communicator finds its slot by a scan (<= 8 neighbours) or a binary search, then adds to two
  * counters (through a one-entry cache, so that a loop to one neighbour does not search): no hash, no
  * lock, no allocation, nothing sent. Sends on MPI_COMM_WORLD are matched against the world ranks of the
@@ -143,17 +145,28 @@ static int cmp_pair(const void *a, const void *b)
 	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-/* The out-neighbours of this process in newcomm, in slot order (malloc'ed), *n their count. Cartesian
- * calls (cart) ask MPI_Cart_shift directly (SMPI has no MPI_Topo_test); graphs ask MPI_Topo_test. */
-static int *neighbours(MPI_Comm newcomm, int cart, int *n)
+/* The topology newcomm reports. Cartesian calls (cart) are MPI_CART without asking (SMPI has no
+ * MPI_Topo_test); under SMPI graphs report none (its graph constructors return plain duplicates). */
+static int topo_kind(MPI_Comm newcomm, int cart)
 {
-	int status = cart ? MPI_CART : MPI_UNDEFINED, *v = NULL, me = 0;
+	int status = cart ? MPI_CART : MPI_UNDEFINED;
+
+#ifndef RANKMAP_SMPI
+	if (!cart && newcomm != MPI_COMM_NULL)
+		PMPI_Topo_test(newcomm, &status);
+#else
+	(void)newcomm;
+#endif
+	return status;
+}
+
+/* The out-neighbours of this process in newcomm, of topology status, in slot order (malloc'ed), *n their
+ * count. */
+static int *neighbours(MPI_Comm newcomm, int status, int *n)
+{
+	int *v = NULL, me = 0;
 
 	*n = 0;
-#ifndef RANKMAP_SMPI
-	if (!cart)
-		PMPI_Topo_test(newcomm, &status);
-#endif
 	if (status == MPI_CART) {
 		int nd = 0;
 
@@ -204,10 +217,73 @@ static int *pairs(const int *v, int n, int *np)
 	return p;
 }
 
-/* Fills c's neighbour tables from newcomm (this process's part). 0 or -1 (out of memory). */
-static int rec_neighbours(rmp_learn_rec_t *c, MPI_Comm newcomm)
+/* Root: the send buffer of structure_neighbours: at displs[r] the neighbours of verts[r]. NULL on failure. */
+static int *structure_lists(const rmp_learn_rec_t *c, const int *verts, int size, int *counts, int *displs)
 {
-	int n = 0, *v = neighbours(newcomm, c->ndims > 0, &n), nw = 0;
+	long total = 0;
+	int *send;
+
+	for (int r = 0; r < size; r++) {
+		int64_t x = verts[r];
+
+		counts[r] = c->xadj && x >= 0 && (uint64_t)x < c->gn ? (int)(c->xadj[x + 1] - c->xadj[x]) : 0;
+		displs[r] = (int)total, total += counts[r];
+		if (total >= INT32_MAX)
+			return NULL;
+	}
+	send = malloc(sizeof(int) * (size_t)(total + 1));
+	for (int r = 0; send && r < size; r++)
+		for (int i = 0; i < counts[r]; i++)
+			send[displs[r] + i] = (int)c->adj[c->xadj[verts[r]] + (uint64_t)i];
+	return send;
+}
+
+/* Graph calls whose communicator reports no graph topology (SMPI's constructors return plain duplicates;
+ * programs keep their own neighbour lists): the neighbours of this process's vertex (its rank in the new
+ * communicator: a graph's vertices are the new ranks) in the call's structure, which the root keeps
+ * (c->xadj, c->adj: both directions of every edge, sorted). The root sends each process its list.
+ * Collective over c->priv. Returns the list (malloc'ed; NULL on failure), *n its length. */
+static int *structure_neighbours(const rmp_learn_rec_t *c, int *n)
+{
+	int size = 0, go = 1, *verts = NULL, *counts = NULL, *displs = NULL, *send = NULL, *v;
+
+	*n = 0;
+	PMPI_Comm_size(c->priv, &size);
+	if (c->rank == 0) {
+		verts = malloc(sizeof(int) * (size_t)size);
+		counts = malloc(sizeof(int) * (size_t)size);
+		displs = malloc(sizeof(int) * (size_t)size);
+	}
+	PMPI_Gather(&c->vertex, 1, MPI_INT, verts, 1, MPI_INT, 0, c->priv);
+	if (c->rank == 0)
+		go = verts && counts && displs && (send = structure_lists(c, verts, size, counts, displs));
+	PMPI_Bcast(&go, 1, MPI_INT, 0, c->priv);
+	if (go)
+		PMPI_Scatter(counts, 1, MPI_INT, n, 1, MPI_INT, 0, c->priv);
+	v = go ? malloc(sizeof(int) * (size_t)(*n + 1)) : NULL;
+	if (go) { /* the lists go out only when every rank can take its own */
+		int got = v != NULL;
+
+		PMPI_Allreduce(&got, &go, 1, MPI_INT, MPI_MIN, c->priv);
+	}
+	if (go)
+		PMPI_Scatterv(send, counts, displs, MPI_INT, v, *n, MPI_INT, 0, c->priv);
+	else
+		free(v), v = NULL;
+	free(verts), free(counts), free(displs), free(send);
+	if (!v)
+		*n = 0;
+	return v;
+}
+
+/* Fills c's neighbour tables (this process's part): from the list given (v, n; taken over), else from
+ * newcomm's topology (status). 0 or -1 (out of memory). */
+static int rec_neighbours(rmp_learn_rec_t *c, MPI_Comm newcomm, int status, int *v, int n)
+{
+	int nw = 0;
+
+	if (!v)
+		v = neighbours(newcomm, status, &n);
 	MPI_Group g, wg;
 
 	c->nslots = n;
@@ -245,14 +321,17 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 {
 	rmp_learn_t *l = rmp_learn_ctx();
 	MPI_Comm priv = MPI_COMM_NULL;
-	int fail = 0, any = 0;
+	int status, mine[2], any[2] = { 0, 0 }, *given = NULL, ng = 0;
 
 	if (!call->learn)
 		return;
-	fail = !l || l->n >= RMP_LEARN_COMMS;
+	status = topo_kind(newcomm, ndims > 0);
+	mine[0] = !l || l->n >= RMP_LEARN_COMMS;
+	/* a graph call whose communicator reports no graph: its neighbours come from the call's structure */
+	mine[1] = !ndims && newcomm != MPI_COMM_NULL && status != MPI_GRAPH && status != MPI_DIST_GRAPH;
 	/* every rank of the call takes the same branch: the records are made together or not at all */
-	PMPI_Allreduce(&fail, &any, 1, MPI_INT, MPI_MAX, call->comm);
-	if (any || PMPI_Comm_dup(call->comm, &priv) != MPI_SUCCESS) {
+	PMPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, call->comm);
+	if (any[0] || PMPI_Comm_dup(call->comm, &priv) != MPI_SUCCESS) {
 		free(call->lxadj), free(call->ladj);
 		call->lxadj = NULL, call->ladj = NULL;
 		return;
@@ -271,14 +350,18 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 		c->periods[d] = periods[d] != 0;
 	c->xadj = call->lxadj, c->adj = call->ladj, c->gn = call->ln, c->ghash = call->lhash;
 	call->lxadj = NULL, call->ladj = NULL;
-	rmp_learn_invalidate(l);        /* the world record may change, newcomm may be a cached handle */
-	if (newcomm != MPI_COMM_NULL) { /* after c->ndims: rec_neighbours reads it */
+	rmp_learn_invalidate(l); /* the world record may change, newcomm may be a cached handle */
+	c->vertex = -1;
+	if (newcomm != MPI_COMM_NULL)
 		PMPI_Comm_rank(newcomm, &c->vertex);
-		if (rec_neighbours(c, newcomm) != 0)
+	if (any[1])
+		given = structure_neighbours(c, &ng); /* collective over c->priv */
+	if (newcomm != MPI_COMM_NULL) {
+		if (rec_neighbours(c, newcomm, status, given, ng) != 0)
 			c->nslots = 0, c->nnb = 0; /* counts go to "other" */
 		l->world = c;
 	} else {
-		c->vertex = -1;
+		free(given);
 	}
 }
 

@@ -69,13 +69,29 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
 	return learned(&call, rc, comm_cart, ndims, periods);
 }
 
+/* The real graph constructor. SMPI 3.32 has none (its MPI_Graph_create aborts): there the library returns
+ * the first nnodes ranks of comm as a plain communicator, as for distributed graphs below, and the
+ * program keeps its own neighbour lists. */
+static int real_graph(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *out)
+{
+#ifdef RANKMAP_SMPI
+	int me = 0;
+
+	(void)index, (void)edges, (void)reorder;
+	PMPI_Comm_rank(comm, &me);
+	return PMPI_Comm_split(comm, me < nnodes ? 0 : MPI_UNDEFINED, me, out);
+#else
+	return PMPI_Graph_create(comm, nnodes, index, edges, reorder, out);
+#endif
+}
+
 int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
 	rmp_call_t call;
 	MPI_Comm split;
 
 	if (!reorder || nnodes < 1 || rmp_call_begin(&call, "MPI_Graph_create", comm) != 0)
-		return PMPI_Graph_create(comm, nnodes, index, edges, reorder, comm_graph);
+		return real_graph(comm, nnodes, index, edges, reorder, comm_graph);
 	int bad = nnodes < 1 || nnodes > call.size || !index;
 
 	for (int i = 0; !bad && i < nnodes; i++)
@@ -88,19 +104,18 @@ int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edg
 	if (!bad)
 		h = rmp_hash_ints(rmp_hash_ints(h, index, (size_t)nnodes), edges, (size_t)index[nnodes - 1]);
 	if (rmp_agree(&call, bad || rm_error_isset(&call.err), h) != 0)
-		return PMPI_Graph_create(comm, nnodes, index, edges, 0, comm_graph);
+		return real_graph(comm, nnodes, index, edges, 0, comm_graph);
 	call.nverts = (uint32_t)nnodes;
 	map_graph_t *g = call.rank == 0 ? rmp_graph_graph(&call, nnodes, index, edges) : NULL;
 
 	rmp_learn_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, call.rank == 0 && !g, &split) != 0)
-		return learned(&call, PMPI_Graph_create(comm, nnodes, index, edges, 0, comm_graph), comm_graph, 0,
-			       NULL);
+		return learned(&call, real_graph(comm, nnodes, index, edges, 0, comm_graph), comm_graph, 0, NULL);
 	if (split == MPI_COMM_NULL) {
 		*comm_graph = MPI_COMM_NULL;
 		return learned(&call, MPI_SUCCESS, comm_graph, 0, NULL);
 	}
-	int rc = PMPI_Graph_create(split, nnodes, index, edges, 0, comm_graph);
+	int rc = real_graph(split, nnodes, index, edges, 0, comm_graph);
 
 	PMPI_Comm_free(&split);
 	return learned(&call, rc, comm_graph, 0, NULL);

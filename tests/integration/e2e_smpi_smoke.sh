@@ -7,7 +7,10 @@
 #   - cyclic placement, rankmap disabled: every token hop crosses the network (offnode by hand);
 #   - cyclic placement, rankmap treematch: each ring lands on one host (offnode by hand), faster;
 #   - a bad RANKMAP_CLUSTER: one warning, the job still completes unreordered;
-#   - a traced 4x4 Cartesian run, then Cart_create reordered with the tracer's pattern (offnode by hand).
+#   - a traced 4x4 Cartesian run, then Cart_create reordered with the tracer's pattern (offnode by hand);
+#   - learning (RANKMAP_LEARN=1) of the ring of rings declared without weights, by
+#     MPI_Dist_graph_create_adjacent and by MPI_Graph_create: the stored per-edge pattern (by hand), then
+#     the second run applies it.
 . "$(dirname "$0")/../lib.sh"
 
 if ! command -v smpirun >/dev/null 2>&1 || ! command -v smpicc >/dev/null 2>&1; then
@@ -48,7 +51,8 @@ CFG="--cfg=smpi/simulate-computation:no --cfg=smpi/privatization:no --cfg=smpi/c
 run() { # output file, env assignments...
 	out=$1; shift
 	(cd "$T" && env TMPDIR="$T" "$@" smpirun -platform platform.xml -hostfile cyclic.hosts -np 16 $CFG \
-		"$BIN/tests/e2e/ring_of_rings" --ring 4 --token 1024 --laps 4 --gather 1024 --iters 5) >"$T/$out" 2>&1
+		"$BIN/tests/e2e/ring_of_rings" --ring 4 --token 1024 --laps 4 --gather 1024 --iters 5 $RR_ARGS) \
+		>"$T/$out" 2>&1
 }
 cart() { # output file, env assignments...: 4x4 torus, dimension 0 carries 64 KiB, dimension 1 1 KiB
 	out=$1; shift
@@ -87,4 +91,38 @@ cart cart.out RANKMAP_ALGO=scotch RANKMAP_CLUSTER="$T/rankmap.cluster" RANKMAP_P
 expect "Cart_create reordered with the traced weights: offnode 2048/133120" [ "$(field offnode cart.out)" = 0.0154 ]
 tb=$(field time trace.out); tc=$(field time cart.out)
 expect "reordered Cartesian time ($tc s) below block ($tb s)" awk -v a="$tc" -v b="$tb" 'BEGIN { exit !(a < b) }'
+
+# Learning a graph call (issue 18). Under SMPI a graph communicator reports no topology: the library takes
+# each process's neighbours from the call's structure at its vertex (its new rank). The structure has 44
+# entries (16 ranks x 2 ring neighbours, 4 leaders x 3 others), stored by vertex then neighbour. By hand,
+# per rank of the run: v -> right(v) carries the token, 4 laps x 1 KiB x 5 iterations / 16 = 1280 bytes;
+# every other entry nothing (the leaders' Allgather is a collective, which is not traced).
+learn_graph() { # TOPO FN
+	topo=$1 fn=$2 L=$T/learn-$1
+	mkdir -m 700 "$L"
+	RR_ARGS="--weights off --topo $topo"
+	set -- RANKMAP_LEARN=1 RANKMAP_LEARN_DIR="$L" RANKMAP_ALGO=treematch RANKMAP_CLUSTER="$T/rankmap.cluster"
+	run "learn1-$topo.out" "$@" RANKMAP_REPORT="$T/learn1-$topo.rep"
+	expect "$fn: learning run completes, no warning" sh -c "grep -q '^E2E time=' '$T/learn1-$topo.out' &&
+		! grep -q '^rankmap:' '$T/learn1-$topo.out'"
+	f=$(ls "$L"/*.pattern 2>/dev/null)
+	expect "$fn: one pattern stored" [ "$(echo "$f" | grep -c .)" = 1 ]
+	expect "$fn: the pattern has the call's 44 entries in the structure's order, 1280 bytes on v -> right(v)" \
+		awk -v fn="$fn" '/^fn = /{ okfn = $3 == fn } /^shape = graph 16 44 /{ shape = 1 }
+		/^edge = /{ n++; v = $3; u = $4; r = v - v % 4 + (v % 4 + 1) % 4
+			if (v < pv || (v == pv && u <= pu) || $5 != (u == r ? 1280 : 0) || $6 != (u == r ? 1.25 : 0)) bad++
+			pv = v; pu = u }
+		END { exit !(okfn && shape && n == 44 && !bad) }' "$f"
+	run "learn2-$topo.out" "$@" RANKMAP_REPORT="$T/learn2-$topo.rep"
+	id=$(basename "$f" .pattern)
+	expect "$fn: the second run applies the learned pattern" grep -q "learned=$id/runs=1\$" "$T/learn2-$topo.rep"
+	# another structure (rings of 8: 2 leaders) on as many ranks: another key, nothing applied
+	RR_ARGS="$RR_ARGS --ring 8"
+	run "learn3-$topo.out" "$@" RANKMAP_REPORT="$T/learn3-$topo.rep"
+	expect "$fn: another graph of the same size gets no pattern, and stores its own" \
+		sh -c "grep -q 'learned=none\$' '$T/learn3-$topo.rep' && [ \$(ls '$L' | grep -c 'pattern\$') = 2 ]"
+	RR_ARGS=
+}
+learn_graph dist MPI_Dist_graph_create_adjacent
+learn_graph graph MPI_Graph_create
 finish
