@@ -24,7 +24,7 @@
  * Drift (a program whose pattern changes between runs, e.g. with its input): each merge records how far
  * the run's traffic was from the average before it ("drift": the total variation distance between their
  * byte shares per dimension or entry, 0 the same, 1 disjoint) and the run's command line ("cmdline", a
- * hash of its arguments). A pattern is not applied (rm_pattern_usable) while the last merge drifted by
+ * hash of its arguments and of the input files they name, plugin/mpi/pmpi_learn.c). A pattern is not applied (rm_pattern_usable) while the last merge drifted by
  * more than RM_PATTERN_DRIFT_MAX (until runs agree with the average again), nor to a run of the same
  * size as the last one with another command line (its input changed; a run at another size is expected
  * to have other arguments, and its per-rank pattern carries over). Not applied means unweighted.

@@ -54,10 +54,15 @@ typedef struct rmp_learn {
 	int warned;                   /* at most one learning warning per process */
 	int calls;                    /* topology calls with reorder=1 so far (their order) */
 	uint64_t cmdline;             /* hash of the program's arguments (rm_pattern_usable), 0 unknown */
+	int inputs;                   /* cmdline includes the input files (rmp_learn_cmdline) */
 } rmp_learn_t;
 
 /* This process's (rank's) context, NULL when not learning. */
 rmp_learn_t *rmp_learn_ctx(void);
+/* The hash of this run's arguments and input files (the files its arguments name, and standard input
+ * when it is a file: their sizes and first and last 4 KiB), for rm_pattern_usable; 0 unknown. The files
+ * are read once, at the first call. */
+uint64_t rmp_learn_cmdline(rmp_learn_t *l);
 /* Collective over c->priv: sums the counters at the root, which merges them into the store. */
 void rmp_learn_collect(rmp_learn_rec_t *c);
 /* Prints "rankmap: learn: <err>; <what>" once per process. */

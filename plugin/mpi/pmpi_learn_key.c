@@ -146,7 +146,7 @@ static int usable(rmp_call_t *call, rm_pattern_t *p)
 	const char *why = NULL;
 	char how[24];
 
-	if (rm_pattern_usable(p, call->nverts, l ? l->cmdline : 0, &why))
+	if (rm_pattern_usable(p, call->nverts, rmp_learn_cmdline(l), &why))
 		return 1;
 	snprintf(how, sizeof(how), ":%s", why);
 	applied(call, p, how);
@@ -409,7 +409,7 @@ void rmp_learn_collect(rmp_learn_rec_t *c)
 		    (run = rm_pattern_new(&k, c->ndims ? 0 : c->xadj[c->gn]))) {
 			memcpy(run->path, path, sizeof(run->path));
 			run->ranks = c->nverts;
-			run->cmdline = rmp_learn_ctx() ? rmp_learn_ctx()->cmdline : 0;
+			run->cmdline = rmp_learn_cmdline(rmp_learn_ctx());
 		}
 	}
 	int ok = 1;
