@@ -57,7 +57,7 @@ serial_group() {
 	case $1 in
 	# each runs MPI jobs of more ranks than cores (busy-polling), on a local Slurm cluster (munged,
 	# slurmctld, four slurmd) or under mpirun: two at once starve each other on 2 cores (spank_cluster
-	# takes 43 s alone, 160 to 390 s beside another of them, and its timeouts then fire)
+	# took 31 s alone and 160 to 390 s beside another of them, where its timeouts fired; 19 s alone now)
 	spank_cluster | fault_spank | fault_pmpi | pmpi_cart | pmpi_fallback | pmpi_graph | pmpi_trace | pmpi_daemon | \
 	fault_spank_pattern | fault_pmpi_guard | pmpi_learn | pmpi_unconnected | cluster_tcp | cluster_slurm_tcp | make_run) echo mpi ;;
 	# each runs make in $B: concurrent makes would write the same files
