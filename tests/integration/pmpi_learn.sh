@@ -318,7 +318,8 @@ input_case() {
 	mkfifo "$T/fifo"
 	for m in $PMPI_MPIS; do
 		export RANKMAP_LEARN_DIR=$T/inputs-$m
-		head -c 12288 /dev/urandom >"$T/a.dat"; head -c 9000 /dev/urandom >"$T/b.dat"
+		# (files of one letter, each change writes another: a random byte could equal the one written)
+		head -c 12288 /dev/zero | tr '\0' a >"$T/a.dat"; head -c 9000 /dev/zero | tr '\0' b >"$T/b.dat"
 		args="-p --in=$T/b.dat $GRID $T/a.dat $T/fifo /dev/zero"
 		job "$m" $args; check_run "$m: inputs: a job whose arguments name a FIFO and /dev/zero runs"
 		job "$m" $args
