@@ -84,9 +84,9 @@ long map_repair(const map_graph_t *g, const topo_target_t *t, uint32_t *perm);
 double map_rank_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm, uint32_t r, uint32_t s,
 		     uint32_t skip);
 
-/* ties.c: among mappings of perm's cost, moves perm (a bijection) to one whose rank order follows the slot
- * order: each level's groups sorted by their smallest rank, kept when it costs no more. Returns the number
- * of levels sorted, -1 (errno ENOMEM) on allocation failure (perm unchanged). */
+/* ties.c: moves perm (a bijection), at no extra cost, to a mapping whose rank order follows the slot order:
+ * each level's groups sorted by their smallest rank, each sort kept when it costs no more. Returns the
+ * number of levels sorted, -1 (errno ENOMEM) on allocation failure (perm unchanged). */
 long map_order_ties(const map_graph_t *g, const topo_target_t *t, uint32_t *perm);
 
 /* treematch.c: TreeMatch with a tie-breaking mode (0: lookahead, 1: discovery order, 2: lookahead on a

@@ -14,8 +14,8 @@
  * For each level of the target, coarsest first, the groups of that level (each a run of slots) are
  * sorted by the smallest rank they hold: among groups of the same size, in slot order, the k-th
  * receives the whole contents (the same offsets) of the group with the k-th smallest rank. The result is
- * kept only when it costs no more (up to rounding) than the mapping before it; a level that moves
- * nothing costs no evaluation. O(levels * (slots + edges)) time, O(slots + ranks) memory.
+ * kept only when it costs no more (up to rounding) than the mapping before it (a sort may also cost
+ * less: an engine's result need not be optimal); a level that moves nothing costs no evaluation. O(levels * (slots + edges)) time, O(slots + ranks) memory.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,7 +24,8 @@
 #include "mapping_private.h"
 
 #define NONE UINT32_MAX
-#define TIE_TOLERANCE 1e-9 /* relative cost difference taken as rounding (the terms are summed in other orders) */
+/* relative cost difference taken as rounding: after a sort the same distances fall on other edges */
+#define TIE_TOLERANCE 1e-9
 
 struct run {
 	uint32_t start, len, key; /* slots [start, start + len) of one group; key: its smallest rank (NONE: empty) */
