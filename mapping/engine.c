@@ -1,6 +1,7 @@
 /*
  * mapping/engine.c: the engine table and map_compute, which wraps every engine with the same
- * guarantees: sizes checked, output repaired into a bijection, never worse than the identity.
+ * guarantees: sizes checked, output repaired into a bijection, ties between equal-cost mappings broken the
+ * same way (ties.c: rank order follows slot order), never worse than the identity.
  */
 #include <errno.h>
 #include <math.h>
@@ -122,7 +123,7 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 				    "the target's distances): scale the weights down");
 	}
 	rc = e->fn(&ctx, perm);
-	if (rc == 0 && map_repair(g, t, perm) < 0)
+	if (rc == 0 && (map_repair(g, t, perm) < 0 || map_order_ties(g, t, perm) < 0))
 		rc = rm_error_set(err, algo, 0, 0, "out of memory");
 	cost = rc == 0 ? map_cost(g, t, perm) : idcost;
 	if (rc < 0 || cost > idcost || map_check_perm(perm, g->n, t->nslots) < 0) {

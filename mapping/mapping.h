@@ -98,7 +98,9 @@ typedef struct map_result {
 
 /* Maps g onto t with the named engine: perm[i] = slot of rank i (perm has g->n entries). Requires
  * g->n <= t->nslots (more ranks than slots is an error naming both counts); with fewer ranks the engine
- * chooses the best subset of slots. opt and res may be NULL. Returns 0, or -1 (unknown engine, bad
+ * chooses the best subset of slots. Among mappings of equal cost the engine might return, the result is the one
+ * whose rank order follows the slot order as far as the cost allows (mapping/ties.c), whatever the engine
+ * and the weights. opt and res may be NULL. Returns 0, or -1 (unknown engine, bad
  * sizes, a cost that overflows a double, allocation failure); on failure perm holds the identity. */
 int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
 		uint32_t *perm, map_result_t *res, rm_error_t *err);

@@ -8,6 +8,7 @@
  * cost.c           cost, breakdown, permutation checks and the bijection repair
  * perm.c           permutation files
  * engine.c         the engine table and map_compute (identity guard, budget, timing)
+ * ties.c           the tie rule: among equal-cost mappings, rank order follows slot order
  * treematch.c      TreeMatch: virtual tree, bottom-up grouping, aggregation, top-down placement
  * tm_group.c       TreeMatch's greedy grouping of one level and swaps between groups
  * tm_kl.c          Kernighan-Lin passes between pairs of groups
@@ -82,6 +83,11 @@ long map_repair(const map_graph_t *g, const topo_target_t *t, uint32_t *perm);
  * for empty slots); edges to `skip` are ignored. */
 double map_rank_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm, uint32_t r, uint32_t s,
 		     uint32_t skip);
+
+/* ties.c: moves perm (a bijection), at no extra cost, to a mapping whose rank order follows the slot order:
+ * each level's groups sorted by their smallest rank, each sort kept when it costs no more. Returns the
+ * number of levels sorted, -1 (errno ENOMEM) on allocation failure (perm unchanged). */
+long map_order_ties(const map_graph_t *g, const topo_target_t *t, uint32_t *perm);
 
 /* treematch.c: TreeMatch with a tie-breaking mode (0: lookahead, 1: discovery order, 2: lookahead on a
  * tree whose cheap levels are merged into their children, 3: as 2 for the finest level only, the

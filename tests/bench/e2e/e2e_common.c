@@ -56,6 +56,28 @@ static unsigned host_hash(void)
 	return h;
 }
 
+/* With E2E_PLACEMENT set, rank 0 prints the host of every rank of comm, in rank order ("E2E placement=h0,h0,..."):
+ * which order an engine chose, beside the time it gave. */
+static void print_placement(MPI_Comm comm, int rank, int size)
+{
+	char name[MPI_MAX_PROCESSOR_NAME] = "", *all = NULL;
+	int len = 0;
+
+	if (!getenv("E2E_PLACEMENT"))
+		return;
+	MPI_Get_processor_name(name, &len);
+	if (rank == 0 && !(all = malloc((size_t)size * MPI_MAX_PROCESSOR_NAME)))
+		MPI_Abort(comm, 2);
+	MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+	if (rank != 0)
+		return;
+	printf("E2E placement=");
+	for (int r = 0; r < size; r++)
+		printf("%s%.*s", r ? "," : "", MPI_MAX_PROCESSOR_NAME, all + (size_t)r * MPI_MAX_PROCESSOR_NAME);
+	printf("\n");
+	free(all);
+}
+
 void e2e_report(MPI_Comm comm, double seconds, const e2e_edge_t *edges, int nedges)
 {
 	int rank, size;
@@ -76,6 +98,7 @@ void e2e_report(MPI_Comm comm, double seconds, const e2e_edge_t *edges, int nedg
 	free(hosts);
 	MPI_Reduce(local, sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm);
 	MPI_Reduce(&seconds, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+	print_placement(comm, rank, size);
 	if (rank == 0)
 		printf("E2E time=%.9f offnode=%.4f ranks=%d\n", tmax, sum[0] > 0 ? sum[1] / sum[0] : 0.0, size);
 }

@@ -2,7 +2,7 @@
 of issue 18 (same run, same platform): a 3D periodic halo whose dimension 0 carries 4x the bytes, 128
 ranks on a 16-host torus (8 cores each), started from block placement.
 
-    python3 learn.py --bin DIR [--out DIR] [--jobs N] [--quick]
+    python3 learn.py --bin DIR [--out DIR] [--jobs N] [--quick] [--only halo|rings|alternating]
 
 Rows (simulated time of the timed loop, max over ranks):
   block                 RANKMAP_DISABLE=1
@@ -57,6 +57,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out-learn"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=("halo", "rings", "alternating"), help="run one group of rows")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     it = 3 if a.quick else 10
@@ -64,7 +65,6 @@ def main():
     work = prepare(big, a.out)
     work64 = prepare(small, a.out)
     cl = os.path.join(work, "rankmap.cluster")
-    block = os.path.join(work, "block.hosts")
     logf = open(os.path.join(a.out, "learn-runs.log"), "w")
 
     def run(s, w, env, label, start="block"):
@@ -76,12 +76,41 @@ def main():
         return r["time"]
 
     base = {"RANKMAP_ALGO": "auto", "RANKMAP_CLUSTER": cl, "RANKMAP_METRIC": "bytes"}
-    tr = os.path.join(work, "traced.mtx")
-    store128, store64, storealt = (os.path.join(a.out, d) for d in ("store128", "store64", "store-alt"))
-    for d in (store128, store64, storealt):
+
+    def ms(v):
+        return "%.3f ms" % (v * 1e3) if v is not None else "FAILED"
+
+    ok = True
+
+    def target(desc, v, ref, lim):
+        nonlocal ok
+        good = v is not None and ref is not None and v <= lim * ref
+        ok &= good
+        print("  %-60s %s (%.2fx)" % (desc, "met" if good else "MISSED", v / ref if v and ref else float("nan")))
+        return good
+
+    if a.only in (None, "halo"):
+        halo(a, run, ms, target, big, small, work, work64, base)
+    if a.only in (None, "rings"):
+        ok &= rings(a, run, ms, target)
+    if a.only in (None, "alternating"):
+        alternating(a, run, ms, target, work, base, it)
+    return 0 if ok else 1
+
+
+def fresh(*dirs):
+    """Creates each store directory (0700) and empties it."""
+    for d in dirs:
         os.makedirs(d, mode=0o700, exist_ok=True)
         for f in os.listdir(d):
             os.unlink(os.path.join(d, f))
+
+
+def halo(a, run, ms, target, big, small, work, work64, base):
+    """Issue 18's heavy-dimension halo rows: learned at 128, learned at 64 and run at 128."""
+    tr = os.path.join(work, "traced.mtx")
+    store128, store64 = (os.path.join(a.out, d) for d in ("store128", "store64"))
+    fresh(store128, store64)
     os.chmod(a.out, 0o755)
     run(big, work, {"RANKMAP_TRACE": tr}, "trace")
     t = {}
@@ -101,10 +130,6 @@ def main():
     t["from64"] = run(big, work, dict(base, RANKMAP_LEARN="1", RANKMAP_LEARN_DIR=store64), "learned at 64, run at 128")
     vals = [v for v in t.values() if v is not None]
     best = min(vals) if vals else None
-
-    def ms(v):
-        return "%.3f ms" % (v * 1e3) if v is not None else "FAILED"
-
     print("Learned patterns, 3D periodic halo 8x4x4, dimension 0 carries 4x, 128 ranks on a 16-host torus, from block")
     print("%-34s %12s   %s" % ("run", "simulated", "issue 18's figure"))
     rows = [("block placement, no rankmap", "block", "5.19 ms"), ("rankmap, no pattern", "none", "2.54 ms"),
@@ -113,22 +138,17 @@ def main():
     for label, k, ref in rows:
         print("%-34s %12s   %s" % (label, ms(t.get(k)), ref))
     print("%-34s %12s   %s" % ("best placement (best of all rows)", ms(best), "0.76 ms"))
-    ok = True
-
-    def target(desc, v, ref, lim):
-        nonlocal ok
-        good = v is not None and ref is not None and v <= lim * ref
-        ok &= good
-        print("  %-60s %s (%.2fx)" % (desc, "met" if good else "MISSED", v / ref if v and ref else float("nan")))
-        return good
-
     target("learned at 128 within 1.1x of the traced-pattern run", t.get("learn2"), t.get("traced"), 1.1)
     target("learned at 128 within 1.1x of the best placement", t.get("learn2"), best, 1.1)
     target("learned at 64, run at 128, within 1.25x of the best", t.get("from64"), best, 1.25)
     target("first learning run not slower than no pattern (1 %)", t.get("learn1"), t.get("none"), SAME)
-    ok &= rings(a, run, ms, target)
 
-    # alternating inputs: heavy dim 0, then 1, then 0, then 1 with one store; each against unweighted
+
+def alternating(a, run, ms, target, work, base, it):
+    """Alternating inputs: heavy dim 0, then 1, then 0, then 1 with one store; each against unweighted."""
+    storealt = os.path.join(a.out, "store-alt")
+    fresh(storealt)
+    os.chmod(a.out, 0o755)
     print("Alternating inputs (one store; each run against the unweighted run of the same input)")
     unw = {}
     for h in (HEAVY0, HEAVY1):
@@ -139,7 +159,6 @@ def main():
         print("  run %d, heavy dimension %d: %12s   unweighted %s" % (i + 1, 0 if h == HEAVY0 else 1, ms(v),
                                                                       ms(unw[h])))
         target("run %d not slower than unweighted (1 %%)" % (i + 1), v, unw[h], SAME)
-    return 0 if ok else 1
 
 
 RING_PLATS = (("flat", dict(kind="flat", nhosts=16, cores=8, node="pack:2 core:4 pu:1")), ("torus 4,2,2", TORUS))
