@@ -112,6 +112,7 @@ typedef struct rmp_call {
 				 * "" when none; it goes into the report line, never on a line of its own */
 	/* learning (pmpi_learn*.c), when env.learn */
 	int learn;            /* this call is learned: tracked after creation, its pattern looked up */
+	int track;            /* set by rmp_agree: every rank of the call can record it (rmp_learn_track) */
 	uint32_t learn_order; /* its place among the program's topology calls with reorder=1 */
 	int learn_weighted;   /* the call carried weights of its own (never replaced) */
 	char learned[48];     /* root: "<id> runs=N" of the pattern applied, "none" when there was none */
@@ -128,9 +129,10 @@ typedef struct rmp_call {
 void rmp_warn(const rmp_call_t *call);
 
 /* Collective over call->comm: combines every rank's local status (local_fail, or an error already in
- * call->err) and an argument hash. Returns 0 when every rank succeeded with the same hash. Otherwise
- * returns -1 (and frees call->codes) and exactly one rank (the lowest failing one, or rank 0 for
- * differing arguments) has printed the warning. */
+ * call->err) and an argument hash. Returns 0 when every rank succeeded with the same hash, and then
+ * sets call->track when every rank can record the call (rmp_learn_room). Otherwise returns -1 (and
+ * frees call->codes) and exactly one rank (the lowest failing one, or rank 0 for differing arguments)
+ * has printed the warning. */
 int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash);
 
 /* CPU time used by this process and its reaped children (the guarded engine), in milliseconds. */
@@ -250,8 +252,12 @@ int rmp_learn_cart_weights(rmp_call_t *call, int ndims, const int periods[], dou
 /* Root: keeps the structure of the call's graph for the finalize and, for a call without weights,
  * replaces g's weights by the learned ones. Returns 1 when applied, 0 otherwise. */
 int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g);
+/* 1 when this rank can record the call (it is learned and the process has a record left), else 0: what
+ * rmp_agree combines into call->track. */
+int rmp_learn_room(const rmp_call_t *call);
 /* Collective over call->comm, after the real constructor returned newcomm (MPI_COMM_NULL on ranks left
- * out): starts counting the traffic on newcomm. cart: ndims/periods of a Cartesian call (else 0). */
+ * out): when call->track, starts counting the traffic on newcomm. cart: ndims/periods of a Cartesian
+ * call (else 0). Every rank takes the same branch: call->track was agreed by rmp_agree. */
 void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
 
 /* Tracer (pmpi_trace.c). */

@@ -244,11 +244,13 @@ int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash)
 static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 {
 	/* max of (hash, ~hash) is (hash, ~hash) only when all hashes are equal; the third entry
-	 * elects the lowest failing rank. */
+	 * elects the lowest failing rank; the fourth is 1 when some rank cannot record the call
+	 * (learning: rmp_learn_track), so that learning adds no collective of its own. */
 	int fail = local_fail || rm_error_isset(&call->err);
-	uint64_t in[3] = { hash, ~hash, fail ? UINT64_MAX - (uint64_t)call->rank : 0 }, out[3];
+	uint64_t in[4] = { hash, ~hash, fail ? UINT64_MAX - (uint64_t)call->rank : 0, !rmp_learn_room(call) }, out[4];
 
-	if (PMPI_Allreduce(in, out, 3, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
+	call->track = 0;
+	if (PMPI_Allreduce(in, out, 4, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
 		/* With MPI_ERRORS_ARE_FATAL we never get here; with ERRORS_RETURN every rank sees it. */
 		if (call->rank == 0) {
 			rm_error_set(&call->err, "MPI", 0, 0, "MPI_Allreduce failed");
@@ -268,6 +270,7 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 		}
 		return -1;
 	}
+	call->track = out[3] == 0;
 	return 0;
 }
 

@@ -397,21 +397,32 @@ static int rec_neighbours(rmp_learn_rec_t *c, MPI_Comm newcomm, int status, int 
 	return c->wnb ? 0 : -1;
 }
 
+int rmp_learn_room(const rmp_call_t *call)
+{
+	rmp_learn_t *l = call->learn ? rmp_learn_ctx() : NULL;
+
+	return l && l->n < RMP_LEARN_COMMS;
+}
+
+/* Graph calls take their neighbours from the call's structure (structure_neighbours) where the library's
+ * graph constructors return plain communicators: under SMPI (pmpi_topo.c). Elsewhere the communicator
+ * reports its graph (a communicator that did not would count its sends as "other"). Decided by the build,
+ * so every rank takes the same branch without asking the others. */
+#ifdef RANKMAP_SMPI
+#define GRAPH_FROM_STRUCTURE 1
+#else
+#define GRAPH_FROM_STRUCTURE 0
+#endif
+
 void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[])
 {
 	rmp_learn_t *l = rmp_learn_ctx();
 	MPI_Comm priv = MPI_COMM_NULL;
-	int status, mine[2], any[2] = { 0, 0 }, *given = NULL, ng = 0;
+	int *given = NULL, ng = 0;
 
-	if (!call->learn)
-		return;
-	status = topo_kind(newcomm, ndims > 0);
-	mine[0] = !l || l->n >= RMP_LEARN_COMMS;
-	/* a graph call whose communicator reports no graph: its neighbours come from the call's structure */
-	mine[1] = !ndims && newcomm != MPI_COMM_NULL && status != MPI_GRAPH && status != MPI_DIST_GRAPH;
-	/* every rank of the call takes the same branch: the records are made together or not at all */
-	PMPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, call->comm);
-	if (any[0] || PMPI_Comm_dup(call->comm, &priv) != MPI_SUCCESS) {
+	/* every rank of the call takes the same branch (call->track was agreed by rmp_agree): the records
+	 * are made together or not at all */
+	if (!call->track || !l || PMPI_Comm_dup(call->comm, &priv) != MPI_SUCCESS) {
 		free(call->lxadj), free(call->ladj);
 		call->lxadj = NULL, call->ladj = NULL;
 		return;
@@ -434,10 +445,10 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 	c->vertex = -1;
 	if (newcomm != MPI_COMM_NULL)
 		PMPI_Comm_rank(newcomm, &c->vertex);
-	if (any[1])
+	if (!ndims && GRAPH_FROM_STRUCTURE)
 		given = structure_neighbours(c, &ng); /* collective over c->priv */
 	if (newcomm != MPI_COMM_NULL) {
-		if (rec_neighbours(c, newcomm, status, given, ng) != 0)
+		if (rec_neighbours(c, newcomm, topo_kind(newcomm, ndims > 0), given, ng) != 0)
 			c->nslots = 0, c->nnb = 0; /* counts go to "other" */
 		l->world = c;
 	} else {

@@ -15,7 +15,22 @@
 #    of MPI_Isend alternate with windows of PMPI_Isend), median over PMPI_BENCH_ROUNDS rounds of
 #    alternated runs; a mode's cost over the same with nothing on, relative to the loop's cost per
 #    message, is checked against the targets. The older figure across runs (fastest window of each mode,
-#    minimum over the rounds) is printed beside it.
+#    minimum over the rounds) is printed beside it. That older figure also moves with MPICH's own state:
+#    on this loop MPICH's PMPI_Isend is 1.5-2.5 ns faster or slower depending on how many messages the
+#    two processes exchanged before it. With the library preloaded and nothing on, one or two extra
+#    MPI_Allreduce (2 ints, on MPI_COMM_WORLD or on the Cartesian communicator), MPI_Barrier or
+#    MPI_Sendrecv in the program after MPI_Cart_create make it slower, three make it fast again, and an
+#    MPI_Comm_dup does not count. Learning used to add one such MPI_Allreduce at the topology call
+#    (rmp_learn_track; a program making two of its own then ran faster with learning than without); now
+#    whether every rank can record the call rides on the call's own agreement (rmp_agree), and only the
+#    private MPI_Comm_dup remains. MPICH, Cartesian, same session (2026-11-24): across runs +6.7, +6.9 %
+#    before, +4.0, +4.3 % after (2 bench runs each, 20 rounds, alternated; learn, world, which has no
+#    topology call, in the same four runs: +2.0..4.0 %). In 40 further alternated runs of each, the
+#    fastest windows' median: PMPI_Isend 25.6 ns without learning, 27.9 with learning before, 25.3
+#    after; MPI_Isend 26.4, 29.3 before, 26.5 after. The within-run figure did not move (+1.3..2.5 %):
+#    what remains across runs is the wrapper's own cost seen through the fastest windows, as on
+#    MPI_COMM_WORLD, and the minimum's noise. Open MPI shows no such effect (PMPI_Isend 34.5 ns, 34.7
+#    with one extra MPI_Allreduce; learn, cart across runs +1.5, 0.0 % before, +1.3, -0.9 % after).
 # 3. Cost of the engine guard (RANKMAP_GUARD=fork, the default: the root maps in a child process with
 #    limits, plugin/mpi/pmpi_env.c) beside the same calls unguarded (RANKMAP_GUARD=off), MPI_Cart_create
 #    and MPI_Dist_graph_create_adjacent (reorder=1, the same grid), 16 and 64 ranks, Open MPI and MPICH,
@@ -125,11 +140,12 @@ echo "nothing on. overhead = (wrap_ns - off_wrap) / msg_ns, the mode's cost over
 echo "the figure checked against the target; all = wrap_ns / msg_ns, everything the library adds to a send."
 echo "across runs: the older figure, extra MPI_Isend time (fastest window) over separate runs with nothing"
 echo "on, relative to msg_ns, minimum of each mode over the rounds; it also moves with the MPI library's own"
-echo "cost in each run (on the Cartesian communicator MPICH's PMPI_Isend itself is ~1.5 ns slower in"
-echo "learning runs, even with a wrapper that does nothing; an extra MPI_Allreduce in the program, without"
-echo "learning, does the same) and with the load of this shared machine. Rows: RANKMAP_TRACE (the full"
-echo "tracer, per-peer hash table) on MPI_COMM_WORLD; RANKMAP_LEARN=1 (issue 18) on MPI_COMM_WORLD, and on"
-echo "a 1-D periodic MPI_Cart_create(reorder=1) communicator."
+echo "cost in each run (MPICH's PMPI_Isend is 1.5-2.5 ns faster or slower depending on how many messages"
+echo "were exchanged before the loop: one extra MPI_Allreduce in the program, without learning, makes it"
+echo "slower, three do not; at the topology call learning adds only its private MPI_Comm_dup, which does"
+echo "not count) and with the load of this shared machine. Rows: RANKMAP_TRACE (the full tracer, per-peer"
+echo "hash table) on MPI_COMM_WORLD; RANKMAP_LEARN=1 (issue 18) on MPI_COMM_WORLD, and on a 1-D periodic"
+echo "MPI_Cart_create(reorder=1) communicator."
 printf '%-8s %-13s %8s %8s %7s %9s %7s %-8s %12s   %s\n' MPI mode off_wrap wrap_ns msg_ns overhead all verdict \
 	"across runs" "target (issue 18); measured before"
 L=$T/learn; mkdir -m 700 "$L"
