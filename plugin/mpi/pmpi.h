@@ -90,9 +90,11 @@ static inline void *rmp_slot_get(const rmp_slot_t *s)
 	return s->p;
 #endif
 }
-/* Sets the calling rank's pointer (NULL clears it). Under SMPI the first non-NULL set allocates the
- * table; without memory for it the set is dropped (rmp_slot_get then returns NULL). */
-void rmp_slot_set(rmp_slot_t *s, void *p);
+/* Sets the calling rank's pointer (NULL clears it), and *active, the send wrappers' test (a field of
+ * rmp_active): p itself, or under SMPI the table once some rank set one (it is not cleared then: the
+ * other ranks may still have theirs). Under SMPI the first non-NULL set allocates the table; without
+ * memory for it the set is dropped (rmp_slot_get then returns NULL). */
+void rmp_slot_set(rmp_slot_t *s, void *p, void **active);
 
 /* One intercepted topology call. */
 typedef struct rmp_call {

@@ -61,7 +61,7 @@ int rmp_disabled(void)
 	return v && strcmp(v, "0") != 0;
 }
 
-void rmp_slot_set(rmp_slot_t *s, void *p)
+void rmp_slot_set(rmp_slot_t *s, void *p, void **active)
 {
 #ifdef RANKMAP_SMPI
 	int r = 0, n = 0;
@@ -74,8 +74,11 @@ void rmp_slot_set(rmp_slot_t *s, void *p)
 	}
 	if (r < s->n)
 		s->by_rank[r] = p;
+	if (p)
+		*active = s->by_rank;
 #else
 	s->p = p;
+	*active = p;
 #endif
 }
 

@@ -40,13 +40,7 @@ rmp_learn_t *rmp_learn_ctx(void)
 
 static void ctx_set(rmp_learn_t *l)
 {
-	rmp_slot_set(&learn_slot, l);
-#ifdef RANKMAP_SMPI
-	if (l)
-		rmp_active.learn = learn_slot.by_rank;
-#else
-	rmp_active.learn = l;
-#endif
+	rmp_slot_set(&learn_slot, l, &rmp_active.learn);
 }
 
 #define FNV_PRIME 1099511628211ULL

@@ -61,13 +61,7 @@ static trace_ctx_t *ctx_get(void)
 
 static void ctx_set(trace_ctx_t *t)
 {
-	rmp_slot_set(&trace_slot, t);
-#ifdef RANKMAP_SMPI
-	if (t)
-		rmp_active.trace = trace_slot.by_rank;
-#else
-	rmp_active.trace = t;
-#endif
+	rmp_slot_set(&trace_slot, t, &rmp_active.trace);
 }
 
 int rmp_trace_on(void)
