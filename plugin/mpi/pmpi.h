@@ -132,7 +132,7 @@ void rmp_warn(const rmp_call_t *call);
 
 /* Collective over call->comm: combines every rank's local status (local_fail, or an error already in
  * call->err) and an argument hash. Returns 0 when every rank succeeded with the same hash, and then
- * sets call->track when every rank can record the call (rmp_learn_room). Otherwise returns -1 (and
+ * sets call->track when every rank can record the call (rmp_learn_agreed). Otherwise returns -1 (and
  * frees call->codes) and exactly one rank (the lowest failing one, or rank 0 for differing arguments)
  * has printed the warning. */
 int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash);
@@ -254,9 +254,20 @@ int rmp_learn_cart_weights(rmp_call_t *call, int ndims, const int periods[], dou
 /* Root: keeps the structure of the call's graph for the finalize and, for a call without weights,
  * replaces g's weights by the learned ones. Returns 1 when applied, 0 otherwise. */
 int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g);
-/* 1 when this rank can record the call (it is learned and the process has a record left), else 0: what
- * rmp_agree combines into call->track. */
+/* This rank's part in whether the call is recorded, which rmp_agree combines by maximum: 0 it can record
+ * it (the call is learned and the process has a record left), 1 it learns but has no record left, 2 it
+ * does not learn (RANKMAP_LEARN is off here). */
 int rmp_learn_room(const rmp_call_t *call);
+/* An election by MPI_MAX of the lowest rank with some property: RMP_ELECT(rank) from the ranks that have
+ * it, 0 from the others; the maximum is RMP_ELECT(lowest such rank), or 0 when none has it. Positive
+ * and below 2^63, so the same whether the MPI library compares MPI_UINT64_T as unsigned or as signed. */
+#define RMP_ELECT(rank) ((uint64_t)INT64_MAX - (uint64_t)(rank))
+
+/* After rmp_agree's allreduce: worst, the maximum of rmp_learn_room over the ranks; lowest, the
+ * election (RMP_ELECT) of the lowest rank that learns. Sets call->track when every rank can record the call;
+ * when some rank does not learn, the lowest one that does warns (once per process): the call is not
+ * learned. */
+void rmp_learn_agreed(rmp_call_t *call, uint64_t worst, uint64_t lowest);
 /* Collective over call->comm, after the real constructor returned newcomm (MPI_COMM_NULL on ranks left
  * out): when call->track, starts counting the traffic on newcomm. cart: ndims/periods of a Cartesian
  * call (else 0). Every rank takes the same branch: call->track was agreed by rmp_agree. */

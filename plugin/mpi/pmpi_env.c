@@ -246,14 +246,19 @@ int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash)
 
 static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 {
-	/* max of (hash, ~hash) is (hash, ~hash) only when all hashes are equal; the third entry
-	 * elects the lowest failing rank; the fourth is 1 when some rank cannot record the call
-	 * (learning: rmp_learn_track), so that learning adds no collective of its own. */
-	int fail = local_fail || rm_error_isset(&call->err);
-	uint64_t in[4] = { hash, ~hash, fail ? UINT64_MAX - (uint64_t)call->rank : 0, !rmp_learn_room(call) }, out[4];
+	/* max of (hash, ~hash) is (hash, ~hash) only when all hashes are equal (compared as signed or as
+	 * unsigned: ~ reverses either order); the third entry elects the lowest failing rank; the fourth
+	 * and fifth say whether every rank can record the call and which is the lowest that learns
+	 * (rmp_learn_agreed), so that learning adds no collective of its own. The elections stay below
+	 * 2^63 (RMP_ELECT): MPICH 4.0's MPI_MAX compares MPI_UINT64_T as signed, and a failure elected
+	 * as UINT64_MAX - rank was lost beside the zeros of the ranks that did not fail. */
+	int fail = local_fail || rm_error_isset(&call->err), room = rmp_learn_room(call);
+	uint64_t in[5] = { hash, ~hash, fail ? RMP_ELECT(call->rank) : 0, (uint64_t)room,
+			   room < 2 ? RMP_ELECT(call->rank) : 0 },
+		 out[5];
 
 	call->track = 0;
-	if (PMPI_Allreduce(in, out, 4, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
+	if (PMPI_Allreduce(in, out, 5, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
 		/* With MPI_ERRORS_ARE_FATAL we never get here; with ERRORS_RETURN every rank sees it. */
 		if (call->rank == 0) {
 			rm_error_set(&call->err, "MPI", 0, 0, "MPI_Allreduce failed");
@@ -262,7 +267,7 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 		return -1;
 	}
 	if (out[2] != 0) {
-		if (UINT64_MAX - out[2] == (uint64_t)call->rank)
+		if (RMP_ELECT(call->rank) == out[2])
 			rmp_warn(call);
 		return -1;
 	}
@@ -273,7 +278,7 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 		}
 		return -1;
 	}
-	call->track = out[3] == 0;
+	rmp_learn_agreed(call, out[3], out[4]);
 	return 0;
 }
 

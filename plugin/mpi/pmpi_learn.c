@@ -395,7 +395,18 @@ int rmp_learn_room(const rmp_call_t *call)
 {
 	rmp_learn_t *l = call->learn ? rmp_learn_ctx() : NULL;
 
-	return l && l->n < RMP_LEARN_COMMS;
+	return !l ? 2 : l->n < RMP_LEARN_COMMS ? 0 : 1;
+}
+
+void rmp_learn_agreed(rmp_call_t *call, uint64_t worst, uint64_t lowest)
+{
+	call->track = worst == 0;
+	if (worst == 2 && lowest == RMP_ELECT(call->rank)) {
+		rm_error_t e = { 0 };
+
+		rm_error_set(&e, "RANKMAP_LEARN", 0, 0, "set on some ranks of %s's communicator, not on all", call->fn);
+		rmp_learn_warn(&e, "this call is not learned");
+	}
 }
 
 /* Graph calls take their neighbours from the call's structure (structure_neighbours) where the library's

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Failures inside the PMPI library never break the job: with a bad pattern, a bad cluster file, an
-# unknown engine, a bad setting, too small virtual nodes or ranks that disagree on the dimensions, the
-# program completes with the unreordered result and exactly one "rankmap: " warning, from one rank.
+# unknown engine, a bad setting (on every rank, or on one only), too small virtual nodes or ranks that
+# disagree on the dimensions, the program completes with the unreordered result and exactly one
+# "rankmap: " warning, from one rank.
 # The MPI_Cart_create cases run one after another in one job per MPI (cart_halo -c: the library reads its
 # settings at each call; each case's standard error goes to a file of its own, its result line is
 # numbered), the graph calls in jobs of their own.
@@ -89,6 +90,11 @@ for m in $PMPI_MPIS; do
 	cases_run "$m" 8 "$DG" distgraph; rc=$?
 	outcome "$m" "unknown engine (Dist_graph_create_adjacent)" "$DG.1.out" "$DG.1.err"
 	outcome "$m" "unknown engine (Dist_graph_create)" "$DG.2.out" "$DG.2.err"
+	# a bad setting on one rank only (rank 5): that rank's failure is elected by the call's allreduce,
+	# every rank falls back (MPICH 4.0 compared the election as signed and lost it: the job hung)
+	pmpi_run_rank "$m" 8 5 RANKMAP_METRIC=volume cart_halo $G >"$T/out" 2>"$T/err"; rc=$?
+	outcome "$m" "bad RANKMAP_METRIC on rank 5 only" "$T/out" "$T/err"
+	named "$T/err" "RANKMAP_METRIC: 'volume'"
 	unset RANKMAP_FAKE_HOSTS RANKMAP_FAKE_PLACEMENT
 done
 finish

@@ -34,6 +34,27 @@ pmpi_run() {
 	esac
 }
 
+# pmpi_run_rank MPI NP R 'NAME=VALUE ...' PROG ARGS...: as pmpi_run, with the settings (values without
+# blanks) in rank R's environment only (a job of up to three program contexts: ranks before R, R, after)
+pmpi_run_rank() {
+	_m=$1; _np=$2; _r=$3; _set=$4; _p=$BIN/tests/mpi/$1/$5; shift 5
+	_lib=$(pmpi_lib "$_m"); _after=$((_np - _r - 1)); _mine=
+	case $_m in
+	openmpi)
+		for _v in $_set; do _mine="$_mine -x $_v"; done
+		set -- "$_p" "$@"
+		timeout -k 5 "$PMPI_TIMEOUT" mpirun.openmpi --oversubscribe --allow-run-as-root \
+			$([ "$_r" -gt 0 ] && echo "-np $_r -x LD_PRELOAD=$_lib $* :") \
+			-np 1 -x LD_PRELOAD="$_lib" $_mine "$@" \
+			$([ "$_after" -gt 0 ] && echo ": -np $_after -x LD_PRELOAD=$_lib $*") ;;
+	mpich)
+		for _v in $_set; do _mine="$_mine -env ${_v%%=*} ${_v#*=}"; done
+		set -- "$_p" "$@"
+		timeout -k 5 "$PMPI_TIMEOUT" mpirun.mpich -genv LD_PRELOAD "$_lib" \
+			$([ "$_r" -gt 0 ] && echo "-np $_r $* :") -np 1 $_mine "$@" $([ "$_after" -gt 0 ] && echo ": -np $_after $*") ;;
+	esac
+}
+
 # field KEY FILE: value of KEY=value in the last line of FILE that has it
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" "$2" | tail -n 1; }
 
