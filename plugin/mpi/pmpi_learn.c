@@ -477,8 +477,5 @@ void rmp_learn_finalize(void)
 	}
 	rmp_learn_persist_free(l);
 	free(l);
-	ctx_set(NULL);
-#ifdef RANKMAP_SMPI
-	rmp_active.learn = learn_slot.by_rank;
-#endif
+	ctx_set(NULL); /* under SMPI rmp_active.learn stays: other ranks may still learn */
 }
