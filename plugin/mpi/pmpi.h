@@ -96,6 +96,12 @@ static inline void *rmp_slot_get(const rmp_slot_t *s)
  * memory for it the set is dropped (rmp_slot_get then returns NULL). */
 void rmp_slot_set(rmp_slot_t *s, void *p, void **active);
 
+/* Set at load time (pmpi_check.c) when the program's MPI is not the one this library was built for: every
+ * wrapper then passes straight through to PMPI_ (the topology calls test it before anything else). */
+extern int rmp_foreign;
+/* The one warning about it (the launcher's rank 0, once); nothing when the MPI matches. */
+void rmp_foreign_warn(void);
+
 /* One intercepted topology call. */
 typedef struct rmp_call {
 	const char *fn; /* "MPI_Cart_create"... */

@@ -287,6 +287,10 @@ int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 	memset(call, 0, sizeof(*call));
 	call->fn = fn;
 	call->comm = comm;
+	if (rmp_foreign) { /* another MPI's program: no MPI call of ours (pmpi_check.c) */
+		rmp_foreign_warn();
+		return -1;
+	}
 	call->t0 = PMPI_Wtime();
 	if (comm == MPI_COMM_NULL)
 		return -1;

@@ -31,7 +31,8 @@ static int learned(rmp_call_t *call, int rc, const MPI_Comm *out, int ndims, con
 	return rc;
 }
 
-int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
+static __attribute__((noinline)) int rmp_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+						     int reorder, MPI_Comm *comm_cart)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -85,7 +86,8 @@ static int real_graph(MPI_Comm comm, int nnodes, const int index[], const int ed
 #endif
 }
 
-int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
+static __attribute__((noinline)) int rmp_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+						      int reorder, MPI_Comm *comm_graph)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -155,8 +157,10 @@ static int check_ranks(rmp_call_t *call, const char *what, const int *v, size_t 
 	return 0;
 }
 
-int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
-			  const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+static __attribute__((noinline)) int rmp_dist_graph_create(MPI_Comm comm, int n, const int sources[],
+							   const int degrees[], const int destinations[],
+							   const int weights[], MPI_Info info, int reorder,
+							   MPI_Comm *comm_dist_graph)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -262,9 +266,11 @@ static int move_lists(MPI_Comm split, int oldrank, const int *mine, int len, MPI
 	return rc;
 }
 
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
-				   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
-				   int reorder, MPI_Comm *comm_dist_graph)
+static __attribute__((noinline)) int rmp_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+								    const int sourceweights[], int outdegree,
+								    const int destinations[], const int destweights[],
+								    MPI_Info info, int reorder,
+								    MPI_Comm *comm_dist_graph)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -313,4 +319,43 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
 	free(packed);
 	PMPI_Comm_free(&split);
 	return learned(&call, rc, comm_dist_graph, 0, NULL);
+}
+
+/* ---- the entry points ------------------------------------------------------------------------ */
+
+/* Each tests rmp_foreign (pmpi_check.c) and jumps, with its arguments untouched, to the real call when
+ * the program runs another MPI (one of its handles may then be wider than this library's MPI_Comm, and
+ * a copy of it in a register of that type would cut it), else to the wrapper above. */
+
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
+{
+	if (rmp_foreign)
+		return PMPI_Cart_create(comm, ndims, dims, periods, reorder, comm_cart);
+	return rmp_cart_create(comm, ndims, dims, periods, reorder, comm_cart);
+}
+
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
+{
+	if (rmp_foreign)
+		return real_graph(comm, nnodes, index, edges, reorder, comm_graph);
+	return rmp_graph_create(comm, nnodes, index, edges, reorder, comm_graph);
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
+			  const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+{
+	if (rmp_foreign)
+		return real_dist(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
+	return rmp_dist_graph_create(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+				   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+				   int reorder, MPI_Comm *comm_dist_graph)
+{
+	if (rmp_foreign)
+		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
+				     reorder, comm_dist_graph);
+	return rmp_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
+					      destweights, info, reorder, comm_dist_graph);
 }

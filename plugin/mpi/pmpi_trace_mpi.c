@@ -11,6 +11,10 @@ struct rmp_active rmp_active __attribute__((aligned(64)));
 
 int MPI_Init(int *argc, char ***argv)
 {
+	if (rmp_foreign) {
+		rmp_foreign_warn();
+		return PMPI_Init(argc, argv);
+	}
 	int rc = PMPI_Init(argc, argv);
 
 	if (rc == MPI_SUCCESS) {
@@ -22,6 +26,10 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	if (rmp_foreign) {
+		rmp_foreign_warn();
+		return PMPI_Init_thread(argc, argv, required, provided);
+	}
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 
 	if (rc == MPI_SUCCESS) {
@@ -33,6 +41,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int MPI_Finalize(void)
 {
+	if (rmp_foreign)
+		return PMPI_Finalize();
 	rmp_learn_finalize();
 	rmp_trace_finalize();
 	return PMPI_Finalize();
@@ -85,50 +95,38 @@ SEND_WRAPPER(Sendrecv_replace,
 
 /* A persistent send counts at each MPI_Start (learning: after PMPI_Start succeeded); *_init remembers
  * its destination and bytes by request handle, MPI_Request_free forgets them. Persistent receives are
- * never remembered, so starting them counts nothing. */
-#define TRACE_PERSIST(rc, req, comm, dest, count, type)                                           \
-	do {                                                                                      \
-		if ((rc) == MPI_SUCCESS && rmp_active.trace)                                      \
-			rmp_trace_persist_add(*(req), comm, dest, count, type);                   \
-		if ((rc) == MPI_SUCCESS && rmp_active.learn)                                      \
-			rmp_learn_persist_add(rmp_learn_here(), *(req), comm, dest, count, type); \
-	} while (0)
+ * never remembered, so starting them counts nothing. As for the sends, the wrapper's straight path is
+ * one test and a tail jump with the arguments untouched (under another MPI, pmpi_check.c, a handle may
+ * be wider than this library's MPI_Comm: no copy of it may be made), the counting path is out of line. */
+#define PERSIST_WRAPPER(fn)                                                                                        \
+	static __attribute__((noinline)) int counted_##fn(const void *buf, int count, MPI_Datatype type, int dest, \
+							  int tag, MPI_Comm comm, MPI_Request *req)                \
+	{                                                                                                          \
+		int rc = PMPI_##fn(buf, count, type, dest, tag, comm, req);                                        \
+                                                                                                                   \
+		if (rc == MPI_SUCCESS && rmp_active.trace)                                                         \
+			rmp_trace_persist_add(*req, comm, dest, count, type);                                      \
+		if (rc == MPI_SUCCESS && rmp_active.learn)                                                         \
+			rmp_learn_persist_add(rmp_learn_here(), *req, comm, dest, count, type);                    \
+		return rc;                                                                                         \
+	}                                                                                                          \
+	int MPI_##fn(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,              \
+		     MPI_Request *req)                                                                             \
+	{                                                                                                          \
+		if (__builtin_expect(rmp_active.trace || rmp_active.learn, 0))                                     \
+			return counted_##fn(buf, count, type, dest, tag, comm, req);                               \
+		return PMPI_##fn(buf, count, type, dest, tag, comm, req);                                          \
+	}
 
-int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
-{
-	int rc = PMPI_Send_init(buf, count, type, dest, tag, comm, req);
-
-	TRACE_PERSIST(rc, req, comm, dest, count, type);
-	return rc;
-}
-
-int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
-{
-	int rc = PMPI_Bsend_init(buf, count, type, dest, tag, comm, req);
-
-	TRACE_PERSIST(rc, req, comm, dest, count, type);
-	return rc;
-}
-
-int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
-{
-	int rc = PMPI_Ssend_init(buf, count, type, dest, tag, comm, req);
-
-	TRACE_PERSIST(rc, req, comm, dest, count, type);
-	return rc;
-}
-
-int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
-{
-	int rc = PMPI_Rsend_init(buf, count, type, dest, tag, comm, req);
-
-	TRACE_PERSIST(rc, req, comm, dest, count, type);
-	return rc;
-}
+PERSIST_WRAPPER(Send_init)
+PERSIST_WRAPPER(Bsend_init)
+PERSIST_WRAPPER(Ssend_init)
+PERSIST_WRAPPER(Rsend_init)
 
 int MPI_Start(MPI_Request *req)
 {
-	MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+	/* read only when something counts: under another MPI a request may be narrower than MPI_Request */
+	MPI_Request r = req && (rmp_active.trace || rmp_active.learn) ? *req : MPI_REQUEST_NULL;
 
 	if (rmp_active.trace)
 		rmp_trace_persist_start(r);
@@ -166,85 +164,73 @@ int MPI_Request_free(MPI_Request *req)
 
 /* ---- neighbourhood collectives (what each process sends to each out-neighbour) --------------- */
 
-#define TRACE_NEIGH(comm, count, type, counts, types)                          \
-	do {                                                                   \
+/* NEIGH_WRAPPER(fn, params, args, count, type, counts, types): as the send wrappers, a straight tail jump
+ * when nothing counts, the counting out of line. */
+#define NEIGH_WRAPPER(fn, params, args, count, type, counts, types)            \
+	static __attribute__((noinline)) int counted_##fn params               \
+	{                                                                      \
 		if (rmp_active.trace)                                          \
 			rmp_trace_neighbors(comm, count, type, counts, types); \
 		if (rmp_active.learn)                                          \
 			rmp_learn_neighbors(comm, count, type, counts, types); \
-	} while (0)
+		return PMPI_##fn args;                                         \
+	}                                                                      \
+	int MPI_##fn params                                                    \
+	{                                                                      \
+		if (__builtin_expect(rmp_active.trace || rmp_active.learn, 0)) \
+			return counted_##fn args;                              \
+		return PMPI_##fn args;                                         \
+	}
 
 #ifndef RANKMAP_SMPI /* SMPI has no neighbourhood collectives */
-int MPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-			   MPI_Comm comm)
-{
-	TRACE_NEIGH(comm, scount, stype, NULL, NULL);
-	return PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-}
+NEIGH_WRAPPER(Neighbor_allgather,
+	      (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+	       MPI_Comm comm),
+	      (sbuf, scount, stype, rbuf, rcount, rtype, comm), scount, stype, NULL, NULL)
 
-int MPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-			    const int displs[], MPI_Datatype rtype, MPI_Comm comm)
-{
-	TRACE_NEIGH(comm, scount, stype, NULL, NULL);
-	return PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
-}
+NEIGH_WRAPPER(Neighbor_allgatherv,
+	      (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+	       MPI_Datatype rtype, MPI_Comm comm),
+	      (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm), scount, stype, NULL, NULL)
 
-int MPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-			  MPI_Comm comm)
-{
-	TRACE_NEIGH(comm, scount, stype, NULL, NULL);
-	return PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-}
+NEIGH_WRAPPER(Neighbor_alltoall,
+	      (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+	       MPI_Comm comm),
+	      (sbuf, scount, stype, rbuf, rcount, rtype, comm), scount, stype, NULL, NULL)
 
-int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
-			   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
-{
-	TRACE_NEIGH(comm, 0, stype, scounts, NULL);
-	return PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
-}
+NEIGH_WRAPPER(Neighbor_alltoallv,
+	      (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+	       const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm),
+	      (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm), 0, stype, scounts, NULL)
 
-int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[],
-			   void *rbuf, const int rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
-			   MPI_Comm comm)
-{
-	TRACE_NEIGH(comm, 0, MPI_BYTE, scounts, stypes);
-	return PMPI_Neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
-}
+NEIGH_WRAPPER(Neighbor_alltoallw,
+	      (const void *sbuf, const int scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+	       const int rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm),
+	      (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm), 0, MPI_BYTE, scounts, stypes)
 
-int MPI_Ineighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-			    MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
-{
-	TRACE_NEIGH(comm, scount, stype, NULL, NULL);
-	return PMPI_Ineighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-}
+NEIGH_WRAPPER(Ineighbor_allgather,
+	      (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+	       MPI_Comm comm, MPI_Request *req),
+	      (sbuf, scount, stype, rbuf, rcount, rtype, comm, req), scount, stype, NULL, NULL)
 
-int MPI_Ineighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-			     const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
-{
-	TRACE_NEIGH(comm, scount, stype, NULL, NULL);
-	return PMPI_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
-}
+NEIGH_WRAPPER(Ineighbor_allgatherv,
+	      (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+	       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req),
+	      (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req), scount, stype, NULL, NULL)
 
-int MPI_Ineighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-			   MPI_Comm comm, MPI_Request *req)
-{
-	TRACE_NEIGH(comm, scount, stype, NULL, NULL);
-	return PMPI_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-}
+NEIGH_WRAPPER(Ineighbor_alltoall,
+	      (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+	       MPI_Comm comm, MPI_Request *req),
+	      (sbuf, scount, stype, rbuf, rcount, rtype, comm, req), scount, stype, NULL, NULL)
 
-int MPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
-			    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-			    MPI_Request *req)
-{
-	TRACE_NEIGH(comm, 0, stype, scounts, NULL);
-	return PMPI_Ineighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
-}
+NEIGH_WRAPPER(Ineighbor_alltoallv,
+	      (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+	       const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req),
+	      (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req), 0, stype, scounts, NULL)
 
-int MPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
-			    const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
-			    const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req)
-{
-	TRACE_NEIGH(comm, 0, MPI_BYTE, scounts, stypes);
-	return PMPI_Ineighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, req);
-}
+NEIGH_WRAPPER(Ineighbor_alltoallw,
+	      (const void *sbuf, const int scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+	       const int rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+	       MPI_Request *req),
+	      (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, req), 0, MPI_BYTE, scounts, stypes)
 #endif
