@@ -56,6 +56,10 @@ typedef struct rmp_env {
 	int learn;             /* RANKMAP_LEARN=1: use and record learned patterns (pmpi_learn.c) */
 } rmp_env_t;
 
+/* Most PUs a test-only virtual host (RANKMAP_FAKE_NODE) may have: hwloc builds every object of a synthetic
+ * topology, and 'core:99999999' took the job forever. Above the largest common nodes (768 PUs: 2 x 192 cores x 2
+ * threads); 4096 PUs (pack:4 core:1024) map in about a second. */
+#define RMP_FAKE_NODE_PUS 4096
 #define RMP_GUARD_CPU 60   /* s; the child's wall-clock bound is 2 x CPU + 1 s */
 #define RMP_GUARD_MEM 8192 /* MiB above the process's size at fork */
 

@@ -30,8 +30,10 @@
  *   RANKMAP_LEARN_DIR=DIR    the per-user pattern directory (default $XDG_CACHE_HOME/rankmap, else
  *                            ~/.cache/rankmap), used when there is no daemon
  * Test-only (they invent a placement so that one machine can exercise multi-node mapping):
- *   RANKMAP_FAKE_HOSTS=N     ranks are spread over N virtual hosts
- *   RANKMAP_FAKE_NODE=DESC   hwloc synthetic description of each virtual host ('pack:2 core:4'); without
+ *   RANKMAP_FAKE_HOSTS=N     ranks are spread over N virtual hosts (1 to 1000000; those beyond the
+ *                            call's ranks would hold none and are not built)
+ *   RANKMAP_FAKE_NODE=DESC   hwloc synthetic description of each virtual host ('pack:2 core:4', at most
+ *                            RMP_FAKE_NODE_PUS PUs: a bigger one is refused, never built); without
  *                            RANKMAP_FAKE_HOSTS, the hardware of every real host (ranks then fill its
  *                            PUs in rank order; the SMPI variant uses this for simulated hosts)
  *   RANKMAP_FAKE_PLACEMENT=block|cyclic
@@ -82,6 +84,30 @@ void rmp_slot_set(rmp_slot_t *s, void *p, void **active)
 #endif
 }
 
+/* The PUs per host an hwloc synthetic description makes: the product of its levels' arities ("pack:2
+ * core:4" and "pack:2(memory=1GB) core:4 pu:2"; a level hwloc would refuse counts 1, hwloc says why),
+ * ULLONG_MAX past RMP_FAKE_NODE_PUS (the product is not carried further). */
+static unsigned long long fake_node_pus(const char *d)
+{
+	unsigned long long pus = 1;
+
+	while (*d) {
+		const char *tok = d + strspn(d, " \t"), *end = tok + strcspn(tok, " \t"), *colon = tok;
+
+		while (colon < end && *colon != ':' && *colon != '(')
+			colon++;
+		if (colon < end && *colon == ':' && colon[1] >= '0' && colon[1] <= '9') {
+			unsigned long long n = strtoull(colon + 1, NULL, 10);
+
+			if (n > RMP_FAKE_NODE_PUS || (n && pus > RMP_FAKE_NODE_PUS / n))
+				return ULLONG_MAX;
+			pus *= n ? n : 1;
+		}
+		d = end;
+	}
+	return pus;
+}
+
 static int env_fake(rmp_env_t *env, rm_error_t *err)
 {
 	const char *v = env_str("RANKMAP_FAKE_HOSTS");
@@ -95,6 +121,14 @@ static int env_fake(rmp_env_t *env, rm_error_t *err)
 		env->fake_hosts = (int)n;
 	}
 	env->fake_node = env_str("RANKMAP_FAKE_NODE");
+	if (env->fake_node) {
+		unsigned long long pus = fake_node_pus(env->fake_node);
+
+		if (pus > RMP_FAKE_NODE_PUS)
+			return rm_error_set(err, "RANKMAP_FAKE_NODE", 0, 0,
+					    "'%.64s' describes more than %d PUs per host: not built", env->fake_node,
+					    RMP_FAKE_NODE_PUS);
+	}
 	v = env_str("RANKMAP_FAKE_PLACEMENT");
 	if (v && strcmp(v, "cyclic") == 0)
 		env->fake_cyclic = 1;

@@ -5,6 +5,11 @@
  * RANKMAP_PATTERN. Graph_create: every rank holds the whole graph already; the root converts its own
  * copy. Dist_graph: each rank holds some edges; they are gathered to the root with one Gather of
  * counts and one Gatherv of (source, destination, weight) triples, O(edges) at the root only.
+ *
+ * RANKMAP_PATTERN applies to every topology call alike: the recorded traffic (its edges and weights)
+ * replaces the call's graph, weights given to MPI_Dist_graph_create(_adjacent) included, when it has one
+ * vertex per rank of the new communicator; a pattern that is missing, unreadable or of another size is
+ * one warning and no reordering.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -163,6 +168,8 @@ map_graph_t *rmp_graph_gather(rmp_call_t *call, size_t nedges, const int *src, c
 	if (call->rank == 0) {
 		if (!go)
 			rm_error_set(&call->err, "edges", 0, 0, "cannot gather the edges (a rank failed, or too many)");
+		else if (call->env.pattern) /* as for Cart and Graph: the recorded traffic replaces the call's */
+			g = pattern_graph(call);
 		else
 			g = triples_graph(call, all, (size_t)total);
 		*root_fail = g == NULL;

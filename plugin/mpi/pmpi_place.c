@@ -273,15 +273,15 @@ static void fake_desc(const rmp_call_t *call, int per, char *buf, size_t len)
 
 /* Root, test-only placement without a cluster: every virtual host shares one synthetic tree, loaded
  * once through the "synthetic:<desc>@host,host..." spec. */
-static int fake_hosts_flat(rmp_call_t *call, topo_cluster_t c, const char *desc)
+static int fake_hosts_flat(rmp_call_t *call, topo_cluster_t c, const char *desc, int n)
 {
-	size_t len = strlen(desc) + 32 + (size_t)call->env.fake_hosts * 16, off;
+	size_t len = strlen(desc) + 32 + (size_t)n * 16, off;
 	char *spec = malloc(len);
 
 	if (!spec)
 		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
 	off = (size_t)snprintf(spec, len, "synthetic:%s@", desc);
-	for (int h = 0; h < call->env.fake_hosts; h++)
+	for (int h = 0; h < n; h++)
 		off += (size_t)snprintf(spec + off, len - off, "%srmfake%d", h ? "," : "", h);
 	int rc = topo_load_hwloc_spec(c, spec, &call->err);
 
@@ -294,14 +294,23 @@ static int where_fake(rmp_call_t *call, topo_cluster_t c, int32_t *host, int32_t
 {
 	int n = call->env.fake_hosts, size = call->size;
 	int per = (size + n - 1) / n, rc = 0;
+
 	char name[RMP_HOST_LEN], desc[512];
+
+	/* the cluster's host count is checked against the value given; then the hosts past the ranks, which
+	 * hold none (block and cyclic alike put rank r on host r when n >= size), are not built, so that
+	 * RANKMAP_FAKE_HOSTS=1000000 costs what the ranks cost */
+	if ((call->env.cluster || call->env.socket) && fake_host_name(call, c, n - 1, name, sizeof(name)) != 0)
+		return -1;
+	if (n > size && size > 0)
+		n = size;
 	long *hidx = malloc(sizeof(long) * (size_t)n);
 
 	if (!hidx)
 		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
 	fake_desc(call, per, desc, sizeof(desc));
 	if (!call->env.cluster && !call->env.socket)
-		rc = fake_hosts_flat(call, c, desc);
+		rc = fake_hosts_flat(call, c, desc, n);
 	for (int h = 0; h < n && rc == 0 && (call->env.cluster || call->env.socket); h++)
 		rc = fake_host_name(call, c, h, name, sizeof(name)) || ensure_hw(call, c, name, NULL, 0, desc);
 	if (rc == 0)
