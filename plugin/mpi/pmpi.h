@@ -44,7 +44,7 @@ typedef struct rmp_env {
 	const char *pattern;   /* RANKMAP_PATTERN: recorded traffic used as weights */
 	map_metric_t metric;   /* RANKMAP_METRIC */
 	const char *cluster;   /* RANKMAP_CLUSTER: cluster file (network, hardware) */
-	const char *socket;    /* RANKMAP_SERVER, else RANKMAP_SOCKET: rankmapd (a server list, rm_client.h) */
+	const char *socket;    /* rmp_env_server(): rankmapd (a server list, rm_client.h) */
 	int timeout_ms;        /* RANKMAP_TIMEOUT_MS: every try of one daemon call together (default 5000) */
 	const char *trace;     /* RANKMAP_TRACE: tracing runs never reorder */
 	int fake_hosts;        /* test-only RANKMAP_FAKE_HOSTS (0: real placement) */
@@ -65,6 +65,10 @@ typedef struct rmp_env {
 
 /* Reads the environment into env. Returns 0, or -1 with err naming the bad variable. */
 int rmp_env_read(rmp_env_t *env, rm_error_t *err);
+/* rankmapd as the environment names it: RANKMAP_SERVER (a list, tried in order), else RANKMAP_SOCKET, else
+ * NULL (borrowed). The one place the library reads it: the mapping, the learned pattern's lookup and its
+ * store at MPI_Finalize all go to the same daemons. */
+const char *rmp_env_server(void);
 /* True when RANKMAP_DISABLE=1 (cheap, for the fast path). */
 int rmp_disabled(void);
 

@@ -1,5 +1,5 @@
 /*
- * plugin/mpi/pmpi_daemon.c: mapping through rankmapd (RANKMAP_SOCKET).
+ * plugin/mpi/pmpi_daemon.c: mapping through rankmapd (rmp_env_server: RANKMAP_SERVER or RANKMAP_SOCKET).
  *
  * The daemon holds the cluster's model (hardware of every node, InfiniBand fabric or torus), so the
  * root sends it the communication graph and the slots the ranks occupy ([host, logical PU] each) in

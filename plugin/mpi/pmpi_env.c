@@ -48,12 +48,18 @@
 #include <sys/resource.h>
 
 #include "pmpi.h"
+#include "rm_client.h"
 
 static const char *env_str(const char *name)
 {
 	const char *v = getenv(name);
 
 	return v && *v ? v : NULL;
+}
+
+const char *rmp_env_server(void)
+{
+	return rm_client_socket_from_env(); /* RANKMAP_SERVER, else RANKMAP_SOCKET: what every client reads */
 }
 
 int rmp_disabled(void)
@@ -202,9 +208,7 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 	}
 	env->pattern = env_str("RANKMAP_PATTERN");
 	env->cluster = env_str("RANKMAP_CLUSTER");
-	env->socket = env_str("RANKMAP_SERVER");
-	if (!env->socket)
-		env->socket = env_str("RANKMAP_SOCKET");
+	env->socket = rmp_env_server();
 	env->timeout_ms = 0;
 	v = env_str("RANKMAP_TIMEOUT_MS");
 	if (v) {

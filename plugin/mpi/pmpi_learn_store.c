@@ -1,8 +1,9 @@
 /*
  * plugin/mpi/pmpi_learn_store.c: where learned patterns live. One interface, two back ends, each a table
  * of operations:
- *   rankmapd (RANKMAP_SOCKET): requests pattern_get and pattern_put (daemon/PROTOCOL.md); the daemon
- *     keeps them in its state directory, per uid (the peer's, from the socket), bounded per user;
+ *   rankmapd (rmp_env_server: RANKMAP_SERVER, a list tried in order, else RANKMAP_SOCKET): requests
+ *     pattern_get and pattern_put (daemon/PROTOCOL.md); the daemon keeps them in its state directory, per
+ *     uid (the peer's: from the socket, or over TCP from the MUNGE credential), bounded per user;
  *   the per-user directory (rm_pattern_dir_default: $RANKMAP_LEARN_DIR, $XDG_CACHE_HOME/rankmap,
  *     ~/.cache/rankmap), created 0700, refused when owned by someone else or writable by others.
  * With a daemon, a lookup the daemon cannot answer (down, error) falls back to the directory, and so does

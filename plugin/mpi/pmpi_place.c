@@ -11,7 +11,7 @@
  * the root from rank numbers, no communication.
  *
  * Connectivity: RANKMAP_CLUSTER (a cluster file: fabric, torus, hardware) when set, else a flat
- * network above the hosts (pmpi_daemon.c adds rankmapd's view when RANKMAP_SOCKET is set).
+ * network above the hosts (pmpi_daemon.c adds rankmapd's view when RANKMAP_SERVER or RANKMAP_SOCKET is set).
  */
 #define _GNU_SOURCE
 #include <errno.h>

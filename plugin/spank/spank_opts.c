@@ -350,7 +350,7 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
 {
 	size_t n = 0;
 
-	vars[n++] = (rm_spank_envvar_t){ conf->server_set ? "RANKMAP_SERVER" : "RANKMAP_SOCKET", conf->socket };
+	vars[n++] = (rm_spank_envvar_t){ conf->server_set ? RM_SERVER_ENV : RM_SOCKET_ENV, conf->socket };
 	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_ALGO", job->algo[0] ? job->algo : "auto" };
 	if (job->pattern[0])
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_PATTERN", job->pattern };

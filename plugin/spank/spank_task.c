@@ -104,8 +104,8 @@ void rm_spank_probe_daemon(rm_spank_ctx_t *ctx)
  * the user gets the one warning. */
 static void task_daemon_down(rm_spank_ctx_t *ctx, const char *why, const char *also)
 {
-	spank_unsetenv(ctx->sp, "RANKMAP_SOCKET");
-	spank_unsetenv(ctx->sp, "RANKMAP_SERVER");
+	spank_unsetenv(ctx->sp, RM_SOCKET_ENV);
+	spank_unsetenv(ctx->sp, RM_SERVER_ENV);
 	rm_error_set(&ctx->err, "rankmapd", 0, 0, "unreachable (%s); %sMPI reordering uses the local model", why, also);
 }
 

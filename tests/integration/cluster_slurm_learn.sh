@@ -1,0 +1,155 @@
+#!/bin/sh
+# tests/integration/cluster_slurm_learn.sh: srun --rankmap-learn with rankmapd reached over TCP + MUNGE
+# only, through a primary/backup server list (issue 24, item 5).
+#
+# The cluster of cluster_slurm_tcp.sh: network namespaces svc (slurmctld and the primary rankmapd), bak
+# (the backup rankmapd), n1..n4 (one slurmd each), lgn (runs srun), each with its munged (one key); the
+# plugin is configured with server=svc:PORT,bak:PORT (the tasks get RANKMAP_SERVER, no RANKMAP_SOCKET).
+# Before, the library stored the learned pattern at MPI_Finalize through RANKMAP_SOCKET only: under a
+# server list it went silently to the user's directory, and no run ever used it. Checks, for an MPICH
+# (--mpi=pmi2) and an Open MPI (--mpi=pmix) program: the first srun --rankmap-learn stores its pattern in
+# the primary rankmapd (rankmapctl patterns list --server svc:PORT: one MPI_Cart_create pattern of the
+# program, 1 run), the second run uses it (report: learned=ID/runs=1) and merges into it (2 runs); the
+# per-user directory (RANKMAP_LEARN_DIR) is never written. With the primary killed (SIGKILL), the same
+# through the backup (which shares nothing with the primary: it learns from scratch), with the one
+# failover warning and nothing else.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/netns.sh"
+
+H=$TOP/tests/slurm
+T=$(mktmp) || exit 1
+netns_on_exit() { [ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"; }
+netns_init "$T"
+for c in slurmctld slurmd srun sinfo mpicc.openmpi mpicc.mpich; do
+	command -v "$c" >/dev/null || { notok "required command $c is missing (make deps)"; finish; exit 1; }
+done
+for f in spank_rankmap.so librankmap_mpi_openmpi.so librankmap_mpi_mpich.so rankmapd rankmapctl; do
+	[ -f "$BIN/$f" ] || { notok "$BIN/$f is not built"; finish; exit 1; }
+done
+if ldd "$BIN/spank_rankmap.so" 2>/dev/null | grep -q libasan; then
+	skip "SANITIZE=1: slurmd would need the ASan runtime preloaded (see spank_cluster.sh)"
+	finish; exit 0
+fi
+t_start=$(date +%s)
+CTL=$BIN/rankmapctl
+NODES="n1 n2 n3 n4"
+netns_add_host svc bak lgn $NODES
+for h in svc bak lgn $NODES; do
+	netns_munged "$h" || { notok "munged on $h"; finish; exit 1; }
+done
+ok "hosts svc, bak, lgn, n1..n4 (own network namespaces), each with its munged (one key)"
+PORT=7117
+SERVERS=svc:$PORT,bak:$PORT
+on() { h=$1; shift; netns_exec "$h" env RANKMAP_MUNGE_SOCKET="$NETNS_MUNGE_SOCK" "$@"; }
+
+# ---- rankmapd, TCP only, on svc and bak ----------------------------------------------------------
+start_daemon() {
+	printf 'listen = %s:%s\nmunge_socket = %s\nstate_dir = %s\nallow_register = yes\nlog_level = info\n' \
+		"$(netns_addr "$1")" "$PORT" "$NETNS_MUNGE_SOCK" "$T/$1.state" >"$T/$1.conf"
+	netns_spawn "$1" "$BIN/rankmapd" --config "$T/$1.conf" --foreground >>"$T/$1.log" 2>&1
+	eval "$1_PID=$NETNS_PID"
+	n=0
+	while [ $n -lt 150 ]; do
+		on lgn "$CTL" ping --server "$1:$PORT" --timeout 1000 >/dev/null 2>&1 && return 0
+		kill -0 "$NETNS_PID" 2>/dev/null || break
+		sleep 0.2; n=$((n + 1))
+	done
+	cat "$T/$1.log" >&2
+	return 1
+}
+expect "rankmapd on svc (TCP only)" start_daemon svc
+expect "rankmapd on bak (TCP only)" start_daemon bak
+
+# ---- Slurm: slurmctld on svc, slurmd -N nX on each node -----------------------------------------
+S=$T/slurm
+nodes=""; for n in $NODES; do nodes="$nodes $n=$(netns_addr "$n")"; done
+RM_SLURM_CTLD="svc($(netns_addr svc))" RM_SLURM_NODES=$nodes RM_SLURM_MUNGE=$NETNS_MUNGE_SOCK \
+	sh "$H/cluster.sh" conf "$S" "$BIN/spank_rankmap.so" server="$SERVERS" munge_socket="$NETNS_MUNGE_SOCK" \
+	libdir="$BIN" timeout=3000 || { notok "Slurm configuration under $S"; finish; exit 1; }
+export SLURM_CONF=$S/slurm.conf
+
+wait_for() { # tries (0.2 s apart), command...
+	t=$1; shift; i=0
+	while [ $i -lt "$t" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; i=$((i + 1)); done
+	return 1
+}
+netns_spawn svc slurmctld -D -i -f "$SLURM_CONF" 2>"$S/log/slurmctld.stderr"
+expect "slurmctld on svc answers from lgn" wait_for 150 netns_exec lgn scontrol ping
+for n in $NODES; do
+	netns_spawn "$n" env RANKMAP_FAKE_NODE='pack:2 core:8 pu:1' slurmd -D -N "$n" -f "$SLURM_CONF" 2>"$S/log/slurmd.$n.stderr"
+done
+all_idle() { [ "$(netns_exec lgn sinfo -h -N -t idle -o %N | sort -u | wc -l)" = 4 ]; }
+expect "slurmd n1..n4, each on its own host, are idle" wait_for 300 all_idle
+registered() { # the nodes registered with both servers (the daemons' models, for the mapping)
+	for srv in svc bak; do
+		on lgn "$CTL" report --server "$srv:$PORT" --json >"$T/hosts.$srv" 2>&1 || { cat "$T/hosts.$srv" >&2; return 1; }
+		grep -q '"hosts_with_hardware": 4,' "$T/hosts.$srv" || return 1
+	done
+}
+expect "each slurmd registered its node with svc and bak" wait_for 100 registered
+
+# ---- learning runs ------------------------------------------------------------------------------
+mpicc.openmpi -O2 -o "$T/cart_ompi" "$H/cart_check.c" && mpicc.mpich -O2 -o "$T/cart_mpich" "$H/cart_check.c"
+expect "cart_check builds (Open MPI, MPICH)" test -x "$T/cart_ompi" -a -x "$T/cart_mpich"
+field() { sed -n "s/^cart:.* $1=\([0-9]*\).*/\1/p" "$2" | head -n 1; }
+idle() { wait_for 100 all_idle; }
+LDIR=$T/learndir # the per-user directory the tasks would fall back to: must stay unwritten
+# run_cart OUT SRUN_ARGS...: srun from the login node; $T/OUT.{out,err} (Open MPI start-up crash retried,
+# see cluster_slurm_tcp.sh)
+run_cart() {
+	o=$1; shift
+	for attempt in 1 2 3 4; do
+		idle
+		on lgn env OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=$NETNS_NET.0/24 OMPI_MCA_mpi_yield_when_idle=1 RANKMAP_VERBOSE=1 \
+			RANKMAP_LEARN_DIR="$LDIR" SLURM_CONF="$SLURM_CONF" timeout -k 5 90 srun --kill-on-bad-exit=1 "$@" >"$T/$o.out" 2>"$T/$o.err"
+		rc=$?
+		grep -q '^cart:' "$T/$o.out" || ! ompi_start_crash "$T/$o.err" && return $rc
+		echo "# $o: attempt $attempt: MPI crashed in MPI_Init before main's output; retrying"
+	done
+	return $rc
+}
+warnings() { grep '^rankmap:' "$T/$1.err" | grep -vc '^rankmap: report'; }
+# learned OUT: the learned=... field of the run's report line
+learned() { sed -n 's/^rankmap: report .* learned=\([^ ]*\).*/\1/p' "$T/$1.err" | head -n 1; }
+# stored SRV PROG: "ID RUNS" of each pattern SRV keeps for PROG's MPI_Cart_create (uid 0)
+stored() {
+	on lgn "$CTL" patterns list --server "$1:$PORT" >"$T/patterns.$1" 2>&1 || { cat "$T/patterns.$1" >&2; return 1; }
+	awk -v prog="$T/$2" '$2 == 0 && $3 == "MPI_Cart_create" && $NF == prog { print $1, $5 }' "$T/patterns.$1"
+}
+# learn MPI PROG SRV NWARN TAG: two srun --rankmap-learn runs of PROG; SRV must hold its pattern after the
+# first (1 run), the second must use it and merge into it (2 runs); NWARN warnings in each run
+learn() {
+	m=$1; prog=$2; srv=$3; nw=$4; tag=$5
+	[ "$m" = mpich ] && mpi=--mpi=pmi2 || mpi=--mpi=pmix
+	run_cart "$tag.1" $mpi -N4 --ntasks-per-node=2 -m cyclic --rankmap-learn "$T/$prog" 4x2
+	first_ok() {
+		[ "$(field neighbours_ok "$T/$tag.1.out")" = 1 ] && [ "$(learned "$tag.1")" = none ] &&
+			[ "$(warnings "$tag.1")" = "$nw" ] || { cat "$T/$tag.1.out" "$T/$tag.1.err" >&2; return 1; }
+	}
+	expect "$m ($tag) first srun --rankmap-learn: correct neighbours, no pattern yet (learned=none), $nw warning(s)" first_ok
+	st=$(stored "$srv" "$prog")
+	LID=${st%% *}
+	expect "  rankmapd on $srv stored its pattern (patterns list --server $srv:$PORT: one MPI_Cart_create of $prog, 1 run)" \
+		test "$(echo "$st" | grep -c .)" = 1 -a "${st#* }" = 1
+	[ -n "$st" ] || { echo "# patterns on $srv:"; sed 's/^/#   /' "$T/patterns.$srv"; grep '^rankmap' "$T/$tag.1.err" | sed 's/^/#   /'; }
+	expect "  the per-user directory was not written" test ! -e "$LDIR"
+	run_cart "$tag.2" $mpi -N4 --ntasks-per-node=2 -m cyclic --rankmap-learn "$T/$prog" 4x2
+	second_ok() {
+		[ "$(field neighbours_ok "$T/$tag.2.out")" = 1 ] && [ -n "$LID" ] && [ "$(learned "$tag.2")" = "$LID/runs=1" ] &&
+			[ "$(warnings "$tag.2")" = "$nw" ] && [ "$(stored "$srv" "$prog")" = "$LID 2" ] ||
+			{ echo "learned=$(learned "$tag.2"), stored: $(stored "$srv" "$prog")" >&2; cat "$T/$tag.2.err" >&2; return 1; }
+	}
+	expect "  the second run used it (learned=$LID/runs=1) and merged its own (2 runs on $srv)" second_ok
+}
+learn mpich cart_mpich svc 0 mpich
+learn openmpi cart_ompi svc 0 ompi
+
+# ---- the primary killed: the backup learns, the primary's patterns are out of reach -----------------
+kill -9 "$svc_PID"; wait "$svc_PID" 2>/dev/null
+learn mpich cart_mpich bak 1 mpich_fo
+expect "  the one warning is the failover's (svc:$PORT ... using rankmapd at bak:$PORT)" \
+	grep -q "svc:$PORT: .*using rankmapd at bak:$PORT" "$T/mpich_fo.1.err"
+learn openmpi cart_ompi bak 1 ompi_fo
+
+echo "# run time: $(( $(date +%s) - t_start )) s"
+finish
