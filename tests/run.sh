@@ -77,8 +77,8 @@ allowed_skip() {
 	# an ASan plugin needs the ASan runtime preloaded into slurmd, slurmstepd and srun, which shows up
 	# in every task's LD_PRELOAD that this test checks; fault_spank.sh runs the sanitized plugin
 	"spank_cluster|SANITIZE=1: "*) return 0 ;;
-	# the same for the Slurm cluster across network namespaces
-	"cluster_slurm_tcp|SANITIZE=1: "*) return 0 ;;
+	# the same for the Slurm cluster across network namespaces (and its learning runs)
+	"cluster_slurm_tcp|SANITIZE=1: "* | "cluster_slurm_learn|SANITIZE=1: "*) return 0 ;;
 	# worker processes are forked from a threaded daemon, which GCC 12's ASan runtime cannot do safely
 	"daemon_isolation|SANITIZE=1: "*) return 0 ;;
 	esac

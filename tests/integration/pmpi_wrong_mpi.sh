@@ -32,7 +32,8 @@ plain() {
 wrong() {
 	m=$1; n=$2; np=$3; p=$4; shift 4
 	lib=$(other "$m")
-	plain "$m" "$np" "$p" "$@" >"$T/$n.want" 2>"$T/$n.want.err" || { notok "$m $n: control run without the library failed"; return; }
+	plain "$m" "$np" "$p" "$@" >"$T/$n.want" 2>"$T/$n.want.err" ||
+		{ notok "$m $n: control run without the library failed (exit $?)"; grep -v '^\[' "$T/$n.want.err" | head -5; return; }
 	# pmpi_run preloads the library named by its first argument into the program of its own MPI: here the
 	# library of the other MPI goes into this MPI's program, so the path is given through pmpi_lib
 	case $m in
