@@ -12,7 +12,8 @@
 # program, 1 run), the second run uses it (report: learned=ID/runs=1) and merges into it (2 runs); the
 # per-user directory (RANKMAP_LEARN_DIR) is never written. With the primary killed (SIGKILL), the same
 # through the backup (which shares nothing with the primary: it learns from scratch), with the one
-# failover warning and nothing else.
+# failover warning and nothing else. And, cheap here, the other MPI's library preloaded into a program
+# under srun (item 6): the step completes with one warning.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/netns.sh"
 
@@ -94,6 +95,9 @@ expect "cart_check builds (Open MPI, MPICH)" test -x "$T/cart_ompi" -a -x "$T/ca
 field() { sed -n "s/^cart:.* $1=\([0-9]*\).*/\1/p" "$2" | head -n 1; }
 idle() { wait_for 100 all_idle; }
 LDIR=$T/learndir # the per-user directory the tasks would fall back to: must stay unwritten
+# The same Open MPI start-up crash in an Open MPI program with the MPICH library preloaded: that library
+# loads MPICH and with it UCX, whose signal handler reports the jump to address 0 first.
+ucx_start_crash() { grep -q 'Caught signal 11 (Segmentation fault: address not mapped to object at address (nil))' "$1"; }
 # run_cart OUT SRUN_ARGS...: srun from the login node; $T/OUT.{out,err} (Open MPI start-up crash retried,
 # see cluster_slurm_tcp.sh)
 run_cart() {
@@ -103,7 +107,7 @@ run_cart() {
 		on lgn env OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=$NETNS_NET.0/24 OMPI_MCA_mpi_yield_when_idle=1 RANKMAP_VERBOSE=1 \
 			RANKMAP_LEARN_DIR="$LDIR" SLURM_CONF="$SLURM_CONF" timeout -k 5 90 srun --kill-on-bad-exit=1 "$@" >"$T/$o.out" 2>"$T/$o.err"
 		rc=$?
-		grep -q '^cart:' "$T/$o.out" || ! ompi_start_crash "$T/$o.err" && return $rc
+		grep -q '^cart:' "$T/$o.out" || ! { ompi_start_crash "$T/$o.err" || ucx_start_crash "$T/$o.err"; } && return $rc
 		echo "# $o: attempt $attempt: MPI crashed in MPI_Init before main's output; retrying"
 	done
 	return $rc
@@ -143,6 +147,18 @@ learn() {
 }
 learn mpich cart_mpich svc 0 mpich
 learn openmpi cart_ompi svc 0 ompi
+
+# ---- the other MPI's library under srun (item 6; pmpi_wrong_mpi.sh covers mpirun): one warning -------
+# without --rankmap the plugin preloads nothing: the task preloads the wrong library itself
+wrong_lib() { # TAG MPI-OPTION PROG LIB
+	run_cart "$1" "$2" -N4 --ntasks-per-node=2 -m cyclic env LD_PRELOAD="$BIN/librankmap_mpi_$4.so" "$T/$3" 4x2
+	[ "$(field neighbours_ok "$T/$1.out")" = 1 ] && [ "$(field moved "$T/$1.out")" = 0 ] && [ "$(warnings "$1")" = 1 ] &&
+		grep -q "^rankmap: MPI_Init: librankmap_mpi_$4.so is built for" "$T/$1.err" || { cat "$T/$1.out" "$T/$1.err" >&2; return 1; }
+}
+expect "srun --mpi=pmi2, MPICH program with the Open MPI library: completes unreordered, correct neighbours, one warning" \
+	wrong_lib wrong_mpich --mpi=pmi2 cart_mpich openmpi
+expect "srun --mpi=pmix, Open MPI program with the MPICH library: completes unreordered, correct neighbours, one warning" \
+	wrong_lib wrong_ompi --mpi=pmix cart_ompi mpich
 
 # ---- the primary killed: the backup learns, the primary's patterns are out of reach -----------------
 kill -9 "$svc_PID"; wait "$svc_PID" 2>/dev/null
