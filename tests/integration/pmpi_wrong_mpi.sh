@@ -7,7 +7,8 @@
 # (from the launcher's rank 0) naming the mismatch; with RANKMAP_LEARN and RANKMAP_TRACE set nothing is
 # learned nor traced. Each entry point kind is used: MPI_Init (MPI_Init_thread takes the same path, untested),
 # Cart_create (with sends, persistent sends, neighbourhood collectives), Graph_create and both
-# Dist_graph_create forms (reorder=1). A singleton run (no launcher) warns once too.
+# Dist_graph_create forms (reorder=1). A singleton run (no launcher) warns once too, and so does a job
+# of the program under the other MPI's mpirun (two singletons, the launcher's rank variable set).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/mpi/common.sh"
 pmpi_check_built
@@ -76,6 +77,23 @@ for m in $PMPI_MPIS; do
 	[ $rc -eq 0 ] && [ "$(field errors "$T/single.out")" = 0 ] && ok "$m program, $lib library, singleton: completed" ||
 		{ notok "$m singleton: exit $rc"; head -5 "$T/single.err"; }
 	one_warning "$T/single.err" "$lib"
+done
+
+# under the other launcher too (each process an independent singleton of its MPI; the launcher's rank
+# variable still names rank 0): the program of MPI started by the other MPI's mpirun, with the library
+# of that other MPI
+for m in $PMPI_MPIS; do
+	lib=$(other "$m")
+	case $lib in
+	openmpi) set -- mpirun.openmpi --oversubscribe --allow-run-as-root -np 2 -x LD_PRELOAD="$(pmpi_lib "$lib")" ;;
+	mpich) set -- mpirun.mpich -np 2 -genv LD_PRELOAD "$(pmpi_lib "$lib")" ;;
+	esac
+	timeout -k 5 "$PMPI_TIMEOUT" "$@" "$BIN/tests/mpi/$m/cart_halo" 1 1 0 >"$T/x.out" 2>"$T/x.err"
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(grep -c 'errors=0$' "$T/x.out")" = 2 ] &&
+		ok "$m program under $1 with the $lib library (2 singletons): completed, checks passed" ||
+		{ notok "$m program under $1: exit $rc"; head -5 "$T/x.err"; }
+	one_warning "$T/x.err" "$lib"
 done
 
 # the matching pairing is unchanged: no warning, reordered
