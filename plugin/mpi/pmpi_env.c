@@ -91,7 +91,7 @@ void rmp_slot_set(rmp_slot_t *s, void *p, void **active)
 }
 
 /* The PUs per host an hwloc synthetic description makes: the product of its levels' arities ("pack:2
- * core:4" and "pack:2(memory=1GB) core:4 pu:2"; a level hwloc would refuse counts 1, hwloc says why),
+ * core:4", "pack:2(memory=1GB) core:4 pu:2", bare "2 4"; a level hwloc would refuse counts 1, hwloc says why),
  * ULLONG_MAX past RMP_FAKE_NODE_PUS (the product is not carried further). */
 static unsigned long long fake_node_pus(const char *d)
 {
@@ -102,8 +102,10 @@ static unsigned long long fake_node_pus(const char *d)
 
 		while (colon < end && *colon != ':' && *colon != '(')
 			colon++;
-		if (colon < end && *colon == ':' && colon[1] >= '0' && colon[1] <= '9') {
-			unsigned long long n = strtoull(colon + 1, NULL, 10);
+		const char *num = colon < end && *colon == ':' ? colon + 1 : tok; /* "core:4", or a bare "4" */
+
+		if (num < end && *num >= '0' && *num <= '9') {
+			unsigned long long n = strtoull(num, NULL, 10);
 
 			if (n > RMP_FAKE_NODE_PUS || (n && pus > RMP_FAKE_NODE_PUS / n))
 				return ULLONG_MAX;
