@@ -67,6 +67,7 @@ case_add "$F" "$G" RANKMAP_FAKE_NODE='pack:100000 core:100000 pu:100000' >/dev/n
 case_add "$F" "$G" RANKMAP_FAKE_HOSTS= RANKMAP_FAKE_NODE='core:99999999' >/dev/null    # 3: real hosts
 case_add "$F" "$G" RANKMAP_FAKE_HOSTS=1000000 >/dev/null                               # 4
 case_add "$F" "$G" RANKMAP_FAKE_HOSTS=8 >/dev/null                                     # 5
+case_add "$F" "$G" RANKMAP_FAKE_NODE='2 99999999' >/dev/null                           # 6: bare arities
 
 for m in $PMPI_MPIS; do
 	export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_PLACEMENT=cyclic
@@ -95,6 +96,7 @@ for m in $PMPI_MPIS; do
 	check "$m" "RANKMAP_FAKE_NODE='core:99999999'" "$F.1.out" "$F.1.err" 0 1 "RANKMAP_FAKE_NODE: 'core:99999999' describes more than"
 	check "$m" "RANKMAP_FAKE_NODE of 10^15 PUs" "$F.2.out" "$F.2.err" 0 1 "RANKMAP_FAKE_NODE: 'pack:100000"
 	check "$m" "RANKMAP_FAKE_NODE='core:99999999' on the real hosts" "$F.3.out" "$F.3.err" 0 1 "RANKMAP_FAKE_NODE"
+	check "$m" "RANKMAP_FAKE_NODE='2 99999999'" "$F.6.out" "$F.6.err" 0 1 "RANKMAP_FAKE_NODE: '2 99999999'"
 	check "$m" "RANKMAP_FAKE_HOSTS=1000000" "$F.4.out" "$F.4.err" any 0
 	expect "  the same result as RANKMAP_FAKE_HOSTS=8" test "$(sed 's/^case=4 //' "$F.4.out")" = "$(sed 's/^case=5 //' "$F.5.out")"
 	unset RANKMAP_FAKE_HOSTS RANKMAP_FAKE_PLACEMENT
