@@ -16,12 +16,15 @@
  * process that received new rank v, so the lists of old rank v travel to that process (one message
  * each on the fresh communicator) and are used there, their entries being vertex numbers, i.e. the
  * new ranks. MPI_Dist_graph_neighbors then returns, at new rank v, what old rank v passed.
+ *
+ * Each MPI_<fn> is an entry (pmpi_entry.h) that goes to rmp_w_<fn> below, or straight to PMPI_<fn> under
+ * another MPI's program.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmpi.h"
+#include "pmpi_entry.h"
 
 /* With RANKMAP_LEARN, starts counting the traffic on the communicator the call made (collective over the
  * call's communicator: every rank that passed rmp_agree comes here). Returns rc. */
@@ -31,8 +34,10 @@ static int learned(rmp_call_t *call, int rc, const MPI_Comm *out, int ndims, con
 	return rc;
 }
 
-static __attribute__((noinline)) int rmp_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
-						     int reorder, MPI_Comm *comm_cart)
+RMP_ENTRY(Cart_create,
+	  (MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart),
+	  (comm, ndims, dims, periods, reorder, comm_cart))
+int rmp_w_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -86,8 +91,11 @@ static int real_graph(MPI_Comm comm, int nnodes, const int index[], const int ed
 #endif
 }
 
-static __attribute__((noinline)) int rmp_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
-						      int reorder, MPI_Comm *comm_graph)
+RMP_ENTRY(Graph_create,
+	  (MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph),
+	  (comm, nnodes, index, edges, reorder, comm_graph))
+int rmp_w_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
+		       MPI_Comm *comm_graph)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -157,10 +165,12 @@ static int check_ranks(rmp_call_t *call, const char *what, const int *v, size_t 
 	return 0;
 }
 
-static __attribute__((noinline)) int rmp_dist_graph_create(MPI_Comm comm, int n, const int sources[],
-							   const int degrees[], const int destinations[],
-							   const int weights[], MPI_Info info, int reorder,
-							   MPI_Comm *comm_dist_graph)
+RMP_ENTRY(Dist_graph_create,
+	  (MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
+	   const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph),
+	  (comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph))
+int rmp_w_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
+			    const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -266,11 +276,14 @@ static int move_lists(MPI_Comm split, int oldrank, const int *mine, int len, MPI
 	return rc;
 }
 
-static __attribute__((noinline)) int rmp_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
-								    const int sourceweights[], int outdegree,
-								    const int destinations[], const int destweights[],
-								    MPI_Info info, int reorder,
-								    MPI_Comm *comm_dist_graph)
+RMP_ENTRY(Dist_graph_create_adjacent,
+	  (MPI_Comm comm, int indegree, const int sources[], const int sourceweights[], int outdegree,
+	   const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph),
+	  (comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder,
+	   comm_dist_graph))
+int rmp_w_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+				     int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+				     int reorder, MPI_Comm *comm_dist_graph)
 {
 	rmp_call_t call;
 	MPI_Comm split;
@@ -319,43 +332,4 @@ static __attribute__((noinline)) int rmp_dist_graph_create_adjacent(MPI_Comm com
 	free(packed);
 	PMPI_Comm_free(&split);
 	return learned(&call, rc, comm_dist_graph, 0, NULL);
-}
-
-/* ---- the entry points ------------------------------------------------------------------------ */
-
-/* Each tests rmp_foreign (pmpi_check.c) and jumps, with its arguments untouched, to the real call when
- * the program runs another MPI (one of its handles may then be wider than this library's MPI_Comm, and
- * a copy of it in a register of that type would cut it), else to the wrapper above. */
-
-int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
-{
-	if (rmp_foreign)
-		return PMPI_Cart_create(comm, ndims, dims, periods, reorder, comm_cart);
-	return rmp_cart_create(comm, ndims, dims, periods, reorder, comm_cart);
-}
-
-int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
-{
-	if (rmp_foreign)
-		return real_graph(comm, nnodes, index, edges, reorder, comm_graph);
-	return rmp_graph_create(comm, nnodes, index, edges, reorder, comm_graph);
-}
-
-int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
-			  const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
-{
-	if (rmp_foreign)
-		return real_dist(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
-	return rmp_dist_graph_create(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
-}
-
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
-				   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
-				   int reorder, MPI_Comm *comm_dist_graph)
-{
-	if (rmp_foreign)
-		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
-				     reorder, comm_dist_graph);
-	return rmp_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
-					      destweights, info, reorder, comm_dist_graph);
 }

@@ -5,6 +5,7 @@
  * one cache line (rmp_active) and two predictable branches, and no call before the PMPI_ one (the send
  * wrappers then need no stack frame: the PMPI_ call is a tail jump).
  */
+#include "pmpi_entry.h"
 #include "pmpi_learn.h"
 
 struct rmp_active rmp_active __attribute__((aligned(64)));
@@ -61,7 +62,8 @@ int MPI_Finalize(void)
 		rmp_send_slow(comm, dest, count, type);                            \
 		return PMPI_##fn args;                                             \
 	}                                                                          \
-	int MPI_##fn params                                                        \
+	RMP_ENTRY(fn, params, args)                                                \
+	int rmp_w_##fn params                                                      \
 	{                                                                          \
 		if (__builtin_expect(!rmp_send_quick(comm, dest, count, type), 0)) \
 			return counted_##fn args;                                  \
@@ -98,24 +100,27 @@ SEND_WRAPPER(Sendrecv_replace,
  * never remembered, so starting them counts nothing. As for the sends, the wrapper's straight path is
  * one test and a tail jump with the arguments untouched (under another MPI, pmpi_check.c, a handle may
  * be wider than this library's MPI_Comm: no copy of it may be made), the counting path is out of line. */
-#define PERSIST_WRAPPER(fn)                                                                                        \
-	static __attribute__((noinline)) int counted_##fn(const void *buf, int count, MPI_Datatype type, int dest, \
-							  int tag, MPI_Comm comm, MPI_Request *req)                \
-	{                                                                                                          \
-		int rc = PMPI_##fn(buf, count, type, dest, tag, comm, req);                                        \
-                                                                                                                   \
-		if (rc == MPI_SUCCESS && rmp_active.trace)                                                         \
-			rmp_trace_persist_add(*req, comm, dest, count, type);                                      \
-		if (rc == MPI_SUCCESS && rmp_active.learn)                                                         \
-			rmp_learn_persist_add(rmp_learn_here(), *req, comm, dest, count, type);                    \
-		return rc;                                                                                         \
-	}                                                                                                          \
-	int MPI_##fn(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,              \
-		     MPI_Request *req)                                                                             \
-	{                                                                                                          \
-		if (__builtin_expect(rmp_active.trace || rmp_active.learn, 0))                                     \
-			return counted_##fn(buf, count, type, dest, tag, comm, req);                               \
-		return PMPI_##fn(buf, count, type, dest, tag, comm, req);                                          \
+#define PERSIST_WRAPPER(fn)                                                                                            \
+	static __attribute__((noinline)) int counted_##fn(const void *buf, int count, MPI_Datatype type, int dest,     \
+							  int tag, MPI_Comm comm, MPI_Request *req)                    \
+	{                                                                                                              \
+		int rc = PMPI_##fn(buf, count, type, dest, tag, comm, req);                                            \
+                                                                                                                       \
+		if (rc == MPI_SUCCESS && rmp_active.trace)                                                             \
+			rmp_trace_persist_add(*req, comm, dest, count, type);                                          \
+		if (rc == MPI_SUCCESS && rmp_active.learn)                                                             \
+			rmp_learn_persist_add(rmp_learn_here(), *req, comm, dest, count, type);                        \
+		return rc;                                                                                             \
+	}                                                                                                              \
+	RMP_ENTRY(fn,                                                                                                  \
+		  (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req), \
+		  (buf, count, type, dest, tag, comm, req))                                                            \
+	int rmp_w_##fn(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,                \
+		       MPI_Request *req)                                                                               \
+	{                                                                                                              \
+		if (__builtin_expect(rmp_active.trace || rmp_active.learn, 0))                                         \
+			return counted_##fn(buf, count, type, dest, tag, comm, req);                                   \
+		return PMPI_##fn(buf, count, type, dest, tag, comm, req);                                              \
 	}
 
 PERSIST_WRAPPER(Send_init)
@@ -175,7 +180,8 @@ int MPI_Request_free(MPI_Request *req)
 			rmp_learn_neighbors(comm, count, type, counts, types); \
 		return PMPI_##fn args;                                         \
 	}                                                                      \
-	int MPI_##fn params                                                    \
+	RMP_ENTRY(fn, params, args)                                            \
+	int rmp_w_##fn params                                                  \
 	{                                                                      \
 		if (__builtin_expect(rmp_active.trace || rmp_active.learn, 0)) \
 			return counted_##fn args;                              \
