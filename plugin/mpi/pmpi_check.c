@@ -12,10 +12,12 @@
  * an executable may hold a copy-relocated ompi_mpi_comm_world, so a variable's address names the wrong
  * object. Symbols alone would not do either: both implementations are loaded in the wrong pairing.
  *
- * On a mismatch every wrapper passes straight through to PMPI_ (the topology calls test rmp_foreign
- * first, before touching an argument: with the MPICH library, an Open MPI handle is wider than the
- * MPI_Comm the library was compiled with), the tracer and learning never start, and the process whose
- * launcher rank is 0 prints one warning at MPI_Init (every process when no launcher variable says).
+ * On a mismatch every wrapper passes straight through to PMPI_ (the entries that take handles by value
+ * are pmpi_entry.h's stubs, which jump there before touching an argument: with the MPICH library, an
+ * Open MPI handle is wider than the MPI_Comm the library was compiled with; the others take pointers and
+ * ints, and do nothing else while the tracer and learning are off), the tracer and learning never
+ * start, and the process whose launcher rank is 0 prints one warning at MPI_Init (every process when no
+ * launcher variable says).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
