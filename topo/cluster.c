@@ -81,6 +81,7 @@ void topo_cluster_destroy(topo_cluster_t c)
 
 	if (!c)
 		return;
+	topo_parse_end(c);
 	for (i = 0; i < c->nhosts; i++) {
 		free(c->hosts[i].name);
 		free(c->hosts[i].guids);

@@ -52,6 +52,18 @@ int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_err
 struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len, const char *source,
 					       rm_error_t *err);
 
+/* hwloc's parsers in a child process (node_parse.c). kind: TOPO_PARSE_TOPO (as topo_hwloc_load_bytes
+ * with the default filters), TOPO_PARSE_ALL_TYPES (every object type kept), TOPO_PARSE_DIFF (a topology
+ * diff). Returns hwloc's export of what the child parsed (XML, NUL-terminated, *out_len without the NUL;
+ * caller frees), or NULL with err naming source: errno EINVAL when hwloc refused the input, else ECHILD
+ * (the parser crashed), ETIMEDOUT, EMSGSIZE or ENOMEM, with the reason. The child is kept for the next
+ * input until topo_parse_end(c). */
+enum { TOPO_PARSE_TOPO = 'X', TOPO_PARSE_ALL_TYPES = 'A', TOPO_PARSE_DIFF = 'D' };
+char *topo_parse_guarded(struct topo_cluster *c, int kind, const char *buf, size_t len, const char *source,
+			 size_t *out_len, rm_error_t *err);
+/* Ends the cluster's parser child, if any (end of a public load call, destroy). */
+void topo_parse_end(struct topo_cluster *c);
+
 /* Per-directory cache of diff references (node_hwloc_diff.c). */
 struct topo_diffset;
 struct topo_diffset *topo_diffset_create(struct topo_cluster *c);

@@ -103,7 +103,8 @@ struct topo_cluster {
 	int strict;                /* a bad host file fails the load (topo_cluster_set_strict) */
 	topo_anomaly_t *anomalies; /* load anomalies, strings owned (node_anomaly.c) */
 	size_t nanomalies, anomalies_cap;
-	unsigned long guid_gen; /* bumped whenever hosts' GUIDs change (node_guid.c) */
+	unsigned long guid_gen;      /* bumped whenever hosts' GUIDs change (node_guid.c) */
+	struct rm_child_srv *parser; /* hwloc's parsers in a child, during a load (node_parse.c) */
 };
 
 /* Adds a host, or returns the existing index; -1 on allocation failure (cluster.c). */
