@@ -95,8 +95,10 @@ void topo_cluster_destroy(topo_cluster_t c)
 	free(ix->hslot);
 	free(ix->tslot);
 	free(ix);
-	topo_fabric_destroy(c->fabric);
-	topo_torus_model_destroy(c->torus);
+	if (!topo_netshare_release(c)) {
+		topo_fabric_destroy(c->fabric);
+		topo_torus_model_destroy(c->torus);
+	}
 	free(c);
 }
 
@@ -183,6 +185,38 @@ long topo_cluster_add_host(struct topo_cluster *c, const char *name)
 	nh->torus_node = -1;
 	host_insert(ix, c->hosts, c->nhosts);
 	return (long)c->nhosts++;
+}
+
+/* Gives the empty dst src's host table: names copied, the name index copied slot for slot (the same host
+ * indices), positions in the fabric and torus kept, no hardware. -1 on ENOMEM (dst keeps what it got). */
+int topo_cluster_copy_table(struct topo_cluster *dst, const struct topo_cluster *src)
+{
+	struct cluster_index *dix = dst->host_index, *six = src->host_index;
+	size_t h;
+
+	if (dst->nhosts || !src->nhosts)
+		return dst->nhosts ? -1 : 0;
+	if (!(dst->hosts = malloc(src->hosts_cap * sizeof(*dst->hosts))) ||
+	    !(dix->hslot = malloc(six->hcap * sizeof(*dix->hslot))))
+		return -1;
+	dst->hosts_cap = src->hosts_cap;
+	dix->hcap = six->hcap;
+	memcpy(dix->hslot, six->hslot, six->hcap * sizeof(*dix->hslot));
+	for (h = 0; h < src->nhosts; h++) {
+		struct topo_host *d = &dst->hosts[h];
+
+		*d = src->hosts[h];
+		d->type = NULL;
+		d->guids = NULL;
+		if (!(d->name = strdup(src->hosts[h].name))) {
+			memset(dix->hslot, 0, dix->hcap * sizeof(*dix->hslot)); /* the names copied so far stay */
+			for (dst->nhosts = 0; dst->nhosts < h; dst->nhosts++)
+				host_insert(dix, dst->hosts, dst->nhosts);
+			return -1;
+		}
+	}
+	dst->nhosts = src->nhosts;
+	return 0;
 }
 
 /* ---- node types ------------------------------------------------------------------------------ */

@@ -26,6 +26,7 @@ struct topo_nodetype {
 	unsigned missing_pus;             /* hwloc 1.x XML: online PUs outside the allowed cpuset, left out of it */
 	size_t nhosts;                    /* hosts of the cluster using this type */
 	size_t index;                     /* in the cluster's types[] (topo_host_type) */
+	long *shared; /* topo and norm shared with other clusters' copies (cluster_derive.c): their count */
 };
 
 /* A 64-bit hash of len bytes, continuing from h (start with TOPO_HASH_SEED). */
@@ -39,6 +40,9 @@ void topo_nodetype_free(struct topo_nodetype *t);
 struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t key, const char *norm, size_t len);
 /* Appends a type to the cluster; -1 on allocation failure (the type is not taken then). */
 int topo_cluster_add_type(struct topo_cluster *c, struct topo_nodetype *t);
+/* Gives the empty dst src's host table without hardware: names copied, the same host indices, positions
+ * in the fabric and torus kept (cluster.c, O(hosts) without hashing). -1 on ENOMEM. */
+int topo_cluster_copy_table(struct topo_cluster *dst, const struct topo_cluster *src);
 /* Frees the types at index >= ntypes_before that no host uses (roll-back of a failed load). */
 void topo_cluster_drop_types(struct topo_cluster *c, size_t ntypes_before);
 

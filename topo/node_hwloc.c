@@ -197,6 +197,11 @@ void topo_nodetype_free(struct topo_nodetype *t)
 {
 	if (!t)
 		return;
+	if (t->shared && __atomic_sub_fetch(t->shared, 1, __ATOMIC_ACQ_REL) > 0) {
+		free(t); /* other clusters still use its tree */
+		return;
+	}
+	free(t->shared);
 	if (t->topo)
 		hwloc_topology_destroy(t->topo);
 	free(t->norm);

@@ -52,16 +52,22 @@ static void *child_diff(const char *buf, size_t len, size_t *out_len, rm_error_t
 {
 	hwloc_topology_diff_t diff = NULL;
 	char *z = zcopy(buf, len), *ref = NULL, *xml = NULL;
+	hwloc_topology_t keep = NULL;
 	void *out = NULL;
 	int xlen = 0;
 
-	if (z && hwloc_topology_diff_load_xmlbuffer(z, (int)len + 1, &diff, &ref) == 0 &&
+	/* a topology keeps hwloc's XML components loaded until the export is freed */
+	if (hwloc_topology_init(&keep) < 0)
+		keep = NULL;
+	if (z && keep && hwloc_topology_diff_load_xmlbuffer(z, (int)len + 1, &diff, &ref) == 0 &&
 	    hwloc_topology_diff_export_xmlbuffer(diff, ref, &xml, &xlen) == 0)
 		out = export_copy(xml, xlen, out_len);
 	if (xml)
-		hwloc_free_xmlbuffer(NULL, xml);
+		hwloc_free_xmlbuffer(keep, xml);
 	if (diff)
 		hwloc_topology_diff_destroy(diff);
+	if (keep)
+		hwloc_topology_destroy(keep);
 	free(ref);
 	free(z);
 	if (!out)
@@ -125,8 +131,17 @@ char *topo_parse_guarded(struct topo_cluster *c, int kind, const char *buf, size
 	out = rm_child_srv_call(c->parser, req, len + 1, out_len, &e);
 	saved = errno;
 	free(req);
-	if (out)
-		return out;
+	if (out) { /* the answer comes without its NUL */
+		char *z = realloc(out, *out_len + 1);
+
+		if (z) {
+			z[*out_len] = '\0';
+			return z;
+		}
+		free(out);
+		errno = ENOMEM;
+		return rm_error_set(err, source, 0, 0, "out of memory"), NULL;
+	}
 	if (saved == EINVAL) /* hwloc refused the input: the caller explains why */
 		rm_error_set(err, source, 0, 0, "hwloc cannot parse it");
 	else /* crashed, hung, too large: named, and this input only */
