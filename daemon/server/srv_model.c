@@ -286,7 +286,8 @@ static void restore_one(void *arg, const char *host, const char *file, const cha
 	if (!pool)
 		rc = rm_error_set(&e, host, 0, 0, "out of memory");
 	else
-		rc = file ? topo_load_hwloc_xml(pool, file, host, &e) : topo_load_hwloc_xmlbuf(pool, host, xml, len, host, &e);
+		rc = file ? topo_load_hwloc_xml(pool, file, host, &e)
+			  : topo_load_hwloc_xmlbuf(pool, host, xml, len, host, &e);
 	if (rc < 0) { /* one bad registration must not cost the others */
 		srv_log(SRV_LOG_WARNING, "registration of %s ignored: %s", host, rm_error_format(&e, msg, sizeof(msg)));
 		if (ctx->pool_ignored)
@@ -540,7 +541,7 @@ out:
 
 /* The model m_old with the pending hosts changed, or NULL (errno EAGAIN: a full build is needed). Caller
  * holds build_lock; takes pool_lock. */
-static srv_model_t *derive(srv_ctx_t *ctx, srv_model_t *old, rm_error_t *err)
+static srv_model_t *derive(srv_ctx_t *ctx, srv_model_t *old, size_t *nchanged, rm_error_t *err)
 {
 	long long t0 = srv_now_ms();
 	srv_model_t *m = calloc(1, sizeof(*m));
@@ -549,7 +550,7 @@ static srv_model_t *derive(srv_ctx_t *ctx, srv_model_t *old, rm_error_t *err)
 	size_t i, n;
 
 	pthread_mutex_lock(&ctx->pool_lock);
-	n = ctx->pool_pending ? json_array_size(ctx->pool_pending) : 0;
+	*nchanged = n = ctx->pool_pending ? json_array_size(ctx->pool_pending) : 0;
 	if (m && (names = calloc(n + 1, sizeof(*names)))) {
 		for (i = 0; i < n; i++)
 			names[i] = json_string_value(json_array_get(ctx->pool_pending, i));
@@ -586,22 +587,30 @@ int srv_model_update(srv_ctx_t *ctx, unsigned long seq, rm_error_t *err)
 	srv_model_t *old, *m;
 	rm_error_t derr = { 0 }, serr = { 0 };
 	char msg[600];
-	int rc = 0;
+	size_t nchanged = 0;
+	int rc = 0, full;
 
 	pthread_mutex_lock(&ctx->build_lock);
 	if (ctx->built_reg_seq >= seq)
 		goto out; /* an update for registrations that arrived together already covered this one */
 	old = srv_model_get(ctx);
-	m = old ? derive(ctx, old, &derr) : NULL;
+	m = old ? derive(ctx, old, &nchanged, &derr) : NULL;
 	srv_model_put(old);
 	if (!m && old && errno != EAGAIN)
-		srv_log(SRV_LOG_WARNING, "model update: %s; building in full", rm_error_format(&derr, msg, sizeof(msg)));
-	if (!m && !(m = srv_model_build(ctx, err))) {
+		srv_log(SRV_LOG_WARNING, "model update: %s; building in full",
+			rm_error_format(&derr, msg, sizeof(msg)));
+	if ((full = !m) && !(m = srv_model_build(ctx, err))) {
 		rc = -1;
 		goto out;
 	}
 	ctx->built_reg_seq = m->reg_seq;
 	srv_model_publish(ctx, m);
+	if (full)
+		srv_log(SRV_LOG_INFO, "model %lu: %zu hosts, %zu registered, built in %.0f ms (in full)", m->generation,
+			topo_nhosts(m->cluster), m->nregistered, m->build_ms);
+	else
+		srv_log(SRV_LOG_INFO, "model %lu: %zu hosts, %zu registered, %zu changed in %.1f ms", m->generation,
+			topo_nhosts(m->cluster), m->nregistered, nchanged, m->build_ms);
 	if (srv_state_save_model(ctx, m, &serr) < 0)
 		srv_log(SRV_LOG_ERR, "state not saved: %s", rm_error_format(&serr, msg, sizeof(msg)));
 out:
