@@ -266,7 +266,7 @@ unsigned long srv_model_pool_add(srv_ctx_t *ctx, const char *host, const char *x
 	pthread_mutex_lock(&ctx->pool_lock);
 	if (!(pool = pool_get(ctx)))
 		rm_error_set(err, "register", 0, 0, "out of memory");
-	else if (topo_load_hwloc_xmlbuf(pool, host, xml, len, "xml", err) == 0 &&
+	else if (topo_load_hwloc_xmlbuf(pool, host, xml, len, host, err) == 0 &&
 		 json_array_append_new(ctx->pool_pending, json_string(host)) == 0) {
 		json_object_del(ctx->pool_ignored, host);
 		seq = ++ctx->pool_seq;
