@@ -76,6 +76,9 @@ static void *child_diff(const char *buf, size_t len, size_t *out_len, rm_error_t
 	return out;
 }
 
+/* Set in the child only (child_parse never runs in the caller's process). */
+static hwloc_topology_t keep_loaded;
+
 /* The child's work for one request: [kind][bytes] -> hwloc's export of what it parsed. */
 static void *child_parse(void *arg, const void *req, size_t reqlen, size_t *out_len, rm_error_t *err)
 {
@@ -87,6 +90,10 @@ static void *child_parse(void *arg, const void *req, size_t reqlen, size_t *out_
 	int xlen = 0;
 
 	(void)arg;
+	/* one topology kept for the child's life keeps hwloc's components (its XML plugins) loaded: else
+	 * every request would load and unload them */
+	if (!keep_loaded && hwloc_topology_init(&keep_loaded) < 0)
+		keep_loaded = NULL;
 	if (reqlen < 1) {
 		errno = EINVAL;
 		return rm_error_set(err, "", 0, 0, "empty request"), NULL;
