@@ -90,16 +90,17 @@ static int typemap_init(struct typemap *m, const struct topo_cluster *src)
 	return m->to ? 0 : -1;
 }
 
-/* Gives dst's host h the hardware (type shared) and GUIDs (copied) of src's host s. -1: ENOMEM. */
-static int host_take(struct topo_cluster *dst, long h, struct typemap *m, long s)
+/* Gives dst's host h the hardware (type shared) of src's host s, and its GUIDs (copied) unless
+ * type_only (they are in place already). -1: ENOMEM. */
+static int host_take(struct topo_cluster *dst, long h, struct typemap *m, long s, int type_only)
 {
 	const struct topo_host *sh = &m->src->hosts[s];
 	struct topo_nodetype *t = NULL, *old;
-	struct topo_guids *g = guids_dup(sh->guids);
+	struct topo_guids *g = type_only ? NULL : guids_dup(sh->guids);
 
 	if (sh->type && !(t = m->to[sh->type->index]) && (t = type_share(dst, sh->type)))
 		m->to[sh->type->index] = t;
-	if ((sh->type && !t) || (sh->guids && !g)) {
+	if ((sh->type && !t) || (!type_only && sh->guids && !g)) {
 		free(g);
 		errno = ENOMEM;
 		return -1;
@@ -110,8 +111,10 @@ static int host_take(struct topo_cluster *dst, long h, struct typemap *m, long s
 	if (t)
 		t->nhosts++;
 	dst->hosts[h].type = t;
-	free(dst->hosts[h].guids);
-	dst->hosts[h].guids = g;
+	if (!type_only) {
+		topo_cluster_free_owned(dst, dst->hosts[h].guids);
+		dst->hosts[h].guids = g;
+	}
 	return 0;
 }
 
@@ -125,7 +128,7 @@ int topo_cluster_add_hosts_from(topo_cluster_t c, topo_cluster_t pool, rm_error_
 	for (i = 0; rc == 0 && i < pool->nhosts; i++) {
 		if (!pool->hosts[i].type)
 			continue;
-		if ((h = topo_cluster_add_host(c, pool->hosts[i].name)) < 0 || host_take(c, h, &m, (long)i) < 0)
+		if ((h = topo_cluster_add_host(c, pool->hosts[i].name)) < 0 || host_take(c, h, &m, (long)i, 0) < 0)
 			rc = -1;
 	}
 	free(m.to);
@@ -215,7 +218,7 @@ static int copy_hosts(struct topo_cluster *dst, struct topo_cluster *base)
 	if (rc == 0)
 		rc = topo_cluster_copy_table(dst, base);
 	for (i = 0; rc == 0 && i < base->nhosts; i++)
-		rc = host_take(dst, (long)i, &m, (long)i);
+		rc = host_take(dst, (long)i, &m, (long)i, 1);
 	free(m.to);
 	return rc;
 }
@@ -263,7 +266,7 @@ topo_cluster_t topo_cluster_derive(topo_cluster_t base, topo_cluster_t pool, con
 		long new_host = topo_host_find(c, names[i]) < 0;
 
 		if ((h = topo_cluster_add_host(c, names[i])) < 0 ||
-		    host_take(c, h, &pm, topo_host_find(pool, names[i])) < 0)
+		    host_take(c, h, &pm, topo_host_find(pool, names[i]), 0) < 0)
 			goto nomem;
 		if (new_host) {
 			c->hosts[h].fabric_host = -1;

@@ -440,7 +440,7 @@ static int batch_commit(struct batch *b, const char *source, rm_error_t *err)
 		if (old && --old->nhosts == 0)
 			emptied++;
 		if (b->guids[i] || b->c->hosts[h].guids) {
-			free(b->c->hosts[h].guids);
+			topo_cluster_free_owned(b->c, b->c->hosts[h].guids);
 			b->c->hosts[h].guids = b->guids[i];
 			b->guids[i] = NULL;
 			b->c->guid_gen++;

@@ -109,7 +109,12 @@ struct topo_cluster {
 	unsigned long guid_gen;      /* bumped whenever hosts' GUIDs change (node_guid.c) */
 	struct rm_child_srv *parser; /* hwloc's parsers in a child, during a load (node_parse.c) */
 	struct topo_netshare *net;   /* fabric and torus shared with derived clusters (cluster_derive.c) */
+	char *arena;                 /* one block holding copied host names and GUIDs (topo_cluster_copy_table) */
+	size_t arena_len;
 };
+
+/* Frees p, a host's name or GUIDs of c, unless it lives in c's arena (cluster.c). */
+void topo_cluster_free_owned(struct topo_cluster *c, void *p);
 
 /* Drops c's reference on a fabric and torus it shares (cluster_derive.c): 1 when other clusters still
  * use them (do not destroy them), 0 when c may destroy them (it held the last reference, or none). */
