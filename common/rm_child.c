@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "rm_child.h"
@@ -335,4 +336,211 @@ void *rm_child_run(const char *what, rm_child_fn fn, void *arg, const rm_child_l
 	free(r.buf);
 	errno = e;
 	return NULL;
+}
+
+/* ---- a child serving requests one after another ---- */
+
+struct rm_child_srv {
+	char what[96];
+	rm_child_req_fn fn;
+	void *arg;
+	rm_child_limits_t lim;
+	pid_t pid; /* 0: no child */
+	int fd;    /* the parent's end of the socket pair */
+	unsigned forks;
+};
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n, len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The child's loop: [u64 length][request] in, [child_head][answer or rm_error_t] out, until end of file. */
+static __attribute__((noreturn)) void srv_child_main(pid_t parent, int sfd, rm_child_srv_t *s)
+{
+	int fd;
+
+	child_signals();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	if ((fd = child_fds(sfd)) < 0)
+		_exit(126);
+	child_limits(&s->lim);
+	for (;;) {
+		child_head_t h = { .magic = CHILD_MAGIC };
+		uint64_t rl;
+		char *req;
+		void *out;
+		size_t len = 0;
+		rm_error_t err;
+
+		if (read_full(fd, &rl, sizeof(rl)) < 0)
+			_exit(0);
+		if (rl > ((uint64_t)1 << 34) || !(req = malloc(rl ? (size_t)rl : 1)) ||
+		    read_full(fd, req, (size_t)rl) < 0)
+			_exit(124);
+		memset(&err, 0, sizeof(err));
+		errno = 0;
+		out = s->fn(s->arg, req, (size_t)rl, &len, &err);
+		free(req);
+		if (!out) {
+			h.status = 1, h.err_no = errno ? errno : EIO;
+			if (!rm_error_isset(&err))
+				rm_error_set(&err, "", 0, 0, "%s", strerror(h.err_no));
+			len = sizeof(err);
+		}
+		h.len = len;
+		if (write_all(fd, &h, sizeof(h)) < 0 || write_all(fd, out ? out : (void *)&err, len) < 0)
+			_exit(125);
+		free(out);
+	}
+}
+
+rm_child_srv_t *rm_child_srv_create(const char *what, rm_child_req_fn fn, void *arg, const rm_child_limits_t *lim)
+{
+	rm_child_srv_t *s;
+
+	if (!fn || !lim || !(lim->wall_ms > 0)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(s = calloc(1, sizeof(*s))))
+		return NULL;
+	snprintf(s->what, sizeof(s->what), "%s", what ? what : "child");
+	s->fn = fn, s->arg = arg, s->lim = *lim, s->fd = -1;
+	s->lim.cpu_s = 0;
+	if (!s->lim.max_out)
+		s->lim.max_out = CHILD_MAX_OUT_DEFAULT;
+	return s;
+}
+
+unsigned rm_child_srv_forks(const rm_child_srv_t *s)
+{
+	return s ? s->forks : 0;
+}
+
+static int srv_start(rm_child_srv_t *s, rm_error_t *err)
+{
+	pid_t self = getpid();
+	int sp[2], e;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		sp[0] = sp[1] = -1, s->pid = -1;
+	else if ((s->pid = fork()) < 0)
+		e = errno, close(sp[0]), close(sp[1]), errno = e;
+	if (s->pid < 0) {
+		e = errno;
+		s->pid = 0;
+		rm_error_set(err, s->what, 0, 0, "cannot start a child process: %s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (s->pid == 0)
+		srv_child_main(self, sp[1], s);
+	close(sp[1]);
+	s->fd = sp[0];
+	s->forks++;
+	return 0;
+}
+
+/* Ends the child: closes its socket (it exits at end of file), kills it when kill_it, reaps it. Returns
+ * its wait status (-1: not ours to reap). */
+static int srv_stop(rm_child_srv_t *s, int kill_it, double *cpu_s)
+{
+	int st;
+
+	if (!s->pid)
+		return -1;
+	if (kill_it)
+		kill(s->pid, SIGKILL);
+	close(s->fd);
+	st = reap(s->pid, now_ms() + (kill_it ? 0 : 1000), cpu_s);
+	s->pid = 0, s->fd = -1;
+	return st;
+}
+
+static int send_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w, len -= (size_t)w;
+	}
+	return 0;
+}
+
+void *rm_child_srv_call(rm_child_srv_t *s, const void *req, size_t reqlen, size_t *len, rm_error_t *err)
+{
+	child_read_t r = { 0 };
+	uint64_t rl = reqlen;
+	double deadline, cpu_s = 0;
+	int st, e, sent;
+
+	if (!s->pid && srv_start(s, err) < 0)
+		return NULL;
+	deadline = now_ms() + s->lim.wall_ms;
+	sent = send_all(s->fd, &rl, sizeof(rl)) == 0 && send_all(s->fd, req, reqlen) == 0;
+	while (sent && !r.complete && !r.too_big) {
+		double left = deadline - now_ms();
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		int rc;
+
+		if (left <= 0) {
+			r.timed_out = 1;
+			break;
+		}
+		rc = poll(&p, 1, left > 1e6 ? 1000000 : (int)left + 1);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (rc > 0 && !read_some(s->fd, &r, s->lim.max_out))
+			break;
+	}
+	if (r.complete && r.head.status == 0) {
+		*len = r.head.len;
+		return r.buf;
+	}
+	if (r.complete) { /* the function's own error: the child goes on */
+		rm_error_t ce;
+		memcpy(&ce, r.buf, sizeof(ce));
+		ce.source[sizeof(ce.source) - 1] = ce.text[sizeof(ce.text) - 1] = '\0';
+		rm_error_set(err, ce.source[0] ? ce.source : s->what, ce.line, ce.column, "%s", ce.text);
+		errno = r.head.err_no ? r.head.err_no : EIO;
+	} else {
+		st = srv_stop(s, 1, &cpu_s);
+		if (!r.timed_out && !r.too_big && st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+			st = 0; /* killed by us after it stopped answering: report how it ended instead */
+		child_failed(s->what, &r, st, cpu_s, &s->lim, err);
+	}
+	e = errno;
+	free(r.buf);
+	errno = e;
+	return NULL;
+}
+
+void rm_child_srv_destroy(rm_child_srv_t *s)
+{
+	double cpu_s;
+
+	if (!s)
+		return;
+	srv_stop(s, 0, &cpu_s);
+	free(s);
 }

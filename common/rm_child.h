@@ -43,4 +43,28 @@ typedef void *(*rm_child_fn)(void *arg, size_t *len, rm_error_t *err);
 void *rm_child_run(const char *what, rm_child_fn fn, void *arg, const rm_child_limits_t *lim, size_t *len,
 		   rm_error_t *err);
 
+/*
+ * A child that serves requests one after another (rm_child_srv_*): the same hygiene and memory limit as
+ * rm_child_run, one fork for many pieces of work. A call sends one request and waits at most wall_ms for
+ * its answer; a child that crashes, hangs or answers badly costs that request one error (the child is
+ * killed and reaped), and the next call starts a new child. For parsing untrusted inputs one by one: a
+ * batch costs one fork, and the input a parser dies on costs that input only.
+ */
+typedef struct rm_child_srv rm_child_srv_t;
+
+/* Runs in the child for each request of reqlen bytes: returns a malloc'd answer of *len bytes, or NULL
+ * with err filled and errno set (the function's own error, the child goes on serving). */
+typedef void *(*rm_child_req_fn)(void *arg, const void *req, size_t reqlen, size_t *len, rm_error_t *err);
+
+/* A server of fn(arg) under lim (cpu_s is ignored: wall_ms bounds each request). No child is started
+ * before the first call. Returns NULL with errno ENOMEM or EINVAL. what is copied. */
+rm_child_srv_t *rm_child_srv_create(const char *what, rm_child_req_fn fn, void *arg, const rm_child_limits_t *lim);
+/* Sends one request (forking a child when none runs). Returns the answer, a new buffer the caller frees
+ * (*len: its size), or NULL under the error rule above (ECHILD: the child died on this request). */
+void *rm_child_srv_call(rm_child_srv_t *s, const void *req, size_t reqlen, size_t *len, rm_error_t *err);
+/* How many children the server has started so far. */
+unsigned rm_child_srv_forks(const rm_child_srv_t *s);
+/* Ends the child (if any), reaps it and frees s. NULL is fine. */
+void rm_child_srv_destroy(rm_child_srv_t *s);
+
 #endif

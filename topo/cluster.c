@@ -81,10 +81,12 @@ void topo_cluster_destroy(topo_cluster_t c)
 
 	if (!c)
 		return;
+	topo_parse_end(c);
 	for (i = 0; i < c->nhosts; i++) {
-		free(c->hosts[i].name);
-		free(c->hosts[i].guids);
+		topo_cluster_free_owned(c, c->hosts[i].name);
+		topo_cluster_free_owned(c, c->hosts[i].guids);
 	}
+	free(c->arena);
 	free(c->hosts);
 	topo_anomalies_truncate(c, 0);
 	for (i = 0; i < c->ntypes; i++)
@@ -94,8 +96,10 @@ void topo_cluster_destroy(topo_cluster_t c)
 	free(ix->hslot);
 	free(ix->tslot);
 	free(ix);
-	topo_fabric_destroy(c->fabric);
-	topo_torus_model_destroy(c->torus);
+	if (!topo_netshare_release(c)) {
+		topo_fabric_destroy(c->fabric);
+		topo_torus_model_destroy(c->torus);
+	}
 	free(c);
 }
 
@@ -182,6 +186,55 @@ long topo_cluster_add_host(struct topo_cluster *c, const char *name)
 	nh->torus_node = -1;
 	host_insert(ix, c->hosts, c->nhosts);
 	return (long)c->nhosts++;
+}
+
+void topo_cluster_free_owned(struct topo_cluster *c, void *p)
+{
+	if (p && !(c->arena && (char *)p >= c->arena && (char *)p < c->arena + c->arena_len))
+		free(p);
+}
+
+static size_t guids_size(const struct topo_guids *g)
+{
+	return g ? (sizeof(*g) + g->n * sizeof(g->v[0]) + 7) & ~(size_t)7 : 0;
+}
+
+/* Gives the empty dst src's host table: names and GUIDs copied into one block (dst's arena: a derived
+ * model costs one allocation, not two per host), the name index copied slot for slot (the same host
+ * indices), positions in the fabric and torus kept, no hardware. -1 on ENOMEM (dst left empty). */
+int topo_cluster_copy_table(struct topo_cluster *dst, const struct topo_cluster *src)
+{
+	struct cluster_index *dix = dst->host_index, *six = src->host_index;
+	size_t h, len = 0, at = 0;
+
+	if (dst->nhosts || dst->arena || !src->nhosts)
+		return dst->nhosts || dst->arena ? -1 : 0;
+	for (h = 0; h < src->nhosts; h++)
+		len += guids_size(src->hosts[h].guids) + ((strlen(src->hosts[h].name) + 8) & ~(size_t)7);
+	if (!(dst->hosts = malloc(src->hosts_cap * sizeof(*dst->hosts))) ||
+	    !(dix->hslot = malloc(six->hcap * sizeof(*dix->hslot))) || !(dst->arena = malloc(len)))
+		return -1;
+	dst->arena_len = len;
+	dst->hosts_cap = src->hosts_cap;
+	dix->hcap = six->hcap;
+	memcpy(dix->hslot, six->hslot, six->hcap * sizeof(*dix->hslot));
+	for (h = 0; h < src->nhosts; h++) {
+		struct topo_host *d = &dst->hosts[h];
+		size_t nl = strlen(src->hosts[h].name) + 1, gl = guids_size(src->hosts[h].guids);
+
+		*d = src->hosts[h];
+		d->type = NULL;
+		d->guids = gl ? (struct topo_guids *)(dst->arena + at) : NULL;
+		if (gl)
+			memcpy(d->guids, src->hosts[h].guids,
+			       sizeof(*d->guids) + src->hosts[h].guids->n * sizeof(d->guids->v[0]));
+		at += gl;
+		d->name = dst->arena + at;
+		memcpy(d->name, src->hosts[h].name, nl);
+		at += (nl + 7) & ~(size_t)7;
+	}
+	dst->nhosts = src->nhosts;
+	return 0;
 }
 
 /* ---- node types ------------------------------------------------------------------------------ */

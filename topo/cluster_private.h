@@ -26,6 +26,7 @@ struct topo_nodetype {
 	unsigned missing_pus;             /* hwloc 1.x XML: online PUs outside the allowed cpuset, left out of it */
 	size_t nhosts;                    /* hosts of the cluster using this type */
 	size_t index;                     /* in the cluster's types[] (topo_host_type) */
+	long *shared; /* topo and norm shared with other clusters' copies (cluster_derive.c): their count */
 };
 
 /* A 64-bit hash of len bytes, continuing from h (start with TOPO_HASH_SEED). */
@@ -39,6 +40,9 @@ void topo_nodetype_free(struct topo_nodetype *t);
 struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t key, const char *norm, size_t len);
 /* Appends a type to the cluster; -1 on allocation failure (the type is not taken then). */
 int topo_cluster_add_type(struct topo_cluster *c, struct topo_nodetype *t);
+/* Gives the empty dst src's host table without hardware: names copied, the same host indices, positions
+ * in the fabric and torus kept (cluster.c, O(hosts) without hashing). -1 on ENOMEM. */
+int topo_cluster_copy_table(struct topo_cluster *dst, const struct topo_cluster *src);
 /* Frees the types at index >= ntypes_before that no host uses (roll-back of a failed load). */
 void topo_cluster_drop_types(struct topo_cluster *c, size_t ntypes_before);
 
@@ -51,6 +55,18 @@ int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_err
 /* The node type of an XML buffer: shared if its normalised content is known, else parsed. */
 struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len, const char *source,
 					       rm_error_t *err);
+
+/* hwloc's parsers in a child process (node_parse.c). kind: TOPO_PARSE_TOPO (as topo_hwloc_load_bytes
+ * with the default filters), TOPO_PARSE_ALL_TYPES (every object type kept), TOPO_PARSE_DIFF (a topology
+ * diff). Returns hwloc's export of what the child parsed (XML, NUL-terminated, *out_len without the NUL;
+ * caller frees), or NULL with err naming source: errno EINVAL when hwloc refused the input, else ECHILD
+ * (the parser crashed), ETIMEDOUT, EMSGSIZE or ENOMEM, with the reason. The child is kept for the next
+ * input until topo_parse_end(c). */
+enum { TOPO_PARSE_TOPO = 'X', TOPO_PARSE_ALL_TYPES = 'A', TOPO_PARSE_DIFF = 'D' };
+char *topo_parse_guarded(struct topo_cluster *c, int kind, const char *buf, size_t len, const char *source,
+			 size_t *out_len, rm_error_t *err);
+/* Ends the cluster's parser child, if any (end of a public load call, destroy). */
+void topo_parse_end(struct topo_cluster *c);
 
 /* Per-directory cache of diff references (node_hwloc_diff.c). */
 struct topo_diffset;

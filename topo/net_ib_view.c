@@ -112,3 +112,13 @@ const char *topo_fabric_switch_desc(const struct topo_fabric *f, long s)
 {
 	return s >= 0 && (size_t)s < f->nsw ? f->nodes[f->sw_node[s]].desc : NULL;
 }
+
+int topo_fabric_names_by_guid(const struct topo_fabric *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nnodes; i++)
+		if (f->nodes[i].type == IBN_CA && (f->nodes[i].generic || f->nodes[i].hwloc_named))
+			return 1;
+	return 0;
+}

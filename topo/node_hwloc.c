@@ -197,6 +197,11 @@ void topo_nodetype_free(struct topo_nodetype *t)
 {
 	if (!t)
 		return;
+	if (t->shared && __atomic_sub_fetch(t->shared, 1, __ATOMIC_ACQ_REL) > 0) {
+		free(t); /* other clusters still use its tree */
+		return;
+	}
+	free(t->shared);
 	if (t->topo)
 		hwloc_topology_destroy(t->topo);
 	free(t->norm);
@@ -251,10 +256,11 @@ fail:
 struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len, const char *source,
 					       rm_error_t *err)
 {
-	size_t norm_len;
-	char *norm = normalise(buf, len, &norm_len);
+	size_t norm_len, canon_len;
+	char *norm = normalise(buf, len, &norm_len), *canon;
 	struct topo_nodetype *t;
 	hwloc_topology_t topo;
+	rm_error_t perr = { 0 };
 	unsigned missing;
 
 	if (!norm) {
@@ -266,17 +272,29 @@ struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const cha
 		free(norm);
 		return t;
 	}
+	/* hwloc parses the host's bytes in a child; this process parses only hwloc's export of them */
+	if (!(canon = topo_parse_guarded(c, TOPO_PARSE_TOPO, buf, len, source, &canon_len, &perr))) {
+		free(norm);
+		if (errno == EINVAL)
+			topo_hwloc_xml_error(buf, len, source, err);
+		else
+			rm_error_set(err, source, 0, 0, "%s", perr.text);
+		return NULL;
+	}
 	if (hwloc_topology_init(&topo) < 0) {
+		free(canon);
 		free(norm);
 		rm_error_set(err, source, 0, 0, "hwloc_topology_init failed");
 		return NULL;
 	}
-	if (topo_hwloc_load_bytes(topo, buf, len) < 0) {
+	if (topo_hwloc_load_bytes(topo, canon, canon_len) < 0) {
 		hwloc_topology_destroy(topo);
+		free(canon);
 		free(norm);
-		topo_hwloc_xml_error(buf, len, source, err);
+		rm_error_set(err, source, 0, 0, "hwloc cannot read back its own export of this file");
 		return NULL;
 	}
+	free(canon);
 	missing = v1_missing_pus(topo, buf, len);
 	if ((t = type_intern(c, topo, norm, norm_len, source, err)))
 		t->missing_pus = missing;
@@ -422,7 +440,7 @@ static int batch_commit(struct batch *b, const char *source, rm_error_t *err)
 		if (old && --old->nhosts == 0)
 			emptied++;
 		if (b->guids[i] || b->c->hosts[h].guids) {
-			free(b->c->hosts[h].guids);
+			topo_cluster_free_owned(b->c, b->c->hosts[h].guids);
 			b->c->hosts[h].guids = b->guids[i];
 			b->guids[i] = NULL;
 			b->c->guid_gen++;
@@ -476,6 +494,7 @@ int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, 
 	}
 	r = load_buf(&b, name, buf, len, source, err);
 	free(name);
+	topo_parse_end(c);
 	return r < 0 ? batch_abort(&b) : batch_commit(&b, source, err);
 }
 
@@ -676,6 +695,7 @@ int topo_load_hwloc_dir(topo_cluster_t c, const char *dir, rm_error_t *err)
 		}
 		r = r < 0 ? batch_abort(&b) : batch_commit(&b, dir, err);
 	}
+	topo_parse_end(c);
 	if (r < 0)
 		topo_anomalies_truncate(c, anomalies_before);
 	else

@@ -210,9 +210,14 @@ static void probe_load(struct topo_diffset *d, struct probe *p)
 		p->topo = NULL;
 		rm_error_set(&p->err, p->ref, 0, 0, "hwloc_topology_init failed");
 	} else {
+		/* every object type kept, parsed in the child like the type (node_parse.c) */
+		size_t clen;
+		char *canon = topo_parse_guarded(d->c, TOPO_PARSE_ALL_TYPES, buf, len, p->ref, &clen, &p->err);
+
 		hwloc_topology_set_all_types_filter(p->topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-		if (topo_hwloc_load_bytes(p->topo, buf, len) < 0)
-			topo_hwloc_xml_error(buf, len, p->ref, &p->err);
+		if (canon && topo_hwloc_load_bytes(p->topo, canon, clen) < 0)
+			rm_error_set(&p->err, p->ref, 0, 0, "hwloc cannot read back its own export of this file");
+		free(canon);
 	}
 	p->guids = topo_guids_from_xml(buf, len);
 	if ((p->v1 = xml_is_v1(buf, len)))
@@ -292,18 +297,24 @@ static int *hunk_lines(const char *buf, size_t len, size_t *n)
 }
 
 /* Parses a topology diff file read through rm_file (hwloc is never given the path to open). */
-static int diff_load(const char *path, hwloc_topology_diff_t *diff, char **refname, int **lines, size_t *nlines,
-		     int *v1, rm_error_t *err)
+static int diff_load(struct topo_cluster *c, const char *path, hwloc_topology_diff_t *diff, char **refname, int **lines,
+		     size_t *nlines, int *v1, rm_error_t *err)
 {
-	size_t len;
-	char *buf = rm_file_read(path, RM_FILE_HWLOC, &len, err);
-	int r;
+	size_t len, clen = 0;
+	char *buf = rm_file_read(path, RM_FILE_HWLOC, &len, err), *canon = NULL;
+	rm_error_t perr = { 0 };
+	int r, crashed;
 
 	if (!buf)
 		return -1;
-	errno = EINVAL;
-	r = len < (size_t)0x7fffffff ? hwloc_topology_diff_load_xmlbuffer(buf, (int)len + 1, diff, refname) : -1;
-	if (r < 0) {
+	/* hwloc parses the diff in a child; this process parses only hwloc's export of it (node_parse.c) */
+	canon = topo_parse_guarded(c, TOPO_PARSE_DIFF, buf, len, path, &clen, &perr);
+	crashed = !canon && errno != EINVAL;
+	r = canon ? hwloc_topology_diff_load_xmlbuffer(canon, (int)clen + 1, diff, refname) : -1;
+	free(canon);
+	if (crashed) {
+		rm_error_set(err, path, 0, 0, "%s", perr.text);
+	} else if (r < 0) {
 		errno = EINVAL;
 		if (len == 0)
 			rm_error_set(err, path, 0, 0, "empty file, not an hwloc topology diff");
@@ -462,7 +473,7 @@ struct topo_nodetype *topo_diffset_host(struct topo_diffset *d, const char *path
 
 	*guids = NULL;
 	*ref_bad = 0;
-	if (diff_load(path, &diff, &refname, &lines, &nlines, &v1, err) < 0)
+	if (diff_load(d->c, path, &diff, &refname, &lines, &nlines, &v1, err) < 0)
 		goto out;
 	errno = EINVAL;
 	if (!refname || !refname[0]) {

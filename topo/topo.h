@@ -154,6 +154,22 @@ int topo_load_cluster_file(topo_cluster_t c, const char *path, rm_error_t *err);
  * Call after loading and before any query; may be called again after more loads. */
 int topo_cluster_finalize(topo_cluster_t c, rm_error_t *err);
 
+/* ---- incremental models (topo/cluster_derive.c) ----------------------------------------------- */
+
+/* Adds every host of pool that has hardware to c, as loads in replace mode would: node types shared with
+ * pool (its hwloc trees are not copied, nothing is read or parsed), GUIDs copied. c must be finalized
+ * afterwards. Returns 0, or -1 (ENOMEM) with err. */
+int topo_cluster_add_hosts_from(topo_cluster_t c, topo_cluster_t pool, rm_error_t *err);
+/* A new finalized cluster equal to base with hosts names[0 .. n-1] given the hardware and GUIDs they have
+ * in pool (new hosts are added), as a full load of base's sources followed by those hosts' loads would
+ * give, at the cost of copying base's host table: node types, fabric and torus are shared with base (load
+ * nothing more into either cluster afterwards). NULL with errno EAGAIN (err set) when the change could
+ * alter what a full load derives (the fabric names HCAs by hosts' GUIDs and a host's GUIDs change; a new
+ * host name joins a fabric or torus host by its short form; a host that was a load anomaly; a name not in
+ * pool; more than 256 names): load from scratch then. NULL with ENOMEM otherwise. Caller owns it. */
+topo_cluster_t topo_cluster_derive(topo_cluster_t base, topo_cluster_t pool, const char *const *names, size_t n,
+				   rm_error_t *err);
+
 /* Number of hosts: the union of hosts with hardware data, fabric hosts and torus hosts. */
 size_t topo_nhosts(topo_cluster_t c);
 /* Name of host h (borrowed, valid until the cluster is destroyed). */

@@ -45,6 +45,9 @@ int topo_fabric_set_hwloc_names(struct topo_fabric *f, unsigned long gen, const 
  * GUID, else the GUID), computes
  * switch levels, the leaf switch of each host and switch-to-switch hop counts. Idempotent. */
 int topo_fabric_finalize(struct topo_fabric *f, rm_error_t *err);
+/* 1 when the finalized fabric has CAs with a generic description (named, or left unnamed, by hosts'
+ * hwloc GUIDs): a host's GUIDs may then change the fabric's names. */
+int topo_fabric_names_by_guid(const struct topo_fabric *f);
 /* Group of switch s at "network level" k above the leaves (k = 0: the leaf itself; k = 1: leaves that
  * share a spine set, ...), for building target hierarchies; number of such levels in *nlevels. */
 int topo_fabric_network_levels(const struct topo_fabric *f);
@@ -103,8 +106,19 @@ struct topo_cluster {
 	int strict;                /* a bad host file fails the load (topo_cluster_set_strict) */
 	topo_anomaly_t *anomalies; /* load anomalies, strings owned (node_anomaly.c) */
 	size_t nanomalies, anomalies_cap;
-	unsigned long guid_gen; /* bumped whenever hosts' GUIDs change (node_guid.c) */
+	unsigned long guid_gen;      /* bumped whenever hosts' GUIDs change (node_guid.c) */
+	struct rm_child_srv *parser; /* hwloc's parsers in a child, during a load (node_parse.c) */
+	struct topo_netshare *net;   /* fabric and torus shared with derived clusters (cluster_derive.c) */
+	char *arena;                 /* one block holding copied host names and GUIDs (topo_cluster_copy_table) */
+	size_t arena_len;
 };
+
+/* Frees p, a host's name or GUIDs of c, unless it lives in c's arena (cluster.c). */
+void topo_cluster_free_owned(struct topo_cluster *c, void *p);
+
+/* Drops c's reference on a fabric and torus it shares (cluster_derive.c): 1 when other clusters still
+ * use them (do not destroy them), 0 when c may destroy them (it held the last reference, or none). */
+int topo_netshare_release(struct topo_cluster *c);
 
 /* Adds a host, or returns the existing index; -1 on allocation failure (cluster.c). */
 long topo_cluster_add_host(struct topo_cluster *c, const char *name);

@@ -165,6 +165,7 @@ static int ctx_init(srv_ctx_t *ctx)
 	pthread_mutex_init(&ctx->model_lock, NULL);
 	pthread_mutex_init(&ctx->reg_lock, NULL);
 	pthread_mutex_init(&ctx->build_lock, NULL);
+	pthread_mutex_init(&ctx->pool_lock, NULL);
 	pthread_mutex_init(&ctx->ib_lock, NULL);
 	ctx->registrations = json_object();
 	return ctx->registrations ? 0 : -1;
@@ -173,6 +174,7 @@ static int ctx_init(srv_ctx_t *ctx)
 static void ctx_fini(srv_ctx_t *ctx)
 {
 	srv_model_put(ctx->model);
+	srv_model_pool_free(ctx);
 	json_decref(ctx->registrations);
 	json_decref(ctx->ib_status);
 	free(ctx->ib_cache_path);
@@ -180,6 +182,7 @@ static void ctx_fini(srv_ctx_t *ctx)
 	pthread_mutex_destroy(&ctx->model_lock);
 	pthread_mutex_destroy(&ctx->reg_lock);
 	pthread_mutex_destroy(&ctx->build_lock);
+	pthread_mutex_destroy(&ctx->pool_lock);
 	pthread_mutex_destroy(&ctx->ib_lock);
 }
 
@@ -195,6 +198,7 @@ static int first_model(srv_ctx_t *ctx, rm_error_t *err)
 	srv_state_load_generation(ctx);
 	if (srv_state_load_registrations(ctx, err) < 0)
 		return -1;
+	srv_model_pool_restore(ctx); /* each saved registration parsed once (a child parses new hardware) */
 	if (ctx->cfg.ib_live && access(ctx->ib_cache_path, R_OK) < 0 && srv_model_ib_discover(ctx, &ierr) < 0)
 		srv_log(SRV_LOG_WARNING, "fabric discovery: %s", rm_error_format(&ierr, msg, sizeof(msg)));
 	return srv_model_rebuild(ctx, 0, err);

@@ -238,6 +238,18 @@ void srv_model_publish(srv_ctx_t *ctx, srv_model_t *m);
 /* Rebuilds and publishes unless a model already covering registrations up to reg_seq exists (0:
  * always). Serialised: concurrent callers share one build. */
 int srv_model_rebuild(srv_ctx_t *ctx, unsigned long reg_seq, rm_error_t *err);
+/* Loads one registration into the pool (hwloc parses it in a child, only when its hardware is new) and
+ * marks the host pending. Returns the pool sequence that includes it, or 0 with err (the XML is bad). */
+unsigned long srv_model_pool_add(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, rm_error_t *err);
+/* Loads every saved registration (srv_state_load_registrations) into the pool, once at start; one that
+ * cannot be loaded is logged and reported as ignored. */
+void srv_model_pool_restore(srv_ctx_t *ctx);
+/* Publishes a model that includes the pool up to seq: unless one already does, the current model with the
+ * pending hosts changed (topo_cluster_derive: nothing re-read), or a full build when that cannot be done.
+ * Serialised: registrations that arrive together share one update. */
+int srv_model_update(srv_ctx_t *ctx, unsigned long seq, rm_error_t *err);
+/* Frees the pool (at exit). */
+void srv_model_pool_free(srv_ctx_t *ctx);
 /* Discovers the fabric live and stores it as the cache file in the state directory. */
 int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err);
 
@@ -440,7 +452,14 @@ struct srv_ctx {
 	unsigned long reg_seq;
 	/* one model build at a time */
 	pthread_mutex_t build_lock;
-	unsigned long built_reg_seq;
+	unsigned long built_reg_seq; /* the pool sequence the current model includes */
+	/* every registered host's hardware, each registration parsed once when it arrives (srv_model.c);
+	 * pool_pending: hosts registered since the current model (names), pool_ignored: host -> why its
+	 * saved registration could not be loaded at start */
+	pthread_mutex_t pool_lock;
+	topo_cluster_t pool;
+	json_t *pool_pending, *pool_ignored;
+	unsigned long pool_seq;
 	/* live fabric: cache file in the state dir, discovered at start/refresh */
 	pthread_mutex_t ib_lock;
 	int ib_cached;

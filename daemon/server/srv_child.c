@@ -47,9 +47,11 @@ typedef struct child_req {
 	srv_peer_t peer;
 	unsigned long counters[4];  /* n_requests, n_errors, n_connections, n_rejected (for report) */
 	srv_reload_status_t reload; /* the last reload (for report) */
+	uint32_t stale;             /* a newer model was published: run no request on the old one */
 } child_req_t;
 
-enum { RESP_OK = 1, RESP_ERROR, RESP_DELEGATE };
+/* RESP_STALE: the child's model is older than the published one and the request needs the model. */
+enum { RESP_OK = 1, RESP_ERROR, RESP_DELEGATE, RESP_STALE };
 
 typedef struct child_resp {
 	uint32_t kind, len;
@@ -125,7 +127,8 @@ static void note_request(child_shm_t *shm, const json_t *req)
 }
 
 /* Parses and runs one request; sends its response frame, or RESP_DELEGATE. */
-static void child_serve(srv_ctx_t *ctx, int fd, child_shm_t *shm, char *payload, size_t len, const srv_peer_t *peer)
+static void child_serve(srv_ctx_t *ctx, int fd, child_shm_t *shm, char *payload, size_t len, const srv_peer_t *peer,
+			int stale)
 {
 	rm_error_t err = { 0 };
 	char buf[RM_ERROR_TEXT_LEN + 64], *out = NULL;
@@ -142,6 +145,8 @@ static void child_serve(srv_ctx_t *ctx, int fd, child_shm_t *shm, char *payload,
 		resp = rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s", rm_error_format(&err, buf, sizeof(buf)));
 	else if ((h = srv_request_lookup(ctx, req, peer, &flags, &resp)) && !(flags & SRV_REQ_ISOLATED))
 		r.kind = RESP_DELEGATE;
+	else if (h && stale)
+		r.kind = RESP_STALE; /* the thread replaces this child (a registration never forks one) */
 	else if (h) {
 		note_request(shm, req);
 		resp = h(ctx, req, json_object_get(req, "id"), peer);
@@ -198,7 +203,7 @@ static void __attribute__((noreturn)) child_loop(srv_ctx_t *ctx, int fd, child_s
 		ctx->n_connections = q.counters[2];
 		ctx->n_rejected = q.counters[3];
 		ctx->last_reload = q.reload;
-		child_serve(ctx, fd, shm, payload, q.len, &q.peer);
+		child_serve(ctx, fd, shm, payload, q.len, &q.peer, q.stale != 0);
 	}
 }
 
@@ -438,11 +443,11 @@ static int recv_all(srv_child_t *ch, void *buf, size_t len, long long deadline)
 }
 
 /* Sends the request, receives the answer. XC_OK with *resp filled. */
-static int exchange(srv_child_t *ch, const srv_job_t *job, const char *payload, size_t len, child_resp_t *resp,
-		    char **out)
+static int exchange(srv_child_t *ch, const srv_job_t *job, const char *payload, size_t len, int stale,
+		    child_resp_t *resp, char **out)
 {
 	long long deadline = srv_now_ms() + ch->ctx->cfg.worker_time_limit_s * 1000LL;
-	child_req_t q = { .len = (uint32_t)len, .peer = job->peer };
+	child_req_t q = { .len = (uint32_t)len, .peer = job->peer, .stale = (uint32_t)stale };
 	srv_ctx_t *ctx = ch->ctx;
 	int x;
 
@@ -458,7 +463,7 @@ static int exchange(srv_child_t *ch, const srv_job_t *job, const char *payload, 
 		return x;
 	if ((x = recv_all(ch, resp, sizeof(*resp), deadline)) != XC_OK)
 		return x;
-	if (resp->kind < RESP_OK || resp->kind > RESP_DELEGATE || resp->len > RM_FRAME_MAX_HARD + RM_FRAME_HEADER)
+	if (resp->kind < RESP_OK || resp->kind > RESP_STALE || resp->len > RM_FRAME_MAX_HARD + RM_FRAME_HEADER)
 		return XC_DIED;
 	if (!resp->len)
 		return XC_OK;
@@ -515,8 +520,11 @@ int srv_child_run(srv_child_t *ch, srv_job_t *job)
 	json_t *e;
 	int x;
 
-	if (ch->pid > 0 && ch->generation != current_generation(ch->ctx))
-		child_end(ch, 1, NULL); /* a newer model was published: fork a child that holds it */
+	/* A child older than the published model still parses requests and hands back the ones that run in
+	 * the daemon (register, reload...): only a request that needs the model forks a child that holds it,
+	 * so a burst of registrations (a new model each) costs no fork of the daemon each. */
+	int stale = ch->pid > 0 && ch->generation != current_generation(ch->ctx);
+
 	if (!payload) {
 		if (!(dumped = json_dumps(job->req, JSON_COMPACT)))
 			return SRV_CHILD_DELEGATE;
@@ -526,7 +534,11 @@ int srv_child_run(srv_child_t *ch, srv_job_t *job)
 	if (srv_child_start(ch) < 0)
 		x = XC_DIED;
 	else
-		x = exchange(ch, job, payload, len, &resp, &out);
+		x = exchange(ch, job, payload, len, stale, &resp, &out);
+	if (x == XC_OK && resp.kind == RESP_STALE) {
+		child_end(ch, 1, NULL); /* a newer model was published: fork a child that holds it */
+		x = srv_child_start(ch) < 0 ? XC_DIED : exchange(ch, job, payload, len, 0, &resp, &out);
+	}
 	free(dumped);
 	if (x == XC_STOPPED)
 		return SRV_CHILD_STOPPED;

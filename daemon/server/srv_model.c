@@ -244,23 +244,97 @@ static int load_dir_filtered(build_t *b, const char *dir)
 	return rc;
 }
 
-static void load_registration(void *arg, const char *host, const char *file, const char *xml, size_t len)
+/* ---- registrations: the pool ------------------------------------------------------------------- */
+
+/* The pool, created on first use (caller holds pool_lock). */
+static topo_cluster_t pool_get(srv_ctx_t *ctx)
 {
-	build_t *b = arg;
+	if (!ctx->pool && (ctx->pool = topo_cluster_create()))
+		topo_cluster_replace_hw(ctx->pool, 1); /* a node's new registration replaces its old one */
+	if (!ctx->pool_pending)
+		ctx->pool_pending = json_array();
+	if (!ctx->pool_ignored)
+		ctx->pool_ignored = json_object();
+	return ctx->pool && ctx->pool_pending && ctx->pool_ignored ? ctx->pool : NULL;
+}
+
+unsigned long srv_model_pool_add(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, rm_error_t *err)
+{
+	unsigned long seq = 0;
+	topo_cluster_t pool;
+
+	pthread_mutex_lock(&ctx->pool_lock);
+	if (!(pool = pool_get(ctx)))
+		rm_error_set(err, "register", 0, 0, "out of memory");
+	else if (topo_load_hwloc_xmlbuf(pool, host, xml, len, host, err) == 0 &&
+		 json_array_append_new(ctx->pool_pending, json_string(host)) == 0) {
+		json_object_del(ctx->pool_ignored, host);
+		seq = ++ctx->pool_seq;
+	}
+	pthread_mutex_unlock(&ctx->pool_lock);
+	return seq;
+}
+
+static void restore_one(void *arg, const char *host, const char *file, const char *xml, size_t len)
+{
+	srv_ctx_t *ctx = arg;
 	rm_error_t e = { 0 };
 	char msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
-	json_t *why;
+	topo_cluster_t pool = pool_get(ctx);
 	int rc;
 
-	rc = file ? topo_load_hwloc_xml(b->c, file, host, &e) : topo_load_hwloc_xmlbuf(b->c, host, xml, len, host, &e);
+	if (!pool)
+		rc = rm_error_set(&e, host, 0, 0, "out of memory");
+	else
+		rc = file ? topo_load_hwloc_xml(pool, file, host, &e)
+			  : topo_load_hwloc_xmlbuf(pool, host, xml, len, host, &e);
 	if (rc < 0) { /* one bad registration must not cost the others */
 		srv_log(SRV_LOG_WARNING, "registration of %s ignored: %s", host, rm_error_format(&e, msg, sizeof(msg)));
-		json_array_append_new(b->warnings, json_sprintf("registration of %s ignored: %s", host, msg));
-		why = json_string(msg);
-		json_object_set_new(b->reg_ignored, host, why ? why : json_string("cannot be loaded"));
-		return;
+		if (ctx->pool_ignored)
+			json_object_set_new(ctx->pool_ignored, host, json_string(msg));
 	}
-	b->nreg++;
+}
+
+void srv_model_pool_restore(srv_ctx_t *ctx)
+{
+	pthread_mutex_lock(&ctx->pool_lock);
+	srv_reg_foreach(ctx, restore_one, ctx, NULL);
+	if (pool_get(ctx))
+		ctx->pool_seq++;
+	pthread_mutex_unlock(&ctx->pool_lock);
+}
+
+void srv_model_pool_free(srv_ctx_t *ctx)
+{
+	topo_cluster_destroy(ctx->pool);
+	json_decref(ctx->pool_pending);
+	json_decref(ctx->pool_ignored);
+	ctx->pool = NULL;
+	ctx->pool_pending = ctx->pool_ignored = NULL;
+}
+
+/* The registered hosts into the build (types shared with the pool: nothing is read or parsed again),
+ * the ones that could not be loaded into warnings. */
+static int load_registrations(build_t *b)
+{
+	const char *host;
+	json_t *why;
+	int rc = 0;
+
+	pthread_mutex_lock(&b->ctx->pool_lock);
+	if (pool_get(b->ctx)) {
+		rc = topo_cluster_add_hosts_from(b->c, b->ctx->pool, b->err);
+		b->nreg = topo_nhosts(b->ctx->pool);
+		json_object_foreach (b->ctx->pool_ignored, host, why) {
+			json_object_set(b->reg_ignored, host, why);
+			json_array_append_new(b->warnings, json_sprintf("registration of %s ignored: %s", host,
+									json_string_value(why)));
+		}
+		json_array_clear(b->ctx->pool_pending);
+	}
+	b->reg_seq = b->ctx->pool_seq;
+	pthread_mutex_unlock(&b->ctx->pool_lock);
+	return rc;
 }
 
 /* ---- live fabric -------------------------------------------------------------------------------- */
@@ -377,9 +451,8 @@ static int load_sources(build_t *b)
 			return -1;
 		json_object_set_new(b->sources, "hwloc_dir", json_string(cfg->hwloc_dir));
 	}
-	topo_cluster_replace_hw(b->c, 1); /* a node's registration overrides the static sources */
-	srv_reg_foreach(b->ctx, load_registration, b, &b->reg_seq);
-	topo_cluster_replace_hw(b->c, 0);
+	if (load_registrations(b) < 0) /* a node's registration overrides the static sources */
+		return -1;
 	json_object_set_new(b->sources, "registrations", json_integer((json_int_t)b->nreg));
 	if (cfg->node_name_map && topo_load_node_name_map(b->c, cfg->node_name_map, b->err) < 0)
 		return -1;
@@ -457,6 +530,87 @@ int srv_model_rebuild(srv_ctx_t *ctx, unsigned long reg_seq, rm_error_t *err)
 	srv_model_publish(ctx, m);
 	srv_log(SRV_LOG_INFO, "model %lu: %zu hosts, %zu registered, built in %.0f ms", m->generation,
 		topo_nhosts(m->cluster), m->nregistered, m->build_ms);
+	if (srv_state_save_model(ctx, m, &serr) < 0)
+		srv_log(SRV_LOG_ERR, "state not saved: %s", rm_error_format(&serr, msg, sizeof(msg)));
+out:
+	pthread_mutex_unlock(&ctx->build_lock);
+	return rc;
+}
+
+/* ---- registrations applied by what changed -------------------------------------------------------- */
+
+/* The model m_old with the pending hosts changed, or NULL (errno EAGAIN: a full build is needed). Caller
+ * holds build_lock; takes pool_lock. */
+static srv_model_t *derive(srv_ctx_t *ctx, srv_model_t *old, size_t *nchanged, rm_error_t *err)
+{
+	long long t0 = srv_now_ms();
+	srv_model_t *m = calloc(1, sizeof(*m));
+	const char **names = NULL;
+	topo_cluster_t c = NULL;
+	size_t i, n;
+
+	pthread_mutex_lock(&ctx->pool_lock);
+	*nchanged = n = ctx->pool_pending ? json_array_size(ctx->pool_pending) : 0;
+	if (m && (names = calloc(n + 1, sizeof(*names)))) {
+		for (i = 0; i < n; i++)
+			names[i] = json_string_value(json_array_get(ctx->pool_pending, i));
+		c = topo_cluster_derive(old->cluster, ctx->pool, names, n, err);
+	}
+	if (c) {
+		m->nregistered = topo_nhosts(ctx->pool);
+		m->reg_seq = ctx->pool_seq;
+		m->reg_ignored = json_deep_copy(old->reg_ignored);
+		for (i = 0; i < n && m->reg_ignored; i++)
+			json_object_del(m->reg_ignored, names[i]);
+		json_array_clear(ctx->pool_pending);
+	}
+	pthread_mutex_unlock(&ctx->pool_lock);
+	free(names);
+	m = m && c ? m : (free(m), NULL);
+	if (!m) {
+		topo_cluster_destroy(c);
+		return NULL;
+	}
+	m->refs = 1;
+	pthread_mutex_init(&m->tc_lock, NULL);
+	m->cluster = c;
+	m->sources = json_deep_copy(old->sources);
+	m->warnings = json_copy(old->warnings);
+	json_object_set_new(m->sources, "registrations", json_integer((json_int_t)m->nregistered));
+	m->built_at = (long long)time(NULL);
+	m->build_ms = (double)(srv_now_ms() - t0);
+	return m;
+}
+
+int srv_model_update(srv_ctx_t *ctx, unsigned long seq, rm_error_t *err)
+{
+	srv_model_t *old, *m;
+	rm_error_t derr = { 0 }, serr = { 0 };
+	char msg[600];
+	size_t nchanged = 0;
+	int rc = 0, full;
+
+	pthread_mutex_lock(&ctx->build_lock);
+	if (ctx->built_reg_seq >= seq)
+		goto out; /* an update for registrations that arrived together already covered this one */
+	old = srv_model_get(ctx);
+	m = old ? derive(ctx, old, &nchanged, &derr) : NULL;
+	srv_model_put(old);
+	if (!m && old && errno != EAGAIN)
+		srv_log(SRV_LOG_WARNING, "model update: %s; building in full",
+			rm_error_format(&derr, msg, sizeof(msg)));
+	if ((full = !m) && !(m = srv_model_build(ctx, err))) {
+		rc = -1;
+		goto out;
+	}
+	ctx->built_reg_seq = m->reg_seq;
+	srv_model_publish(ctx, m);
+	if (full)
+		srv_log(SRV_LOG_INFO, "model %lu: %zu hosts, %zu registered, built in %.0f ms (in full)", m->generation,
+			topo_nhosts(m->cluster), m->nregistered, m->build_ms);
+	else
+		srv_log(SRV_LOG_INFO, "model %lu: %zu hosts, %zu registered, %zu changed in %.1f ms", m->generation,
+			topo_nhosts(m->cluster), m->nregistered, nchanged, m->build_ms);
 	if (srv_state_save_model(ctx, m, &serr) < 0)
 		srv_log(SRV_LOG_ERR, "state not saved: %s", rm_error_format(&serr, msg, sizeof(msg)));
 out:

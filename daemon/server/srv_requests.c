@@ -323,19 +323,6 @@ json_t *srv_req_distance(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 
 /* ---- register and reload ------------------------------------------------------------------------- */
 
-/* Parses the XML alone, so that a bad registration is refused before anything is saved. */
-static int validate_xml(const char *host, const char *xml, size_t len, rm_error_t *err)
-{
-	topo_cluster_t c = topo_cluster_create();
-	int rc;
-
-	if (!c)
-		return rm_error_set(err, "register", 0, 0, "out of memory");
-	rc = topo_load_hwloc_xmlbuf(c, host, xml, len, "xml", err);
-	topo_cluster_destroy(c);
-	return rc;
-}
-
 /* Does the current model hold host's registration? If not, why goes to why. */
 static int host_applied(srv_ctx_t *ctx, const char *host, char *why, size_t len)
 {
@@ -377,14 +364,15 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 			srv_peer_describe(peer, who, sizeof(who)), msg);
 		return rm_proto_error(id, RM_ERR_PERMISSION, "register: %s", msg);
 	}
-	if (validate_xml(host, xml, len, &err) < 0)
+	/* parsed once, here: in a child when the hardware is new (a crash costs this request only) */
+	if (!(seq = srv_model_pool_add(ctx, host, xml, len, &err)))
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", rm_error_format(&err, msg, sizeof(msg)));
 	saved = srv_state_save_registration(ctx, host, xml, len, path, sizeof(path), &serr) == 0;
 	if (!saved) /* keep serving: the registration holds in memory until the next restart */
 		srv_log(SRV_LOG_ERR, "registration of %s not saved: %s", host,
 			rm_error_format(&serr, msg, sizeof(msg)));
-	seq = srv_reg_put(ctx, host, saved ? path : NULL, xml, len);
-	if (srv_model_rebuild(ctx, seq, &err) < 0)
+	srv_reg_put(ctx, host, saved ? path : NULL, xml, len);
+	if (srv_model_update(ctx, seq, &err) < 0)
 		return rm_proto_error(id, RM_ERR_FAILED, "model rebuild failed: %s",
 				      rm_error_format(&err, msg, sizeof(msg)));
 	if (!host_applied(ctx, host, msg, sizeof(msg))) /* never "ok" for a registration the model ignores */

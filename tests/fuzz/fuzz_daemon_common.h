@@ -30,6 +30,7 @@ static void fz_daemon_init(void)
 	pthread_mutex_init(&ctx->model_lock, NULL);
 	pthread_mutex_init(&ctx->reg_lock, NULL);
 	pthread_mutex_init(&ctx->build_lock, NULL);
+	pthread_mutex_init(&ctx->pool_lock, NULL);
 	pthread_mutex_init(&ctx->ib_lock, NULL);
 	if (!(ctx->registrations = json_object()))
 		fz_die("json_object");

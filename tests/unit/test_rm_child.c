@@ -201,6 +201,66 @@ static void test_fds(void)
 	close(p[0]), close(p[1]), close(fd);
 }
 
+/* A server's work per request: "segv" crashes, "sleep" blocks, "err" fails, anything else is echoed with
+ * the child's pid (so that the caller sees which child answered). */
+static void *srv_fn(void *arg, const void *req, size_t len, size_t *out_len, rm_error_t *err)
+{
+	char *out;
+
+	if (len == 4 && !memcmp(req, "segv", 4))
+		return segv_fn(NULL, out_len, err);
+	if (len == 5 && !memcmp(req, "sleep", 5))
+		return sleep_fn(NULL, out_len, err);
+	if (len == 3 && !memcmp(req, "err", 3))
+		return err_fn(NULL, out_len, err);
+	if (asprintf(&out, "%.*s %d", (int)len, (const char *)req, (int)getpid()) < 0)
+		return NULL;
+	*out_len = strlen(out) + 1;
+	return out;
+}
+
+/* One child serves a batch; the request it dies on costs that request only, the next starts a child. */
+static void test_server(void)
+{
+	rm_child_limits_t lim = { .wall_ms = 2000 };
+	rm_child_srv_t *s = rm_child_srv_create("parser", srv_fn, NULL, &lim);
+	static const char *const reqs[] = { "a", "b", "segv", "c", "err", "d", "sleep", "e" };
+	char *out[8] = { NULL }, pid_a[32] = "", pid_b[32] = "", pid_c[32] = "", pid_e[32] = "";
+	rm_error_t err[8];
+	int e[8];
+	size_t len, i;
+	double t0 = now_s();
+
+	check(s && rm_child_srv_forks(s) == 0, "no child before the first request");
+	for (i = 0; s && i < 8; i++) {
+		memset(&err[i], 0, sizeof(err[i]));
+		out[i] = rm_child_srv_call(s, reqs[i], strlen(reqs[i]), &len, &err[i]);
+		e[i] = errno;
+	}
+	if (!s)
+		return;
+	check(out[0] && out[1] && out[3] && out[5] && out[7], "every good request is answered");
+	sscanf(out[0] ? out[0] : "", "%*s %31s", pid_a), sscanf(out[1] ? out[1] : "", "%*s %31s", pid_b);
+	sscanf(out[3] ? out[3] : "", "%*s %31s", pid_c), sscanf(out[7] ? out[7] : "", "%*s %31s", pid_e);
+	check(*pid_a && !strcmp(pid_a, pid_b), "one child serves the requests before the crash (%s, %s)", pid_a, pid_b);
+	check(!out[2] && e[2] == ECHILD &&
+		      (strstr(err[2].text, "crashed (signal 11") ||
+		       (ASAN_BUILD && strstr(err[2].text, "ended (status"))),
+	      "the crash costs its request: %s", err[2].text);
+	check(*pid_c && strcmp(pid_c, pid_a), "the next request gets a new child (%s after %s)", pid_c, pid_a);
+	check(!out[4] && e[4] == ENOENT && !strcmp(err[4].text, "no such thing") && out[5] && strstr(out[5], pid_c),
+	      "a function's own error is passed on and the child goes on (%s)", err[4].text);
+	check(!out[6] && e[6] == ETIMEDOUT && strstr(err[6].text, "no result within 2000 ms"),
+	      "a blocked request is stopped at its wall bound: %s", err[6].text);
+	check(*pid_e && strcmp(pid_e, pid_c), "and the next one is served by a new child");
+	check(rm_child_srv_forks(s) == 3, "3 children for 8 requests (%u)", rm_child_srv_forks(s));
+	check(now_s() - t0 < 30, "within 30 s (%.1f s)", now_s() - t0);
+	rm_child_srv_destroy(s);
+	check(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no child left behind");
+	for (i = 0; i < 8; i++)
+		free(out[i]);
+}
+
 static void test_guard(void)
 {
 	topo_target_t *t = topo_target_from_tleaf("tleaf 2 4 10 4 1", NULL);
@@ -241,6 +301,7 @@ int main(void)
 	test_runs();
 	test_faults();
 	test_fds();
+	test_server();
 	test_guard();
 	return harness_done();
 }

@@ -1,0 +1,247 @@
+/*
+ * tests/bench/bench_register.c: 10,000 nodes registering with rankmapd as slurmd starts (issue 31).
+ *
+ * Starts a real rankmapd whose static source is a 2-level fat tree of 10,000 hosts (an ibnetdiscover file:
+ * 250 leaves of 40 hosts, 8 spines), then 16 clients register every host back to back, each with its own
+ * copy of a PlaFRIM node's hwloc XML (HostName changed), through the client library over the Unix socket.
+ * Every "ok" is checked, and the model's registered count at the end. Prints the time until all are in the
+ * model (target 60 s) and the daemon's CPU per registration (its own and its reaped children's: the hwloc
+ * parse children) over the first thousand and the last, beside their ratio (flat: at most 1.5).
+ * Environment: B (build dir: the rankmapd measured), BENCH_HOSTS (default 10000; the targets are for
+ * 10,000), BENCH_CLIENTS (16). Exit status 1 when a target is missed or a registration fails.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/test_daemon_util.h"
+
+#define PER_LEAF 40
+#define UPLINKS 8
+#define TARGET_S 60.0
+#define TARGET_FLAT 1.5
+#define TEMPLATE "tests/data/plafrim/hwloc/bonobo001.xml"
+
+static int nhosts = 10000, nclients = 16;
+
+typedef struct run {
+	const char *sock;
+	const char *tmpl;
+	size_t tlen;
+	const char *at, *end; /* the HostName value in the template */
+	pid_t daemon;
+	long next, done, errors;
+	double *cpu_at; /* daemon CPU (us) when done reached k * 1000 */
+	double *t_at;   /* and the time (s) */
+	pthread_mutex_t lock;
+} run_t;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* CPU time of pid and of the children it reaped (/proc/PID/stat: utime stime cutime cstime), in us. */
+static double cpu_us(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	long cut = 0, cst = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld", &ut, &st, &cut, &cst) != 4)
+		return 0;
+	return (double)(ut + st + (unsigned long)cut + (unsigned long)cst) * 1e6 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static unsigned long sw_guid(int spine, int i)
+{
+	return (spine ? 0x5000000UL : 0x1000000UL) + (unsigned long)i;
+}
+
+/* The fabric: every host's HCA named "nNNNNN HCA-1", so the registrations join the fabric by name. */
+static int write_fabric(const char *path)
+{
+	int nleaves = (nhosts + PER_LEAF - 1) / PER_LEAF, s, l, p, h;
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	for (s = 0; s < UPLINKS; s++) {
+		fprintf(f,
+			"switchguid=0x%lx(%lx)\nSwitch\t%d \"S-%016lx\"\t\t# \"spine-%d\" enhanced port 0 lid %d lmc "
+			"0\n",
+			sw_guid(1, s), sw_guid(1, s), nleaves, sw_guid(1, s), s, 1 + s);
+		for (l = 0; l < nleaves; l++)
+			fprintf(f, "[%d]\t\"S-%016lx\"[%d]\t\t# \"leaf-%d\" lid %d 4xHDR\n", l + 1, sw_guid(0, l),
+				PER_LEAF + s + 1, l, 100 + l);
+		fputc('\n', f);
+	}
+	for (l = 0; l < nleaves; l++) {
+		fprintf(f, "switchguid=0x%lx(%lx)\nSwitch\t%d \"S-%016lx\"\t\t# \"leaf-%d\" base port 0 lid %d lmc 0\n",
+			sw_guid(0, l), sw_guid(0, l), PER_LEAF + UPLINKS, sw_guid(0, l), l, 100 + l);
+		for (p = 0; p < PER_LEAF && (h = l * PER_LEAF + p) < nhosts; p++)
+			fprintf(f, "[%d]\t\"H-%016x\"[1](%x) \t\t# \"n%05d HCA-1\" lid %d 4xHDR\n", p + 1, 0x100000 + h,
+				0x100000 + h, h, 1000 + h);
+		for (s = 0; s < UPLINKS; s++)
+			fprintf(f, "[%d]\t\"S-%016lx\"[%d]\t\t# \"spine-%d\" lid %d 4xHDR\n", PER_LEAF + s + 1,
+				sw_guid(1, s), l + 1, s, 1 + s);
+		fputc('\n', f);
+	}
+	for (h = 0; h < nhosts; h++)
+		fprintf(f,
+			"caguid=0x%x\nCa\t1 \"H-%016x\"\t\t# \"n%05d HCA-1\"\n[1](%x) \t\"S-%016lx\"[%d]\t\t# lid %d "
+			"lmc 0 \"leaf-%d\" lid %d 4xHDR\n\n",
+			0x100000 + h, 0x100000 + h, h, 0x100000 + h, sw_guid(0, h / PER_LEAF), h % PER_LEAF + 1,
+			1000 + h, h / PER_LEAF, 100 + h / PER_LEAF);
+	return fclose(f);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		buf[n] = '\0';
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+static int append(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static void *client(void *arg)
+{
+	run_t *r = arg;
+	char name[32], *xml = malloc(r->tlen + 32);
+	long h;
+
+	while (xml && (h = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < nhosts) {
+		json_t *q = rm_proto_request("register", h), *resp;
+		size_t pre = (size_t)(r->at - r->tmpl), n;
+		long d;
+
+		snprintf(name, sizeof(name), "n%05ld", h);
+		memcpy(xml, r->tmpl, pre);
+		n = pre + (size_t)sprintf(xml + pre, "%s", name);
+		memcpy(xml + n, r->end, r->tlen - (size_t)(r->end - r->tmpl));
+		n += r->tlen - (size_t)(r->end - r->tmpl);
+		json_object_set_new(q, "host", json_string(name));
+		json_object_set_new(q, "xml", json_stringn(xml, n));
+		resp = td_call(r->sock, q);
+		if (!json_is_true(json_object_get(resp, "ok"))) {
+			if (__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED) < 3)
+				fprintf(stderr, "register %s: %s\n", name, resp ? td_msg(resp) : "no answer");
+		}
+		json_decref(resp);
+		d = __atomic_add_fetch(&r->done, 1, __ATOMIC_RELAXED);
+		if (d % 1000 == 0 && d / 1000 <= nhosts / 1000) {
+			r->cpu_at[d / 1000] = cpu_us(r->daemon);
+			r->t_at[d / 1000] = now_s();
+		}
+	}
+	free(xml);
+	return NULL;
+}
+
+int main(void)
+{
+	const char *e;
+	char fabric[400], extra[600];
+	pthread_t th[256];
+	tdaemon_t d;
+	run_t r = { 0 };
+	json_t *resp;
+	double t0, total, first, last, load[1];
+	long reg, k, i;
+	int fail = 0;
+
+	if ((e = getenv("BENCH_HOSTS")) && atoi(e) >= 1000)
+		nhosts = atoi(e);
+	if ((e = getenv("BENCH_CLIENTS")) && atoi(e) > 0 && atoi(e) <= 256)
+		nclients = atoi(e);
+	if (td_setup(&d, NULL) < 0)
+		return 1;
+	snprintf(fabric, sizeof(fabric), "%s/fabric.topo", d.dir);
+	snprintf(extra, sizeof(extra), "ib_file = %s\n", fabric);
+	if (write_fabric(fabric) < 0 || append(d.conf, extra) < 0 || !(r.tmpl = slurp(TEMPLATE, &r.tlen)) ||
+	    !(r.at = strstr(r.tmpl, "\"HostName\" value=\""))) {
+		fprintf(stderr, "bench_register: cannot prepare %s (run from the top of the tree)\n", d.dir);
+		td_cleanup(&d);
+		return 1;
+	}
+	r.at += strlen("\"HostName\" value=\"");
+	r.end = strchr(r.at, '"');
+	if (td_start(&d, NULL) < 0) {
+		fprintf(stderr, "bench_register: rankmapd does not start (log %s)\n", d.log);
+		td_cleanup(&d);
+		return 1;
+	}
+	r.sock = d.sock;
+	r.daemon = d.pid;
+	r.cpu_at = calloc((size_t)nhosts / 1000 + 1, sizeof(double));
+	r.t_at = calloc((size_t)nhosts / 1000 + 1, sizeof(double));
+	r.cpu_at[0] = cpu_us(d.pid);
+	r.t_at[0] = t0 = now_s();
+	for (i = 0; i < nclients; i++)
+		pthread_create(&th[i], NULL, client, &r);
+	for (i = 0; i < nclients; i++)
+		pthread_join(th[i], NULL);
+	total = now_s() - t0;
+	resp = td_call(d.sock, rm_proto_request("report", 1));
+	reg = (long)json_integer_value(json_object_get(json_object_get(resp, "daemon"), "registered"));
+	json_decref(resp);
+	k = nhosts / 1000;
+	first = (r.cpu_at[1] - r.cpu_at[0]) / 1000.0;
+	last = (r.cpu_at[k] - r.cpu_at[k - 1]) / 1000.0;
+	printf("rankmapd: %d hosts registering, %d at a time, over a %d-host fabric (%s)\n", nhosts, nclients, nhosts,
+	       td_bin());
+	printf("%-44s %10s %10s %8s\n", "", "measured", "target", "ratio");
+	printf("%-44s %8.1f s %8.1f s %8.2f\n", "all registered and in the model", total, TARGET_S, total / TARGET_S);
+	printf("%-44s %7.2f ms\n", "daemon CPU per registration, first 1000", first / 1000.0);
+	printf("%-44s %7.2f ms %10s %8.2f\n", "daemon CPU per registration, last 1000", last / 1000.0, "flat",
+	       first > 0 ? last / first : 0);
+	printf("  (wall per 1000: first %.2f s, last %.2f s; errors %ld; model reports %ld registered)\n",
+	       r.t_at[1] - r.t_at[0], r.t_at[k] - r.t_at[k - 1], r.errors, reg);
+	if (getloadavg(load, 1) == 1)
+		printf("  (load average %.1f on 2 CPUs: wall times stretch on a busy machine; the CPU figures do "
+		       "not)\n",
+		       load[0]);
+	if (r.errors || reg != nhosts) {
+		printf("FAILED: %ld registrations refused, %ld of %d in the model\n", r.errors, reg, nhosts);
+		fail = 1;
+	}
+	if (nhosts == 10000 && (total > TARGET_S || last > TARGET_FLAT * first)) {
+		printf("TARGET MISSED\n");
+		fail = 1;
+	}
+	td_cleanup(&d);
+	return fail;
+}

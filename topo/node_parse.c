@@ -1,0 +1,166 @@
+/*
+ * topo/node_parse.c: hwloc's parsers run on host files in a child process, never in the caller's.
+ *
+ * An hwloc XML topology or topology diff comes from a host (a registration, a file of a directory): a
+ * file that crashes or hangs hwloc's parser (hwloc 2.9's libxml backend dies on <!DOCTYPE topology []>)
+ * must cost that host, not the daemon or the command that loads it. The bytes go to a child (common's
+ * rm_child_srv: one fork serves a whole load, one request per new hardware), which parses them as the
+ * caller would and sends back hwloc's own export of the result; the caller only ever parses that export.
+ * When the child dies on an input, that input fails with the reason, and the next one starts a new child.
+ * Inputs whose normalised form is a known node type never reach a parser (node_hwloc.c), so a load of
+ * 10,000 copies of one machine costs one fork.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_private.h"
+#include "rm_child.h"
+
+#define PARSE_WALL_MS 30000.0             /* one input: hwloc parses megabytes in well under a second */
+#define PARSE_MEM ((size_t)2 << 30)       /* address space the child may add to its parent's */
+#define PARSE_MAX_OUT ((size_t)256 << 20) /* an export larger than this is refused */
+
+/* The caller's bytes, NUL-terminated (hwloc wants the size including the NUL). */
+static char *zcopy(const char *buf, size_t len)
+{
+	char *z = len < (size_t)0x7fffffff ? malloc(len + 1) : NULL;
+
+	if (z) {
+		memcpy(z, buf, len);
+		z[len] = '\0';
+	}
+	return z;
+}
+
+/* A malloc'd copy of an export of xlen bytes (NUL included), without its NUL. */
+static void *export_copy(const char *xml, int xlen, size_t *len)
+{
+	char *out = xlen > 0 ? malloc((size_t)xlen) : NULL;
+
+	if (out) {
+		*len = (size_t)xlen - 1;
+		memcpy(out, xml, *len);
+		out[*len] = '\0';
+	}
+	return out;
+}
+
+static void *child_diff(const char *buf, size_t len, size_t *out_len, rm_error_t *err)
+{
+	hwloc_topology_diff_t diff = NULL;
+	char *z = zcopy(buf, len), *ref = NULL, *xml = NULL;
+	hwloc_topology_t keep = NULL;
+	void *out = NULL;
+	int xlen = 0;
+
+	/* a topology keeps hwloc's XML components loaded until the export is freed */
+	if (hwloc_topology_init(&keep) < 0)
+		keep = NULL;
+	if (z && keep && hwloc_topology_diff_load_xmlbuffer(z, (int)len + 1, &diff, &ref) == 0 &&
+	    hwloc_topology_diff_export_xmlbuffer(diff, ref, &xml, &xlen) == 0)
+		out = export_copy(xml, xlen, out_len);
+	if (xml)
+		hwloc_free_xmlbuffer(keep, xml);
+	if (diff)
+		hwloc_topology_diff_destroy(diff);
+	if (keep)
+		hwloc_topology_destroy(keep);
+	free(ref);
+	free(z);
+	if (!out)
+		rm_error_set(err, "", 0, 0, "hwloc cannot parse it");
+	errno = out ? 0 : EINVAL;
+	return out;
+}
+
+/* Set in the child only (child_parse never runs in the caller's process). */
+static hwloc_topology_t keep_loaded;
+
+/* The child's work for one request: [kind][bytes] -> hwloc's export of what it parsed. */
+static void *child_parse(void *arg, const void *req, size_t reqlen, size_t *out_len, rm_error_t *err)
+{
+	const char *r = req, *buf = r + 1;
+	size_t len = reqlen - 1;
+	hwloc_topology_t topo;
+	char *xml = NULL;
+	void *out = NULL;
+	int xlen = 0;
+
+	(void)arg;
+	/* one topology kept for the child's life keeps hwloc's components (its XML plugins) loaded: else
+	 * every request would load and unload them */
+	if (!keep_loaded && hwloc_topology_init(&keep_loaded) < 0)
+		keep_loaded = NULL;
+	if (reqlen < 1) {
+		errno = EINVAL;
+		return rm_error_set(err, "", 0, 0, "empty request"), NULL;
+	}
+	if (r[0] == TOPO_PARSE_DIFF)
+		return child_diff(buf, len, out_len, err);
+	if (hwloc_topology_init(&topo) < 0) {
+		errno = ENOMEM;
+		return rm_error_set(err, "", 0, 0, "hwloc_topology_init failed"), NULL;
+	}
+	if (r[0] == TOPO_PARSE_ALL_TYPES)
+		hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (topo_hwloc_load_bytes(topo, buf, len) == 0 && hwloc_topology_export_xmlbuffer(topo, &xml, &xlen, 0) == 0) {
+		out = export_copy(xml, xlen, out_len);
+		hwloc_free_xmlbuffer(topo, xml);
+	}
+	hwloc_topology_destroy(topo);
+	if (!out)
+		rm_error_set(err, "", 0, 0, "hwloc cannot parse it");
+	errno = out ? 0 : EINVAL;
+	return out;
+}
+
+char *topo_parse_guarded(struct topo_cluster *c, int kind, const char *buf, size_t len, const char *source,
+			 size_t *out_len, rm_error_t *err)
+{
+	rm_child_limits_t lim = { .wall_ms = PARSE_WALL_MS, .mem_bytes = PARSE_MEM, .max_out = PARSE_MAX_OUT };
+	rm_error_t e = { 0 };
+	char *req, *out;
+	int saved;
+
+	if (!c->parser && !(c->parser = rm_child_srv_create("hwloc's parser", child_parse, NULL, &lim))) {
+		errno = ENOMEM;
+		return rm_error_set(err, source, 0, 0, "out of memory"), NULL;
+	}
+	if (!(req = malloc(len + 1))) {
+		errno = ENOMEM;
+		return rm_error_set(err, source, 0, 0, "out of memory"), NULL;
+	}
+	req[0] = (char)kind;
+	memcpy(req + 1, buf, len);
+	out = rm_child_srv_call(c->parser, req, len + 1, out_len, &e);
+	saved = errno;
+	free(req);
+	if (out) { /* the answer comes without its NUL */
+		char *z = realloc(out, *out_len + 1);
+
+		if (z) {
+			z[*out_len] = '\0';
+			return z;
+		}
+		free(out);
+		errno = ENOMEM;
+		return rm_error_set(err, source, 0, 0, "out of memory"), NULL;
+	}
+	if (saved == EINVAL) /* hwloc refused the input: the caller explains why */
+		rm_error_set(err, source, 0, 0, "hwloc cannot parse it");
+	else /* crashed, hung, too large: named, and this input only */
+		rm_error_set(err, source, 0, 0, "%s %s", e.source, e.text);
+	errno = saved;
+	return NULL;
+}
+
+void topo_parse_end(struct topo_cluster *c)
+{
+	if (c && c->parser) {
+		rm_child_srv_destroy(c->parser);
+		c->parser = NULL;
+	}
+}
