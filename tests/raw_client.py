@@ -122,6 +122,9 @@ if r is None:
     print("closed")
     sys.exit(0)
 if r.get("ok"):
+    if "cred" in r and mode != "login":  # a hello was answered: this client has no credential to go on with
+        print("challenged (the server's credential), nothing to answer it with")
+        sys.exit(0)
     if mode != "login":
         print("ok")
         sys.exit(0)
