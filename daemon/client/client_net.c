@@ -327,15 +327,13 @@ static munge_ctx_t munge_ctx(const char *munge_socket, char *path, size_t plen, 
 	return c;
 }
 
-/* A fresh credential (free it) of payload, restricted to uid, or NULL with err set. */
-static char *make_cred(const char *munge_socket, const char *payload, unsigned uid, rm_error_t *err)
+/* A fresh credential (free it) of payload, restricted to uid, made through c (on munged at path), or
+ * NULL with err set. */
+static char *make_cred(munge_ctx_t c, const char *path, const char *payload, unsigned uid, rm_error_t *err)
 {
-	char path[4096], *cred = NULL;
-	munge_ctx_t c = munge_ctx(munge_socket, path, sizeof(path), err);
+	char *cred = NULL;
 	munge_err_t e;
 
-	if (!c)
-		return NULL;
 	e = munge_ctx_set(c, MUNGE_OPT_UID_RESTRICTION, (uid_t)uid);
 	if (e == EMUNGE_SUCCESS)
 		e = munge_encode(&cred, c, payload, (int)strlen(payload));
@@ -346,7 +344,6 @@ static char *make_cred(const char *munge_socket, const char *payload, unsigned u
 		cred = NULL;
 		errno = EACCES;
 	}
-	munge_ctx_destroy(c);
 	return cred;
 }
 
@@ -457,12 +454,15 @@ int rm_client_auth(int fd, const char *host, const char *munge_socket, const cha
 	resp = rm_frame_recv(fd, RM_AUTH_FRAME_MAX + 1024, sent == 0 ? left_ms(deadline) : 1000,
 			     sent == 0 ? err : NULL);
 	rc = resp ? check_server(fd, host, c, resp, cnonce, uid, &srv, err) : -1;
-	munge_ctx_destroy(c);
 	json_decref(resp);
+	if (rc == 0) {
+		rm_auth_client_payload(payload, sizeof(payload), cnonce, srv.snonce, srv.ident);
+		cred = make_cred(c, path, payload, uid, err);
+	}
+	munge_ctx_destroy(c);
 	if (rc < 0)
 		goto out;
-	rm_auth_client_payload(payload, sizeof(payload), cnonce, srv.snonce, srv.ident);
-	if (!(cred = make_cred(munge_socket, payload, uid, err)))
+	if (!cred)
 		return -1;
 	sent = rm_frame_send_raw(fd, cred, strlen(cred), left_ms(deadline), err);
 	free(cred);

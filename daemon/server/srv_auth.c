@@ -75,15 +75,19 @@ static const char *refusal(munge_err_t e)
 	}
 }
 
-/* A munge context on munged (checked alive first, so that a dead munged fails at once), or NULL with
- * job->why set. */
+/* Whether munged answered the last operation: while it does, no probe (a probe is a connection munged
+ * logs as "incomplete message header": one per operation would let a flood write munged's log). */
+static int munged_answers;
+
+/* A munge context on munged (checked alive first after munged failed, so that a dead munged fails at
+ * once rather than after libmunge's retries), or NULL with job->why set. */
 static munge_ctx_t job_ctx(const char *munge_socket, srv_auth_job_t *job)
 {
 	char path[4096];
 	munge_ctx_t c;
 
 	rm_auth_munge_path(munge_socket, path, sizeof(path));
-	if (rm_auth_munged_alive(path, NULL) < 0) {
+	if (!__atomic_load_n(&munged_answers, __ATOMIC_RELAXED) && rm_auth_munged_alive(path, NULL) < 0) {
 		job->munged_down = 1;
 		snprintf(job->why, sizeof(job->why), "munged on the server cannot be reached (%.120s: %s)", path,
 			 strerror(errno));
@@ -105,7 +109,9 @@ static void encode(munge_ctx_t c, srv_auth_job_t *job)
 
 	if (e != EMUNGE_SUCCESS) {
 		job->munged_down = e == EMUNGE_SOCKET || e == EMUNGE_TIMEOUT;
-		snprintf(job->why, sizeof(job->why), "the server cannot make its credential (munge: %.80s)",
+		snprintf(job->why, sizeof(job->why), "%s (munge: %.80s)",
+			 job->munged_down ? "munged on the server cannot be reached"
+					  : "the server cannot make its credential",
 			 munge_ctx_strerror(c) ? munge_ctx_strerror(c) : munge_strerror(e));
 		free(job->cred);
 		job->cred = NULL;
@@ -173,6 +179,7 @@ void srv_auth_run(const char *munge_socket, srv_auth_job_t *job)
 		encode(c, job);
 	else
 		decode(c, job);
+	__atomic_store_n(&munged_answers, !job->munged_down, __ATOMIC_RELAXED);
 	job->decode_ms = (double)(now_us() - t0) / 1000.0;
 	munge_ctx_destroy(c);
 }
