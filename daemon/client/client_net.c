@@ -427,51 +427,44 @@ static int check_server(int fd, const char *host, munge_ctx_t c, const json_t *r
 	return 0;
 }
 
-int rm_client_auth(int fd, const char *host, const char *munge_socket, const char *server_uid, int timeout_ms,
-		   rm_error_t *err)
+/* The handshake on fd, with a munge context c on munged at path (its creator destroys it). */
+static int client_auth(int fd, const char *host, munge_ctx_t c, const char *path, unsigned uid, long long deadline,
+		       rm_error_t *err)
 {
-	long long deadline = now_ms() + (timeout_ms < 0 ? 3600000 : timeout_ms);
-	char path[4096], cnonce[RM_AUTH_NONCE_HEX + 1], hello[RM_AUTH_HELLO_LEN + 1], payload[RM_AUTH_PAYLOAD_MAX];
+	char cnonce[RM_AUTH_NONCE_HEX + 1], hello[RM_AUTH_HELLO_LEN + 1], payload[RM_AUTH_PAYLOAD_MAX];
 	char *cred = NULL;
 	rm_auth_server_t srv;
-	munge_ctx_t c;
+	rm_error_t serr = { 0 }; /* a send cut off: the daemon's frame that says why may be waiting, and wins */
 	json_t *resp;
-	unsigned uid;
 	int rc, sent;
 
-	if (!munge_socket)
-		munge_socket = rm_client_munge_socket_from_env();
-	if (rm_auth_server_uid(server_uid, &uid, err) < 0)
-		return -1;
-	if (!(c = munge_ctx(munge_socket, path, sizeof(path), err)))
-		return -1;
-	if (rm_auth_nonce(cnonce) < 0) {
-		munge_ctx_destroy(c);
+	if (rm_auth_nonce(cnonce) < 0)
 		return rm_error_set(err, "auth", 0, 0, "getrandom: %s", strerror(errno));
-	}
 	snprintf(hello, sizeof(hello), "%s%s", RM_AUTH_HELLO_PREFIX, cnonce);
-	sent = rm_frame_send_raw(fd, hello, strlen(hello), left_ms(deadline), err);
+	sent = rm_frame_send_raw(fd, hello, strlen(hello), left_ms(deadline), &serr);
 	resp = rm_frame_recv(fd, RM_AUTH_FRAME_MAX + 1024, sent == 0 ? left_ms(deadline) : 1000,
 			     sent == 0 ? err : NULL);
+	if (!resp && sent < 0 && err && !rm_error_isset(err))
+		*err = serr;
 	rc = resp ? check_server(fd, host, c, resp, cnonce, uid, &srv, err) : -1;
 	json_decref(resp);
-	if (rc == 0) {
-		rm_auth_client_payload(payload, sizeof(payload), cnonce, srv.snonce, srv.ident);
-		cred = make_cred(c, path, payload, uid, err);
-	}
-	munge_ctx_destroy(c);
 	if (rc < 0)
 		goto out;
-	if (!cred)
+	rm_auth_client_payload(payload, sizeof(payload), cnonce, srv.snonce, srv.ident);
+	if (!(cred = make_cred(c, path, payload, uid, err)))
 		return -1;
-	sent = rm_frame_send_raw(fd, cred, strlen(cred), left_ms(deadline), err);
+	memset(&serr, 0, sizeof(serr));
+	sent = rm_frame_send_raw(fd, cred, strlen(cred), left_ms(deadline), &serr);
 	free(cred);
 	/* A refused client may find its send cut off; the frame that says why is waiting (client.c). */
 	resp = rm_frame_recv(fd, 65536,
 			     sent == 0 ? left_ms(deadline) : (left_ms(deadline) > 1000 ? 1000 : left_ms(deadline)),
 			     sent == 0 ? err : NULL);
-	if (!resp)
+	if (!resp) {
+		if (sent < 0 && err && !rm_error_isset(err))
+			*err = serr;
 		return -1;
+	}
 	rc = rm_proto_check_response(resp, err);
 	json_decref(resp);
 out:
@@ -480,13 +473,38 @@ out:
 	return rc;
 }
 
+int rm_client_auth(int fd, const char *host, const char *munge_socket, const char *server_uid, int timeout_ms,
+		   rm_error_t *err)
+{
+	long long deadline = now_ms() + (timeout_ms < 0 ? 3600000 : timeout_ms);
+	char path[4096];
+	munge_ctx_t c;
+	unsigned uid;
+	int rc, e;
+
+	if (!munge_socket)
+		munge_socket = rm_client_munge_socket_from_env();
+	if (rm_auth_server_uid(server_uid, &uid, err) < 0)
+		return -1;
+	if (!(c = munge_ctx(munge_socket, path, sizeof(path), err)))
+		return -1;
+	rc = client_auth(fd, host, c, path, uid, deadline, err);
+	e = errno;
+	munge_ctx_destroy(c);
+	errno = e;
+	return rc;
+}
+
 /* ---- trying the list ------------------------------------------------------------------------------- */
 
 /* Connects to one entry by deadline (and authenticates over TCP). Returns the socket or -1. */
 static int open_entry(const char *entry, const rm_client_opts_t *o, long long deadline, rm_error_t *err)
 {
-	char host[256];
-	int fd, e, port;
+	const char *msock = o && o->munge_socket ? o->munge_socket : rm_client_munge_socket_from_env();
+	char host[256], path[4096];
+	munge_ctx_t c;
+	unsigned uid;
+	int fd = -1, e, port;
 
 	if (!*entry) {
 		errno = EINVAL;
@@ -494,16 +512,23 @@ static int open_entry(const char *entry, const rm_client_opts_t *o, long long de
 	}
 	if (*entry == '/')
 		return rm_client_connect(entry, left_ms(deadline), err);
-	if ((fd = tcp_connect(entry, deadline, err)) < 0)
+	if (rm_client_server_parse(entry, host, sizeof(host), &port, err) < 0)
 		return -1;
-	if (rm_client_server_parse(entry, host, sizeof(host), &port, NULL) < 0)
-		*host = '\0';
-	if (rm_client_auth(fd, host, o ? o->munge_socket : NULL, o ? o->server_uid : NULL, left_ms(deadline), err) == 0)
-		return fd;
+	/* munged and the uid first: a dead munged fails before any connection, and the hello follows the
+	 * connection at once (a server may close a connection that stays silent) */
+	if (rm_auth_server_uid(o ? o->server_uid : NULL, &uid, err) < 0 ||
+	    !(c = munge_ctx(msock, path, sizeof(path), err)))
+		return -1;
+	if ((fd = tcp_connect(entry, deadline, err)) >= 0 && client_auth(fd, host, c, path, uid, deadline, err) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		fd = -1;
+	}
 	e = errno;
-	close(fd);
+	munge_ctx_destroy(c);
 	errno = e;
-	return -1;
+	return fd;
 }
 
 /* Codes after which the next server may do better. */

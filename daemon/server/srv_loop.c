@@ -65,6 +65,7 @@ typedef struct conn {
 	int auth_state;             /* AUTH_HELLO, AUTH_MUNGED, AUTH_CRED */
 	srv_addr_t *ae;             /* its source address's entry (counted in ae->unauth) */
 	int silent;                 /* no hello yet: on the silent lists, may be displaced */
+	unsigned long born_turn;    /* the loop's turn when it was accepted */
 	struct conn *sprev, *snext; /* all silent connections, oldest first */
 	struct conn *aprev, *anext; /* the silent connections of its address, oldest first */
 	int tokens;                 /* failure tokens its handshake holds (given back when it completes) */
@@ -92,6 +93,7 @@ typedef struct loop {
 	int auth_inflight;  /* MUNGE operations with the auth threads or waiting for their address's turn */
 	srv_addrs_t *addrs; /* source addresses of unauthenticated TCP connections (srv_net.c) */
 	conn_t *silent_head, *silent_tail;
+	unsigned long turn; /* turns of the loop (epoll_wait) */
 	long long next_refresh;
 	int reserve_fd; /* /dev/null, given up to accept one client when out of descriptors */
 	long long last_emfile_log;
@@ -756,14 +758,16 @@ static int hello_waiting(const conn_t *c)
 	return c->hdr_got + c->in_got + (size_t)pending >= RM_FRAME_HEADER + RM_AUTH_HELLO_LEN;
 }
 
-/* Closes the oldest silent connection (no complete hello, nor one waiting in its socket) among the first
- * DISPLACE_LOOK of a list (next: its link), to make room for a new one. Returns 0 when one was closed. */
+/* Closes the oldest silent connection (no complete hello, nor one waiting in its socket, and accepted in
+ * an earlier turn of the loop, so that it had the chance to be read: a client sends its hello as soon as
+ * it is connected) among the first DISPLACE_LOOK of a list (next: its link), to make room for a new one.
+ * Returns 0 when one was closed. */
 static int displace_silent(loop_t *l, conn_t *c, int by_addr)
 {
 	int i;
 
 	for (i = 0; c && i < DISPLACE_LOOK; i++, c = by_addr ? c->anext : c->snext)
-		if (!hello_waiting(c)) {
+		if (c->born_turn != l->turn && !hello_waiting(c)) {
 			conn_auth_fail(l, c, RM_ERR_BUSY,
 				       by_addr ? "too many connections from this address waiting to authenticate: the "
 						 "oldest silent one is closed"
@@ -795,6 +799,7 @@ static int tcp_client(loop_t *l, conn_t *c, srv_addr_t *a)
 	char why[200];
 
 	c->ae = a;
+	c->born_turn = l->turn;
 	c->auth_state = AUTH_HELLO;
 	c->auth_by = c->last_active + l->ctx->cfg.auth_timeout_ms;
 	if (a)
@@ -887,14 +892,18 @@ static void accept_no_fd(loop_t *l, int lfd, int err)
 	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-/* Accepts what waits on listening socket lfd (tcp: a TCP listener). */
+/* Accepts what waits on listening socket lfd (tcp: a TCP listener), at most ACCEPT_PER_TURN at a time:
+ * under a flood of connections the clients already connected are read between turns (epoll reports the
+ * listener again). */
+#define ACCEPT_PER_TURN 64
+
 static void accept_clients(loop_t *l, int lfd, int tcp)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	int fd;
+	int fd, n;
 
-	for (;;) {
+	for (n = 0; n < ACCEPT_PER_TURN; n++) {
 		sl = sizeof(ss);
 		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -1030,10 +1039,14 @@ static void collect_auth(loop_t *l)
 static void conn_check_time(loop_t *l, conn_t *c, long long now)
 {
 	const srv_config_t *cfg = &l->ctx->cfg;
+	int pending = 0;
 
 	if (c->closing) {
 		if (now > c->close_by)
 			conn_close(l, c);
+	} else if (!c->authed && now > c->auth_by && !c->busy && now <= c->auth_by + cfg->auth_timeout_ms &&
+		   ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0) {
+		conn_readable(l, c); /* its step arrived in time, the loop was late (a flood): read it now */
 	} else if (!c->authed && now > c->auth_by) {
 		conn_auth_fail(l, c, RM_ERR_TIMEOUT,
 			       c->auth_state == AUTH_HELLO  ? "no hello within auth_timeout: not authenticated"
@@ -1179,6 +1192,7 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 	}
 	while (!*stop) {
 		n = epoll_wait(l.epfd, evs, 256, TICK_MS);
+		l.turn++;
 		if (n < 0 && errno != EINTR) {
 			srv_log(SRV_LOG_ERR, "epoll_wait: %s", strerror(errno));
 			break;

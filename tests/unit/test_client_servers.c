@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include "tests/harness.h"
 #include "rm_client.h"
@@ -180,13 +181,16 @@ static void auth_payloads(void)
 	unsetenv(RM_SERVER_UID_ENV);
 }
 
-/* A port nothing listens on: the one-entry error names it; two such entries stay within the timeout. */
+/* A port nothing listens on: the one-entry error names it; two such entries stay within the timeout. The
+ * client checks munged before it connects: a listening Unix socket stands in for it (the entries fail at
+ * their connection, before any MUNGE operation). */
 static void refused(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_un su = { .sun_family = AF_UNIX };
 	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	char entry[64], two[160];
+	int fd = socket(AF_INET, SOCK_STREAM, 0), mfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	char entry[64], two[160], dir[] = "/tmp/rankmap-test-munge.XXXXXX";
 	rm_error_t err = { 0 };
 	rm_client_info_t info;
 	json_t *resp = NULL;
@@ -195,6 +199,10 @@ static void refused(void)
 	bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	getsockname(fd, (struct sockaddr *)&sa, &sl);
 	close(fd); /* the port is free now: connections are refused */
+	check(mkdtemp(dir) != NULL, "a directory for the stand-in munged socket");
+	snprintf(su.sun_path, sizeof(su.sun_path), "%s/sock", dir);
+	check(bind(mfd, (struct sockaddr *)&su, sizeof(su)) == 0 && listen(mfd, 8) == 0, "a stand-in munged socket");
+	setenv(RM_MUNGE_SOCKET_ENV, su.sun_path, 1);
 	snprintf(entry, sizeof(entry), "127.0.0.1:%d", ntohs(sa.sin_port));
 	check(rm_client_call(entry, rm_proto_request("ping", 1), &resp, 1000, &err) < 0 && !resp &&
 		      strstr(err.source, entry) && strstr(err.text, "Connection refused"),
@@ -209,6 +217,10 @@ static void refused(void)
 	      "two failing entries: '%s'", err.text);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	check((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 3500, "within the timeout");
+	unsetenv(RM_MUNGE_SOCKET_ENV);
+	close(mfd);
+	unlink(su.sun_path);
+	rmdir(dir);
 }
 
 int main(void)
