@@ -59,7 +59,8 @@ serial_group() {
 	# slurmctld, four slurmd) or under mpirun: two at once starve each other on 2 cores (spank_cluster
 	# took 31 s alone and 160 to 390 s beside another of them, where its timeouts fired; 19 s alone now)
 	spank_cluster | fault_spank | fault_pmpi | pmpi_cart | pmpi_fallback | pmpi_graph | pmpi_trace | pmpi_daemon | \
-	fault_spank_pattern | fault_pmpi_guard | pmpi_learn | pmpi_unconnected | cluster_tcp | cluster_slurm_tcp | make_run) echo mpi ;;
+	fault_spank_pattern | fault_pmpi_guard | pmpi_learn | pmpi_unconnected | cluster_tcp | cluster_slurm_tcp | make_run | \
+	auth_flood) echo mpi ;; # auth_flood: a churn of connections takes both cores for a minute
 	# each runs make in $B: concurrent makes would write the same files
 	fuzz_replay | e2e_smpi_smoke | install) echo make ;;
 	esac
