@@ -2,23 +2,36 @@
 """tests/raw_client.py: a raw TCP client of rankmapd for the refusal checks of daemon_tcp.sh and
 cluster_tcp.sh (it is not rankmap's client library: it sends what that library never would).
 
-Usage: raw_client.py HOST PORT MODE [FILE]
-  request   a ping request as the first frame (no credential)
-  cred      FILE's content (a MUNGE credential) as the first frame, then, when accepted, a ping
-  garbage   a first frame that is not a credential
+Usage: raw_client.py HOST PORT MODE [ARG...]
+  request   a ping request as the first frame (no authentication)
+  v1 FILE   FILE's content (a MUNGE credential) as the first frame: a client of TCP authentication
+            version 1, which sent its credential without a hello
+  garbage   a first frame that is not a hello
   huge      a frame header announcing 1 GiB, and nothing else
   silent    nothing at all
+  hello     a hello, then nothing (prints the server's answer: "server uid=U ident=I name=N")
+  login [--cred FILE] [--save FILE] [--restrict UID|none] [--ident IDENT] [--payload TEXT]
+            the handshake of version 2 (PROTOCOL.md), with the munge and unmunge commands on
+            $RANKMAP_MUNGE_SOCKET: a hello, the server's credential decoded (not checked: this client
+            sends what the library never would), then a credential restricted to UID (default 0) whose
+            payload names the server's identity and nonce (or IDENT, or TEXT as is); --cred sends FILE's
+            content instead, --save keeps the credential made in FILE; then, when accepted, a ping
 Prints "ok uid=U transport=T" (the ping's answer) when the credential was accepted, "closed" when the
 daemon closed the connection without an answer, else the error's code and message and then "then
 closed" or "then open" (the connection, within 3 s). Frames: 4-byte big-endian length, then JSON.
 """
 import json
+import os
+import secrets
 import socket
 import struct
+import subprocess
 import sys
 
 host, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+opts = sys.argv[4:]
 s = socket.create_connection((host, port), timeout=10)
+MSOCK = os.environ.get("RANKMAP_MUNGE_SOCKET")
 
 
 def frame(b):
@@ -43,22 +56,76 @@ def answer():
     return None if b is None else json.loads(b)
 
 
+def opt(name, default=None):
+    return opts[opts.index(name) + 1] if name in opts else default
+
+
+def munge_args():
+    return ["-S", MSOCK] if MSOCK else []
+
+
+def unmunge(cred):
+    """The payload and uid of a credential, decoded by our munged (None, error text on failure)."""
+    p = subprocess.run(["unmunge"] + munge_args(), input=cred, capture_output=True)
+    if p.returncode:
+        return None, p.stderr.decode().strip()
+    meta, _, payload = p.stdout.partition(b"\n\n")
+    uid = [l.split()[-1].strip("()") for l in meta.decode().splitlines() if l.startswith("UID:")]
+    return payload, uid[0] if uid else "?"
+
+
+def hello():
+    """Sends a hello; returns the server's answer (a dict) and our nonce."""
+    nonce = secrets.token_hex(16)
+    frame(("rankmap-hello 2 " + nonce).encode())
+    return answer(), nonce
+
+
+pre = None  # a refusal of the hello, already read
 if mode == "request":
     frame(b'{"version":1,"type":"ping","id":1}')
-elif mode == "cred":
-    frame(open(sys.argv[4], "rb").read().strip())
+elif mode == "v1":
+    frame(open(opts[0], "rb").read().strip())
+elif mode in ("hello", "login"):
+    r, cnonce = hello()
+    if r is None or not r.get("ok"):
+        pre = r or {"closed": True}  # the refusal is printed below
+    elif mode == "hello":
+        payload, uid = unmunge(r["cred"].encode())
+        f = (payload or b"").decode(errors="replace").split(" ")
+        print("server uid=%s ident=%s name=%s" % (uid, f[4] if len(f) > 4 else "?", f[5] if len(f) > 5 else "?"))
+        sys.exit(0)
+    else:
+        payload, uid = unmunge(r["cred"].encode())
+        if payload is None:
+            sys.exit("raw_client.py: cannot decode the server's credential: %s" % uid)
+        f = payload.decode().split(" ")
+        snonce, ident = f[3], f[4]
+        if opt("--cred"):
+            cred = open(opt("--cred"), "rb").read().strip()
+        else:
+            text = opt("--payload") or "rankmap-client 2 %s %s %s" % (cnonce, snonce, opt("--ident", ident))
+            restrict = opt("--restrict", "0")
+            cmd = ["munge"] + munge_args() + ["-s", text] + ([] if restrict == "none" else ["-u", restrict])
+            cred = subprocess.run(cmd, capture_output=True, check=True).stdout.strip()
+        if opt("--save"):
+            open(opt("--save"), "wb").write(cred + b"\n")
+        frame(cred)
 elif mode == "garbage":
     frame(b"hello, rankmapd")
 elif mode == "huge":
     s.sendall(struct.pack(">I", 1 << 30))
 elif mode != "silent":
     sys.exit("raw_client.py: unknown mode %s" % mode)
-r = answer()
+r = answer() if pre is None else (None if pre.get("closed") else pre)
 if r is None:
     print("closed")
     sys.exit(0)
 if r.get("ok"):
-    if mode != "cred":
+    if "cred" in r and mode != "login":  # a hello was answered: this client has no credential to go on with
+        print("challenged (the server's credential), nothing to answer it with")
+        sys.exit(0)
+    if mode != "login":
         print("ok")
         sys.exit(0)
     frame(b'{"version":1,"type":"ping","id":2}')  # authenticated: a request must now be served

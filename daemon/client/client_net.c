@@ -309,21 +309,34 @@ int rm_auth_munged_alive(const char *path, rm_error_t *err)
 	return -1;
 }
 
-/* A fresh credential (free it) of RM_AUTH_PAYLOAD, or NULL with err set. */
-static char *make_cred(const char *munge_socket, rm_error_t *err)
+/* A munge context on munged at path (checked alive first), or NULL with err set. */
+static munge_ctx_t munge_ctx(const char *munge_socket, char *path, size_t plen, rm_error_t *err)
 {
-	char path[4096], *cred = NULL;
 	munge_ctx_t c;
-	munge_err_t e;
 
-	rm_auth_munge_path(munge_socket, path, sizeof(path));
+	rm_auth_munge_path(munge_socket, path, plen);
 	if (rm_auth_munged_alive(path, err) < 0)
 		return NULL;
 	if (!(c = munge_ctx_create()))
 		return rm_error_set(err, "munge", 0, 0, "out of memory"), NULL;
-	e = munge_ctx_set(c, MUNGE_OPT_SOCKET, path);
+	if (munge_ctx_set(c, MUNGE_OPT_SOCKET, path) != EMUNGE_SUCCESS) {
+		munge_ctx_destroy(c);
+		errno = EINVAL;
+		return rm_error_set(err, "munge", 0, 0, "cannot use munged's socket %s", path), NULL;
+	}
+	return c;
+}
+
+/* A fresh credential (free it) of payload, restricted to uid, made through c (on munged at path), or
+ * NULL with err set. */
+static char *make_cred(munge_ctx_t c, const char *path, const char *payload, unsigned uid, rm_error_t *err)
+{
+	char *cred = NULL;
+	munge_err_t e;
+
+	e = munge_ctx_set(c, MUNGE_OPT_UID_RESTRICTION, (uid_t)uid);
 	if (e == EMUNGE_SUCCESS)
-		e = munge_encode(&cred, c, RM_AUTH_PAYLOAD, (int)strlen(RM_AUTH_PAYLOAD));
+		e = munge_encode(&cred, c, payload, (int)strlen(payload));
 	if (e != EMUNGE_SUCCESS) {
 		rm_error_set(err, "munge", 0, 0, "cannot make a credential through munged at %s: %s", path,
 			     munge_ctx_strerror(c) ? munge_ctx_strerror(c) : munge_strerror(e));
@@ -331,42 +344,167 @@ static char *make_cred(const char *munge_socket, rm_error_t *err)
 		cred = NULL;
 		errno = EACCES;
 	}
-	munge_ctx_destroy(c);
 	return cred;
 }
 
-int rm_client_auth(int fd, const char *munge_socket, int timeout_ms, rm_error_t *err)
+/* Why our munged refused the server's credential, as the client says it. */
+static const char *server_cred_refusal(munge_err_t e)
 {
-	long long deadline = now_ms() + (timeout_ms < 0 ? 3600000 : timeout_ms);
-	char *cred;
+	switch (e) {
+	case EMUNGE_CRED_INVALID:
+	case EMUNGE_BAD_MAC:
+	case EMUNGE_BAD_CIPHER:
+	case EMUNGE_BAD_ZIP: return "not made with this site's MUNGE key: not a rankmapd of this site";
+	case EMUNGE_CRED_REPLAYED: return "replayed: not a rankmapd answering this connection";
+	case EMUNGE_CRED_EXPIRED:
+	case EMUNGE_CRED_REWOUND: return "expired or made in the future (clock skew between the hosts?)";
+	case EMUNGE_CRED_UNAUTHORIZED: return "restricted to another user";
+	default: return "refused by munged";
+	}
+}
+
+/* Step 3: checks the server's answer to the hello (resp: its frame) on fd. Returns 0 with *srv filled,
+ * or -1 with err: the daemon's refusal, or "auth" saying why the server is not the one expected. */
+static int check_server(int fd, const char *host, munge_ctx_t c, const json_t *resp, const char *cnonce, unsigned uid,
+			rm_auth_server_t *srv, rm_error_t *err)
+{
+	const char *cred = NULL;
+	char why[200], peer[RM_AUTH_IDENT_MAX + 8], *copy;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	void *payload = NULL;
+	int plen = 0, rc;
+	uid_t u = (uid_t)-1;
+	gid_t g;
+	munge_err_t e;
+
+	if (rm_proto_check_response(resp, err) < 0)
+		return -1;
+	errno = EACCES;
+	if (json_unpack((json_t *)resp, "{s:s}", "cred", &cred) < 0 ||
+	    json_integer_value(json_object_get(resp, "auth_version")) != RM_AUTH_VERSION)
+		return rm_error_set(err, RM_ERR_AUTH, 0, 0,
+				    "the server did not answer the hello with a credential (not a rankmapd of TCP "
+				    "authentication version %d)",
+				    RM_AUTH_VERSION);
+	if (rm_auth_frame_check(cred, strlen(cred), why, sizeof(why)) < 0)
+		return rm_error_set(err, RM_ERR_AUTH, 0, 0, "the server's credential: %s", why);
+	if (!(copy = strdup(cred)))
+		return rm_error_set(err, "munge", 0, 0, "out of memory");
+	e = munge_decode(copy, c, &payload, &plen, &u, &g);
+	free(copy);
+	if (e != EMUNGE_SUCCESS) {
+		rc = e == EMUNGE_SOCKET || e == EMUNGE_TIMEOUT
+			     ? rm_error_set(err, "munge", 0, 0, "cannot check the server's credential: %s",
+					    munge_strerror(e))
+			     : rm_error_set(err, RM_ERR_AUTH, 0, 0, "the server's credential is %s",
+					    server_cred_refusal(e));
+		free(payload);
+		return rc;
+	}
+	rc = rm_auth_server_parse(payload, (size_t)plen, srv, why, sizeof(why));
+	free(payload);
+	if (rc < 0)
+		return rm_error_set(err, RM_ERR_AUTH, 0, 0, "%s", why);
+	if ((unsigned)u != uid)
+		return rm_error_set(err, RM_ERR_AUTH, 0, 0,
+				    "the server's credential is of uid %u, not %u: not the rankmapd expected "
+				    "(%s or --server-uid names the uid rankmapd runs as)",
+				    (unsigned)u, uid, RM_SERVER_UID_ENV);
+	if (strcmp(srv->cnonce, cnonce))
+		return rm_error_set(err, RM_ERR_AUTH, 0, 0,
+				    "the server's credential does not answer this connection's hello (replayed?)");
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return rm_error_set(err, "socket", 0, 0, "getpeername: %s", strerror(errno));
+	rm_auth_format_addr((struct sockaddr *)&ss, peer, sizeof(peer));
+	if (strcmp(srv->ident, peer) && !(*srv->name && host && !strcasecmp(srv->name, host)))
+		return rm_error_set(
+			err, RM_ERR_AUTH, 0, 0,
+			"the server's credential is for %s%s%s%s, not for %s, the endpoint dialed (a relay? "
+			"behind NAT or port forwarding, set server_name in rankmapd.conf to the name "
+			"clients dial)",
+			srv->ident, *srv->name ? " (" : "", srv->name, *srv->name ? ")" : "", peer);
+	return 0;
+}
+
+/* The handshake on fd, with a munge context c on munged at path (its creator destroys it). */
+static int client_auth(int fd, const char *host, munge_ctx_t c, const char *path, unsigned uid, long long deadline,
+		       rm_error_t *err)
+{
+	char cnonce[RM_AUTH_NONCE_HEX + 1], hello[RM_AUTH_HELLO_LEN + 1], payload[RM_AUTH_PAYLOAD_MAX];
+	char *cred = NULL;
+	rm_auth_server_t srv;
+	rm_error_t serr = { 0 }; /* a send cut off: the daemon's frame that says why may be waiting, and wins */
 	json_t *resp;
 	int rc, sent;
 
-	if (!munge_socket)
-		munge_socket = rm_client_munge_socket_from_env();
-	if (!(cred = make_cred(munge_socket, err)))
+	if (rm_auth_nonce(cnonce) < 0)
+		return rm_error_set(err, "auth", 0, 0, "getrandom: %s", strerror(errno));
+	snprintf(hello, sizeof(hello), "%s%s", RM_AUTH_HELLO_PREFIX, cnonce);
+	sent = rm_frame_send_raw(fd, hello, strlen(hello), left_ms(deadline), &serr);
+	resp = rm_frame_recv(fd, RM_AUTH_FRAME_MAX + 1024, sent == 0 ? left_ms(deadline) : 1000,
+			     sent == 0 ? err : NULL);
+	if (!resp && sent < 0 && err && !rm_error_isset(err))
+		*err = serr;
+	rc = resp ? check_server(fd, host, c, resp, cnonce, uid, &srv, err) : -1;
+	json_decref(resp);
+	if (rc < 0)
+		goto out;
+	rm_auth_client_payload(payload, sizeof(payload), cnonce, srv.snonce, srv.ident);
+	if (!(cred = make_cred(c, path, payload, uid, err)))
 		return -1;
-	sent = rm_frame_send_raw(fd, cred, strlen(cred), left_ms(deadline), err);
+	memset(&serr, 0, sizeof(serr));
+	sent = rm_frame_send_raw(fd, cred, strlen(cred), left_ms(deadline), &serr);
 	free(cred);
 	/* A refused client may find its send cut off; the frame that says why is waiting (client.c). */
 	resp = rm_frame_recv(fd, 65536,
 			     sent == 0 ? left_ms(deadline) : (left_ms(deadline) > 1000 ? 1000 : left_ms(deadline)),
 			     sent == 0 ? err : NULL);
-	if (!resp)
+	if (!resp) {
+		if (sent < 0 && err && !rm_error_isset(err))
+			*err = serr;
 		return -1;
+	}
 	rc = rm_proto_check_response(resp, err);
 	json_decref(resp);
+out:
 	if (rc < 0 && errno == EREMOTEIO)
 		errno = EACCES;
+	return rc;
+}
+
+int rm_client_auth(int fd, const char *host, const char *munge_socket, const char *server_uid, int timeout_ms,
+		   rm_error_t *err)
+{
+	long long deadline = now_ms() + (timeout_ms < 0 ? 3600000 : timeout_ms);
+	char path[4096];
+	munge_ctx_t c;
+	unsigned uid;
+	int rc, e;
+
+	if (!munge_socket)
+		munge_socket = rm_client_munge_socket_from_env();
+	if (rm_auth_server_uid(server_uid, &uid, err) < 0)
+		return -1;
+	if (!(c = munge_ctx(munge_socket, path, sizeof(path), err)))
+		return -1;
+	rc = client_auth(fd, host, c, path, uid, deadline, err);
+	e = errno;
+	munge_ctx_destroy(c);
+	errno = e;
 	return rc;
 }
 
 /* ---- trying the list ------------------------------------------------------------------------------- */
 
 /* Connects to one entry by deadline (and authenticates over TCP). Returns the socket or -1. */
-static int open_entry(const char *entry, const char *munge_socket, long long deadline, rm_error_t *err)
+static int open_entry(const char *entry, const rm_client_opts_t *o, long long deadline, rm_error_t *err)
 {
-	int fd, e;
+	const char *msock = o && o->munge_socket ? o->munge_socket : rm_client_munge_socket_from_env();
+	char host[256], path[4096];
+	munge_ctx_t c;
+	unsigned uid;
+	int fd = -1, e, port;
 
 	if (!*entry) {
 		errno = EINVAL;
@@ -374,14 +512,23 @@ static int open_entry(const char *entry, const char *munge_socket, long long dea
 	}
 	if (*entry == '/')
 		return rm_client_connect(entry, left_ms(deadline), err);
-	if ((fd = tcp_connect(entry, deadline, err)) < 0)
+	if (rm_client_server_parse(entry, host, sizeof(host), &port, err) < 0)
 		return -1;
-	if (rm_client_auth(fd, munge_socket, left_ms(deadline), err) == 0)
-		return fd;
+	/* munged and the uid first: a dead munged fails before any connection, and the hello follows the
+	 * connection at once (a server may close a connection that stays silent) */
+	if (rm_auth_server_uid(o ? o->server_uid : NULL, &uid, err) < 0 ||
+	    !(c = munge_ctx(msock, path, sizeof(path), err)))
+		return -1;
+	if ((fd = tcp_connect(entry, deadline, err)) >= 0 && client_auth(fd, host, c, path, uid, deadline, err) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		fd = -1;
+	}
 	e = errno;
-	close(fd);
+	munge_ctx_destroy(c);
 	errno = e;
-	return -1;
+	return fd;
 }
 
 /* Codes after which the next server may do better. */
@@ -467,7 +614,7 @@ static void info_answered(rm_client_info_t *info, int i, const char *entry)
 }
 
 /* Connects to entry i of list, its share of the time to deadline. Returns the socket, or -1 recorded in t. */
-static int open_nth(const char *list, int i, tries_t *t, const char *munge_socket, long long deadline, char *entry,
+static int open_nth(const char *list, int i, tries_t *t, const rm_client_opts_t *o, long long deadline, char *entry,
 		    size_t elen, rm_client_info_t *info)
 {
 	rm_error_t e = { 0 };
@@ -478,7 +625,7 @@ static int open_nth(const char *list, int i, tries_t *t, const char *munge_socke
 		snprintf(entry, elen, "entry %d", i + 1);
 		errno = ENAMETOOLONG;
 		rm_error_set(&e, "server", 0, 0, "entry longer than %zu bytes", elen - 1);
-	} else if ((fd = open_entry(entry, munge_socket, now_ms() + share, &e)) >= 0) {
+	} else if ((fd = open_entry(entry, o, now_ms() + share, &e)) >= 0) {
 		return fd;
 	}
 	tried(t, info, entry, &e);
@@ -499,8 +646,7 @@ int rm_client_open(const rm_client_opts_t *o, rm_client_info_t *info, rm_error_t
 		return rm_error_set(err, "server", 0, 0, "%d servers in the list (at most %d)", t.n, RM_SERVERS_MAX);
 	}
 	for (i = 0; i < t.n && left_ms(deadline) > 0; i++) {
-		if ((fd = open_nth(list, i, &t, o ? o->munge_socket : NULL, deadline, entry, sizeof(entry), info)) >=
-		    0) {
+		if ((fd = open_nth(list, i, &t, o, deadline, entry, sizeof(entry), info)) >= 0) {
 			info_answered(info, i, entry);
 			return fd;
 		}
@@ -528,7 +674,7 @@ static int call_nth(const char *list, int i, tries_t *t, const rm_client_opts_t 
 {
 	rm_error_t e = { 0 };
 	char entry[256];
-	int fd = open_nth(list, i, t, o ? o->munge_socket : NULL, deadline, entry, sizeof(entry), info), rc;
+	int fd = open_nth(list, i, t, o, deadline, entry, sizeof(entry), info), rc;
 
 	if (fd < 0)
 		return 1;

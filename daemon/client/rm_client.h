@@ -10,9 +10,10 @@
  *
  * Servers. Where a call takes a server, it takes a list "ENTRY[,ENTRY...]" tried in order: an entry that
  * starts with '/' is the path of rankmapd's Unix socket; any other is HOST:PORT over TCP (HOST a name, an
- * IPv4 address or [IPv6]; PORT 1..65535, RM_PORT_DEFAULT when ":PORT" is left out). Over TCP the first
- * frame of a connection is a fresh MUNGE credential (rm_client_auth); the daemon answers it, then the
- * connection carries requests as on the Unix socket. A call moves to the next entry when one cannot be
+ * IPv4 address or [IPv6]; PORT 1..65535, RM_PORT_DEFAULT when ":PORT" is left out). Over TCP a connection
+ * opens with a handshake of MUNGE credentials (rm_client_auth, protocol version 2): the client checks the
+ * server's first, then sends its own, bound to that server and connection; then the connection carries
+ * requests as on the Unix socket. A call moves to the next entry when one cannot be
  * reached (bad entry, unresolvable name, refused, timed out), refuses the credential (code "auth") or
  * answers "busy", "shutting_down" or "no_model"; every try together stays within the call's timeout.
  *
@@ -37,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include <sys/socket.h>
 
 #include "rm_error.h"
 
@@ -97,15 +99,71 @@ json_t *rm_proto_ok(const json_t *id);
  * within timeout_ms (< 0: no limit). Returns 0, or -1 (EMSGSIZE, ETIMEDOUT, EPIPE...). */
 int rm_frame_send_raw(int fd, const void *payload, size_t len, int timeout_ms, rm_error_t *err);
 
-/* ---- TCP authentication frame (proto.c) ------------------------------------------------------- */
+/* ---- TCP authentication, protocol version 2 (proto.c, auth_payload.c; PROTOCOL.md "TCP and MUNGE") ---- */
 
-/* The first frame on a TCP connection: its payload is a MUNGE credential, as munge_encode() armors it
- * ("MUNGE:" base64 ":"), whose own payload is RM_AUTH_PAYLOAD, and at most RM_AUTH_FRAME_MAX bytes. */
+/* A TCP connection opens with a handshake that binds the client's credential to one server and one
+ * connection, and lets the client authenticate the server before it sends any credential:
+ *   1. client -> server: the hello, "rankmap-hello 2 CNONCE" (CNONCE: RM_AUTH_NONCE_HEX lowercase hex
+ *      digits, fresh);
+ *   2. server -> client: {"version":1,"id":null,"ok":true,"auth":"munge","auth_version":2,"cred":C}, C a
+ *      MUNGE credential made by the daemon whose payload is "rankmap-server 2 CNONCE SNONCE IDENT NAME":
+ *      SNONCE fresh, IDENT the connection's server end as the server sees it ("A.B.C.D:P", "[V6]:P"), NAME
+ *      the daemon's server_name or "-";
+ *   3. the client checks C: decoded by its munged (so made with the site's key), of the expected server
+ *      uid, answering its CNONCE, for the endpoint it dialed (IDENT = its peer address, or NAME = the
+ *      host it dialed); otherwise it sends nothing more;
+ *   4. client -> server: a MUNGE credential restricted to the server uid (MUNGE_OPT_UID_RESTRICTION)
+ *      whose payload is "rankmap-client 2 CNONCE SNONCE IDENT";
+ *   5. the server checks it is that payload for this connection and restricted to its own uid, and
+ *      answers as version 1 did ({"ok":true,"auth":"munge","uid":U,"gid":G}).
+ * Credentials are at most RM_AUTH_FRAME_MAX bytes; the hello is exactly RM_AUTH_HELLO_LEN bytes. */
+#define RM_AUTH_VERSION 2
 #define RM_AUTH_FRAME_MAX 4096
-#define RM_AUTH_PAYLOAD "rankmap-auth 1"
-/* Checks the form of an authentication frame's payload before anything else looks at it. Returns 0,
- * or -1 with the reason in why (len bytes). Pure: no allocation, no I/O. */
+#define RM_AUTH_NONCE_HEX 32
+#define RM_AUTH_HELLO_PREFIX "rankmap-hello 2 "
+#define RM_AUTH_HELLO_LEN (sizeof(RM_AUTH_HELLO_PREFIX) - 1 + RM_AUTH_NONCE_HEX)
+#define RM_AUTH_SERVER_PREFIX "rankmap-server 2 "
+#define RM_AUTH_CLIENT_PREFIX "rankmap-client 2 "
+/* Longest identity ("[V6]:PORT") and server name; longest payload of either credential. */
+#define RM_AUTH_IDENT_MAX 64
+#define RM_AUTH_NAME_MAX 255
+#define RM_AUTH_PAYLOAD_MAX 512
+/* The uid rankmapd runs as, as clients expect it: a number or a user name (default "0", root). */
+#define RM_SERVER_UID_ENV "RANKMAP_SERVER_UID"
+
+/* Checks the form of an authentication frame's payload (a credential) before anything else looks at
+ * it: "MUNGE:" base64 ":", at most RM_AUTH_FRAME_MAX bytes. Returns 0, or -1 with the reason in why (len
+ * bytes). Pure: no allocation, no I/O. */
 int rm_auth_frame_check(const char *payload, size_t len, char *why, size_t whylen);
+/* Checks a hello (the first frame over TCP): exactly RM_AUTH_HELLO_PREFIX and RM_AUTH_NONCE_HEX lowercase
+ * hex digits. Returns 0 with the nonce in cnonce (RM_AUTH_NONCE_HEX + 1 bytes), or -1 with the reason in
+ * why: a request without authentication, a version 1 client (a credential without a hello), another
+ * version, anything else. Pure. */
+int rm_auth_hello_check(const char *payload, size_t len, char *cnonce, char *why, size_t whylen);
+/* Writes a fresh nonce of RM_AUTH_NONCE_HEX lowercase hex digits (getrandom) into buf (at least
+ * RM_AUTH_NONCE_HEX + 1 bytes). Returns 0, or -1 (errno). */
+int rm_auth_nonce(char *buf);
+/* The server's payload of step 2 (name NULL or "": "-"), written into buf. Returns its length, or -1
+ * (ENAMETOOLONG, EINVAL for a name that is not a plain host name). */
+int rm_auth_server_payload(char *buf, size_t len, const char *cnonce, const char *snonce, const char *ident,
+			   const char *name);
+/* The parts of a server's payload. */
+typedef struct rm_auth_server {
+	char cnonce[RM_AUTH_NONCE_HEX + 1], snonce[RM_AUTH_NONCE_HEX + 1];
+	char ident[RM_AUTH_IDENT_MAX + 1];
+	char name[RM_AUTH_NAME_MAX + 1]; /* "" when the server has none ("-") */
+} rm_auth_server_t;
+/* Parses a server's payload strictly (prefix, two nonces, an identity, a name; single spaces; no other
+ * byte). Returns 0, or -1 with the reason in why. Pure. */
+int rm_auth_server_parse(const void *payload, size_t len, rm_auth_server_t *out, char *why, size_t whylen);
+/* The client's payload of step 4, written into buf. Returns its length, or -1 (ENAMETOOLONG). */
+int rm_auth_client_payload(char *buf, size_t len, const char *cnonce, const char *snonce, const char *ident);
+/* Formats a socket address as "A.B.C.D:P" or "[V6]:P" (an IPv4-mapped IPv6 address as IPv4) into buf;
+ * "?" for another family. Returns buf. */
+char *rm_auth_format_addr(const struct sockaddr *sa, char *buf, size_t len);
+/* The server uid clients expect: spec (a number or a user name), else $RANKMAP_SERVER_UID, else 0.
+ * Returns 0 with *uid set, or -1 (EINVAL) with err naming the value. */
+int rm_auth_server_uid(const char *spec, unsigned *uid, rm_error_t *err);
 /* munged's socket path, written into buf (len bytes): path when it is set and non-empty, else libmunge's
  * default. Used by both ends of the connection. */
 void rm_auth_munge_path(const char *path, char *buf, size_t len);
@@ -151,6 +209,7 @@ typedef struct rm_client_opts {
 	const char *servers;      /* server list (NULL: rm_client_socket_from_env(), then RM_SOCKET_DEFAULT) */
 	const char *munge_socket; /* munged's socket for TCP (NULL: $RANKMAP_MUNGE_SOCKET, else libmunge's) */
 	int timeout_ms;           /* every try together (<= 0: RM_CLIENT_TIMEOUT_MS) */
+	const char *server_uid;   /* TCP: uid rankmapd runs as (number or name; NULL: $RANKMAP_SERVER_UID, else 0) */
 } rm_client_opts_t;
 
 /* What a call did with the list (may be NULL where taken). */
@@ -170,11 +229,17 @@ int rm_client_connect(const char *socket_path, int timeout_ms, rm_error_t *err);
  * false: use rm_proto_check_response(). Returns 0 or -1. */
 int rm_client_exchange(int fd, const json_t *request, json_t **response, int timeout_ms, rm_error_t *err);
 
-/* Authenticates a connected TCP socket: sends a fresh MUNGE credential made through munge_socket (NULL:
- * libmunge's default) and waits for the daemon's answer, within timeout_ms. Returns 0 once the daemon
- * accepted it; -1 with err: source "munge" when no credential could be made (munged down: named), the
- * daemon's code ("auth", "busy"...) when it refused, "socket" on I/O errors. */
-int rm_client_auth(int fd, const char *munge_socket, int timeout_ms, rm_error_t *err);
+/* Authenticates a connected TCP socket (protocol version 2, above): sends a hello, checks the server's
+ * credential (made with the site's MUNGE key by server_uid (NULL: rm_auth_server_uid's default), answering
+ * the hello, for the endpoint dialed: the socket's peer address, or host, the name dialed, equal to the
+ * server's server_name), and only then sends a credential restricted to server_uid and bound to this
+ * server and connection, made through munge_socket (NULL: libmunge's default); waits for the daemon's
+ * answer, all within timeout_ms. Returns 0 once the daemon accepted it; -1 with err: source "munge" when
+ * no credential could be made or checked (munged down: named), "auth" when the server is not the rankmapd
+ * expected (nothing was sent to it) or refused, the daemon's code ("busy"...) when it refused, "socket"
+ * on I/O errors. */
+int rm_client_auth(int fd, const char *host, const char *munge_socket, const char *server_uid, int timeout_ms,
+		   rm_error_t *err);
 
 /* Connects to the first entry of o->servers that answers (and, over TCP, accepts the credential), all
  * within o->timeout_ms. Each entry gets at most its share of the time left (time left / entries left)

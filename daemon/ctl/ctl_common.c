@@ -45,6 +45,8 @@ int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg)
 {
 	switch (c) {
 	case CTL_OPT_SOCKET: d->socket = arg; return 1;
+	case CTL_OPT_SERVER_UID: /* read by the client library (rm_auth_server_uid) wherever rankmapctl calls it */
+		return setenv(RM_SERVER_UID_ENV, arg, 1) == 0 ? 1 : -1;
 	default: return 0;
 	}
 }

@@ -30,16 +30,20 @@ int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * table entry (CTL_DAEMON_LONGOPTS), their --help lines (CTL_DAEMON_HELP), one handler
  * (ctl_daemon_opt) and one struct. A transport option added here (--server HOST:PORT, say) reaches
  * every such subcommand without touching them. */
-enum { CTL_OPT_SOCKET = 0x240 };
+enum { CTL_OPT_SOCKET = 0x240, CTL_OPT_SERVER_UID };
 /* clang-format off */
 #define CTL_DAEMON_LONGOPTS \
 	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, \
-	{ "server", required_argument, NULL, CTL_OPT_SOCKET }
+	{ "server", required_argument, NULL, CTL_OPT_SOCKET }, \
+	{ "server-uid", required_argument, NULL, CTL_OPT_SERVER_UID }
 /* clang-format on */
-#define CTL_DAEMON_HELP                                                                                    \
-	"    --server LIST       rankmapd's servers, tried in order: HOST:PORT (TCP, MUNGE), [V6]:PORT,\n" \
-	"                        or a Unix socket /PATH, comma-separated; --socket PATH is the same\n"     \
-	"                        option. Default: $RANKMAP_SERVER, else $RANKMAP_SOCKET.\n"
+#define CTL_DAEMON_HELP                                                                                      \
+	"    --server LIST       rankmapd's servers, tried in order: HOST:PORT (TCP, MUNGE), [V6]:PORT,\n"   \
+	"                        or a Unix socket /PATH, comma-separated; --socket PATH is the same\n"       \
+	"                        option. Default: $RANKMAP_SERVER, else $RANKMAP_SOCKET.\n"                  \
+	"    --server-uid UID    over TCP, the uid (or user) rankmapd runs as: a server whose credential\n"  \
+	"                        is of another uid gets no credential (default: $RANKMAP_SERVER_UID, else\n" \
+	"                        0, root)\n"
 
 typedef struct ctl_daemon {
 	const char *socket;

@@ -24,15 +24,18 @@ typedef struct common_opts {
 	int json;
 } common_opts_t;
 
-#define COMMON_HELP                                                                                        \
-	"  -s, --socket PATH, --server LIST\n"                                                             \
-	"                      rankmapd: a Unix socket /PATH, or HOST:PORT entries (TCP, authenticated\n"  \
-	"                      with MUNGE; $RANKMAP_MUNGE_SOCKET names munged's socket) tried in order,\n" \
-	"                      comma-separated (default: $RANKMAP_SERVER, else $RANKMAP_SOCKET, else\n"    \
-	"                      " RM_SOCKET_DEFAULT                                                         \
-	")\n"                                                                                              \
-	"  -t, --timeout MS    give up after MS milliseconds (default 5000)\n"                             \
-	"  -j, --json          print the daemon's JSON response\n"                                         \
+#define COMMON_HELP                                                                                          \
+	"  -s, --socket PATH, --server LIST\n"                                                               \
+	"                      rankmapd: a Unix socket /PATH, or HOST:PORT entries (TCP, authenticated\n"    \
+	"                      with MUNGE; $RANKMAP_MUNGE_SOCKET names munged's socket) tried in order,\n"   \
+	"                      comma-separated (default: $RANKMAP_SERVER, else $RANKMAP_SOCKET, else\n"      \
+	"                      " RM_SOCKET_DEFAULT                                                           \
+	")\n"                                                                                                \
+	"      --server-uid UID\n"                                                                           \
+	"                      over TCP, the uid (or user) rankmapd runs as: a server whose credential is\n" \
+	"                      of another uid gets no credential (default: $RANKMAP_SERVER_UID, else 0)\n"   \
+	"  -t, --timeout MS    give up after MS milliseconds (default 5000)\n"                               \
+	"  -j, --json          print the daemon's JSON response\n"                                           \
 	"  -h, --help          show this help\n"
 
 /* clang-format off */

@@ -65,6 +65,11 @@ typedef struct srv_config {
 	int n_listen;
 	char *munge_socket;       /* munged's socket for decoding credentials (NULL: libmunge's default) */
 	char *trusted_registrars; /* "host,host": may register any node over TCP (NULL: none) */
+	char *server_name;        /* TCP: the name clients dial, announced in the handshake (NULL: none) */
+	int auth_timeout_ms;      /* TCP: time for each of the client's steps of the handshake */
+	int max_unauth_per_addr;  /* TCP: connections of one source address not authenticated yet */
+	int auth_failure_burst;   /* TCP: failed handshakes one address may accumulate... */
+	int auth_failure_rate;    /* ...forgiven at this rate per second */
 	char *state_dir;
 	char *hwloc_dir;    /* per-node XML directory (optional) */
 	int allow_register; /* nodes may send their XML */
@@ -155,12 +160,20 @@ int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const
 
 /* ---- MUNGE authentication of TCP connections (srv_auth.c) ----------------------------------------- */
 
-/* One credential to decode, then its result. The loop fills conn_id and cred, the auth thread the rest. */
+/* One MUNGE operation of a TCP handshake (PROTOCOL.md "TCP and MUNGE"), then its result. The loop fills
+ * conn_id, encode, payload (and cred to decode), the auth thread the rest.
+ * - encode: make the server's credential of payload (rm_auth_server_payload), left in cred;
+ * - decode: decode cred (the client's frame), which must be of payload exactly (rm_auth_client_payload
+ *   for this connection) and restricted to the daemon's own uid. */
+#define SRV_AUTH_PAYLOAD_MAX 512
 typedef struct srv_auth_job {
 	struct srv_auth_job *next;
 	uint64_t conn_id;
-	char *cred; /* the frame's payload (at most RM_AUTH_FRAME_MAX bytes, owned) */
+	int encode;
+	char payload[SRV_AUTH_PAYLOAD_MAX];
+	char *cred; /* decode: the frame's payload (at most RM_AUTH_FRAME_MAX bytes); encode: the result (owned) */
 	size_t len;
+	void *addr;          /* the loop's entry of the peer's address (srv_addr_t), for its accounting */
 	long long queued_us; /* when the loop queued it (CLOCK_MONOTONIC) */
 	int ok;
 	uid_t uid;
@@ -168,7 +181,7 @@ typedef struct srv_auth_job {
 	uint32_t origin4;
 	int munged_down;  /* munged could not be reached */
 	char why[200];    /* the reason of a refusal */
-	double decode_ms; /* time in munge_decode */
+	double decode_ms; /* time in munge_decode / munge_encode */
 } srv_auth_job_t;
 
 typedef struct srv_auth srv_auth_t;
@@ -185,8 +198,43 @@ srv_auth_job_t *srv_auth_done(srv_auth_t *a);
 void srv_auth_job_free(srv_auth_job_t *job);
 /* Stops the threads (a thread stuck in munged is left behind after SRV_STOP_WAIT_MS). NULL is fine. */
 void srv_auth_stop(srv_auth_t *a);
-/* Decodes one credential now, in the calling thread (used by the threads and by tests). */
-void srv_auth_decode(const char *munge_socket, srv_auth_job_t *job);
+/* Runs one job now (encode or decode), in the calling thread (used by the threads and by tests). */
+void srv_auth_run(const char *munge_socket, srv_auth_job_t *job);
+
+/* ---- unauthenticated TCP peers, per source address (srv_net.c) ----------------------------------- */
+
+/* What the loop holds for one source address while its connections authenticate: how many, the MUNGE
+ * operations it has with the auth threads and those waiting for their turn, and a bucket of failures
+ * (handshakes that cost munged work and did not complete): each costs a token, tokens come back at
+ * auth_failure_rate a second up to auth_failure_burst; an address without one is refused at once. Only
+ * the loop thread uses these. */
+typedef struct srv_addr {
+	struct srv_addr *next;                 /* hash chain */
+	unsigned char key[17];                 /* family byte + 16 address bytes (IPv4 in the first 4) */
+	int unauth;                            /* its connections not authenticated yet */
+	int inflight;                          /* its jobs with the auth threads */
+	srv_auth_job_t *wait_head, *wait_tail; /* its jobs waiting for their turn */
+	void *silent_head, *silent_tail;       /* its connections that have sent nothing (oldest first; srv_loop.c) */
+	double tokens;
+	long long refilled; /* ms of the last refill */
+} srv_addr_t;
+
+typedef struct srv_addrs srv_addrs_t;
+
+/* A table of at most max_entries addresses, each with a bucket of burst tokens refilled at rate a second.
+ * NULL on ENOMEM. */
+srv_addrs_t *srv_addrs_create(int max_entries, int burst, double rate);
+void srv_addrs_destroy(srv_addrs_t *t);
+/* The entry of sa's address, created when there is none (then NULL when the table is full or ENOMEM). */
+srv_addr_t *srv_addrs_get(srv_addrs_t *t, const struct sockaddr *sa);
+/* Takes one failure token from a (refilled first). Returns 0, or -1 when it has none. */
+int srv_addr_take(srv_addrs_t *t, srv_addr_t *a, long long now);
+/* Gives n tokens back to a (a handshake completed), up to the burst. */
+void srv_addr_give(srv_addrs_t *t, srv_addr_t *a, int n);
+/* Removes the entries that hold nothing (no connection, no job, a full bucket). Call now and then. */
+void srv_addrs_sweep(srv_addrs_t *t, long long now);
+/* The number of entries. */
+int srv_addrs_count(const srv_addrs_t *t);
 
 /* ---- model (srv_model.c) ---------------------------------------------------------------------- */
 
@@ -381,6 +429,9 @@ typedef enum {
 
 /* The uid a connection counts under until its peer is known (one more user for the per-user caps). */
 #define SRV_UID_UNKNOWN ((uid_t)-1)
+/* The uid a TCP connection counts under once its hello was accepted, until its credential is: a bucket
+ * of its own (max_clients_per_uid), so that connections that never send a hello cannot displace them. */
+#define SRV_UID_HANDSHAKE ((uid_t)-3)
 /* Connections refused or failed are given their error frame and drained for at most SRV_DRAIN_MS
  * (srv_loop.c); at most SRV_DRAIN_SLOTS at a time, in descriptors beyond max_clients. */
 #define SRV_DRAIN_SLOTS 64

@@ -1,10 +1,12 @@
 /*
- * daemon/server/srv_auth.c: MUNGE authentication of TCP connections, off the event loop. munge_decode()
- * is a round trip to munged (and libmunge retries a refused connection for about two seconds), so the
- * loop hands each credential to a small pool of threads and goes on serving; a thread decodes it with
- * its own munge context (MUNGE_OPT_SOCKET = munge_socket), checks that its payload is RM_AUTH_PAYLOAD,
- * and returns the uid, gid and origin address (MUNGE_OPT_ADDR4), or the reason of the refusal, through a
- * list the loop collects when the eventfd fires. Replays, expired or rewound credentials and those made
+ * daemon/server/srv_auth.c: MUNGE operations of the TCP handshake (protocol version 2, rm_client.h), off
+ * the event loop. munge_encode() and munge_decode() are round trips to munged (and libmunge retries a
+ * refused connection for about two seconds), so the loop hands each to a small pool of threads and goes
+ * on serving; a thread, with its own munge context (MUNGE_OPT_SOCKET = munge_socket), either makes the
+ * server's credential for a hello, or decodes the client's credential, checks that its payload is the one
+ * expected for that connection and that it is restricted to the daemon's uid, and returns the uid, gid
+ * and origin address (MUNGE_OPT_ADDR4), or the reason of the refusal, through a list the loop collects
+ * when the eventfd fires. Replays, expired or rewound credentials and those made
  * with another key are refused by munged itself; munged's socket is tried with a non-blocking connect
  * first, so that a dead munged fails at once instead of after libmunge's retries.
  */
@@ -27,6 +29,8 @@
 #include "srv.h"
 
 #define AUTH_MAX_THREADS 8
+
+_Static_assert(SRV_AUTH_PAYLOAD_MAX >= RM_AUTH_PAYLOAD_MAX, "payload buffer");
 
 struct srv_auth {
 	const char *munge_socket;
@@ -71,42 +75,89 @@ static const char *refusal(munge_err_t e)
 	}
 }
 
-void srv_auth_decode(const char *munge_socket, srv_auth_job_t *job)
-{
-	char path[4096], *cred = NULL;
-	void *payload = NULL;
-	int plen = 0;
-	struct in_addr addr = { 0 };
-	munge_ctx_t c;
-	munge_err_t e;
-	long long t0 = now_us();
+/* Whether munged answered the last operation: while it does, no probe (a probe is a connection munged
+ * logs as "incomplete message header": one per operation would let a flood write munged's log). */
+static int munged_answers;
 
-	job->ok = 0;
+/* A munge context on munged (checked alive first after munged failed, so that a dead munged fails at
+ * once rather than after libmunge's retries), or NULL with job->why set. */
+static munge_ctx_t job_ctx(const char *munge_socket, srv_auth_job_t *job)
+{
+	char path[4096];
+	munge_ctx_t c;
+
 	rm_auth_munge_path(munge_socket, path, sizeof(path));
-	if (rm_auth_munged_alive(path, NULL) < 0) {
+	if (!__atomic_load_n(&munged_answers, __ATOMIC_RELAXED) && rm_auth_munged_alive(path, NULL) < 0) {
 		job->munged_down = 1;
 		snprintf(job->why, sizeof(job->why), "munged on the server cannot be reached (%.120s: %s)", path,
 			 strerror(errno));
+		return NULL;
+	}
+	if (!(c = munge_ctx_create()) || munge_ctx_set(c, MUNGE_OPT_SOCKET, path) != EMUNGE_SUCCESS) {
+		if (c)
+			munge_ctx_destroy(c);
+		snprintf(job->why, sizeof(job->why), "cannot set up a munge context");
+		return NULL;
+	}
+	return c;
+}
+
+/* Step 2 of the handshake: the server's credential of job->payload. */
+static void encode(munge_ctx_t c, srv_auth_job_t *job)
+{
+	munge_err_t e = munge_encode(&job->cred, c, job->payload, (int)strlen(job->payload));
+
+	if (e != EMUNGE_SUCCESS) {
+		job->munged_down = e == EMUNGE_SOCKET || e == EMUNGE_TIMEOUT;
+		snprintf(job->why, sizeof(job->why), "%s (munge: %.80s)",
+			 job->munged_down ? "munged on the server cannot be reached"
+					  : "the server cannot make its credential",
+			 munge_ctx_strerror(c) ? munge_ctx_strerror(c) : munge_strerror(e));
+		free(job->cred);
+		job->cred = NULL;
 		return;
 	}
-	if (!(cred = malloc(job->len + 1)) || !(c = munge_ctx_create())) {
-		free(cred);
+	job->len = strlen(job->cred);
+	job->ok = 1;
+}
+
+/* Step 5: the client's credential must be job->payload, restricted to our uid. */
+static void decode(munge_ctx_t c, srv_auth_job_t *job)
+{
+	char *cred = malloc(job->len + 1);
+	void *payload = NULL;
+	int plen = 0;
+	uid_t restricted = (uid_t)-1;
+	struct in_addr addr = { 0 };
+	munge_err_t e;
+
+	if (!cred) {
 		snprintf(job->why, sizeof(job->why), "out of memory");
 		return;
 	}
 	memcpy(cred, job->cred, job->len);
 	cred[job->len] = '\0';
-	e = munge_ctx_set(c, MUNGE_OPT_SOCKET, path);
-	if (e == EMUNGE_SUCCESS)
-		e = munge_decode(cred, c, &payload, &plen, &job->uid, &job->gid);
-	job->decode_ms = (double)(now_us() - t0) / 1000.0;
+	e = munge_decode(cred, c, &payload, &plen, &job->uid, &job->gid);
 	if (e != EMUNGE_SUCCESS) {
 		job->munged_down = e == EMUNGE_SOCKET;
 		snprintf(job->why, sizeof(job->why), "%s (munge: %.80s)", refusal(e),
 			 munge_ctx_strerror(c) ? munge_ctx_strerror(c) : munge_strerror(e));
-	} else if (plen != (int)strlen(RM_AUTH_PAYLOAD) || memcmp(payload, RM_AUTH_PAYLOAD, (size_t)plen)) {
-		snprintf(job->why, sizeof(job->why), "credential not made for rankmap (its payload is not \"%s\")",
-			 RM_AUTH_PAYLOAD);
+	} else if (munge_ctx_get(c, MUNGE_OPT_UID_RESTRICTION, &restricted) != EMUNGE_SUCCESS ||
+		   restricted != geteuid()) {
+		snprintf(job->why, sizeof(job->why),
+			 "credential not restricted to this daemon's uid %u (MUNGE_OPT_UID_RESTRICTION): a client of "
+			 "an older protocol?",
+			 (unsigned)geteuid());
+	} else if (plen != (int)strlen(job->payload) || memcmp(payload, job->payload, (size_t)plen)) {
+		if (plen >= (int)strlen(RM_AUTH_CLIENT_PREFIX) &&
+		    !memcmp(payload, RM_AUTH_CLIENT_PREFIX, strlen(RM_AUTH_CLIENT_PREFIX)))
+			snprintf(job->why, sizeof(job->why),
+				 "credential made for another server or connection (its server identity or nonce is "
+				 "not this connection's)");
+		else
+			snprintf(job->why, sizeof(job->why),
+				 "credential not made for rankmap (its payload is not "
+				 "\"" RM_AUTH_CLIENT_PREFIX "...\")");
 	} else {
 		job->ok = 1;
 		if (munge_ctx_get(c, MUNGE_OPT_ADDR4, &addr) == EMUNGE_SUCCESS)
@@ -114,6 +165,22 @@ void srv_auth_decode(const char *munge_socket, srv_auth_job_t *job)
 	}
 	free(payload);
 	free(cred);
+}
+
+void srv_auth_run(const char *munge_socket, srv_auth_job_t *job)
+{
+	long long t0 = now_us();
+	munge_ctx_t c;
+
+	job->ok = 0;
+	if (!(c = job_ctx(munge_socket, job)))
+		return;
+	if (job->encode)
+		encode(c, job);
+	else
+		decode(c, job);
+	__atomic_store_n(&munged_answers, !job->munged_down, __ATOMIC_RELAXED);
+	job->decode_ms = (double)(now_us() - t0) / 1000.0;
 	munge_ctx_destroy(c);
 }
 
@@ -132,7 +199,7 @@ static void *auth_thread(void *arg)
 		if (!(a->queue = j->next))
 			a->queue_tail = &a->queue;
 		pthread_mutex_unlock(&a->lock);
-		srv_auth_decode(a->munge_socket, j);
+		srv_auth_run(a->munge_socket, j);
 		pthread_mutex_lock(&a->lock);
 		j->next = a->done;
 		a->done = j;

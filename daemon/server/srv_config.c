@@ -68,6 +68,18 @@ static const centry_t entries[] = {
 	{ "trusted_registrars", C_STR, 0, 0, NULL, F(trusted_registrars),
 	  "hosts (names or addresses, comma-"
 	  "separated) that may register any node over TCP" },
+	/* the TCP handshake (PROTOCOL.md "TCP and MUNGE"; srv_loop.c, srv_net.c) */
+	{ "server_name", C_STR, 0, 0, NULL, F(server_name),
+	  "TCP: the host name clients dial, announced in the handshake (needed behind NAT or port forwarding; "
+	  "unique to this daemon)" },
+	{ "auth_timeout", C_MS, 100, 600000, "2s", F(auth_timeout_ms),
+	  "TCP: time a client has for each of its steps of the handshake (hello, then credential)" },
+	{ "max_unauth_per_addr", C_INT, 1, 100000, "32", F(max_unauth_per_addr),
+	  "TCP: connections from one source address not authenticated yet" },
+	{ "auth_failure_burst", C_INT, 1, 1000000, "32", F(auth_failure_burst),
+	  "TCP: handshakes that cost munged work and did not complete, allowed at once from one address" },
+	{ "auth_failure_rate", C_INT, 1, 1000000, "8", F(auth_failure_rate),
+	  "TCP: of those, forgiven per second and address" },
 	{ "socket_mode", C_MODE, 0, 0777, "0666", F(socket_mode), "permissions of the socket (octal)" },
 	{ "state_dir", C_PATH, 0, 0, "/var/lib/rankmapd", F(state_dir), "registrations, fabric cache, lock" },
 	{ "hwloc_dir", C_PATH, 0, 0, NULL, F(hwloc_dir), "directory of <host>.xml hwloc exports" },
@@ -366,8 +378,8 @@ static int check_limits(const srv_config_t *cfg, const char *src, rm_error_t *er
 int srv_config_check(srv_config_t *cfg, rm_error_t *err)
 {
 	const char *src = cfg->path ? cfg->path : "configuration";
+	char *end, buf[RM_AUTH_PAYLOAD_MAX];
 	struct passwd *pw;
-	char *end;
 	long uid;
 
 	if (!cfg->socket_path && !cfg->n_listen && !(cfg->socket_path = strdup(RM_SOCKET_DEFAULT)))
@@ -391,6 +403,11 @@ int srv_config_check(srv_config_t *cfg, rm_error_t *err)
 	}
 	if (check_limits(cfg, src, err) < 0)
 		return -1;
+	if (cfg->server_name && rm_auth_server_payload(buf, sizeof(buf), "0", "0", "0", cfg->server_name) < 0)
+		return rm_error_set(err, src, 0, 0,
+				    "server_name: '%.64s' is not a host name (letters, digits, '.' and '-', at most "
+				    "%d bytes)",
+				    cfg->server_name, RM_AUTH_NAME_MAX);
 	if (cfg->ib_live && cfg->n_ib_files)
 		srv_log(SRV_LOG_NOTICE, "both ib_file and ib_live are set: the files are separate subnets");
 	return 0;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -30,8 +31,14 @@
 #define TAG_WORKERS (UINT64_MAX - 1)
 #define TAG_AUTH (UINT64_MAX - 2)
 #define TAG_TCP(i) (UINT64_MAX - 16 - (uint64_t)(i)) /* TCP listener i < SRV_MAX_LISTEN */
-/* Credentials being decoded at once; beyond, a new one is refused (munged too slow). */
+/* MUNGE operations queued at once; beyond, a new one is refused (munged too slow). */
 #define AUTH_INFLIGHT_MAX 1024
+/* MUNGE operations of one source address with the auth threads at once; its next ones wait their turn,
+ * so that one address cannot keep munged from the others. */
+#define AUTH_ADDR_INFLIGHT 2
+/* Silent connections looked at for one displacement (the first without a complete hello waiting). */
+#define DISPLACE_LOOK 16
+enum { AUTH_HELLO, AUTH_MUNGED, AUTH_CRED };
 #define SLOT_BITS 20
 #define TICK_MS 100
 /* A client that does not read its responses: stop reading its requests beyond this backlog. */
@@ -51,11 +58,21 @@ typedef struct conn {
 	char *out; /* encoded responses waiting to be sent */
 	size_t out_len, out_off;
 	long long last_active, frame_start, out_start;
-	int busy;          /* a request is with the workers, or its credential with the auth threads */
-	int authed;        /* Unix: at once; TCP: once its credential was accepted */
-	long long auth_by; /* TCP: closed when not authenticated by then */
-	int closing;       /* refused or failed: its last frame is in out; closed by close_by */
-	int draining;      /* closing, last frame sent, write side shut: reading and dropping */
+	int busy;   /* a request is with the workers, or a MUNGE operation of its handshake with the auth threads */
+	int authed; /* Unix: at once; TCP: once its credential was accepted */
+	long long auth_by; /* TCP: closed when the handshake's current step is not done by then */
+	/* TCP until authenticated: the handshake (PROTOCOL.md "TCP and MUNGE"; rm_client.h) */
+	int auth_state;             /* AUTH_HELLO, AUTH_MUNGED, AUTH_CRED */
+	srv_addr_t *ae;             /* its source address's entry (counted in ae->unauth) */
+	int silent;                 /* no hello yet: on the silent lists, may be displaced */
+	unsigned long born_turn;    /* the loop's turn when it was accepted */
+	struct conn *sprev, *snext; /* all silent connections, oldest first */
+	struct conn *aprev, *anext; /* the silent connections of its address, oldest first */
+	int tokens;                 /* failure tokens its handshake holds (given back when it completes) */
+	char cnonce[RM_AUTH_NONCE_HEX + 1], snonce[RM_AUTH_NONCE_HEX + 1];
+	char ident[RM_AUTH_IDENT_MAX + 1]; /* its server end, as the daemon sees it */
+	int closing;                       /* refused or failed: its last frame is in out; closed by close_by */
+	int draining;                      /* closing, last frame sent, write side shut: reading and dropping */
 	size_t drain_left;
 	long long close_by;
 	uint32_t events; /* current epoll mask */
@@ -73,7 +90,10 @@ typedef struct loop {
 	int nfree;
 	uint64_t seq;
 	int internal_inflight;
-	int auth_inflight; /* credentials with the auth threads */
+	int auth_inflight;  /* MUNGE operations with the auth threads or waiting for their address's turn */
+	srv_addrs_t *addrs; /* source addresses of unauthenticated TCP connections (srv_net.c) */
+	conn_t *silent_head, *silent_tail;
+	unsigned long turn; /* turns of the loop (epoll_wait) */
 	long long next_refresh;
 	int reserve_fd; /* /dev/null, given up to accept one client when out of descriptors */
 	long long last_emfile_log;
@@ -90,9 +110,53 @@ static conn_t *conn_lookup(loop_t *l, uint64_t id)
 	return c && c->id == id ? c : NULL;
 }
 
+/* Takes c off the silent lists. */
+static void silent_leave(loop_t *l, conn_t *c)
+{
+	srv_addr_t *a = c->ae;
+
+	if (!c->silent)
+		return;
+	c->silent = 0;
+	*(c->sprev ? &c->sprev->snext : &l->silent_head) = c->snext;
+	*(c->snext ? &c->snext->sprev : &l->silent_tail) = c->sprev;
+	c->sprev = c->snext = NULL;
+	if (a) {
+		*(c->aprev ? &c->aprev->anext : (conn_t **)&a->silent_head) = c->anext;
+		*(c->anext ? &c->anext->aprev : (conn_t **)&a->silent_tail) = c->aprev;
+	}
+	c->aprev = c->anext = NULL;
+}
+
+/* Puts a new TCP connection at the end of the silent lists. */
+static void silent_join(loop_t *l, conn_t *c)
+{
+	srv_addr_t *a = c->ae;
+
+	c->silent = 1;
+	c->sprev = l->silent_tail;
+	*(l->silent_tail ? &l->silent_tail->snext : &l->silent_head) = c;
+	l->silent_tail = c;
+	if (a) {
+		c->aprev = a->silent_tail;
+		*(a->silent_tail ? &((conn_t *)a->silent_tail)->anext : (conn_t **)&a->silent_head) = c;
+		a->silent_tail = c;
+	}
+}
+
+/* c no longer counts as an unauthenticated connection of its address. */
+static void addr_leave(loop_t *l, conn_t *c)
+{
+	silent_leave(l, c);
+	if (c->ae)
+		c->ae->unauth--;
+	c->ae = NULL;
+}
+
 /* Stops counting c as a connection of its uid and drops the frame it was sending. */
 static void conn_uncount(loop_t *l, conn_t *c)
 {
+	addr_leave(l, c);
 	if (c->counted)
 		srv_limits_conn_del(l->lim, c->uid);
 	c->counted = 0;
@@ -462,31 +526,144 @@ static int conn_auth_fail(loop_t *l, conn_t *c, const char *code, const char *wh
 	return conn_fail(l, c, code, why);
 }
 
-/* The first frame of a TCP connection is complete: after a check of its form (nothing is parsed), its
- * credential goes to the auth threads; the connection reads nothing more until they answer
- * (auth_result). The frame stays charged to the unknown uid meanwhile. Returns -1 when c is closing. */
-static int conn_auth_submit(loop_t *l, conn_t *c)
+/* Queues a MUNGE operation of c's handshake: with the auth threads when its address has fewer than
+ * AUTH_ADDR_INFLIGHT there, else after its address's others (auth_next). c reads nothing meanwhile. */
+static void auth_queue(loop_t *l, conn_t *c, srv_auth_job_t *job)
+{
+	srv_addr_t *a = c->ae;
+
+	job->conn_id = c->id;
+	job->addr = a;
+	c->busy = 1;
+	c->auth_state = AUTH_MUNGED;
+	c->auth_by = srv_now_ms() + l->ctx->cfg.request_timeout_ms; /* munged's time, not the client's */
+	l->auth_inflight++;
+	conn_update(l, c);
+	if (a->inflight < AUTH_ADDR_INFLIGHT) {
+		a->inflight++;
+		srv_auth_submit(l->ctx->auth, job);
+		return;
+	}
+	job->next = NULL;
+	*(a->wait_tail ? &a->wait_tail->next : &a->wait_head) = job;
+	a->wait_tail = job;
+}
+
+/* A job of address a came back: its next waiting ones (of connections still open) go to the threads. */
+static void auth_next(loop_t *l, srv_addr_t *a)
+{
+	srv_auth_job_t *j;
+	conn_t *c;
+
+	while (a->inflight < AUTH_ADDR_INFLIGHT && (j = a->wait_head)) {
+		if (!(a->wait_head = j->next))
+			a->wait_tail = NULL;
+		if (!(c = conn_lookup(l, j->conn_id)) || c->closing) {
+			l->auth_inflight--;
+			srv_auth_job_free(j);
+			continue;
+		}
+		a->inflight++;
+		srv_auth_submit(l->ctx->auth, j);
+	}
+}
+
+/* A new MUNGE operation for c: refused ("busy") when too many wait for munged or c's address has no
+ * failure token left. Returns the job (zeroed), or NULL when c is closing. */
+static srv_auth_job_t *auth_job(loop_t *l, conn_t *c)
 {
 	srv_auth_job_t *job;
 	char why[200];
 
-	c->frame_start = 0;
-	c->hdr_got = 0;
-	if (rm_auth_frame_check(c->in, c->in_len, why, sizeof(why)) < 0)
-		return conn_auth_fail(l, c, RM_ERR_AUTH, why);
 	if (!l->ctx->auth || l->auth_inflight >= AUTH_INFLIGHT_MAX)
-		return conn_auth_fail(l, c, RM_ERR_BUSY, "too many credentials waiting for munged; try again later");
+		return conn_auth_fail(l, c, RM_ERR_BUSY, "too many credentials waiting for munged; try again later"),
+		       NULL;
+	if (srv_addr_take(l->addrs, c->ae, srv_now_ms()) < 0) {
+		snprintf(why, sizeof(why),
+			 "too many failed or abandoned authentications from this address (auth_failure_burst %d, "
+			 "auth_failure_rate %d/s); try again later",
+			 l->ctx->cfg.auth_failure_burst, l->ctx->cfg.auth_failure_rate);
+		return conn_auth_fail(l, c, RM_ERR_BUSY, why), NULL;
+	}
+	c->tokens++;
 	if (!(job = calloc(1, sizeof(*job))))
-		return conn_fail(l, c, RM_ERR_INTERNAL, "no memory");
-	job->conn_id = c->id;
-	job->cred = c->in;
-	job->len = c->in_len;
+		return conn_fail(l, c, RM_ERR_INTERNAL, "no memory"), NULL;
+	return job;
+}
+
+/* Takes the frame just read out of c (its charge released): *len bytes, owned by the caller. */
+static char *take_frame(loop_t *l, conn_t *c, size_t *len)
+{
+	char *in = c->in;
+
+	*len = c->in_len;
 	c->in = NULL;
 	c->in_len = c->in_got = c->in_cap = 0;
-	c->busy = 1;
-	l->auth_inflight++;
-	conn_update(l, c);
-	srv_auth_submit(l->ctx->auth, job);
+	c->frame_start = 0;
+	c->hdr_got = 0;
+	conn_uncount_frame(l, c);
+	return in;
+}
+
+/* Step 1 of the handshake: a hello, checked for its exact form (nothing is parsed). c leaves the silent
+ * connections for those in the middle of a handshake (SRV_UID_HANDSHAKE, never displaced), and the
+ * server's credential is made for it (step 2). Returns -1 when c is closing. */
+static int conn_hello(loop_t *l, conn_t *c)
+{
+	char why[300], payload[RM_AUTH_PAYLOAD_MAX], *in;
+	srv_auth_job_t *job;
+	size_t len;
+	int rc;
+
+	in = take_frame(l, c, &len);
+	rc = rm_auth_hello_check(in, len, c->cnonce, why, sizeof(why));
+	free(in);
+	if (rc < 0)
+		return conn_auth_fail(l, c, RM_ERR_AUTH, why);
+	silent_leave(l, c);
+	if (srv_limits_conn_check(l->lim, SRV_UID_HANDSHAKE) != SRV_LIM_NONE) {
+		snprintf(why, sizeof(why),
+			 "too many connections in the middle of authentication (max_clients_per_uid %d); try again "
+			 "later",
+			 l->ctx->cfg.max_clients_per_uid);
+		return conn_auth_fail(l, c, RM_ERR_BUSY, why);
+	}
+	if (conn_set_uid(l, c, SRV_UID_HANDSHAKE) < 0)
+		return -1;
+	if (rm_auth_nonce(c->snonce) < 0)
+		return conn_fail(l, c, RM_ERR_INTERNAL, "no random numbers");
+	if (rm_auth_server_payload(payload, sizeof(payload), c->cnonce, c->snonce, c->ident, l->ctx->cfg.server_name) <
+	    0)
+		return conn_fail(l, c, RM_ERR_INTERNAL, "cannot write the server's credential");
+	if (!(job = auth_job(l, c)))
+		return -1;
+	job->encode = 1;
+	snprintf(job->payload, sizeof(job->payload), "%s", payload);
+	auth_queue(l, c, job);
+	return 0;
+}
+
+/* Step 4: the client's credential, after a check of its form (nothing is parsed), goes to the auth
+ * threads with the payload it must carry for this connection. Returns -1 when c is closing. */
+static int conn_cred(loop_t *l, conn_t *c)
+{
+	char why[200], *in;
+	srv_auth_job_t *job;
+	size_t len;
+
+	in = take_frame(l, c, &len);
+	if (rm_auth_frame_check(in, len, why, sizeof(why)) < 0) {
+		free(in);
+		return conn_auth_fail(l, c, RM_ERR_AUTH, why);
+	}
+	if (!(job = auth_job(l, c))) {
+		free(in);
+		return -1;
+	}
+	job->cred = in;
+	job->len = len;
+	rm_auth_client_payload(job->payload, sizeof(job->payload), c->cnonce, c->snonce, c->ident);
+	auth_queue(l, c, job);
 	return 0;
 }
 
@@ -502,10 +679,9 @@ static int conn_header(loop_t *l, conn_t *c)
 	if (n == 0)
 		return conn_fail(l, c, RM_ERR_BAD_FRAME, "frame length is 0"), -1;
 	if (!c->authed && n > RM_AUTH_FRAME_MAX) {
-		snprintf(msg, sizeof(msg),
-			 "first frame of %u bytes: a MUNGE credential of at most %d bytes is "
-			 "expected",
-			 n, RM_AUTH_FRAME_MAX);
+		snprintf(msg, sizeof(msg), "%s frame of %u bytes: a %s of at most %d bytes is expected",
+			 c->auth_state == AUTH_HELLO ? "first" : "authentication", n,
+			 c->auth_state == AUTH_HELLO ? "hello" : "MUNGE credential", RM_AUTH_FRAME_MAX);
 		return conn_auth_fail(l, c, RM_ERR_AUTH, msg);
 	}
 	if (n > l->ctx->cfg.max_frame) {
@@ -540,7 +716,9 @@ static void conn_readable(loop_t *l, conn_t *c)
 			return;
 		if (c->in && c->in_got == c->in_len) {
 			frames++;
-			if ((c->authed ? conn_dispatch(l, c) : conn_auth_submit(l, c)) < 0)
+			if ((c->authed                     ? conn_dispatch(l, c)
+			     : c->auth_state == AUTH_HELLO ? conn_hello(l, c)
+							   : conn_cred(l, c)) < 0)
 				return;
 		}
 	}
@@ -570,37 +748,94 @@ static void reject_client(loop_t *l, int fd)
 	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
 }
 
-/* Connections waiting to authenticate count under SRV_UID_UNKNOWN. When they reach the per-user cap, the
- * oldest one that has not sent its credential yet makes room, so that a flood of connections that never
- * authenticate cannot keep real clients out. Returns 0 when room was made. */
-static int displace_unauthenticated(loop_t *l)
+/* Has c's whole hello arrived (read or waiting in its socket)? */
+static int hello_waiting(const conn_t *c)
 {
-	conn_t *c, *oldest = NULL;
+	int pending = 0;
+
+	if (ioctl(c->fd, FIONREAD, &pending) < 0)
+		pending = 0;
+	return c->hdr_got + c->in_got + (size_t)pending >= RM_FRAME_HEADER + RM_AUTH_HELLO_LEN;
+}
+
+/* Closes the oldest silent connection (no complete hello, nor one waiting in its socket, and accepted in
+ * an earlier turn of the loop, so that it had the chance to be read: a client sends its hello as soon as
+ * it is connected) among the first DISPLACE_LOOK of a list (next: its link), to make room for a new one.
+ * Returns 0 when one was closed. */
+static int displace_silent(loop_t *l, conn_t *c, int by_addr)
+{
 	int i;
 
-	for (i = 0; i < l->nslots; i++)
-		if ((c = l->conns[i]) && !c->authed && !c->closing && !c->busy &&
-		    (!oldest || c->auth_by < oldest->auth_by))
-			oldest = c;
-	if (!oldest)
-		return -1;
-	conn_auth_fail(l, oldest, RM_ERR_BUSY, "too many connections waiting to authenticate: the oldest is closed");
+	for (i = 0; c && i < DISPLACE_LOOK; i++, c = by_addr ? c->anext : c->snext)
+		if (c->born_turn != l->turn && !hello_waiting(c)) {
+			conn_auth_fail(l, c, RM_ERR_BUSY,
+				       by_addr ? "too many connections from this address waiting to authenticate: the "
+						 "oldest silent one is closed"
+					       : "too many connections waiting to authenticate: the oldest silent "
+						 "one is closed");
+			return 0;
+		}
+	return -1;
+}
+
+/* Room for a new TCP connection from address a: past max_unauth_per_addr of its connections waiting to
+ * authenticate, its own oldest silent one is closed; past max_clients_per_uid of all the silent ones
+ * (SRV_UID_UNKNOWN), the oldest silent one. Connections that sent their hello are never closed for
+ * this: a flood of connections that never authenticate cannot keep real clients out. */
+static void make_room(loop_t *l, srv_addr_t *a)
+{
+	if (a && a->unauth >= l->ctx->cfg.max_unauth_per_addr)
+		displace_silent(l, a->silent_head, 1);
+	if (srv_limits_conn_check(l->lim, SRV_UID_UNKNOWN) == SRV_LIM_UID_CLIENTS)
+		displace_silent(l, l->silent_head, 0);
+}
+
+/* The TCP side of a new connection: its address's entry, its server end (its identity in the
+ * handshake), the silent lists, and the per-address bound. Returns -1 when c was refused (closing). */
+static int tcp_client(loop_t *l, conn_t *c, srv_addr_t *a)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char why[200];
+
+	c->ae = a;
+	c->born_turn = l->turn;
+	c->auth_state = AUTH_HELLO;
+	c->auth_by = c->last_active + l->ctx->cfg.auth_timeout_ms;
+	if (a)
+		a->unauth++;
+	silent_join(l, c);
+	if (getsockname(c->fd, (struct sockaddr *)&ss, &sl) < 0)
+		return conn_fail(l, c, RM_ERR_INTERNAL, "getsockname failed");
+	rm_auth_format_addr((struct sockaddr *)&ss, c->ident, sizeof(c->ident));
+	if (!a)
+		return conn_auth_fail(l, c, RM_ERR_BUSY, "too many addresses authenticating at once; try again later");
+	if (a->unauth > l->ctx->cfg.max_unauth_per_addr) {
+		snprintf(why, sizeof(why),
+			 "too many connections from this address waiting to authenticate (max_unauth_per_addr %d); "
+			 "try again later",
+			 l->ctx->cfg.max_unauth_per_addr);
+		return conn_auth_fail(l, c, RM_ERR_BUSY, why);
+	}
 	return 0;
 }
 
 /* Takes a new client into a slot and counts it under its peer's uid: SO_PEERCRED on the Unix socket;
- * over TCP (sa: the peer's address) SRV_UID_UNKNOWN until its credential is decoded. Past a connection
- * limit it gets its "busy" frame there (conn_set_uid). */
+ * over TCP (sa: the peer's address) SRV_UID_UNKNOWN until its hello, then SRV_UID_HANDSHAKE until its
+ * credential is decoded. Past a connection limit it gets its "busy" frame there (conn_set_uid). */
 static void add_client(loop_t *l, int fd, const struct sockaddr *sa, socklen_t salen)
 {
 	struct ucred cred = { .uid = SRV_UID_UNKNOWN, .gid = (gid_t)-1 };
 	socklen_t sl = sizeof(cred);
 	struct epoll_event e;
+	srv_addr_t *a = NULL;
 	conn_t *c;
 	int slot, one = 1;
 
-	if (sa && srv_limits_conn_check(l->lim, SRV_UID_UNKNOWN) == SRV_LIM_UID_CLIENTS)
-		displace_unauthenticated(l);
+	if (sa) {
+		a = srv_addrs_get(l->addrs, sa);
+		make_room(l, a);
+	}
 	if (!l->nfree || (!sa && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0) ||
 	    !(c = calloc(1, sizeof(*c)))) {
 		reject_client(l, fd);
@@ -620,7 +855,6 @@ static void add_client(loop_t *l, int fd, const struct sockaddr *sa, socklen_t s
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
 	c->last_active = srv_now_ms();
-	c->auth_by = c->last_active + l->ctx->cfg.request_timeout_ms;
 	c->events = EPOLLIN;
 	e.events = EPOLLIN;
 	e.data.u64 = c->id;
@@ -633,6 +867,8 @@ static void add_client(loop_t *l, int fd, const struct sockaddr *sa, socklen_t s
 	l->conns[slot] = c;
 	l->nconns++;
 	__atomic_add_fetch(&l->ctx->n_connections, 1, __ATOMIC_RELAXED);
+	if (sa && tcp_client(l, c, a) < 0)
+		return;
 	conn_set_uid(l, c, cred.uid);
 }
 
@@ -656,14 +892,18 @@ static void accept_no_fd(loop_t *l, int lfd, int err)
 	l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-/* Accepts what waits on listening socket lfd (tcp: a TCP listener). */
+/* Accepts what waits on listening socket lfd (tcp: a TCP listener), at most ACCEPT_PER_TURN at a time:
+ * under a flood of connections the clients already connected are read between turns (epoll reports the
+ * listener again). */
+#define ACCEPT_PER_TURN 64
+
 static void accept_clients(loop_t *l, int lfd, int tcp)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	int fd;
+	int fd, n;
 
-	for (;;) {
+	for (n = 0; n < ACCEPT_PER_TURN; n++) {
 		sl = sizeof(ss);
 		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -721,16 +961,35 @@ static void collect_jobs(loop_t *l)
 	}
 }
 
-/* A credential was decoded: an accepted one makes c count under its uid (which may refuse it past a
- * connection limit) and gets {"ok": true, "auth": "munge", "uid", "gid"}; a refused one gets "auth" and
- * a close. Frames that arrived meanwhile are read next. */
+/* The server's credential was made (step 2): it goes to the client, which has auth_timeout to send
+ * its own. */
+static void auth_encoded(loop_t *l, conn_t *c, const srv_auth_job_t *j)
+{
+	json_t *ok;
+
+	if (!j->ok) {
+		conn_auth_fail(l, c, RM_ERR_AUTH, j->why);
+		return;
+	}
+	c->auth_state = AUTH_CRED;
+	c->auth_by = srv_now_ms() + l->ctx->cfg.auth_timeout_ms;
+	ok = rm_proto_ok(NULL);
+	json_object_set_new(ok, "auth", json_string("munge"));
+	json_object_set_new(ok, "auth_version", json_integer(RM_AUTH_VERSION));
+	json_object_set_new(ok, "cred", json_stringn(j->cred, j->len));
+	if (conn_respond(l, c, ok) == 0)
+		conn_readable(l, c);
+}
+
+/* The client's credential was decoded (step 5): an accepted one gives its address's failure tokens back
+ * and makes c count under its uid (which may refuse it past a connection limit) and gets {"ok": true,
+ * "auth": "munge", "uid", "gid"}; a refused one gets "auth" and a close. Frames that arrived meanwhile
+ * are read next. */
 static void auth_result(loop_t *l, conn_t *c, const srv_auth_job_t *j)
 {
 	char who[128];
 	json_t *ok;
 
-	c->busy = 0;
-	conn_uncount_frame(l, c);
 	if (!j->ok) {
 		conn_auth_fail(l, c, RM_ERR_AUTH, j->why);
 		return;
@@ -739,6 +998,9 @@ static void auth_result(loop_t *l, conn_t *c, const srv_auth_job_t *j)
 	c->peer.uid = j->uid;
 	c->peer.gid = j->gid;
 	c->peer.origin4 = j->origin4;
+	if (c->ae)
+		srv_addr_give(l->addrs, c->ae, c->tokens);
+	addr_leave(l, c);
 	if (conn_set_uid(l, c, j->uid) < 0)
 		return;
 	srv_log(SRV_LOG_DEBUG, "authenticated %s (munge_decode %.2f ms)", srv_peer_describe(&c->peer, who, sizeof(who)),
@@ -754,26 +1016,42 @@ static void auth_result(loop_t *l, conn_t *c, const srv_auth_job_t *j)
 static void collect_auth(loop_t *l)
 {
 	srv_auth_job_t *j = srv_auth_done(l->ctx->auth), *next;
+	srv_addr_t *a;
 	conn_t *c;
 
 	for (; j; j = next) {
 		next = j->next;
 		l->auth_inflight--;
-		if ((c = conn_lookup(l, j->conn_id)) && !c->closing)
-			auth_result(l, c, j);
+		a = j->addr;
+		a->inflight--;
+		if ((c = conn_lookup(l, j->conn_id)) && !c->closing) {
+			c->busy = 0;
+			if (j->encode)
+				auth_encoded(l, c, j);
+			else
+				auth_result(l, c, j);
+		}
 		srv_auth_job_free(j);
+		auth_next(l, a);
 	}
 }
 
 static void conn_check_time(loop_t *l, conn_t *c, long long now)
 {
 	const srv_config_t *cfg = &l->ctx->cfg;
+	int pending = 0;
 
 	if (c->closing) {
 		if (now > c->close_by)
 			conn_close(l, c);
+	} else if (!c->authed && now > c->auth_by && !c->busy && now <= c->auth_by + cfg->auth_timeout_ms &&
+		   ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0) {
+		conn_readable(l, c); /* its step arrived in time, the loop was late (a flood): read it now */
 	} else if (!c->authed && now > c->auth_by) {
-		conn_auth_fail(l, c, RM_ERR_TIMEOUT, "not authenticated within the request timeout");
+		conn_auth_fail(l, c, RM_ERR_TIMEOUT,
+			       c->auth_state == AUTH_HELLO  ? "no hello within auth_timeout: not authenticated"
+			       : c->auth_state == AUTH_CRED ? "no credential within auth_timeout: not authenticated"
+							    : "munged did not answer within the request timeout");
 	} else if (c->out_off < c->out_len && now - c->out_start > cfg->request_timeout_ms) {
 		srv_log(SRV_LOG_INFO, "client pid %d does not read its responses: closed", (int)c->peer.pid);
 		conn_close(l, c);
@@ -806,6 +1084,7 @@ static void tick(loop_t *l, volatile sig_atomic_t *reload)
 	for (i = 0; i < l->nslots; i++)
 		if (l->conns[i])
 			conn_check_time(l, l->conns[i], now);
+	srv_addrs_sweep(l->addrs, now);
 	if (*reload) {
 		*reload = 0;
 		srv_log(SRV_LOG_NOTICE, "SIGHUP: reloading the sources");
@@ -829,8 +1108,9 @@ static int loop_init(loop_t *l, srv_ctx_t *ctx, int efd)
 	l->conns = calloc((size_t)l->nslots, sizeof(conn_t *));
 	l->free_slots = calloc((size_t)l->nslots, sizeof(int));
 	l->lim = srv_limits_create(&ctx->cfg);
+	l->addrs = srv_addrs_create(4 * ctx->cfg.max_clients, ctx->cfg.auth_failure_burst, ctx->cfg.auth_failure_rate);
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!l->conns || !l->free_slots || !l->lim || l->epfd < 0)
+	if (!l->conns || !l->free_slots || !l->lim || !l->addrs || l->epfd < 0)
 		return -1;
 	for (i = l->nslots - 1; i >= 0; i--) /* lowest slots first */
 		l->free_slots[l->nfree++] = i;
@@ -905,12 +1185,14 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 		free(l.conns);
 		free(l.free_slots);
 		srv_limits_destroy(l.lim);
+		srv_addrs_destroy(l.addrs);
 		if (l.epfd > 0)
 			close(l.epfd);
 		return -1;
 	}
 	while (!*stop) {
 		n = epoll_wait(l.epfd, evs, 256, TICK_MS);
+		l.turn++;
 		if (n < 0 && errno != EINTR) {
 			srv_log(SRV_LOG_ERR, "epoll_wait: %s", strerror(errno));
 			break;
@@ -928,6 +1210,7 @@ int srv_loop_run(srv_ctx_t *ctx, volatile sig_atomic_t *stop, volatile sig_atomi
 	free(l.conns);
 	free(l.free_slots);
 	srv_limits_destroy(l.lim);
+	srv_addrs_destroy(l.addrs);
 	if (l.reserve_fd >= 0)
 		close(l.reserve_fd);
 	close(l.epfd);

@@ -3,7 +3,8 @@
  * carefully as the Unix socket: the entry checked, SO_REUSEADDR so that a restart after kill -9 binds
  * at once, IPV6_V6ONLY so that [::]:P and 0.0.0.0:P are separate entries), peer addresses, and the
  * register rule: over TCP a node may register only itself, i.e. the name it registers must resolve to
- * the origin address of its MUNGE credential, unless that address is a trusted registrar's.
+ * the origin address of its MUNGE credential, unless that address is a trusted registrar's; and the
+ * table of source addresses whose connections are authenticating (bounds per address, PROTOCOL.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,24 +52,6 @@ int srv_net_listen(const char *spec, rm_error_t *err)
 	return fd;
 }
 
-/* Formats an address as "A.B.C.D:P" or "[V6]:P". */
-static void format_addr(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
-		snprintf(buf, len, "%s:%u", a, ntohs(in->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
-		snprintf(buf, len, "[%s]:%u", a, ntohs(in6->sin6_port));
-	} else {
-		snprintf(buf, len, "?");
-	}
-}
-
 void srv_net_peer_tcp(srv_peer_t *peer, const struct sockaddr *sa, socklen_t len)
 {
 	peer->transport = SRV_PEER_TCP;
@@ -77,7 +60,7 @@ void srv_net_peer_tcp(srv_peer_t *peer, const struct sockaddr *sa, socklen_t len
 	peer->gid = (gid_t)-1;
 	peer->origin4 = 0;
 	if (len >= sizeof(struct sockaddr_in))
-		format_addr(sa, peer->addr, sizeof(peer->addr));
+		rm_auth_format_addr(sa, peer->addr, sizeof(peer->addr));
 	else
 		snprintf(peer->addr, sizeof(peer->addr), "?");
 }
@@ -145,4 +128,150 @@ int srv_net_register_allowed(const srv_ctx_t *ctx, const srv_peer_t *peer, const
 		 "only itself (trusted_registrars lists hosts that may register others)",
 		 host, origin);
 	return 0;
+}
+
+/* ---- source addresses of unauthenticated connections ------------------------------------------------ */
+
+#define ADDR_BUCKETS 4096
+
+struct srv_addrs {
+	srv_addr_t *b[ADDR_BUCKETS];
+	int n, max;
+	double burst, rate;
+};
+
+srv_addrs_t *srv_addrs_create(int max_entries, int burst, double rate)
+{
+	srv_addrs_t *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->max = max_entries;
+	t->burst = burst;
+	t->rate = rate;
+	return t;
+}
+
+void srv_addrs_destroy(srv_addrs_t *t)
+{
+	srv_addr_t *a, *next;
+	int i;
+
+	if (!t)
+		return;
+	for (i = 0; i < ADDR_BUCKETS; i++)
+		for (a = t->b[i]; a; a = next) {
+			next = a->next;
+			while (a->wait_head) {
+				srv_auth_job_t *j = a->wait_head;
+				a->wait_head = j->next;
+				srv_auth_job_free(j);
+			}
+			free(a);
+		}
+	free(t);
+}
+
+/* The key of sa's address (an IPv4-mapped IPv6 address counts as IPv4). Returns 0, or -1 for another family. */
+static int addr_key(const struct sockaddr *sa, unsigned char key[17])
+{
+	memset(key, 0, 17);
+	if (sa->sa_family == AF_INET) {
+		key[0] = 4;
+		memcpy(key + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a)) {
+			key[0] = 4;
+			memcpy(key + 1, &a->s6_addr[12], 4);
+		} else {
+			key[0] = 6;
+			memcpy(key + 1, a, 16);
+		}
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+static unsigned addr_hash(const unsigned char key[17])
+{
+	unsigned h = 2166136261u;
+	int i;
+
+	for (i = 0; i < 17; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return h % ADDR_BUCKETS;
+}
+
+srv_addr_t *srv_addrs_get(srv_addrs_t *t, const struct sockaddr *sa)
+{
+	unsigned char key[17];
+	srv_addr_t *a;
+	unsigned h;
+
+	if (addr_key(sa, key) < 0)
+		return NULL;
+	h = addr_hash(key);
+	for (a = t->b[h]; a; a = a->next)
+		if (!memcmp(a->key, key, sizeof(key)))
+			return a;
+	if (t->n >= t->max || !(a = calloc(1, sizeof(*a))))
+		return NULL;
+	memcpy(a->key, key, sizeof(key));
+	a->tokens = t->burst;
+	a->refilled = srv_now_ms();
+	a->next = t->b[h];
+	t->b[h] = a;
+	t->n++;
+	return a;
+}
+
+static void refill(const srv_addrs_t *t, srv_addr_t *a, long long now)
+{
+	if (now > a->refilled) {
+		a->tokens += (double)(now - a->refilled) * t->rate / 1000.0;
+		if (a->tokens > t->burst)
+			a->tokens = t->burst;
+	}
+	a->refilled = now;
+}
+
+int srv_addr_take(srv_addrs_t *t, srv_addr_t *a, long long now)
+{
+	refill(t, a, now);
+	if (a->tokens < 1.0)
+		return -1;
+	a->tokens -= 1.0;
+	return 0;
+}
+
+void srv_addr_give(srv_addrs_t *t, srv_addr_t *a, int n)
+{
+	a->tokens += n;
+	if (a->tokens > t->burst)
+		a->tokens = t->burst;
+}
+
+void srv_addrs_sweep(srv_addrs_t *t, long long now)
+{
+	srv_addr_t **pp, *a;
+	int i;
+
+	for (i = 0; i < ADDR_BUCKETS; i++)
+		for (pp = &t->b[i]; (a = *pp);) {
+			refill(t, a, now);
+			if (!a->unauth && !a->inflight && !a->wait_head && a->tokens >= t->burst) {
+				*pp = a->next;
+				free(a);
+				t->n--;
+			} else {
+				pp = &a->next;
+			}
+		}
+}
+
+int srv_addrs_count(const srv_addrs_t *t)
+{
+	return t->n;
 }

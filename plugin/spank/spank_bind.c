@@ -282,12 +282,13 @@ static uint32_t *plan_request(const rm_spank_bind_req_t *req, const bind_cores_t
 		rm_error_set(err, "memory", 0, 0, "out of memory");
 		return NULL;
 	}
-	if (rm_client_call_opts(&(rm_client_opts_t){ .servers = req->socket,
-						     .timeout_ms = req->timeout_ms,
-						     .munge_socket = req->munge_socket && *req->munge_socket
-									     ? req->munge_socket
-									     : NULL },
-				q, &resp, NULL, err) < 0) {
+	if (rm_client_call_opts(
+		    &(rm_client_opts_t){ .servers = req->socket,
+					 .timeout_ms = req->timeout_ms,
+					 .munge_socket =
+						 req->munge_socket && *req->munge_socket ? req->munge_socket : NULL,
+					 .server_uid = req->server_uid && *req->server_uid ? req->server_uid : NULL },
+		    q, &resp, NULL, err) < 0) {
 		if (!resp)
 			*why = RM_SPANK_PLAN_UNREACHABLE;
 		json_decref(resp);

@@ -34,6 +34,7 @@ int rm_spank_list_format(const uint32_t *ids, size_t n, char *buf, size_t len);
 typedef struct rm_spank_bind_req {
 	const char *socket;       /* rankmapd (a server list) */
 	const char *munge_socket; /* munged's socket for TCP (NULL or "": libmunge's default) */
+	const char *server_uid;   /* TCP: the uid rankmapd runs as (NULL or "": $RANKMAP_SERVER_UID, else root) */
 	int timeout_ms;
 	const char *node;        /* SLURMD_NODENAME */
 	const char *alloc_cores; /* S_STEP_ALLOC_CORES */

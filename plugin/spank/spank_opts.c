@@ -77,7 +77,16 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 		return conf_server(c, arg, v, err);
 	else if (IS("munge_socket"))
 		rc = set_path(c->munge_socket, sizeof(c->munge_socket), v);
-	else if (IS("libdir"))
+	else if (IS("server_uid")) {
+		unsigned uid;
+		if (strlen(v) >= sizeof(c->server_uid) || !*v || rm_auth_server_uid(v, &uid, NULL) < 0)
+			return rm_error_set(err, arg, 0, 0,
+					    "bad value in plugstack.conf argument '%s' (a uid or a user name: the "
+					    "uid rankmapd runs as)",
+					    arg);
+		snprintf(c->server_uid, sizeof(c->server_uid), "%s", v);
+		rc = 0;
+	} else if (IS("libdir"))
 		rc = set_path(c->libdir, sizeof(c->libdir), v);
 	else if (IS("default"))
 		rc = parse_onoff(v, &c->default_on);
@@ -96,7 +105,8 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 		return rm_error_set(
 			err, arg, 0, 0,
 			"unknown plugstack.conf argument '%.*s' (known: socket, "
-			"server, munge_socket, libdir, default, bind, register, timeout, pattern_timeout, learn)",
+			"server, munge_socket, server_uid, libdir, default, bind, register, timeout, pattern_timeout, "
+			"learn)",
 			(int)n, arg);
 	}
 #undef IS
@@ -361,6 +371,8 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
 	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_TIMEOUT_MS", conf->timeout_text };
 	if (conf->munge_socket[0])
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_MUNGE_SOCKET", conf->munge_socket };
+	if (conf->server_uid[0])
+		vars[n++] = (rm_spank_envvar_t){ RM_SERVER_UID_ENV, conf->server_uid };
 	if (rm_spank_job_learns(job, conf))
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_LEARN", "1" };
 	return n;

@@ -21,13 +21,14 @@
 #define RM_SPANK_TIMEOUT_DEFAULT 2000          /* ms, one daemon round trip */
 #define RM_SPANK_PATTERN_TIMEOUT_DEFAULT 10000 /* ms, reading the user's pattern in slurmstepd */
 
-/* plugstack.conf arguments: socket=PATH server=LIST munge_socket=PATH libdir=PATH default=on|off
- * bind=on|off register=on|off timeout=MS pattern_timeout=MS learn=on|off. */
+/* plugstack.conf arguments: socket=PATH server=LIST munge_socket=PATH server_uid=UID|USER libdir=PATH
+ * default=on|off bind=on|off register=on|off timeout=MS pattern_timeout=MS learn=on|off. */
 typedef struct rm_spank_conf {
 	char socket[PATH_MAX];       /* rankmapd: socket=PATH or server=HOST:PORT[,...] (a server list, rm_client.h),
 				 * default RM_SOCKET_DEFAULT */
 	int server_set;              /* server= given: exported to tasks as RANKMAP_SERVER (else RANKMAP_SOCKET) */
 	char munge_socket[PATH_MAX]; /* munged's socket for TCP ("": libmunge's default), RANKMAP_MUNGE_SOCKET */
+	char server_uid[64];         /* TCP: the uid rankmapd runs as ("": root), RANKMAP_SERVER_UID */
 	char libdir[PATH_MAX];       /* where librankmap_mpi_<mpi>.so live, default RANKMAP_LIBDIR */
 	int default_on;              /* rankmap without --rankmap (default off) */
 	int bind_default;            /* --rankmap-bind without asking (default off) */
@@ -111,7 +112,7 @@ typedef struct rm_spank_envvar {
 	const char *name;
 	const char *value; /* borrowed from job/conf */
 } rm_spank_envvar_t;
-#define RM_SPANK_ENV_MAX 12
+#define RM_SPANK_ENV_MAX 13
 
 /* Fills vars with the RANKMAP_* variables the MPI library reads (socket, algorithm, pattern, metric,
  * trace) for an active job. Returns the count (<= RM_SPANK_ENV_MAX). */

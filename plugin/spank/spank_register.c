@@ -115,7 +115,8 @@ static void register_everywhere(rm_spank_ctx_t *ctx, const char *host, const jso
 	for (i = 0; i < n; i++) {
 		rm_error_t err = { 0 };
 		rm_client_opts_t o = { .servers = entry,
-				       .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket : NULL };
+				       .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket : NULL,
+				       .server_uid = ctx->conf.server_uid[0] ? ctx->conf.server_uid : NULL };
 
 		left = (int)(deadline - now_ms());
 		if (rm_client_server_entry(ctx->conf.socket, i, entry, sizeof(entry)) < 0 || left < 1)

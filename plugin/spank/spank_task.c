@@ -87,7 +87,8 @@ void rm_spank_probe_daemon(rm_spank_ctx_t *ctx)
 	rc = rm_client_call_opts(
 		&(rm_client_opts_t){ .servers = ctx->conf.socket,
 				     .timeout_ms = ctx->conf.timeout_ms,
-				     .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket : NULL },
+				     .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket : NULL,
+				     .server_uid = ctx->conf.server_uid[0] ? ctx->conf.server_uid : NULL },
 		req, &resp, &info, &err);
 	json_decref(resp);
 	if ((rc == 0 || resp) && info.nfailed > 0) { /* failed over: the tasks go straight to the one that answered */
@@ -241,7 +242,8 @@ void rm_spank_step_bind_plan(rm_spank_ctx_t *ctx)
 {
 	rm_spank_bind_req_t req = { .socket = ctx->conf.socket,
 				    .timeout_ms = ctx->conf.timeout_ms,
-				    .munge_socket = ctx->conf.munge_socket };
+				    .munge_socket = ctx->conf.munge_socket,
+				    .server_uid = ctx->conf.server_uid };
 	char *node = step_getenv(ctx->sp, "SLURMD_NODENAME"), *cores = NULL, *plan = NULL;
 	uint32_t *global = NULL;
 	int why = RM_SPANK_PLAN_FAILED;

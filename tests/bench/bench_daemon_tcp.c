@@ -286,7 +286,9 @@ int main(void)
 	snprintf(tcp, sizeof(tcp), "127.0.0.1:%d", port);
 	snprintf(extra, sizeof(extra),
 		 "hwloc_dir = %s/plafrim/hwloc\nib_file = %s/plafrim/ib/ib-subnet0.txt\n"
-		 "log_level = warning\nlisten = %s\nmunge_socket = %s\n",
+		 "log_level = warning\nlisten = %s\nmunge_socket = %s\n"
+		 /* every client is on 127.0.0.1: one address, which may authenticate them all at once */
+		 "max_unauth_per_addr = 1024\nauth_failure_burst = 4096\n",
 		 data ? data : ".", data ? data : ".", tcp, msock);
 	free(data);
 	FILE *f = fopen(d.conf, "a");

@@ -101,7 +101,14 @@ seed() {
 		cred=$(printf 'rankmap-auth 1' | munge 2>/dev/null) || cred="MUNGE:AwQFAAAxXxs3p6d0QVxk0sNn5lhwHrTlo5Rm0jFR4Dq0yV8pOo2yYRQ=:"
 		frame "$2/auth" "$cred"; requests | head -n 2 | while IFS= read -r l; do frame "$2/auth" "$l"; done
 		frame "$2/auth-bad" "MUNGE:not base64!:"; frame "$2/auth-json" '{"version":1,"type":"ping","id":1}'
-		printf '\000\000\020\001MUNGE:' >"$2/auth-huge" ;;
+		printf '\000\000\020\001MUNGE:' >"$2/auth-huge"
+		# TCP authentication version 2: a hello first; a server's credential payload as a whole input
+		frame "$2/hello" "rankmap-hello 2 0123456789abcdef0123456789abcdef"
+		frame "$2/hello-v3" "rankmap-hello 3 0123456789abcdef0123456789abcdef"
+		printf 'rankmap-server 2 0123456789abcdef0123456789abcdef fedcba9876543210fedcba9876543210 10.0.0.1:7117 -' \
+			>"$2/server-payload"
+		printf 'rankmap-server 2 0123456789abcdef0123456789abcdef fedcba9876543210fedcba9876543210 [fd00::1]:7117 svc.example' \
+			>"$2/server-payload-name" ;;
 	esac
 }
 

@@ -2,9 +2,10 @@
 # tests/integration/daemon_tcp.sh: rankmapd over TCP on loopback, authenticated by a real munged (a
 # temporary key, socket and state), issue 16:
 # - rankmapctl --server ping/report/map give the same output as --socket and as offline;
-# - refusals, each with its code: a request without a credential, a replayed credential, one made with
-#   another key (a second munged), a malformed or oversized first frame, no credential within
-#   request_timeout, an unprivileged user's register, a node registering another node's name (and the
+# - refusals (TCP authentication version 2, issue 24), each with its code: a request without
+#   authentication, a client of version 1, a replayed credential, one naming another server, one
+#   restricted to another uid or to none, one made with another key (a second munged), one made for
+#   something else, a malformed or oversized first frame, no hello within auth_timeout, an unprivileged user's register, a node registering another node's name (and the
 #   same allowed from a trusted registrar, on a second daemon);
 # - server lists: a refused, an unresolvable and a black-hole first entry each cost one warning and the
 #   second entry answers, within the timeout; bad entries are errors naming the entry;
@@ -60,6 +61,7 @@ socket = $T/$1.sock
 listen = 127.0.0.1:$2
 munge_socket = $T/munge/sock
 request_timeout = 2s
+auth_timeout = 1s
 max_clients_per_uid = 32
 $3
 EOC
@@ -106,33 +108,39 @@ done
 # ---- refusals of raw clients (python3): each gets its error frame, then the connection is closed
 raw() { python3 "$TOP/tests/raw_client.py" 127.0.0.1 "$PORT" "$@" 2>&1; }
 raw request >"$T/o"
-expect "a request without a credential: auth, closed" grep -q "^auth a request without a MUNGE credential" "$T/o"
+expect "a request without authentication: auth, closed" grep -q "^auth a request without authentication" "$T/o"
 expect "  and the connection is closed" grep -q "^then closed" "$T/o"
 raw garbage >"$T/o"
-expect "a first frame that is not a credential: auth" grep -q "^auth the first frame is not a MUNGE credential" "$T/o"
+expect "a first frame that is not a hello: auth" grep -q "^auth the first frame is not a rankmap hello" "$T/o"
 raw huge >"$T/o"
 expect "a first frame announcing 1 GiB: auth, nothing read" grep -q "^auth first frame of 1073741824 bytes" "$T/o"
 printf 'rankmap-auth 1' | munge -S "$T/munge/sock" >"$T/cred"
-raw cred "$T/cred" >"$T/o"
-expect "a fresh credential (munge, rankmap's payload) is accepted, then serves a request as uid 0" \
-	grep -q "^ok uid=0 transport=tcp" "$T/o"
-raw cred "$T/cred" >"$T/o"
+raw v1 "$T/cred" >"$T/o"
+expect "a client of protocol version 1 (a credential without a hello): auth naming the version" \
+	grep -q "^auth a credential without a hello: a client of TCP authentication version 1; this rankmapd speaks version 2" "$T/o"
+raw hello >"$T/o"
+expect "a hello is answered by the server's credential: uid 0, for the address the client dialed" \
+	grep -q "^server uid=0 ident=127.0.0.1:$PORT name=-$" "$T/o"
+raw login --save "$T/cred" >"$T/o"
+expect "the handshake (munge, unmunge): accepted, then serves a request as uid 0" grep -q "^ok uid=0 transport=tcp" "$T/o"
+raw login --cred "$T/cred" >"$T/o"
 expect "the same credential again: auth, replayed" grep -q "^auth credential replayed" "$T/o"
-munge -n -S "$T/munge/sock" >"$T/credn"
-raw cred "$T/credn" >"$T/o"
-expect "a credential without rankmap's payload (munge -n): auth" grep -q "^auth credential not made for rankmap" "$T/o"
-raw cred "$T/credn" >"$T/o"
-expect "  and sent again: auth, replayed" grep -q "^auth credential replayed" "$T/o"
+raw login --ident "127.0.0.1:1" >"$T/o"
+expect "a credential naming another server: auth" grep -q "^auth credential made for another server or connection" "$T/o"
+raw login --restrict 1234 >"$T/o"
+expect "a credential restricted to another uid: auth" grep -q "^auth credential restricted to another user" "$T/o"
+raw login --restrict none >"$T/o"
+expect "a credential restricted to no uid: auth" grep -q "^auth credential not restricted to this daemon's uid 0" "$T/o"
 munge -n -S "$T/mungeb/sock" >"$T/credb"
-raw cred "$T/credb" >"$T/o"
+raw login --cred "$T/credb" >"$T/o"
 expect "a credential made with another key: auth, invalid" grep -q "^auth invalid credential (made with another MUNGE key?)" "$T/o"
-printf 'other service' | munge -S "$T/munge/sock" >"$T/credp"
-raw cred "$T/credp" >"$T/o"
+raw login --payload 'rankmap-auth 1' >"$T/o"
 expect "a credential made for something else: auth" grep -q "^auth credential not made for rankmap" "$T/o"
 t0=$(date +%s%N)
 raw silent >"$T/o"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-expect "no credential within request_timeout (2 s): timeout, closed (${ms} ms)" grep -q "^timeout not authenticated" "$T/o"
+expect "no hello within auth_timeout (1 s here, not request_timeout's 2 s): timeout, closed (${ms} ms)" \
+	sh -c "grep -q '^timeout no hello within auth_timeout' '$T/o' && [ $ms -lt 3000 ]"
 expect "refusals are logged with the peer and the reason" grep -q "refused tcp 127.0.0.1:[0-9]* uid ?: auth: credential replayed" "$T/d.log"
 
 # ---- who may do what over TCP
@@ -206,26 +214,38 @@ stop_munged munge
 "$CTL" ping --server "127.0.0.1:$PORT2" --timeout 2000 >/dev/null 2>"$T/e"; rc=$?
 expect "munged down: the client's error names munged (exit $rc)" \
 	sh -c "[ $rc -eq 1 ] && grep -q 'munged is not running here' '$T/e'"
-python3 "$TOP/tests/raw_client.py" 127.0.0.1 "$PORT2" cred "$T/credp" >"$T/o" 2>&1
+python3 "$TOP/tests/raw_client.py" 127.0.0.1 "$PORT2" hello >"$T/o" 2>&1
 expect "munged down at the daemon: auth naming munged" grep -q "^auth munged on the server cannot be reached" "$T/o"
 expect "the daemon is up and serves its Unix socket" "$CTL" ping --socket "$T/b.sock"
 start_munged munge "$T/key.a" && "$CTL" ping --server "127.0.0.1:$PORT2" >/dev/null 2>&1
 expect "  ping over TCP after munged's restart" test $? -eq 0
 
-# ---- a flood of connections that never authenticate (max_clients_per_uid = 32 here)
+# ---- a flood of connections that never authenticate, from the clients' own address (127.0.0.1): at
+# most max_unauth_per_addr (32) of them are held, the oldest silent one makes room for a new one, and
+# the flood reconnects what is closed (for 8 s at most)
 python3 -c '
 import socket, sys, time
-c = []
-for i in range(200):
-    try: c.append(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5))
-    except OSError: pass
-print(len(c), flush=True); time.sleep(8)' "$PORT2" >"$T/flood" &
+c, n, end = [], 0, time.time() + 8
+while time.time() < end:
+    c = [x for x in c if x.fileno() >= 0]
+    while len(c) < 200 and time.time() < end:
+        try: c.append(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)); n += 1
+        except OSError: time.sleep(0.01)
+        if n == 200: print(n, flush=True)
+    for x in c:
+        x.setblocking(False)
+        try:
+            if x.recv(1 << 16) == b"": x.close()
+        except BlockingIOError: pass
+        except OSError: x.close()
+    time.sleep(0.05)' "$PORT2" >"$T/flood" &
 FP=$!; PIDS="$PIDS $FP"
 n=0; while [ $n -lt 100 ] && [ ! -s "$T/flood" ]; do sleep 0.1; n=$((n + 1)); done
 ok=0; i=0
-while [ $i -lt 10 ]; do "$CTL" ping --server "127.0.0.1:$PORT2" --timeout 3000 >/dev/null 2>&1 && ok=$((ok + 1)); i=$((i + 1)); done
-expect "200 silent connections: 10 of 10 authenticated pings answered ($ok)" test "$ok" -eq 10
-expect "  the oldest silent ones were closed, and logged" grep -q "too many connections waiting to authenticate" "$T/b.log"
+while [ $i -lt 10 ]; do "$CTL" ping --server "127.0.0.1:$PORT2" --timeout 3000 >/dev/null 2>>"$T/flood.err" && ok=$((ok + 1)); i=$((i + 1)); done
+expect "200 silent connections from the same address: 10 of 10 authenticated pings answered ($ok)" test "$ok" -eq 10
+[ "$ok" -eq 10 ] || cat "$T/flood.err"
+expect "  the oldest silent ones were closed, and logged" grep -q "too many connections from this address waiting to authenticate" "$T/b.log"
 kill "$FP" 2>/dev/null
 expect "the daemon is still up" kill -0 "$b_PID"
 finish

@@ -7,8 +7,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include "tests/harness.h"
 #include "rm_client.h"
@@ -83,13 +85,112 @@ static void auth_frames(void)
 	      why);
 }
 
-/* A port nothing listens on: the one-entry error names it; two such entries stay within the timeout. */
+/* The texts of the handshake, version 2 (auth_payload.c): what each end writes is what the other
+ * accepts, and every other form is refused. */
+static void auth_payloads(void)
+{
+	char why[300], a[RM_AUTH_NONCE_HEX + 1], b[RM_AUTH_NONCE_HEX + 1], n[RM_AUTH_NONCE_HEX + 1], hello[80];
+	char buf[RM_AUTH_PAYLOAD_MAX], mut[RM_AUTH_PAYLOAD_MAX], addr[80];
+	struct sockaddr_in in4 = { .sin_family = AF_INET, .sin_port = htons(7117) };
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons(7117) };
+	rm_auth_server_t srv;
+	rm_error_t err = { 0 };
+	unsigned uid = 42;
+	int len, i, bad;
+
+	check(rm_auth_nonce(a) == 0 && rm_auth_nonce(b) == 0 && strlen(a) == RM_AUTH_NONCE_HEX &&
+		      strspn(a, "0123456789abcdef") == RM_AUTH_NONCE_HEX && strcmp(a, b),
+	      "two nonces: 32 lowercase hex digits, different (%s %s)", a, b);
+	snprintf(hello, sizeof(hello), "%s%s", RM_AUTH_HELLO_PREFIX, a);
+	check(strlen(hello) == RM_AUTH_HELLO_LEN &&
+		      rm_auth_hello_check(hello, strlen(hello), n, why, sizeof(why)) == 0 && !strcmp(n, a),
+	      "a hello passes and gives its nonce");
+	check(rm_auth_hello_check(hello, strlen(hello) - 1, n, why, sizeof(why)) < 0, "a hello one digit short");
+	hello[20] = 'A';
+	check(rm_auth_hello_check(hello, strlen(hello), n, why, sizeof(why)) < 0 && strstr(why, "not a rankmap hello"),
+	      "a hello with an uppercase digit: '%s'", why);
+	check(rm_auth_hello_check("{\"version\":1}", 13, n, why, sizeof(why)) < 0 &&
+		      strstr(why, "without authentication"),
+	      "a JSON request first: '%s'", why);
+	check(rm_auth_hello_check("MUNGE:AAAA:", 11, n, why, sizeof(why)) < 0 && strstr(why, "version 1"),
+	      "a credential first (a version 1 client): '%s'", why);
+	snprintf(hello, sizeof(hello), "rankmap-hello 3 %s", a);
+	check(rm_auth_hello_check(hello, strlen(hello), n, why, sizeof(why)) < 0 && strstr(why, "another TCP"),
+	      "a hello of version 3: '%s'", why);
+	snprintf(hello, sizeof(hello), "%s%s\n", RM_AUTH_HELLO_PREFIX, a);
+	check(rm_auth_hello_check(hello, strlen(hello), n, why, sizeof(why)) < 0, "a hello with a newline");
+
+	len = rm_auth_server_payload(buf, sizeof(buf), a, b, "10.0.0.1:7117", "svc1.example.org");
+	check(len > 0 && rm_auth_server_parse(buf, (size_t)len, &srv, why, sizeof(why)) == 0 &&
+		      !strcmp(srv.cnonce, a) && !strcmp(srv.snonce, b) && !strcmp(srv.ident, "10.0.0.1:7117") &&
+		      !strcmp(srv.name, "svc1.example.org"),
+	      "the server's payload parses back into its fields: '%s'", buf);
+	len = rm_auth_server_payload(buf, sizeof(buf), a, b, "[fd00::1]:7117", NULL);
+	check(len > 0 && rm_auth_server_parse(buf, (size_t)len, &srv, why, sizeof(why)) == 0 && !*srv.name &&
+		      !strcmp(srv.ident, "[fd00::1]:7117"),
+	      "without a server name: '-', parsed as none: '%s'", buf);
+	check(rm_auth_server_payload(buf, sizeof(buf), a, b, "10.0.0.1:7117", "bad name") < 0 &&
+		      rm_auth_server_payload(buf, sizeof(buf), a, b, "10.0.0.1:7117", "a_b") < 0,
+	      "a server name that is not a host name is refused");
+	len = rm_auth_server_payload(buf, sizeof(buf), a, b, "10.0.0.1:7117", NULL);
+	for (i = 0, bad = 0; i < len - 2; i++) { /* every byte before the name changed: refused */
+		memcpy(mut, buf, (size_t)len);
+		mut[i] = mut[i] == 'G' ? 'H' : 'G';
+		bad += rm_auth_server_parse(mut, (size_t)len, &srv, why, sizeof(why)) == 0;
+		mut[i] = ' ';
+		bad += buf[i] != ' ' && rm_auth_server_parse(mut, (size_t)len, &srv, why, sizeof(why)) == 0;
+	}
+	check(!bad, "every byte of the prefix, nonces and identity changed (to 'G', or a space): refused (%d passed)",
+	      bad);
+	for (i = 0; i < 5; i++) {
+		static const char *const tails[] = { " ", " x", "\n", "\0", "  " };
+		memcpy(mut, buf, (size_t)len);
+		memcpy(mut + len, tails[i], strlen(tails[i]) + (i == 3));
+		check(rm_auth_server_parse(mut, (size_t)len + strlen(tails[i]) + (i == 3), &srv, why, sizeof(why)) < 0,
+		      "a server payload with something after it (#%d) is refused", i);
+	}
+	check(rm_auth_server_parse("rankmap-server 1 x", 18, &srv, why, sizeof(why)) < 0 &&
+		      strstr(why, "not made by a rankmapd"),
+	      "another version's payload: '%s'", why);
+	check(rm_auth_server_parse(buf, RM_AUTH_PAYLOAD_MAX + 1, &srv, why, sizeof(why)) < 0, "a payload too long");
+	len = rm_auth_client_payload(buf, sizeof(buf), a, b, "10.0.0.1:7117");
+	snprintf(mut, sizeof(mut), "rankmap-client 2 %s %s 10.0.0.1:7117", a, b);
+	check(len > 0 && !strcmp(buf, mut), "the client's payload: '%s'", buf);
+
+	inet_pton(AF_INET, "10.1.2.3", &in4.sin_addr);
+	check(!strcmp(rm_auth_format_addr((struct sockaddr *)&in4, addr, sizeof(addr)), "10.1.2.3:7117"), "IPv4: %s",
+	      addr);
+	inet_pton(AF_INET6, "fd00::5", &in6.sin6_addr);
+	check(!strcmp(rm_auth_format_addr((struct sockaddr *)&in6, addr, sizeof(addr)), "[fd00::5]:7117"), "IPv6: %s",
+	      addr);
+	inet_pton(AF_INET6, "::ffff:10.1.2.3", &in6.sin6_addr);
+	check(!strcmp(rm_auth_format_addr((struct sockaddr *)&in6, addr, sizeof(addr)), "10.1.2.3:7117"),
+	      "IPv4-mapped IPv6 is written as IPv4: %s", addr);
+
+	unsetenv(RM_SERVER_UID_ENV);
+	check(rm_auth_server_uid(NULL, &uid, &err) == 0 && uid == 0, "the server uid defaults to 0 (root)");
+	check(rm_auth_server_uid("1234", &uid, &err) == 0 && uid == 1234, "a number");
+	check(rm_auth_server_uid("root", &uid, &err) == 0 && uid == 0, "a user name");
+	setenv(RM_SERVER_UID_ENV, "77", 1);
+	check(rm_auth_server_uid(NULL, &uid, &err) == 0 && uid == 77, "from " RM_SERVER_UID_ENV);
+	check(rm_auth_server_uid("5", &uid, &err) == 0 && uid == 5, "a given value wins over the environment");
+	setenv(RM_SERVER_UID_ENV, "no-such-user-x", 1);
+	check(rm_auth_server_uid(NULL, &uid, &err) < 0 && strstr(err.text, "no-such-user-x") &&
+		      !strcmp(err.source, RM_SERVER_UID_ENV),
+	      "an unknown user is an error naming it and the variable: %s: %s", err.source, err.text);
+	unsetenv(RM_SERVER_UID_ENV);
+}
+
+/* A port nothing listens on: the one-entry error names it; two such entries stay within the timeout. The
+ * client checks munged before it connects: a listening Unix socket stands in for it (the entries fail at
+ * their connection, before any MUNGE operation). */
 static void refused(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_un su = { .sun_family = AF_UNIX };
 	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	char entry[64], two[160];
+	int fd = socket(AF_INET, SOCK_STREAM, 0), mfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	char entry[64], two[160], dir[] = "/tmp/rankmap-test-munge.XXXXXX";
 	rm_error_t err = { 0 };
 	rm_client_info_t info;
 	json_t *resp = NULL;
@@ -98,6 +199,10 @@ static void refused(void)
 	bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	getsockname(fd, (struct sockaddr *)&sa, &sl);
 	close(fd); /* the port is free now: connections are refused */
+	check(mkdtemp(dir) != NULL, "a directory for the stand-in munged socket");
+	snprintf(su.sun_path, sizeof(su.sun_path), "%s/sock", dir);
+	check(bind(mfd, (struct sockaddr *)&su, sizeof(su)) == 0 && listen(mfd, 8) == 0, "a stand-in munged socket");
+	setenv(RM_MUNGE_SOCKET_ENV, su.sun_path, 1);
 	snprintf(entry, sizeof(entry), "127.0.0.1:%d", ntohs(sa.sin_port));
 	check(rm_client_call(entry, rm_proto_request("ping", 1), &resp, 1000, &err) < 0 && !resp &&
 		      strstr(err.source, entry) && strstr(err.text, "Connection refused"),
@@ -112,6 +217,10 @@ static void refused(void)
 	      "two failing entries: '%s'", err.text);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	check((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 3500, "within the timeout");
+	unsetenv(RM_MUNGE_SOCKET_ENV);
+	close(mfd);
+	unlink(su.sun_path);
+	rmdir(dir);
 }
 
 int main(void)
@@ -119,6 +228,8 @@ int main(void)
 	lists();
 	entries();
 	auth_frames();
+	auth_payloads();
+	auth_payloads();
 	refused();
 	return harness_done();
 }

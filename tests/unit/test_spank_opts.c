@@ -203,6 +203,18 @@ static void test_server(void)
 		check(rm_spank_conf_parse(1, bad[i], &c, &e) == -1 && strstr(e.text, bad[i][0]), "'%s' refused (%s)",
 		      bad[i][0], e.text);
 	}
+	{ /* server_uid=UID|USER (issue 24): checked at parse, exported as RANKMAP_SERVER_UID */
+		char *u[] = { "server=svc1:7117", "server_uid=nobody" }, *ubad[] = { "server_uid=no-such-user-x" };
+		memset(&e, 0, sizeof(e));
+		check(rm_spank_conf_parse(2, u, &c, &e) == 0 && !strcmp(c.server_uid, "nobody"), "server_uid= (%s)",
+		      e.text);
+		n = rm_spank_job_env(&j, &c, v);
+		check(n >= 1 && !strcmp(v[n - 1].name, "RANKMAP_SERVER_UID") && !strcmp(v[n - 1].value, "nobody"),
+		      "RANKMAP_SERVER_UID exported");
+		check(rm_spank_conf_parse(1, ubad, &c, &e) == -1 && strstr(e.text, "no-such-user-x"),
+		      "an unknown server_uid is refused (%s)", e.text);
+		memset(&e, 0, sizeof(e));
+	}
 	rm_spank_servers_first(list, 2);
 	check(!strcmp(list, "c:3,a:1,b:2"), "entry 2 first (%s)", list);
 	rm_spank_servers_first(list, 0);
