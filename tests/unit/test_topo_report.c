@@ -126,40 +126,50 @@ static void test_map_only(void)
 	topo_cluster_destroy(c);
 }
 
-/* 17x17x17 routers (4913 > 4096): the histogram samples pairs and says so. Wrapped extent 17: at most
- * 8 per dimension, so distances lie in 1..24 (one node per router: distinct hosts, distinct routers). */
-static void test_sampled(void)
+/* An anisotropic torus, odd and even extents, one dimension not wrapped, 2 nodes per router: the
+ * closed form must give what every host pair's topo_torus_node_distance gives. */
+static void test_closed_form(void)
 {
 	topo_cluster_t c = topo_cluster_create();
-	char path[] = "/tmp/rankmap-report-big-XXXXXX";
-	int fd = mkstemp(path), bad = 0;
+	char path[] = "/tmp/rankmap-report-big-XXXXXX", key[32];
+	int fd = mkstemp(path);
+	size_t a, b, n, bad = 0;
 	const char *k;
-	long total = 0;
-	json_t *r, *h, *v;
+	json_t *r, *h, *want = json_object(), *v;
 	FILE *f = fdopen(fd, "w");
 
-	fprintf(f, "dims = 17x17x17\nhost_pattern = r{id:4}\n");
+	fprintf(f,
+		"dims = 17x16x5\nwrap = yes,yes,no\nlink_cost = 1,2,0.67\nnodes_per_router = 2\nhost_pattern = "
+		"r{id:4}\n");
 	fclose(f);
-	check(topo_load_torus(c, path, NULL) == 0, "big torus");
+	check(topo_load_torus(c, path, NULL) == 0, "torus 17x16x5");
 	unlink(path);
 	topo_cluster_finalize(c, NULL);
+	n = topo_nhosts(c);
+	for (a = 0; a < n; a++)
+		for (b = a + 1; b < n; b++) {
+			snprintf(key, sizeof(key), "%g",
+				 topo_torus_node_distance(c, topo_host_torus_node(c, a), topo_host_torus_node(c, b)));
+			v = json_object_get(want, key);
+			json_object_set_new(want, key, json_integer(1 + (v ? json_integer_value(v) : 0)));
+		}
 	r = topo_cluster_report(c);
 	h = json_object_get(r, "hop_histogram");
-	json_object_foreach (h, k, v) {
-		bad += atoi(k) < 1 || atoi(k) > 24;
-		total += (long)json_integer_value(v);
-	}
-	check(strstr(json_string_value(json_object_get(r, "hop_histogram_method")), "sampled") != NULL,
-	      "method says sampled");
-	check(!bad && total > 199000 && total <= 200000, "%ld sampled pairs, distances in 1..24", total);
+	check(strstr(json_string_value(json_object_get(r, "hop_histogram_method")), "closed form") != NULL,
+	      "method says closed form: %s", json_string_value(json_object_get(r, "hop_histogram_method")));
+	json_object_foreach (want, k, v)
+		bad += json_integer_value(json_object_get(h, k)) != json_integer_value(v);
+	check(n == 2720 && !bad && json_object_size(h) == json_object_size(want),
+	      "%zu hosts: %zu of %zu distances differ from every pair's", n, bad, json_object_size(want));
 	json_decref(r);
+	json_decref(want);
 	topo_cluster_destroy(c);
 }
 
 int main(void)
 {
 	test_fattree();
-	test_sampled();
+	test_closed_form();
 	test_map_only();
 	test_torus();
 	return harness_done();
