@@ -25,7 +25,26 @@ struct kl {
 	unsigned char side[2 * KL_MAX_ARITY], locked[2 * KL_MAX_ARITY], moved[2 * KL_MAX_ARITY];
 	double *gconn;
 	uint32_t *touched;
+	/* ver[g] counts group g's changes; memo[g * KL_PARTNERS + i] remembers a pass (g, b) that found
+	 * nothing while g and b were at versions va and vb: run again on the same groups it would find
+	 * nothing again (a pass reads only the two groups' members and the traffic among them) */
+	uint32_t *ver;
+	struct kl_memo {
+		uint32_t b, va, vb;
+	} * memo;
 };
+
+/* 1 when the pass (A, B) is known to find nothing at the groups' current versions. */
+static int kl_known_idle(const struct kl *k, uint32_t A, uint32_t B)
+{
+	const struct kl_memo *m = k->memo + (size_t)A * KL_PARTNERS;
+	uint32_t i;
+
+	for (i = 0; i < KL_PARTNERS; i++)
+		if (m[i].b == B && m[i].va == k->ver[A] && m[i].vb == k->ver[B])
+			return 1;
+	return 0;
+}
 
 /* Traffic between the 2a units of groups A and B (local indices: A's members then B's). */
 static void kl_matrix(struct kl *k, uint32_t A, uint32_t B)
@@ -51,35 +70,40 @@ static void kl_matrix(struct kl *k, uint32_t A, uint32_t B)
 	}
 }
 
-/* Unlocked units of side sd into out[], by decreasing D (insertion sort: at most KL_MAX_ARITY). */
-static uint32_t sorted_side(const struct kl *k, int sd, uint32_t *out)
+/* Sorts one more unit into place: out[p] becomes the unit of out[p..n) with the largest D, the lowest
+ * index among equals (the order of a stable sort by decreasing D). A scan that stops early sorts only
+ * the prefix it reads. */
+static void sort_next(const struct kl *k, uint32_t *out, uint32_t p, uint32_t n)
 {
-	uint32_t x, m = 0, i;
+	uint32_t i, b = p, t;
 
-	for (x = 0; x < 2 * k->a; x++) {
-		if (k->locked[x] || k->side[x] != sd)
-			continue;
-		for (i = m++; i > 0 && k->D[out[i - 1]] < k->D[x]; i--)
-			out[i] = out[i - 1];
-		out[i] = x;
-	}
-	return m;
+	for (i = p + 1; i < n; i++)
+		if (k->D[out[i]] > k->D[out[b]] || (k->D[out[i]] == k->D[out[b]] && out[i] < out[b]))
+			b = i;
+	t = out[p], out[p] = out[b], out[b] = t;
 }
 
 /* Best unlocked pair (x on side 0, y on side 1); returns its gain. Since gain <= D[x] + D[y], the
- * scan over both sides sorted by D stops as soon as no pair can beat the best so far. */
-static double kl_best_pair(const struct kl *k, uint32_t *bx, uint32_t *by)
+ * scan over both sides by decreasing D stops as soon as no pair can beat the best so far; it takes
+ * the first best pair in that order. s0[0..n0) and s1[0..n1) are the unlocked units of each side, in
+ * any order (reordered here). */
+static double kl_best_pair(const struct kl *k, uint32_t *s0, uint32_t *s1, uint32_t n0, uint32_t n1, uint32_t *bx,
+			   uint32_t *by)
 {
-	uint32_t s0[KL_MAX_ARITY * 2], s1[KL_MAX_ARITY * 2], n0 = sorted_side(k, 0, s0), n1 = sorted_side(k, 1, s1);
-	uint32_t i, j;
+	uint32_t i, j, p0 = 0, p1 = 0;
 	double best = -1e300;
 
+	if (n1)
+		sort_next(k, s1, p1++, n1);
 	for (i = 0; i < n0; i++) {
+		sort_next(k, s0, p0++, n0);
 		if (k->D[s0[i]] + k->D[s1[0]] <= best)
 			break;
 		for (j = 0; j < n1; j++) {
 			double g;
 
+			if (j == p1)
+				sort_next(k, s1, p1++, n1);
 			if (k->D[s0[i]] + k->D[s1[j]] <= best)
 				break;
 			if (k->u->type && k->u->type[k->idx[s0[i]]] != k->u->type[k->idx[s1[j]]])
@@ -92,10 +116,21 @@ static double kl_best_pair(const struct kl *k, uint32_t *bx, uint32_t *by)
 	return best;
 }
 
+/* Takes unit x out of the set s[0..*n). */
+static void set_remove(uint32_t *s, uint32_t *n, uint32_t x)
+{
+	uint32_t i;
+
+	for (i = 0; s[i] != x; i++)
+		;
+	s[i] = s[--*n];
+}
+
 /* One KL pass on groups A and B; applies the best prefix of swaps. Returns 1 when it improved. */
 static int kl_pair(struct kl *k, uint32_t A, uint32_t B)
 {
 	uint32_t n = 2 * k->a, i, j, step, bestk = 0, sx[KL_MAX_ARITY], sy[KL_MAX_ARITY], pa = 0, pb = 0;
+	uint32_t s0[KL_MAX_ARITY], s1[KL_MAX_ARITY], n0 = k->a, n1 = k->a; /* unlocked units of each side */
 	double cum = 0, best = 0, tol;
 
 	kl_matrix(k, A, B);
@@ -105,20 +140,24 @@ static int kl_pair(struct kl *k, uint32_t A, uint32_t B)
 			k->D[i] += k->m[i][j] * ((i >= k->a) != (j >= k->a) ? 1 : -1), tol += k->m[i][j];
 	}
 	tol = 1e-12 * (tol + 1);
+	for (i = 0; i < k->a; i++)
+		s0[i] = i, s1[i] = k->a + i;
 	for (step = 0; step < k->a; step++) {
-		uint32_t x = 0, y = 0;
+		uint32_t x = UINT32_MAX, y = UINT32_MAX;
 
-		cum += kl_best_pair(k, &x, &y);
+		cum += kl_best_pair(k, s0, s1, n0, n1, &x, &y);
+		if (x == UINT32_MAX)
+			break; /* no pair of one type left: no later prefix can be the best */
 		k->locked[x] = k->locked[y] = 1;
+		set_remove(s0, &n0, x);
+		set_remove(s1, &n1, y);
 		sx[step] = x, sy[step] = y;
 		if (cum > best + tol)
 			best = cum, bestk = step + 1;
-		for (i = 0; i < n; i++) {
-			double dx = 2 * k->m[i][x] - 2 * k->m[i][y];
-
-			if (!k->locked[i])
-				k->D[i] += k->side[i] == 0 ? dx : -dx;
-		}
+		for (i = 0; i < n0; i++) /* unlocked units keep their sides */
+			k->D[s0[i]] += 2 * k->m[s0[i]][x] - 2 * k->m[s0[i]][y];
+		for (i = 0; i < n1; i++)
+			k->D[s1[i]] -= 2 * k->m[s1[i]][x] - 2 * k->m[s1[i]][y];
 		k->side[x] = 1, k->side[y] = 0;
 	}
 	if (!bestk)
@@ -187,22 +226,37 @@ int tm_group_kl(const tm_units_t *u, uint32_t a, uint32_t *members, double deadl
 	k->loc = malloc((size_t)u->n * sizeof(uint32_t));
 	k->gconn = calloc(ng, sizeof(double));
 	k->touched = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
-	if (!k->grp || !k->loc || !k->gconn || !k->touched) {
-		free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k);
+	k->ver = calloc(ng, sizeof(*k->ver));
+	k->memo = malloc((size_t)ng * KL_PARTNERS * sizeof(*k->memo));
+	if (!k->grp || !k->loc || !k->gconn || !k->touched || !k->ver || !k->memo) {
+		free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k->ver), free(k->memo), free(k);
 		errno = ENOMEM;
 		return -1;
 	}
 	for (i = 0; i < u->n; i++)
 		k->grp[members[i]] = i / a;
+	for (i = 0; i < ng * KL_PARTNERS; i++)
+		k->memo[i].b = UINT32_MAX;
 	for (pass = 0; improved && pass < KL_PASSES; pass++) {
 		improved = 0;
 		for (A = 0; A < ng && map_now_ms() < deadline; A++) {
 			uint32_t np = kl_partners(k, A, partners);
 
-			for (i = 0; i < np; i++)
-				improved += (uint32_t)kl_pair(k, A, partners[i]);
+			for (i = 0; i < np; i++) {
+				uint32_t B = partners[i];
+
+				if (kl_known_idle(k, A, B))
+					continue;
+				if (kl_pair(k, A, B)) {
+					k->ver[A]++, k->ver[B]++;
+					improved++;
+				} else {
+					k->memo[(size_t)A * KL_PARTNERS + i] =
+						(struct kl_memo){ B, k->ver[A], k->ver[B] };
+				}
+			}
 		}
 	}
-	free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k);
+	free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k->ver), free(k->memo), free(k);
 	return 0;
 }
