@@ -17,10 +17,14 @@
 #define KL_PARTNERS 3
 #define KL_PASSES 3
 
+_Static_assert(2 * KL_MAX_ARITY <= 32, "a pair's units are bits of a uint32_t");
+
 struct kl {
 	const tm_units_t *u;
 	uint32_t a, *members, *grp, *loc;
 	double m[2 * KL_MAX_ARITY][2 * KL_MAX_ARITY], D[2 * KL_MAX_ARITY];
+	/* where m is not zero: row[i] bit j, col[j] bit i (the rest of m stays zero between pairs) */
+	uint32_t row[2 * KL_MAX_ARITY], col[2 * KL_MAX_ARITY];
 	uint32_t idx[2 * KL_MAX_ARITY];
 	unsigned char side[2 * KL_MAX_ARITY], locked[2 * KL_MAX_ARITY], moved[2 * KL_MAX_ARITY];
 	double *gconn;
@@ -52,7 +56,13 @@ static void kl_matrix(struct kl *k, uint32_t A, uint32_t B)
 	const tm_units_t *u = k->u;
 	uint32_t i, a = k->a;
 
-	memset(k->m, 0, sizeof(k->m));
+	for (i = 0; i < 2 * KL_MAX_ARITY; i++) { /* clears what the last pair set */
+		uint32_t r = k->row[i];
+
+		for (; r; r &= r - 1)
+			k->m[i][__builtin_ctz(r)] = 0;
+		k->row[i] = k->col[i] = 0;
+	}
 	for (i = 0; i < 2 * a; i++) {
 		k->idx[i] = k->members[(size_t)(i < a ? A : B) * a + i % a];
 		k->loc[k->idx[i]] = i;
@@ -62,48 +72,53 @@ static void kl_matrix(struct kl *k, uint32_t A, uint32_t B)
 		uint64_t e;
 
 		for (e = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && e < u->xadj[x + 1]; e++) {
-			uint32_t gy = k->grp[u->adj[e]];
+			uint32_t gy = k->grp[u->adj[e]], j;
 
-			if (gy == A || gy == B)
-				k->m[i][k->loc[u->adj[e]]] += u->w[e];
+			if (gy != A && gy != B)
+				continue;
+			j = k->loc[u->adj[e]];
+			k->m[i][j] += u->w[e];
+			k->row[i] |= 1u << j;
+			k->col[j] |= 1u << i;
 		}
 	}
 }
 
-/* Sorts one more unit into place: out[p] becomes the unit of out[p..n) with the largest D, the lowest
- * index among equals (the order of a stable sort by decreasing D). A scan that stops early sorts only
- * the prefix it reads. */
-static void sort_next(const struct kl *k, uint32_t *out, uint32_t p, uint32_t n)
+/* The order of the scan for the best pair: decreasing D, the lower index first among equals. */
+static int kl_before(const struct kl *k, uint32_t x, uint32_t y)
 {
-	uint32_t i, b = p, t;
+	return k->D[x] > k->D[y] || (k->D[x] == k->D[y] && x < y);
+}
 
-	for (i = p + 1; i < n; i++)
-		if (k->D[out[i]] > k->D[out[b]] || (k->D[out[i]] == k->D[out[b]] && out[i] < out[b]))
-			b = i;
-	t = out[p], out[p] = out[b], out[b] = t;
+/* Insertion sort of s[0..n) in that order: O(n) when only a few D changed since it was sorted. */
+static void kl_sort(const struct kl *k, uint32_t *s, uint32_t n)
+{
+	uint32_t i, j, x;
+
+	for (i = 1; i < n; i++) {
+		x = s[i];
+		for (j = i; j > 0 && kl_before(k, x, s[j - 1]); j--)
+			s[j] = s[j - 1];
+		s[j] = x;
+	}
 }
 
 /* Best unlocked pair (x on side 0, y on side 1); returns its gain. Since gain <= D[x] + D[y], the
  * scan over both sides by decreasing D stops as soon as no pair can beat the best so far; it takes
  * the first best pair in that order. s0[0..n0) and s1[0..n1) are the unlocked units of each side, in
- * any order (reordered here). */
-static double kl_best_pair(const struct kl *k, uint32_t *s0, uint32_t *s1, uint32_t n0, uint32_t n1, uint32_t *bx,
-			   uint32_t *by)
+ * that order (kl_sort). */
+static double kl_best_pair(const struct kl *k, const uint32_t *s0, const uint32_t *s1, uint32_t n0, uint32_t n1,
+			   uint32_t *bx, uint32_t *by)
 {
-	uint32_t i, j, p0 = 0, p1 = 0;
+	uint32_t i, j;
 	double best = -1e300;
 
-	if (n1)
-		sort_next(k, s1, p1++, n1);
 	for (i = 0; i < n0; i++) {
-		sort_next(k, s0, p0++, n0);
 		if (k->D[s0[i]] + k->D[s1[0]] <= best)
 			break;
 		for (j = 0; j < n1; j++) {
 			double g;
 
-			if (j == p1)
-				sort_next(k, s1, p1++, n1);
 			if (k->D[s0[i]] + k->D[s1[j]] <= best)
 				break;
 			if (k->u->type && k->u->type[k->idx[s0[i]]] != k->u->type[k->idx[s1[j]]])
@@ -116,14 +131,14 @@ static double kl_best_pair(const struct kl *k, uint32_t *s0, uint32_t *s1, uint3
 	return best;
 }
 
-/* Takes unit x out of the set s[0..*n). */
+/* Takes unit x out of s[0..*n), keeping the order of the others. */
 static void set_remove(uint32_t *s, uint32_t *n, uint32_t x)
 {
 	uint32_t i;
 
 	for (i = 0; s[i] != x; i++)
 		;
-	s[i] = s[--*n];
+	memmove(s + i, s + i + 1, (--*n - i) * sizeof(*s));
 }
 
 /* One KL pass on groups A and B; applies the best prefix of swaps. Returns 1 when it improved. */
@@ -131,17 +146,24 @@ static int kl_pair(struct kl *k, uint32_t A, uint32_t B)
 {
 	uint32_t n = 2 * k->a, i, j, step, bestk = 0, sx[KL_MAX_ARITY], sy[KL_MAX_ARITY], pa = 0, pb = 0;
 	uint32_t s0[KL_MAX_ARITY], s1[KL_MAX_ARITY], n0 = k->a, n1 = k->a; /* unlocked units of each side */
+	uint32_t unlocked = n == 32 ? UINT32_MAX : (1u << n) - 1, r;
 	double cum = 0, best = 0, tol;
 
 	kl_matrix(k, A, B);
-	for (i = 0, tol = 0; i < n; i++) {
+	for (i = 0, tol = 0; i < n; i++) { /* the sums over every j, without the zeros */
+		uint32_t r = k->row[i];
+
 		k->side[i] = i >= k->a, k->locked[i] = 0, k->moved[i] = 0, k->D[i] = 0;
-		for (j = 0; j < n; j++)
+		for (; r; r &= r - 1) {
+			j = (uint32_t)__builtin_ctz(r);
 			k->D[i] += k->m[i][j] * ((i >= k->a) != (j >= k->a) ? 1 : -1), tol += k->m[i][j];
+		}
 	}
 	tol = 1e-12 * (tol + 1);
 	for (i = 0; i < k->a; i++)
 		s0[i] = i, s1[i] = k->a + i;
+	kl_sort(k, s0, n0);
+	kl_sort(k, s1, n1);
 	for (step = 0; step < k->a; step++) {
 		uint32_t x = UINT32_MAX, y = UINT32_MAX;
 
@@ -154,10 +176,16 @@ static int kl_pair(struct kl *k, uint32_t A, uint32_t B)
 		sx[step] = x, sy[step] = y;
 		if (cum > best + tol)
 			best = cum, bestk = step + 1;
-		for (i = 0; i < n0; i++) /* unlocked units keep their sides */
-			k->D[s0[i]] += 2 * k->m[s0[i]][x] - 2 * k->m[s0[i]][y];
-		for (i = 0; i < n1; i++)
-			k->D[s1[i]] -= 2 * k->m[s1[i]][x] - 2 * k->m[s1[i]][y];
+		unlocked &= ~(1u << x) & ~(1u << y);
+		for (r = (k->col[x] | k->col[y]) & unlocked; r; r &= r - 1) { /* the others' D are unchanged */
+			i = (uint32_t)__builtin_ctz(r);
+			if (i < k->a) /* unlocked units keep their sides */
+				k->D[i] += 2 * k->m[i][x] - 2 * k->m[i][y];
+			else
+				k->D[i] -= 2 * k->m[i][x] - 2 * k->m[i][y];
+		}
+		kl_sort(k, s0, n0);
+		kl_sort(k, s1, n1);
 		k->side[x] = 1, k->side[y] = 0;
 	}
 	if (!bestk)
