@@ -1,6 +1,7 @@
 /*
  * tests/bench/bench_scale.c: how the costs of issue 31 grow. Each line measures one thing at two sizes
- * (CPU time of this process, CLOCK_PROCESS_CPUTIME_ID: the machine may be shared) and prints the growth
+ * (CPU time of this process, CLOCK_PROCESS_CPUTIME_ID, the least of three runs below 1M ranks: the
+ * machine may be shared) and prints the growth
  * exponent log(t2/t1) / log(n2/n1) beside the exponent of n log n between the same sizes, the most
  * it may have; a figure with a target prints it too. Exponents of sub-10 ms timings are noise: the
  * line then says so and only the target counts.
@@ -132,14 +133,21 @@ static void write_fattree(FILE *f, int pods, int cross)
 static double report_ms(topo_cluster_t c, const char **method)
 {
 	static char m[256];
-	double t0 = cpu_ms(), t;
-	json_t *r = topo_cluster_report(c);
+	double best = INFINITY;
+	int k;
 
-	t = cpu_ms() - t0;
-	snprintf(m, sizeof(m), "%s", r ? json_string_value(json_object_get(r, "hop_histogram_method")) : "(none)");
+	for (k = 0; k < 3; k++) { /* the least of three: the machine is shared */
+		double t0 = cpu_ms(), t;
+		json_t *r = topo_cluster_report(c);
+
+		t = cpu_ms() - t0;
+		best = t < best ? t : best;
+		snprintf(m, sizeof(m), "%s",
+			 r ? json_string_value(json_object_get(r, "hop_histogram_method")) : "(none)");
+		json_decref(r);
+	}
 	*method = m;
-	json_decref(r);
-	return t;
+	return best;
 }
 
 static double fabric_report(int pods, int cross, double *hosts, const char **method)
@@ -224,9 +232,14 @@ static double engine_ms(const char *algo, const char *cart, const char *tleaf, d
 	if (map_cart_parse(cart, &c, NULL) == 0)
 		g = map_graph_cart(&c, NULL);
 	if (g && t && (perm = malloc((size_t)t->nslots * sizeof(*perm)))) {
-		t0 = cpu_ms();
-		*rc = map_compute(algo, g, t, NULL, perm, &res, &err);
-		ms = cpu_ms() - t0;
+		int k, reps = g->n <= 65536 ? 3 : 1; /* the least of three below 1M ranks: the machine is shared */
+
+		for (k = 0; k < reps; k++) {
+			t0 = cpu_ms();
+			*rc = map_compute(algo, g, t, NULL, perm, &res, &err);
+			t0 = cpu_ms() - t0;
+			ms = k == 0 || t0 < ms ? t0 : ms;
+		}
 		*n = g->n;
 		if (*rc < 0)
 			printf("    %s at %u ranks: %s\n", algo, g->n, err.text);
