@@ -139,6 +139,20 @@ static double kl_best_pair(const struct kl *k, const uint32_t *s0, const uint32_
 	return best;
 }
 
+/* Moves unit x, whose D changed, to its place in s[0..n) (sorted but for x). */
+static void kl_reinsert(const struct kl *k, uint32_t *s, uint32_t n, uint32_t x)
+{
+	uint32_t i, j;
+
+	for (i = 0; s[i] != x; i++)
+		;
+	for (j = i; j > 0 && kl_before(k, x, s[j - 1]); j--) /* up */
+		s[j] = s[j - 1];
+	for (; j + 1 < n && kl_before(k, s[j + 1], x); j++) /* or down */
+		s[j] = s[j + 1];
+	s[j] = x;
+}
+
 /* Takes unit x out of s[0..*n), keeping the order of the others. */
 static void set_remove(uint32_t *s, uint32_t *n, uint32_t x)
 {
@@ -187,13 +201,14 @@ static int kl_pair(struct kl *k, uint32_t A, uint32_t B)
 		unlocked &= ~(1u << x) & ~(1u << y);
 		for (r = (k->col[x] | k->col[y]) & unlocked; r; r &= r - 1) { /* the others' D are unchanged */
 			i = (uint32_t)__builtin_ctz(r);
-			if (i < k->a) /* unlocked units keep their sides */
+			if (i < k->a) { /* unlocked units keep their sides */
 				k->D[i] += 2 * k->m[i][x] - 2 * k->m[i][y];
-			else
+				kl_reinsert(k, s0, n0, i);
+			} else {
 				k->D[i] -= 2 * k->m[i][x] - 2 * k->m[i][y];
+				kl_reinsert(k, s1, n1, i);
+			}
 		}
-		kl_sort(k, s0, n0);
-		kl_sort(k, s1, n1);
 		k->side[x] = 1, k->side[y] = 0;
 	}
 	if (!bestk)
