@@ -41,10 +41,31 @@ struct kl {
 	 * nothing while g and b were at versions va and vb: run again on the same groups it would find
 	 * nothing again (a pass reads only the two groups' members and the traffic among them) */
 	uint32_t *ver;
+	/* mark[g]: the clock (improvements so far) when group g or a group next to it last changed; since[g]:
+	 * the clock when g's partners were last looked at. A group neither changed nor next to a change since
+	 * has the same partners, and every pass with them is known to find nothing (or it would have changed) */
+	uint32_t *mark, *since, clock;
 	struct kl_memo {
 		uint32_t b, va, vb;
 	} * memo;
 };
+
+/* Groups A and B changed: marks them and every group next to one of their units. */
+static void kl_mark(struct kl *k, uint32_t A, uint32_t B)
+{
+	const tm_units_t *u = k->u;
+	uint32_t i, g[2] = { A, B };
+
+	k->clock++;
+	for (i = 0; i < 2 * k->a; i++) {
+		uint32_t x = k->members[(size_t)g[i / k->a] * k->a + i % k->a];
+		uint64_t e;
+
+		k->mark[g[i / k->a]] = k->clock;
+		for (e = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && e < u->xadj[x + 1]; e++)
+			k->mark[k->grp[u->adj[e]]] = k->clock;
+	}
+}
 
 /* 1 when the pass (A, B) is known to find nothing at the groups' current versions. */
 static int kl_known_idle(const struct kl *k, uint32_t A, uint32_t B)
@@ -279,8 +300,11 @@ int tm_group_kl(const tm_units_t *u, uint32_t a, uint32_t *members, double deadl
 	k->touched = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
 	k->ver = calloc(ng, sizeof(*k->ver));
 	k->memo = malloc((size_t)ng * KL_PARTNERS * sizeof(*k->memo));
-	if (!k->grp || !k->loc || !k->gconn || !k->touched || !k->ver || !k->memo) {
-		free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k->ver), free(k->memo), free(k);
+	k->mark = calloc(ng, sizeof(*k->mark));
+	k->since = calloc(ng, sizeof(*k->since));
+	if (!k->grp || !k->loc || !k->gconn || !k->touched || !k->ver || !k->memo || !k->mark || !k->since) {
+		free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k->ver), free(k->memo),
+			free(k->mark), free(k->since), free(k);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -291,8 +315,12 @@ int tm_group_kl(const tm_units_t *u, uint32_t a, uint32_t *members, double deadl
 	for (pass = 0; improved && pass < KL_PASSES; pass++) {
 		improved = 0;
 		for (A = 0; A < ng && (deadline >= 1e300 || map_now_ms() < deadline); A++) { /* no clock without one */
-			uint32_t np = kl_partners(k, A, partners);
+			uint32_t np;
 
+			if (pass > 0 && k->mark[A] <= k->since[A])
+				continue; /* nothing changed around A since its partners were looked at */
+			k->since[A] = k->clock;
+			np = kl_partners(k, A, partners);
 			for (i = 0; i < np; i++) {
 				uint32_t B = partners[i];
 
@@ -300,6 +328,7 @@ int tm_group_kl(const tm_units_t *u, uint32_t a, uint32_t *members, double deadl
 					continue;
 				if (kl_pair(k, A, B)) {
 					k->ver[A]++, k->ver[B]++;
+					kl_mark(k, A, B);
 					improved++;
 				} else {
 					k->memo[(size_t)A * KL_PARTNERS + i] =
@@ -308,6 +337,7 @@ int tm_group_kl(const tm_units_t *u, uint32_t a, uint32_t *members, double deadl
 			}
 		}
 	}
-	free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k->ver), free(k->memo), free(k);
+	free(k->grp), free(k->loc), free(k->gconn), free(k->touched), free(k->ver), free(k->memo), free(k->mark),
+		free(k->since), free(k);
 	return 0;
 }
