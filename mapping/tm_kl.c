@@ -9,11 +9,11 @@
  *
  * Cost at arity 16 (issue 31): a pass on two groups that found nothing is not run again while both
  * stay as they were (it would find nothing again: it reads only their members and the traffic among
- * them); the pair's traffic matrix is cleared, summed and updated only where it is not zero (bit masks
- * of its rows and columns); the unlocked units of each side stay sorted for the best-pair scan. The
- * mappings are the same as without these; a 65,536-rank Cartesian map on 16-core packages took 2.12 G
- * instructions in map_compute, now 0.71 G (8-core packages: 0.78 -> 0.53 G; 32-core, no KL at that
- * level: 0.46 -> 0.36 G).
+ * them), and a later pass skips a group when neither it nor a group next to it changed; the pair's
+ * traffic matrix is cleared, summed and updated only where it is not zero (bit masks of its rows and
+ * columns); the unlocked units of each side stay sorted, only those whose D changed moving. The
+ * mappings are the same as without these; on a 64x64x16 Cartesian graph over 16-core packages this
+ * step took 1.71 G instructions, now 0.38 G (tests/bench/SCALE.md).
  */
 #include <errno.h>
 #include <stdlib.h>
