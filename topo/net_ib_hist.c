@@ -217,6 +217,22 @@ static int complex_pairs(struct hist_ctx *x, const uint64_t *acc)
 	return 0;
 }
 
+/* The host whose copies hold position i: the first whose cumulative weight exceeds i. */
+static size_t host_at(const uint64_t *cum, size_t n, uint64_t i)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cum[mid] > i)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 /* Random host pairs: HIST_SOURCES sources, HIST_PARTNERS partners each (deterministic generator). */
 static int sample(struct hist_ctx *x)
 {
@@ -235,25 +251,15 @@ static int sample(struct hist_ctx *x)
 
 		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
 		ia = r % total;
-		for (a = 0; cum[a] <= ia; a++)
-			;
+		a = host_at(cum, f->nhosts, ia);
 		for (p = 0; p < HIST_PARTNERS; p++) {
-			size_t lo = 0, hi = f->nhosts - 1;
 			int d;
 
 			r ^= r << 13, r ^= r >> 7, r ^= r << 17;
 			ib = r % total;
 			if (ib == ia)
 				continue;
-			while (lo < hi) { /* first host whose cumulative weight exceeds ib */
-				size_t mid = lo + (hi - lo) / 2;
-
-				if (cum[mid] > ib)
-					hi = mid;
-				else
-					lo = mid + 1;
-			}
-			b = lo;
+			b = host_at(cum, f->nhosts, ib);
 			d = a == b ? 0 : topo_fabric_hops(f, a, b);
 			add(x->h, d < 0 ? TOPO_HOPS_UNCONNECTED : (unsigned)d, 1);
 			n++;
