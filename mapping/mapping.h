@@ -116,6 +116,13 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 int map_compute_guarded(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
 			const rm_child_limits_t *lim, uint32_t *perm, map_result_t *res, rm_error_t *err);
 
+/* Sizes each engine takes. Scotch: at most MAP_SCOTCH_MAX_RANKS ranks, from every caller (an explicit
+ * request beyond it is an error naming the limit; auto leaves it out): past that its CPU time grows as
+ * n^2 to n^3 (mapping/scotch.c has the figures). treematch and bisect grow as n log n at every size;
+ * refine and auto stop at their time budget (map_options_t.time_budget_ms, 1 s by default); identity
+ * is O(n). */
+#define MAP_SCOTCH_MAX_RANKS 8192u
+
 /* Names of the engines, NULL-terminated (static). */
 const char *const *map_algorithms(void);
 /* The same names as one string, "treematch, scotch, ..." (static), for messages. */

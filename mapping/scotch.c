@@ -20,6 +20,13 @@
  *
  * Scotch balances load but does not promise one vertex per terminal: the result goes through
  * map_compute's repair (map_repair) like every engine's.
+ *
+ * Scale: at most MAP_SCOTCH_MAX_RANKS ranks (mapping_private.h), whoever asks (--algo, RANKMAP_ALGO,
+ * a daemon request, auto); larger graphs get an error naming the limit and the engines that take them.
+ * Measured on Cartesian graphs onto tleaf targets (tests/bench/bench_scale.c; CPU time): 9 ms at 1,024
+ * ranks, 44 ms at 4,096, 0.15 s at 8,192, 0.53 s at 16,384, 2.4 s at 32,768, 12 s at 65,536. The growth
+ * exponent is 1.15 from 1,024 to 4,096 (n log n: 1.17), 1.7 to 8,192, then 2.2 to 2.4: libscotch's
+ * recursive bipartitioning onto the target's tree (its own gmap shows the same).
  */
 #include <errno.h>
 #include <math.h>
@@ -130,6 +137,13 @@ int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm)
 
 	if (ctx->g->n == 0)
 		return 0;
+	if (ctx->g->n > MAP_SCOTCH_MAX_RANKS) {
+		errno = E2BIG;
+		return rm_error_set(ctx->err, "scotch", 0, 0,
+				    "%u ranks is beyond Scotch's scale (at most %u: its recursive bipartitioning grows "
+				    "as n^2 above that, 12 s of CPU at 65,536 ranks); use treematch, bisect or auto",
+				    ctx->g->n, (unsigned)MAP_SCOTCH_MAX_RANKS);
+	}
 	if (ne > INT32_MAX || ctx->g->n > INT32_MAX || scotch_dcap(ne) < 1) {
 		errno = E2BIG;
 		return rm_error_set(ctx->err, "scotch", 0, 0, "graph too large for Scotch's integer loads");

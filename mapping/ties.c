@@ -72,15 +72,67 @@ static uint32_t level_runs(const topo_target_t *t, int l, const uint32_t *inv, s
 	return k == t->ngroups[l] ? k : 0;
 }
 
+#define FEW_SIZES 8 /* distinct group sizes for which the runs are ordered by buckets, not qsort */
+
+/* Orders r[0..k) (in slot order, as level_runs gives them) by position (size, then slot) and from[]
+ * by contents (size, then smallest rank, then slot): the orders of by_position and by_key, in
+ * O(k * sizes + ranks) with at most FEW_SIZES sizes (by_rank: scratch of n + 1 entries). Returns 0, or
+ * -1 when there are more sizes (the caller sorts). */
+static int order_runs(struct run *r, struct run *from, uint32_t k, uint32_t n, uint32_t *by_rank)
+{
+	uint32_t sizes[FEW_SIZES], ns = 0, i, j, z, out;
+
+	for (i = 0; i < k; i++) {
+		for (j = 0; j < ns && sizes[j] != r[i].len; j++)
+			;
+		if (j == ns) {
+			if (ns == FEW_SIZES)
+				return -1;
+			for (j = ns++; j > 0 && sizes[j - 1] > r[i].len; j--) /* sizes kept increasing */
+				sizes[j] = sizes[j - 1];
+			sizes[j] = r[i].len;
+		}
+	}
+	for (i = 0; i <= n; i++)
+		by_rank[i] = NONE;
+	for (i = 0; i < k; i++) /* smallest ranks are distinct: one run each */
+		if (r[i].key != NONE)
+			by_rank[r[i].key] = i;
+	for (z = 0, out = 0; z < ns; z++) { /* contents: size, smallest rank, then the empty ones by slot */
+		for (i = 0; i < n; i++)
+			if (by_rank[i] != NONE && r[by_rank[i]].len == sizes[z])
+				from[out++] = r[by_rank[i]];
+		for (i = 0; i < k; i++)
+			if (r[i].key == NONE && r[i].len == sizes[z])
+				from[out++] = r[i];
+	}
+	if (ns > 1) { /* places: size, then slot (r is in slot order already) */
+		struct run *tmp = malloc(sizeof(*tmp) * ((size_t)k + 1));
+
+		if (!tmp)
+			return -1;
+		for (z = 0, out = 0; z < ns; z++)
+			for (i = 0; i < k; i++)
+				if (r[i].len == sizes[z])
+					tmp[out++] = r[i];
+		memcpy(r, tmp, sizeof(*r) * k);
+		free(tmp);
+	}
+	return 0;
+}
+
 /* Writes into cand (a copy of the current mapping) the mapping with level l's groups sorted (runs r, k of
- * them; from is scratch of the same size). Returns whether any rank moved. */
-static int sort_level(struct run *r, struct run *from, uint32_t k, const uint32_t *inv, uint32_t *cand)
+ * them; from is scratch of the same size, by_rank of n + 1). Returns whether any rank moved. */
+static int sort_level(struct run *r, struct run *from, uint32_t k, const uint32_t *inv, uint32_t *cand, uint32_t n,
+		      uint32_t *by_rank)
 {
 	int moved = 0;
 
-	memcpy(from, r, sizeof(*r) * k);
-	qsort(r, k, sizeof(*r), by_position);  /* the places, by size then slot */
-	qsort(from, k, sizeof(*from), by_key); /* the contents, by size then smallest rank */
+	if (order_runs(r, from, k, n, by_rank) < 0) {
+		memcpy(from, r, sizeof(*r) * k);
+		qsort(r, k, sizeof(*r), by_position);  /* the places, by size then slot */
+		qsort(from, k, sizeof(*from), by_key); /* the contents, by size then smallest rank */
+	}
 	for (uint32_t i = 0; i < k; i++) {
 		if (r[i].start == from[i].start)
 			continue;
@@ -102,11 +154,12 @@ long map_order_ties(const map_graph_t *g, const topo_target_t *t, uint32_t *perm
 	for (int l = 1; l < t->nlevels; l++)
 		maxg = t->ngroups[l] > maxg ? t->ngroups[l] : maxg;
 	uint32_t *inv = malloc(sizeof(*inv) * ((size_t)ns + 1)), *cand = malloc(sizeof(*cand) * ((size_t)n + 1));
+	uint32_t *by_rank = malloc(sizeof(*by_rank) * ((size_t)n + 1));
 	struct run *r = malloc(sizeof(*r) * ((size_t)maxg + 1)), *from = malloc(sizeof(*from) * ((size_t)maxg + 1));
 	double cost = map_cost(g, t, perm);
 
-	if (!inv || !cand || !r || !from) {
-		free(inv), free(cand), free(r), free(from);
+	if (!inv || !cand || !r || !from || !by_rank) {
+		free(inv), free(cand), free(r), free(from), free(by_rank);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -122,7 +175,7 @@ long map_order_ties(const map_graph_t *g, const topo_target_t *t, uint32_t *perm
 		if (!(k = level_runs(t, l, inv, r)))
 			continue;
 		memcpy(cand, perm, sizeof(*perm) * n);
-		if (!sort_level(r, from, k, inv, cand))
+		if (!sort_level(r, from, k, inv, cand, n, by_rank))
 			continue;
 		double c = map_cost(g, t, cand);
 
@@ -131,6 +184,6 @@ long map_order_ties(const map_graph_t *g, const topo_target_t *t, uint32_t *perm
 			cost = c, sorted++;
 		}
 	}
-	free(inv), free(cand), free(r), free(from);
+	free(inv), free(cand), free(r), free(from), free(by_rank);
 	return sorted;
 }

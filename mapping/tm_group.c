@@ -9,6 +9,7 @@
  * the traffic kept inside groups grows: gain = c(x,B) - c(x,A) + c(y,A) - c(y,B) - 2 w(x,y).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,8 @@ struct improve {
 	uint32_t a, *members, *grp, *slot; /* slot: position of a unit in members */
 	double *gconn;
 	uint32_t *touched, ntouched;
+	/* per unit: all its traffic, and its traffic inside its group (kept up to date by do_swap) */
+	double *wdeg, *own;
 };
 
 /* Traffic of unit y to groups A and B and to unit x. */
@@ -188,6 +191,11 @@ static double best_partner(const struct improve *m, uint32_t x, uint32_t A, uint
 
 		if (m->u->type && m->u->type[y] != m->u->type[x])
 			continue; /* typed groups keep their shapes */
+		/* c(y,A) <= all of y's traffic but c(y,B): a y whose gain cannot pass the best is skipped (by a
+		 * margin far above the rounding of the two sums) */
+		if (base + m->wdeg[y] - 2 * m->own[y] <
+		    bg + 1e-12 * (m->gconn[B] + 1) - 1e-9 * (m->wdeg[y] + fabs(base) + 1))
+			continue;
 		unit_conn(m, y, A, B, x, &cA, &cB, &wxy);
 		gain = base + cA - cB - 2 * wxy;
 		if (gain > bg + 1e-12 * (m->gconn[B] + 1)) {
@@ -198,14 +206,50 @@ static double best_partner(const struct improve *m, uint32_t x, uint32_t A, uint
 	return bg;
 }
 
+/* Traffic of unit x inside group g. */
+static double conn_to(const struct improve *m, uint32_t x, uint32_t g)
+{
+	const tm_units_t *u = m->u;
+	double c = 0;
+	uint64_t k;
+
+	for (k = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && k < u->xadj[x + 1]; k++)
+		if (m->grp[u->adj[k]] == g)
+			c += u->w[k];
+	return c;
+}
+
+/* Unit x (not y) leaves group from for group to: its neighbours' own traffic follows. */
+static void own_move(struct improve *m, uint32_t x, uint32_t y, uint32_t from, uint32_t to)
+{
+	const tm_units_t *u = m->u;
+	uint64_t k;
+
+	for (k = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && k < u->xadj[x + 1]; k++) {
+		uint32_t z = u->adj[k];
+
+		if (z == y || z == x)
+			continue;
+		if (m->grp[z] == from)
+			m->own[z] -= u->w[k];
+		else if (m->grp[z] == to)
+			m->own[z] += u->w[k];
+	}
+}
+
 static void do_swap(struct improve *m, uint32_t x, uint32_t y)
 {
 	uint32_t gx = m->grp[x], sx = m->slot[x];
+
+	own_move(m, x, y, gx, m->grp[y]);
+	own_move(m, y, x, m->grp[y], gx);
 
 	m->grp[x] = m->grp[y], m->slot[x] = m->slot[y];
 	m->grp[y] = gx, m->slot[y] = sx;
 	m->members[m->slot[x]] = x;
 	m->members[m->slot[y]] = y;
+	m->own[x] = conn_to(m, x, m->grp[x]);
+	m->own[y] = conn_to(m, y, m->grp[y]);
 }
 
 /* Tries to move unit x into the group it talks to most (by a swap); returns 1 when it did. */
@@ -259,8 +303,10 @@ int tm_group_improve(const tm_units_t *u, uint32_t a, uint32_t *members, double 
 	m.slot = malloc((size_t)u->n * sizeof(uint32_t));
 	m.gconn = calloc(u->n / a + 1, sizeof(double));
 	m.touched = malloc((maxdeg + 1) * sizeof(uint32_t));
-	if (!m.grp || !m.slot || !m.gconn || !m.touched) {
-		free(m.grp), free(m.slot), free(m.gconn), free(m.touched);
+	m.wdeg = calloc((size_t)u->n + 1, sizeof(double));
+	m.own = calloc((size_t)u->n + 1, sizeof(double));
+	if (!m.grp || !m.slot || !m.gconn || !m.touched || !m.wdeg || !m.own) {
+		free(m.grp), free(m.slot), free(m.gconn), free(m.touched), free(m.wdeg), free(m.own);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -268,9 +314,16 @@ int tm_group_improve(const tm_units_t *u, uint32_t a, uint32_t *members, double 
 		m.grp[members[i]] = i / a;
 		m.slot[members[i]] = i;
 	}
+	for (i = 0; i < u->nreal; i++) {
+		uint64_t k;
+
+		for (k = u->xadj[i]; k < u->xadj[i + 1]; k++)
+			m.wdeg[i] += u->w[k];
+		m.own[i] = conn_to(&m, i, m.grp[i]);
+	}
 	for (pass = 0; moved && pass < IMPROVE_PASSES && map_now_ms() < deadline; pass++)
 		for (moved = 0, i = 0; i < u->nreal; i++)
 			moved += (uint32_t)improve_unit(&m, i);
-	free(m.grp), free(m.slot), free(m.gconn), free(m.touched);
+	free(m.grp), free(m.slot), free(m.gconn), free(m.touched), free(m.wdeg), free(m.own);
 	return 0;
 }

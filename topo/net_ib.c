@@ -525,6 +525,12 @@ void topo_fabric_set_hop_limits(struct topo_fabric *f, size_t table_max, double 
 	ib_graph_reset(f);
 }
 
+void topo_fabric_set_tree(struct topo_fabric *f, int on)
+{
+	f->no_tree = !on;
+	ib_graph_reset(f);
+}
+
 int topo_fabric_switch_level(const struct topo_fabric *f, long s)
 {
 	return s >= 0 && (size_t)s < f->nsw ? f->sw_level[s] : -1;

@@ -10,6 +10,10 @@
 
 #include "net_ib_private.h"
 
+#define IB_TREE_TRIES 4 /* switches of a group tried as its common top (make_tree) */
+#define IB_TREE_DONE 0x10
+#define IB_TREE_HAS_TOP 0x20
+
 void ib_graph_reset(struct topo_fabric *f)
 {
 	size_t i;
@@ -37,6 +41,7 @@ void ib_graph_reset(struct topo_fabric *f)
 	f->sw_level = NULL;
 	f->leaf_of_sw = NULL;
 	f->leaf_hops = f->row_cache = f->row_ready = f->bfs_dist = NULL;
+	f->tree = 0;
 	f->nhosts = f->natt = f->nsw = f->nleaves = 0;
 	f->max_level = -1;
 	f->nlevels = 0;
@@ -331,7 +336,8 @@ static int make_levels(struct topo_fabric *f)
 	return 0;
 }
 
-/* Leaf-to-leaf hop table when small enough (filled now if cheap, else lazily), else a BFS row cache. */
+/* Leaf-to-leaf hop table when small enough (filled now if cheap, else lazily), else a BFS row cache;
+ * none for a tree (hops from the leaf groups, ib_switch_hops). */
 static int make_hops(struct topo_fabric *f)
 {
 	size_t i;
@@ -341,7 +347,7 @@ static int make_hops(struct topo_fabric *f)
 	f->bfs_dist = malloc(f->nsw + 1);
 	if (!f->bfs_queue || !f->bfs_dist)
 		return -1;
-	if (f->nleaves > f->leaf_table_max) {
+	if (f->tree || f->nleaves > f->leaf_table_max) {
 		f->row_cache = malloc((size_t)IB_ROW_CACHE * (f->nsw + 1));
 		return f->row_cache ? 0 : -1;
 	}
@@ -405,12 +411,99 @@ static int make_groups(struct topo_fabric *f)
 	return 0;
 }
 
+/* Leaves the down-closure of switch s reaches (edges to the level below only), marking with stamp. */
+static size_t down_leaves(const struct topo_fabric *f, uint32_t s, uint32_t *stack, uint32_t *mark, uint32_t stamp)
+{
+	size_t top = 0, leaves = 0;
+
+	stack[top++] = s;
+	mark[s] = stamp;
+	while (top) {
+		uint32_t u = stack[--top], j;
+
+		leaves += f->sw_level[u] == 0;
+		for (j = f->adj_off[u]; j < f->adj_off[u + 1]; j++) {
+			uint32_t v = f->adj[j];
+
+			if (f->sw_level[v] == f->sw_level[u] - 1 && mark[v] != stamp) {
+				mark[v] = stamp;
+				stack[top++] = v;
+			}
+		}
+	}
+	return leaves;
+}
+
+/*
+ * Is the fabric a tree for hop counts: no two leaves linked, and every group of level k >= 1 that has a
+ * switch of level k has one whose strictly descending paths reach every leaf of the group (a spine of
+ * a 2-level fat tree, a pod's aggregation switch, a core switch; IB_TREE_TRIES tries per group). Then
+ * two leaves are 2k switch hops apart, k the first level whose group holds both: at most 2k through
+ * that switch, and at least 2k because a path between leaves of different level-(k-1) groups climbs
+ * to level k and back (adjacent switches' levels differ by at most one). O(levels x (switches +
+ * links)).
+ */
+static int make_tree(struct topo_fabric *f)
+{
+	uint32_t *cnt, *mark, *stack, stamp = 0;
+	uint8_t *state; /* per group: tries so far (low bits), IB_TREE_DONE, IB_TREE_HAS_TOP */
+	size_t i, k, s;
+	int tree = 1;
+
+	f->tree = 0;
+	if (!f->nlevels || f->no_tree)
+		return 0;
+	for (i = 0; i < f->nleaves; i++)
+		for (s = f->adj_off[f->leaf_sw[i]]; s < f->adj_off[f->leaf_sw[i] + 1]; s++)
+			if (f->sw_level[f->adj[s]] == 0)
+				return 0; /* leaves linked to each other */
+	cnt = malloc(f->nsw * sizeof(*cnt));
+	mark = calloc(f->nsw, sizeof(*mark));
+	stack = malloc(f->nsw * sizeof(*stack));
+	state = malloc(f->nsw);
+	if (!cnt || !mark || !stack || !state) {
+		tree = -1;
+		goto out;
+	}
+	for (k = 1; tree == 1 && k < (size_t)f->nlevels; k++) {
+		const uint32_t *g = f->group + k * f->nsw;
+
+		memset(cnt, 0, f->nsw * sizeof(*cnt));
+		memset(state, 0, f->nsw);
+		for (i = 0; i < f->nleaves; i++)
+			cnt[g[f->leaf_sw[i]]]++;
+		for (s = 0; s < f->nsw; s++) {
+			uint8_t *st;
+
+			if (f->sw_level[s] != (int)k)
+				continue;
+			st = &state[g[s]];
+			*st |= IB_TREE_HAS_TOP;
+			if ((*st & IB_TREE_DONE) || (*st & 7) >= IB_TREE_TRIES)
+				continue;
+			(*st)++;
+			if (down_leaves(f, (uint32_t)s, stack, mark, ++stamp) == cnt[g[s]])
+				*st |= IB_TREE_DONE;
+		}
+		for (i = 0; i < f->nleaves; i++)
+			if ((state[g[f->leaf_sw[i]]] & (IB_TREE_HAS_TOP | IB_TREE_DONE)) == IB_TREE_HAS_TOP)
+				tree = 0;
+	}
+	f->tree = tree == 1;
+out:
+	free(cnt);
+	free(mark);
+	free(stack);
+	free(state);
+	return tree < 0 ? -1 : 0;
+}
+
 int ib_graph_build(struct topo_fabric *f, rm_error_t *err)
 {
 	if (make_switches(f) < 0 || make_hosts(f) < 0 || make_attachments(f) < 0)
 		goto oom;
 	dedupe_adjacency(f);
-	if (make_levels(f) < 0 || make_hops(f) < 0 || make_groups(f) < 0)
+	if (make_levels(f) < 0 || make_groups(f) < 0 || make_tree(f) < 0 || make_hops(f) < 0)
 		goto oom;
 	return 0;
 oom:

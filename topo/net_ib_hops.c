@@ -1,6 +1,7 @@
 /*
- * topo/net_ib_hops.c: hop counts between switches and between hosts. Leaf-to-leaf hops come from the
- * leaf table (filled at finalize, or row by row on first use); beyond IB_LEAF_TABLE_MAX leaves from
+ * topo/net_ib_hops.c: hop counts between switches and between hosts. In a tree (make_tree,
+ * net_ib_graph.c) leaf-to-leaf hops are twice the first level whose group holds both leaves; otherwise
+ * they come from the leaf table (filled at finalize, or row by row on first use); beyond IB_LEAF_TABLE_MAX leaves from
  * BFS rows computed on demand and kept in a small cache (IB_ROW_CACHE rows, round robin); hops of a
  * switch that is no leaf by one BFS. Lazy state is guarded by a mutex, so concurrent const queries
  * are safe.
@@ -55,6 +56,18 @@ static unsigned lazy_leaf_hops(const struct topo_fabric *cf, long ls, long lt)
 	return d;
 }
 
+unsigned ib_tree_leaf_hops(const struct topo_fabric *f, long s, long t)
+{
+	int k;
+
+	if (s == t)
+		return 0;
+	for (k = 1; k < f->nlevels; k++)
+		if (f->group[(size_t)k * f->nsw + (size_t)s] == f->group[(size_t)k * f->nsw + (size_t)t])
+			return 2 * k < 254 ? (unsigned)(2 * k) : 254;
+	return IB_HOPS_INF;
+}
+
 unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t)
 {
 	long ls, lt;
@@ -65,6 +78,8 @@ unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t)
 		return 0;
 	ls = f->leaf_of_sw[s];
 	lt = f->leaf_of_sw[t];
+	if (f->tree && ls >= 0 && lt >= 0)
+		return ib_tree_leaf_hops(f, s, t);
 	if (f->leaf_hops && ls >= 0 && lt >= 0)
 		return f->row_ready ? lazy_leaf_hops(f, ls, lt) : f->leaf_hops[(size_t)ls * f->nleaves + (size_t)lt];
 	return cached_hops(f, s, t); /* no leaf table, or a switch that is no leaf */

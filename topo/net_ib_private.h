@@ -22,7 +22,9 @@
  *     ports a ports report lists without a peer;
  *   - the leaf switch of every host (its first attachment), and host-to-host hop counts: 2 + the
  *     switch hops between the two leaves, minimised over the hosts' HCA ports that share a subnet.
- *     Leaf-to-leaf hops are a uint8 table when there are at most IB_LEAF_TABLE_MAX leaves (16 MiB at
+ *     In a tree (no leaf-to-leaf links, and each group of level k >= 1 has a switch of level k whose
+ *     descending paths reach all its leaves: make_tree) leaf-to-leaf hops are 2k, k the first level
+ *     whose group holds both leaves, with no table and no BFS. Otherwise leaf-to-leaf hops are a uint8 table when there are at most IB_LEAF_TABLE_MAX leaves (16 MiB at
  *     most), filled at finalize when that takes at most IB_EAGER_WORK_MAX BFS steps, else row by row on
  *     first use (one BFS per source leaf, under a mutex); beyond IB_LEAF_TABLE_MAX leaves, BFS rows
  *     over all switches on demand in a small round-robin cache. No host x host matrix anywhere;
@@ -168,6 +170,8 @@ struct topo_fabric {
 	uint8_t *row_ready; /* nleaves flags when leaf_hops rows are filled lazily, else NULL */
 	uint32_t *group;    /* (max_level + 1) * nsw: representative switch per level */
 	int nlevels;
+	int tree;              /* hops between leaves follow from the groups (make_tree, net_ib_graph.c) */
+	int no_tree;           /* tests: never take the fabric for a tree (topo_fabric_set_tree) */
 	size_t leaf_table_max; /* IB_LEAF_TABLE_MAX unless changed (topo_fabric_set_hop_limits) */
 	double eager_work_max; /* IB_EAGER_WORK_MAX unless changed */
 	/* BFS row cache for large fabrics (mutable through const queries) */
@@ -269,6 +273,9 @@ void ib_bfs(const struct topo_fabric *f, uint32_t *queue, uint8_t *dist, long sr
 void ib_fill_leaf_row(struct topo_fabric *f, size_t i);
 /* Hops between dense switches s and t, IB_HOPS_INF when unreachable (net_ib_hops.c). */
 unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t);
+/* Hops between leaf switches s and t of a tree (f->tree): 2k, k the first level whose group holds both;
+ * IB_HOPS_INF when none does. O(levels). */
+unsigned ib_tree_leaf_hops(const struct topo_fabric *f, long s, long t);
 /* True when a CA description names no host (vendor strings, empty). */
 int ib_desc_is_generic(const char *desc);
 
@@ -277,5 +284,8 @@ int ib_desc_is_generic(const char *desc);
  * with a leaf-to-leaf table, and the most BFS work to fill it at finalize rather than lazily. Takes
  * effect at the next finalize (tests use it to force each strategy). */
 void topo_fabric_set_hop_limits(struct topo_fabric *f, size_t table_max, double eager_work_max);
+/* Tests: on = 0 makes finalize treat the fabric as no tree (leaf table or BFS rows, as for any graph),
+ * to compare the two; 1 (the default) checks. Drops the finalize results like the call above. */
+void topo_fabric_set_tree(struct topo_fabric *f, int on);
 
 #endif

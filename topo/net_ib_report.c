@@ -5,7 +5,8 @@
  *   hosts, hcas, hca_ports (connected HCA ports), aggregation_nodes, subnets, subnet_sources, links,
  *   link_speeds {"QDR": n}, link_widths {"4x": n}, link_rates {"4x QDR": n},
  *   leaves [{switch, guid, down_ports, up_ports, lateral_ports, unconnected_ports, oversubscription}],
- *   unconnected_switch_ports, hop_histogram {"2": pairs, ...}, anomalies [{kind, text}].
+ *   unconnected_switch_ports, hop_histogram {"2": pairs, ...}, hop_histogram_method (net_ib_hist.c),
+ *   hop_histogram_approximate, anomalies [{kind, text}].
  *
  * Anomaly kinds: slow_link, narrow_link (below the most common speed/width of the link's subnet),
  * unknown_speed_link, unconnected_ports (per switch), generic_hca (HCA named by its GUID),
@@ -18,8 +19,9 @@
 #include <string.h>
 
 #include "net_ib_private.h"
+#include "topo_view.h"
 
-#define HOP_PAIRS_EXACT 4096 /* hosts up to which the hop histogram tries every pair */
+#define HOP_PAIRS_EXACT 4096 /* hosts beyond which the report always says whether its histogram is exact */
 
 static void anomaly(json_t *list, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -233,66 +235,29 @@ static void report_cas(const struct topo_fabric *f, json_t *r, json_t *an)
 	json_object_set_new(r, "hcas_named_by_hwloc", json_integer((json_int_t)by_hwloc));
 }
 
-static void add_pairs(size_t *hist, unsigned d, size_t pairs)
-{
-	hist[d > 256 ? 257 : d] += pairs;
-}
-
-/* Pairs of hosts per hop count: every pair for small fabrics, else per pair of leaves using each
- * host's leaf (exact when hosts have one HCA port; flagged approximate otherwise). hist[257] counts
- * unconnected pairs. */
-static void count_hops(const struct topo_fabric *f, size_t *hist, json_t *r)
-{
-	size_t a, b, multi = 0, unleafed = 0, *per_leaf;
-
-	if (f->nhosts <= HOP_PAIRS_EXACT) {
-		for (a = 0; a < f->nhosts; a++)
-			for (b = a + 1; b < f->nhosts; b++) {
-				int d = topo_fabric_hops(f, a, b);
-
-				add_pairs(hist, d < 0 ? 257 : (unsigned)d, 1);
-			}
-		return;
-	}
-	per_leaf = calloc(f->nleaves + 1, sizeof(*per_leaf));
-	if (!per_leaf)
-		return;
-	for (a = 0; a < f->nhosts; a++) {
-		multi += f->hosts[a].n > 1;
-		if (f->hosts[a].leaf >= 0)
-			per_leaf[f->leaf_of_sw[f->hosts[a].leaf]]++;
-		else
-			unleafed++;
-	}
-	for (a = 0; a < f->nleaves; a++)
-		for (b = a; b < f->nleaves; b++) {
-			size_t pairs = a == b ? per_leaf[a] * (per_leaf[a] - (per_leaf[a] > 0)) / 2
-					      : per_leaf[a] * per_leaf[b];
-			unsigned d;
-
-			if (!pairs)
-				continue;
-			d = ib_switch_hops(f, f->leaf_sw[a], f->leaf_sw[b]);
-			add_pairs(hist, d == IB_HOPS_INF ? 257 : d + 2, pairs);
-		}
-	free(per_leaf);
-	json_object_set_new(r, "hop_histogram_approximate", json_boolean(multi > 0 || unleafed > 0));
-}
-
+/* Host pairs per hop count (topo_fabric_hop_histogram: O(hosts + leaves x levels) in a tree), and how
+ * it was made; hop_histogram_approximate when it is not exact (or, as before, on fabrics of more than
+ * 4096 hosts). */
 static void report_hops(const struct topo_fabric *f, json_t *r)
 {
-	size_t *hist = calloc(258, sizeof(*hist)), d;
+	topo_hop_hist_t *hist = malloc(sizeof(*hist));
 	json_t *h = json_object();
-	char key[16];
+	char key[16], method[200];
+	size_t d;
 
-	if (hist) {
-		count_hops(f, hist, r);
-		for (d = 0; d < 258; d++) {
-			if (!hist[d])
+	if (hist && topo_fabric_hop_histogram(f, NULL, hist) == 0) {
+		for (d = 0; d <= TOPO_HOPS_UNCONNECTED; d++) {
+			if (!hist->pairs[d])
 				continue;
 			snprintf(key, sizeof(key), "%zu", d);
-			json_object_set_new(h, d == 257 ? "unconnected" : key, json_integer((json_int_t)hist[d]));
+			json_object_set_new(h, d == TOPO_HOPS_UNCONNECTED ? "unconnected" : key,
+					    json_integer((json_int_t)hist->pairs[d]));
 		}
+		topo_hop_hist_method(hist, method, sizeof(method));
+		json_object_set_new(r, "hop_histogram_method", json_string(method));
+		if (hist->kind != TOPO_HOP_HIST_EXACT || f->nhosts > HOP_PAIRS_EXACT)
+			json_object_set_new(r, "hop_histogram_approximate",
+					    json_boolean(hist->kind != TOPO_HOP_HIST_EXACT));
 	}
 	free(hist);
 	json_object_set_new(r, "hop_histogram", h);

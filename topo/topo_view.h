@@ -114,6 +114,26 @@ typedef struct topo_link_info {
 size_t topo_fabric_nlinks(const topo_fabric_t *f);
 int topo_fabric_link(const topo_fabric_t *f, size_t i, topo_link_info_t *info);
 
+/* Host pairs per hop count (links between two hosts' HCAs: 2 under one leaf switch), over weight[h]
+ * copies of each fabric host h (NULL: each host once; copies of one host are 0 apart). Exact in a tree
+ * (O(hosts + leaves x levels)) and, outside one, up to 4096 leaf switches (one BFS per leaf); hosts with
+ * several HCAs are counted one by one up to 4096 of them, else under their first leaf ("approximate");
+ * beyond 4096 leaves outside a tree, 200,000 random pairs ("sampled"). */
+#define TOPO_HOPS_MAX 256
+#define TOPO_HOPS_UNCONNECTED (TOPO_HOPS_MAX + 1)
+enum { TOPO_HOP_HIST_EXACT, TOPO_HOP_HIST_APPROXIMATE, TOPO_HOP_HIST_SAMPLED };
+typedef struct topo_hop_hist {
+	uint64_t pairs[TOPO_HOPS_UNCONNECTED + 1]; /* [d]: pairs d links apart; [TOPO_HOPS_UNCONNECTED] */
+	int kind;                                  /* TOPO_HOP_HIST_* */
+	int tree, levels;                          /* the fabric is a tree (hops from its groups) */
+	size_t nleaves, sampled_pairs;
+} topo_hop_hist_t;
+/* 0, or -1 (ENOMEM; EINVAL when the fabric is not finalized). */
+int topo_fabric_hop_histogram(const topo_fabric_t *f, const uint32_t *weight, topo_hop_hist_t *h);
+/* How the histogram was made, for the report's "hop_histogram_method" ("exact: ...", "approximate:
+ * ...", "sampled: ..."). */
+void topo_hop_hist_method(const topo_hop_hist_t *h, char *buf, size_t len);
+
 /* The fabric's part of the cluster report (new reference): switches per level, HCA ports, subnets,
  * link speeds, anomalies. NULL on allocation failure. */
 json_t *topo_fabric_report(const topo_fabric_t *f);

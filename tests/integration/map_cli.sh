@@ -114,5 +114,14 @@ done
 	is_perm "$T/pu.perm" 256 384 && ok "--per-pu: 384 PU slots" || notok "--per-pu ($(cat "$T/pu.err"))"
 "$R" map --cart 8x4 --topology "$TL" --hosts 'a[1-2]' >/dev/null 2>&1
 [ $? -eq 2 ] && ok "--hosts without --cluster: 2" || notok "--hosts without --cluster: 2"
+# --algo scotch beyond its scale (MAP_SCOTCH_MAX_RANKS, 8,192): an error naming the limit, at once (it
+# took 12 s of CPU at 65,536 ranks); the same instance maps with treematch
+"$R" map --cart 256x256 --topology 'tleaf 4 512 14 16 10 2 2 4 1' --algo scotch >/dev/null 2>"$T/big.err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "beyond Scotch's scale (at most 8192" "$T/big.err" &&
+	ok "scotch at 65,536 ranks: exit $rc, $(head -c 120 "$T/big.err")" ||
+	notok "scotch at 65,536 ranks: exit $rc ($(cat "$T/big.err"))"
+expect "treematch maps the same 65,536 ranks" \
+	"$R" map --cart 256x256 --topology 'tleaf 4 512 14 16 10 2 2 4 1' --algo treematch --out "$T/big.perm"
 
 finish

@@ -353,6 +353,55 @@ static void test_bad_args(void)
 	topo_target_destroy(t);
 }
 
+/* Scotch beyond MAP_SCOTCH_MAX_RANKS: an explicit request is refused at once, naming the limit (its CPU
+ * grows as n^2 past it: seconds to minutes); at the limit it maps; auto with a budget that would let
+ * Scotch run leaves it out and maps. CPU times, not wall times: the machine may be shared. */
+static void test_scotch_scale(void)
+{
+	topo_target_t *t = topo_target_from_tleaf("tleaf 4 32 14 16 10 2 2 8 1", NULL);   /* 8,192 slots */
+	topo_target_t *big = topo_target_from_tleaf("tleaf 4 36 14 16 10 2 2 8 1", NULL); /* 9,216 */
+	map_cart_t cart;
+	map_graph_t *g = NULL, *gbig = NULL;
+	map_options_t opt = { .time_budget_ms = 800 }; /* enough for Scotch in auto below the limit */
+	uint32_t *p = malloc(9216 * sizeof(*p)), i, ident = 1;
+	map_result_t res;
+	rm_error_t err;
+	double c0;
+
+	if (map_cart_parse("128x64", &cart, NULL) == 0)
+		g = map_graph_cart(&cart, NULL);
+	if (map_cart_parse("96x96", &cart, NULL) == 0)
+		gbig = map_graph_cart(&cart, NULL);
+	if (!t || !big || !g || !gbig || !p) {
+		fail("scotch scale: instances");
+		goto out;
+	}
+	rm_error_clear(&err);
+	check(g->n == MAP_SCOTCH_MAX_RANKS && map_compute("scotch", g, t, NULL, p, &res, &err) == 0 &&
+		      !strcmp(res.algo, "scotch") && res.cost < res.identity_cost,
+	      "scotch maps %u ranks (its limit): %s", g->n, err.text);
+	rm_error_clear(&err);
+	c0 = map_now_ms();
+	check(map_compute("scotch", gbig, big, NULL, p, &res, &err) < 0 && strstr(err.text, "beyond Scotch's scale") &&
+		      strstr(err.text, "8192") && strstr(err.text, "9216 ranks"),
+	      "scotch refuses 9,216 ranks naming the limit (%s)", err.text);
+	check(map_now_ms() - c0 < 500, "the refusal is immediate (%.0f ms of CPU)", map_now_ms() - c0);
+	for (i = 0; i < gbig->n; i++)
+		ident &= p[i] == i;
+	check(ident, "refused: perm holds the identity");
+	rm_error_clear(&err);
+	c0 = map_now_ms();
+	check(map_compute("auto", gbig, big, &opt, p, &res, &err) == 0 &&
+		      map_check_perm(p, gbig->n, big->nslots) == 0 && map_now_ms() - c0 < 10000,
+	      "auto with a budget that would give Scotch its turn maps 9,216 ranks (%s)", err.text);
+out:
+	free(p);
+	map_graph_destroy(g);
+	map_graph_destroy(gbig);
+	topo_target_destroy(t);
+	topo_target_destroy(big);
+}
+
 static void test_refine_start_and_determinism(void)
 {
 	topo_target_t *t = topo_target_from_tleaf("tleaf 3 4 20 2 5 4 1", NULL);
@@ -382,5 +431,6 @@ int main(void)
 	test_bad_args();
 	test_refine_start_and_determinism();
 	test_replacements();
+	test_scotch_scale();
 	return harness_done();
 }

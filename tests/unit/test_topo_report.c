@@ -1,9 +1,11 @@
 /*
  * tests/unit/test_topo_report.c: topo_cluster_report() on small clusters whose figures are derived by
  * hand: the fat tree of tests/data/topo/fattree-8.topo (see its NOTES) with synthetic hardware, and a
- * torus named by pattern.
+ * torus named by pattern; tori whose histograms (closed form, per pair of routers) must equal what
+ * every host pair gives, and a sampled one.
  */
 #define _GNU_SOURCE
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,40 +128,128 @@ static void test_map_only(void)
 	topo_cluster_destroy(c);
 }
 
-/* 17x17x17 routers (4913 > 4096): the histogram samples pairs and says so. Wrapped extent 17: at most
- * 8 per dimension, so distances lie in 1..24 (one node per router: distinct hosts, distinct routers). */
-static void test_sampled(void)
+/* An anisotropic torus, odd and even extents, one dimension not wrapped, 2 nodes per router: the
+ * closed form must give what every host pair's topo_torus_node_distance gives. */
+static void test_closed_form(void)
 {
 	topo_cluster_t c = topo_cluster_create();
-	char path[] = "/tmp/rankmap-report-big-XXXXXX";
-	int fd = mkstemp(path), bad = 0;
+	char path[] = "/tmp/rankmap-report-big-XXXXXX", key[32];
+	int fd = mkstemp(path);
+	size_t a, b, n, bad = 0;
 	const char *k;
-	long total = 0;
-	json_t *r, *h, *v;
+	json_t *r, *h, *want = json_object(), *v;
 	FILE *f = fdopen(fd, "w");
 
-	fprintf(f, "dims = 17x17x17\nhost_pattern = r{id:4}\n");
+	fprintf(f,
+		"dims = 17x16x5\nwrap = yes,yes,no\nlink_cost = 1,2,0.67\nnodes_per_router = 2\nhost_pattern = "
+		"r{id:4}\n");
 	fclose(f);
-	check(topo_load_torus(c, path, NULL) == 0, "big torus");
+	check(topo_load_torus(c, path, NULL) == 0, "torus 17x16x5");
 	unlink(path);
 	topo_cluster_finalize(c, NULL);
+	n = topo_nhosts(c);
+	for (a = 0; a < n; a++)
+		for (b = a + 1; b < n; b++) {
+			snprintf(key, sizeof(key), "%g",
+				 topo_torus_node_distance(c, topo_host_torus_node(c, a), topo_host_torus_node(c, b)));
+			v = json_object_get(want, key);
+			json_object_set_new(want, key, json_integer(1 + (v ? json_integer_value(v) : 0)));
+		}
 	r = topo_cluster_report(c);
 	h = json_object_get(r, "hop_histogram");
+	check(strstr(json_string_value(json_object_get(r, "hop_histogram_method")), "closed form") != NULL,
+	      "method says closed form: %s", json_string_value(json_object_get(r, "hop_histogram_method")));
+	json_object_foreach (want, k, v)
+		bad += json_integer_value(json_object_get(h, k)) != json_integer_value(v);
+	check(n == 2720 && !bad && json_object_size(h) == json_object_size(want),
+	      "%zu hosts: %zu of %zu distances differ from every pair's", n, bad, json_object_size(want));
+	json_decref(r);
+	json_decref(want);
+	topo_cluster_destroy(c);
+}
+
+/* A torus whose [hosts] table leaves routers empty or half full: every pair of occupied routers
+ * (checked against every host pair), and beyond 4096 occupied routers sampled pairs, said so. */
+static void test_uneven_torus(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	char path[] = "/tmp/rankmap-report-uneven-XXXXXX", key[32];
+	int fd = mkstemp(path), x, y, z, bad = 0;
+	size_t a, b, n, diff = 0;
+	long total = 0;
+	uint64_t r = 12345;
+	const char *k;
+	json_t *rep, *h, *want = json_object(), *v;
+	FILE *f = fdopen(fd, "w");
+
+	fprintf(f, "dims = 5x4x6\nwrap = yes,no,yes\nlink_cost = 1,2,0.5\nnodes_per_router = 2\n[hosts]\n");
+	for (x = 0; x < 5; x++)
+		for (y = 0; y < 4; y++)
+			for (z = 0; z < 6; z++) {
+				r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+				if (r % 3 == 0) /* empty router */
+					continue;
+				fprintf(f, "u%d-%d-%d-0 %d %d %d 0\n", x, y, z, x, y, z);
+				if (r % 3 == 1)
+					fprintf(f, "u%d-%d-%d-1 %d %d %d 1\n", x, y, z, x, y, z);
+			}
+	fclose(f);
+	check(topo_load_torus(c, path, NULL) == 0, "uneven torus");
+	unlink(path);
+	topo_cluster_finalize(c, NULL);
+	n = topo_nhosts(c);
+	for (a = 0; a < n; a++)
+		for (b = a + 1; b < n; b++) {
+			snprintf(key, sizeof(key), "%g",
+				 topo_torus_node_distance(c, topo_host_torus_node(c, a), topo_host_torus_node(c, b)));
+			v = json_object_get(want, key);
+			json_object_set_new(want, key, json_integer(1 + (v ? json_integer_value(v) : 0)));
+		}
+	rep = topo_cluster_report(c);
+	h = json_object_get(rep, "hop_histogram");
+	json_object_foreach (want, k, v)
+		diff += json_integer_value(json_object_get(h, k)) != json_integer_value(v);
+	check(strstr(json_string_value(json_object_get(rep, "hop_histogram_method")), "per pair of the") != NULL &&
+		      !diff && json_object_size(h) == json_object_size(want) && n > 40,
+	      "%zu hosts on uneven routers: %zu of %zu distances differ from every pair's (%s)", n, diff,
+	      json_object_size(want), json_string_value(json_object_get(rep, "hop_histogram_method")));
+	json_decref(rep);
+	json_decref(want);
+	topo_cluster_destroy(c);
+
+	/* 17x17x17 routers (4913 > 4096), one host on all but one: sampled; extent 17 wraps at 8 */
+	c = topo_cluster_create();
+	strcpy(path, "/tmp/rankmap-report-uneven-XXXXXX");
+	fd = mkstemp(path);
+	f = fdopen(fd, "w");
+	fprintf(f, "dims = 17x17x17\n[hosts]\n");
+	for (x = 0; x < 17; x++)
+		for (y = 0; y < 17; y++)
+			for (z = 0; z < 17; z++)
+				if (x || y || z)
+					fprintf(f, "s%d-%d-%d %d %d %d\n", x, y, z, x, y, z);
+	fclose(f);
+	check(topo_load_torus(c, path, NULL) == 0, "big uneven torus");
+	unlink(path);
+	topo_cluster_finalize(c, NULL);
+	rep = topo_cluster_report(c);
+	h = json_object_get(rep, "hop_histogram");
 	json_object_foreach (h, k, v) {
 		bad += atoi(k) < 1 || atoi(k) > 24;
 		total += (long)json_integer_value(v);
 	}
-	check(strstr(json_string_value(json_object_get(r, "hop_histogram_method")), "sampled") != NULL,
-	      "method says sampled");
+	check(strstr(json_string_value(json_object_get(rep, "hop_histogram_method")), "sampled") != NULL,
+	      "method says sampled: %s", json_string_value(json_object_get(rep, "hop_histogram_method")));
 	check(!bad && total > 199000 && total <= 200000, "%ld sampled pairs, distances in 1..24", total);
-	json_decref(r);
+	json_decref(rep);
 	topo_cluster_destroy(c);
 }
 
 int main(void)
 {
 	test_fattree();
-	test_sampled();
+	test_closed_form();
+	test_uneven_torus();
 	test_map_only();
 	test_torus();
 	return harness_done();

@@ -2,10 +2,11 @@
  * topo/report/report.c: the cluster summary (topo_report.h): hardware per node type, the fabric's and the
  * torus's reports, the hop-count histogram between hosts and the anomalies.
  *
- * The histogram never builds a host-by-host matrix: hosts are grouped by leaf switch (torus router) and
- * one hop count (distance) is taken per pair of groups, from a representative host of each (hosts under
- * the same two leaves are the same distance apart; a host with HCAs on several leaves counts under the
- * leaf of its first). Beyond 4096 groups it samples random host pairs instead and says so.
+ * The histogram never looks at host pairs one by one. On a fabric it is topo_fabric_hop_histogram's
+ * (topo/net_ib_hist.c: by the tree's switch groups, O(hosts + leaves x levels); outside a tree per
+ * pair of leaves up to 4096, else 200,000 sampled pairs, and the method says which). On a torus whose
+ * routers all hold as many hosts it is in closed form (per-dimension hop counts multiplied out);
+ * unevenly filled, one distance per pair of routers up to 4096 of them, else sampled pairs, said so.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -171,30 +172,17 @@ static json_t *node_types(topo_cluster_t c)
 
 /* ---- hop histogram ------------------------------------------------------------------------------- */
 
-struct leafhost {
-	long leaf;
-	size_t host;
+/* One distance and its host pairs (torus); merged by distance before they become JSON keys. */
+struct dpairs {
+	double d;
+	json_int_t pairs;
 };
 
-static int cmp_leafhost(const void *pa, const void *pb)
+static int cmp_dpairs(const void *pa, const void *pb)
 {
-	const struct leafhost *a = pa, *b = pb;
+	const struct dpairs *a = pa, *b = pb;
 
-	if (a->leaf != b->leaf)
-		return a->leaf < b->leaf ? -1 : 1;
-	return a->host < b->host ? -1 : a->host > b->host;
-}
-
-typedef double (*pair_dist_t)(topo_cluster_t c, size_t a, size_t b);
-
-static double fabric_dist(topo_cluster_t c, size_t a, size_t b)
-{
-	return topo_host_hops(c, a, b);
-}
-
-static double torus_dist(topo_cluster_t c, size_t a, size_t b)
-{
-	return topo_torus_node_distance(c, topo_host_torus_node(c, a), topo_host_torus_node(c, b));
+	return a->d < b->d ? -1 : a->d > b->d;
 }
 
 static void hist_add(json_t *h, double d, json_int_t pairs)
@@ -212,13 +200,169 @@ static void hist_add(json_t *h, double d, json_int_t pairs)
 	json_object_set_new(h, key, json_integer(pairs + (v ? json_integer_value(v) : 0)));
 }
 
-/* Random host pairs (deterministic generator) when there are too many groups for every pair. */
-static void hist_sample(topo_cluster_t c, const struct leafhost *v, size_t n, pair_dist_t dist, json_t *h)
+/* Sorts v[0..n) by distance and adds each distance once. */
+static void hist_flush(json_t *h, struct dpairs *v, size_t n)
+{
+	size_t i, j;
+
+	qsort(v, n, sizeof(*v), cmp_dpairs);
+	for (i = 0; i < n; i = j) {
+		json_int_t p = 0;
+
+		for (j = i; j < n && v[j].d == v[i].d; j++)
+			p += v[j].pairs;
+		hist_add(h, v[i].d, p);
+	}
+}
+
+/* The fabric: cluster hosts as copies of their fabric hosts (topo_fabric_hop_histogram). */
+static void fabric_histogram(topo_cluster_t c, const topo_fabric_t *f, json_t *h, char *method, size_t len)
+{
+	size_t i, nf = topo_fabric_nhosts(f);
+	uint32_t *w = calloc(nf + 1, sizeof(*w));
+	topo_hop_hist_t *hist = malloc(sizeof(*hist));
+
+	if (w && hist) {
+		for (i = 0; i < topo_nhosts(c); i++) {
+			long fh = topo_host_fabric_host(c, i);
+
+			if (fh >= 0 && (size_t)fh < nf)
+				w[fh]++;
+		}
+		if (topo_fabric_hop_histogram(f, w, hist) == 0) {
+			for (i = 0; i <= TOPO_HOPS_UNCONNECTED; i++)
+				if (hist->pairs[i])
+					hist_add(h, i == TOPO_HOPS_UNCONNECTED ? -1 : (double)i,
+						 (json_int_t)hist->pairs[i]);
+			topo_hop_hist_method(hist, method, len);
+		}
+	}
+	free(w);
+	free(hist);
+}
+
+/* Link-cost-weighted distance of per-dimension hop counts q, summed in the order of
+ * topo_torus_node_distance (same rounding, same keys). */
+static double torus_qdist(const topo_torus_spec_t *s, const int q[3])
+{
+	double dist = 0;
+	int d;
+
+	for (d = 0; d < 3; d++)
+		dist += q[d] * s->link_cost[d];
+	return dist;
+}
+
+static void router_coords(const topo_torus_spec_t *s, long r, int c[3])
+{
+	c[2] = (int)(r % s->dims[2]);
+	r /= s->dims[2];
+	c[1] = (int)(r % s->dims[1]);
+	c[0] = (int)(r / s->dims[1]);
+}
+
+/* Hops along dimension d between coordinates a and b. */
+static int torus_hops(const topo_torus_spec_t *s, int d, int a, int b)
+{
+	int h = abs(a - b);
+
+	return s->wrap[d] && s->dims[d] - h < h ? s->dims[d] - h : h;
+}
+
+/* Every router holds w hosts: ordered router pairs per hop count along each dimension, multiplied out
+ * (O(routers) at most, usually far less). */
+static int torus_closed_form(const topo_torus_spec_t *s, long nrouters, json_int_t w, json_t *h)
+{
+	json_int_t *per[3] = { NULL, NULL, NULL };
+	struct dpairs *v = NULL;
+	size_t n = 0, cap;
+	int d, a, q[3];
+
+	for (d = 0; d < 3; d++) { /* per[d][k]: ordered coordinate pairs k hops apart along d */
+		per[d] = calloc((size_t)s->dims[d] + 1, sizeof(json_int_t));
+		if (!per[d])
+			goto oom;
+		for (a = 0; a < s->dims[d]; a++) {
+			int b;
+
+			if (s->wrap[d]) { /* the same from every coordinate */
+				per[d][torus_hops(s, d, 0, a)] += s->dims[d];
+				continue;
+			}
+			for (b = 0; b < s->dims[d]; b++)
+				per[d][torus_hops(s, d, a, b)]++;
+		}
+	}
+	cap = ((size_t)s->dims[0] + 1) * ((size_t)s->dims[1] + 1) * ((size_t)s->dims[2] + 1);
+	if (!(v = malloc(cap * sizeof(*v))))
+		goto oom;
+	for (q[0] = 0; q[0] < s->dims[0]; q[0]++)
+		for (q[1] = 0; per[0][q[0]] && q[1] < s->dims[1]; q[1]++)
+			for (q[2] = 0; per[1][q[1]] && q[2] < s->dims[2]; q[2]++) {
+				json_int_t ordered = per[0][q[0]] * per[1][q[1]] * per[2][q[2]];
+
+				if (!ordered)
+					continue;
+				if (!q[0] && !q[1] && !q[2]) /* the same router */
+					v[n++] = (struct dpairs){ 0, (json_int_t)nrouters * (w * (w - 1) / 2) };
+				else
+					v[n++] = (struct dpairs){ torus_qdist(s, q), ordered / 2 * w * w };
+			}
+	hist_flush(h, v, n);
+	free(v);
+	for (d = 0; d < 3; d++)
+		free(per[d]);
+	return 0;
+oom:
+	for (d = 0; d < 3; d++)
+		free(per[d]);
+	return -1;
+}
+
+/* Hosts per router uneven, at most MAX_EXACT_LEAVES routers with hosts: every pair of them, counted per
+ * hop vector (O(routers^2), no key per pair). */
+static int torus_router_pairs(const topo_torus_spec_t *s, const long *rt, const json_int_t *w, size_t nr, json_t *h)
+{
+	size_t dz = (size_t)s->dims[2], dy = (size_t)s->dims[1], i, j, n = 0;
+	json_int_t *cnt = calloc((size_t)s->dims[0] * dy * dz, sizeof(*cnt));
+	struct dpairs *v = NULL;
+	int a[3], b[3], q[3];
+
+	if (!cnt)
+		return -1;
+	for (i = 0; i < nr; i++) {
+		cnt[0] += w[i] * (w[i] - 1) / 2;
+		router_coords(s, rt[i], a);
+		for (j = i + 1; j < nr; j++) {
+			router_coords(s, rt[j], b);
+			cnt[((size_t)torus_hops(s, 0, a[0], b[0]) * dy + (size_t)torus_hops(s, 1, a[1], b[1])) * dz +
+			    (size_t)torus_hops(s, 2, a[2], b[2])] += w[i] * w[j];
+		}
+	}
+	if (!(v = malloc((size_t)s->dims[0] * dy * dz * sizeof(*v))))
+		return free(cnt), -1;
+	for (i = 0; i < (size_t)s->dims[0] * dy * dz; i++) {
+		if (!cnt[i])
+			continue;
+		q[0] = (int)(i / (dy * dz));
+		q[1] = (int)(i / dz % dy);
+		q[2] = (int)(i % dz);
+		v[n++] = (struct dpairs){ torus_qdist(s, q), cnt[i] };
+	}
+	hist_flush(h, v, n);
+	free(v);
+	free(cnt);
+	return 0;
+}
+
+/* Random host pairs (deterministic generator): routers unevenly filled and too many for every pair. */
+static void torus_sample(topo_cluster_t c, const long *nodes, size_t n, json_t *h)
 {
 	uint64_t x = 88172645463325252ULL;
-	size_t i;
+	struct dpairs *v = malloc(SAMPLE_PAIRS * sizeof(*v));
+	size_t i, k = 0;
 
-	for (i = 0; i < SAMPLE_PAIRS && n > 1; i++) {
+	for (i = 0; v && i < SAMPLE_PAIRS && n > 1; i++) {
 		size_t a, b;
 
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -226,81 +370,77 @@ static void hist_sample(topo_cluster_t c, const struct leafhost *v, size_t n, pa
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		b = (size_t)(x % n);
 		if (a != b)
-			hist_add(h, dist(c, v[a].host, v[b].host), 1);
+			v[k++] = (struct dpairs){ topo_torus_node_distance(c, nodes[a], nodes[b]), 1 };
 	}
+	if (v)
+		hist_flush(h, v, k);
+	free(v);
 }
 
-/* Exact: one distance per pair of groups (leaf switches, torus routers), times the host pairs under
- * them. v is sorted by group; group -1 holds hosts attached to nothing. */
-static void hist_exact(topo_cluster_t c, const struct leafhost *v, size_t n, pair_dist_t dist, json_t *h)
+static int cmp_long(const void *pa, const void *pb)
 {
-	size_t i, j, ni, nj;
+	long a = *(const long *)pa, b = *(const long *)pb;
 
-	for (i = 0; i < n; i += ni) {
-		for (ni = 1; i + ni < n && v[i + ni].leaf == v[i].leaf; ni++)
-			;
-		if (v[i].leaf < 0) { /* unconnected to everyone */
-			hist_add(h, -1, (json_int_t)(ni * (ni - 1) / 2 + ni * (n - i - ni)));
-			continue;
-		}
-		if (ni > 1)
-			hist_add(h, dist(c, v[i].host, v[i + 1].host), (json_int_t)(ni * (ni - 1) / 2));
-		for (j = i + ni; j < n; j += nj) {
-			for (nj = 1; j + nj < n && v[j + nj].leaf == v[j].leaf; nj++)
-				;
-			hist_add(h, v[j].leaf < 0 ? -1 : dist(c, v[i].host, v[j].host), (json_int_t)(ni * nj));
-		}
-	}
+	return a < b ? -1 : a > b;
 }
 
-/* Hosts of the network with their group: leaf switch (fabric) or router (torus). */
-static size_t network_hosts(topo_cluster_t c, int torus, struct leafhost *v)
+/* The torus: in closed form when every router holds as many hosts, else router pairs, else sampled. */
+static void torus_histogram(topo_cluster_t c, json_t *h, char *method, size_t len)
 {
-	const topo_torus_spec_t *spec = topo_torus(c);
-	const topo_fabric_t *f = topo_cluster_fabric(c);
-	size_t i, n = 0, nh = topo_nhosts(c);
+	const topo_torus_spec_t *s = topo_torus(c);
+	long nrouters = (long)s->dims[0] * s->dims[1] * s->dims[2];
+	size_t i, n = 0, nr = 0, nh = topo_nhosts(c);
+	long *nodes = malloc((nh + 1) * sizeof(*nodes)), *rt = malloc((nh + 1) * sizeof(*rt));
+	json_int_t *w = malloc((nh + 1) * sizeof(*w));
+	int uniform;
 
-	for (i = 0; i < nh; i++) {
-		long node = topo_host_torus_node(c, i), fh = topo_host_fabric_host(c, i);
+	if (!nodes || !rt || !w)
+		goto out;
+	for (i = 0; i < nh; i++)
+		if ((nodes[n] = topo_host_torus_node(c, i)) >= 0)
+			n++;
+	qsort(nodes, n, sizeof(*nodes), cmp_long);
+	for (i = 0; i < n; i++) { /* routers with hosts, and their host counts */
+		long r = nodes[i] / s->nodes_per_router;
 
-		if (torus && node >= 0)
-			v[n].leaf = node / spec->nodes_per_router;
-		else if (!torus && fh >= 0)
-			v[n].leaf = topo_fabric_host_leaf(f, (size_t)fh);
-		else
-			continue;
-		v[n++].host = i;
+		if (!nr || rt[nr - 1] != r) {
+			rt[nr] = r;
+			w[nr++] = 0;
+		}
+		w[nr - 1]++;
 	}
-	qsort(v, n, sizeof(*v), cmp_leafhost);
-	return n;
+	uniform = nr == (size_t)nrouters;
+	for (i = 1; uniform && i < nr; i++)
+		uniform = w[i] == w[0];
+	if (uniform && torus_closed_form(s, nrouters, w[0], h) == 0)
+		snprintf(method, len,
+			 "exact: link-cost-weighted torus distances in closed form (%ld torus routers, %lld hosts "
+			 "each)",
+			 nrouters, (long long)w[0]);
+	else if (nr <= MAX_EXACT_LEAVES && torus_router_pairs(s, rt, w, nr, h) == 0)
+		snprintf(method, len, "exact: one link-cost-weighted torus distance per pair of the %zu torus routers",
+			 nr);
+	else {
+		torus_sample(c, nodes, n, h);
+		snprintf(method, len, "sampled: %d random host pairs (%zu torus routers)", SAMPLE_PAIRS, nr);
+	}
+out:
+	free(nodes);
+	free(rt);
+	free(w);
 }
 
 static void hop_histogram(topo_cluster_t c, json_t *r)
 {
-	struct leafhost *v = malloc((topo_nhosts(c) ? topo_nhosts(c) : 1) * sizeof(*v));
 	json_t *h = json_object();
 	const topo_fabric_t *f = topo_cluster_fabric(c);
-	int torus = !f && topo_torus(c);
-	const char *unit = torus ? "torus routers" : "leaf switches";
-	size_t i, n, ngroups = 0;
-	char method[160];
+	char method[200];
 
 	snprintf(method, sizeof(method), "no network");
-	if (v && h && (f || topo_torus(c))) {
-		n = network_hosts(c, torus, v);
-		for (i = 0; i < n; i++)
-			ngroups += !i || v[i].leaf != v[i - 1].leaf;
-		if (ngroups <= MAX_EXACT_LEAVES) {
-			hist_exact(c, v, n, torus ? torus_dist : fabric_dist, h);
-			snprintf(method, sizeof(method), "exact: one %s per pair of the %zu %s",
-				 torus ? "link-cost-weighted torus distance" : "hop count", ngroups, unit);
-		} else {
-			hist_sample(c, v, n, torus ? torus_dist : fabric_dist, h);
-			snprintf(method, sizeof(method), "sampled: %d random host pairs (%zu %s)", SAMPLE_PAIRS,
-				 ngroups, unit);
-		}
-	}
-	free(v);
+	if (h && f)
+		fabric_histogram(c, f, h, method, sizeof(method));
+	else if (h && topo_torus(c))
+		torus_histogram(c, h, method, sizeof(method));
 	json_object_set_new(r, "hop_histogram", h ? h : json_object());
 	json_object_set_new(r, "hop_histogram_method", json_string(method));
 }
