@@ -256,10 +256,11 @@ static void describe_listeners(const srv_ctx_t *ctx, char *buf, size_t len)
 
 static int fail(const char *step, const rm_error_t *err)
 {
-	char msg[600];
+	char msg[600], safe[4 * sizeof(msg)];
 
 	rm_error_format(err, msg, sizeof(msg));
-	fprintf(stderr, "rankmapd: %s: %s\n", step, msg);
+	srv_log_escape(msg, safe, sizeof(safe));
+	fprintf(stderr, "rankmapd: %s: %s\n", step, safe);
 	srv_log(SRV_LOG_ERR, "%s: %s", step, msg);
 	return 1;
 }

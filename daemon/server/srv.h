@@ -32,7 +32,12 @@ enum { SRV_LOG_ERR = 3, SRV_LOG_WARNING = 4, SRV_LOG_NOTICE = 5, SRV_LOG_INFO = 
 /* Sends messages to stderr (foreground != 0) or syslog from now on; level is the most verbose kept. */
 void srv_log_open(int foreground, int level);
 void srv_log_close(void);
+/* Logs one line. Control characters in the message (whatever its arguments hold) are escaped
+ * (srv_log_escape), so no field can break the line or forge another. */
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Copies in to out (len bytes, always terminated; cut at a whole escape) with C0 controls and DEL as
+ * \n, \r, \t or \xNN and the UTF-8 C1 controls (U+0080..U+009F) as \u00NN. Returns the length. */
+size_t srv_log_escape(const char *in, char *out, size_t len);
 /* Around fork() (srv_child.c): prepare takes the log lock, parent releases it, child re-initialises it
  * and closes syslog's connection; srv_log_child_reopen() reconnects once the child closed its other
  * descriptors. */
@@ -245,8 +250,14 @@ int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err);
 
 /* Writes data to dir/name atomically and durably: tmp file, fsync, rename, fsync dir. */
 int srv_state_write_file(const char *dir, const char *name, const void *data, size_t len, rm_error_t *err);
-/* Prepares the state directory (creates it and its registrations/ subdirectory, mode 0700). */
+/* Prepares the state directory (creates it and its registrations/ subdirectory, mode 0700). Refuses
+ * (err names the path, its owner and mode) either of them when it is not owned by the daemon's
+ * effective uid or root, or is writable by its group or others (srv_state_check_owner). */
 int srv_state_init(const char *state_dir, rm_error_t *err);
+/* 0 when the file or directory path (its stat st) is owned by the daemon's uid or root and not
+ * writable by group or others; else -1 with errno EPERM and err naming path, owner and mode. */
+struct stat;
+int srv_state_check_owner(const char *path, const struct stat *st, rm_error_t *err);
 /* Loads every saved registration into ctx (called once at start). */
 int srv_state_load_registrations(srv_ctx_t *ctx, rm_error_t *err);
 /* Saves one registration durably; path receives the file's path. */

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,34 @@ int srv_state_write_file(const char *dir, const char *name, const void *data, si
 	return 0;
 }
 
+/* "uid 1000 (alice)" or "uid 1000". */
+static void describe_uid(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+		snprintf(buf, len, "uid %u (%s)", (unsigned)uid, res->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+}
+
+int srv_state_check_owner(const char *path, const struct stat *st, rm_error_t *err)
+{
+	char owner[300], self[300];
+
+	if ((st->st_uid == geteuid() || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return 0;
+	describe_uid(st->st_uid, owner, sizeof(owner));
+	describe_uid(geteuid(), self, sizeof(self));
+	errno = EPERM;
+	return rm_error_set(err, path, 0, 0,
+			    "refused: owned by %s with mode %04o; it must be owned by rankmapd's %s or root and "
+			    "writable by no group or other user (chown and chmod go-w it), or any of them could "
+			    "plant registrations or hold the lock",
+			    owner, (unsigned)(st->st_mode & 07777), self);
+}
+
 static int make_dir(const char *path, rm_error_t *err)
 {
 	struct stat st;
@@ -97,7 +126,7 @@ static int make_dir(const char *path, rm_error_t *err)
 		return rm_error_set(err, path, 0, 0, "cannot create directory: %s", strerror(errno));
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return rm_error_set(err, path, 0, 0, "not a directory");
-	return 0;
+	return srv_state_check_owner(path, &st, err);
 }
 
 int srv_state_init(const char *state_dir, rm_error_t *err)
