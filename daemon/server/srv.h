@@ -102,6 +102,8 @@ typedef struct srv_config {
 	int worker_cpu_limit_s;     /* CPU limit of one isolated request (RLIMIT_CPU) */
 	size_t worker_memory_limit; /* bytes a worker process may map beyond the daemon's size (RLIMIT_AS) */
 	size_t pattern_quota;       /* bytes of learned patterns kept per user (LRU beyond) */
+	int max_workers_per_uid;    /* workers one user's requests may hold at once (0: workers - 1) */
+	int max_time_budget_ms;     /* the largest map time_budget_ms a user other than root/slurm_user gets */
 	int log_level;
 	int foreground;
 } srv_config_t;
@@ -311,9 +313,35 @@ typedef struct srv_job {
 	void (*internal)(srv_ctx_t *ctx);
 	char *out; /* filled by the worker: the encoded response frame */
 	size_t out_len;
-	size_t charged;    /* the loop's accounting (srv_limits), released when the job comes back; */
-	uid_t charged_uid; /* the pool does not touch these */
+	size_t charged;                    /* the loop's accounting (srv_limits), released when the job comes back; */
+	uid_t charged_uid;                 /* the pool does not touch these */
+	struct srv_sched_user *sched_user; /* srv_sched.c: the user whose queue it is in (NULL: internal) */
 } srv_job_t;
+
+/* ---- fair service (srv_sched.c) ---------------------------------------------------------------- */
+
+/* The order in which queued jobs start: one FIFO per uid (job->peer.uid), and a free worker takes the
+ * next job of the user with the fewest jobs running (round robin among equals); with 2 workers or
+ * more, the last free worker is kept for a user with nothing running (so one user holds at most
+ * workers - 1); a user never runs more than max_per_uid (0: no bound beyond that). Internal jobs
+ * (conn_id 0) go first. Not thread-safe: the pool calls it under its lock. */
+typedef struct srv_sched srv_sched_t;
+
+/* NULL on ENOMEM. */
+srv_sched_t *srv_sched_create(int workers, int max_per_uid);
+/* Frees s (not the jobs: srv_sched_drain them first). NULL is fine. */
+void srv_sched_destroy(srv_sched_t *s);
+/* Queues job (borrowed until popped or drained). */
+void srv_sched_push(srv_sched_t *s, srv_job_t *job);
+/* The job a free worker runs now (counted as running), or NULL when none may start now. */
+srv_job_t *srv_sched_pop(srv_sched_t *s);
+/* A popped job finished. */
+void srv_sched_done(srv_sched_t *s, srv_job_t *job);
+/* Takes every queued job out (a list through ->next). */
+srv_job_t *srv_sched_drain(srv_sched_t *s);
+/* Jobs of uid running now; jobs queued in all. */
+int srv_sched_running(const srv_sched_t *s, uid_t uid);
+int srv_sched_queued(const srv_sched_t *s);
 
 typedef struct srv_workers srv_workers_t;
 

@@ -1,8 +1,9 @@
 /*
  * daemon/server/srv_workers.c: a small pool of threads running the requests that take time (map, report,
  * register, reload, ...), so that the event loop keeps answering ping and accepting clients.
- * Jobs go in through a FIFO; finished jobs come back through a second list and an eventfd that wakes
- * the loop. With isolation = process, each thread owns a worker process (srv_child.c) and hands it
+ * Jobs go in through the fair scheduler (srv_sched.c: one queue per user, served in turn, and a worker
+ * kept for users with nothing running); finished jobs come back through a list and an eventfd that
+ * wakes the loop. With isolation = process, each thread owns a worker process (srv_child.c) and hands it
  * the requests that run engines; the rest (register, reload, hosts, internal jobs) run in the thread.
  * Stopping never waits on a stuck request: a second eventfd wakes threads waiting on their process,
  * which is killed, and threads busy in the daemon itself get SRV_STOP_WAIT_MS.
@@ -30,8 +31,8 @@ struct srv_workers {
 	srv_ctx_t *ctx;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	srv_job_t *head, *tail; /* queued */
-	srv_job_t *done;        /* finished, newest first */
+	srv_sched_t *sched; /* queued and running jobs */
+	srv_job_t *done;    /* finished, newest first */
 	int pending;
 	int stopping;
 	int efd;
@@ -116,26 +117,24 @@ static void *worker_main(void *arg)
 		srv_child_start(wk->child); /* forked by this thread: the process dies with it */
 	for (;;) {
 		pthread_mutex_lock(&w->lock);
-		while (!w->head && !w->stopping)
+		while (!w->stopping && !(job = srv_sched_pop(w->sched)))
 			pthread_cond_wait(&w->cond, &w->lock);
 		if (w->stopping) {
 			pthread_mutex_unlock(&w->lock);
 			break;
 		}
-		job = w->head;
-		w->head = job->next;
-		if (!w->head)
-			w->tail = NULL;
 		pthread_mutex_unlock(&w->lock);
 
 		if (run_job(wk, job) < 0) {
-			srv_job_free(job);
+			srv_job_free(job); /* stopping: the scheduler is not used any more */
 			break;
 		}
 
 		pthread_mutex_lock(&w->lock);
+		srv_sched_done(w->sched, job);
 		job->next = w->done;
 		w->done = job;
+		pthread_cond_broadcast(&w->cond); /* a job held back for this user or by the reserve may start */
 		pthread_mutex_unlock(&w->lock);
 		if (write(w->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			srv_log(SRV_LOG_ERR, "eventfd write: %s", strerror(errno));
@@ -156,6 +155,12 @@ srv_workers_t *srv_workers_start(srv_ctx_t *ctx, int n, rm_error_t *err)
 		return NULL;
 	}
 	w->ctx = ctx;
+	if (!(w->sched = srv_sched_create(n, ctx->cfg.max_workers_per_uid))) {
+		free(w->wk);
+		free(w);
+		rm_error_set(err, "workers", 0, 0, "no memory");
+		return NULL;
+	}
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -192,13 +197,8 @@ int srv_workers_notify_fd(srv_workers_t *w, int *fd)
 
 void srv_workers_submit(srv_workers_t *w, srv_job_t *job)
 {
-	job->next = NULL;
 	pthread_mutex_lock(&w->lock);
-	if (w->tail)
-		w->tail->next = job;
-	else
-		w->head = job;
-	w->tail = job;
+	srv_sched_push(w->sched, job);
 	w->pending++;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
@@ -276,10 +276,11 @@ int srv_workers_stop(srv_workers_t *w)
 			left > 1 ? "s are" : " is", SRV_STOP_WAIT_MS);
 		return -1;
 	}
-	for (j = w->head; j; j = next) {
+	for (j = srv_sched_drain(w->sched); j; j = next) {
 		next = j->next;
 		srv_job_free(j);
 	}
+	srv_sched_destroy(w->sched);
 	for (j = w->done; j; j = next) {
 		next = j->next;
 		srv_job_free(j);
