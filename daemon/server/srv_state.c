@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,11 +130,44 @@ static int make_dir(const char *path, rm_error_t *err)
 	return srv_state_check_owner(path, &st, err);
 }
 
+/* Every directory above state_dir (resolved) must be owned by the daemon's uid or root, and writable by
+ * group or others only with the sticky bit (/tmp): else its owner or writers could move the state
+ * directory away and put their own in its place (munged checks its directories' parents the same way). */
+static int check_parents(const char *state_dir, rm_error_t *err)
+{
+	char real[PATH_MAX], owner[300], *slash;
+	struct stat st;
+
+	if (!realpath(state_dir, real))
+		return rm_error_set(err, state_dir, 0, 0, "cannot resolve: %s", strerror(errno));
+	while ((slash = strrchr(real, '/'))) {
+		if (slash == real)
+			slash[1] = '\0'; /* "/" itself, last */
+		else
+			*slash = '\0';
+		if (stat(real, &st) < 0)
+			return rm_error_set(err, real, 0, 0, "cannot stat: %s", strerror(errno));
+		if ((st.st_uid != geteuid() && st.st_uid != 0) ||
+		    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+			describe_uid(st.st_uid, owner, sizeof(owner));
+			errno = EPERM;
+			return rm_error_set(err, state_dir, 0, 0,
+					    "refused: its parent %s is owned by %s with mode %04o; every directory "
+					    "above the state directory must be owned by rankmapd's user or root and "
+					    "writable by no one else (unless sticky, as /tmp)",
+					    real, owner, (unsigned)(st.st_mode & 07777));
+		}
+		if (!strcmp(real, "/"))
+			break;
+	}
+	return 0;
+}
+
 int srv_state_init(const char *state_dir, rm_error_t *err)
 {
 	char path[4096];
 
-	if (make_dir(state_dir, err) < 0)
+	if (make_dir(state_dir, err) < 0 || check_parents(state_dir, err) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/registrations", state_dir);
 	return make_dir(path, err);

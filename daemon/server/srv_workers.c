@@ -110,7 +110,7 @@ static void *worker_main(void *arg)
 {
 	worker_t *wk = arg;
 	srv_workers_t *w = wk->w;
-	srv_job_t *job;
+	srv_job_t *job = NULL;
 	uint64_t one = 1;
 
 	if (wk->child)

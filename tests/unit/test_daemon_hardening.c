@@ -5,8 +5,9 @@
  *     worker) are escaped: every line of the log starts with the daemon's prefix and holds no control
  *     byte; srv_log_escape itself on every byte value, and a short buffer never splits an escape.
  *  2. The state directory: owned by another user, group- or world-writable (the directory, its
- *     registrations/ subdirectory, the lock file) makes rankmapd refuse to start, exit 1, with an
- *     error naming the path, the owner and the mode; owned by root with mode 0700 it starts.
+ *     registrations/ subdirectory, the lock file, a parent directory without the sticky bit) makes
+ *     rankmapd refuse to start, exit 1, with an error naming the path, the owner and the mode; owned by
+ *     root with mode 0700 (under /tmp, sticky) it starts.
  *  3. A pattern larger than pattern_quota (5.6 MB against the default 4 MiB, as in the issue's 15.8 MB)
  *     is refused with bad_request naming the quota, and the user's patterns stored before are all
  *     still there; a pattern within the quota still evicts the least recently used as before.
@@ -207,6 +208,21 @@ static void test_state_dir(const char *data)
 	chown(path, 0, 0);
 	rc = start_state(&d, log, sizeof(log));
 	check(rc == 0, "owned by root, mode 0700: rankmapd starts (rc %d): %s", rc, log);
+	snprintf(path, sizeof(path), "%s/p", d.dir); /* a good state directory inside nobody's directory */
+	mkdir(path, 0755);
+	chown(path, nobody->pw_uid, nobody->pw_gid);
+	snprintf(d.state, sizeof(d.state), "%s/p/state", d.dir);
+	rc = start_state(&d, log, sizeof(log));
+	check(rc == 1 && strstr(log, "its parent") && strstr(log, path) && strstr(log, "(nobody)"),
+	      "a parent directory owned by nobody: refused, naming it (rc %d): %s", rc, log);
+	chown(path, 0, 0);
+	chmod(path, 0777);
+	rc = start_state(&d, log, sizeof(log));
+	check(rc == 1 && strstr(log, "mode 0777"), "a world-writable parent without the sticky bit: refused (rc %d)",
+	      rc);
+	chmod(path, 01777);
+	rc = start_state(&d, log, sizeof(log));
+	check(rc == 0, "a sticky world-writable parent (as /tmp) is fine (rc %d): %s", rc, log);
 	td_cleanup(&d);
 }
 
