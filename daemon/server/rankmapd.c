@@ -315,8 +315,9 @@ int main(int argc, char **argv)
 		goto out_sock;
 	}
 	describe_listeners(&ctx, where, sizeof(where));
-	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers, isolation %s)", RANKMAP_VERSION, where,
-		ctx.cfg.state_dir, ctx.cfg.workers, ctx.cfg.isolation == SRV_ISOLATE_PROCESS ? "process" : "thread");
+	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers and a reserve one, isolation %s)",
+		RANKMAP_VERSION, where, ctx.cfg.state_dir, ctx.cfg.workers,
+		ctx.cfg.isolation == SRV_ISOLATE_PROCESS ? "process" : "thread");
 	if (ctx.test_faults)
 		srv_log(SRV_LOG_WARNING,
 			"RANKMAP_TEST_FAULTS=1: test-only fault engines enabled (never in production)");

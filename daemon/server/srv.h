@@ -102,7 +102,7 @@ typedef struct srv_config {
 	int worker_cpu_limit_s;     /* CPU limit of one isolated request (RLIMIT_CPU) */
 	size_t worker_memory_limit; /* bytes a worker process may map beyond the daemon's size (RLIMIT_AS) */
 	size_t pattern_quota;       /* bytes of learned patterns kept per user (LRU beyond) */
-	int max_workers_per_uid;    /* workers one user's requests may hold at once (0: workers - 1) */
+	int max_workers_per_uid;    /* workers one user's requests may hold at once (0: no bound) */
 	int max_time_budget_ms;     /* the largest map time_budget_ms a user other than root/slurm_user gets */
 	int log_level;
 	int foreground;
@@ -320,11 +320,12 @@ typedef struct srv_job {
 
 /* ---- fair service (srv_sched.c) ---------------------------------------------------------------- */
 
-/* The order in which queued jobs start: one FIFO per uid (job->peer.uid), and a free worker takes the
- * next job of the user with the fewest jobs running (round robin among equals); with 2 workers or
- * more, the last free worker is kept for a user with nothing running (so one user holds at most
- * workers - 1); a user never runs more than max_per_uid (0: no bound beyond that). Internal jobs
- * (conn_id 0) go first. Not thread-safe: the pool calls it under its lock. */
+/* The order in which queued jobs start: one FIFO per uid (job->peer.uid); a free regular worker takes the
+ * next job of the user with the fewest jobs running (round robin among equals), whoever that is (work-
+ * conserving: one user alone may use every regular worker); the one reserve worker beyond them takes
+ * only the oldest job of a user with nothing running, and only while every regular worker is busy; a
+ * user never runs more than max_per_uid (0: no bound). Internal jobs (conn_id 0) go first, on regular
+ * workers. Not thread-safe: the pool calls it under its lock. */
 typedef struct srv_sched srv_sched_t;
 
 /* NULL on ENOMEM. */
@@ -333,8 +334,11 @@ srv_sched_t *srv_sched_create(int workers, int max_per_uid);
 void srv_sched_destroy(srv_sched_t *s);
 /* Queues job (borrowed until popped or drained). */
 void srv_sched_push(srv_sched_t *s, srv_job_t *job);
-/* The job a free worker runs now (counted as running), or NULL when none may start now. */
-srv_job_t *srv_sched_pop(srv_sched_t *s);
+/* The job a free worker runs now (counted as running), or NULL when none may start now; reserve: the
+ * caller is the reserve worker. */
+srv_job_t *srv_sched_pop(srv_sched_t *s, int reserve);
+/* Whether the reserve worker would get a job now (srv_sched_pop(s, 1) != NULL). */
+int srv_sched_reserve_wanted(const srv_sched_t *s);
 /* A popped job finished. */
 void srv_sched_done(srv_sched_t *s, srv_job_t *job);
 /* Takes every queued job out (a list through ->next). */
@@ -345,7 +349,8 @@ int srv_sched_queued(const srv_sched_t *s);
 
 typedef struct srv_workers srv_workers_t;
 
-/* Starts n worker threads. */
+/* Starts n regular worker threads and the reserve one (srv_sched.c), each with its worker process when
+ * isolation = process. */
 srv_workers_t *srv_workers_start(srv_ctx_t *ctx, int n, rm_error_t *err);
 /* The eventfd that becomes readable when jobs finish. Returns 0. */
 int srv_workers_notify_fd(srv_workers_t *w, int *fd);

@@ -1,20 +1,23 @@
 /*
  * daemon/server/srv_sched.c: which queued job a free worker runs next (fair service between users).
  *
- * Each uid has its own FIFO of jobs. A free worker takes the next job of the user that has the fewest
- * jobs running among those with jobs queued; users with equally many running are served in turn (round
- * robin: a user served goes to the back of its new rank). Two bounds on one user's share:
- *  - the reserve: with two workers or more, the last free worker only goes to a user with nothing
- *    running, so a user whose first request arrives always finds a worker at once, or the next one
- *    that frees up, however many long requests others keep running; one user alone therefore holds at
- *    most workers - 1 of them;
- *  - max_workers_per_uid (rankmapd.conf, 0: none beyond the reserve) bounds it further.
- * Internal jobs of the daemon (reload, fabric refresh: no connection) go first, in order.
- * Root and slurm_user are users like the others here.
+ * Each uid has its own FIFO of jobs. A free regular worker takes the next job of the user that has the
+ * fewest jobs running among those with jobs queued; users with equally many running are served in turn
+ * (round robin: a user served goes to the back of its new rank). The pool is work-conserving: any
+ * regular worker serves any user, so one user alone may use every one of them (a daemon whose only
+ * client is slurmd registering hosts at boot, or one big job, runs at full speed).
+ * Beside the regular workers there is one reserve worker (srv_workers.c starts worker_threads + 1): it
+ * only takes the oldest job of a user with nothing running, and only while every regular worker is busy,
+ * so a user whose first request arrives while others keep every regular worker on long work starts at
+ * once, never behind them. A user's requests beyond the first wait for a regular worker.
+ * max_workers_per_uid (rankmapd.conf, 0: no bound) caps the jobs one user has running, the reserve's
+ * included.
+ * Internal jobs of the daemon (reload, fabric refresh: no connection) go first, on regular workers, in
+ * order. Root and slurm_user are users like the others here.
  *
  * Users with jobs queued sit in ready[r], r being how many jobs they have running (a doubly-linked
  * list each, oldest first): the lowest non-empty list holds the next user, in O(1) amortised per job
- * plus a scan of at most workers + 1 list heads. Users with nothing queued or running are forgotten.
+ * plus a scan of at most workers + 2 list heads. Users with nothing queued or running are forgotten.
  * No locks: srv_workers.c calls this under its own.
  */
 #include <errno.h>
@@ -35,11 +38,12 @@ typedef struct rlist {
 } rlist_t;
 
 struct srv_sched {
-	int workers, max_per_uid, reserve;
-	int running;              /* jobs handed out and not done, internal ones included */
+	int workers, max_per_uid;
+	int running;              /* jobs on regular workers, internal ones included */
+	srv_job_t *reserve_job;   /* the job on the reserve worker, or NULL */
 	int queued;               /* jobs queued, internal ones included */
 	srv_job_t *ihead, *itail; /* internal jobs */
-	rlist_t *ready;           /* [workers + 1] */
+	rlist_t *ready;           /* [workers + 2]: a user runs at most workers + 1 */
 	user_t **tab;             /* hash of users, chained; cap a power of two */
 	size_t cap, n;
 };
@@ -56,10 +60,9 @@ srv_sched_t *srv_sched_create(int workers, int max_per_uid)
 	if (!s)
 		return NULL;
 	s->workers = workers < 1 ? 1 : workers;
-	s->reserve = s->workers >= 2;
-	s->max_per_uid = max_per_uid > 0 ? max_per_uid : s->workers;
+	s->max_per_uid = max_per_uid > 0 ? max_per_uid : s->workers + 1;
 	s->cap = 64;
-	s->ready = calloc((size_t)s->workers + 1, sizeof(*s->ready));
+	s->ready = calloc((size_t)s->workers + 2, sizeof(*s->ready));
 	s->tab = calloc(s->cap, sizeof(*s->tab));
 	if (!s->ready || !s->tab) {
 		srv_sched_destroy(s);
@@ -200,26 +203,11 @@ void srv_sched_push(srv_sched_t *s, srv_job_t *job)
 		ready_add(s, u);
 }
 
-srv_job_t *srv_sched_pop(srv_sched_t *s)
+/* Takes u's oldest job, now running. */
+static srv_job_t *take(srv_sched_t *s, user_t *u)
 {
 	srv_job_t *job;
-	user_t *u = NULL;
-	int r, idle = s->workers - s->running;
 
-	if (idle <= 0)
-		return NULL;
-	if ((job = s->ihead)) {
-		if (!(s->ihead = job->next))
-			s->itail = NULL;
-		job->next = NULL;
-		s->queued--;
-		s->running++;
-		return job;
-	}
-	for (r = 0; r <= s->workers && !(u = s->ready[r].head); r++)
-		;
-	if (!u || r >= s->max_per_uid || (r > 0 && s->reserve && idle < 2))
-		return NULL; /* the last free worker waits for a user with nothing running */
 	ready_del(s, u);
 	job = u->head;
 	if (!(u->head = job->next))
@@ -230,15 +218,48 @@ srv_job_t *srv_sched_pop(srv_sched_t *s)
 	if (u->queued)
 		ready_add(s, u);
 	s->queued--;
-	s->running++;
 	return job;
+}
+
+int srv_sched_reserve_wanted(const srv_sched_t *s)
+{
+	return !s->reserve_job && s->running >= s->workers && s->ready[0].head;
+}
+
+srv_job_t *srv_sched_pop(srv_sched_t *s, int reserve)
+{
+	srv_job_t *job;
+	user_t *u = NULL;
+	int r;
+
+	if (reserve) /* only a user with nothing running, and only while no regular worker is free */
+		return srv_sched_reserve_wanted(s) ? (s->reserve_job = take(s, s->ready[0].head)) : NULL;
+	if (s->running >= s->workers)
+		return NULL;
+	if ((job = s->ihead)) {
+		if (!(s->ihead = job->next))
+			s->itail = NULL;
+		job->next = NULL;
+		s->queued--;
+		s->running++;
+		return job;
+	}
+	for (r = 0; r < s->max_per_uid && r <= s->workers + 1 && !(u = s->ready[r].head); r++)
+		;
+	if (!u)
+		return NULL; /* nothing queued, or every user with jobs queued is at max_workers_per_uid */
+	s->running++;
+	return take(s, u);
 }
 
 void srv_sched_done(srv_sched_t *s, srv_job_t *job)
 {
 	user_t *u = job->sched_user;
 
-	s->running--;
+	if (job == s->reserve_job)
+		s->reserve_job = NULL;
+	else
+		s->running--;
 	job->sched_user = NULL;
 	if (!u)
 		return;

@@ -5,8 +5,13 @@
 #  1. A keeps two map requests running that never end by themselves (the test-only engine test:sleep,
 #     RANKMAP_TEST_FAULTS=1: a stand-in for any long map, whatever the machine's load); then B sends five
 #     4-rank maps one after the other, each with the MPI library's 5 s deadline: all five are answered
-#     within it, although A's second request was queued first. With the old single FIFO, A's two requests
-#     held both workers and B's first map got no answer. root's map is served as well.
+#     within it (on the reserve worker: A holds both regular ones). With the old single FIFO, A's two
+#     requests held both workers and B's first map got no answer. root's map is served as well.
+#  1b. One user alone uses every regular worker (the pool is work-conserving): A's two maps that take 5 s
+#     each (test:nap:5000) run at once, both answered about 5 s after they were sent (one worker at a
+#     time would answer the second after 10 s); A's third, sent while they run, waits for a regular
+#     worker (about 10 s after the first two were sent), never the reserve, which is kept for users with
+#     nothing running.
 #  2. A asks for a `refine` map with time_budget_ms 60000 (the issue's request): the daemon cuts the
 #     budget to max_time_budget (2 s by default, 500 ms when configured) and says so in the response's
 #     warnings; root's request is not cut, nor B's within the cap.
@@ -122,6 +127,37 @@ for p in $BG_PIDS; do kill "$p" 2>/dev/null; done
 BG_PIDS=
 stop_rankmapd
 
+# ---- 1b. one user alone uses every regular worker; the reserve is not for it -------------------------------
+conf solo ""
+SOCK=$T/solo/sock
+if start_rankmapd_env RANKMAP_TEST_FAULTS=1 "$T/solo/rankmapd.conf" "$SOCK" "$T/solo/log" --state-dir "$T/solo/state"; then
+	rm -f "$T/a/"*.sent
+	for i in 1 2; do
+		asuser rankmap-fair-a $PY "$T/req.py" "$SOCK" test:nap:5000 2x2 0 60 "$T/a/$i.sent" >"$T/n$i.out" 2>&1 &
+		eval "N$i=\$!"
+	done
+	n=0
+	while [ $n -lt 100 ] && ! { [ -e "$T/a/1.sent" ] && [ -e "$T/a/2.sent" ]; }; do sleep 0.1; n=$((n + 1)); done
+	sleep 1 # both started (or the second queued, with one worker at a time)
+	asuser rankmap-fair-a $PY "$T/req.py" "$SOCK" test:nap:5000 2x2 0 60 >"$T/n3.out" 2>&1 &
+	N3=$!
+	wait "$N1" "$N2" "$N3"
+	for i in 1 2 3; do echo "A nap $i: $(cat "$T/n$i.out")"; done
+	set -- $(cat "$T/n1.out") x 99999
+	e1=$2
+	set -- $(cat "$T/n2.out") x 99999
+	e2=$2
+	set -- $(cat "$T/n3.out") x 0
+	e3=$2 c3=$1
+	expect "one user alone: its two 5 s maps ran at once on the 2 workers (answered after $e1 and $e2 ms; one at a time would take 10 s for the second)" \
+		test "$e1" -ge 5000 -a "$e1" -lt 7500 -a "$e2" -ge 5000 -a "$e2" -lt 7500
+	expect "its third waited for a regular worker, not the reserve (answered after $e3 ms, about 4 s later than on the reserve; $c3)" \
+		test "$c3" = failed -a "$e3" -ge 7000
+	stop_rankmapd
+else
+	notok "rankmapd (solo) did not start: $(tail -3 "$T/solo/log")"
+fi
+
 # ---- 2. time budgets a waiting MPI job can afford ------------------------------------------------------------
 check_budget() { # conf dir, extra, cap
 	conf "$1" "$2"
@@ -162,7 +198,7 @@ for bad in "max_time_budget = 61s" "max_time_budget = 0" "max_workers_per_uid = 
 done
 out=$("$BIN/rankmapd" --config "$T/two/rankmapd.conf" --print-config 2>&1)
 case "$out" in
-*"max_workers_per_uid = 0"*"max_time_budget = 2000ms"*) ok "defaults: max_workers_per_uid 0 (workers - 1), max_time_budget 2 s" ;;
+*"max_workers_per_uid = 0"*"max_time_budget = 2000ms"*) ok "defaults: max_workers_per_uid 0 (no bound), max_time_budget 2 s" ;;
 *) notok "defaults not printed: $out" ;;
 esac
 finish

@@ -1,12 +1,16 @@
 /*
  * tests/unit/test_daemon_sched.c: rankmapd's fair service (daemon/server/srv_sched.c). Worked cases first:
- * the attack of issue 24 (user A keeps two long maps going; B's map must start at once), round robin
- * between users, max_workers_per_uid, one worker, internal jobs first, draining. Then a long random
- * run of arrivals and completions for many users and pool sizes, each decision checked against the
- * rule stated in srv.h, worked out here from a plain list of every job: the job started belongs to a
- * user with the fewest jobs running among those with jobs waiting and is that user's oldest; the last
- * free worker goes only to a user with nothing running; no user runs more than its cap; no worker stays
- * idle while a job that the rule allows waits; every job starts exactly once.
+ * one user alone uses every regular worker (a daemon with one active user runs at full speed); the attack
+ * of issue 24 (user A keeps every regular worker on long maps; B's map must start at once, on the reserve
+ * worker); the reserve never serves a user with something running, never an internal job, never while a
+ * regular worker is free; round robin between users; max_workers_per_uid (the reserve's job counted);
+ * internal jobs first; draining. Then long random runs of arrivals (users' and internal jobs) and
+ * completions for many users and pool sizes, each decision checked against the rule stated in srv.h,
+ * worked out here from a plain list of every job: a regular worker starts the oldest internal job if any,
+ * else the oldest job of a user with the fewest jobs running among those with jobs waiting, below its cap;
+ * the reserve starts only the oldest job of a user with nothing running, only while every regular worker
+ * is busy; no worker stays idle while a job that the rule allows it waits; no user runs more than its
+ * cap; every job starts exactly once.
  */
 #include "tests/harness.h"
 
@@ -27,35 +31,83 @@ static srv_job_t *job(uid_t uid)
 	return j;
 }
 
+static srv_job_t *internal_job(void)
+{
+	srv_job_t *j = job(0);
+
+	j->conn_id = 0; /* no connection: the daemon's own (reload, fabric refresh) */
+	return j;
+}
+
 static uid_t uid_of(const srv_job_t *j)
 {
 	return j ? j->peer.uid : (uid_t)-1;
 }
 
+#define REG 0 /* srv_sched_pop's second argument: a regular worker asks */
+#define RES 1 /* the reserve worker asks */
+
+static void test_one_user_alone(void)
+{
+	srv_sched_t *s = srv_sched_create(4, 0);
+	srv_job_t *got[4];
+	int i, n = 0;
+
+	njobs = 0;
+	for (i = 0; i < 6; i++)
+		srv_sched_push(s, job(1000));
+	for (i = 0; i < 4; i++)
+		n += (got[i] = srv_sched_pop(s, REG)) != NULL && uid_of(got[i]) == 1000;
+	check(n == 4, "one user alone: its jobs start on every one of the 4 regular workers (%d did)", n);
+	check(srv_sched_pop(s, RES) == NULL, "but not on the reserve: the user has jobs running");
+	check(srv_sched_running(s, 1000) == 4, "4 running");
+	srv_sched_done(s, got[2]);
+	check(srv_sched_pop(s, REG) == &jobs[4], "a freed worker takes its next job, in order");
+	srv_job_t *left = srv_sched_drain(s);
+	check(left == &jobs[5] && !left->next, "drain: its last job");
+	srv_sched_destroy(s);
+}
+
 static void test_issue_case(void)
 {
 	srv_sched_t *s = srv_sched_create(2, 0);
-	srv_job_t *a1, *a2, *b1, *b2, *got;
+	srv_job_t *a1, *a2, *a3, *b1, *b2, *c1, *in;
 
 	njobs = 0;
-	a1 = job(1000), a2 = job(1000);
+	a1 = job(1000), a2 = job(1000), a3 = job(1000);
 	srv_sched_push(s, a1);
 	srv_sched_push(s, a2);
-	check(srv_sched_pop(s) == a1, "A's first map starts");
-	check(srv_sched_pop(s) == NULL, "A's second map waits: the last free worker is kept for others");
+	srv_sched_push(s, a3);
+	check(srv_sched_pop(s, RES) == NULL, "the reserve waits while a regular worker is free");
+	check(srv_sched_pop(s, REG) == a1 && srv_sched_pop(s, REG) == a2, "A's two long maps hold both workers");
+	check(srv_sched_pop(s, REG) == NULL, "no third regular worker");
+	check(srv_sched_pop(s, RES) == NULL, "A's third does not get the reserve: A has maps running");
+	check(srv_sched_reserve_wanted(s) == 0, "nothing for the reserve");
+	in = internal_job();
+	srv_sched_push(s, in);
+	check(srv_sched_pop(s, RES) == NULL, "an internal job does not get the reserve either");
 	b1 = job(2000);
 	srv_sched_push(s, b1);
-	check(srv_sched_pop(s) == b1, "B's map starts at once although A's second was queued first");
-	b2 = job(2000);
+	check(srv_sched_reserve_wanted(s), "B arrives: the reserve is wanted");
+	check(srv_sched_pop(s, RES) == b1, "B's map starts at once on the reserve, although A's third came first");
+	b2 = job(2000), c1 = job(3000);
 	srv_sched_push(s, b2);
+	srv_sched_push(s, c1);
+	check(srv_sched_pop(s, RES) == NULL, "the reserve runs one job at a time: C waits");
 	srv_sched_done(s, b1);
-	got = srv_sched_pop(s);
-	check(got == b2, "the freed worker goes to B (nothing running) before A (one running): uid %d",
-	      (int)uid_of(got));
+	check(srv_sched_pop(s, REG) == NULL, "B's end frees no regular worker");
+	check(srv_sched_pop(s, RES) == c1, "the reserve goes to C (nothing running), not to B's second");
 	srv_sched_done(s, a1);
-	check(srv_sched_pop(s) == a2, "then A's second, once its first ended");
-	check(srv_sched_running(s, 1000) == 1 && srv_sched_running(s, 2000) == 1, "one each");
+	check(srv_sched_pop(s, REG) == in, "A's first ends: the internal job goes first");
+	srv_sched_done(s, in);
+	check(uid_of(srv_sched_pop(s, REG)) == 2000, "then B (nothing running) before A (one running)");
+	check(srv_sched_running(s, 1000) == 1 && srv_sched_running(s, 2000) == 1 && srv_sched_running(s, 3000) == 1,
+	      "one each");
+	srv_sched_done(s, c1);
 	srv_sched_done(s, a2);
+	check(srv_sched_pop(s, REG) == a3, "A's third once a regular worker is free");
+	check(srv_sched_pop(s, RES) == NULL, "the reserve stays idle while a regular worker is free");
+	srv_sched_done(s, a3);
 	srv_sched_done(s, b2);
 	check(srv_sched_queued(s) == 0 && s->n == 0, "users with nothing left are forgotten (%zu left)", s->n);
 	srv_sched_destroy(s);
@@ -74,11 +126,11 @@ static void test_round_robin(void)
 		srv_sched_push(s, job(20));
 	for (i = 0; i < 3; i++)
 		srv_sched_push(s, job(30));
-	for (i = 0; i < 9; i++) {
-		srv_job_t *j = srv_sched_pop(s);
+	for (i = 0; i < 9; i++) { /* the one regular worker only (the reserve left aside) */
+		srv_job_t *j = srv_sched_pop(s, REG);
 
 		order[i] = uid_of(j);
-		check(j && srv_sched_pop(s) == NULL, "one worker: one job at a time");
+		check(j && srv_sched_pop(s, REG) == NULL, "one regular worker: one job at a time");
 		if (j)
 			srv_sched_done(s, j);
 	}
@@ -98,24 +150,35 @@ static void test_cap_and_internal(void)
 	njobs = 0;
 	for (i = 0; i < 4; i++)
 		srv_sched_push(s, job(7));
-	check((got[0] = srv_sched_pop(s)) && (got[1] = srv_sched_pop(s)), "two of A's start");
-	check(srv_sched_pop(s) == NULL, "max_workers_per_uid 2: the third waits with two workers free");
-	in = job(0);
-	in->conn_id = 0; /* an internal job (reload) */
+	check((got[0] = srv_sched_pop(s, REG)) && (got[1] = srv_sched_pop(s, REG)), "two of A's start");
+	check(srv_sched_pop(s, REG) == NULL, "max_workers_per_uid 2: the third waits with two workers free");
+	in = internal_job();
 	srv_sched_push(s, in);
-	check(srv_sched_pop(s) == in, "internal jobs go first");
+	check(srv_sched_pop(s, REG) == in, "internal jobs go first");
 	srv_sched_push(s, job(0));
-	got[2] = srv_sched_pop(s);
+	got[2] = srv_sched_pop(s, REG);
 	check(uid_of(got[2]) == 0 && got[2]->conn_id, "root is a user like the others: its job takes the free worker");
 	srv_sched_done(s, got[0]);
-	check(srv_sched_pop(s) == NULL, "A's third waits: one of its jobs ended, but the one free worker is kept");
-	srv_sched_done(s, in);
-	got[3] = srv_sched_pop(s);
-	check(uid_of(got[3]) == 7, "A's third starts once two workers are free");
+	got[3] = srv_sched_pop(s, REG);
+	check(uid_of(got[3]) == 7, "one of A's ended: its third starts on the freed worker");
 	srv_job_t *left = srv_sched_drain(s);
 	for (i = 0; left; left = left->next)
 		i++;
 	check(i == 1 && srv_sched_queued(s) == 0, "drain returns the one job still queued (%d)", i);
+	srv_sched_destroy(s);
+
+	s = srv_sched_create(2, 1); /* the reserve's job counts against the cap */
+	njobs = 0;
+	srv_sched_push(s, job(1));
+	srv_sched_push(s, job(2));
+	srv_sched_push(s, job(3));
+	srv_sched_push(s, job(3));
+	check(uid_of(srv_sched_pop(s, REG)) == 1 && uid_of(srv_sched_pop(s, REG)) == 2, "users 1 and 2 on the workers");
+	check(uid_of(srv_sched_pop(s, RES)) == 3, "user 3's first on the reserve");
+	srv_sched_done(s, &jobs[0]);
+	check(srv_sched_pop(s, REG) == NULL, "cap 1: user 3's second waits although a regular worker is free");
+	srv_sched_done(s, &jobs[2]);
+	check(srv_sched_pop(s, REG) == &jobs[3], "and starts once its first ended");
 	srv_sched_destroy(s);
 }
 
@@ -123,6 +186,7 @@ static void test_cap_and_internal(void)
 
 typedef struct model {
 	int state[MAXJ]; /* 0 not yet pushed, 1 queued, 2 running, 3 done */
+	int where[MAXJ]; /* running on: REG or RES */
 	long seq[MAXJ];  /* push order */
 } model_t;
 
@@ -131,17 +195,17 @@ static int running_of(const model_t *m, uid_t uid)
 	int i, n = 0;
 
 	for (i = 0; i < njobs; i++)
-		n += m->state[i] == 2 && jobs[i].peer.uid == uid;
+		n += m->state[i] == 2 && jobs[i].conn_id && jobs[i].peer.uid == uid;
 	return n;
 }
 
-/* The fewest jobs running among users with a job queued, or -1 when nothing is queued. */
+/* The fewest jobs running among users with a job queued, or -1 when no user's job is queued. */
 static int fewest(const model_t *m)
 {
 	int i, best = -1;
 
 	for (i = 0; i < njobs; i++)
-		if (m->state[i] == 1) {
+		if (m->state[i] == 1 && jobs[i].conn_id) {
 			int r = running_of(m, jobs[i].peer.uid);
 			if (best < 0 || r < best)
 				best = r;
@@ -149,11 +213,23 @@ static int fewest(const model_t *m)
 	return best;
 }
 
+/* The oldest queued job of uid (internal: conn_id 0), or -1. */
+static int oldest(const model_t *m, int internal, uid_t uid)
+{
+	int i, k = -1;
+
+	for (i = 0; i < njobs; i++)
+		if (m->state[i] == 1 && (!jobs[i].conn_id) == internal && (internal || jobs[i].peer.uid == uid) &&
+		    (k < 0 || m->seq[i] < m->seq[k]))
+			k = i;
+	return k;
+}
+
 static void random_run(int workers, int cap, int users, unsigned seed)
 {
 	srv_sched_t *s = srv_sched_create(workers, cap);
 	static model_t m;
-	int effcap = cap > 0 ? cap : workers, running = 0, steps, bad = 0, i;
+	int effcap = cap > 0 ? cap : 1 << 20, reg = 0, res = 0, steps, bad = 0, i, starts[2] = { 0, 0 };
 	long seq = 0;
 
 	srand(seed);
@@ -162,57 +238,87 @@ static void random_run(int workers, int cap, int users, unsigned seed)
 	for (steps = 0; steps < 4000 && !bad; steps++) {
 		int op = rand() % 3;
 
-		if (op == 0 && njobs < MAXJ) { /* arrival */
-			srv_job_t *j = job((uid_t)(100 + rand() % users));
+		if (op == 0 && njobs < MAXJ) { /* arrival: a user's job, now and then an internal one */
+			srv_job_t *j = rand() % 16 ? job((uid_t)(100 + rand() % users)) : internal_job();
 
 			m.state[j - jobs] = 1, m.seq[j - jobs] = seq++;
 			srv_sched_push(s, j);
-		} else if (op == 1 && running) { /* a random running job ends */
-			int k = rand() % running, n = 0;
+		} else if (op == 1 && reg + res) { /* a random running job ends */
+			int k = rand() % (reg + res), n = 0;
 
 			for (i = 0; i < njobs; i++)
 				if (m.state[i] == 2 && n++ == k)
 					break;
 			m.state[i] = 3;
-			running--;
+			*(m.where[i] == RES ? &res : &reg) -= 1;
 			srv_sched_done(s, &jobs[i]);
 		}
 		/* free workers take what the rule allows, until it allows nothing */
 		for (;;) {
-			srv_job_t *j = running < workers ? srv_sched_pop(s) : NULL;
-			int f = fewest(&m), idle = workers - running, allowed;
+			int f = fewest(&m), in = oldest(&m, 1, 0), want, kind, k, r;
+			int reg_ok = reg < workers && (in >= 0 || (f >= 0 && f < effcap));
+			int res_ok = !res && reg == workers && f == 0;
+			srv_job_t *j = reg < workers ? srv_sched_pop(s, REG) : NULL;
 
-			allowed = f >= 0 && idle > 0 && f < effcap && (f == 0 || workers < 2 || idle >= 2);
-			if (!j) {
-				if (allowed) {
-					fail("workers %d: an idle worker while a job may start (fewest %d, idle %d)",
-					     workers, f, idle);
-					bad = 1;
-				}
-				break;
-			}
-			int k = (int)(j - jobs), r = running_of(&m, j->peer.uid);
-
-			if (m.state[k] != 1 || !allowed || r != f) {
-				fail("workers %d: job %d of uid %u started (state %d, its user runs %d, fewest %d, "
-				     "idle %d)",
-				     workers, k, (unsigned)j->peer.uid, m.state[k], r, f, idle);
+			kind = REG;
+			if (!j && reg_ok) {
+				fail("workers %d: an idle regular worker while a job may start (fewest %d, internal "
+				     "%d, "
+				     "running %d)",
+				     workers, f, in >= 0, reg);
 				bad = 1;
 				break;
 			}
-			for (i = 0; i < njobs; i++)
-				if (m.state[i] == 1 && jobs[i].peer.uid == j->peer.uid && m.seq[i] < m.seq[k]) {
-					fail("uid %u: job %d started before its older job %d", (unsigned)j->peer.uid, k,
-					     i);
+			if (!j) {
+				if (srv_sched_reserve_wanted(s) != res_ok) {
+					fail("reserve_wanted says %d, the rule %d", srv_sched_reserve_wanted(s),
+					     res_ok);
 					bad = 1;
 				}
-			m.state[k] = 2;
-			running++;
+				j = srv_sched_pop(s, RES);
+				kind = RES;
+				if (!j && res_ok) {
+					fail("workers %d: the reserve idle while a user with nothing running waits and "
+					     "every regular worker is busy",
+					     workers);
+					bad = 1;
+				}
+			}
+			if (!j)
+				break;
+			k = (int)(j - jobs);
+			r = j->conn_id ? running_of(&m, j->peer.uid) : -1;
+			want = kind == REG ? (in >= 0 ? in : -2) : -2;
+			if (kind == REG && in < 0)
+				want = j->conn_id && r == f && f < effcap ? oldest(&m, 0, j->peer.uid) : -3;
+			if (kind == RES)
+				want = res_ok && j->conn_id && r == 0 ? oldest(&m, 0, j->peer.uid) : -3;
+			if (m.state[k] != 1 || k != want) {
+				fail("workers %d: %s worker started job %d (uid %u, internal %d, state %d, its user "
+				     "runs "
+				     "%d, fewest %d, regular busy %d, reserve busy %d); the rule: job %d",
+				     workers, kind == RES ? "the reserve" : "a regular", k, (unsigned)j->peer.uid,
+				     !j->conn_id, m.state[k], r, f, reg, res, want);
+				bad = 1;
+				break;
+			}
+			m.state[k] = 2, m.where[k] = kind;
+			*(kind == RES ? &res : &reg) += 1;
+			starts[kind]++;
+			if (j->conn_id && running_of(&m, j->peer.uid) > effcap) {
+				fail("uid %u runs %d jobs, above its cap %d", (unsigned)j->peer.uid,
+				     running_of(&m, j->peer.uid), effcap);
+				bad = 1;
+			}
 		}
 	}
-	for (i = 0; i < njobs && !bad; i++)
-		bad = m.state[i] == 2 && running_of(&m, jobs[i].peer.uid) > effcap;
-	check(!bad, "workers %d, cap %d, %d users: %d jobs, every start as the rule says", workers, cap, users, njobs);
+	check(!bad,
+	      "workers %d, cap %d, %d users: %d jobs (%d started on regular workers, %d on the reserve), every "
+	      "start as the rule says",
+	      workers, cap, users, njobs, starts[REG], starts[RES]);
+	printf("# workers %d, cap %d, %d users: %d jobs, %d started on regular workers, %d on the reserve\n", workers,
+	       cap, users, njobs, starts[REG], starts[RES]);
+	check(users < 2 || starts[RES] > 0, "the reserve was used (%d)", starts[RES]);
 	srv_job_t *left = srv_sched_drain(s);
 	int nleft = 0, queued = 0;
 
@@ -226,10 +332,13 @@ static void random_run(int workers, int cap, int users, unsigned seed)
 
 int main(void)
 {
+	test_one_user_alone();
 	test_issue_case();
 	test_round_robin();
 	test_cap_and_internal();
+	random_run(1, 0, 1, 1); /* one user: the reserve never used */
 	random_run(1, 0, 3, 1);
+	random_run(2, 0, 1, 8);
 	random_run(2, 0, 2, 2);
 	random_run(2, 0, 5, 3);
 	random_run(4, 0, 7, 4);
