@@ -149,7 +149,9 @@ int rm_pattern_dir_check(const char *dir, uid_t owner, int create, rm_error_t *e
 int rm_pattern_dir_get(const char *dir, const rm_pattern_key_t *k, rm_pattern_t **out, rm_error_t *err);
 /* Writes p into dir atomically (temporary file, fsync, rename). A corrupt file it replaces is kept
  * beside it as "<id>.pattern.bad". When max_bytes > 0, the least recently used patterns of the
- * directory are removed until the directory holds at most max_bytes. 0 or -1 (the old file intact). */
+ * directory are removed until the directory holds at most max_bytes; a pattern whose text alone is
+ * larger than max_bytes is refused (errno EFBIG) before anything is written or removed.
+ * 0 or -1 (the old file intact). */
 int rm_pattern_dir_put(const char *dir, const rm_pattern_t *p, size_t max_bytes, rm_error_t *err);
 /* Removes the least recently used patterns of dir (never the one with identifier keep, may be NULL)
  * until the directory holds at most max_bytes. Returns how many were removed, or -1. */

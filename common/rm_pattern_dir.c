@@ -152,6 +152,14 @@ int rm_pattern_dir_put(const char *dir, const rm_pattern_t *p, size_t max_bytes,
 	if (!text)
 		return rm_error_set(err, dir, 0, 0, "out of memory");
 	rm_pattern_key_id(&p->key, id);
+	if (max_bytes > 0 && len > max_bytes) { /* would evict everything else and still not fit: refused */
+		free(text);
+		errno = EFBIG;
+		return rm_error_set(err, dir, 0, 0,
+				    "pattern %s is %zu bytes, more than the %zu bytes this directory may hold: not "
+				    "stored (the patterns kept are unchanged)",
+				    id, len, max_bytes);
+	}
 	if (file_of(dir, id, "", path, sizeof(path)) != 0 ||
 	    (fd = rm_tmpfile_beside(path, 0600, tmp, sizeof(tmp))) < 0) {
 		rc = rm_error_set(err, dir, 0, 0, "cannot create a file: %s", strerror(errno));

@@ -260,10 +260,11 @@ static void describe_listeners(const srv_ctx_t *ctx, char *buf, size_t len)
 
 static int fail(const char *step, const rm_error_t *err)
 {
-	char msg[600];
+	char msg[600], safe[4 * sizeof(msg)];
 
 	rm_error_format(err, msg, sizeof(msg));
-	fprintf(stderr, "rankmapd: %s: %s\n", step, msg);
+	srv_log_escape(msg, safe, sizeof(safe));
+	fprintf(stderr, "rankmapd: %s: %s\n", step, safe);
 	srv_log(SRV_LOG_ERR, "%s: %s", step, msg);
 	return 1;
 }
@@ -318,8 +319,9 @@ int main(int argc, char **argv)
 		goto out_sock;
 	}
 	describe_listeners(&ctx, where, sizeof(where));
-	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers, isolation %s)", RANKMAP_VERSION, where,
-		ctx.cfg.state_dir, ctx.cfg.workers, ctx.cfg.isolation == SRV_ISOLATE_PROCESS ? "process" : "thread");
+	srv_log(SRV_LOG_NOTICE, "rankmapd %s serving %s (state %s, %d workers and a reserve one, isolation %s)",
+		RANKMAP_VERSION, where, ctx.cfg.state_dir, ctx.cfg.workers,
+		ctx.cfg.isolation == SRV_ISOLATE_PROCESS ? "process" : "thread");
 	if (ctx.test_faults)
 		srv_log(SRV_LOG_WARNING,
 			"RANKMAP_TEST_FAULTS=1: test-only fault engines enabled (never in production)");

@@ -32,7 +32,12 @@ enum { SRV_LOG_ERR = 3, SRV_LOG_WARNING = 4, SRV_LOG_NOTICE = 5, SRV_LOG_INFO = 
 /* Sends messages to stderr (foreground != 0) or syslog from now on; level is the most verbose kept. */
 void srv_log_open(int foreground, int level);
 void srv_log_close(void);
+/* Logs one line. Control characters in the message (whatever its arguments hold) are escaped
+ * (srv_log_escape), so no field can break the line or forge another. */
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Copies in to out (len bytes, always terminated; cut at a whole escape) with C0 controls and DEL as
+ * \n, \r, \t or \xNN and the UTF-8 C1 controls (U+0080..U+009F) as \u00NN. Returns the length. */
+size_t srv_log_escape(const char *in, char *out, size_t len);
 /* Around fork() (srv_child.c): prepare takes the log lock, parent releases it, child re-initialises it
  * and closes syslog's connection; srv_log_child_reopen() reconnects once the child closed its other
  * descriptors. */
@@ -102,6 +107,8 @@ typedef struct srv_config {
 	int worker_cpu_limit_s;     /* CPU limit of one isolated request (RLIMIT_CPU) */
 	size_t worker_memory_limit; /* bytes a worker process may map beyond the daemon's size (RLIMIT_AS) */
 	size_t pattern_quota;       /* bytes of learned patterns kept per user (LRU beyond) */
+	int max_workers_per_uid;    /* workers one user's requests may hold at once (0: no bound) */
+	int max_time_budget_ms;     /* the largest map time_budget_ms a user other than root/slurm_user gets */
 	int log_level;
 	int foreground;
 } srv_config_t;
@@ -305,8 +312,14 @@ int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err);
 
 /* Writes data to dir/name atomically and durably: tmp file, fsync, rename, fsync dir. */
 int srv_state_write_file(const char *dir, const char *name, const void *data, size_t len, rm_error_t *err);
-/* Prepares the state directory (creates it and its registrations/ subdirectory, mode 0700). */
+/* Prepares the state directory (creates it and its registrations/ subdirectory, mode 0700). Refuses
+ * (err names the path, its owner and mode) either of them when it is not owned by the daemon's
+ * effective uid or root, or is writable by its group or others (srv_state_check_owner). */
 int srv_state_init(const char *state_dir, rm_error_t *err);
+/* 0 when the file or directory path (its stat st) is owned by the daemon's uid or root and not
+ * writable by group or others; else -1 with errno EPERM and err naming path, owner and mode. */
+struct stat;
+int srv_state_check_owner(const char *path, const struct stat *st, rm_error_t *err);
 /* Loads every saved registration into ctx (called once at start). */
 int srv_state_load_registrations(srv_ctx_t *ctx, rm_error_t *err);
 /* Saves one registration durably; path receives the file's path. */
@@ -360,13 +373,44 @@ typedef struct srv_job {
 	void (*internal)(srv_ctx_t *ctx);
 	char *out; /* filled by the worker: the encoded response frame */
 	size_t out_len;
-	size_t charged;    /* the loop's accounting (srv_limits), released when the job comes back; */
-	uid_t charged_uid; /* the pool does not touch these */
+	size_t charged;                    /* the loop's accounting (srv_limits), released when the job comes back; */
+	uid_t charged_uid;                 /* the pool does not touch these */
+	struct srv_sched_user *sched_user; /* srv_sched.c: the user whose queue it is in (NULL: internal) */
 } srv_job_t;
+
+/* ---- fair service (srv_sched.c) ---------------------------------------------------------------- */
+
+/* The order in which queued jobs start: one FIFO per uid (job->peer.uid); a free regular worker takes the
+ * next job of the user with the fewest jobs running (round robin among equals), whoever that is (work-
+ * conserving: one user alone may use every regular worker); the one reserve worker beyond them takes
+ * only the oldest job of a user with nothing running, and only while every regular worker is busy; a
+ * user never runs more than max_per_uid (0: no bound). Internal jobs (conn_id 0) go first, on regular
+ * workers. Not thread-safe: the pool calls it under its lock. */
+typedef struct srv_sched srv_sched_t;
+
+/* NULL on ENOMEM. */
+srv_sched_t *srv_sched_create(int workers, int max_per_uid);
+/* Frees s (not the jobs: srv_sched_drain them first). NULL is fine. */
+void srv_sched_destroy(srv_sched_t *s);
+/* Queues job (borrowed until popped or drained). */
+void srv_sched_push(srv_sched_t *s, srv_job_t *job);
+/* The job a free worker runs now (counted as running), or NULL when none may start now; reserve: the
+ * caller is the reserve worker. */
+srv_job_t *srv_sched_pop(srv_sched_t *s, int reserve);
+/* Whether the reserve worker would get a job now (srv_sched_pop(s, 1) != NULL). */
+int srv_sched_reserve_wanted(const srv_sched_t *s);
+/* A popped job finished. */
+void srv_sched_done(srv_sched_t *s, srv_job_t *job);
+/* Takes every queued job out (a list through ->next). */
+srv_job_t *srv_sched_drain(srv_sched_t *s);
+/* Jobs of uid running now; jobs queued in all. */
+int srv_sched_running(const srv_sched_t *s, uid_t uid);
+int srv_sched_queued(const srv_sched_t *s);
 
 typedef struct srv_workers srv_workers_t;
 
-/* Starts n worker threads. */
+/* Starts n regular worker threads and the reserve one (srv_sched.c), each with its worker process when
+ * isolation = process. */
 srv_workers_t *srv_workers_start(srv_ctx_t *ctx, int n, rm_error_t *err);
 /* The eventfd that becomes readable when jobs finish. Returns 0. */
 int srv_workers_notify_fd(srv_workers_t *w, int *fd);

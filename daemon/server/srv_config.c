@@ -109,7 +109,15 @@ static const centry_t entries[] = {
 	  "bytes held for one user (root and slurm_user: no cap)" },
 	{ "request_timeout", C_MS, 10, 3600000, "10s", F(request_timeout_ms), "time to send one frame" },
 	{ "idle_timeout", C_MS, 10, 86400000, "60s", F(idle_timeout_ms), "idle connections are closed" },
-	{ "worker_threads", C_INT, 1, 256, "2", F(workers), "threads running map/report/register" },
+	{ "worker_threads", C_INT, 1, 256, "2", F(workers),
+	  "threads running map/report/register (and one reserve thread beyond them for users with nothing "
+	  "running)" },
+	{ "max_workers_per_uid", C_INT, 0, 256, "0", F(max_workers_per_uid),
+	  "workers one user's requests may hold at once, the reserve worker included (0: no cap; every worker "
+	  "serves any user, the reserve only a user with nothing running while the others are busy)" },
+	{ "max_time_budget", C_MS, 1, 60000, "2s", F(max_time_budget_ms),
+	  "largest map time_budget_ms granted to users other than root and slurm_user (larger requests are "
+	  "cut to it, with a warning)" },
 	{ "isolation", C_ISOLATION, 0, 0, SRV_ISOLATION_DEFAULT, F(isolation),
 	  "where map/order/simulate/report/distance run: "
 	  "process (worker processes with limits) or thread" },

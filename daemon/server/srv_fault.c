@@ -8,10 +8,14 @@
  *   test:hog    allocates and touches memory until malloc fails, then answers `internal` "out of
  *               memory"; it stops at worker_memory_limit + 256 MiB and answers `failed` if no limit
  *               stopped it (so that a test can tell, and the machine is not exhausted).
+ *   test:nap:MS sleeps MS milliseconds (1 .. 600000) without CPU, then answers `failed` "test:nap: slept
+ *               MS ms": a long map that ends, in either isolation mode, whatever the machine's load.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rm_client.h"
@@ -60,5 +64,17 @@ json_t *srv_test_fault(srv_ctx_t *ctx, const char *algo, const json_t *id)
 			pause();
 	if (!strcmp(algo, "hog"))
 		return hog(ctx, id);
+	if (!strncmp(algo, "nap:", 4)) {
+		char *end;
+		long ms = strtol(algo + 4, &end, 10);
+		struct timespec ts;
+
+		if (end == algo + 4 || *end || ms < 1 || ms > 600000)
+			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "algorithm: test:nap:MS wants 1 .. 600000 ms");
+		ts.tv_sec = ms / 1000, ts.tv_nsec = ms % 1000 * 1000000L;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		return rm_proto_error(id, RM_ERR_FAILED, "test:nap: slept %ld ms", ms);
+	}
 	return rm_proto_error(id, RM_ERR_BAD_REQUEST, "algorithm: unknown test fault 'test:%s'", algo);
 }

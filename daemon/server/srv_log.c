@@ -3,6 +3,8 @@
  * The destination is chosen once at start-up, before any thread exists. Messages are written under
  * one lock, which a thread about to fork a worker process holds across fork() (srv_log_fork_*), so
  * that the child never inherits syslog's or stderr's internal lock in a taken state.
+ * Every message is escaped here (srv_log_escape), whatever its fields hold: a client's request type,
+ * host name or file name can never start a line of its own or send a terminal escape.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -58,10 +60,40 @@ void srv_log_close(void)
 		closelog();
 }
 
+size_t srv_log_escape(const char *in, char *out, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)in;
+	size_t n = 0, k;
+	char e[8];
+
+	if (!len)
+		return 0;
+	for (; *p; p++) {
+		if (*p == '\n' || *p == '\r' || *p == '\t') {
+			e[0] = '\\', e[1] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't', k = 2;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			e[0] = '\\', e[1] = 'x', e[2] = hex[*p >> 4], e[3] = hex[*p & 15], k = 4;
+		} else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* C1 controls U+0080..U+009F (NEL, CSI) */
+			p++;
+			e[0] = '\\', e[1] = 'u', e[2] = '0', e[3] = '0', e[4] = hex[*p >> 4], e[5] = hex[*p & 15],
+			k = 6;
+		} else {
+			e[0] = (char)*p, k = 1;
+		}
+		if (n + k >= len)
+			break;
+		memcpy(out + n, e, k);
+		n += k;
+	}
+	out[n] = '\0';
+	return n;
+}
+
 void srv_log(int level, const char *fmt, ...)
 {
 	static const char *const names[] = { "emerg", "alert", "crit", "error", "warning", "notice", "info", "debug" };
-	char msg[1024];
+	char msg[1024], safe[4 * sizeof(msg)];
 	va_list ap;
 
 	if (level > log_dest.level)
@@ -69,11 +101,12 @@ void srv_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	srv_log_escape(msg, safe, sizeof(safe));
 	pthread_mutex_lock(&log_lock);
 	if (!log_dest.to_stderr)
-		syslog(level, "%s", msg);
+		syslog(level, "%s", safe);
 	else
-		fprintf(stderr, "rankmapd[%d]: %s: %s\n", (int)getpid(), names[level & 7], msg);
+		fprintf(stderr, "rankmapd[%d]: %s: %s\n", (int)getpid(), names[level & 7], safe);
 	pthread_mutex_unlock(&log_lock);
 }
 

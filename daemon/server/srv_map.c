@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 	"breakdown?b"
 #define MAX_RANKS (1u << 24)
 #define MAX_BUDGET_MS 60000
+#define ENGINE_DEFAULT_BUDGET_MS 1000 /* the most the engines take for time_budget_ms 0 (mapping/engine.c) */
 
 typedef struct edges {
 	size_t n, cap;
@@ -391,11 +393,46 @@ static void add_breakdown(json_t *resp, const topo_target_t *t, topo_cluster_t c
 	free(id);
 }
 
+/* Appends a warning to resp's "warnings" (created when missing). */
+static void add_warning(json_t *resp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_warning(json_t *resp, const char *fmt, ...)
+{
+	json_t *w = json_object_get(resp, "warnings");
+	char msg[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!w) {
+		w = json_array();
+		json_object_set_new(resp, "warnings", w);
+	}
+	json_array_append_new(w, json_string(msg));
+}
+
+/* The time budget a map of peer runs with (fair service): root and slurm_user get what they ask (up to
+ * MAX_BUDGET_MS), everyone else at most max_time_budget, so that one request never holds a worker far
+ * beyond what a waiting MPI job can afford. *cut is set when the request asked for more. */
+static double granted_budget(const srv_ctx_t *ctx, const srv_peer_t *peer, double asked, int *cut)
+{
+	double cap = ctx->cfg.max_time_budget_ms;
+
+	*cut = 0;
+	if (peer->uid == 0 || (ctx->cfg.has_slurm_uid && peer->uid == ctx->cfg.slurm_uid))
+		return asked;
+	if (asked > cap)
+		*cut = 1;
+	if (asked > cap || (asked <= 0 && cap < ENGINE_DEFAULT_BUDGET_MS))
+		return cap;
+	return asked;
+}
+
 json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
 {
 	json_t *pat = NULL, *hosts = NULL, *slots = NULL, *error = NULL, *resp = NULL;
 	const char *cart = NULL, *algo = "auto";
-	int per_core = 1, seed = 0, breakdown = 0;
+	int per_core = 1, seed = 0, breakdown = 0, cut = 0;
 	double budget = 0;
 	json_error_t jerr;
 	rm_error_t err = { 0 };
@@ -434,7 +471,7 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 		goto out;
 	}
 	opt.seed = (unsigned)seed;
-	opt.time_budget_ms = budget;
+	opt.time_budget_ms = granted_budget(ctx, peer, budget, &cut);
 	if (ctx->test_faults && (error = srv_test_fault(ctx, algo, id)))
 		goto out;
 	if (map_compute(algo, g, t, &opt, perm, &res, &err) < 0)
@@ -445,6 +482,11 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 		resp = map_response(id, t, m->cluster, perm, g->n, &res);
 		if (breakdown)
 			add_breakdown(resp, t, m->cluster, slots, g, perm);
+		if (cut)
+			add_warning(resp,
+				    "time_budget_ms %g cut to max_time_budget %d ms (the daemon's limit for users "
+				    "other than root and slurm_user)",
+				    budget, ctx->cfg.max_time_budget_ms);
 	}
 out:
 	free(perm);

@@ -7,7 +7,8 @@
  * stored it (SO_PEERCRED): pattern_put refuses a pattern whose uid is another's, pattern_get and
  * pattern_list read only the peer's directory, and only root may list or forget other users' patterns
  * (uid, all). Each user's directory is bounded (pattern_quota, default 4M): storing past it removes the
- * user's least recently used patterns (the file's modification time, refreshed at every get).
+ * user's least recently used patterns (the file's modification time, refreshed at every get); a
+ * pattern larger than the whole quota is refused (bad_request) and nothing is removed.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -115,7 +116,12 @@ json_t *srv_req_pattern_put(srv_ctx_t *ctx, const json_t *req, const json_t *id,
 	}
 	if (user_dir(ctx, &uid, 1, dir, sizeof(dir), &err) != 0 ||
 	    rm_pattern_dir_put(dir, p, ctx->cfg.pattern_quota, &err) != 0) {
+		int big = errno == EFBIG;
+
 		rm_pattern_free(p);
+		if (big) /* larger than the whole quota: the client's to fix, nothing was touched */
+			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "field 'pattern': larger than pattern_quota: %s",
+					      rm_error_format(&err, buf, sizeof(buf)));
 		return store_error(id, &err);
 	}
 	rm_pattern_key_id(&p->key, pid);

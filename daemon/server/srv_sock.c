@@ -19,12 +19,17 @@
 int srv_lock_state_dir(const char *state_dir, rm_error_t *err)
 {
 	char path[4096], pid[32];
+	struct stat st;
 	int fd, n;
 
 	snprintf(path, sizeof(path), "%s/rankmapd.lock", state_dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return rm_error_set(err, path, 0, 0, "cannot open lock file: %s", strerror(errno));
+	if (fstat(fd, &st) < 0 || srv_state_check_owner(path, &st, err) < 0) { /* planted by another user */
+		close(fd);
+		return -1;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int e = errno;
 		n = (int)pread(fd, pid, sizeof(pid) - 1, 0);

@@ -11,6 +11,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +91,34 @@ int srv_state_write_file(const char *dir, const char *name, const void *data, si
 	return 0;
 }
 
+/* "uid 1000 (alice)" or "uid 1000". */
+static void describe_uid(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+		snprintf(buf, len, "uid %u (%s)", (unsigned)uid, res->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+}
+
+int srv_state_check_owner(const char *path, const struct stat *st, rm_error_t *err)
+{
+	char owner[300], self[300];
+
+	if ((st->st_uid == geteuid() || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return 0;
+	describe_uid(st->st_uid, owner, sizeof(owner));
+	describe_uid(geteuid(), self, sizeof(self));
+	errno = EPERM;
+	return rm_error_set(err, path, 0, 0,
+			    "refused: owned by %s with mode %04o; it must be owned by rankmapd's %s or root and "
+			    "writable by no group or other user (chown and chmod go-w it), or any of them could "
+			    "plant registrations or hold the lock",
+			    owner, (unsigned)(st->st_mode & 07777), self);
+}
+
 static int make_dir(const char *path, rm_error_t *err)
 {
 	struct stat st;
@@ -97,6 +127,39 @@ static int make_dir(const char *path, rm_error_t *err)
 		return rm_error_set(err, path, 0, 0, "cannot create directory: %s", strerror(errno));
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return rm_error_set(err, path, 0, 0, "not a directory");
+	return srv_state_check_owner(path, &st, err);
+}
+
+/* Every directory above state_dir (resolved) must be owned by the daemon's uid or root, and writable by
+ * group or others only with the sticky bit (/tmp): else its owner or writers could move the state
+ * directory away and put their own in its place (munged checks its directories' parents the same way). */
+static int check_parents(const char *state_dir, rm_error_t *err)
+{
+	char real[PATH_MAX], owner[300], *slash;
+	struct stat st;
+
+	if (!realpath(state_dir, real))
+		return rm_error_set(err, state_dir, 0, 0, "cannot resolve: %s", strerror(errno));
+	while ((slash = strrchr(real, '/'))) {
+		if (slash == real)
+			slash[1] = '\0'; /* "/" itself, last */
+		else
+			*slash = '\0';
+		if (stat(real, &st) < 0)
+			return rm_error_set(err, real, 0, 0, "cannot stat: %s", strerror(errno));
+		if ((st.st_uid != geteuid() && st.st_uid != 0) ||
+		    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+			describe_uid(st.st_uid, owner, sizeof(owner));
+			errno = EPERM;
+			return rm_error_set(err, state_dir, 0, 0,
+					    "refused: its parent %s is owned by %s with mode %04o; every directory "
+					    "above the state directory must be owned by rankmapd's user or root and "
+					    "writable by no one else (unless sticky, as /tmp)",
+					    real, owner, (unsigned)(st.st_mode & 07777));
+		}
+		if (!strcmp(real, "/"))
+			break;
+	}
 	return 0;
 }
 
@@ -104,7 +167,7 @@ int srv_state_init(const char *state_dir, rm_error_t *err)
 {
 	char path[4096];
 
-	if (make_dir(state_dir, err) < 0)
+	if (make_dir(state_dir, err) < 0 || check_parents(state_dir, err) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/registrations", state_dir);
 	return make_dir(path, err);

@@ -1,8 +1,9 @@
 /*
  * daemon/server/srv_workers.c: a small pool of threads running the requests that take time (map, report,
  * register, reload, ...), so that the event loop keeps answering ping and accepting clients.
- * Jobs go in through a FIFO; finished jobs come back through a second list and an eventfd that wakes
- * the loop. With isolation = process, each thread owns a worker process (srv_child.c) and hands it
+ * Jobs go in through the fair scheduler (srv_sched.c: one queue per user, served in turn by n regular
+ * workers, and one reserve worker beyond them for users with nothing running while all n are busy);
+ * finished jobs come back through a list and an eventfd that wakes the loop. With isolation = process, each thread owns a worker process (srv_child.c) and hands it
  * the requests that run engines; the rest (register, reload, hosts, internal jobs) run in the thread.
  * Stopping never waits on a stuck request: a second eventfd wakes threads waiting on their process,
  * which is killed, and threads busy in the daemon itself get SRV_STOP_WAIT_MS.
@@ -24,20 +25,22 @@ typedef struct worker {
 	struct srv_workers *w;
 	pthread_t th;
 	srv_child_t *child; /* isolation = process: this thread's worker process */
+	int reserve;        /* the reserve worker (the last one) */
 } worker_t;
 
 struct srv_workers {
 	srv_ctx_t *ctx;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	srv_job_t *head, *tail; /* queued */
-	srv_job_t *done;        /* finished, newest first */
+	pthread_cond_t cond;  /* regular workers wait here */
+	pthread_cond_t rcond; /* the reserve worker waits here */
+	srv_sched_t *sched;   /* queued and running jobs */
+	srv_job_t *done;      /* finished, newest first */
 	int pending;
 	int stopping;
 	int efd;
-	int stop_fd; /* eventfd, readable once stopping */
-	int nthreads;
-	worker_t *wk;
+	int stop_fd;  /* eventfd, readable once stopping */
+	int nthreads; /* started, the reserve (the last of n + 1) included */
+	worker_t *wk; /* [n + 1] */
 };
 
 void srv_job_free(srv_job_t *job)
@@ -109,33 +112,33 @@ static void *worker_main(void *arg)
 {
 	worker_t *wk = arg;
 	srv_workers_t *w = wk->w;
-	srv_job_t *job;
+	srv_job_t *job = NULL;
 	uint64_t one = 1;
 
 	if (wk->child)
 		srv_child_start(wk->child); /* forked by this thread: the process dies with it */
 	for (;;) {
 		pthread_mutex_lock(&w->lock);
-		while (!w->head && !w->stopping)
-			pthread_cond_wait(&w->cond, &w->lock);
+		while (!w->stopping && !(job = srv_sched_pop(w->sched, wk->reserve)))
+			pthread_cond_wait(wk->reserve ? &w->rcond : &w->cond, &w->lock);
 		if (w->stopping) {
 			pthread_mutex_unlock(&w->lock);
 			break;
 		}
-		job = w->head;
-		w->head = job->next;
-		if (!w->head)
-			w->tail = NULL;
+		if (srv_sched_reserve_wanted(w->sched)) /* this was the last free regular worker */
+			pthread_cond_signal(&w->rcond);
 		pthread_mutex_unlock(&w->lock);
 
 		if (run_job(wk, job) < 0) {
-			srv_job_free(job);
+			srv_job_free(job); /* stopping: the scheduler is not used any more */
 			break;
 		}
 
 		pthread_mutex_lock(&w->lock);
+		srv_sched_done(w->sched, job);
 		job->next = w->done;
 		w->done = job;
+		pthread_cond_broadcast(&w->cond); /* a job held back by max_workers_per_uid may start */
 		pthread_mutex_unlock(&w->lock);
 		if (write(w->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			srv_log(SRV_LOG_ERR, "eventfd write: %s", strerror(errno));
@@ -150,14 +153,21 @@ srv_workers_t *srv_workers_start(srv_ctx_t *ctx, int n, rm_error_t *err)
 	srv_workers_t *w = calloc(1, sizeof(*w));
 	int i, e;
 
-	if (!w || !(w->wk = calloc((size_t)n, sizeof(worker_t)))) {
+	if (!w || !(w->wk = calloc((size_t)n + 1, sizeof(worker_t)))) {
 		free(w);
 		rm_error_set(err, "workers", 0, 0, "no memory");
 		return NULL;
 	}
 	w->ctx = ctx;
+	if (!(w->sched = srv_sched_create(n, ctx->cfg.max_workers_per_uid))) {
+		free(w->wk);
+		free(w);
+		rm_error_set(err, "workers", 0, 0, "no memory");
+		return NULL;
+	}
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
+	pthread_cond_init(&w->rcond, NULL);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	w->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (w->efd < 0 || w->stop_fd < 0) {
@@ -165,8 +175,9 @@ srv_workers_t *srv_workers_start(srv_ctx_t *ctx, int n, rm_error_t *err)
 		srv_workers_stop(w);
 		return NULL;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i <= n; i++) { /* n regular workers, then the reserve */
 		w->wk[i].w = w;
+		w->wk[i].reserve = i == n;
 		if (ctx->cfg.isolation == SRV_ISOLATE_PROCESS &&
 		    !(w->wk[i].child = srv_child_new(ctx, w->stop_fd, err))) {
 			srv_workers_stop(w);
@@ -192,15 +203,12 @@ int srv_workers_notify_fd(srv_workers_t *w, int *fd)
 
 void srv_workers_submit(srv_workers_t *w, srv_job_t *job)
 {
-	job->next = NULL;
 	pthread_mutex_lock(&w->lock);
-	if (w->tail)
-		w->tail->next = job;
-	else
-		w->head = job;
-	w->tail = job;
+	srv_sched_push(w->sched, job);
 	w->pending++;
 	pthread_cond_signal(&w->cond);
+	if (srv_sched_reserve_wanted(w->sched)) /* every regular worker is busy: a newcomer's job */
+		pthread_cond_signal(&w->rcond);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -268,6 +276,7 @@ int srv_workers_stop(srv_workers_t *w)
 	pthread_mutex_lock(&w->lock);
 	w->stopping = 1;
 	pthread_cond_broadcast(&w->cond);
+	pthread_cond_broadcast(&w->rcond);
 	pthread_mutex_unlock(&w->lock);
 	if (w->stop_fd >= 0 && write(w->stop_fd, &one, sizeof(one)) < 0)
 		srv_log(SRV_LOG_ERR, "eventfd write: %s", strerror(errno));
@@ -276,10 +285,11 @@ int srv_workers_stop(srv_workers_t *w)
 			left > 1 ? "s are" : " is", SRV_STOP_WAIT_MS);
 		return -1;
 	}
-	for (j = w->head; j; j = next) {
+	for (j = srv_sched_drain(w->sched); j; j = next) {
 		next = j->next;
 		srv_job_free(j);
 	}
+	srv_sched_destroy(w->sched);
 	for (j = w->done; j; j = next) {
 		next = j->next;
 		srv_job_free(j);
@@ -290,6 +300,7 @@ int srv_workers_stop(srv_workers_t *w)
 		close(w->stop_fd);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
+	pthread_cond_destroy(&w->rcond);
 	free(w->wk);
 	free(w);
 	return 0;

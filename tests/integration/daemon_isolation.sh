@@ -111,7 +111,7 @@ expect "daemon started" start "$T/process.conf" "$T/d.log"
 r=$(req "$T/sock" treematch)
 expect "the checker sees a normal map answered ok ($r)" test "${r%% *}" = ok
 w0=$(children "$D_PID")
-expect "two worker processes at start" test "$(echo "$w0" | grep -c .)" -eq 2
+expect "three worker processes at start (worker_threads 2 and the reserve one)" test "$(echo "$w0" | grep -c .)" -eq 3
 
 check_fault() { # ALGO CODE PATTERN
 	r=$(req "$T/sock" "$1")
@@ -121,7 +121,7 @@ check_fault() { # ALGO CODE PATTERN
 	expect "$1: the daemon still answers ping" "$CTL" ping --socket "$T/sock"
 	r=$(req "$T/sock" treematch)
 	expect "$1: a later map is answered ok" test "${r%% *}" = ok
-	expect "$1: two worker processes again" test "$(children "$D_PID" | grep -c .)" -eq 2
+	expect "$1: three worker processes again" test "$(children "$D_PID" | grep -c .)" -eq 3
 }
 # Under AddressSanitizer (make SANITIZE=1) the worker reports a SEGV and a failed allocation itself and
 # exits with status 1: the request still gets `internal` and the daemon goes on.

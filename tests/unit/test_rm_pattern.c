@@ -189,6 +189,16 @@ static void test_dir(void)
 		rm_pattern_free(o);
 	}
 	check(count_files(sub, ".pattern") == 2, "LRU eviction to the quota (%d left)", count_files(sub, ".pattern"));
+	rm_pattern_t *big = cart(7, 7);
+
+	big->key.order = 99;
+	errno = 0;
+	rm_error_clear(&err);
+	check(rm_pattern_dir_put(sub, big, one / 2, &err) == -1 && errno == EFBIG && strstr(err.text, "not stored"),
+	      "a pattern larger than the quota is refused (%s)", err.text);
+	check(count_files(sub, ".pattern") == 2 && count_files(sub, "XXXXXX") == 0,
+	      "nothing removed or left behind by the refusal (%d)", count_files(sub, ".pattern"));
+	rm_pattern_free(big);
 	check(rm_pattern_dir_forget(sub, "all", &err) == 2 && count_files(sub, ".pattern") == 0, "forget all");
 	chmod(sub, 0777);
 	rm_error_clear(&err);
