@@ -134,6 +134,8 @@ typedef struct rmp_call {
  * exactly one rank calls it), the first time this process meets that error text only (one line per
  * distinct cause over the run), unless RANKMAP_VERBOSE=1. */
 void rmp_warn(const rmp_call_t *call);
+/* The text of call->err as rmp_warn prints it (without the function name). */
+void rmp_error_text(const rmp_call_t *call, char *buf, size_t len);
 
 /* Collective over call->comm: combines every rank's local status (local_fail, or an error already in
  * call->err) and an argument hash. Returns 0 when every rank succeeded with the same hash, and then
@@ -219,7 +221,10 @@ int rmp_memo_promised(MPI_Comm comm, uint64_t key);
 void rmp_memo_promise(MPI_Comm comm, uint64_t key);
 /* Called on every rank of comm together: the outcome of call key, or the verdict for envh. */
 void rmp_memo_result(MPI_Comm comm, uint64_t key, int newrank);
-void rmp_memo_verdict(MPI_Comm comm, uint64_t envh);
+/* cause: the warning's text where it was printed (NULL elsewhere), repeated under RANKMAP_VERBOSE=1 */
+void rmp_memo_verdict(MPI_Comm comm, uint64_t envh, const char *cause);
+/* The verdict's cause on this rank ("" when none). */
+const char *rmp_memo_cause(MPI_Comm comm);
 /* MPI_Cart_map / MPI_Graph_map: replaces *newrank (the MPI library's answer) by the constructor's. */
 void rmp_map_answer(MPI_Comm comm, int kind, uint64_t args, int nverts, int *newrank);
 /* The argument hashes the constructors and the map functions share. */

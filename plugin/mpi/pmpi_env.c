@@ -217,15 +217,20 @@ static int first_time(uint64_t h)
 	return 1;
 }
 
+void rmp_error_text(const rmp_call_t *call, char *buf, size_t len)
+{
+	if (rm_error_isset(&call->err))
+		rm_error_format(&call->err, buf, len);
+	else
+		snprintf(buf, len, "unknown error");
+}
+
 void rmp_warn(const rmp_call_t *call)
 {
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 64];
 	uint64_t h = RMP_HASH_INIT;
 
-	if (rm_error_isset(&call->err))
-		rm_error_format(&call->err, buf, sizeof(buf));
-	else
-		snprintf(buf, sizeof(buf), "unknown error");
+	rmp_error_text(call, buf, sizeof(buf));
 	for (const char *c = buf; *c; c++) /* the cause, whichever constructor met it */
 		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
 	if (!first_time(h) && !call->env.verbose)
@@ -358,7 +363,7 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 	 * moment to the next, so no order of the ranks is better than another (real placement only). */
 	if (out[6] == host && out[7] == ~host && out[8] == 0 && host != 0 && !call->env.fake_hosts &&
 	    !call->env.fake_node) {
-		rmp_memo_verdict(call->comm, call->envh);
+		rmp_memo_verdict(call->comm, call->envh, NULL);
 		return -1;
 	}
 	rmp_learn_agreed(call, out[3], out[4]);
@@ -401,6 +406,12 @@ int rmp_call_memo(rmp_call_t *call, int kind, uint64_t args, int *newrank)
 	if (call->env.learn || rm_error_isset(&call->err) ||
 	    rmp_memo_lookup(call->comm, call->envh, call->key, kind != RMP_KIND_DIST, newrank) != RMP_MEMO_HIT)
 		return 0;
+	const char *cause = rmp_memo_cause(call->comm);
+
+	if (call->env.verbose && *newrank == RMP_MEMO_PLAIN && *cause) { /* the rank that warned, again */
+		fprintf(stderr, "rankmap: %s: %s (known); continuing without reordering\n", call->fn, cause);
+		fflush(stderr);
+	}
 	free(call->codes);
 	call->codes = NULL;
 	return 1;

@@ -17,6 +17,7 @@
  * attribute (same group, same processes). Under SMPI, where ranks share the process and its keyvals,
  * nothing is remembered (every call takes the full path, promises included: Cart_map answers as here).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@ typedef struct memo_ent {
 
 typedef struct memo {
 	uint64_t verdict_env; /* env hash of the verdict, 0: none */
+	char cause[200];      /* the verdict's warning text at the rank that printed it, else "" */
 	int n, next;
 	memo_ent_t ent[RMP_MEMO_MAX];
 } memo_t;
@@ -163,12 +165,21 @@ void rmp_memo_result(MPI_Comm comm, uint64_t key, int newrank)
 	memo_put(comm, key, newrank, 0);
 }
 
-void rmp_memo_verdict(MPI_Comm comm, uint64_t envh)
+void rmp_memo_verdict(MPI_Comm comm, uint64_t envh, const char *cause)
 {
 	memo_t *m = memo_get(comm, 1);
 
-	if (m)
+	if (m) {
 		m->verdict_env = envh;
+		snprintf(m->cause, sizeof(m->cause), "%s", cause ? cause : "");
+	}
+}
+
+const char *rmp_memo_cause(MPI_Comm comm)
+{
+	memo_t *m = memo_get(comm, 0);
+
+	return m ? m->cause : "";
 }
 #else
 int rmp_memo_lookup(MPI_Comm comm, uint64_t envh, uint64_t key, int results, int *newrank)
@@ -193,9 +204,15 @@ void rmp_memo_result(MPI_Comm comm, uint64_t key, int newrank)
 	(void)comm, (void)key, (void)newrank;
 }
 
-void rmp_memo_verdict(MPI_Comm comm, uint64_t envh)
+void rmp_memo_verdict(MPI_Comm comm, uint64_t envh, const char *cause)
 {
-	(void)comm, (void)envh;
+	(void)comm, (void)envh, (void)cause;
+}
+
+const char *rmp_memo_cause(MPI_Comm comm)
+{
+	(void)comm;
+	return "";
 }
 #endif
 

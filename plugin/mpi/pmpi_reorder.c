@@ -171,7 +171,11 @@ int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newco
 	call->codes = NULL;
 	/* every rank got the same kind of code: what the communicator remembers is the same everywhere */
 	if (mine == RMP_CODE_PLACE) { /* a property of the communicator's processes: no later call retries */
-		rmp_memo_verdict(call->comm, call->envh);
+		char cause[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 64];
+
+		if (call->rank == 0)
+			rmp_error_text(call, cause, sizeof(cause));
+		rmp_memo_verdict(call->comm, call->envh, call->rank == 0 ? cause : NULL);
 		return -1;
 	}
 	if (mine == RMP_CODE_FAILED) {

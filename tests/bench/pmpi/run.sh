@@ -35,9 +35,17 @@
 #    limits, plugin/mpi/pmpi_env.c) beside the same calls unguarded (RANKMAP_GUARD=off), MPI_Cart_create
 #    and MPI_Dist_graph_create_adjacent (reorder=1, the same grid), 16 and 64 ranks, Open MPI and MPICH,
 #    median of ITERS calls, alternated runs; guard_ms = guarded - unguarded.
+# 4. Cost of a call that ends without reordering (issue 30), beside the plain call (reorder=0, straight
+#    through), at 4, 16 and 64 ranks: a cause already known (every virtual host has 1 PU: the placement
+#    fails once, and the communicator remembers it), every rank on one host and unbound (this machine's
+#    real placement: one allreduce, then remembered), a previous identical call (RANKMAP_ALGO=identity on
+#    virtual hosts: the first call maps and keeps the current order, the next ones reuse it). The first
+#    call of each run is cartbench's warm-up; the median is over the calls after it. One rank: the plain
+#    call (nothing can move, no communication at all).
 # Env: B (build dir), PMPI_BENCH_ITERS (default 10), PMPI_BENCH_NPS (default "8 16 32 64"),
 #      PMPI_BENCH_GUARD_NPS (default "16 64"), PMPI_BENCH_ROUNDS (part 2, default 12);
-#      PMPI_BENCH_PARTS: "cart guard trace" (the default: all three), "trace" runs only part 2.
+#      PMPI_BENCH_NOREORDER_NPS (part 4, default "4 16 64"),
+#      PMPI_BENCH_PARTS: "cart guard trace noreorder" (the default: all four), "trace" runs only part 2.
 # Exit status 1 when a run failed or a learning target of part 2 is not met.
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$top" || exit 1
@@ -71,7 +79,7 @@ for m in openmpi mpich; do
 	fi
 done
 
-PARTS=${PMPI_BENCH_PARTS:-cart guard trace}
+PARTS=${PMPI_BENCH_PARTS:-cart guard trace noreorder}
 ROUNDS=${PMPI_BENCH_ROUNDS:-12}
 rc=0
 case $PARTS in *cart*)
@@ -204,4 +212,30 @@ for m in openmpi mpich; do
 	rm -f "$T/trace.mtx" "$L"/*.pattern
 done
 ;; esac
+
+case $PARTS in *noreorder*)
+echo
+echo "Calls that end without reordering, reorder=1, beside the plain call (reorder=0); median of $ITERS calls"
+echo "after a first one, slowest rank, ms"
+printf '%-8s %-5s %5s %9s %9s %9s %9s\n' MPI call ranks plain known one_host identical
+for m in openmpi mpich; do
+	for np in ${PMPI_BENCH_NOREORDER_NPS:-4 16 64}; do
+		for call in cart dist; do
+			plain=$(run "$m" "$np" cart_bench 0 "$ITERS" "$call" 2>/dev/null | val median_ms)
+			known=$(RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:1 run "$m" "$np" cart_bench 1 "$ITERS" "$call" \
+				2>/dev/null | val median_ms)
+			one=$(run "$m" "$np" cart_bench 1 "$ITERS" "$call" 2>/dev/null | val median_ms)
+			same=nan
+			[ "$call" = cart ] && same=$(RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:32 RANKMAP_ALGO=identity \
+				run "$m" "$np" cart_bench 1 "$ITERS" "$call" 2>/dev/null | val median_ms)
+			printf '%-8s %-5s %5s %9s %9s %9s %9s\n' "$m" "$call" "$np" "${plain:-nan}" "${known:-nan}" \
+				"${one:-nan}" "${same:-nan}"
+			[ -n "$known" ] && [ -n "$one" ] || rc=1
+		done
+	done
+done
+echo "(dist graphs have no 'identical' column: their arguments differ from rank to rank, so only causes"
+echo " that do not depend on them are remembered)"
+;; esac
+
 exit $rc
