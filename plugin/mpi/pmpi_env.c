@@ -362,7 +362,7 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 	/* One host, no rank bound to a PU: where a rank runs on the host is the scheduler's choice from one
 	 * moment to the next, so no order of the ranks is better than another (real placement only). */
 	if (out[6] == host && out[7] == ~host && out[8] == 0 && host != 0 && !call->env.fake_hosts &&
-	    !call->env.fake_node) {
+	    !call->env.fake_node && !call->env.learn) { /* a learning run still records the call */
 		rmp_memo_verdict(call->comm, call->envh, NULL);
 		return -1;
 	}

@@ -112,6 +112,8 @@ static char *live_xml(int *len)
 	return out;
 }
 
+#endif
+
 static int cmp_host(const void *a, const void *b, void *base);
 
 /* Root: leader[r] = 1 for the lowest rank of each host (records sorted by host name, O(p log p)).
@@ -139,7 +141,6 @@ static int pick_leaders(rmp_call_t *call, rmp_rec_t *rec, int *leader)
 	free(ord);
 	return 0;
 }
-#endif
 
 /* Root: which ranks send their XML (one per distinct tree), their counts and offsets. */
 static int plan_xml(rmp_call_t *call, rmp_gather_t *ga, int *req, int *counts, int *displs)
