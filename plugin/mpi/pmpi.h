@@ -129,6 +129,7 @@ typedef struct rmp_call {
 
 #define RMP_CODE_FAILED (-2)
 #define RMP_CODE_PLACE (-3) /* the placement failed: no call on this communicator can reorder */
+#define RMP_CODE_SAME (-4)  /* Cartesian and graph calls: every rank keeps its rank (the unreordered call) */
 
 /* Prints "rankmap: <fn>: <error>; continuing without reordering" on stderr (the caller decides that
  * exactly one rank calls it), the first time this process meets that error text only (one line per

@@ -136,6 +136,10 @@ static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g
 		newrank[r] = (int)v;
 		moved += r != v;
 	}
+	/* nothing moves: Cartesian and graph calls make the unreordered call on every rank (no split, and
+	 * the outcome remembered as such) */
+	for (int r = 0; moved == 0 && call->key && r < call->size; r++)
+		newrank[r] = RMP_CODE_SAME;
 	report(call, algo, before, after, moved);
 out:
 	free(perm);
@@ -178,7 +182,7 @@ int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newco
 		rmp_memo_verdict(call->comm, call->envh, call->rank == 0 ? cause : NULL);
 		return -1;
 	}
-	if (mine == RMP_CODE_FAILED) {
+	if (mine == RMP_CODE_FAILED || mine == RMP_CODE_SAME) {
 		rmp_memo_result(call->comm, call->key, RMP_MEMO_PLAIN);
 		return -1;
 	}
