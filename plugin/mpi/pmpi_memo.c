@@ -13,9 +13,11 @@
  *     every rank's host; without a result for the same call they answer the unreordered placement and
  *     promise it here (this rank only). The constructor puts "some rank promised" into rmp_agree's
  *     allreduce, and then keeps the unreordered placement on every rank.
- * A few entries per communicator (RMP_MEMO_MAX, the oldest replaced), O(1) memory. MPI_Comm_dup copies the
- * attribute (same group, same processes). Under SMPI, where ranks share the process and its keyvals,
- * nothing is remembered (every call takes the full path, promises included: Cart_map answers as here).
+ * A few entries per communicator (RMP_MEMO_MAX results and as many promises, the oldest replaced),
+ * O(1) memory; a promise pushed out by RMP_MEMO_MAX later ones is forgotten (that call may then
+ * reorder). MPI_Comm_dup copies the attribute (same group, same processes). Under SMPI, where ranks
+ * share the process and its keyvals, nothing is remembered: every call takes the full path, and a
+ * constructor called after MPI_Cart_map may reorder where the map answered the unreordered placement.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,14 +32,22 @@ extern char **environ;
 typedef struct memo_ent {
 	uint64_t key;
 	int32_t newrank; /* RMP_MEMO_PLAIN: the unreordered result */
-	int32_t promise; /* 1: a promise of this rank (Cart_map/Graph_map), 0: a result set by every rank */
 } memo_ent_t;
+
+/* A table of RMP_MEMO_MAX entries, the oldest replaced first. The results' table changes on every rank
+ * of the communicator together, so it holds the same keys everywhere (a result evicted on one rank only
+ * would send that rank alone into the next call's collectives); promises, which are one rank's own, are
+ * kept apart so that they never evict a result. */
+typedef struct memo_tab {
+	int n, next;
+	memo_ent_t ent[RMP_MEMO_MAX];
+} memo_tab_t;
 
 typedef struct memo {
 	uint64_t verdict_env; /* env hash of the verdict, 0: none */
 	char cause[200];      /* the verdict's warning text at the rank that printed it, else "" */
-	int n, next;
-	memo_ent_t ent[RMP_MEMO_MAX];
+	memo_tab_t results;   /* outcomes of calls, set by every rank together */
+	memo_tab_t promises;  /* this rank's MPI_Cart_map / MPI_Graph_map answers */
 } memo_t;
 
 uint64_t rmp_env_hash(void)
@@ -108,29 +118,25 @@ static memo_t *memo_get(MPI_Comm comm, int create)
 	return m;
 }
 
-static memo_ent_t *memo_find(memo_t *m, uint64_t key)
+static memo_ent_t *memo_find(memo_tab_t *t, uint64_t key)
 {
-	for (int i = 0; m && key && i < m->n; i++)
-		if (m->ent[i].key == key)
-			return &m->ent[i];
+	for (int i = 0; t && key && i < t->n; i++)
+		if (t->ent[i].key == key)
+			return &t->ent[i];
 	return NULL;
 }
 
-static void memo_put(MPI_Comm comm, uint64_t key, int newrank, int promise)
+static void memo_put(memo_tab_t *t, uint64_t key, int newrank)
 {
-	memo_t *m = key ? memo_get(comm, 1) : NULL;
-	memo_ent_t *e = memo_find(m, key);
+	memo_ent_t *e = memo_find(t, key);
 
-	if (!m)
-		return;
-	if (!e) {
-		e = &m->ent[m->n < RMP_MEMO_MAX ? m->n++ : m->next];
-		if (m->n == RMP_MEMO_MAX)
-			m->next = (m->next + 1) % RMP_MEMO_MAX;
-	} else if (promise && !e->promise) {
-		return; /* a result is worth more than a promise */
+	if (!e && t->n < RMP_MEMO_MAX) {
+		e = &t->ent[t->n++];
+	} else if (!e) {
+		e = &t->ent[t->next];
+		t->next = (t->next + 1) % RMP_MEMO_MAX;
 	}
-	e->key = key, e->newrank = newrank, e->promise = promise;
+	e->key = key, e->newrank = newrank;
 }
 
 int rmp_memo_lookup(MPI_Comm comm, uint64_t envh, uint64_t key, int results, int *newrank)
@@ -142,7 +148,7 @@ int rmp_memo_lookup(MPI_Comm comm, uint64_t envh, uint64_t key, int results, int
 		return RMP_MEMO_MISS;
 	if (m->verdict_env == envh)
 		return *newrank = RMP_MEMO_PLAIN, RMP_MEMO_HIT;
-	if (!results || !(e = memo_find(m, key)) || e->promise)
+	if (!results || !(e = memo_find(&m->results, key)))
 		return RMP_MEMO_MISS;
 	*newrank = e->newrank;
 	return RMP_MEMO_HIT;
@@ -150,19 +156,25 @@ int rmp_memo_lookup(MPI_Comm comm, uint64_t envh, uint64_t key, int results, int
 
 int rmp_memo_promised(MPI_Comm comm, uint64_t key)
 {
-	memo_ent_t *e = memo_find(memo_get(comm, 0), key);
+	memo_t *m = memo_get(comm, 0);
 
-	return e && e->promise;
+	return m && memo_find(&m->promises, key) != NULL;
 }
 
 void rmp_memo_promise(MPI_Comm comm, uint64_t key)
 {
-	memo_put(comm, key, RMP_MEMO_PLAIN, 1);
+	memo_t *m = key ? memo_get(comm, 1) : NULL;
+
+	if (m)
+		memo_put(&m->promises, key, RMP_MEMO_PLAIN);
 }
 
 void rmp_memo_result(MPI_Comm comm, uint64_t key, int newrank)
 {
-	memo_put(comm, key, newrank, 0);
+	memo_t *m = key ? memo_get(comm, 1) : NULL;
+
+	if (m)
+		memo_put(&m->results, key, newrank);
 }
 
 void rmp_memo_verdict(MPI_Comm comm, uint64_t envh, const char *cause)

@@ -6,10 +6,10 @@
 #     really reorders (some pairs must move ranks), and without it;
 #   - Cartesian helpers, MPI_Cart_sub, MPI_Comm_dup, graph neighbours, distributed graphs with weights,
 #     MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY, MPI_Neighbor_alltoall;
-#   - many topology calls in one run (46 per case, 4 cases in one job): nothing on standard error where
-#     nothing fails (more ranks than
-#     PUs on one host included), exactly one warning line for a cause met by every call, more with
-#     RANKMAP_VERBOSE=1;
+#   - many topology calls in one run (46 per case, 5 cases in one job): nothing on standard error where
+#     nothing fails (more ranks than PUs on one host included), exactly one warning line for a cause met
+#     by every call, more with RANKMAP_VERBOSE=1; 30 shapes on one communicator with MPI_Cart_map on one
+#     rank only (what that rank remembers beyond the others must not change its branch);
 #   - 16 ranks on this machine's cores (oversubscribed), distributed graphs with reorder=1 called over
 #     and over: within a bound set by the same run with RANKMAP_DISABLE=1 (MPICH's distgraph1 under
 #     Open MPI stalled at 7 and 16 ranks).
@@ -29,14 +29,17 @@ case_add "$C" "" RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:3 RANKMAP_FAKE_PLAC
 # every call meets the same cause: 3 ranks on a virtual host of 1 PU
 case_add "$C" "" RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:1 >/dev/null
 case_add "$C" "" RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:1 RANKMAP_VERBOSE=1 >/dev/null
+# 30 shapes on one communicator, MPI_Cart_map on rank 0 only: what rank 0 remembers beyond the others
+# (its promises) never sends it down another branch (the job would hang)
+case_add "$C" "-e" RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:3 RANKMAP_FAKE_PLACEMENT=cyclic >/dev/null
 
 for m in $PMPI_MPIS; do
 	cases_run "$m" 5 "$C" topomap
 	rc=$?
-	[ "$rc" -eq 0 ] && ok "$m: 4 cases ran (exit 0)" || { notok "$m: exit $rc"; tail -5 "$C.err"; }
+	[ "$rc" -eq 0 ] && ok "$m: 5 cases ran (exit 0)" || { notok "$m: exit $rc"; tail -5 "$C.err"; }
 	[ ! -s "$C.err" ] && ok "$m: nothing on standard error outside the cases" ||
 		{ notok "$m: standard error outside the cases:"; head -3 "$C.err"; }
-	for k in 1 2 3 4; do
+	for k in 1 2 3 4 5; do
 		e=$(field errors "$C.$k.out"); n=$(field calls "$C.$k.out")
 		[ "$e" = 0 ] && [ "${n:-0}" -gt 0 ] && ok "$m case $k: $n topology calls, every check passes" ||
 			{ notok "$m case $k: errors=$e calls=$n"; grep FAIL "$C.$k.err" | head -3; }

@@ -4,6 +4,7 @@
  * distributed graphs with weights, MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY, many calls in one run.
  *
  * Usage: topomap [-r ROUNDS] [-d]     (-d: distributed graphs with reorder=1 only, ROUNDS times)
+ *        topomap -e                   (instead: 30 Cartesian shapes, MPI_Cart_map on rank 0 only)
  *        topomap -c CASES             (several cases in one job: tests/mpi/cases.h)
  *
  * One round (p ranks of MPI_COMM_WORLD, p >= 3):
@@ -242,9 +243,44 @@ static void dist_pair(int general, int kind, int reorder)
 	MPI_Comm_free(&g);
 }
 
+/* Many shapes on one communicator (-e): rank 0 alone asks MPI_Cart_map for the first 20 of 30 shapes
+ * (promises of rank 0 only), then every rank creates all 30 twice (the second time from what the
+ * communicator remembers). What rank 0 remembers beyond the others must never make it take another
+ * branch than they do (the job would hang), and rank 0 gets, for each promised shape, the rank the map
+ * answered. */
+static void many_shapes(void)
+{
+	int p, wrank, promised[30];
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+	MPI_Comm_size(MPI_COMM_WORLD, &p);
+	for (int pass = 0; pass < 3; pass++) {
+		for (int s = 0; s < 30; s++) {
+			int k = 1 + s % p, pos = (s / p) % 3, per = (s / p / 3) % 2, dims[3] = { 1, 1, 1 };
+			int periods[3] = { per, per, per }, cr = MPI_UNDEFINED;
+			MPI_Comm c;
+
+			dims[pos] = k;
+			if (pass == 0) {
+				if (wrank == 0 && s < 20)
+					MPI_Cart_map(MPI_COMM_WORLD, 3, dims, periods, &promised[s]);
+				continue;
+			}
+			MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 1, &c);
+			calls++;
+			if (c != MPI_COMM_NULL) {
+				MPI_Comm_rank(c, &cr);
+				MPI_Comm_free(&c);
+			}
+			CHECK(wrank != 0 || s >= 20 || cr == promised[s],
+			      "shape %d pass %d: Cart_map %d, Cart_create %d\n", s, pass, promised[s], cr);
+		}
+	}
+}
+
 static int one_case(int argc, char **argv, int casenum)
 {
-	int rounds = 1, dist_only = 0, wrank, p, all = 0;
+	int rounds = 1, dist_only = 0, evict = 0, wrank, p, all = 0;
 
 	MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
 	MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -254,12 +290,16 @@ static int one_case(int argc, char **argv, int casenum)
 			rounds = atoi(argv[++a]);
 		else if (strcmp(argv[a], "-d") == 0)
 			dist_only = 1;
+		else if (strcmp(argv[a], "-e") == 0)
+			evict = 1;
 		else
 			return -1;
 	}
 	if (p < 3 || rounds < 1)
 		return -1;
-	for (int r = 0; r < rounds; r++) {
+	if (evict)
+		many_shapes();
+	for (int r = 0; r < rounds && !evict; r++) {
 		for (int nd = 1; nd <= 3 && !dist_only; nd++)
 			for (int kind = 0; kind < 3; kind++) {
 				cart_pair(p, nd, kind, 0);
