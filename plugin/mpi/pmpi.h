@@ -136,19 +136,29 @@ typedef struct rmp_call {
 	uint32_t *ladj;
 	uint32_t ln;
 	uint64_t lhash; /* hash of that structure */
+	/* what the communicator remembers (pmpi_memo.c) */
+	uint64_t envh; /* hash of the RANKMAP_* environment at the call */
+	uint64_t key;  /* Cartesian and graph calls: the call's key (kind, arguments, envh); 0 for dist graphs */
 } rmp_call_t;
 
 #define RMP_CODE_FAILED (-2)
+#define RMP_CODE_PLACE (-3) /* the placement failed: no call on this communicator can reorder */
+#define RMP_CODE_SAME (-4)  /* Cartesian and graph calls: every rank keeps its rank (the unreordered call) */
 
 /* Prints "rankmap: <fn>: <error>; continuing without reordering" on stderr (the caller decides that
- * exactly one rank calls it). */
+ * exactly one rank calls it), the first time this process meets that error text only (one line per
+ * distinct cause over the run), unless RANKMAP_VERBOSE=1. */
 void rmp_warn(const rmp_call_t *call);
+/* The text of call->err as rmp_warn prints it (without the function name). */
+void rmp_error_text(const rmp_call_t *call, char *buf, size_t len);
 
 /* Collective over call->comm: combines every rank's local status (local_fail, or an error already in
  * call->err) and an argument hash. Returns 0 when every rank succeeded with the same hash, and then
  * sets call->track when every rank can record the call (rmp_learn_agreed). Otherwise returns -1 (and
- * frees call->codes) and exactly one rank (the lowest failing one, or rank 0 for differing arguments)
- * has printed the warning. */
+ * frees call->codes): either exactly one rank (the lowest failing one, or rank 0 for differing
+ * arguments) has printed the warning, or nothing is to be done and nothing was printed: some rank's
+ * MPI_Cart_map/MPI_Graph_map promised the unreordered placement for this call, or every rank runs on one
+ * host and none is bound to a single PU (then the communicator remembers it: pmpi_memo.c). */
 int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash);
 
 /* CPU time used by this process and its reaped children (the guarded engine), in milliseconds. */
@@ -198,8 +208,43 @@ void rmp_free_names(char **names);
 int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl, uint32_t *vrank, map_result_t *res);
 
 /* Starts a topology call: fills call and reads the environment. Returns 0 when reordering should be
- * attempted (every rank decides the same, from the environment and the collective check done later). */
+ * attempted (every rank decides the same, from the environment and the collective check done later);
+ * -1 for the plain call (intercommunicator, one rank, RANKMAP_DISABLE, RANKMAP_TRACE). */
 int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm);
+
+/* After rmp_call_begin returned 0: sets call->key (kind, argument hash args) and looks the call up in
+ * what comm remembers (local). Returns 1 when the outcome is known (*newrank: this rank's new rank, -1
+ * left out, RMP_MEMO_PLAIN the unreordered call; call->codes freed), 0 to go on with rmp_agree. */
+int rmp_call_memo(rmp_call_t *call, int kind, uint64_t args, int *newrank);
+
+/* What a communicator remembers of its topology calls (pmpi_memo.c). Kinds of calls: */
+#define RMP_KIND_CART 1
+#define RMP_KIND_GRAPH 2
+#define RMP_KIND_DIST 3
+#define RMP_MEMO_MISS 0
+#define RMP_MEMO_HIT 1
+#define RMP_MEMO_PLAIN INT32_MIN /* a remembered outcome: the unreordered call */
+/* Hash of every RANKMAP_* variable of the environment (never 0). */
+uint64_t rmp_env_hash(void);
+/* The key of a call (never 0). */
+uint64_t rmp_memo_key(int kind, uint64_t args, uint64_t envh);
+/* RMP_MEMO_HIT when comm has a verdict for envh (*newrank = RMP_MEMO_PLAIN) or, when results, a result
+ * for key (*newrank: this rank's new rank, -1 left out, or RMP_MEMO_PLAIN); else RMP_MEMO_MISS. Local. */
+int rmp_memo_lookup(MPI_Comm comm, uint64_t envh, uint64_t key, int results, int *newrank);
+/* Whether this rank promised the unreordered placement for key (MPI_Cart_map/MPI_Graph_map). Local. */
+int rmp_memo_promised(MPI_Comm comm, uint64_t key);
+void rmp_memo_promise(MPI_Comm comm, uint64_t key);
+/* Called on every rank of comm together: the outcome of call key, or the verdict for envh. */
+void rmp_memo_result(MPI_Comm comm, uint64_t key, int newrank);
+/* cause: the warning's text where it was printed (NULL elsewhere), repeated under RANKMAP_VERBOSE=1 */
+void rmp_memo_verdict(MPI_Comm comm, uint64_t envh, const char *cause);
+/* The verdict's cause on this rank ("" when none). */
+const char *rmp_memo_cause(MPI_Comm comm);
+/* MPI_Cart_map / MPI_Graph_map: replaces *newrank (the MPI library's answer) by the constructor's. */
+void rmp_map_answer(MPI_Comm comm, int kind, uint64_t args, int nverts, int *newrank);
+/* The argument hashes the constructors and the map functions share. */
+uint64_t rmp_cart_hash(int ndims, const int dims[], const int periods[]);
+uint64_t rmp_graph_hash(int nnodes, const int index[], const int edges[]);
 
 /* Size of a datatype in bytes; the common predefined ones without a call into the MPI library. */
 static inline int rmp_type_size(MPI_Datatype type)

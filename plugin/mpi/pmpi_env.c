@@ -40,12 +40,17 @@
  *   RANKMAP_FAKE_ENGINE_FAULT=segv|hang|sleep|oom   the engine crashes, spins, blocks or grows (read by
  *                            mapping/map_guard.c, guarded or not: with RANKMAP_GUARD=off it hits the job)
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/resource.h>
+#ifndef RANKMAP_SMPI
+#include <sched.h>
+#endif
 
 #include "pmpi.h"
 #include "rm_client.h"
@@ -233,13 +238,44 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 	return env_fake(env, err);
 }
 
+/* The causes this process warned about (hashes of the error texts): one line per cause over the run. A
+ * program cannot produce more than a few distinct causes; past RMP_WARN_MAX the rest are dropped. Under
+ * SMPI the table is the simulation's (every rank warns in one process). */
+#define RMP_WARN_MAX 64
+static uint64_t warned[RMP_WARN_MAX];
+static int nwarned;
+
+/* 1 the first time this process meets the cause h (it is remembered), 0 afterwards. */
+static int first_time(uint64_t h)
+{
+	for (int i = 0; i < nwarned; i++)
+		if (warned[i] == h)
+			return 0;
+	if (nwarned == RMP_WARN_MAX)
+		return 0;
+	warned[nwarned++] = h;
+	return 1;
+}
+
+void rmp_error_text(const rmp_call_t *call, char *buf, size_t len)
+{
+	if (rm_error_isset(&call->err))
+		rm_error_format(&call->err, buf, len);
+	else
+		snprintf(buf, len, "unknown error");
+}
+
 void rmp_warn(const rmp_call_t *call)
 {
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 64];
+	uint64_t h = RMP_HASH_INIT;
 
-	rm_error_format(&call->err, buf, sizeof(buf));
-	fprintf(stderr, "rankmap: %s: %s; continuing without reordering\n", call->fn,
-		rm_error_isset(&call->err) ? buf : "unknown error");
+	rmp_error_text(call, buf, sizeof(buf));
+	for (const char *c = buf; *c; c++) /* the cause, whichever constructor met it */
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	if (!first_time(h) && !call->env.verbose)
+		return;
+	fprintf(stderr, "rankmap: %s: %s; continuing without reordering\n", call->fn, buf);
 	fflush(stderr);
 }
 
@@ -284,6 +320,34 @@ int rmp_agree(rmp_call_t *call, int local_fail, uint64_t hash)
 	return rc;
 }
 
+/* This process's host (SLURMD_NODENAME, else the host name, as pmpi_place.c names it) as a hash, computed
+ * once, and whether it is bound to a single PU now. Under SMPI: 0, 0 (the one-host rule is off). */
+static void host_of(uint64_t *hash, int *bound)
+{
+	*hash = 0, *bound = 0;
+#ifndef RANKMAP_SMPI
+	static uint64_t cached;
+	cpu_set_t set;
+
+	if (!cached) {
+		char name[RMP_HOST_LEN] = "localhost";
+		const char *slurm = getenv("SLURMD_NODENAME");
+
+		if (slurm && *slurm)
+			snprintf(name, sizeof(name), "%s", slurm);
+		else if (gethostname(name, sizeof(name) - 1) != 0)
+			snprintf(name, sizeof(name), "localhost");
+		name[sizeof(name) - 1] = 0;
+		cached = RMP_HASH_INIT;
+		for (const char *c = name; *c; c++)
+			cached = (cached ^ (unsigned char)*c) * 1099511628211ULL;
+		cached = cached ? cached : 1;
+	}
+	*hash = cached;
+	*bound = sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) == 1;
+#endif
+}
+
 static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 {
 	/* max of (hash, ~hash) is (hash, ~hash) only when all hashes are equal (compared as signed or as
@@ -291,14 +355,27 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 	 * and fifth say whether every rank can record the call and which is the lowest that learns
 	 * (rmp_learn_agreed), so that learning adds no collective of its own. The elections stay below
 	 * 2^63 (RMP_ELECT): MPICH 4.0's MPI_MAX compares MPI_UINT64_T as signed, and a failure elected
-	 * as UINT64_MAX - rank was lost beside the zeros of the ranks that did not fail. */
-	int fail = local_fail || rm_error_isset(&call->err), room = rmp_learn_room(call);
-	uint64_t in[5] = { hash, ~hash, fail ? RMP_ELECT(call->rank) : 0, (uint64_t)room,
-			   room < 2 ? RMP_ELECT(call->rank) : 0 },
-		 out[5];
+	 * as UINT64_MAX - rank was lost beside the zeros of the ranks that did not fail. The sixth says
+	 * whether some rank's MPI_Cart_map/MPI_Graph_map promised the unreordered placement of this call;
+	 * the seventh and eighth whether every rank runs on the same host (same trick as the hash), the
+	 * ninth whether some rank is bound to a single PU. */
+	int fail = local_fail || rm_error_isset(&call->err), room = rmp_learn_room(call), bound = 0;
+	uint64_t host = 0;
+
+	host_of(&host, &bound);
+	uint64_t in[9] = { hash,
+			   ~hash,
+			   fail ? RMP_ELECT(call->rank) : 0,
+			   (uint64_t)room,
+			   room < 2 ? RMP_ELECT(call->rank) : 0,
+			   (uint64_t)(call->key && rmp_memo_promised(call->comm, call->key)),
+			   host,
+			   ~host,
+			   (uint64_t)bound },
+		 out[9];
 
 	call->track = 0;
-	if (PMPI_Allreduce(in, out, 5, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
+	if (PMPI_Allreduce(in, out, 9, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
 		/* With MPI_ERRORS_ARE_FATAL we never get here; with ERRORS_RETURN every rank sees it. */
 		if (call->rank == 0) {
 			rm_error_set(&call->err, "MPI", 0, 0, "MPI_Allreduce failed");
@@ -316,6 +393,17 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 			rm_error_set(&call->err, "arguments", 0, 0, "ranks passed different arguments");
 			rmp_warn(call);
 		}
+		return -1;
+	}
+	if (out[5] != 0) { /* MPI_Cart_map/MPI_Graph_map answered the unreordered placement: keep it */
+		rmp_memo_result(call->comm, call->key, RMP_MEMO_PLAIN);
+		return -1;
+	}
+	/* One host, no rank bound to a PU: where a rank runs on the host is the scheduler's choice from one
+	 * moment to the next, so no order of the ranks is better than another (real placement only). */
+	if (out[6] == host && out[7] == ~host && out[8] == 0 && host != 0 && !call->env.fake_hosts &&
+	    !call->env.fake_node && !call->env.learn) { /* a learning run still records the call */
+		rmp_memo_verdict(call->comm, call->envh, NULL);
 		return -1;
 	}
 	rmp_learn_agreed(call, out[3], out[4]);
@@ -340,6 +428,9 @@ int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 		return -1; /* the real call reports the error */
 	PMPI_Comm_rank(comm, &call->rank);
 	PMPI_Comm_size(comm, &call->size);
+	if (call->size < 2)
+		return -1; /* nothing can move: the plain call, at no cost */
+	call->envh = rmp_env_hash();
 	if (rmp_env_read(&call->env, &call->err) != 0)
 		return 0; /* reported collectively by rmp_agree */
 	if (call->env.disable || call->env.trace)
@@ -349,4 +440,23 @@ int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 		rm_error_set(&call->err, "rankmap", 0, 0, "out of memory for %d ranks", call->size);
 	rmp_learn_call_begin(call);
 	return 0;
+}
+
+int rmp_call_memo(rmp_call_t *call, int kind, uint64_t args, int *newrank)
+{
+	if (kind != RMP_KIND_DIST)
+		call->key = rmp_memo_key(kind, args, call->envh);
+	/* a learning run records every call: it takes the full path (and the agreement it rides on) */
+	if (call->env.learn || rm_error_isset(&call->err) ||
+	    rmp_memo_lookup(call->comm, call->envh, call->key, kind != RMP_KIND_DIST, newrank) != RMP_MEMO_HIT)
+		return 0;
+	const char *cause = rmp_memo_cause(call->comm);
+
+	if (call->env.verbose && *newrank == RMP_MEMO_PLAIN && *cause) { /* the rank that warned, again */
+		fprintf(stderr, "rankmap: %s: %s (known); continuing without reordering\n", call->fn, cause);
+		fflush(stderr);
+	}
+	free(call->codes);
+	call->codes = NULL;
+	return 1;
 }

@@ -112,28 +112,35 @@ static char *live_xml(int *len)
 	return out;
 }
 
-/* Collective: the host leader (rank 0 of the shared-memory communicator) exports its hardware and
- * every rank of the host learns the hash of that XML (0 when it failed). The leader keeps the XML. */
-static char *host_xml(MPI_Comm comm, int *len, uint64_t *hash)
-{
-	MPI_Comm node;
-	int nrank = 1;
-	char *xml = NULL;
-
-	*len = 0;
-	*hash = 0;
-	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-		return NULL;
-	PMPI_Comm_rank(node, &nrank);
-	if (nrank == 0) {
-		xml = live_xml(len);
-		*hash = xml ? hash_bytes(xml, (size_t)*len) : 0;
-	}
-	PMPI_Bcast(hash, 1, MPI_UINT64_T, 0, node);
-	PMPI_Comm_free(&node);
-	return xml;
-}
 #endif
+
+static int cmp_host(const void *a, const void *b, void *base);
+
+/* Root: leader[r] = 1 for the lowest rank of each host (records sorted by host name, O(p log p)).
+ * Host leaders are chosen here rather than through MPI_Comm_split_type: a shared-memory communicator
+ * created and freed inside the program's topology call made Open MPI 4.1's treematch component hang in
+ * the program's next MPI_Dist_graph_create (ompi_comm_nextcid; MPICH's distgraph1 at 7 ranks). */
+static int pick_leaders(rmp_call_t *call, rmp_rec_t *rec, int *leader)
+{
+	int *ord = malloc(sizeof(int) * (size_t)call->size);
+
+	if (!ord)
+		return -1;
+	for (int r = 0; r < call->size; r++)
+		ord[r] = r, leader[r] = 0;
+	qsort_r(ord, (size_t)call->size, sizeof(int), cmp_host, rec);
+	for (int i = 0; i < call->size; i++) {
+		int lo = ord[i];
+
+		if (i > 0 && strcmp(rec[ord[i - 1]].host, rec[lo].host) == 0)
+			continue;
+		for (int k = i + 1; k < call->size && strcmp(rec[ord[k]].host, rec[lo].host) == 0; k++)
+			lo = ord[k] < lo ? ord[k] : lo;
+		leader[lo] = 1;
+	}
+	free(ord);
+	return 0;
+}
 
 /* Root: which ranks send their XML (one per distinct tree), their counts and offsets. */
 static int plan_xml(rmp_call_t *call, rmp_gather_t *ga, int *req, int *counts, int *displs)
@@ -169,21 +176,18 @@ static int plan_xml(rmp_call_t *call, rmp_gather_t *ga, int *req, int *counts, i
 	return ga->xml ? 0 : -1;
 }
 
-/* Collective: gathers every rank's record, then one XML per distinct hardware tree, at the root. */
+/* Collective: gathers every rank's record, then one XML per distinct hardware tree, at the root: the root
+ * names one leader per host, the leaders export their hardware and send its length and hash, the root
+ * asks one leader per distinct tree for its XML. */
 static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 {
 	rmp_rec_t me;
 	char *xml = NULL;
-	int len = 0, want = 0, rc = 0;
+	int len = 0, want = 0, lead = 0, rc = 0;
 	int *req = NULL, *counts = NULL, *displs = NULL;
+	int64_t lh[2] = { 0, 0 }, *alh = NULL; /* (XML length, hash) of every rank, 0 on non-leaders */
 
 	local_identity(&me);
-#ifndef RANKMAP_SMPI
-	xml = host_xml(call->comm, &len, &me.xml_hash);
-	me.xml_len = len;
-#else
-	(void)hash_bytes;
-#endif
 	if (call->rank == 0) {
 		size_t n = (size_t)call->size;
 
@@ -192,13 +196,32 @@ static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 		req = calloc(n, sizeof(int));
 		counts = calloc(n, sizeof(int));
 		displs = calloc(n, sizeof(int));
-		if (!ga->rec || !req || !counts || !displs || !ga->xml_off)
+		alh = calloc(2 * n, sizeof(int64_t));
+		if (!ga->rec || !req || !counts || !displs || !ga->xml_off || !alh)
 			rc = -1;
 	}
-	PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, ga->rec, (int)sizeof(me), MPI_BYTE, 0, call->comm);
+	PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, rc == 0 ? ga->rec : NULL, (int)sizeof(me), MPI_BYTE, 0, call->comm);
 	if (call->rank == 0 && rc == 0)
-		rc = plan_xml(call, ga, req, counts, displs);
+		rc = pick_leaders(call, ga->rec, req);
 	PMPI_Bcast(&rc, 1, MPI_INT, 0, call->comm);
+	if (rc == 0) {
+		PMPI_Scatter(req, 1, MPI_INT, &lead, 1, MPI_INT, 0, call->comm);
+#ifndef RANKMAP_SMPI
+		if (lead && (xml = live_xml(&len)))
+			lh[0] = len, lh[1] = (int64_t)hash_bytes(xml, (size_t)len);
+#else
+		(void)hash_bytes, (void)lead;
+#endif
+		PMPI_Gather(lh, 2, MPI_INT64_T, alh, 2, MPI_INT64_T, 0, call->comm);
+		for (int r = 0; call->rank == 0 && r < call->size; r++) {
+			ga->rec[r].xml_len = (int32_t)alh[2 * r];
+			ga->rec[r].xml_hash = (uint64_t)alh[2 * r + 1];
+			req[r] = 0;
+		}
+		if (call->rank == 0)
+			rc = plan_xml(call, ga, req, counts, displs);
+		PMPI_Bcast(&rc, 1, MPI_INT, 0, call->comm);
+	}
 	if (rc == 0) {
 		PMPI_Scatter(req, 1, MPI_INT, &want, 1, MPI_INT, 0, call->comm);
 		PMPI_Gatherv(xml, want ? len : 0, MPI_CHAR, ga->xml, counts, displs, MPI_CHAR, 0, call->comm);
@@ -206,6 +229,7 @@ static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 	free(displs);
 	free(req);
 	free(counts);
+	free(alh);
 	free(xml);
 	if (rc)
 		rm_error_set(&call->err, "placement", 0, 0, "cannot gather the hardware of %d ranks", call->size);

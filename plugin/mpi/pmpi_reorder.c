@@ -136,6 +136,10 @@ static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g
 		newrank[r] = (int)v;
 		moved += r != v;
 	}
+	/* nothing moves: Cartesian and graph calls make the unreordered call on every rank (no split, and
+	 * the outcome remembered as such) */
+	for (int r = 0; moved == 0 && call->key && r < call->size; r++)
+		newrank[r] = RMP_CODE_SAME;
 	report(call, algo, before, after, moved);
 out:
 	free(perm);
@@ -150,7 +154,7 @@ int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newco
 
 	call->t_map = PMPI_Wtime();
 	call->cpu_map = rmp_cpu_ms();
-	int rc = rmp_place_learn(call, &pl);
+	int rc = rmp_place_learn(call, &pl), place_fail = rc != 0 && !root_fail;
 
 	if (call->rank == 0 && !root_fail && rc == 0)
 		rc = compute(call, &pl, g);
@@ -160,7 +164,7 @@ int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newco
 		call->dhosts = NULL;
 		if (root_fail || rc != 0) { /* the root's failure travels in the scattered codes */
 			for (int r = 0; r < call->size; r++)
-				call->codes[r] = RMP_CODE_FAILED;
+				call->codes[r] = place_fail ? RMP_CODE_PLACE : RMP_CODE_FAILED;
 			rmp_warn(call);
 		}
 	}
@@ -169,9 +173,21 @@ int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newco
 	PMPI_Scatter(call->codes, 1, MPI_INT, &mine, 1, MPI_INT, 0, call->comm);
 	free(call->codes);
 	call->codes = NULL;
-	if (mine == RMP_CODE_FAILED)
+	/* every rank got the same kind of code: what the communicator remembers is the same everywhere */
+	if (mine == RMP_CODE_PLACE) { /* a property of the communicator's processes: no later call retries */
+		char cause[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 64];
+
+		if (call->rank == 0)
+			rmp_error_text(call, cause, sizeof(cause));
+		rmp_memo_verdict(call->comm, call->envh, call->rank == 0 ? cause : NULL);
 		return -1;
+	}
+	if (mine == RMP_CODE_FAILED || mine == RMP_CODE_SAME) {
+		rmp_memo_result(call->comm, call->key, RMP_MEMO_PLAIN);
+		return -1;
+	}
 	if (PMPI_Comm_split(call->comm, mine >= 0 ? 0 : MPI_UNDEFINED, mine, newcomm) != MPI_SUCCESS)
 		return -1; /* only with MPI_ERRORS_RETURN; the caller then returns the unreordered result */
+	rmp_memo_result(call->comm, call->key, mine);
 	return 0;
 }

@@ -19,6 +19,14 @@
  *
  * Each MPI_<fn> is an entry (pmpi_entry.h) that goes to rmp_w_<fn> below, or straight to PMPI_<fn> under
  * another MPI's program.
+ *
+ * Without reordering by rankmap (a failure, a verdict of pmpi_memo.c), Cart_create and Graph_create call
+ * the real constructor with reorder=0, so that MPI_Cart_map/MPI_Graph_map (which answer the unreordered
+ * placement then) agree with them. The distributed-graph constructors have no map function: they pass the
+ * program's own reorder flag on, exactly as without the library. Open MPI 4.1's treematch component hangs
+ * now and then in ompi_comm_nextcid when MPI_Dist_graph_create gets reorder=0 at 7 oversubscribed ranks
+ * (MPICH's distgraph1 with every reorder set to 0 and no library: 3 runs of 6), a path the program
+ * itself, passing reorder=1, never took.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +42,16 @@ static int learned(rmp_call_t *call, int rc, const MPI_Comm *out, int ndims, con
 	return rc;
 }
 
+/* A call whose outcome the communicator remembers (rmp_call_memo): *split is the reordered communicator
+ * to create the topology on (MPI_COMM_NULL on ranks left out). Returns 0, or -1 for the unreordered call
+ * (RMP_MEMO_PLAIN, or a failed split). No gather, no mapping: one MPI_Comm_split, as the first call had. */
+static int memo_split(MPI_Comm comm, int newrank, MPI_Comm *split)
+{
+	if (newrank == RMP_MEMO_PLAIN)
+		return -1;
+	return PMPI_Comm_split(comm, newrank >= 0 ? 0 : MPI_UNDEFINED, newrank, split) == MPI_SUCCESS ? 0 : -1;
+}
+
 RMP_ENTRY(Cart_create,
 	  (MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart),
 	  (comm, ndims, dims, periods, reorder, comm_cart))
@@ -41,22 +59,28 @@ int rmp_w_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int peri
 {
 	rmp_call_t call;
 	MPI_Comm split;
-	int bad = 0;
+	int bad = 0, nr = 0;
 	long long n = 1;
 
 	if (!reorder || ndims < 1 || rmp_call_begin(&call, "MPI_Cart_create", comm) != 0)
 		return PMPI_Cart_create(comm, ndims, dims, periods, reorder, comm_cart);
-	uint64_t h = rmp_hash_ints(RMP_HASH_INIT, &ndims, 1);
-
 	bad = ndims < 1 || ndims > MAP_CART_MAXDIMS || !dims || !periods;
-	for (int i = 0; !bad && i < ndims; i++) {
-		int p = periods[i] != 0;
-
+	for (int i = 0; !bad && i < ndims; i++)
 		bad = dims[i] < 1 || (n *= dims[i]) > call.size;
-		h = rmp_hash_ints(rmp_hash_ints(h, &dims[i], 1), &p, 1);
-	}
 	if (bad)
 		rm_error_set(&call.err, "dims", 0, 0, "invalid dimensions for %d ranks", call.size);
+	uint64_t h = rmp_cart_hash(ndims, dims, periods);
+
+	if (rmp_call_memo(&call, RMP_KIND_CART, h, &nr)) {
+		if (memo_split(comm, nr, &split) != 0)
+			return PMPI_Cart_create(comm, ndims, dims, periods, 0, comm_cart);
+		if (split == MPI_COMM_NULL)
+			return *comm_cart = MPI_COMM_NULL, MPI_SUCCESS;
+		int rc = PMPI_Cart_create(split, ndims, dims, periods, 0, comm_cart);
+
+		PMPI_Comm_free(&split);
+		return rc;
+	}
 	if (rmp_agree(&call, rm_error_isset(&call.err), h) != 0)
 		return PMPI_Cart_create(comm, ndims, dims, periods, 0, comm_cart);
 	call.nverts = (uint32_t)n;
@@ -73,6 +97,27 @@ int rmp_w_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int peri
 
 	PMPI_Comm_free(&split);
 	return learned(&call, rc, comm_cart, ndims, periods);
+}
+
+/* MPI_Cart_map and MPI_Graph_map are local (no communication; the standard does not make them
+ * collective, and a program may call them on some ranks only), while the placement MPI_Cart_create would
+ * apply needs every rank's host. They answer what the constructor applies for the same arguments on the
+ * same communicator: the outcome of an earlier identical call when the communicator remembers one, else
+ * the unreordered placement, which this rank then promises (pmpi_memo.c) and the constructor keeps. */
+RMP_ENTRY(Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank),
+	  (comm, ndims, dims, periods, newrank))
+int rmp_w_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+	int rc = PMPI_Cart_map(comm, ndims, dims, periods, newrank);
+	long long n = 1;
+
+	if (rc != MPI_SUCCESS || ndims < 1 || ndims > MAP_CART_MAXDIMS || !dims || !periods)
+		return rc;
+	for (int i = 0; i < ndims; i++)
+		n *= dims[i] > 0 ? dims[i] : 1;
+	rmp_map_answer(comm, RMP_KIND_CART, rmp_cart_hash(ndims, dims, periods), n < INT32_MAX ? (int)n : INT32_MAX,
+		       newrank);
+	return rc;
 }
 
 /* The real graph constructor. SMPI 3.32 has none (its MPI_Graph_create aborts): there the library returns
@@ -99,6 +144,7 @@ int rmp_w_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int e
 {
 	rmp_call_t call;
 	MPI_Comm split;
+	int nr = 0;
 
 	if (!reorder || nnodes < 1 || rmp_call_begin(&call, "MPI_Graph_create", comm) != 0)
 		return real_graph(comm, nnodes, index, edges, reorder, comm_graph);
@@ -109,10 +155,18 @@ int rmp_w_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int e
 	bad = bad || (index[nnodes - 1] > 0 && !edges);
 	if (bad)
 		rm_error_set(&call.err, "index", 0, 0, "invalid graph of %d nodes for %d ranks", nnodes, call.size);
-	uint64_t h = rmp_hash_ints(RMP_HASH_INIT, &nnodes, 1);
+	uint64_t h = bad ? rmp_hash_ints(RMP_HASH_INIT, &nnodes, 1) : rmp_graph_hash(nnodes, index, edges);
 
-	if (!bad)
-		h = rmp_hash_ints(rmp_hash_ints(h, index, (size_t)nnodes), edges, (size_t)index[nnodes - 1]);
+	if (rmp_call_memo(&call, RMP_KIND_GRAPH, h, &nr)) {
+		if (memo_split(comm, nr, &split) != 0)
+			return real_graph(comm, nnodes, index, edges, 0, comm_graph);
+		if (split == MPI_COMM_NULL)
+			return *comm_graph = MPI_COMM_NULL, MPI_SUCCESS;
+		int rc = real_graph(split, nnodes, index, edges, 0, comm_graph);
+
+		PMPI_Comm_free(&split);
+		return rc;
+	}
 	if (rmp_agree(&call, bad || rm_error_isset(&call.err), h) != 0)
 		return real_graph(comm, nnodes, index, edges, 0, comm_graph);
 	call.nverts = (uint32_t)nnodes;
@@ -129,6 +183,28 @@ int rmp_w_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int e
 
 	PMPI_Comm_free(&split);
 	return learned(&call, rc, comm_graph, 0, NULL);
+}
+
+RMP_ENTRY(Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank),
+	  (comm, nnodes, index, edges, newrank))
+int rmp_w_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
+{
+#ifdef RANKMAP_SMPI
+	/* SMPI 3.32 has no graph topologies; the library's MPI_Graph_create keeps the first nnodes ranks */
+	int me = 0;
+
+	(void)index, (void)edges;
+	PMPI_Comm_rank(comm, &me);
+	*newrank = me < nnodes ? me : MPI_UNDEFINED;
+	return MPI_SUCCESS;
+#else
+	int rc = PMPI_Graph_map(comm, nnodes, index, edges, newrank);
+
+	if (rc != MPI_SUCCESS || nnodes < 1 || !index)
+		return rc;
+	rmp_map_answer(comm, RMP_KIND_GRAPH, rmp_graph_hash(nnodes, index, edges), nnodes, newrank);
+	return rc;
+#endif
 }
 
 /* The real distributed-graph constructors (SMPI has none: its variant returns a plain duplicate and
@@ -178,6 +254,10 @@ int rmp_w_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int
 
 	if (!reorder || rmp_call_begin(&call, "MPI_Dist_graph_create", comm) != 0)
 		return real_dist(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
+	int nr = 0;
+
+	if (rmp_call_memo(&call, RMP_KIND_DIST, 0, &nr)) /* a verdict: no call on comm reorders */
+		return real_dist(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
 	int bad = n < 0 || check_ranks(&call, "sources", sources, (size_t)(n > 0 ? n : 0)) != 0;
 
 	for (int i = 0; !bad && i < n; i++)
@@ -194,7 +274,7 @@ int rmp_w_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int
 			src[k++] = sources[i];
 	if (rmp_agree(&call, bad || rm_error_isset(&call.err), 0) != 0) {
 		free(src);
-		return real_dist(comm, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph);
+		return real_dist(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
 	}
 	int root_fail = 0;
 	const int *w = weights == MPI_UNWEIGHTED || weights == MPI_WEIGHTS_EMPTY ? NULL : weights;
@@ -206,9 +286,10 @@ int rmp_w_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int
 	call.learn_weighted = w != NULL;
 	rmp_learn_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, root_fail, &split) != 0)
-		return learned(&call,
-			       real_dist(comm, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph),
-			       comm_dist_graph, 0, NULL);
+		return learned(
+			&call,
+			real_dist(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph),
+			comm_dist_graph, 0, NULL);
 	int rc = real_dist(split, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph);
 
 	PMPI_Comm_free(&split);
@@ -292,6 +373,11 @@ int rmp_w_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sour
 	if (!reorder || rmp_call_begin(&call, "MPI_Dist_graph_create_adjacent", comm) != 0)
 		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
 				     reorder, comm_dist_graph);
+	int nr = 0;
+
+	if (rmp_call_memo(&call, RMP_KIND_DIST, 0, &nr)) /* a verdict: no call on comm reorders */
+		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
+				     reorder, comm_dist_graph);
 	int bad = indegree < 0 || outdegree < 0 ||
 		  check_ranks(&call, "sources", sources, (size_t)(indegree > 0 ? indegree : 0)) != 0 ||
 		  check_ranks(&call, "destinations", destinations, (size_t)(outdegree > 0 ? outdegree : 0)) != 0;
@@ -309,7 +395,7 @@ int rmp_w_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sour
 		free(src);
 		free(packed);
 		return real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
-				     0, comm_dist_graph);
+				     reorder, comm_dist_graph);
 	}
 	int root_fail = 0, k = weight_kind(destweights);
 
@@ -324,7 +410,7 @@ int rmp_w_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sour
 		free(packed);
 		return learned(&call,
 			       real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
-					     destweights, info, 0, comm_dist_graph),
+					     destweights, info, reorder, comm_dist_graph),
 			       comm_dist_graph, 0, NULL);
 	}
 	int rc = move_lists(split, call.rank, packed, len, info, comm_dist_graph);

@@ -100,8 +100,10 @@ for m in $PMPI_MPIS; do
 		{ notok "$m: RANKMAP_CLUSTER: $ci -> $cm"; head -3 "$C16.5.err"; }
 
 	# real placement (no fake): 2 ranks bound to the 2 cores, the live hwloc tree; and 4 unbound ranks
-	# on 2 PUs, which cannot be placed on distinct PUs: one warning (jobs of their own: their own
-	# launcher options and rank counts)
+	# on 2 PUs: every rank on one host and none bound, so no order is better than another: no
+	# reordering and no warning (issue 30: no more "more ranks than PUs" at every call); the same job
+	# on the real host described as one PU (RANKMAP_FAKE_NODE) cannot be placed: one warning (jobs of
+	# their own: their own launcher options and rank counts)
 	case $m in openmpi) bind="--bind-to core" ;; mpich) bind="-bind-to core" ;; esac
 	RANKMAP_REPORT=$T/report PMPI_BIND=$bind pmpi_run "$m" 2 cart_halo 1 2 1 >"$T/out" 2>"$T/err"
 	[ "$(field errors "$T/out")" = 0 ] && grep -q 'ranks=2 ' "$T/report" && [ "$(warnings "$T/err")" -eq 0 ] &&
@@ -109,9 +111,13 @@ for m in $PMPI_MPIS; do
 	rm -f "$T/report"
 	npu=$(nproc)
 	pmpi_run "$m" $((npu * 2)) cart_halo 1 $((npu * 2)) 1 >"$T/out" 2>"$T/err"
+	[ "$(field errors "$T/out")" = 0 ] && [ "$(field moved "$T/out")" = 0 ] && [ ! -s "$T/err" ] &&
+		ok "$m: real placement, more unbound ranks than PUs on one host: unreordered, silent" ||
+		{ notok "$m: oversubscribed real placement: moved $(field moved "$T/out")"; head -3 "$T/err"; }
+	RANKMAP_FAKE_NODE=core:1 pmpi_run "$m" $((npu * 2)) cart_halo 1 $((npu * 2)) 1 >"$T/out" 2>"$T/err"
 	[ "$(field errors "$T/out")" = 0 ] && [ "$(warnings "$T/err")" -eq 1 ] &&
-		ok "$m: real placement, more ranks than PUs: $(grep '^rankmap' "$T/err")" ||
-		notok "$m: oversubscribed real placement: $(warnings "$T/err") warnings"
+		ok "$m: real host as one PU, more ranks than PUs: $(grep '^rankmap' "$T/err")" ||
+		notok "$m: real host as one PU: $(warnings "$T/err") warnings"
 
 	o=$C8.4.out
 	[ "$(field errors "$o")" = 0 ] && grep -q 'ranks=8 ' "$T/r8.4" && [ "$(warnings "$C8.4.err")" -eq 0 ] &&
