@@ -758,16 +758,21 @@ static int hello_waiting(const conn_t *c)
 	return c->hdr_got + c->in_got + (size_t)pending >= RM_FRAME_HEADER + RM_AUTH_HELLO_LEN;
 }
 
-/* Closes the oldest silent connection (no complete hello, nor one waiting in its socket, and accepted in
- * an earlier turn of the loop, so that it had the chance to be read: a client sends its hello as soon as
- * it is connected) among the first DISPLACE_LOOK of a list (next: its link), to make room for a new one.
- * Returns 0 when one was closed. */
-static int displace_silent(loop_t *l, conn_t *c, int by_addr)
+/* Closes the oldest silent connection (no complete hello, nor one waiting in its socket) among the first
+ * DISPLACE_LOOK of a list (next: its link), to make room for a new one: first one accepted in an earlier
+ * turn of the loop, so that it had the chance to be read; else, when every one of them came in this turn
+ * (a flood that reconnects faster than the loop turns), one of this turn with nothing waiting in its
+ * socket (a client sends its hello as soon as it is connected, so a real one has it waiting), rather than
+ * refusing the new connection, which may be the real client's. Returns 0 when one was closed. */
+static int displace_silent(loop_t *l, conn_t *first, int by_addr)
 {
-	int i;
+	conn_t *c;
+	int i, pass;
 
-	for (i = 0; c && i < DISPLACE_LOOK; i++, c = by_addr ? c->anext : c->snext)
-		if (c->born_turn != l->turn && !hello_waiting(c)) {
+	for (pass = 0; pass < 2; pass++)
+		for (c = first, i = 0; c && i < DISPLACE_LOOK; i++, c = by_addr ? c->anext : c->snext) {
+			if ((pass == 0 && c->born_turn == l->turn) || hello_waiting(c))
+				continue;
 			conn_auth_fail(l, c, RM_ERR_BUSY,
 				       by_addr ? "too many connections from this address waiting to authenticate: the "
 						 "oldest silent one is closed"
