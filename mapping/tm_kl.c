@@ -31,10 +31,13 @@ _Static_assert(2 * KL_MAX_ARITY <= 32, "a pair's units are bits of a uint32_t");
 
 struct kl {
 	const tm_units_t *u;
-	uint32_t a, *members, *grp, *loc;
-	double m[2 * KL_MAX_ARITY][2 * KL_MAX_ARITY], D[2 * KL_MAX_ARITY];
+	uint32_t a, *members, *grp;
+	/* loc[x]: (pair << 5) + the local index of unit x in the pair it was last in (pair: 1, 2, ...
+	 * counted by kl_matrix); column 2 * KL_MAX_ARITY of m gathers the traffic to the other units */
+	uint32_t *loc, pair;
+	double m[2 * KL_MAX_ARITY][2 * KL_MAX_ARITY + 1], D[2 * KL_MAX_ARITY];
 	/* where m is not zero: row[i] bit j, col[j] bit i (the rest of m stays zero between pairs) */
-	uint32_t row[2 * KL_MAX_ARITY], col[2 * KL_MAX_ARITY];
+	uint32_t row[2 * KL_MAX_ARITY], col[2 * KL_MAX_ARITY + 1];
 	uint32_t idx[2 * KL_MAX_ARITY];
 	unsigned char side[2 * KL_MAX_ARITY], locked[2 * KL_MAX_ARITY], moved[2 * KL_MAX_ARITY];
 	double *gconn;
@@ -92,24 +95,28 @@ static void kl_matrix(struct kl *k, uint32_t A, uint32_t B)
 
 		for (; r; r &= r - 1)
 			k->m[i][__builtin_ctz(r)] = 0;
+		k->m[i][2 * KL_MAX_ARITY] = 0;
 		k->row[i] = k->col[i] = 0;
+	}
+	if (++k->pair >= 1u << 27) { /* the pair count would not fit in loc: starts again */
+		memset(k->loc, 0, (size_t)u->n * sizeof(*k->loc));
+		k->pair = 1;
 	}
 	for (i = 0; i < 2 * a; i++) {
 		k->idx[i] = k->members[(size_t)(i < a ? A : B) * a + i % a];
-		k->loc[k->idx[i]] = i;
+		k->loc[k->idx[i]] = k->pair << 5 | i;
 	}
 	for (i = 0; i < 2 * a; i++) {
 		uint32_t x = k->idx[i];
 		uint64_t e;
 
 		for (e = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && e < u->xadj[x + 1]; e++) {
-			uint32_t gy = k->grp[u->adj[e]], j;
+			uint32_t l = k->loc[u->adj[e]];
+			/* one of the pair's units, or the column of the others (no branch to mispredict) */
+			uint32_t j = l >> 5 == k->pair ? l & 31 : 2 * KL_MAX_ARITY;
 
-			if (gy != A && gy != B)
-				continue;
-			j = k->loc[u->adj[e]];
 			k->m[i][j] += u->w[e];
-			k->row[i] |= 1u << j;
+			k->row[i] |= (uint32_t)((uint64_t)1 << j);
 			k->col[j] |= 1u << i;
 		}
 	}
@@ -304,7 +311,7 @@ int tm_group_kl(const tm_units_t *u, uint32_t a, uint32_t *members, double deadl
 		return -1;
 	k->u = u, k->a = a, k->members = members;
 	k->grp = malloc((size_t)u->n * sizeof(uint32_t));
-	k->loc = malloc((size_t)u->n * sizeof(uint32_t));
+	k->loc = calloc(u->n, sizeof(uint32_t));
 	k->gconn = calloc(ng, sizeof(double));
 	k->touched = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
 	k->ver = calloc(ng, sizeof(*k->ver));
