@@ -169,19 +169,17 @@ static void unit_conn(const struct improve *m, uint32_t y, uint32_t A, uint32_t 
 	const tm_units_t *u = m->u;
 	uint64_t k;
 
-	*cA = *cB = *wxy = 0;
-	if (y >= u->nreal)
-		return;
-	for (k = u->xadj[y]; k < u->xadj[y + 1]; k++) {
+	double a = 0, b = 0, c = 0;
+
+	for (k = y < u->nreal ? u->xadj[y] : 0; y < u->nreal && k < u->xadj[y + 1]; k++) {
 		uint32_t z = u->adj[k], gz = m->grp[z];
 
-		if (z == x)
-			*wxy += u->w[k];
-		if (gz == A)
-			*cA += u->w[k];
-		else if (gz == B)
-			*cB += u->w[k];
+		/* the same sums as with branches (adding 0 changes none), without branches to mispredict */
+		c += u->w[k] * (z == x);
+		a += u->w[k] * (gz == A);
+		b += u->w[k] * (gz == B);
 	}
+	*cA = a, *cB = b, *wxy = c;
 }
 
 /* Best swap partner of x in group B; returns its gain (<= 0: none) and the partner in *best. */
@@ -297,8 +295,8 @@ static int improve_unit(struct improve *m, uint32_t x)
 	for (k = u->xadj[x]; k < u->xadj[x + 1]; k++) {
 		uint32_t gz = m->grp[u->adj[k]];
 
-		if (m->gconn[gz] == 0)
-			m->touched[m->ntouched++] = gz;
+		m->touched[m->ntouched] = gz; /* kept when new (no branch) */
+		m->ntouched += m->gconn[gz] == 0;
 		m->gconn[gz] += u->w[k];
 	}
 	for (i = 0; i < m->ntouched; i++) {

@@ -113,7 +113,7 @@ static void kl_matrix(struct kl *k, uint32_t A, uint32_t B)
 		for (e = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && e < u->xadj[x + 1]; e++) {
 			uint32_t l = k->loc[u->adj[e]];
 			/* one of the pair's units, or the column of the others (no branch to mispredict) */
-			uint32_t j = l >> 5 == k->pair ? l & 31 : 2 * KL_MAX_ARITY;
+			uint32_t in = -(uint32_t)(l >> 5 == k->pair), j = (in & (l & 31)) | (~in & 2 * KL_MAX_ARITY);
 
 			k->m[i][j] += u->w[e];
 			k->row[i] |= (uint32_t)((uint64_t)1 << j);
@@ -177,7 +177,9 @@ static uint32_t kl_top(const struct kl *k, uint32_t r)
 	for (r &= r - 1; r; r &= r - 1) {
 		uint32_t x = (uint32_t)__builtin_ctz(r);
 
-		t = k->D[x] > k->D[t] ? x : t; /* bits go up: an equal D keeps the lower index */
+		uint32_t c = -(uint32_t)(k->D[x] > k->D[t]); /* bits go up: an equal D keeps the lower index */
+
+		t = (c & x) | (~c & t); /* (no branch to mispredict) */
 	}
 	return t;
 }
@@ -275,11 +277,10 @@ static uint32_t kl_partners(struct kl *k, uint32_t A, uint32_t *out)
 		for (e = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && e < u->xadj[x + 1]; e++) {
 			uint32_t g = k->grp[u->adj[e]];
 
-			if (g == A)
-				continue;
-			if (k->gconn[g] == 0)
-				k->touched[nt++] = g;
-			k->gconn[g] += u->w[e];
+			/* (A itself is left out without a branch: its sum stays 0 and it is not kept) */
+			k->touched[nt] = g;
+			nt += (g != A) & (k->gconn[g] == 0);
+			k->gconn[g] += u->w[e] * (g != A);
 		}
 	}
 	for (n = 0; n < KL_PARTNERS; n++) {
