@@ -11,9 +11,11 @@
  * stay as they were (it would find nothing again: it reads only their members and the traffic among
  * them), and a later pass skips a group when neither it nor a group next to it changed; the pair's
  * traffic matrix is cleared, summed and updated only where it is not zero (bit masks of its rows and
- * columns); the unlocked units of each side stay sorted, only those whose D changed moving. The
- * mappings are the same as without these; on a 64x64x16 Cartesian graph over 16-core packages this
- * step took 1.71 G instructions, now 0.38 G (tests/bench/SCALE.md).
+ * columns); a step takes the first unlocked unit of each side in the scan order (O(a), no sorted
+ * lists kept) when the two do not talk to each other, their pair being then the best, and sorts the
+ * sides only otherwise (about 6 % of the steps on Cartesian graphs). The mappings are the same as
+ * without these; on a 64x64x16 Cartesian graph over 16-core packages this step took 1.71 G
+ * instructions, now 0.38 G (tests/bench/SCALE.md).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,10 +31,13 @@ _Static_assert(2 * KL_MAX_ARITY <= 32, "a pair's units are bits of a uint32_t");
 
 struct kl {
 	const tm_units_t *u;
-	uint32_t a, *members, *grp, *loc;
-	double m[2 * KL_MAX_ARITY][2 * KL_MAX_ARITY], D[2 * KL_MAX_ARITY];
+	uint32_t a, *members, *grp;
+	/* loc[x]: (pair << 5) + the local index of unit x in the pair it was last in (pair: 1, 2, ...
+	 * counted by kl_matrix); column 2 * KL_MAX_ARITY of m gathers the traffic to the other units */
+	uint32_t *loc, pair;
+	double m[2 * KL_MAX_ARITY][2 * KL_MAX_ARITY + 1], D[2 * KL_MAX_ARITY];
 	/* where m is not zero: row[i] bit j, col[j] bit i (the rest of m stays zero between pairs) */
-	uint32_t row[2 * KL_MAX_ARITY], col[2 * KL_MAX_ARITY];
+	uint32_t row[2 * KL_MAX_ARITY], col[2 * KL_MAX_ARITY + 1];
 	uint32_t idx[2 * KL_MAX_ARITY];
 	unsigned char side[2 * KL_MAX_ARITY], locked[2 * KL_MAX_ARITY], moved[2 * KL_MAX_ARITY];
 	double *gconn;
@@ -90,24 +95,28 @@ static void kl_matrix(struct kl *k, uint32_t A, uint32_t B)
 
 		for (; r; r &= r - 1)
 			k->m[i][__builtin_ctz(r)] = 0;
+		k->m[i][2 * KL_MAX_ARITY] = 0;
 		k->row[i] = k->col[i] = 0;
+	}
+	if (++k->pair >= 1u << 27) { /* the pair count would not fit in loc: starts again */
+		memset(k->loc, 0, (size_t)u->n * sizeof(*k->loc));
+		k->pair = 1;
 	}
 	for (i = 0; i < 2 * a; i++) {
 		k->idx[i] = k->members[(size_t)(i < a ? A : B) * a + i % a];
-		k->loc[k->idx[i]] = i;
+		k->loc[k->idx[i]] = k->pair << 5 | i;
 	}
 	for (i = 0; i < 2 * a; i++) {
 		uint32_t x = k->idx[i];
 		uint64_t e;
 
 		for (e = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && e < u->xadj[x + 1]; e++) {
-			uint32_t gy = k->grp[u->adj[e]], j;
+			uint32_t l = k->loc[u->adj[e]];
+			/* one of the pair's units, or the column of the others (no branch to mispredict) */
+			uint32_t in = -(uint32_t)(l >> 5 == k->pair), j = (in & (l & 31)) | (~in & 2 * KL_MAX_ARITY);
 
-			if (gy != A && gy != B)
-				continue;
-			j = k->loc[u->adj[e]];
 			k->m[i][j] += u->w[e];
-			k->row[i] |= 1u << j;
+			k->row[i] |= (uint32_t)((uint64_t)1 << j);
 			k->col[j] |= 1u << i;
 		}
 	}
@@ -160,36 +169,54 @@ static double kl_best_pair(const struct kl *k, const uint32_t *s0, const uint32_
 	return best;
 }
 
-/* Moves unit x, whose D changed, to its place in s[0..n) (sorted but for x). */
-static void kl_reinsert(const struct kl *k, uint32_t *s, uint32_t n, uint32_t x)
+/* The first unit of the scan order (decreasing D, lower index first) among the bits of r (not 0). */
+static uint32_t kl_top(const struct kl *k, uint32_t r)
 {
-	uint32_t i, j;
+	uint32_t t = (uint32_t)__builtin_ctz(r);
 
-	for (i = 0; s[i] != x; i++)
-		;
-	for (j = i; j > 0 && kl_before(k, x, s[j - 1]); j--) /* up */
-		s[j] = s[j - 1];
-	for (; j + 1 < n && kl_before(k, s[j + 1], x); j++) /* or down */
-		s[j] = s[j + 1];
-	s[j] = x;
+	for (r &= r - 1; r; r &= r - 1) {
+		uint32_t x = (uint32_t)__builtin_ctz(r);
+
+		uint32_t c = -(uint32_t)(k->D[x] > k->D[t]); /* bits go up: an equal D keeps the lower index */
+
+		t = (c & x) | (~c & t); /* (no branch to mispredict) */
+	}
+	return t;
 }
 
-/* Takes unit x out of s[0..*n), keeping the order of the others. */
-static void set_remove(uint32_t *s, uint32_t *n, uint32_t x)
+/* The unlocked units of r, in the scan order, into s; returns how many. */
+static uint32_t kl_sorted(const struct kl *k, uint32_t r, uint32_t *s)
 {
-	uint32_t i;
+	uint32_t n = 0;
 
-	for (i = 0; s[i] != x; i++)
-		;
-	memmove(s + i, s + i + 1, (--*n - i) * sizeof(*s));
+	for (; r; r &= r - 1)
+		s[n++] = (uint32_t)__builtin_ctz(r);
+	kl_sort(k, s, n);
+	return n;
+}
+
+/* The pair kl_best_pair would take from the unlocked units r0 (side 0) and r1 (side 1), and its gain.
+ * Every gain is at most D[x] + D[y]: when the first unit of each side in the scan order do not talk
+ * to each other (and have one type), their pair reaches that bound and comes first among the pairs
+ * that do; otherwise both sides are sorted and scanned. */
+static double kl_best(const struct kl *k, uint32_t r0, uint32_t r1, uint32_t *bx, uint32_t *by)
+{
+	uint32_t x = kl_top(k, r0), y = kl_top(k, r1), s0[KL_MAX_ARITY], s1[KL_MAX_ARITY], n0, n1;
+
+	if (k->m[x][y] == 0 && (!k->u->type || k->u->type[k->idx[x]] == k->u->type[k->idx[y]])) {
+		*bx = x, *by = y;
+		return k->D[x] + k->D[y];
+	}
+	n0 = kl_sorted(k, r0, s0);
+	n1 = kl_sorted(k, r1, s1);
+	return kl_best_pair(k, s0, s1, n0, n1, bx, by);
 }
 
 /* One KL pass on groups A and B; applies the best prefix of swaps. Returns 1 when it improved. */
 static int kl_pair(struct kl *k, uint32_t A, uint32_t B)
 {
 	uint32_t n = 2 * k->a, i, j, step, bestk = 0, sx[KL_MAX_ARITY], sy[KL_MAX_ARITY], pa = 0, pb = 0;
-	uint32_t s0[KL_MAX_ARITY], s1[KL_MAX_ARITY], n0 = k->a, n1 = k->a; /* unlocked units of each side */
-	uint32_t unlocked = n == 32 ? UINT32_MAX : (1u << n) - 1, r;
+	uint32_t unlocked = n == 32 ? UINT32_MAX : (1u << n) - 1, r, side0 = (1u << k->a) - 1;
 	double cum = 0, best = 0, tol;
 
 	kl_matrix(k, A, B);
@@ -203,32 +230,23 @@ static int kl_pair(struct kl *k, uint32_t A, uint32_t B)
 		}
 	}
 	tol = 1e-12 * (tol + 1);
-	for (i = 0; i < k->a; i++)
-		s0[i] = i, s1[i] = k->a + i;
-	kl_sort(k, s0, n0);
-	kl_sort(k, s1, n1);
 	for (step = 0; step < k->a; step++) {
 		uint32_t x = UINT32_MAX, y = UINT32_MAX;
 
-		cum += kl_best_pair(k, s0, s1, n0, n1, &x, &y);
+		cum += kl_best(k, unlocked & side0, unlocked & ~side0, &x, &y);
 		if (x == UINT32_MAX)
 			break; /* no pair of one type left: no later prefix can be the best */
 		k->locked[x] = k->locked[y] = 1;
-		set_remove(s0, &n0, x);
-		set_remove(s1, &n1, y);
 		sx[step] = x, sy[step] = y;
 		if (cum > best + tol)
 			best = cum, bestk = step + 1;
 		unlocked &= ~(1u << x) & ~(1u << y);
 		for (r = (k->col[x] | k->col[y]) & unlocked; r; r &= r - 1) { /* the others' D are unchanged */
 			i = (uint32_t)__builtin_ctz(r);
-			if (i < k->a) { /* unlocked units keep their sides */
+			if (i < k->a) /* unlocked units keep their sides */
 				k->D[i] += 2 * k->m[i][x] - 2 * k->m[i][y];
-				kl_reinsert(k, s0, n0, i);
-			} else {
+			else
 				k->D[i] -= 2 * k->m[i][x] - 2 * k->m[i][y];
-				kl_reinsert(k, s1, n1, i);
-			}
 		}
 		k->side[x] = 1, k->side[y] = 0;
 	}
@@ -259,11 +277,10 @@ static uint32_t kl_partners(struct kl *k, uint32_t A, uint32_t *out)
 		for (e = x < u->nreal ? u->xadj[x] : 0; x < u->nreal && e < u->xadj[x + 1]; e++) {
 			uint32_t g = k->grp[u->adj[e]];
 
-			if (g == A)
-				continue;
-			if (k->gconn[g] == 0)
-				k->touched[nt++] = g;
-			k->gconn[g] += u->w[e];
+			/* (A itself is left out without a branch: its sum stays 0 and it is not kept) */
+			k->touched[nt] = g;
+			nt += (g != A) & (k->gconn[g] == 0);
+			k->gconn[g] += u->w[e] * (g != A);
 		}
 	}
 	for (n = 0; n < KL_PARTNERS; n++) {
@@ -295,7 +312,7 @@ int tm_group_kl(const tm_units_t *u, uint32_t a, uint32_t *members, double deadl
 		return -1;
 	k->u = u, k->a = a, k->members = members;
 	k->grp = malloc((size_t)u->n * sizeof(uint32_t));
-	k->loc = malloc((size_t)u->n * sizeof(uint32_t));
+	k->loc = calloc(u->n, sizeof(uint32_t));
 	k->gconn = calloc(ng, sizeof(double));
 	k->touched = malloc(((size_t)u->xadj[u->nreal] + 1) * sizeof(uint32_t));
 	k->ver = calloc(ng, sizeof(*k->ver));
