@@ -5,15 +5,13 @@
 #   each, NodeAddr = the namespace's address), lgn (runs srun); every host has its munged (one key);
 #   rankmapd (TCP only, empty model, allow_register) on svc and bak; slurm.conf under $T/slurm with the
 #   plugin configured with server=svc:PORT,bak:PORT; slurmctld on svc; the slurmd n1..n4, idle.
-# It defines H, T (scratch directory), t_start, CTL, NODES, PORT, SERVERS, S, SLURM_CONF (exported),
+# It defines H, T (scratch directory, tests/netns.sh's netns_setup), t_start, CTL, NODES, PORT, SERVERS, S, SLURM_CONF (exported),
 # $svc_PID, $bak_PID and the functions on HOST CMD... (runs CMD on HOST with RANKMAP_MUNGE_SOCKET),
 # start_daemon HOST (starts rankmapd on svc or bak, waits until it answers), wait_for TRIES CMD... (0.2 s
 # apart) and all_idle. A missing dependency fails the test and exits; under SANITIZE=1 it skips and exits.
 
 H=$TOP/tests/slurm
-T=$(mktmp) || exit 1
-netns_on_exit() { [ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"; }
-netns_init "$T"
+netns_setup
 for c in slurmctld slurmd srun sinfo mpicc.openmpi mpicc.mpich; do
 	command -v "$c" >/dev/null || { notok "required command $c is missing (make deps)"; finish; exit 1; }
 done
