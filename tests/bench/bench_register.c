@@ -39,33 +39,6 @@ typedef struct run {
 	pthread_mutex_t lock;
 } run_t;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-		buf[n] = '\0';
-		*len = (size_t)n;
-	} else {
-		free(buf);
-		buf = NULL;
-	}
-	if (f)
-		fclose(f);
-	return buf;
-}
-
 static int append(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "a");
@@ -103,7 +76,7 @@ static void *client(void *arg)
 		d = __atomic_add_fetch(&r->done, 1, __ATOMIC_RELAXED);
 		if (d % 1000 == 0 && d / 1000 <= nhosts / 1000) {
 			r->cpu_at[d / 1000] = bench_cpu_us(r->daemon, 1);
-			r->t_at[d / 1000] = now_s();
+			r->t_at[d / 1000] = bench_now_s();
 		}
 	}
 	free(xml);
@@ -131,7 +104,7 @@ int main(void)
 	snprintf(fabric, sizeof(fabric), "%s/fabric.topo", d.dir);
 	snprintf(extra, sizeof(extra), "ib_file = %s\n", fabric);
 	if (bench_write_fabric(fabric, nhosts, PER_LEAF, UPLINKS, NULL) < 0 || append(d.conf, extra) < 0 ||
-	    !(r.tmpl = slurp(TEMPLATE, &r.tlen)) || !(r.at = strstr(r.tmpl, "\"HostName\" value=\""))) {
+	    !(r.tmpl = bench_slurp(TEMPLATE, &r.tlen)) || !(r.at = strstr(r.tmpl, "\"HostName\" value=\""))) {
 		fprintf(stderr, "bench_register: cannot prepare %s (run from the top of the tree)\n", d.dir);
 		td_cleanup(&d);
 		return 1;
@@ -148,12 +121,12 @@ int main(void)
 	r.cpu_at = calloc((size_t)nhosts / 1000 + 1, sizeof(double));
 	r.t_at = calloc((size_t)nhosts / 1000 + 1, sizeof(double));
 	r.cpu_at[0] = bench_cpu_us(d.pid, 1);
-	r.t_at[0] = t0 = now_s();
+	r.t_at[0] = t0 = bench_now_s();
 	for (i = 0; i < nclients; i++)
 		pthread_create(&th[i], NULL, client, &r);
 	for (i = 0; i < nclients; i++)
 		pthread_join(th[i], NULL);
-	total = now_s() - t0;
+	total = bench_now_s() - t0;
 	resp = td_call(d.sock, rm_proto_request("report", 1));
 	reg = (long)json_integer_value(json_object_get(json_object_get(resp, "daemon"), "registered"));
 	json_decref(resp);

@@ -30,37 +30,11 @@ static int nhosts = 10000, per_leaf = 40;
 #define TARGET_S 2.0
 #define TARGET_MIB 1024.0
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
-	    !(buf = malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		if (f)
-			fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
 /* One XML per host: the template with its HostName value replaced. */
 static int write_hwloc(const char *dir, const char *tmpl_path)
 {
 	size_t len;
-	char *t = slurp(tmpl_path, &len), *at, *end, path[1024];
+	char *t = bench_slurp(tmpl_path, &len), *at, *end, path[1024];
 	int h;
 
 	if (!t || !(at = strstr(t, "\"HostName\" value=\"")))
@@ -86,7 +60,7 @@ static int write_hwloc(const char *dir, const char *tmpl_path)
 /* The naive way: one full hwloc parse per file, timed on n files. */
 static double naive_parse(const char *dir, int n)
 {
-	double t0 = now();
+	double t0 = bench_now_s();
 	char path[1024];
 	int h;
 
@@ -99,7 +73,7 @@ static double naive_parse(const char *dir, int n)
 			hwloc_topology_load(t);
 		hwloc_topology_destroy(t);
 	}
-	return now() - t0;
+	return bench_now_s() - t0;
 }
 
 /* CPU seconds (user + system) used by this process so far. */
@@ -175,25 +149,25 @@ int main(void)
 	printf("generated: %d hosts (hwloc XML copies of %s), %d leaves x %d hosts, %d spines\n", NHOSTS, tmpl, NLEAVES,
 	       PER_LEAF, UPLINKS);
 
-	t0 = now();
+	t0 = bench_now_s();
 	c0 = cpu_s();
 	c = topo_cluster_create();
 	if (topo_load_hwloc_dir(c, hw, &err) < 0)
 		return fail_with("hwloc", &err);
-	t_hw = now() - t0;
+	t_hw = bench_now_s() - t0;
 	if (topo_load_ib_file(c, ib, &err) < 0)
 		return fail_with("fabric", &err);
-	t_ib = now() - t0 - t_hw;
+	t_ib = bench_now_s() - t0 - t_hw;
 	if (topo_cluster_finalize(c, &err) < 0)
 		return fail_with("finalize", &err);
-	t_fin = now() - t0 - t_hw - t_ib;
+	t_fin = bench_now_s() - t0 - t_hw - t_ib;
 	names = malloc(NHOSTS * sizeof(*names));
 	for (i = 0; i < NHOSTS; i++)
 		names[i] = topo_host_name(c, (size_t)topo_host_find(c, topo_host_name(c, (size_t)i)));
 	t = topo_target_from_hosts(c, names, NHOSTS, 1, &err);
 	if (!t)
 		return fail_with("target", &err);
-	t_target = now() - t0 - t_hw - t_ib - t_fin;
+	t_target = bench_now_s() - t0 - t_hw - t_ib - t_fin;
 	cpu = cpu_s() - c0;
 	rss = peak_mib();
 	printf("hosts %zu, target %u slots in %d levels (net_dist %s)\n", topo_nhosts(c), t->nslots, t->nlevels,

@@ -1,5 +1,8 @@
 /* tests/bench/bench_util.h: pieces shared by the benchmarks (header-only: each bench_*.c is one program).
  *
+ *   bench_now_s()                 CLOCK_MONOTONIC in seconds.
+ *   bench_slurp(path, &len)       a file's content, NUL-terminated (malloc'd), its length in len; NULL
+ *                                 when it cannot be read or is empty.
  *   bench_cpu_us(pid, children)   CPU time (user + system) of a process, in microseconds, from
  *                                 /proc/PID/stat; with children, plus that of the children it reaped
  *                                 (cutime, cstime). 0 when unreadable.
@@ -15,9 +18,38 @@
 #define RANKMAP_BENCH_UTIL_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
+
+static inline double bench_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static inline char *bench_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		buf[n] = '\0';
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
 
 static inline double bench_cpu_us(pid_t pid, int children)
 {
