@@ -140,13 +140,10 @@ static void child_limits(const rm_child_limits_t *lim)
 	}
 }
 
-static __attribute__((noreturn)) void child_main(pid_t parent, int wfd, rm_child_fn fn, void *arg,
-						 const rm_child_limits_t *lim)
+/* A child's start: its signals, death with its parent (exit 127 when the parent is already gone), its
+ * descriptors (exit 126 when they cannot be set up) and limits. Returns its end of the pipe or socket. */
+static int child_start(pid_t parent, int wfd, const rm_child_limits_t *lim)
 {
-	rm_error_t err;
-	child_head_t h = { .magic = CHILD_MAGIC };
-	size_t len = 0;
-	void *out;
 	int fd;
 
 	child_signals();
@@ -156,6 +153,19 @@ static __attribute__((noreturn)) void child_main(pid_t parent, int wfd, rm_child
 	if ((fd = child_fds(wfd)) < 0)
 		_exit(126);
 	child_limits(lim);
+	return fd;
+}
+
+static __attribute__((noreturn)) void child_main(pid_t parent, int wfd, rm_child_fn fn, void *arg,
+						 const rm_child_limits_t *lim)
+{
+	rm_error_t err;
+	child_head_t h = { .magic = CHILD_MAGIC };
+	size_t len = 0;
+	void *out;
+	int fd;
+
+	fd = child_start(parent, wfd, lim);
 	memset(&err, 0, sizeof(err));
 	errno = 0;
 	out = fn(arg, &len, &err);
@@ -379,13 +389,7 @@ static __attribute__((noreturn)) void srv_child_main(pid_t parent, int sfd, rm_c
 {
 	int fd;
 
-	child_signals();
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	if ((fd = child_fds(sfd)) < 0)
-		_exit(126);
-	child_limits(&s->lim);
+	fd = child_start(parent, sfd, &s->lim);
 	for (;;) {
 		child_head_t h = { .magic = CHILD_MAGIC };
 		uint64_t rl;
