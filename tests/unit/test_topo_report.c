@@ -128,6 +128,16 @@ static void test_map_only(void)
 	topo_cluster_destroy(c);
 }
 
+/* Loads the torus description written to f (a temporary file, path: closed and removed here) into c, and
+ * finalizes c. */
+static void load_torus(topo_cluster_t c, FILE *f, const char *path, const char *what)
+{
+	fclose(f);
+	check(topo_load_torus(c, path, NULL) == 0, "%s", what);
+	unlink(path);
+	topo_cluster_finalize(c, NULL);
+}
+
 /* The hop histogram of a torus cluster computed the slow way: topo_torus_node_distance of every host pair
  * (a JSON object, distance "%g" -> count). */
 static json_t *pair_histogram(topo_cluster_t c)
@@ -161,10 +171,7 @@ static void test_closed_form(void)
 	fprintf(f,
 		"dims = 17x16x5\nwrap = yes,yes,no\nlink_cost = 1,2,0.67\nnodes_per_router = 2\nhost_pattern = "
 		"r{id:4}\n");
-	fclose(f);
-	check(topo_load_torus(c, path, NULL) == 0, "torus 17x16x5");
-	unlink(path);
-	topo_cluster_finalize(c, NULL);
+	load_torus(c, f, path, "torus 17x16x5");
 	n = topo_nhosts(c);
 	want = pair_histogram(c);
 	r = topo_cluster_report(c);
@@ -205,10 +212,7 @@ static void test_uneven_torus(void)
 				if (r % 3 == 1)
 					fprintf(f, "u%d-%d-%d-1 %d %d %d 1\n", x, y, z, x, y, z);
 			}
-	fclose(f);
-	check(topo_load_torus(c, path, NULL) == 0, "uneven torus");
-	unlink(path);
-	topo_cluster_finalize(c, NULL);
+	load_torus(c, f, path, "uneven torus");
 	n = topo_nhosts(c);
 	want = pair_histogram(c);
 	rep = topo_cluster_report(c);
@@ -234,10 +238,7 @@ static void test_uneven_torus(void)
 			for (z = 0; z < 17; z++)
 				if (x || y || z)
 					fprintf(f, "s%d-%d-%d %d %d %d\n", x, y, z, x, y, z);
-	fclose(f);
-	check(topo_load_torus(c, path, NULL) == 0, "big uneven torus");
-	unlink(path);
-	topo_cluster_finalize(c, NULL);
+	load_torus(c, f, path, "big uneven torus");
 	rep = topo_cluster_report(c);
 	h = json_object_get(rep, "hop_histogram");
 	json_object_foreach (h, k, v) {
