@@ -34,20 +34,31 @@ typedef struct child_head {
 
 /* ---- the child ---- */
 
-static int write_all(int fd, const void *buf, size_t len)
+enum { IO_READ, IO_WRITE, IO_SEND };
+
+/* Reads (IO_READ) or writes (IO_WRITE: write(2), IO_SEND: send(2) with MSG_NOSIGNAL) all len bytes of buf,
+ * going on after EINTR. 0, or -1 on an error or end of file. */
+static int io_full(int fd, void *buf, size_t len, int op)
 {
-	const char *p = buf;
+	char *p = buf;
 
 	while (len > 0) {
-		ssize_t w = write(fd, p, len);
+		ssize_t n = op == IO_READ   ? read(fd, p, len)
+			    : op == IO_SEND ? send(fd, p, len, MSG_NOSIGNAL)
+					    : write(fd, p, len);
 
-		if (w < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (n <= 0)
 			return -1;
-		p += w, len -= (size_t)w;
+		p += n, len -= (size_t)n;
 	}
 	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	return io_full(fd, (void *)buf, len, IO_WRITE);
 }
 
 /* Fatal signals back to their default action, nothing blocked: a crash ends the child at once. */
@@ -129,13 +140,10 @@ static void child_limits(const rm_child_limits_t *lim)
 	}
 }
 
-static __attribute__((noreturn)) void child_main(pid_t parent, int wfd, rm_child_fn fn, void *arg,
-						 const rm_child_limits_t *lim)
+/* A child's start: its signals, death with its parent (exit 127 when the parent is already gone), its
+ * descriptors (exit 126 when they cannot be set up) and limits. Returns its end of the pipe or socket. */
+static int child_start(pid_t parent, int wfd, const rm_child_limits_t *lim)
 {
-	rm_error_t err;
-	child_head_t h = { .magic = CHILD_MAGIC };
-	size_t len = 0;
-	void *out;
 	int fd;
 
 	child_signals();
@@ -145,6 +153,19 @@ static __attribute__((noreturn)) void child_main(pid_t parent, int wfd, rm_child
 	if ((fd = child_fds(wfd)) < 0)
 		_exit(126);
 	child_limits(lim);
+	return fd;
+}
+
+static __attribute__((noreturn)) void child_main(pid_t parent, int wfd, rm_child_fn fn, void *arg,
+						 const rm_child_limits_t *lim)
+{
+	rm_error_t err;
+	child_head_t h = { .magic = CHILD_MAGIC };
+	size_t len = 0;
+	void *out;
+	int fd;
+
+	fd = child_start(parent, wfd, lim);
 	memset(&err, 0, sizeof(err));
 	errno = 0;
 	out = fn(arg, &len, &err);
@@ -211,17 +232,17 @@ static int read_some(int fd, child_read_t *r, size_t max_out)
 	return n > 0;
 }
 
-/* Reads the child's answer until end of file or the deadline (then the child is killed). */
-static void read_answer(int fd, pid_t pid, double deadline, size_t max_out, child_read_t *r)
+/* Reads a child's answer into r until end of file, an error, the deadline (r->timed_out) or, with
+ * until_complete, a complete or too big answer. */
+static void read_until(int fd, double deadline, size_t max_out, child_read_t *r, int until_complete)
 {
-	for (;;) {
+	while (!until_complete || (!r->complete && !r->too_big)) {
 		double left = deadline - now_ms();
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int rc;
 
 		if (left <= 0) {
 			r->timed_out = 1;
-			kill(pid, SIGKILL);
 			return;
 		}
 		rc = poll(&p, 1, left > 1e6 ? 1000000 : (int)left + 1);
@@ -230,6 +251,14 @@ static void read_answer(int fd, pid_t pid, double deadline, size_t max_out, chil
 		if (rc > 0 && !read_some(fd, r, max_out))
 			return;
 	}
+}
+
+/* Reads the child's answer until end of file or the deadline (then the child is killed). */
+static void read_answer(int fd, pid_t pid, double deadline, size_t max_out, child_read_t *r)
+{
+	read_until(fd, deadline, max_out, r, 0);
+	if (r->timed_out)
+		kill(pid, SIGKILL);
 }
 
 /* Reaps the child: waits for it until the deadline, then kills it. Returns its wait status, or -1 when
@@ -352,18 +381,7 @@ struct rm_child_srv {
 
 static int read_full(int fd, void *buf, size_t len)
 {
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n, len -= (size_t)n;
-	}
-	return 0;
+	return io_full(fd, buf, len, IO_READ);
 }
 
 /* The child's loop: [u64 length][request] in, [child_head][answer or rm_error_t] out, until end of file. */
@@ -371,13 +389,7 @@ static __attribute__((noreturn)) void srv_child_main(pid_t parent, int sfd, rm_c
 {
 	int fd;
 
-	child_signals();
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	if ((fd = child_fds(sfd)) < 0)
-		_exit(126);
-	child_limits(&s->lim);
+	fd = child_start(parent, sfd, &s->lim);
 	for (;;) {
 		child_head_t h = { .magic = CHILD_MAGIC };
 		uint64_t rl;
@@ -473,18 +485,7 @@ static int srv_stop(rm_child_srv_t *s, int kill_it, double *cpu_s)
 
 static int send_all(int fd, const void *buf, size_t len)
 {
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w, len -= (size_t)w;
-	}
-	return 0;
+	return io_full(fd, (void *)buf, len, IO_SEND);
 }
 
 void *rm_child_srv_call(rm_child_srv_t *s, const void *req, size_t reqlen, size_t *len, rm_error_t *err)
@@ -498,21 +499,8 @@ void *rm_child_srv_call(rm_child_srv_t *s, const void *req, size_t reqlen, size_
 		return NULL;
 	deadline = now_ms() + s->lim.wall_ms;
 	sent = send_all(s->fd, &rl, sizeof(rl)) == 0 && send_all(s->fd, req, reqlen) == 0;
-	while (sent && !r.complete && !r.too_big) {
-		double left = deadline - now_ms();
-		struct pollfd p = { .fd = s->fd, .events = POLLIN };
-		int rc;
-
-		if (left <= 0) {
-			r.timed_out = 1;
-			break;
-		}
-		rc = poll(&p, 1, left > 1e6 ? 1000000 : (int)left + 1);
-		if (rc < 0 && errno != EINTR)
-			break;
-		if (rc > 0 && !read_some(s->fd, &r, s->lim.max_out))
-			break;
-	}
+	if (sent)
+		read_until(s->fd, deadline, s->lim.max_out, &r, 1);
 	if (r.complete && r.head.status == 0) {
 		*len = r.head.len;
 		return r.buf;

@@ -101,9 +101,10 @@ json_num() {
 	sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2"
 }
 # rankmapd_cleanup DIR: no rankmapd started yet (D_PID empty); on EXIT, INT and TERM stops the one
-# start_rankmapd starts (stop_rankmapd) and removes DIR, the test's scratch directory (from mktmp).
+# start_rankmapd starts (stop_rankmapd), then runs the test's rankmapd_on_exit if it defines one (what
+# else it started), and removes DIR, the test's scratch directory (from mktmp).
 rankmapd_cleanup() {
 	D_PID=
 	# shellcheck disable=SC2064
-	trap "stop_rankmapd; rm -rf '$1'" EXIT INT TERM
+	trap "stop_rankmapd; command -v rankmapd_on_exit >/dev/null 2>&1 && rankmapd_on_exit; rm -rf '$1'" EXIT INT TERM
 }

@@ -5,6 +5,10 @@
 #                                namespace rmt<PID>-<host> (PID: the test's $$) and installs the
 #                                EXIT trap that runs netns_cleanup (then the test's netns_on_exit, if
 #                                it defines one).
+#   netns_setup PROG...          the usual start of such a test: T=$(mktmp) (its scratch directory,
+#                                removed at exit unless KEEP is set: this defines netns_on_exit),
+#                                netns_init "$T", and the test fails and exits when one of PROG is not
+#                                built ($BIN/PROG not executable).
 #   netns_add_host NAME...       one network namespace per host, its veth to a bridge that lives in a
 #                                namespace of its own (rmt<PID>-br), an address 10.77.0.K/24 (K: 1, 2,
 #                                ... in the order hosts are added), loopback up. No route leaves them.
@@ -47,6 +51,13 @@ NETNS_FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 
 # netns_die MSG: fails the test (lib.sh's notok/finish) and exits; the EXIT trap cleans up.
 netns_die() { notok "netns: $*"; finish; exit 1; }
+
+netns_setup() {
+	T=$(mktmp) || exit 1
+	netns_on_exit() { [ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"; }
+	netns_init "$T"
+	for _f in "$@"; do [ -x "$BIN/$_f" ] || { notok "$BIN/$_f is not built"; finish; exit 1; }; done
+}
 
 netns_init() {
 	NS_DIR=$1/netns

@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
-"""tests/raw_client.py: a raw TCP client of rankmapd for the refusal checks of daemon_tcp.sh and
-cluster_tcp.sh (it is not rankmap's client library: it sends what that library never would).
+"""tests/raw_client.py: a raw client of rankmapd for the refusal checks of daemon_tcp.sh and
+cluster_tcp.sh, and the raw map requests of daemon_fair.sh and daemon_isolation.sh (it is not rankmap's
+client library: it sends what that library never would).
 
-Usage: raw_client.py HOST PORT MODE [ARG...]
+Usage: raw_client.py HOST PORT MODE [ARG...]   (TCP)
+       raw_client.py unix SOCKET MODE [ARG...]  (the daemon's Unix socket)
+  map ALGO [--cart CART] [--budget MS] [--timeout S] [--sent FILE]
+            one map request (cart CART, default 4x4, on hosts bonobo001,bonobo002, engine ALGO as is:
+            rankmapctl refuses unknown engine names; time_budget_ms MS when above 0), sent at once with
+            no authentication; FILE is created once it is sent. Prints "ok MS WARNINGS" (WARNINGS: the
+            answer's warnings as JSON), "CODE MS MESSAGE" for an error, "wrong-id MS ID" for an answer
+            to another request, "noanswer MS" when none came within S seconds (default 60); MS: the
+            milliseconds from the start to the answer. The other modes:
   request   a ping request as the first frame (no authentication)
   v1 FILE   FILE's content (a MUNGE credential) as the first frame: a client of TCP authentication
             version 1, which sent its credential without a hello
@@ -27,10 +36,26 @@ import socket
 import struct
 import subprocess
 import sys
+import time
 
-host, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+host, port, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 opts = sys.argv[4:]
-s = socket.create_connection((host, port), timeout=10)
+
+
+def opt(name, default=None):
+    return opts[opts.index(name) + 1] if name in opts else default
+
+
+def connect(timeout):
+    if host != "unix":
+        return socket.create_connection((host, int(port)), timeout=timeout)
+    c = socket.socket(socket.AF_UNIX)
+    c.settimeout(timeout)
+    c.connect(port)
+    return c
+
+
+s = None if mode == "map" else connect(10)
 MSOCK = os.environ.get("RANKMAP_MUNGE_SOCKET")
 
 
@@ -56,10 +81,6 @@ def answer():
     return None if b is None else json.loads(b)
 
 
-def opt(name, default=None):
-    return opts[opts.index(name) + 1] if name in opts else default
-
-
 def munge_args():
     return ["-S", MSOCK] if MSOCK else []
 
@@ -80,6 +101,34 @@ def hello():
     frame(("rankmap-hello 2 " + nonce).encode())
     return answer(), nonce
 
+
+if mode == "map":
+    t0 = time.monotonic()
+    algo = opts[0]
+    req = {"version": 1, "type": "map", "id": "raw-" + algo, "cart": opt("--cart", "4x4"),
+           "hosts": ["bonobo001", "bonobo002"], "algorithm": algo}
+    budget = float(opt("--budget", "0"))
+    if budget > 0:
+        req["time_budget_ms"] = budget
+    try:
+        s = connect(float(opt("--timeout", "60")))
+        frame(json.dumps(req).encode())
+        if opt("--sent"):
+            open(opt("--sent"), "w").close()
+        r = answer()
+        if r is None:
+            raise EOFError
+    except Exception:
+        print("noanswer", int((time.monotonic() - t0) * 1000))
+        sys.exit(0)
+    ms = int((time.monotonic() - t0) * 1000)
+    if r.get("id") != req["id"]:
+        print("wrong-id", ms, r.get("id"))
+    elif r.get("ok"):
+        print("ok", ms, json.dumps(r.get("warnings", [])))
+    else:
+        print(r["error"]["code"], ms, r["error"]["message"])
+    sys.exit(0)
 
 pre = None  # a refusal of the hello, already read
 if mode == "request":

@@ -172,15 +172,16 @@ static void ready_del(srv_sched_t *s, user_t *u)
 	u->prev = u->next = NULL;
 }
 
-static void internal_add(srv_sched_t *s, srv_job_t *job)
+/* Appends job to the queue head..tail; u: the user it is queued for (NULL: internal). */
+static void job_append(srv_job_t **head, srv_job_t **tail, srv_job_t *job, user_t *u)
 {
 	job->next = NULL;
-	job->sched_user = NULL;
-	if (s->itail)
-		s->itail->next = job;
+	job->sched_user = u;
+	if (*tail)
+		(*tail)->next = job;
 	else
-		s->ihead = job;
-	s->itail = job;
+		*head = job;
+	*tail = job;
 }
 
 void srv_sched_push(srv_sched_t *s, srv_job_t *job)
@@ -189,16 +190,10 @@ void srv_sched_push(srv_sched_t *s, srv_job_t *job)
 
 	s->queued++;
 	if (!job->conn_id || !(u = get(s, job->peer.uid))) { /* internal, or no memory: served first */
-		internal_add(s, job);
+		job_append(&s->ihead, &s->itail, job, NULL);
 		return;
 	}
-	job->next = NULL;
-	job->sched_user = u;
-	if (u->tail)
-		u->tail->next = job;
-	else
-		u->head = job;
-	u->tail = job;
+	job_append(&u->head, &u->tail, job, u);
 	if (!u->queued++)
 		ready_add(s, u);
 }

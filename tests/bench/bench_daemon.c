@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "tests/bench/bench_util.h"
 #include "tests/unit/test_daemon_util.h"
 
 #define MAXC 1024
@@ -147,28 +148,10 @@ typedef struct result {
 	long n, errors;
 } result_t;
 
-/* CPU time (user + system) of a process, in microseconds, from /proc. */
-static double proc_cpu_us1(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long ut = 0, st = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return 0;
-	return (ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* The daemon's CPU time plus its worker processes' (isolation = process): the children of every task. */
 static double proc_cpu_us(pid_t pid)
 {
 	char path[128];
-	double us = proc_cpu_us1(pid);
+	double us = bench_cpu_us(pid, 0);
 	struct dirent *e;
 	DIR *d;
 	FILE *f;
@@ -184,7 +167,7 @@ static double proc_cpu_us(pid_t pid)
 		if (!(f = fopen(path, "r")))
 			continue;
 		while (fscanf(f, "%d", &kid) == 1)
-			us += proc_cpu_us1(kid);
+			us += bench_cpu_us(kid, 0);
 		fclose(f);
 	}
 	closedir(d);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/bench/bench_util.h"
 #include "tests/unit/test_daemon_util.h"
 
 #define PER_LEAF 40
@@ -37,95 +38,6 @@ typedef struct run {
 	double *t_at;   /* and the time (s) */
 	pthread_mutex_t lock;
 } run_t;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* CPU time of pid and of the children it reaped (/proc/PID/stat: utime stime cutime cstime), in us. */
-static double cpu_us(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long ut = 0, st = 0;
-	long cut = 0, cst = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	if (!p ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld", &ut, &st, &cut, &cst) != 4)
-		return 0;
-	return (double)(ut + st + (unsigned long)cut + (unsigned long)cst) * 1e6 / (double)sysconf(_SC_CLK_TCK);
-}
-
-static unsigned long sw_guid(int spine, int i)
-{
-	return (spine ? 0x5000000UL : 0x1000000UL) + (unsigned long)i;
-}
-
-/* The fabric: every host's HCA named "nNNNNN HCA-1", so the registrations join the fabric by name. */
-static int write_fabric(const char *path)
-{
-	int nleaves = (nhosts + PER_LEAF - 1) / PER_LEAF, s, l, p, h;
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	for (s = 0; s < UPLINKS; s++) {
-		fprintf(f,
-			"switchguid=0x%lx(%lx)\nSwitch\t%d \"S-%016lx\"\t\t# \"spine-%d\" enhanced port 0 lid %d lmc "
-			"0\n",
-			sw_guid(1, s), sw_guid(1, s), nleaves, sw_guid(1, s), s, 1 + s);
-		for (l = 0; l < nleaves; l++)
-			fprintf(f, "[%d]\t\"S-%016lx\"[%d]\t\t# \"leaf-%d\" lid %d 4xHDR\n", l + 1, sw_guid(0, l),
-				PER_LEAF + s + 1, l, 100 + l);
-		fputc('\n', f);
-	}
-	for (l = 0; l < nleaves; l++) {
-		fprintf(f, "switchguid=0x%lx(%lx)\nSwitch\t%d \"S-%016lx\"\t\t# \"leaf-%d\" base port 0 lid %d lmc 0\n",
-			sw_guid(0, l), sw_guid(0, l), PER_LEAF + UPLINKS, sw_guid(0, l), l, 100 + l);
-		for (p = 0; p < PER_LEAF && (h = l * PER_LEAF + p) < nhosts; p++)
-			fprintf(f, "[%d]\t\"H-%016x\"[1](%x) \t\t# \"n%05d HCA-1\" lid %d 4xHDR\n", p + 1, 0x100000 + h,
-				0x100000 + h, h, 1000 + h);
-		for (s = 0; s < UPLINKS; s++)
-			fprintf(f, "[%d]\t\"S-%016lx\"[%d]\t\t# \"spine-%d\" lid %d 4xHDR\n", PER_LEAF + s + 1,
-				sw_guid(1, s), l + 1, s, 1 + s);
-		fputc('\n', f);
-	}
-	for (h = 0; h < nhosts; h++)
-		fprintf(f,
-			"caguid=0x%x\nCa\t1 \"H-%016x\"\t\t# \"n%05d HCA-1\"\n[1](%x) \t\"S-%016lx\"[%d]\t\t# lid %d "
-			"lmc 0 \"leaf-%d\" lid %d 4xHDR\n\n",
-			0x100000 + h, 0x100000 + h, h, 0x100000 + h, sw_guid(0, h / PER_LEAF), h % PER_LEAF + 1,
-			1000 + h, h / PER_LEAF, 100 + h / PER_LEAF);
-	return fclose(f);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-		buf[n] = '\0';
-		*len = (size_t)n;
-	} else {
-		free(buf);
-		buf = NULL;
-	}
-	if (f)
-		fclose(f);
-	return buf;
-}
 
 static int append(const char *path, const char *text)
 {
@@ -163,8 +75,8 @@ static void *client(void *arg)
 		json_decref(resp);
 		d = __atomic_add_fetch(&r->done, 1, __ATOMIC_RELAXED);
 		if (d % 1000 == 0 && d / 1000 <= nhosts / 1000) {
-			r->cpu_at[d / 1000] = cpu_us(r->daemon);
-			r->t_at[d / 1000] = now_s();
+			r->cpu_at[d / 1000] = bench_cpu_us(r->daemon, 1);
+			r->t_at[d / 1000] = bench_now_s();
 		}
 	}
 	free(xml);
@@ -191,8 +103,8 @@ int main(void)
 		return 1;
 	snprintf(fabric, sizeof(fabric), "%s/fabric.topo", d.dir);
 	snprintf(extra, sizeof(extra), "ib_file = %s\n", fabric);
-	if (write_fabric(fabric) < 0 || append(d.conf, extra) < 0 || !(r.tmpl = slurp(TEMPLATE, &r.tlen)) ||
-	    !(r.at = strstr(r.tmpl, "\"HostName\" value=\""))) {
+	if (bench_write_fabric(fabric, nhosts, PER_LEAF, UPLINKS, NULL) < 0 || append(d.conf, extra) < 0 ||
+	    !(r.tmpl = bench_slurp(TEMPLATE, &r.tlen)) || !(r.at = strstr(r.tmpl, "\"HostName\" value=\""))) {
 		fprintf(stderr, "bench_register: cannot prepare %s (run from the top of the tree)\n", d.dir);
 		td_cleanup(&d);
 		return 1;
@@ -208,13 +120,13 @@ int main(void)
 	r.daemon = d.pid;
 	r.cpu_at = calloc((size_t)nhosts / 1000 + 1, sizeof(double));
 	r.t_at = calloc((size_t)nhosts / 1000 + 1, sizeof(double));
-	r.cpu_at[0] = cpu_us(d.pid);
-	r.t_at[0] = t0 = now_s();
+	r.cpu_at[0] = bench_cpu_us(d.pid, 1);
+	r.t_at[0] = t0 = bench_now_s();
 	for (i = 0; i < nclients; i++)
 		pthread_create(&th[i], NULL, client, &r);
 	for (i = 0; i < nclients; i++)
 		pthread_join(th[i], NULL);
-	total = now_s() - t0;
+	total = bench_now_s() - t0;
 	resp = td_call(d.sock, rm_proto_request("report", 1));
 	reg = (long)json_integer_value(json_object_get(json_object_get(resp, "daemon"), "registered"));
 	json_decref(resp);

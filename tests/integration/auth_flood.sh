@@ -15,10 +15,7 @@
 . "$TOP/tests/netns.sh"
 
 CTL=$BIN/rankmapctl
-T=$(mktmp) || exit 1
-netns_on_exit() { [ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"; }
-netns_init "$T"
-for f in rankmapd rankmapctl; do [ -x "$BIN/$f" ] || { notok "$BIN/$f is not built"; finish; exit 1; }; done
+netns_setup rankmapd rankmapctl
 NB="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 PY=/usr/bin/python3
 PINGS=${AUTH_FLOOD_PINGS:-100}

@@ -12,72 +12,7 @@
 # (SIGKILL) they are reordered through the backup; with both gone they run with one warning.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/netns.sh"
-
-H=$TOP/tests/slurm
-T=$(mktmp) || exit 1
-netns_on_exit() { [ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"; }
-netns_init "$T"
-for c in slurmctld slurmd srun sinfo mpicc.openmpi mpicc.mpich; do
-	command -v "$c" >/dev/null || { notok "required command $c is missing (make deps)"; finish; exit 1; }
-done
-for f in spank_rankmap.so librankmap_mpi_openmpi.so librankmap_mpi_mpich.so rankmapd rankmapctl; do
-	[ -f "$BIN/$f" ] || { notok "$BIN/$f is not built"; finish; exit 1; }
-done
-if ldd "$BIN/spank_rankmap.so" 2>/dev/null | grep -q libasan; then
-	skip "SANITIZE=1: slurmd would need the ASan runtime preloaded (see spank_cluster.sh)"
-	finish; exit 0
-fi
-t_start=$(date +%s)
-CTL=$BIN/rankmapctl
-NODES="n1 n2 n3 n4"
-netns_add_host svc bak lgn $NODES
-for h in svc bak lgn $NODES; do
-	netns_munged "$h" || { notok "munged on $h"; finish; exit 1; }
-done
-ok "hosts svc, bak, lgn, n1..n4 (own network namespaces), each with its munged (one key)"
-PORT=7117
-SERVERS=svc:$PORT,bak:$PORT
-on() { h=$1; shift; netns_exec "$h" env RANKMAP_MUNGE_SOCKET="$NETNS_MUNGE_SOCK" "$@"; }
-
-# ---- rankmapd, TCP only, on svc and bak (empty models: the nodes register) ----------------------
-start_daemon() {
-	printf 'listen = %s:%s\nmunge_socket = %s\nstate_dir = %s\nallow_register = yes\nlog_level = info\n' \
-		"$(netns_addr "$1")" "$PORT" "$NETNS_MUNGE_SOCK" "$T/$1.state" >"$T/$1.conf"
-	netns_spawn "$1" "$BIN/rankmapd" --config "$T/$1.conf" --foreground >>"$T/$1.log" 2>&1
-	eval "$1_PID=$NETNS_PID"
-	n=0
-	while [ $n -lt 150 ]; do
-		on lgn "$CTL" ping --server "$1:$PORT" --timeout 1000 >/dev/null 2>&1 && return 0
-		kill -0 "$NETNS_PID" 2>/dev/null || break
-		sleep 0.2; n=$((n + 1))
-	done
-	cat "$T/$1.log" >&2
-	return 1
-}
-expect "rankmapd on svc (TCP only)" start_daemon svc
-expect "rankmapd on bak (TCP only)" start_daemon bak
-
-# ---- Slurm: slurmctld on svc, slurmd -N nX on each node -----------------------------------------
-S=$T/slurm
-nodes=""; for n in $NODES; do nodes="$nodes $n=$(netns_addr "$n")"; done
-RM_SLURM_CTLD="svc($(netns_addr svc))" RM_SLURM_NODES=$nodes RM_SLURM_MUNGE=$NETNS_MUNGE_SOCK \
-	sh "$H/cluster.sh" conf "$S" "$BIN/spank_rankmap.so" server="$SERVERS" munge_socket="$NETNS_MUNGE_SOCK" \
-	libdir="$BIN" timeout=3000 || { notok "Slurm configuration under $S"; finish; exit 1; }
-export SLURM_CONF=$S/slurm.conf
-
-wait_for() { # tries (0.2 s apart), command...
-	t=$1; shift; i=0
-	while [ $i -lt "$t" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; i=$((i + 1)); done
-	return 1
-}
-netns_spawn svc slurmctld -D -i -f "$SLURM_CONF" 2>"$S/log/slurmctld.stderr"
-expect "slurmctld on svc answers from lgn" wait_for 150 netns_exec lgn scontrol ping
-# The nodes register the hardware slurm.conf gives them (test-only override, see spank_register.c).
-for n in $NODES; do
-	netns_spawn "$n" env RANKMAP_FAKE_NODE='pack:2 core:8 pu:1' slurmd -D -N "$n" -f "$SLURM_CONF" 2>"$S/log/slurmd.$n.stderr"
-done
-all_idle() { [ "$(netns_exec lgn sinfo -h -N -t idle -o %N | sort -u | wc -l)" = 4 ]; }
-expect "slurmd n1..n4, each on its own host, are idle" wait_for 300 all_idle
+. "$TOP/tests/slurm/tcp_cluster.sh"
 
 registered() {
 	for n in $NODES; do

@@ -46,45 +46,11 @@ BUID=$(id -u rankmap-fair-b)
 expect "two test users exist (uids $AUID and $BUID)" test -n "$AUID" -a -n "$BUID" -a "$AUID" != "$BUID"
 asuser() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups "$@"; }
 
-# req.py SOCK ALGO CART BUDGET TIMEOUT_S [SENTFILE]: one map request on hosts bonobo001,bonobo002; prints
-# "<code> <elapsed ms> <warnings or message>", "noanswer <elapsed ms>" when none came within TIMEOUT_S.
-# SENTFILE is created once the request is sent.
-cat >"$T/req.py" <<'EOP'
-import json, socket, struct, sys, time
-path, algo, cart, budget, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
-req = {"version": 1, "type": "map", "id": 1, "cart": cart, "hosts": ["bonobo001", "bonobo002"], "algorithm": algo}
-if budget > 0:
-    req["time_budget_ms"] = budget
-t0 = time.monotonic()
-def ms():
-    return int((time.monotonic() - t0) * 1000)
-try:
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(timeout)
-    s.connect(path)
-    b = json.dumps(req).encode()
-    s.sendall(struct.pack('>I', len(b)) + b)
-    if len(sys.argv) > 6:
-        open(sys.argv[6], "w").close()
-    def rd(n):
-        d = b''
-        while len(d) < n:
-            c = s.recv(n - len(d))
-            if not c:
-                raise EOFError
-            d += c
-        return d
-    r = json.loads(rd(struct.unpack('>I', rd(4))[0]))
-except Exception:
-    print("noanswer", ms())
-    sys.exit(0)
-if r.get("ok"):
-    print("ok", ms(), json.dumps(r.get("warnings", [])))
-else:
-    print(r["error"]["code"], ms(), r["error"]["message"])
-EOP
-chmod 644 "$T/req.py"
-req() { sock=$1; shift; $PY "$T/req.py" "$sock" "$@"; }
+# One map request, by tests/raw_client.py (mode map; the test users run it as $PY "$RAW" unix SOCK map ...):
+# it prints "<code> <elapsed ms> <warnings or message>", "noanswer <elapsed ms>" when none came in time.
+# req SOCK ALGO CART BUDGET_MS TIMEOUT_S: one, as root.
+RAW=$TOP/tests/raw_client.py
+req() { $PY "$RAW" unix "$1" map "$2" --cart "$3" --budget "$4" --timeout "$5"; }
 
 conf() { # dir, extra lines
 	mkdir -p "$T/$1"
@@ -104,7 +70,7 @@ hold() { # isolation mode
 	fi
 	rm -f "$T/a/"*.sent "$T/a1.out" "$T/a2.out"
 	for i in 1 2; do
-		asuser rankmap-fair-a $PY "$T/req.py" "$SOCK" test:sleep 2x2 0 300 "$T/a/$i.sent" >"$T/a$i.out" 2>&1 &
+		asuser rankmap-fair-a $PY "$RAW" unix "$SOCK" map test:sleep --cart 2x2 --budget 0 --timeout 300 --sent "$T/a/$i.sent" >"$T/a$i.out" 2>&1 &
 		BG_PIDS="$BG_PIDS $!"
 	done
 	n=0
@@ -113,7 +79,7 @@ hold() { # isolation mode
 	sleep 1 # the daemon has queued both (frames of a few hundred bytes, read at once)
 	worst=0 okn=0
 	for i in 1 2 3 4 5; do
-		r=$(asuser rankmap-fair-b $PY "$T/req.py" "$SOCK" treematch 2x2 0 5)
+		r=$(asuser rankmap-fair-b $PY "$RAW" unix "$SOCK" map treematch --cart 2x2 --budget 0 --timeout 5)
 		echo "$1: B map $i: $r"
 		set -- "$1" $r
 		[ "$2" = ok ] && [ "$3" -lt 5000 ] && okn=$((okn + 1))
@@ -140,13 +106,13 @@ SOCK=$T/solo/sock
 if start_rankmapd_env RANKMAP_TEST_FAULTS=1 "$T/solo/rankmapd.conf" "$SOCK" "$T/solo/log" --state-dir "$T/solo/state"; then
 	rm -f "$T/a/"*.sent
 	for i in 1 2; do
-		asuser rankmap-fair-a $PY "$T/req.py" "$SOCK" test:nap:5000 2x2 0 60 "$T/a/$i.sent" >"$T/n$i.out" 2>&1 &
+		asuser rankmap-fair-a $PY "$RAW" unix "$SOCK" map test:nap:5000 --cart 2x2 --budget 0 --timeout 60 --sent "$T/a/$i.sent" >"$T/n$i.out" 2>&1 &
 		eval "N$i=\$!"
 	done
 	n=0
 	while [ $n -lt 100 ] && ! { [ -e "$T/a/1.sent" ] && [ -e "$T/a/2.sent" ]; }; do sleep 0.1; n=$((n + 1)); done
 	sleep 1 # both started (or the second queued, with one worker at a time)
-	asuser rankmap-fair-a $PY "$T/req.py" "$SOCK" test:nap:5000 2x2 0 60 >"$T/n3.out" 2>&1 &
+	asuser rankmap-fair-a $PY "$RAW" unix "$SOCK" map test:nap:5000 --cart 2x2 --budget 0 --timeout 60 >"$T/n3.out" 2>&1 &
 	N3=$!
 	wait "$N1" "$N2" "$N3"
 	for i in 1 2 3; do echo "A nap $i: $(cat "$T/n$i.out")"; done
@@ -173,7 +139,7 @@ check_budget() { # conf dir, extra, cap
 		notok "rankmapd ($1) did not start: $(tail -3 "$T/$1/log")"
 		return
 	fi
-	r=$(asuser rankmap-fair-a $PY "$T/req.py" "$SOCK" refine 4x4 60000 120)
+	r=$(asuser rankmap-fair-a $PY "$RAW" unix "$SOCK" map refine --cart 4x4 --budget 60000 --timeout 120)
 	case "$r" in
 	ok*"time_budget_ms 60000 cut to max_time_budget $3 ms"*) ok "A's refine with time_budget_ms 60000: cut to $3 ms, with a warning" ;;
 	*) notok "A's refine with time_budget_ms 60000 is not cut to $3 ms: $r" ;;
@@ -183,7 +149,7 @@ check_budget() { # conf dir, extra, cap
 	"ok "*"[]") ok "root's budget above the cap is not cut" ;;
 	*) notok "root's budget: $r" ;;
 	esac
-	r=$(asuser rankmap-fair-b $PY "$T/req.py" "$SOCK" refine 4x4 $(($3 / 2)) 120)
+	r=$(asuser rankmap-fair-b $PY "$RAW" unix "$SOCK" map refine --cart 4x4 --budget $(($3 / 2)) --timeout 120)
 	case "$r" in
 	"ok "*"[]") ok "B's budget within the cap is not cut" ;;
 	*) notok "B's budget within the cap: $r" ;;

@@ -22,40 +22,10 @@ T=$(mktmp)
 chmod 755 "$T"
 rankmapd_cleanup "$T"
 
-# req SOCK ALGO [CART]: sends one map request (raw frame: rankmapctl refuses unknown engine names) and
-# prints "<code> <message>" of the response, "ok <cost>" on success, "noanswer" when none came.
-cat >"$T/req.py" <<'EOP'
-import json, socket, struct, sys
-path, algo = sys.argv[1], sys.argv[2]
-cart = sys.argv[3] if len(sys.argv) > 3 else "4x4"
-req = {"version": 1, "type": "map", "id": "iso-" + algo, "cart": cart, "hosts": ["bonobo001", "bonobo002"],
-       "algorithm": algo}
-try:
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(60)
-    s.connect(path)
-    b = json.dumps(req).encode()
-    s.sendall(struct.pack('>I', len(b)) + b)
-    def rd(n):
-        d = b''
-        while len(d) < n:
-            c = s.recv(n - len(d))
-            if not c:
-                raise EOFError
-            d += c
-        return d
-    r = json.loads(rd(struct.unpack('>I', rd(4))[0]))
-except Exception:
-    print("noanswer")
-    sys.exit(0)
-if r.get("id") != req["id"]:
-    print("wrong-id %s" % r.get("id"))
-elif r.get("ok"):
-    print("ok %s" % r.get("cost"))
-else:
-    print("%s %s" % (r["error"]["code"], r["error"]["message"]))
-EOP
-req() { python3 "$T/req.py" "$@"; }
+# req SOCK ALGO: sends one map request (tests/raw_client.py, mode map: a raw frame, as rankmapctl refuses
+# unknown engine names) and prints "<code> <ms> <message>" of the response, "ok <ms> <warnings>" on
+# success, "noanswer <ms>" when none came.
+req() { python3 "$TOP/tests/raw_client.py" unix "$1" map "$2"; }
 
 # children PID: the daemon's child processes (its worker processes), one per line.
 children() { cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep . | sort; }

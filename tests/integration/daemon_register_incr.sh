@@ -13,14 +13,9 @@
 CTL=$BIN/rankmapctl
 T=$(mktmp)
 chmod 755 "$T"
-D_PID=
 B_PID=
-cleanup() {
-	stop_rankmapd
-	[ -n "$B_PID" ] && kill -9 "$B_PID" 2>/dev/null && wait "$B_PID" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_on_exit() { [ -n "$B_PID" ] && kill -9 "$B_PID" 2>/dev/null && wait "$B_PID" 2>/dev/null; }
+rankmapd_cleanup "$T"
 cat >"$T/rankmapd.conf" <<EOC
 hwloc_dir = $DATA/daemon/hwloc
 ib_file = $DATA/plafrim/ib/ib-subnet0.txt

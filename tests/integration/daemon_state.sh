@@ -9,14 +9,9 @@
 CTL=$BIN/rankmapctl
 T=$(mktmp)
 chmod 755 "$T"
-D_PID=
 MNT=
-cleanup() {
-	stop_rankmapd
-	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_on_exit() { [ -n "$MNT" ] && umount "$MNT" 2>/dev/null; }
+rankmapd_cleanup "$T"
 SOCK=$T/sock
 XML=$DATA/plafrim/hwloc/bonobo010.xml
 cat >"$T/rankmapd.conf" <<EOC

@@ -41,14 +41,6 @@
 
 static int errors;
 
-#define CHECK(c, ...)                                          \
-	do {                                                   \
-		if (!(c)) {                                    \
-			errors++;                              \
-			fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		}                                              \
-	} while (0)
-
 /* Row-major Cartesian rank of coords (with periodic wrap), -1 outside an open border. */
 static int cart_rank(int nd, const int *dims, const int *per, const int *c)
 {
@@ -280,9 +272,5 @@ static int one_case(int n, char **args, int casenum)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	int e = cases_main(argc, argv, one_case);
-
-	MPI_Finalize();
-	return e < 0 ? 2 : e ? 1 : 0;
+	return cases_program(argc, argv, one_case);
 }

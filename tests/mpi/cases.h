@@ -22,6 +22,16 @@
 #define CASES_MAXENV 16
 #define CASES_MAXARGS 32
 
+/* CHECK(COND, FORMAT, ...): a check; when COND is false, counts a failure in the program's own `errors`
+ * (a static int it defines) and prints "FAIL: " and the message on standard error. */
+#define CHECK(c, ...)                                          \
+	do {                                                   \
+		if (!(c)) {                                    \
+			errors++;                              \
+			fprintf(stderr, "FAIL: " __VA_ARGS__); \
+		}                                              \
+	} while (0)
+
 /* One case: its n arguments args[], its number K (0 outside a case file). Returns the number of failed
  * checks of this rank, or -1 when the arguments are bad (every rank then returns -1 without any MPI
  * call). */
@@ -108,6 +118,17 @@ static inline int cases_main(int argc, char **argv, case_fn one)
 	if (argc == 3 && strcmp(argv[1], "-c") == 0)
 		return cases_run(argv[2], one);
 	return one(argc - 1, argv + 1, 0);
+}
+
+/* The whole of main: MPI_Init, cases_main, MPI_Finalize. Exit status 0 when every check passed, 1 when
+ * some failed, 2 for bad arguments. */
+static inline int cases_program(int argc, char **argv, case_fn one)
+{
+	MPI_Init(&argc, &argv);
+	int e = cases_main(argc, argv, one);
+
+	MPI_Finalize();
+	return e < 0 ? 2 : e ? 1 : 0;
 }
 
 #endif

@@ -20,14 +20,6 @@
 
 static int errors;
 
-#define CHECK(c, ...)                                          \
-	do {                                                   \
-		if (!(c)) {                                    \
-			errors++;                              \
-			fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		}                                              \
-	} while (0)
-
 /* The lists of vertex k: out (and, the graph being symmetric, in) neighbours and weights. */
 static void lists(int k, int p, int *nb, int *w)
 {
@@ -123,9 +115,5 @@ static int one_case(int argc, char **argv, int casenum)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	int e = cases_main(argc, argv, one_case);
-
-	MPI_Finalize();
-	return e < 0 ? 2 : e ? 1 : 0;
+	return cases_program(argc, argv, one_case);
 }

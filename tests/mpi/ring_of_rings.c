@@ -19,14 +19,6 @@
 
 static int errors;
 
-#define CHECK(c, ...)                                          \
-	do {                                                   \
-		if (!(c)) {                                    \
-			errors++;                              \
-			fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		}                                              \
-	} while (0)
-
 /* Neighbours of vertex v (no duplicates); returns their number. */
 static int neighbours(int R, int K, int v, int *out)
 {
@@ -155,9 +147,5 @@ static int one_case(int argc, char **argv, int casenum)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	int e = cases_main(argc, argv, one_case);
-
-	MPI_Finalize();
-	return e < 0 ? 2 : e ? 1 : 0;
+	return cases_program(argc, argv, one_case);
 }

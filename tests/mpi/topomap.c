@@ -34,14 +34,6 @@
 
 static int errors, calls, reordered;
 
-#define CHECK(c, ...)                                          \
-	do {                                                   \
-		if (!(c)) {                                    \
-			errors++;                              \
-			fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		}                                              \
-	} while (0)
-
 /* 1 on every rank when some rank's new rank differs from its rank in MPI_COMM_WORLD. */
 static int any_moved(int newrank, int wrank)
 {
@@ -325,9 +317,5 @@ static int one_case(int argc, char **argv, int casenum)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	int e = cases_main(argc, argv, one_case);
-
-	MPI_Finalize();
-	return e < 0 ? 2 : e ? 1 : 0;
+	return cases_program(argc, argv, one_case);
 }

@@ -128,26 +128,24 @@ static void test_map_only(void)
 	topo_cluster_destroy(c);
 }
 
-/* An anisotropic torus, odd and even extents, one dimension not wrapped, 2 nodes per router: the
- * closed form must give what every host pair's topo_torus_node_distance gives. */
-static void test_closed_form(void)
+/* Loads the torus description written to f (a temporary file, path: closed and removed here) into c, and
+ * finalizes c. */
+static void load_torus(topo_cluster_t c, FILE *f, const char *path, const char *what)
 {
-	topo_cluster_t c = topo_cluster_create();
-	char path[] = "/tmp/rankmap-report-big-XXXXXX", key[32];
-	int fd = mkstemp(path);
-	size_t a, b, n, bad = 0;
-	const char *k;
-	json_t *r, *h, *want = json_object(), *v;
-	FILE *f = fdopen(fd, "w");
-
-	fprintf(f,
-		"dims = 17x16x5\nwrap = yes,yes,no\nlink_cost = 1,2,0.67\nnodes_per_router = 2\nhost_pattern = "
-		"r{id:4}\n");
 	fclose(f);
-	check(topo_load_torus(c, path, NULL) == 0, "torus 17x16x5");
+	check(topo_load_torus(c, path, NULL) == 0, "%s", what);
 	unlink(path);
 	topo_cluster_finalize(c, NULL);
-	n = topo_nhosts(c);
+}
+
+/* The hop histogram of a torus cluster computed the slow way: topo_torus_node_distance of every host pair
+ * (a JSON object, distance "%g" -> count). */
+static json_t *pair_histogram(topo_cluster_t c)
+{
+	json_t *want = json_object(), *v;
+	size_t a, b, n = topo_nhosts(c);
+	char key[32];
+
 	for (a = 0; a < n; a++)
 		for (b = a + 1; b < n; b++) {
 			snprintf(key, sizeof(key), "%g",
@@ -155,6 +153,27 @@ static void test_closed_form(void)
 			v = json_object_get(want, key);
 			json_object_set_new(want, key, json_integer(1 + (v ? json_integer_value(v) : 0)));
 		}
+	return want;
+}
+
+/* An anisotropic torus, odd and even extents, one dimension not wrapped, 2 nodes per router: the
+ * closed form must give what every host pair's topo_torus_node_distance gives. */
+static void test_closed_form(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	char path[] = "/tmp/rankmap-report-big-XXXXXX";
+	int fd = mkstemp(path);
+	size_t n, bad = 0;
+	const char *k;
+	json_t *r, *h, *want, *v;
+	FILE *f = fdopen(fd, "w");
+
+	fprintf(f,
+		"dims = 17x16x5\nwrap = yes,yes,no\nlink_cost = 1,2,0.67\nnodes_per_router = 2\nhost_pattern = "
+		"r{id:4}\n");
+	load_torus(c, f, path, "torus 17x16x5");
+	n = topo_nhosts(c);
+	want = pair_histogram(c);
 	r = topo_cluster_report(c);
 	h = json_object_get(r, "hop_histogram");
 	check(strstr(json_string_value(json_object_get(r, "hop_histogram_method")), "closed form") != NULL,
@@ -173,13 +192,13 @@ static void test_closed_form(void)
 static void test_uneven_torus(void)
 {
 	topo_cluster_t c = topo_cluster_create();
-	char path[] = "/tmp/rankmap-report-uneven-XXXXXX", key[32];
+	char path[] = "/tmp/rankmap-report-uneven-XXXXXX";
 	int fd = mkstemp(path), x, y, z, bad = 0;
-	size_t a, b, n, diff = 0;
+	size_t n, diff = 0;
 	long total = 0;
 	uint64_t r = 12345;
 	const char *k;
-	json_t *rep, *h, *want = json_object(), *v;
+	json_t *rep, *h, *want, *v;
 	FILE *f = fdopen(fd, "w");
 
 	fprintf(f, "dims = 5x4x6\nwrap = yes,no,yes\nlink_cost = 1,2,0.5\nnodes_per_router = 2\n[hosts]\n");
@@ -193,18 +212,9 @@ static void test_uneven_torus(void)
 				if (r % 3 == 1)
 					fprintf(f, "u%d-%d-%d-1 %d %d %d 1\n", x, y, z, x, y, z);
 			}
-	fclose(f);
-	check(topo_load_torus(c, path, NULL) == 0, "uneven torus");
-	unlink(path);
-	topo_cluster_finalize(c, NULL);
+	load_torus(c, f, path, "uneven torus");
 	n = topo_nhosts(c);
-	for (a = 0; a < n; a++)
-		for (b = a + 1; b < n; b++) {
-			snprintf(key, sizeof(key), "%g",
-				 topo_torus_node_distance(c, topo_host_torus_node(c, a), topo_host_torus_node(c, b)));
-			v = json_object_get(want, key);
-			json_object_set_new(want, key, json_integer(1 + (v ? json_integer_value(v) : 0)));
-		}
+	want = pair_histogram(c);
 	rep = topo_cluster_report(c);
 	h = json_object_get(rep, "hop_histogram");
 	json_object_foreach (want, k, v)
@@ -228,10 +238,7 @@ static void test_uneven_torus(void)
 			for (z = 0; z < 17; z++)
 				if (x || y || z)
 					fprintf(f, "s%d-%d-%d %d %d %d\n", x, y, z, x, y, z);
-	fclose(f);
-	check(topo_load_torus(c, path, NULL) == 0, "big uneven torus");
-	unlink(path);
-	topo_cluster_finalize(c, NULL);
+	load_torus(c, f, path, "big uneven torus");
 	rep = topo_cluster_report(c);
 	h = json_object_get(rep, "hop_histogram");
 	json_object_foreach (h, k, v) {
