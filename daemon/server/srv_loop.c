@@ -10,6 +10,8 @@
  * gets a "busy" frame saying which limit; a connection that is refused or failed is given its last
  * frame, its write side is shut and what it still sends is drained for a moment, so that the client
  * reads the frame rather than "Broken pipe".
+ *
+ * A TCP connection's handshake, until it is authenticated, is in srv_handshake.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,79 +29,9 @@
 #include "rm_client.h"
 #include "srv.h"
 
-#define TAG_LISTEN UINT64_MAX
-#define TAG_WORKERS (UINT64_MAX - 1)
-#define TAG_AUTH (UINT64_MAX - 2)
-#define TAG_TCP(i) (UINT64_MAX - 16 - (uint64_t)(i)) /* TCP listener i < SRV_MAX_LISTEN */
-/* MUNGE operations queued at once; beyond, a new one is refused (munged too slow). */
-#define AUTH_INFLIGHT_MAX 1024
-/* MUNGE operations of one source address with the auth threads at once; its next ones wait their turn,
- * so that one address cannot keep munged from the others. */
-#define AUTH_ADDR_INFLIGHT 2
-/* Silent connections looked at for one displacement (the first without a complete hello waiting). */
-#define DISPLACE_LOOK 16
-enum { AUTH_HELLO, AUTH_MUNGED, AUTH_CRED };
-#define SLOT_BITS 20
-#define TICK_MS 100
-/* A client that does not read its responses: stop reading its requests beyond this backlog. */
-#define OUT_BACKLOG_MAX (1u << 20)
+#include "srv_loop_private.h"
 
-typedef struct conn {
-	int fd;
-	uint64_t id;
-	srv_peer_t peer;
-	uid_t uid;        /* accounted under (srv_limits); SRV_UID_UNKNOWN until conn_set_uid() */
-	int counted;      /* counts as one of uid's connections */
-	size_t in_charge; /* bytes charged for the frame being read */
-	unsigned char hdr[RM_FRAME_HEADER];
-	size_t hdr_got;
-	char *in; /* payload being read: in_cap bytes allocated so far, grown as data comes */
-	size_t in_len, in_got, in_cap;
-	char *out; /* encoded responses waiting to be sent */
-	size_t out_len, out_off;
-	long long last_active, frame_start, out_start;
-	int busy;   /* a request is with the workers, or a MUNGE operation of its handshake with the auth threads */
-	int authed; /* Unix: at once; TCP: once its credential was accepted */
-	long long auth_by; /* TCP: closed when the handshake's current step is not done by then */
-	/* TCP until authenticated: the handshake (PROTOCOL.md "TCP and MUNGE"; rm_client.h) */
-	int auth_state;             /* AUTH_HELLO, AUTH_MUNGED, AUTH_CRED */
-	srv_addr_t *ae;             /* its source address's entry (counted in ae->unauth) */
-	int silent;                 /* no hello yet: on the silent lists, may be displaced */
-	unsigned long born_turn;    /* the loop's turn when it was accepted */
-	struct conn *sprev, *snext; /* all silent connections, oldest first */
-	struct conn *aprev, *anext; /* the silent connections of its address, oldest first */
-	int tokens;                 /* failure tokens its handshake holds (given back when it completes) */
-	char cnonce[RM_AUTH_NONCE_HEX + 1], snonce[RM_AUTH_NONCE_HEX + 1];
-	char ident[RM_AUTH_IDENT_MAX + 1]; /* its server end, as the daemon sees it */
-	int closing;                       /* refused or failed: its last frame is in out; closed by close_by */
-	int draining;                      /* closing, last frame sent, write side shut: reading and dropping */
-	size_t drain_left;
-	long long close_by;
-	uint32_t events; /* current epoll mask */
-} conn_t;
-
-typedef struct loop {
-	srv_ctx_t *ctx;
-	int epfd;
-	conn_t **conns; /* nslots = max_clients + SRV_DRAIN_SLOTS slots */
-	int nslots;
-	int nconns;   /* slots in use */
-	int nclosing; /* connections closing (at most SRV_DRAIN_SLOTS are kept to drain) */
-	srv_limits_t *lim;
-	int *free_slots; /* stack of unused slots, nfree of them */
-	int nfree;
-	uint64_t seq;
-	int internal_inflight;
-	int auth_inflight;  /* MUNGE operations with the auth threads or waiting for their address's turn */
-	srv_addrs_t *addrs; /* source addresses of unauthenticated TCP connections (srv_net.c) */
-	conn_t *silent_head, *silent_tail;
-	unsigned long turn; /* turns of the loop (epoll_wait) */
-	long long next_refresh;
-	int reserve_fd; /* /dev/null, given up to accept one client when out of descriptors */
-	long long last_emfile_log;
-} loop_t;
-
-static conn_t *conn_lookup(loop_t *l, uint64_t id)
+conn_t *conn_lookup(loop_t *l, uint64_t id)
 {
 	uint64_t slot = id & ((1u << SLOT_BITS) - 1);
 	conn_t *c;
@@ -111,7 +43,7 @@ static conn_t *conn_lookup(loop_t *l, uint64_t id)
 }
 
 /* Takes c off the silent lists. */
-static void silent_leave(loop_t *l, conn_t *c)
+void silent_leave(loop_t *l, conn_t *c)
 {
 	srv_addr_t *a = c->ae;
 
@@ -129,7 +61,7 @@ static void silent_leave(loop_t *l, conn_t *c)
 }
 
 /* Puts a new TCP connection at the end of the silent lists. */
-static void silent_join(loop_t *l, conn_t *c)
+void silent_join(loop_t *l, conn_t *c)
 {
 	srv_addr_t *a = c->ae;
 
@@ -145,7 +77,7 @@ static void silent_join(loop_t *l, conn_t *c)
 }
 
 /* c no longer counts as an unauthenticated connection of its address. */
-static void addr_leave(loop_t *l, conn_t *c)
+void addr_leave(loop_t *l, conn_t *c)
 {
 	silent_leave(l, c);
 	if (c->ae)
@@ -185,7 +117,7 @@ static void conn_close(loop_t *l, conn_t *c)
 }
 
 /* Sets the epoll mask the connection's state calls for. */
-static void conn_update(loop_t *l, conn_t *c)
+void conn_update(loop_t *l, conn_t *c)
 {
 	uint32_t ev = 0;
 	struct epoll_event e;
@@ -295,7 +227,7 @@ static int conn_queue(loop_t *l, conn_t *c, char *buf, size_t len)
 }
 
 /* Queues a response (stolen) and tries to send it. Returns -1 when the connection was closed. */
-static int conn_respond(loop_t *l, conn_t *c, json_t *resp)
+int conn_respond(loop_t *l, conn_t *c, json_t *resp)
 {
 	size_t len = 0;
 	char *buf = resp ? rm_frame_encode(resp, &len) : NULL;
@@ -309,7 +241,7 @@ static int conn_respond(loop_t *l, conn_t *c, json_t *resp)
 /* Sends a final error: c no longer counts as a connection nor holds a frame, and is closed once the
  * error is out and drained (conn_drain_start), by SRV_DRAIN_MS at the latest. Beyond SRV_DRAIN_SLOTS
  * connections closing at once, c is closed as soon as the error was handed to the socket. Returns -1. */
-static int conn_fail(loop_t *l, conn_t *c, const char *code, const char *msg)
+int conn_fail(loop_t *l, conn_t *c, const char *code, const char *msg)
 {
 	int crowded = l->nclosing >= SRV_DRAIN_SLOTS;
 
@@ -340,7 +272,7 @@ static int conn_refuse(loop_t *l, conn_t *c, srv_limit_t lim, size_t n, const ch
  * SO_PEERCRED; a transport that authenticates its peer later (first frame) calls it again, and what c
  * holds moves to the new uid. Past a connection limit of that uid, c is refused. Returns 0, or -1 when
  * c was refused (closing). */
-static int conn_set_uid(loop_t *l, conn_t *c, uid_t uid)
+int conn_set_uid(loop_t *l, conn_t *c, uid_t uid)
 {
 	size_t held = c->in_charge + (c->out_len - c->out_off);
 	srv_limit_t lim;
@@ -386,7 +318,7 @@ static void submit(loop_t *l, conn_t *c, srv_job_t *job)
 }
 
 /* Releases the bytes charged for the frame just read (answered here, not queued). */
-static void conn_uncount_frame(loop_t *l, conn_t *c)
+void conn_uncount_frame(loop_t *l, conn_t *c)
 {
 	srv_limits_release(l->lim, c->uid, c->in_charge);
 	c->in_charge = 0;
@@ -517,156 +449,6 @@ static int conn_read_some(loop_t *l, conn_t *c)
 	return 1;
 }
 
-/* Refuses a TCP connection before or at its authentication: the error frame (code "auth", "timeout"
- * or "busy") and a close, logged once per peer host and reason (srv_limits_log_peer). Returns -1. */
-static int conn_auth_fail(loop_t *l, conn_t *c, const char *code, const char *why)
-{
-	srv_limits_log_peer(l->lim, &c->peer, code, why);
-	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
-	return conn_fail(l, c, code, why);
-}
-
-/* Queues a MUNGE operation of c's handshake: with the auth threads when its address has fewer than
- * AUTH_ADDR_INFLIGHT there, else after its address's others (auth_next). c reads nothing meanwhile. */
-static void auth_queue(loop_t *l, conn_t *c, srv_auth_job_t *job)
-{
-	srv_addr_t *a = c->ae;
-
-	job->conn_id = c->id;
-	job->addr = a;
-	c->busy = 1;
-	c->auth_state = AUTH_MUNGED;
-	c->auth_by = srv_now_ms() + l->ctx->cfg.request_timeout_ms; /* munged's time, not the client's */
-	l->auth_inflight++;
-	conn_update(l, c);
-	if (a->inflight < AUTH_ADDR_INFLIGHT) {
-		a->inflight++;
-		srv_auth_submit(l->ctx->auth, job);
-		return;
-	}
-	job->next = NULL;
-	*(a->wait_tail ? &a->wait_tail->next : &a->wait_head) = job;
-	a->wait_tail = job;
-}
-
-/* A job of address a came back: its next waiting ones (of connections still open) go to the threads. */
-static void auth_next(loop_t *l, srv_addr_t *a)
-{
-	srv_auth_job_t *j;
-	conn_t *c;
-
-	while (a->inflight < AUTH_ADDR_INFLIGHT && (j = a->wait_head)) {
-		if (!(a->wait_head = j->next))
-			a->wait_tail = NULL;
-		if (!(c = conn_lookup(l, j->conn_id)) || c->closing) {
-			l->auth_inflight--;
-			srv_auth_job_free(j);
-			continue;
-		}
-		a->inflight++;
-		srv_auth_submit(l->ctx->auth, j);
-	}
-}
-
-/* A new MUNGE operation for c: refused ("busy") when too many wait for munged or c's address has no
- * failure token left. Returns the job (zeroed), or NULL when c is closing. */
-static srv_auth_job_t *auth_job(loop_t *l, conn_t *c)
-{
-	srv_auth_job_t *job;
-	char why[200];
-
-	if (!l->ctx->auth || l->auth_inflight >= AUTH_INFLIGHT_MAX)
-		return conn_auth_fail(l, c, RM_ERR_BUSY, "too many credentials waiting for munged; try again later"),
-		       NULL;
-	if (srv_addr_take(l->addrs, c->ae, srv_now_ms()) < 0) {
-		snprintf(why, sizeof(why),
-			 "too many failed or abandoned authentications from this address (auth_failure_burst %d, "
-			 "auth_failure_rate %d/s); try again later",
-			 l->ctx->cfg.auth_failure_burst, l->ctx->cfg.auth_failure_rate);
-		return conn_auth_fail(l, c, RM_ERR_BUSY, why), NULL;
-	}
-	c->tokens++;
-	if (!(job = calloc(1, sizeof(*job))))
-		return conn_fail(l, c, RM_ERR_INTERNAL, "no memory"), NULL;
-	return job;
-}
-
-/* Takes the frame just read out of c (its charge released): *len bytes, owned by the caller. */
-static char *take_frame(loop_t *l, conn_t *c, size_t *len)
-{
-	char *in = c->in;
-
-	*len = c->in_len;
-	c->in = NULL;
-	c->in_len = c->in_got = c->in_cap = 0;
-	c->frame_start = 0;
-	c->hdr_got = 0;
-	conn_uncount_frame(l, c);
-	return in;
-}
-
-/* Step 1 of the handshake: a hello, checked for its exact form (nothing is parsed). c leaves the silent
- * connections for those in the middle of a handshake (SRV_UID_HANDSHAKE, never displaced), and the
- * server's credential is made for it (step 2). Returns -1 when c is closing. */
-static int conn_hello(loop_t *l, conn_t *c)
-{
-	char why[300], payload[RM_AUTH_PAYLOAD_MAX], *in;
-	srv_auth_job_t *job;
-	size_t len;
-	int rc;
-
-	in = take_frame(l, c, &len);
-	rc = rm_auth_hello_check(in, len, c->cnonce, why, sizeof(why));
-	free(in);
-	if (rc < 0)
-		return conn_auth_fail(l, c, RM_ERR_AUTH, why);
-	silent_leave(l, c);
-	if (srv_limits_conn_check(l->lim, SRV_UID_HANDSHAKE) != SRV_LIM_NONE) {
-		snprintf(why, sizeof(why),
-			 "too many connections in the middle of authentication (max_clients_per_uid %d); try again "
-			 "later",
-			 l->ctx->cfg.max_clients_per_uid);
-		return conn_auth_fail(l, c, RM_ERR_BUSY, why);
-	}
-	if (conn_set_uid(l, c, SRV_UID_HANDSHAKE) < 0)
-		return -1;
-	if (rm_auth_nonce(c->snonce) < 0)
-		return conn_fail(l, c, RM_ERR_INTERNAL, "no random numbers");
-	if (rm_auth_server_payload(payload, sizeof(payload), c->cnonce, c->snonce, c->ident, l->ctx->cfg.server_name) <
-	    0)
-		return conn_fail(l, c, RM_ERR_INTERNAL, "cannot write the server's credential");
-	if (!(job = auth_job(l, c)))
-		return -1;
-	job->encode = 1;
-	snprintf(job->payload, sizeof(job->payload), "%s", payload);
-	auth_queue(l, c, job);
-	return 0;
-}
-
-/* Step 4: the client's credential, after a check of its form (nothing is parsed), goes to the auth
- * threads with the payload it must carry for this connection. Returns -1 when c is closing. */
-static int conn_cred(loop_t *l, conn_t *c)
-{
-	char why[200], *in;
-	srv_auth_job_t *job;
-	size_t len;
-
-	in = take_frame(l, c, &len);
-	if (rm_auth_frame_check(in, len, why, sizeof(why)) < 0) {
-		free(in);
-		return conn_auth_fail(l, c, RM_ERR_AUTH, why);
-	}
-	if (!(job = auth_job(l, c))) {
-		free(in);
-		return -1;
-	}
-	job->cred = in;
-	job->len = len;
-	rm_auth_client_payload(job->payload, sizeof(job->payload), c->cnonce, c->snonce, c->ident);
-	auth_queue(l, c, job);
-	return 0;
-}
-
 /* Checks a just-completed header, charges the declared length to the connection's uid, or refuses it past a limit before anything is allocated, and allocates the
  * payload's first chunk. Returns -1 when c was closed/closing. */
 static int conn_header(loop_t *l, conn_t *c)
@@ -704,7 +486,7 @@ static int conn_header(loop_t *l, conn_t *c)
  * streaming requests does not starve the others (epoll reports it again). */
 #define FRAMES_PER_TURN 16
 
-static void conn_readable(loop_t *l, conn_t *c)
+void conn_readable(loop_t *l, conn_t *c)
 {
 	int r, frames = 0;
 
@@ -746,83 +528,6 @@ static void reject_client(loop_t *l, int fd)
 	json_decref(e);
 	close(fd);
 	__atomic_add_fetch(&l->ctx->n_rejected, 1, __ATOMIC_RELAXED);
-}
-
-/* Has c's whole hello arrived (read or waiting in its socket)? */
-static int hello_waiting(const conn_t *c)
-{
-	int pending = 0;
-
-	if (ioctl(c->fd, FIONREAD, &pending) < 0)
-		pending = 0;
-	return c->hdr_got + c->in_got + (size_t)pending >= RM_FRAME_HEADER + RM_AUTH_HELLO_LEN;
-}
-
-/* Closes the oldest silent connection (no complete hello, nor one waiting in its socket) among the first
- * DISPLACE_LOOK of a list (next: its link), to make room for a new one: first one accepted in an earlier
- * turn of the loop, so that it had the chance to be read; else, when every one of them came in this turn
- * (a flood that reconnects faster than the loop turns), one of this turn with nothing waiting in its
- * socket (a client sends its hello as soon as it is connected, so a real one has it waiting), rather than
- * refusing the new connection, which may be the real client's. Returns 0 when one was closed. */
-static int displace_silent(loop_t *l, conn_t *first, int by_addr)
-{
-	conn_t *c;
-	int i, pass;
-
-	for (pass = 0; pass < 2; pass++)
-		for (c = first, i = 0; c && i < DISPLACE_LOOK; i++, c = by_addr ? c->anext : c->snext) {
-			if ((pass == 0 && c->born_turn == l->turn) || hello_waiting(c))
-				continue;
-			conn_auth_fail(l, c, RM_ERR_BUSY,
-				       by_addr ? "too many connections from this address waiting to authenticate: the "
-						 "oldest silent one is closed"
-					       : "too many connections waiting to authenticate: the oldest silent "
-						 "one is closed");
-			return 0;
-		}
-	return -1;
-}
-
-/* Room for a new TCP connection from address a: past max_unauth_per_addr of its connections waiting to
- * authenticate, its own oldest silent one is closed; past max_clients_per_uid of all the silent ones
- * (SRV_UID_UNKNOWN), the oldest silent one. Connections that sent their hello are never closed for
- * this: a flood of connections that never authenticate cannot keep real clients out. */
-static void make_room(loop_t *l, srv_addr_t *a)
-{
-	if (a && a->unauth >= l->ctx->cfg.max_unauth_per_addr)
-		displace_silent(l, a->silent_head, 1);
-	if (srv_limits_conn_check(l->lim, SRV_UID_UNKNOWN) == SRV_LIM_UID_CLIENTS)
-		displace_silent(l, l->silent_head, 0);
-}
-
-/* The TCP side of a new connection: its address's entry, its server end (its identity in the
- * handshake), the silent lists, and the per-address bound. Returns -1 when c was refused (closing). */
-static int tcp_client(loop_t *l, conn_t *c, srv_addr_t *a)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char why[200];
-
-	c->ae = a;
-	c->born_turn = l->turn;
-	c->auth_state = AUTH_HELLO;
-	c->auth_by = c->last_active + l->ctx->cfg.auth_timeout_ms;
-	if (a)
-		a->unauth++;
-	silent_join(l, c);
-	if (getsockname(c->fd, (struct sockaddr *)&ss, &sl) < 0)
-		return conn_fail(l, c, RM_ERR_INTERNAL, "getsockname failed");
-	rm_auth_format_addr((struct sockaddr *)&ss, c->ident, sizeof(c->ident));
-	if (!a)
-		return conn_auth_fail(l, c, RM_ERR_BUSY, "too many addresses authenticating at once; try again later");
-	if (a->unauth > l->ctx->cfg.max_unauth_per_addr) {
-		snprintf(why, sizeof(why),
-			 "too many connections from this address waiting to authenticate (max_unauth_per_addr %d); "
-			 "try again later",
-			 l->ctx->cfg.max_unauth_per_addr);
-		return conn_auth_fail(l, c, RM_ERR_BUSY, why);
-	}
-	return 0;
 }
 
 /* Takes a new client into a slot and counts it under its peer's uid: SO_PEERCRED on the Unix socket;
@@ -963,81 +668,6 @@ static void collect_jobs(loop_t *l)
 			j->out = NULL;
 		}
 		srv_job_free(j);
-	}
-}
-
-/* The server's credential was made (step 2): it goes to the client, which has auth_timeout to send
- * its own. */
-static void auth_encoded(loop_t *l, conn_t *c, const srv_auth_job_t *j)
-{
-	json_t *ok;
-
-	if (!j->ok) {
-		conn_auth_fail(l, c, RM_ERR_AUTH, j->why);
-		return;
-	}
-	c->auth_state = AUTH_CRED;
-	c->auth_by = srv_now_ms() + l->ctx->cfg.auth_timeout_ms;
-	ok = rm_proto_ok(NULL);
-	json_object_set_new(ok, "auth", json_string("munge"));
-	json_object_set_new(ok, "auth_version", json_integer(RM_AUTH_VERSION));
-	json_object_set_new(ok, "cred", json_stringn(j->cred, j->len));
-	if (conn_respond(l, c, ok) == 0)
-		conn_readable(l, c);
-}
-
-/* The client's credential was decoded (step 5): an accepted one gives its address's failure tokens back
- * and makes c count under its uid (which may refuse it past a connection limit) and gets {"ok": true,
- * "auth": "munge", "uid", "gid"}; a refused one gets "auth" and a close. Frames that arrived meanwhile
- * are read next. */
-static void auth_result(loop_t *l, conn_t *c, const srv_auth_job_t *j)
-{
-	char who[128];
-	json_t *ok;
-
-	if (!j->ok) {
-		conn_auth_fail(l, c, RM_ERR_AUTH, j->why);
-		return;
-	}
-	c->authed = 1;
-	c->peer.uid = j->uid;
-	c->peer.gid = j->gid;
-	c->peer.origin4 = j->origin4;
-	if (c->ae)
-		srv_addr_give(l->addrs, c->ae, c->tokens);
-	addr_leave(l, c);
-	if (conn_set_uid(l, c, j->uid) < 0)
-		return;
-	srv_log(SRV_LOG_DEBUG, "authenticated %s (munge_decode %.2f ms)", srv_peer_describe(&c->peer, who, sizeof(who)),
-		j->decode_ms);
-	ok = rm_proto_ok(NULL);
-	json_object_set_new(ok, "auth", json_string("munge"));
-	json_object_set_new(ok, "uid", json_integer((json_int_t)j->uid));
-	json_object_set_new(ok, "gid", json_integer((json_int_t)j->gid));
-	if (conn_respond(l, c, ok) == 0)
-		conn_readable(l, c);
-}
-
-static void collect_auth(loop_t *l)
-{
-	srv_auth_job_t *j = srv_auth_done(l->ctx->auth), *next;
-	srv_addr_t *a;
-	conn_t *c;
-
-	for (; j; j = next) {
-		next = j->next;
-		l->auth_inflight--;
-		a = j->addr;
-		a->inflight--;
-		if ((c = conn_lookup(l, j->conn_id)) && !c->closing) {
-			c->busy = 0;
-			if (j->encode)
-				auth_encoded(l, c, j);
-			else
-				auth_result(l, c, j);
-		}
-		srv_auth_job_free(j);
-		auth_next(l, a);
 	}
 }
 
