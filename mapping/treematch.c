@@ -17,6 +17,15 @@
  * shapes its positions need, so that no rank lands in a hole. The published algorithm assumes a
  * uniform tree; this is our extension of it.
  *
+ * Large groups (more than TM_FACTOR_MIN units: 16-core packages, 64-host switches) are formed in
+ * factors, as a multilevel clustering does: groups of d (a divisor of a, at most TM_FACTOR_MIN), then
+ * groups of a / d of those, then swaps and KL at arity a (issue 31). Greedy growth of 16 units at once
+ * wanders: on a 3D grid it closes a 2x2x2 cube, then spends its last 8 units on any side and leaves
+ * holes that later groups fill badly (90 % of the traffic a tiling keeps at 1M ranks, 2.4x the
+ * time of 8-core packages in the swaps and KL that mend it); by factors, cubes pair up into 2x2x4
+ * blocks. Up to TM_FLAT_MAX_UNITS units a level is also grouped flat, and the grouping that keeps more
+ * traffic inside wins (not the better whole mapping in every case: tests/bench/SCALE.md).
+ *
  * Variants used by auto (tm_map): lookahead or discovery-order ties, cheap levels merged into their
  * children, bipartitioning above the finest level, and multilevel refinement of the positions of
  * every coarse level on the way down.
@@ -29,6 +38,12 @@
 
 /* Largest number of groupings of one level that is enumerated (optimal); greedy + swaps + KL above. */
 #define TM_EXHAUSTIVE_MAX 1000
+/* Groups of more units than this are formed in factors of at most this many (group_factored). */
+#define TM_FACTOR_MIN 8
+/* Up to this many units, a level grouped in factors is also grouped flat, and the better one kept. */
+#define TM_FLAT_MAX_UNITS 131072
+
+static int aggregate(const tm_units_t *u, uint32_t a, const uint32_t *members, tm_units_t *out);
 
 /* Number of ways to split nu units into groups of a, capped at cap + 1. */
 static double groupings(uint32_t nu, uint32_t a, double cap)
@@ -122,11 +137,100 @@ static int group_exhaustive(const tm_units_t *u, uint32_t a, uint32_t *members)
 	return 0;
 }
 
+/* Greedy growth, single swaps, then KL passes at arity a. */
+static int group_flat(const tm_units_t *u, uint32_t a, uint32_t *members, int mode, double deadline)
+{
+	if (tm_group_greedy(u, a, members, mode) < 0 || tm_group_improve(u, a, members, deadline) < 0)
+		return -1;
+	return tm_group_kl(u, a, members, deadline);
+}
+
+/* The divisor of a by which a level of more than TM_FACTOR_MIN units per group is grouped first (the
+ * largest one up to TM_FACTOR_MIN), or 0 (a is small, or has no such divisor). */
+static uint32_t factor_of(uint32_t a)
+{
+	uint32_t d;
+
+	for (d = a > TM_FACTOR_MIN ? TM_FACTOR_MIN : 1; d >= 2; d--)
+		if (a % d == 0)
+			return d;
+	return 0;
+}
+
+/* Traffic kept inside the groups of members (grp: scratch of u->n entries). */
+static double kept_inside(const tm_units_t *u, uint32_t a, const uint32_t *members, uint32_t *grp)
+{
+	double in = 0;
+	uint32_t i;
+
+	for (i = 0; i < u->n; i++)
+		grp[members[i]] = i / a;
+	for (i = 0; i < u->nreal; i++) {
+		uint64_t k;
+
+		for (k = u->xadj[i]; k < u->xadj[i + 1]; k++)
+			in += u->w[k] * (grp[u->adj[k]] == grp[i]);
+	}
+	return in;
+}
+
+/* a = d * e: groups of d (greedy and swaps: KL runs once, at arity a), those aggregated and grouped by
+ * e (tm_group_level: again by factors if e is large), then each group of a is the d * e units of e
+ * groups of d, brought to a local optimum of swaps and KL passes at arity a. */
+static int group_factored(const tm_units_t *u, uint32_t a, uint32_t d, uint32_t *members, int mode, double deadline)
+{
+	uint32_t e = a / d, n2 = u->n / d, *m1 = malloc(((size_t)u->n + 1) * sizeof(*m1)), *m2, g, p, q;
+	tm_units_t up = { 0 };
+	int rc = -1;
+
+	m2 = malloc(((size_t)n2 + 1) * sizeof(*m2));
+	if (m1 && m2 && tm_group_greedy(u, d, m1, mode) == 0 && tm_group_improve(u, d, m1, deadline) == 0 &&
+	    aggregate(u, d, m1, &up) == 0 && tm_group_level(&up, e, m2, mode, deadline, NULL, 0, NULL) == 0) {
+		for (g = 0; g < u->n / a; g++)
+			for (p = 0; p < e; p++)
+				for (q = 0; q < d; q++)
+					members[(size_t)g * a + p * d + q] = m1[(size_t)m2[(size_t)g * e + p] * d + q];
+		rc = tm_group_improve(u, a, members, deadline) < 0 ? -1 : tm_group_kl(u, a, members, deadline);
+	}
+	free(m1), free(m2);
+	if (up.xadj)
+		free((void *)up.xadj), free((void *)up.adj), free((void *)up.w);
+	if (rc < 0)
+		errno = ENOMEM;
+	return rc;
+}
+
+/* A large arity, in factors (group_factored), and up to TM_FLAT_MAX_UNITS units also flat: the
+ * grouping that keeps more traffic inside wins, the flat one when they are equal. */
+static int group_large(const tm_units_t *u, uint32_t a, uint32_t d, uint32_t *members, int mode, double deadline)
+{
+	uint32_t *flat, *grp;
+	int rc = -1;
+
+	if (group_factored(u, a, d, members, mode, deadline) < 0)
+		return -1;
+	if (u->n > TM_FLAT_MAX_UNITS)
+		return 0;
+	flat = malloc(((size_t)u->n + 1) * sizeof(*flat));
+	grp = malloc(((size_t)u->n + 1) * sizeof(*grp));
+	if (flat && grp && group_flat(u, a, flat, mode, deadline) == 0) {
+		if (kept_inside(u, a, flat, grp) >= kept_inside(u, a, members, grp))
+			memcpy(members, flat, (size_t)u->n * sizeof(*members));
+		rc = 0;
+	}
+	free(flat), free(grp);
+	if (rc < 0)
+		errno = ENOMEM;
+	return rc;
+}
+
 /* Groups the units of one level into groups of a: members[g * a + p]. With types (ty, u->type), the
  * groups take the shapes of the positions of depth l - 1 and gtype receives their types. */
 int tm_group_level(const tm_units_t *u, uint32_t a, uint32_t *members, int mode, double deadline, const tm_types_t *ty,
 		   int l, uint32_t *gtype)
 {
+	uint32_t d = factor_of(a);
+
 	if (a == 1 && !ty) {
 		uint32_t i;
 
@@ -139,8 +243,10 @@ int tm_group_level(const tm_units_t *u, uint32_t a, uint32_t *members, int mode,
 			return -1;
 	} else if (u->n <= 16 && groupings(u->n, a, TM_EXHAUSTIVE_MAX) <= TM_EXHAUSTIVE_MAX) {
 		return group_exhaustive(u, a, members);
-	} else if (tm_group_greedy(u, a, members, mode) < 0) {
-		return -1;
+	} else if (d && u->n > a) {
+		return group_large(u, a, d, members, mode, deadline);
+	} else {
+		return group_flat(u, a, members, mode, deadline);
 	}
 	if (a == 1)
 		return 0;
