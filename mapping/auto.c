@@ -1,11 +1,12 @@
 /*
  * mapping/auto.c: the "auto" engine, a portfolio within the time budget.
  *
- * Candidates, in this order: TreeMatch with multilevel refinement (lookahead ties), recursive
+ * Candidates, in this order: TreeMatch with multilevel refinement (lookahead ties), the nested boxes
+ * of a Cartesian grid (tiling.c, only for graphs map_graph_cart built, on uniform targets), recursive
  * bipartitioning (bisect.c, strong on irregular trees and random graphs), the identity, two more
  * TreeMatch variants (cheap levels merged; finest level grouped, the rest bipartitioned), TreeMatch
  * with discovery-order ties, and Scotch when the budget leaves it AUTO_SCOTCH_MS_PER_RANK per rank
- * (Scotch takes seconds at 65,536 ranks). Above 16,384 ranks only TreeMatch, the identity and Scotch
+ * (Scotch takes seconds at 65,536 ranks). Above 16,384 ranks only TreeMatch, the tiling, the identity and Scotch
  * are considered: the others are slower and weaker there. A candidate starts only while the budget
  * left exceeds what the first one took (the first always runs). Each is repaired into a bijection and brought to a local optimum
  * of refine.c's swaps, unless it starts AUTO_HOPELESS times worse than the best so far; the cheapest
@@ -49,10 +50,10 @@ static int tm_hybrid(const map_ctx_t *ctx, uint32_t *perm)
 }
 
 static const struct candidate candidates[] = {
-	{ "treematch", tm_lookahead, 0, UINT32_MAX },       { "bisect", map_engine_bisect, 0, 16384 },
-	{ "identity", map_engine_identity, 0, UINT32_MAX }, { "treematch-merged", tm_merged, 0, 16384 },
-	{ "treematch-bisect", tm_hybrid, 0, 16384 },        { "treematch-discovery", tm_discovery, 0, 16384 },
-	{ "scotch", map_engine_scotch, 1, UINT32_MAX },
+	{ "treematch", tm_lookahead, 0, UINT32_MAX },      { "tiling", map_engine_tiling, 0, UINT32_MAX },
+	{ "bisect", map_engine_bisect, 0, 16384 },         { "identity", map_engine_identity, 0, UINT32_MAX },
+	{ "treematch-merged", tm_merged, 0, 16384 },       { "treematch-bisect", tm_hybrid, 0, 16384 },
+	{ "treematch-discovery", tm_discovery, 0, 16384 }, { "scotch", map_engine_scotch, 1, UINT32_MAX },
 };
 
 #define NCAND (sizeof(candidates) / sizeof(candidates[0]))

@@ -156,5 +156,7 @@ map_graph_t *map_graph_cart(const map_cart_t *c, rm_error_t *err)
 	}
 	g = map_graph_from_edges_metric(n, ne, src, dst, w, NULL, NULL, MAP_METRIC_DEFAULT, "cart weights", err);
 	free(src), free(dst), free(w);
+	if (g && (g->cart = malloc(sizeof(*g->cart))))
+		*g->cart = *c; /* (without it, auto does not tile: no error) */
 	return g;
 }

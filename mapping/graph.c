@@ -97,6 +97,7 @@ void map_graph_destroy(map_graph_t *g)
 	free(g->w);
 	free(g->bytes);
 	free(g->msgs);
+	free(g->cart);
 	free(g);
 }
 

@@ -28,6 +28,7 @@ typedef struct map_graph {
 	double *w;      /* weight of each adjacency entry (same value in both directions), > 0 */
 	double *bytes;  /* optional metric columns from a traced pattern (NULL when absent) */
 	double *msgs;
+	struct map_cart *cart; /* the grid whose halo exchange this is (map_graph_cart), else NULL */
 } map_graph_t;
 
 /* Which metric of a two-metric pattern becomes w. */
@@ -67,17 +68,19 @@ map_graph_t *map_graph_from_edges(uint32_t n, size_t nedges, const uint32_t *src
 
 /* A Cartesian spec: "8x4", "8x4:1,0" (periods), "8x4:1,1:10,1" (per-dimension weights). */
 #define MAP_CART_MAXDIMS 16
-typedef struct map_cart {
+typedef struct map_cart map_cart_t;
+struct map_cart {
 	int ndims;
 	int dims[MAP_CART_MAXDIMS];
 	int periods[MAP_CART_MAXDIMS];
 	double weights[MAP_CART_MAXDIMS];
-} map_cart_t;
+};
 
 /* Parses a Cartesian spec; errors name the field. Default: all periodic, all weights 1. */
 int map_cart_parse(const char *spec, map_cart_t *out, rm_error_t *err);
 /* The halo-exchange graph of a Cartesian grid in MPI's row-major rank order (last dimension fastest).
- * A periodic dimension of extent 2 yields one edge whose weight counts both exchanges. */
+ * A periodic dimension of extent 2 yields one edge whose weight counts both exchanges. The graph keeps a
+ * copy of the spec (g->cart), from which auto tiles the grid onto uniform targets (mapping/tiling.c). */
 map_graph_t *map_graph_cart(const map_cart_t *cart, rm_error_t *err);
 
 /* Frees a graph. NULL is fine. */

@@ -50,6 +50,9 @@ int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_refine(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_bisect(const map_ctx_t *ctx, uint32_t *perm);
+/* tiling.c: nested boxes of a Cartesian grid (g->cart) on a uniform target of its size; an error
+ * (EINVAL) for other graphs and targets. */
+int map_engine_tiling(const map_ctx_t *ctx, uint32_t *perm);
 
 /* CPU time of the calling thread in milliseconds: budgets and deadlines are counted in it, so that a
  * loaded machine (or other threads of rankmapd) does not change what the search does. */
