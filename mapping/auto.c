@@ -8,7 +8,8 @@
  * with discovery-order ties, and Scotch when the budget leaves it AUTO_SCOTCH_MS_PER_RANK per rank
  * (Scotch takes seconds at 65,536 ranks). Above 16,384 ranks only TreeMatch, the tiling, the identity and Scotch
  * are considered: the others are slower and weaker there. A candidate starts only while the budget
- * left exceeds what the first one took (the first always runs). Each is repaired into a bijection and brought to a local optimum
+ * left exceeds what the first one took (the first always runs, and so does the tiling: it takes
+ * O(ranks x levels), 0.1 s at 1M ranks). Each is repaired into a bijection and brought to a local optimum
  * of refine.c's swaps, unless it starts AUTO_HOPELESS times worse than the best so far; the cheapest
  * then gets the rest of the budget for refine's iterated local search. auto is never worse than any
  * candidate it ran, and map_compute guarantees it is never worse than the identity.
@@ -25,7 +26,7 @@
 struct candidate {
 	const char *name;
 	map_engine_fn fn;
-	int scotch;
+	int scotch, always; /* always: O(ranks) and rarely applicable, run even when the budget is spent */
 	uint32_t max_ranks; /* skipped above (too slow there for what it brings) */
 };
 
@@ -50,10 +51,10 @@ static int tm_hybrid(const map_ctx_t *ctx, uint32_t *perm)
 }
 
 static const struct candidate candidates[] = {
-	{ "treematch", tm_lookahead, 0, UINT32_MAX },      { "tiling", map_engine_tiling, 0, UINT32_MAX },
-	{ "bisect", map_engine_bisect, 0, 16384 },         { "identity", map_engine_identity, 0, UINT32_MAX },
-	{ "treematch-merged", tm_merged, 0, 16384 },       { "treematch-bisect", tm_hybrid, 0, 16384 },
-	{ "treematch-discovery", tm_discovery, 0, 16384 }, { "scotch", map_engine_scotch, 1, UINT32_MAX },
+	{ "treematch", tm_lookahead, 0, 0, UINT32_MAX },      { "tiling", map_engine_tiling, 0, 1, UINT32_MAX },
+	{ "bisect", map_engine_bisect, 0, 0, 16384 },         { "identity", map_engine_identity, 0, 0, UINT32_MAX },
+	{ "treematch-merged", tm_merged, 0, 0, 16384 },       { "treematch-bisect", tm_hybrid, 0, 0, 16384 },
+	{ "treematch-discovery", tm_discovery, 0, 0, 16384 }, { "scotch", map_engine_scotch, 1, 0, UINT32_MAX },
 };
 
 #define NCAND (sizeof(candidates) / sizeof(candidates[0]))
@@ -91,8 +92,10 @@ int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 	for (i = 0; i < NCAND; i++) {
 		double cost, t0 = map_now_ms();
 
-		if (best >= 0 && t0 + first_ms >= ctx->deadline)
-			break; /* not enough budget left for another candidate: keep what we have */
+		if (candidates[i].always && !ctx->g->cart)
+			continue; /* (the tiling needs a grid) */
+		if (best >= 0 && t0 + first_ms >= ctx->deadline && !candidates[i].always)
+			continue; /* not enough budget left for another candidate: keep what we have */
 		if (n > candidates[i].max_ranks ||
 		    (candidates[i].scotch && ctx->deadline - map_now_ms() < AUTO_SCOTCH_MS_PER_RANK * n))
 			continue;

@@ -17,6 +17,7 @@ typedef struct tm_units {
 	const uint32_t *adj;
 	const double *w;
 	const uint32_t *type;
+	int ranks; /* 1: the units are the ranks (the finest level) */
 } tm_units_t;
 
 /* The uniform tree TreeMatch works on: levels 0 (root) .. L-1 (leaves), arities, costs. */

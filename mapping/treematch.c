@@ -23,8 +23,9 @@
  * wanders: on a 3D grid it closes a 2x2x2 cube, then spends its last 8 units on any side and leaves
  * holes that later groups fill badly (90 % of the traffic a tiling keeps at 1M ranks, 2.4x the
  * time of 8-core packages in the swaps and KL that mend it); by factors, cubes pair up into 2x2x4
- * blocks. Up to TM_FLAT_MAX_UNITS units a level is also grouped flat, and the grouping that keeps more
- * traffic inside wins (not the better whole mapping in every case: tests/bench/SCALE.md).
+ * blocks. Up to TM_FLAT_MAX_RANKS ranks (TM_FLAT_MAX_UNITS units above the finest level) a level is
+ * also grouped flat, and the grouping that keeps more traffic inside wins (not always the better
+ * whole mapping: tests/bench/SCALE.md); odd factors (24 = 8 x 3, 40 = 8 x 5) often lose to flat.
  *
  * Variants used by auto (tm_map): lookahead or discovery-order ties, cheap levels merged into their
  * children, bipartitioning above the finest level, and multilevel refinement of the positions of
@@ -40,7 +41,10 @@
 #define TM_EXHAUSTIVE_MAX 1000
 /* Groups of more units than this are formed in factors of at most this many (group_factored). */
 #define TM_FACTOR_MIN 8
-/* Up to this many units, a level grouped in factors is also grouped flat, and the better one kept. */
+/* Up to this many units, a level grouped in factors is also grouped flat, and the better one kept: up
+ * to TM_FLAT_MAX_RANKS at the finest level, where a flat grouping costs the most (16-core packages at
+ * 65,536 ranks: 2.5x the time of 8-core ones with it, 1.1x without), TM_FLAT_MAX_UNITS above. */
+#define TM_FLAT_MAX_RANKS 16384
 #define TM_FLAT_MAX_UNITS 131072
 
 static int aggregate(const tm_units_t *u, uint32_t a, const uint32_t *members, tm_units_t *out);
@@ -200,8 +204,8 @@ static int group_factored(const tm_units_t *u, uint32_t a, uint32_t d, uint32_t 
 	return rc;
 }
 
-/* A large arity, in factors (group_factored), and up to TM_FLAT_MAX_UNITS units also flat: the
- * grouping that keeps more traffic inside wins, the flat one when they are equal. */
+/* A large arity, in factors (group_factored), and up to TM_FLAT_MAX_RANKS or TM_FLAT_MAX_UNITS units
+ * also flat: the grouping that keeps more traffic inside wins, the flat one when they are equal. */
 static int group_large(const tm_units_t *u, uint32_t a, uint32_t d, uint32_t *members, int mode, double deadline)
 {
 	uint32_t *flat, *grp;
@@ -209,7 +213,7 @@ static int group_large(const tm_units_t *u, uint32_t a, uint32_t d, uint32_t *me
 
 	if (group_factored(u, a, d, members, mode, deadline) < 0)
 		return -1;
-	if (u->n > TM_FLAT_MAX_UNITS)
+	if (u->n > (u->ranks ? TM_FLAT_MAX_RANKS : TM_FLAT_MAX_UNITS))
 		return 0;
 	flat = malloc(((size_t)u->n + 1) * sizeof(*flat));
 	grp = malloc(((size_t)u->n + 1) * sizeof(*grp));
@@ -492,7 +496,7 @@ static int bottom_up(const map_ctx_t *ctx, const struct tm_tree *tr, uint64_t V,
 {
 	const map_graph_t *g = ctx->g;
 	int l, rc = 0;
-	tm_units_t cur = { .n = (uint32_t)V, .nreal = g->n, .xadj = g->xadj, .adj = g->adj, .w = g->w };
+	tm_units_t cur = { .n = (uint32_t)V, .nreal = g->n, .xadj = g->xadj, .adj = g->adj, .w = g->w, .ranks = 1 };
 
 	for (l = tr->L - 1; rc == 0 && l >= lstop; l--) {
 		tm_units_t next = { 0 };

@@ -20,6 +20,7 @@
 
 #include "mapping.h"
 #include "mapping_private.h"
+#include "tests/cart_limit.h"
 
 struct instance {
 	const char *name;
@@ -214,11 +215,46 @@ static double min_pos(double a, double b)
 	return a < b ? a : b;
 }
 
+/* The structured-tiling limit of a Cartesian instance on a tleaf (tests/cart_limit.h), 0 if none; the
+ * shapes of its boxes, level by level, in shapes. */
+static double tiling_limit(const struct instance *in, char *shapes, size_t len)
+{
+	struct cart_limit c = { 0 };
+	map_cart_t mc;
+	const char *p = in->tleaf + strlen("tleaf");
+	int used = 0;
+
+	if (!in->cart || strncmp(in->tleaf, "tleaf ", 6) || map_cart_parse(in->cart, &mc, NULL) < 0 ||
+	    mc.ndims > CL_MAXD)
+		return 0;
+	c.nl = (int)strtol(p, (char **)&p, 10);
+	if (c.nl < 1 || c.nl > CL_MAXL)
+		return 0;
+	for (int l = 0; l < c.nl; l++) {
+		c.arity[l] = (uint32_t)strtoul(p, (char **)&p, 10);
+		c.dist[l] = strtod(p, (char **)&p);
+	}
+	c.nd = mc.ndims;
+	for (int d = 0; d < c.nd; d++)
+		c.dims[d] = (uint32_t)mc.dims[d], c.periods[d] = mc.periods[d], c.weights[d] = mc.weights[d];
+	if (!cart_limit(&c))
+		return 0;
+	shapes[0] = 0;
+	for (int l = 0; l + 1 < c.nl; l++)
+		for (int d = 0; d < c.nd; d++)
+			used += snprintf(shapes + used, len - (size_t)used, "%u%s", c.box[l][d],
+					 d + 1 < c.nd   ? "x"
+					 : l + 2 < c.nl ? " / "
+							: "");
+	return c.best;
+}
+
 static int bench_one(const struct instance *in)
 {
 	map_graph_t *g = build(in);
 	topo_target_t *t = strcmp(in->tleaf, "mixed") ? topo_target_from_tleaf(in->tleaf, NULL) : mixed_target();
-	double id, sc, tm, rf, au, msc = 0, mtm = 0, mrf = 0, mau = 0, cau = 0, peer, limit;
+	double id, sc, tm, rf, au, msc = 0, mtm = 0, mrf = 0, mau = 0, cau = 0, peer, limit, lim;
+	char shapes[256];
 	uint32_t *perm;
 	long bad = 0;
 	int ok;
@@ -237,6 +273,15 @@ static int bench_one(const struct instance *in)
 	printf("%-24s %6u %9.0f %9.0f%s %7.1f %9.0f %6.1f %9.0f %6.1f %9.0f %7.1f %7.1f  %9.0f %9.0f  %5.3f %s%s\n",
 	       in->name, g->n, id, sc, bad ? "*" : " ", msc, tm, mtm, rf, mrf, au, mau, cau, in->ref_scotch, in->ref_tm,
 	       au / peer, ok ? "ok" : (au <= peer ? "SLOW" : "WORSE"), au < peer ? " (better)" : "");
+	if ((lim = tiling_limit(in, shapes, sizeof(shapes))) > 0) {
+		int tok = g->n < 65536 || (au <= 1.01 * lim && cau < 1000); /* issue 29's target at 65,536 ranks */
+
+		printf("    structured-tiling limit %.0f (boxes %s): auto / limit %.4f, treematch / limit %.4f%s%s\n",
+		       lim, shapes, au / lim, tm / lim,
+		       g->n >= 65536 ? " (target: auto <= 1.01 in < 1,000 cpu-ms)" : "",
+		       g->n >= 65536 ? (tok ? "  ok" : "  MISSED") : "");
+		ok &= tok;
+	}
 	fflush(stdout);
 	free(perm);
 	map_graph_destroy(g);
