@@ -11,14 +11,18 @@
  *
  * W the grid's total weight, inside(b) the weight of the edges inside one box of extents b (its
  * wrap-around links too when it spans a periodic dimension). The chain of shapes that maximises the sum
- * is found by enumerating every chain (depth first, at most TILING_MAX_VISITS shapes), in O(levels x
- * divisors) memory; the ranks then go to their slots in O(N x levels). Grids whose extents do not
- * divide into the levels' sizes have no such tiling: the engine declines and auto keeps its other
+ * is found by enumerating every chain (depth first, at most TILING_MAX_VISITS steps: 10,751 at
+ * 128x128x64 on 4 levels; past it the best chain so far is kept), in O(levels x dims) memory; the
+ * ranks then go to their slots in O(N x levels). Every divisor of a box's size splits it into boxes
+ * (take gcd(divisor, first extent) along the first dimension, and so on), so a grid of the target's
+ * size on a uniform tree always has such a tiling, whatever its extents; other sizes and targets
+ * (fewer ranks than slots, hosts of different sizes) are declined, and auto keeps its other
  * candidates (TreeMatch handles every shape).
  *
- * On grids that tile, this is the best mapping of boxes of one shape per level (the "structured-tiling
- * limit" of tests/bench/bench_mapping.c); TreeMatch's greedy grouping comes within a few per cent of
- * it (3.1 % at 64x64x16 on 64-host switches), and refine.c may still improve on it.
+ * This is the best mapping by boxes of one shape per level (the "structured-tiling limit" that
+ * tests/bench/bench_mapping.c prints); TreeMatch comes within 0 to 3 % of it on the bench's grids (3.1
+ * % at 64x64x16 on 64-host switches), 15 % on some (48x48x48 on 24-core packages); refine.c's local
+ * search runs on it as on every candidate of auto.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -64,8 +68,8 @@ static void shapes(struct tiling *T, int l, int d, uint32_t rest, double acc)
 	const uint32_t *parent = l > 1 ? T->cur[l - 1] : T->D;
 	uint32_t q;
 
-	if (T->visits > TILING_MAX_VISITS)
-		return;
+	if (++T->visits > TILING_MAX_VISITS)
+		return; /* (the best chain so far stands) */
 	if (d == T->nd) {
 		if (rest == 1)
 			chain(T, l + 1, acc + T->delta[l] * (T->N / T->S[l]) * inside(T, T->cur[l]));
@@ -80,7 +84,6 @@ static void shapes(struct tiling *T, int l, int d, uint32_t rest, double acc)
 
 static void chain(struct tiling *T, int l, double acc)
 {
-	T->visits++;
 	if (l == T->L) {
 		if (acc > T->best_val) {
 			T->best_val = acc;
