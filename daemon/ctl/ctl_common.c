@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <hwloc.h>
+
 #include "ctl_common.h"
 #include "hostlist.h"
 #include "rm_client.h"
@@ -182,13 +184,29 @@ char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *
 	return names;
 }
 
-topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err)
+/* The logical index, in host h's hwloc tree, of the core (per_pu: the PU) of PU pu. */
+static unsigned slot_cpu(topo_cluster_t c, size_t h, unsigned pu, int per_pu)
+{
+	hwloc_topology_t topo = topo_host_hwloc(c, h);
+	hwloc_obj_t o = topo ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, pu) : NULL, core;
+
+	if (!o || per_pu)
+		return pu;
+	core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, o);
+	return core ? core->logical_index : pu;
+}
+
+topo_target_t *ctl_load_target_cpus(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
+				    unsigned **cpu, rm_error_t *err)
 {
 	topo_cluster_t c;
 	topo_target_t *t = NULL;
 	char **names = NULL;
 	size_t n = 0;
+	uint32_t s;
 
+	if (cpu)
+		*cpu = NULL;
 	if (tleaf)
 		return topo_target_from_tleaf(tleaf, err);
 	if (!(c = topo_cluster_create()))
@@ -197,9 +215,53 @@ topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const cha
 		names = ctl_job_hosts(c, hosts, &n, err);
 	if (names)
 		t = topo_target_from_hosts(c, (const char *const *)names, n, !per_pu, err);
+	if (t && cpu && t->slot && (*cpu = malloc(((size_t)t->nslots + 1) * sizeof(**cpu))))
+		for (s = 0; s < t->nslots; s++)
+			(*cpu)[s] = slot_cpu(c, t->slot[s].host, t->slot[s].pu, per_pu);
 	hostlist_free(names);
 	topo_cluster_destroy(c);
 	return t;
+}
+
+topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err)
+{
+	return ctl_load_target_cpus(tleaf, cluster, hosts, per_pu, NULL, err);
+}
+
+int ctl_write_placement(const char *cmd, const char *rankfile, const char *hostfile, const uint32_t *perm, uint32_t n,
+			const char *const *slot_host, const unsigned *slot_cpu, int per_pu)
+{
+	rm_error_t err;
+	char *tmp = NULL;
+	FILE *f;
+	uint32_t r;
+	int rc;
+
+	rm_error_clear(&err);
+	if (rankfile) {
+		if (!(f = ctl_atomic_open(rankfile, &tmp, &err)))
+			return ctl_fail(cmd, &err, rankfile);
+		fprintf(f,
+			"# Open MPI rankfile from rankmapctl map: %u ranks. Each line: rank R=HOST slot=N, N the\n"
+			"# logical %s of HOST (hwloc's numbering, as mpirun's rankfile expects).\n"
+			"# Use: mpirun --rankfile FILE%s -np %u ./app\n",
+			n, per_pu ? "hardware thread (PU)" : "core", per_pu ? " --use-hwthread-cpus" : "", n);
+		for (r = 0; r < n; r++)
+			fprintf(f, "rank %u=%s slot=%u\n", r, slot_host[perm[r]], slot_cpu[perm[r]]);
+		rc = ferror(f) ? -1 : 0;
+		if (ctl_atomic_commit(f, tmp, rankfile, rc, &err) < 0)
+			return ctl_fail(cmd, &err, rankfile);
+	}
+	if (hostfile) {
+		if (!(f = ctl_atomic_open(hostfile, &tmp, &err)))
+			return ctl_fail(cmd, &err, hostfile);
+		for (r = 0; r < n; r++) /* SLURM_HOSTFILE for srun --distribution=arbitrary: line R, rank R's host */
+			fprintf(f, "%s\n", slot_host[perm[r]]);
+		rc = ferror(f) ? -1 : 0;
+		if (ctl_atomic_commit(f, tmp, hostfile, rc, &err) < 0)
+			return ctl_fail(cmd, &err, hostfile);
+	}
+	return 0;
 }
 
 int ctl_sources_opt(ctl_sources_t *s, const char *cmd, int c, const char *arg)

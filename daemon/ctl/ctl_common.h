@@ -85,6 +85,18 @@ char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *
 /* A mapping target: a Scotch tleaf string, or the hosts (list, see ctl_job_hosts) of a cluster file,
  * one slot per core (per_pu: per PU). Returns a new target or NULL with err set. */
 topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err);
+/* ctl_load_target, and for a cluster target *cpu (malloc'd, one per slot): the logical index of the
+ * slot's core (per_pu: of its PU) in its host's hwloc tree, as Open MPI's rankfile numbers them;
+ * *cpu is NULL for a tleaf target. */
+topo_target_t *ctl_load_target_cpus(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
+				    unsigned **cpu, rm_error_t *err);
+/* Writes where each rank runs (rank r on slot perm[r]; slot s on host slot_host[s], logical core or,
+ * per_pu, PU slot_cpu[s]): an Open MPI rankfile at rankfile ("rank R=HOST slot=N" lines, mpirun(1)) and
+ * a Slurm host list at hostfile (line R: rank R's host, SLURM_HOSTFILE for srun
+ * --distribution=arbitrary); either may be NULL. Each file is written atomically. Returns 0, or 1 after
+ * printing an error. */
+int ctl_write_placement(const char *cmd, const char *rankfile, const char *hostfile, const uint32_t *perm, uint32_t n,
+			const char *const *slot_host, const unsigned *slot_cpu, int per_pu);
 
 /* A communication graph as a daemon request's "pattern": {"n": N, "edges_text": "u v w ..."}, each
  * undirected edge once (the daemon merges directions). New reference, NULL when out of memory. */

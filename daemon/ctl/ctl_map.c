@@ -91,7 +91,7 @@ static void map_usage(FILE *f)
 }
 
 struct map_args {
-	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out;
+	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out, *rankfile, *hostfile;
 	ctl_daemon_t d;
 	double budget;
 	unsigned seed;
@@ -127,6 +127,8 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		{ "budget", required_argument, NULL, 'b' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "rankfile", required_argument, NULL, 'R' },
+		{ "slurm-hostfile", required_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		CTL_DAEMON_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
@@ -151,6 +153,8 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		case 'a': a->algo = optarg; break;
 		case 'm': a->metric = optarg; break;
 		case 'o': a->out = optarg; break;
+		case 'R': a->rankfile = optarg; break;
+		case 'F': a->hostfile = optarg; break;
 		case 'j': a->json = 1; break;
 		case 'b':
 			if (parse_number(optarg, &v) < 0 || !(v > 0))
@@ -179,6 +183,9 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		return usage_error("%s", "give exactly one of --topology and --cluster");
 	if ((a->hosts || a->per_pu) && !a->cluster && !ctl_daemon_set(&a->d))
 		return usage_error("%s", "--hosts and --per-pu need --cluster");
+	if ((a->rankfile || a->hostfile) && a->tleaf)
+		return usage_error(
+			"%s", "--rankfile and --slurm-hostfile need hosts: --cluster or the daemon, not --topology");
 	return -1;
 }
 
@@ -254,14 +261,25 @@ static void print_text(FILE *f, const json_t *s)
 	}
 }
 
-/* Writes the permutation (--out) and prints the summary; returns the exit status. */
-static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n, const json_t *summary)
+/* Where the slots are, for --rankfile and --slurm-hostfile: host name and logical core (or PU) per slot. */
+struct map_slots {
+	const char **host;
+	unsigned *cpu;
+};
+
+/* Writes the permutation (--out), the rankfile and host list, and prints the summary; returns the exit
+ * status. */
+static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n, const json_t *summary,
+		      const struct map_slots *where)
 {
 	FILE *sum = a->out && !strcmp(a->out, "-") ? stderr : stdout;
 	rm_error_t err;
 	uint32_t i;
 
 	rm_error_clear(&err);
+	if ((a->rankfile || a->hostfile) &&
+	    ctl_write_placement("map", a->rankfile, a->hostfile, perm, n, where->host, where->cpu, a->per_pu))
+		return 1;
 	if (a->out && !strcmp(a->out, "-")) {
 		for (i = 0; i < n; i++)
 			printf("%u\n", perm[i]);
@@ -285,8 +303,10 @@ static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n
 /* ---- offline ---------------------------------------------------------------------------------- */
 
 /* Computes the mapping here; returns the exit status. */
-static int map_run(const struct map_args *a, const map_graph_t *g, const topo_target_t *t, rm_error_t *err)
+static int map_run(const struct map_args *a, const map_graph_t *g, const topo_target_t *t, const unsigned *cpu,
+		   rm_error_t *err)
 {
+	struct map_slots where = { NULL, (unsigned *)cpu };
 	map_options_t opt = { .time_budget_ms = a->budget, .seed = a->seed };
 	uint32_t *perm = malloc(((size_t)g->n + 1) * sizeof(*perm)), *id = malloc(((size_t)g->n + 1) * sizeof(*id)), i;
 	double *bd = calloc(t->nlevels, sizeof(double)), *idbd = calloc(t->nlevels, sizeof(double));
@@ -296,6 +316,12 @@ static int map_run(const struct map_args *a, const map_graph_t *g, const topo_ta
 	int rc = 1;
 
 	if (!perm || !id || !bd || !idbd)
+		goto out;
+	if ((a->rankfile || a->hostfile) && t->host_name && cpu &&
+	    (where.host = malloc(((size_t)t->nslots + 1) * sizeof(*where.host))))
+		for (i = 0; i < t->nslots; i++)
+			where.host[i] = t->host_name[t->slot_host[i]];
+	if ((a->rankfile || a->hostfile) && !where.host)
 		goto out;
 	if (map_compute(a->algo, g, t, &opt, perm, &res, err) < 0) {
 		rc = report_error(err, "map");
@@ -313,10 +339,10 @@ static int map_run(const struct map_args *a, const map_graph_t *g, const topo_ta
 	json_object_set_new(s, "identity_breakdown", breakdown_json(t, idbd));
 	if (t->warning)
 		json_object_set_new(s, "warnings", json_pack("[s]", t->warning));
-	rc = map_output(a, perm, g->n, s);
+	rc = map_output(a, perm, g->n, s, &where);
 out:
 	json_decref(s);
-	free(perm), free(id), free(bd), free(idbd);
+	free(perm), free(id), free(bd), free(idbd), free(where.host);
 	return rc;
 }
 
@@ -324,10 +350,11 @@ static int map_offline(const struct map_args *a, const map_graph_t *g)
 {
 	rm_error_t err;
 	topo_target_t *t;
+	unsigned *cpu = NULL;
 	int rc;
 
 	rm_error_clear(&err);
-	t = ctl_load_target(a->tleaf, a->cluster, a->hosts, a->per_pu, &err);
+	t = ctl_load_target_cpus(a->tleaf, a->cluster, a->hosts, a->per_pu, &cpu, &err);
 	if (!t)
 		rc = report_error(&err, a->tleaf ? "--topology" : a->cluster);
 	else if (g->n > t->nslots)
@@ -335,8 +362,9 @@ static int map_offline(const struct map_args *a, const map_graph_t *g)
 			      t->nslots),
 		      1);
 	else
-		rc = map_run(a, g, t, &err);
+		rc = map_run(a, g, t, cpu, &err);
 	topo_target_destroy(t);
+	free(cpu);
 	return rc;
 }
 
@@ -390,8 +418,54 @@ static json_t *map_request(const struct map_args *a, const map_graph_t *g, json_
 	return req;
 }
 
+/* For --rankfile and --slurm-hostfile through the daemon: each slot's host and logical core (per PU:
+ * the PU itself) from the answer's [host, pu] slots. A core's logical index is pu / (pus / cores) of
+ * the host, exact when every core of the host has as many PUs: a host where they differ is an error. */
+static int remote_slots(const struct map_args *a, const json_t *slots, struct map_slots *w)
+{
+	json_t *resp = NULL, *h, *sl;
+	size_t i, k, ns = json_array_size(slots);
+
+	w->host = calloc(ns + 1, sizeof(*w->host));
+	w->cpu = calloc(ns + 1, sizeof(*w->cpu));
+	if (!w->host || !w->cpu)
+		return fprintf(stderr, "rankmapctl map: out of memory\n"), -1;
+	if (!a->per_pu && !(resp = ctl_call("map", &a->d, rm_proto_request("hosts", 1), CTL_DAEMON_TIMEOUT_MS)))
+		return -1;
+	json_array_foreach (slots, i, sl) {
+		const char *name = json_string_value(json_array_get(sl, 0));
+		json_int_t pu = json_integer_value(json_array_get(sl, 1)), pus = 0, cores = 0;
+
+		if (!name || pu < 0)
+			return json_decref(resp),
+			       fprintf(stderr, "rankmapctl map: rankmapd sent a malformed slot %zu\n", i), -1;
+		w->host[i] = name;
+		w->cpu[i] = (unsigned)pu;
+		if (a->per_pu)
+			continue;
+		json_array_foreach (json_object_get(resp, "hosts"), k, h)
+			if (!strcmp(json_string_value(json_object_get(h, "name")) ?: "", name)) {
+				pus = json_integer_value(json_object_get(h, "pus"));
+				cores = json_integer_value(json_object_get(h, "cores"));
+				break;
+			}
+		if (cores <= 0 || pus < cores || pus % cores) {
+			fprintf(stderr,
+				"rankmapctl map: --rankfile: host %s has %lld PUs on %lld cores: its cores cannot be "
+				"numbered from rankmapd's answer; map offline with --cluster, or use --per-pu\n",
+				name, (long long)pus, (long long)cores);
+			json_decref(resp);
+			return -1;
+		}
+		w->cpu[i] = (unsigned)(pu / (pus / cores));
+	}
+	json_decref(resp);
+	return 0;
+}
+
 static int map_remote(const struct map_args *a, const map_graph_t *g)
 {
+	struct map_slots where = { NULL, NULL };
 	json_t *hosts = remote_hosts(a), *resp, *s, *p;
 	uint32_t *perm;
 	size_t i;
@@ -412,8 +486,11 @@ static int map_remote(const struct map_args *a, const map_graph_t *g)
 	if (s && json_array_size(p) == g->n && (perm = calloc((size_t)g->n + 1, sizeof(*perm)))) {
 		for (i = 0; i < g->n; i++)
 			perm[i] = (uint32_t)json_integer_value(json_array_get(p, i));
-		rc = map_output(a, perm, g->n, s);
+		if (!(a->rankfile || a->hostfile) || remote_slots(a, json_object_get(resp, "slots"), &where) == 0)
+			rc = map_output(a, perm, g->n, s, &where);
 		free(perm);
+		free(where.host);
+		free(where.cpu);
 	} else {
 		fprintf(stderr, "rankmapctl map: rankmapd at %s sent a malformed answer\n", ctl_daemon_name(&a->d));
 	}
