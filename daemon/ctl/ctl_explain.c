@@ -99,11 +99,13 @@ static int ex_usage_error(const char *fmt, const char *arg)
 
 static int ex_parse(int argc, char **argv, struct ex_args *a)
 {
-	static const struct option lo[] = { { "pattern", required_argument, NULL, 'p' },
+	static const struct option lo[] = { { "matrix", required_argument, NULL, 'p' },
+					    { "pattern", required_argument, NULL, 'p' },
 					    { "cluster", required_argument, NULL, 'C' },
 					    { "hosts", required_argument, NULL, 'H' },
-					    { "topology", required_argument, NULL, 't' },
+					    { "topology", required_argument, NULL, 'T' },
 					    { "perm", required_argument, NULL, 'P' },
+					    { "engine", required_argument, NULL, 'a' },
 					    { "algo", required_argument, NULL, 'a' },
 					    { "metric", required_argument, NULL, 'm' },
 					    { "per-pu", no_argument, NULL, 'u' },
@@ -118,8 +120,8 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 
 	memset(a, 0, sizeof(*a));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (ctl_daemon_opt(&a->d, ch, optarg))
+	while ((ch = getopt_long(argc, argv, CTL_SHORTOPTS "j", lo, NULL)) != -1) {
+		if (ctl_daemon_opt(&a->d, ch, optarg, "explain"))
 			continue;
 		switch (ch) {
 		case 'c': a->cart = optarg; break;
@@ -128,14 +130,14 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 		case 'p': a->pattern = optarg; break;
 		case 'C': a->cluster = optarg; break;
 		case 'H': a->hosts = optarg; break;
-		case 't': a->tleaf = optarg; break;
+		case 'T': a->tleaf = optarg; break;
 		case 'P': a->perm = optarg; break;
 		case 'a': a->algo = optarg; break;
 		case 'm': a->metric = optarg; break;
 		case 'u': a->per_pu = 1; break;
 		case 'j': a->json = 1; break;
 		case 'h': ex_usage(stdout); return 0;
-		default: return ex_usage_error("%s", "invalid option");
+		default: return ctl_usage_hint("explain");
 		}
 	}
 	if (optind < argc)

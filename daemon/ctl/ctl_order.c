@@ -89,15 +89,15 @@ static int order_parse(int argc, char **argv, struct order_args *a)
 	a->t.method = "bbb";
 	a->format = "list";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (ctl_torus_opt(&a->t, c, optarg))
+	while ((c = getopt_long(argc, argv, CTL_SHORTOPTS, opts, NULL)) != -1) {
+		if (ctl_torus_opt(&a->t, c, optarg, "order"))
 			continue;
 		switch (c) {
 		case 'f': a->format = optarg; break;
 		case 'p': a->pattern = optarg; break;
 		case 'o': a->output = optarg; break;
 		case 'h': order_usage(stdout); return 0;
-		default: fprintf(stderr, "Try 'rankmapctl order --help'.\n"); return 2;
+		default: return ctl_usage_hint("order");
 		}
 	}
 	if (optind < argc) {

@@ -5,6 +5,7 @@
  * output is the same, text or --json.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,8 @@ rm_pattern_t **ctl_patterns_load(const char *cmd, const ctl_daemon_t *d, const c
 		snprintf(dir, sizeof(dir), "%s", dir_opt);
 	else if (rm_pattern_dir_default(dir, sizeof(dir)) != 0)
 		return ctl_fail(cmd, NULL, "no pattern directory (set RANKMAP_LEARN_DIR or HOME)"), NULL;
+	if (access(dir, F_OK) != 0 && errno == ENOENT) /* nothing learned yet: no pattern, no error */
+		return calloc(1, sizeof(*ps));
 	if (rm_pattern_dir_check(dir, geteuid(), 0, &err) != 0 || rm_pattern_dir_list(dir, &ps, n, bad, &err) != 0)
 		return ctl_fail(cmd, &err, dir), NULL;
 	for (size_t i = 0, k = 0; id && i < *n; i++) { /* keep the one asked for */
@@ -300,10 +303,9 @@ int ctl_patterns_main(int argc, char **argv)
 	int c;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "d:s:u:ajh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:u:aj" CTL_SHORTOPTS, lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.dir = optarg; break;
-		case 's': ctl_daemon_opt(&o.d, CTL_OPT_SOCKET, optarg); break;
 		case 'a': o.all = 1; break;
 		case 'j': o.json = 1; break;
 		case 'u':
@@ -313,10 +315,9 @@ int ctl_patterns_main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		default:
-			if (ctl_daemon_opt(&o.d, c, optarg))
+			if (ctl_daemon_opt(&o.d, c, optarg, CMD))
 				break;
-			usage(stderr);
-			return 2;
+			return ctl_usage_hint(CMD);
 		}
 	}
 	if (!o.dir)

@@ -87,7 +87,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = { CTL_SOURCE_LONGOPTS,
 					    { "json", no_argument, NULL, 'j' },
-					    { "svg", required_argument, NULL, 's' },
+					    { "svg", required_argument, NULL, 'G' },
 					    { "order", required_argument, NULL, 'o' },
 					    CTL_DAEMON_LONGOPTS,
 					    { "help", no_argument, NULL, 'h' },
@@ -96,14 +96,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, CTL_SHORTOPTS "j", lo, NULL)) != -1) {
 		if ((r = ctl_sources_opt(&o->src, "report", ch, optarg)) == 2)
 			return 2;
-		if (r || ctl_daemon_opt(&o->d, ch, optarg))
+		if (r || ctl_daemon_opt(&o->d, ch, optarg, "report"))
 			continue;
 		switch (ch) {
 		case 'j': o->json = 1; break;
-		case 's': o->svg = optarg; break;
+		case 'G': o->svg = optarg; break;
 		case 'o': o->order = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'rankmapctl report --help'.\n"); return 2;
@@ -121,9 +121,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (!ctl_sources_any(&o->src) && !ctl_daemon_env(&o->d))
 		o->src.cluster = getenv("RANKMAP_CLUSTER");
 	if (!ctl_sources_any(&o->src) && !ctl_daemon_set(&o->d))
-		return ctl_usage_error("report",
-				       "nothing to report: give --hwloc, --ib, --torus, --cluster or "
-				       "--socket");
+		ctl_daemon_default(&o->d); /* no files: ask rankmapd at its default socket */
 	if (ctl_daemon_set(&o->d) && o->svg)
 		return ctl_usage_error("report", "--svg needs the cluster's files, not --socket");
 	return -1;
@@ -610,12 +608,12 @@ int ctl_report_main(int argc, char **argv)
 		return report_remote(&o);
 	rm_error_clear(&err);
 	if (!(c = topo_cluster_create())) {
-		fprintf(stderr, "rankmapctl: out of memory\n");
+		fprintf(stderr, "rankmapctl report: out of memory\n");
 		return 1;
 	}
 	if (ctl_sources_load(c, &o.src, &err) < 0 || (rc = report(c, &o, &err)) != 0) {
 		if (rm_error_isset(&err))
-			ctl_fail(NULL, &err, NULL);
+			ctl_fail("report", &err, NULL);
 		rc = 1;
 	}
 	topo_cluster_destroy(c);

@@ -88,12 +88,12 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 	static const struct option opts[] = {
 		CTL_TORUS_LONGOPTS,
 		{ "compare", no_argument, NULL, 'C' },
-		{ "swf", required_argument, NULL, 's' },
+		{ "swf", required_argument, NULL, 'W' },
 		{ "procs-per-node", required_argument, NULL, 'P' },
-		{ "jobs", required_argument, NULL, 'j' },
+		{ "jobs", required_argument, NULL, 'N' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "load", required_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'J' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -107,19 +107,19 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 	a->seed = 1;
 	a->load = 0.9;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (ctl_torus_opt(&a->t, c, optarg))
+	while ((c = getopt_long(argc, argv, CTL_SHORTOPTS "j", opts, NULL)) != -1) {
+		if (ctl_torus_opt(&a->t, c, optarg, "simulate"))
 			continue;
 		switch (c) {
 		case 'C': a->compare = 1; break;
-		case 's': a->swf = optarg; break;
-		case 'J': a->json = 1; break;
+		case 'W': a->swf = optarg; break;
+		case 'j': a->json = 1; break;
 		case 'P':
 			if (num_arg("--procs-per-node", optarg, 1, 1e6, &v) < 0)
 				return 2;
 			a->ppn = (unsigned long)v;
 			break;
-		case 'j':
+		case 'N':
 			if (num_arg("--jobs", optarg, 1, 1e7, &v) < 0)
 				return 2;
 			a->jobs = (unsigned long)v;
@@ -135,7 +135,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 			a->load = v;
 			break;
 		case 'h': sim_usage(stdout); return 0;
-		default: fprintf(stderr, "Try 'rankmapctl simulate --help'.\n"); return 2;
+		default: return ctl_usage_hint("simulate");
 		}
 	}
 	if (optind < argc) {

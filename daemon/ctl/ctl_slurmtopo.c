@@ -94,7 +94,7 @@ static int st_usage_error(const char *msg, const char *arg)
 static int st_parse(int argc, char **argv, struct st_opts *o)
 {
 	static const struct option lo[] = { CTL_IB_LONGOPTS,
-					    { "top", required_argument, NULL, 't' },
+					    { "top", required_argument, NULL, 'T' },
 					    { "out", required_argument, NULL, 'o' },
 					    { "all-leaves", no_argument, NULL, 'a' },
 					    { "help", no_argument, NULL, 'h' },
@@ -104,27 +104,27 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, CTL_SHORTOPTS "o:", lo, NULL)) != -1) {
 		if (ch == CTL_OPT_IB && o->src.nib >= MAX_IB)
 			return st_usage_error("at most %s --ib options", "64");
 		if ((r = ctl_sources_opt(&o->src, "slurm-topology", ch, optarg)) == 2)
 			return 2;
-		if (r || ctl_daemon_opt(&o->d, ch, optarg))
+		if (r || ctl_daemon_opt(&o->d, ch, optarg, "slurm-topology"))
 			continue;
 		switch (ch) {
-		case 't': o->top = optarg; break;
+		case 'T': o->top = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'a': o->all_leaves = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: return st_usage_error("%s", "invalid option");
+		default: return ctl_usage_hint("slurm-topology");
 		}
 	}
 	if (optind < argc)
 		return st_usage_error("unexpected argument '%s'", argv[optind]);
 	if (ctl_daemon_set(&o->d) && ctl_sources_any(&o->src))
-		return st_usage_error("%s", "--socket replaces --ib, --ib-cache, --ib-live and --cluster");
-	if (!ctl_sources_any(&o->src) && !ctl_daemon_env(&o->d))
-		return st_usage_error("%s", "no fabric: give --ib, --ib-cache, --ib-live, --cluster or --socket");
+		return st_usage_error("%s", "--server replaces --ib, --ib-cache, --ib-live and --cluster");
+	if (!ctl_sources_any(&o->src))
+		ctl_daemon_default(&o->d); /* no files: ask rankmapd ($RANKMAP_SERVER, ..., its default socket) */
 	if (o->top) {
 		char buf[256];
 
