@@ -42,15 +42,15 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -d, --dir DIR       the per-user directory (default: $RANKMAP_LEARN_DIR, else\n"
 		"                      $XDG_CACHE_HOME/rankmap, else ~/.cache/rankmap)\n"
-		"  -s, --socket PATH   the patterns kept by rankmapd instead of the directory\n" CTL_DAEMON_HELP
-		"  -u, --uid UID       (root, with --socket) another user's patterns\n"
-		"  -a, --all           (root, with --socket) every user's patterns\n"
+		"  -s, --server LIST   the patterns kept by rankmapd instead of the directory\n" CTL_DAEMON_HELP
+		"  -u, --uid UID       (root, with the daemon) another user's patterns\n"
+		"  -a, --all           (root, with the daemon) every user's patterns\n"
 		"  -j, --json          JSON output\n"
 		"  -h, --help          show this help\n\n"
 		"Examples:\n"
 		"  rankmapctl patterns list\n"
 		"  rankmapctl patterns show 34a8d59add837254 --json\n"
-		"  rankmapctl patterns forget all --socket /run/rankmapd/rankmapd.sock\n\n"
+		"  rankmapctl patterns forget all --server /run/rankmapd/rankmapd.sock\n\n"
 		"Exit status: 0 success, 1 error (unknown pattern, unreadable directory, daemon error), 2 usage.\n");
 }
 
