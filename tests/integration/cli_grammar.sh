@@ -5,7 +5,8 @@
 # report/map/slurm-topology asking the daemon when given no files (its default socket, then a real one
 # through RANKMAP_SOCKET), hwloc's own reason for a bad synthetic description, `patterns list` with
 # nothing learned, progress on standard error past 2 s, and the aliases --engine/--algo,
-# --matrix/--pattern with JSON's one "engine" key.
+# --matrix/--pattern with JSON's one "engine" key. And rankmapd: a start-up error printed once in the
+# foreground, --print-config in one style of units.
 . "$(dirname "$0")/../lib.sh"
 
 R=$BIN/rankmapctl
@@ -123,4 +124,17 @@ TL='tleaf 2 2 10 4 1'
 grep -q '"engine": *"treematch"' "$T/j1" && ! grep -q '"algo"' "$T/j1" && ok "map --json: engine, no algo" || notok "map JSON: $(cat "$T/j1")"
 "$R" map --cart 2x2 --topology "$TL" --engine metis >/dev/null 2>"$T/e"; r=$?
 [ $r -eq 2 ] && grep -q "^rankmapctl map: unknown --engine 'metis'" "$T/e" && ok "unknown --engine: 2, named" || notok "bad engine: $(cat "$T/e")"
+
+# rankmapd: a start-up error printed once in the foreground; --print-config in one style of units,
+# stated, and read back to the same settings
+printf 'cluster = %s/nonexistent\n' "$T" >"$T/bad.conf"
+"$BIN/rankmapd" --config "$T/bad.conf" --socket "$T/bad.sock" --state-dir "$T/badstate" --foreground >"$T/e" 2>&1
+[ "$(grep -c nonexistent "$T/e")" = 1 ] && ok "rankmapd: a start-up error is printed once in the foreground" ||
+	notok "rankmapd prints: $(cat "$T/e")"
+"$BIN/rankmapd" --config "$TOP/conf/rankmapd.conf" --print-config >"$T/pc1" &&
+	"$BIN/rankmapd" --config "$T/pc1" --print-config >"$T/pc2" && cmp -s "$T/pc1" "$T/pc2" &&
+	ok "rankmapd --print-config reads back to the same settings" || notok "--print-config round trip"
+grep -q '^# .*Units: durations in seconds' "$T/pc1" && ! grep -Eq '^[a-z_]+ = [0-9]+000ms$' "$T/pc1" &&
+	grep -qx 'auth_timeout = 2s' "$T/pc1" && grep -qx 'ib_refresh = 600s' "$T/pc1" && grep -qx 'max_frame_size = 16M' "$T/pc1" &&
+	ok "--print-config: whole seconds in s, sizes with k/M/G, units stated" || notok "--print-config units: $(grep -E 'timeout|refresh|size' "$T/pc1")"
 finish
