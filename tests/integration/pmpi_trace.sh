@@ -68,6 +68,10 @@ for m in $PMPI_MPIS; do
 			RANKMAP_FAKE_NODE=core:4 RANKMAP_REPORT="$T/report" >/dev/null
 	done
 	case_add "$C" "2 4 2 0 0" RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:4 >/dev/null
+	# the current names: RANKMAP_MATRIX (old RANKMAP_PATTERN) and RANKMAP_ENGINE (old RANKMAP_ALGO), read
+	case_add "$C" "2 4 2 0 0" RANKMAP_MATRIX="$T/grid.mtx" RANKMAP_METRIC=messages RANKMAP_ENGINE=treematch \
+		RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:4 >/dev/null
+	case_add "$C" "2 4 2 0 0" RANKMAP_ENGINE=nosuch RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:4 >/dev/null
 	cases_run "$m" 8 "$C"
 	k=1
 	for metric in bytes messages loggp; do
@@ -81,6 +85,11 @@ for m in $PMPI_MPIS; do
 	rm -f "$T/report"
 	[ "$(field cross0_mapped "$C.4.out")" = 2 ] && ok "$m: without the pattern dimension 0 still crosses (control)" ||
 		notok "$m: control run: $(cat "$C.4.out")"
+	[ "$(field errors "$C.5.out")" = 0 ] && [ "$(field cross0_mapped "$C.5.out")" = 0 ] &&
+		[ "$(warnings "$C.5.err")" -eq 0 ] && ok "$m: RANKMAP_MATRIX and RANKMAP_ENGINE: the matrix keeps dimension 0 inside hosts" ||
+		notok "$m: RANKMAP_MATRIX/RANKMAP_ENGINE: $(cat "$C.5.out") $(grep rankmap "$C.5.err")"
+	[ "$(warnings "$C.6.err")" -ge 1 ] && grep -q nosuch "$C.6.err" && ok "$m: RANKMAP_ENGINE=nosuch is read: one warning" ||
+		notok "$m: RANKMAP_ENGINE=nosuch: $(cat "$C.6.err")"
 	rm -f "$T/grid.mtx" "$T/grid.messages.mtx"
 done
 finish
