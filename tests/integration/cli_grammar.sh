@@ -122,6 +122,9 @@ TL='tleaf 2 2 10 4 1'
 	"$R" map --pattern "$DATA/patterns/ring8.mtx" --topology "$TL" --algo treematch --out "$T/p2" >/dev/null &&
 	cmp -s "$T/p1" "$T/p2" && ok "--matrix/--engine and --pattern/--algo: the same mapping" || notok "aliases differ"
 grep -q '"engine": *"treematch"' "$T/j1" && ! grep -q '"algo"' "$T/j1" && ok "map --json: engine, no algo" || notok "map JSON: $(cat "$T/j1")"
+"$R" explain --matrix "$DATA/patterns/ring8.mtx" --topology "$TL" --engine treematch -j >"$T/x1" &&
+	grep -q '"engine": *"treematch"' "$T/x1" && ! grep -q '"algo"' "$T/x1" && ok "explain --matrix --engine, JSON engine" ||
+	notok "explain JSON: $(cat "$T/x1")"
 "$R" map --cart 2x2 --topology "$TL" --engine metis >/dev/null 2>"$T/e"; r=$?
 [ $r -eq 2 ] && grep -q "^rankmapctl map: unknown --engine 'metis'" "$T/e" && ok "unknown --engine: 2, named" || notok "bad engine: $(cat "$T/e")"
 
