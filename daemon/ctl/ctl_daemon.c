@@ -429,7 +429,7 @@ static int distance_offline(const offline_t *off, json_t *a, json_t *b)
 		return 1;
 	if (off->cluster && topo_load_cluster_file(c, off->cluster, &err) < 0)
 		goto out;
-	if (off->hwloc && topo_load_hwloc_spec(c, off->hwloc, &err) < 0)
+	if (off->hwloc && (ctl_synthetic_check(off->hwloc, &err) < 0 || topo_load_hwloc_spec(c, off->hwloc, &err) < 0))
 		goto out;
 	for (i = 0; i < off->nib; i++)
 		if (topo_load_ib_file(c, off->ib[i], &err) < 0)

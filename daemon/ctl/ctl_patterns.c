@@ -159,6 +159,8 @@ static void print_list(rm_pattern_t **ps, size_t n, size_t bad, int json)
 		json_decref(o);
 		return;
 	}
+	if (n == 0 && bad == 0)
+		return; /* nothing learned: nothing listed (as ls of an empty directory) */
 	printf("%-16s  %6s  %-30s  %5s  %4s  %6s  %-19s  %s\n", "PATTERN", "UID", "CALL", "ORDER", "RUNS", "RANKS",
 	       "UPDATED (UTC)", "PROGRAM");
 	for (size_t i = 0; i < n; i++) {
