@@ -73,8 +73,8 @@ static void ex_usage(FILE *f)
 		"                        after, before_percent, after_percent}}, total; with --learned,\n"
 		"                        learned {pattern, fn, order, shape, runs, updated, updated_unix, drift, "
 		"stable,\n"
-		"                        ranks, weights, not_neighbours {bytes, msgs, bytes_percent}}\n"
-		"    -h, --help          this text\n\n"
+		"                        ranks, weights, not_neighbours {bytes, msgs, bytes_percent}}\n" CTL_DAEMON_HELP
+		"  -h, --help              this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl explain --matrix app.mtx --cluster /etc/rankmap/cluster.conf \\\n"
 		"                       --hosts 'node[01-08]' --perm app.perm\n"
@@ -174,7 +174,11 @@ static int ex_perm(const struct ex_args *a, const map_graph_t *g, const topo_tar
 	uint32_t n = 0, *p;
 
 	if (!a->perm) {
-		if (map_compute(a->algo ? a->algo : "auto", g, t, NULL, perm, &res, err) < 0)
+		ctl_progress_t *prog = ctl_progress_start("explain", &a->d, "mapping");
+		int rc = map_compute(a->algo ? a->algo : "auto", g, t, NULL, perm, &res, err);
+
+		ctl_progress_stop(prog);
+		if (rc < 0)
 			return -1;
 		snprintf(algo, algolen, "%s", res.algo);
 		return 0;

@@ -28,6 +28,11 @@ for c in $ALL; do
 	[ "$("$R" "$c" -V)" = "$VERSION" ] && [ "$("$R" "$c" --version)" = "$VERSION" ] && ok "$c -V and --version" ||
 		notok "$c -V: $("$R" "$c" -V 2>&1 | head -1)"
 done
+for c in $ALL; do
+	"$R" help "$c" >"$T/h" 2>&1
+	grep -q -- "-t, --timeout MS" "$T/h" && grep -q -- "--progress" "$T/h" && grep -q -- "-V, --version" "$T/h" &&
+		grep -q -- "-s, --server LIST" "$T/h" && ok "$c --help lists the common options" || notok "$c --help lacks a common option"
+done
 [ "$("$R" -V)" = "$VERSION" ] && ok "rankmapctl -V" || notok "rankmapctl -V: $("$R" -V 2>&1)"
 "$R" help nosuch >/dev/null 2>"$T/e"; [ $? -eq 2 ] && grep -q "^rankmapctl help: unknown command 'nosuch'" "$T/e" &&
 	ok "help of an unknown command: 2" || notok "help nosuch: $(cat "$T/e")"
