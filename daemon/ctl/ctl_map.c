@@ -444,44 +444,50 @@ static json_t *map_request(const struct map_args *a, const map_graph_t *g, json_
  * the host, exact when every core of the host has as many PUs: a host where they differ is an error. */
 static int remote_slots(const struct map_args *a, const json_t *slots, struct map_slots *w)
 {
-	json_t *resp = NULL, *h, *sl;
-	size_t i, k, ns = json_array_size(slots);
+	json_t *resp = NULL, *h, *sl, *by_name = json_object();
+	size_t i, ns = json_array_size(slots);
+	int rc = -1;
 
 	w->host = calloc(ns + 1, sizeof(*w->host));
 	w->cpu = calloc(ns + 1, sizeof(*w->cpu));
-	if (!w->host || !w->cpu)
-		return fprintf(stderr, "rankmapctl map: out of memory\n"), -1;
+	if (!w->host || !w->cpu || !by_name) {
+		fprintf(stderr, "rankmapctl map: out of memory\n");
+		goto out;
+	}
 	if (!a->per_pu && !(resp = ctl_call("map", &a->d, rm_proto_request("hosts", 1), CTL_DAEMON_TIMEOUT_MS)))
-		return -1;
+		goto out;
+	json_array_foreach (json_object_get(resp, "hosts"), i, h) /* name -> host, one lookup per slot */
+		if (json_string_value(json_object_get(h, "name")))
+			json_object_set(by_name, json_string_value(json_object_get(h, "name")), h);
 	json_array_foreach (slots, i, sl) {
 		const char *name = json_string_value(json_array_get(sl, 0));
-		json_int_t pu = json_integer_value(json_array_get(sl, 1)), pus = 0, cores = 0;
+		json_int_t pu = json_integer_value(json_array_get(sl, 1)), pus, cores;
 
-		if (!name || pu < 0)
-			return json_decref(resp),
-			       fprintf(stderr, "rankmapctl map: rankmapd sent a malformed slot %zu\n", i), -1;
+		if (!name || pu < 0) {
+			fprintf(stderr, "rankmapctl map: rankmapd sent a malformed slot %zu\n", i);
+			goto out;
+		}
 		w->host[i] = name;
 		w->cpu[i] = (unsigned)pu;
 		if (a->per_pu)
 			continue;
-		json_array_foreach (json_object_get(resp, "hosts"), k, h)
-			if (!strcmp(json_string_value(json_object_get(h, "name")) ?: "", name)) {
-				pus = json_integer_value(json_object_get(h, "pus"));
-				cores = json_integer_value(json_object_get(h, "cores"));
-				break;
-			}
+		h = json_object_get(by_name, name);
+		pus = json_integer_value(json_object_get(h, "pus"));
+		cores = json_integer_value(json_object_get(h, "cores"));
 		if (cores <= 0 || pus < cores || pus % cores) {
 			fprintf(stderr,
 				"rankmapctl map: --rankfile: host %s has %lld PUs on %lld cores: its cores cannot be "
 				"numbered from rankmapd's answer; map offline with --cluster, or use --per-pu\n",
 				name, (long long)pus, (long long)cores);
-			json_decref(resp);
-			return -1;
+			goto out;
 		}
 		w->cpu[i] = (unsigned)(pu / (pus / cores));
 	}
+	rc = 0;
+out:
+	json_decref(by_name);
 	json_decref(resp);
-	return 0;
+	return rc;
 }
 
 static int map_remote(const struct map_args *a, const map_graph_t *g)
