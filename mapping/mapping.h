@@ -48,9 +48,10 @@ double map_metric_weight(map_metric_t m, double bytes, double msgs, int has_msgs
  * against it, and against what the file's size can hold, before anything is allocated. */
 #define MAP_MAX_RANKS (1u << 24)
 
-/* Loads a pattern file: Matrix Market coordinate (general or symmetric, real/integer, one or two weight
- * columns: bytes then messages) or TreeMatch's dense text (N lines of N numbers), detected from the
- * content. Self loops are ignored; negative, NaN or infinite weights are errors naming file and line,
+/* Loads a pattern file: Matrix Market (coordinate or array, general or symmetric, real, integer or pattern,
+ * keywords in any case; message counts from the file a "% rankmap-messages: NAME" header names, or from a
+ * second value per entry: see pattern_mtx.c) or TreeMatch's dense text (N lines of N numbers), detected
+ * from the content. Self loops are ignored; negative, NaN or infinite weights are errors naming file and line,
  * and so are weights whose total is not a finite double (naming the file).
  * The file is opened through rm_file (a regular file within RANKMAP_FILE_LIMIT_PATTERN, never a FIFO or
  * a device); a .mtx declaring more than MAP_MAX_RANKS ranks or more entries than its size can hold is

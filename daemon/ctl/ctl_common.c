@@ -3,11 +3,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <hwloc.h>
 
 #include "ctl_common.h"
 #include "hostlist.h"
@@ -41,10 +44,29 @@ int ctl_usage_error(const char *cmd, const char *fmt, ...)
 	return 2;
 }
 
-int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg)
+int ctl_usage_hint(const char *cmd)
 {
+	fprintf(stderr, "Try 'rankmapctl %s --help'.\n", cmd);
+	return 2;
+}
+
+int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg, const char *cmd)
+{
+	char *end;
+	long v;
+
 	switch (c) {
 	case CTL_OPT_SOCKET: d->socket = arg; return 1;
+	case CTL_OPT_TIMEOUT:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (end == arg || *end || errno || v <= 0 || v > 3600000)
+			exit(ctl_usage_error(cmd, "--timeout: '%s' is not a number of milliseconds (1 to 3600000)",
+					     arg));
+		d->timeout_ms = (int)v;
+		return 1;
+	case CTL_OPT_PROGRESS: d->progress = 1; return 1;
+	case CTL_OPT_VERSION: printf("rankmapctl %s\n", RANKMAP_VERSION); exit(0);
 	case CTL_OPT_SERVER_UID: /* read by the client library (rm_auth_server_uid) wherever rankmapctl calls it */
 		return setenv(RM_SERVER_UID_ENV, arg, 1) == 0 ? 1 : -1;
 	default: return 0;
@@ -61,6 +83,13 @@ int ctl_daemon_env(ctl_daemon_t *d)
 	if (!ctl_daemon_set(d))
 		d->socket = rm_client_socket_from_env();
 	return ctl_daemon_set(d);
+}
+
+int ctl_daemon_default(ctl_daemon_t *d)
+{
+	if (!ctl_daemon_env(d))
+		d->socket = RM_SOCKET_DEFAULT;
+	return 1;
 }
 
 const char *ctl_daemon_name(const ctl_daemon_t *d)
@@ -83,7 +112,7 @@ void ctl_failover_note(const char *cmd, const rm_client_info_t *info)
 json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeout_ms)
 {
 	const char *socket = d->socket ? d->socket : RM_SOCKET_DEFAULT;
-	rm_client_opts_t o = { .servers = socket, .timeout_ms = timeout_ms };
+	rm_client_opts_t o = { .servers = socket, .timeout_ms = d->timeout_ms > 0 ? d->timeout_ms : timeout_ms };
 	rm_client_info_t info;
 	rm_error_t err = { 0 };
 	json_t *resp = NULL;
@@ -182,13 +211,29 @@ char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *
 	return names;
 }
 
-topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err)
+/* The logical index, in host h's hwloc tree, of the core (per_pu: the PU) of PU pu. */
+static unsigned slot_cpu(topo_cluster_t c, size_t h, unsigned pu, int per_pu)
+{
+	hwloc_topology_t topo = topo_host_hwloc(c, h);
+	hwloc_obj_t o = topo ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, pu) : NULL, core;
+
+	if (!o || per_pu)
+		return pu;
+	core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, o);
+	return core ? core->logical_index : pu;
+}
+
+topo_target_t *ctl_load_target_cpus(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
+				    unsigned **cpu, rm_error_t *err)
 {
 	topo_cluster_t c;
 	topo_target_t *t = NULL;
 	char **names = NULL;
 	size_t n = 0;
+	uint32_t s;
 
+	if (cpu)
+		*cpu = NULL;
 	if (tleaf)
 		return topo_target_from_tleaf(tleaf, err);
 	if (!(c = topo_cluster_create()))
@@ -197,9 +242,53 @@ topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const cha
 		names = ctl_job_hosts(c, hosts, &n, err);
 	if (names)
 		t = topo_target_from_hosts(c, (const char *const *)names, n, !per_pu, err);
+	if (t && cpu && t->slot && (*cpu = malloc(((size_t)t->nslots + 1) * sizeof(**cpu))))
+		for (s = 0; s < t->nslots; s++)
+			(*cpu)[s] = slot_cpu(c, t->slot[s].host, t->slot[s].pu, per_pu);
 	hostlist_free(names);
 	topo_cluster_destroy(c);
 	return t;
+}
+
+topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err)
+{
+	return ctl_load_target_cpus(tleaf, cluster, hosts, per_pu, NULL, err);
+}
+
+int ctl_write_placement(const char *cmd, const char *rankfile, const char *hostfile, const uint32_t *perm, uint32_t n,
+			const char *const *slot_host, const unsigned *slot_cpu, int per_pu)
+{
+	rm_error_t err;
+	char *tmp = NULL;
+	FILE *f;
+	uint32_t r;
+	int rc;
+
+	rm_error_clear(&err);
+	if (rankfile) {
+		if (!(f = ctl_atomic_open(rankfile, &tmp, &err)))
+			return ctl_fail(cmd, &err, rankfile);
+		fprintf(f,
+			"# Open MPI rankfile from rankmapctl map: %u ranks. Each line: rank R=HOST slot=N, N the\n"
+			"# logical %s of HOST (hwloc's numbering, as mpirun's rankfile expects).\n"
+			"# Use: mpirun --rankfile FILE%s -np %u ./app\n",
+			n, per_pu ? "hardware thread (PU)" : "core", per_pu ? " --use-hwthread-cpus" : "", n);
+		for (r = 0; r < n; r++)
+			fprintf(f, "rank %u=%s slot=%u\n", r, slot_host[perm[r]], slot_cpu[perm[r]]);
+		rc = ferror(f) ? -1 : 0;
+		if (ctl_atomic_commit(f, tmp, rankfile, rc, &err) < 0)
+			return ctl_fail(cmd, &err, rankfile);
+	}
+	if (hostfile) {
+		if (!(f = ctl_atomic_open(hostfile, &tmp, &err)))
+			return ctl_fail(cmd, &err, hostfile);
+		for (r = 0; r < n; r++) /* SLURM_HOSTFILE for srun --distribution=arbitrary: line R, rank R's host */
+			fprintf(f, "%s\n", slot_host[perm[r]]);
+		rc = ferror(f) ? -1 : 0;
+		if (ctl_atomic_commit(f, tmp, hostfile, rc, &err) < 0)
+			return ctl_fail(cmd, &err, hostfile);
+	}
+	return 0;
 }
 
 int ctl_sources_opt(ctl_sources_t *s, const char *cmd, int c, const char *arg)
@@ -230,9 +319,62 @@ int ctl_sources_any(const ctl_sources_t *s)
 	return s->nhwloc || s->nib || s->ib_cache || s->ib_live || s->torus || s->cluster;
 }
 
+/* Runs hwloc on the description of a "synthetic:DESC[@HOSTS]" spec with HWLOC_SYNTHETIC_VERBOSE set and
+ * its standard error captured, so that a refusal carries hwloc's own reason (rankmapctl is one thread
+ * here: setenv and the redirection of fd 2 are safe). Returns 0, or -1 with err naming the option. */
+int ctl_synthetic_check(const char *spec, rm_error_t *err)
+{
+	char *desc, *at, why[512] = "";
+	hwloc_topology_t topo;
+	int saved, ok = 0;
+	FILE *cap;
+	size_t len;
+
+	if (strncmp(spec, "synthetic:", 10) || !(desc = strdup(spec + 10)))
+		return 0;
+	if ((at = strrchr(desc, '@')))
+		*at = '\0';
+	fflush(stderr);
+	cap = tmpfile();
+	saved = cap ? dup(2) : -1;
+	if (saved >= 0 && dup2(fileno(cap), 2) >= 0) {
+		setenv("HWLOC_SYNTHETIC_VERBOSE", "1", 1);
+		if (hwloc_topology_init(&topo) == 0) {
+			ok = hwloc_topology_set_synthetic(topo, desc) == 0 && hwloc_topology_load(topo) == 0;
+			hwloc_topology_destroy(topo);
+		}
+		unsetenv("HWLOC_SYNTHETIC_VERBOSE");
+		fflush(stderr);
+		dup2(saved, 2);
+	} else {
+		ok = 1; /* cannot capture: let the loader say what it says */
+	}
+	if (saved >= 0)
+		close(saved);
+	if (cap && !ok) {
+		rewind(cap);
+		if (!fgets(why, sizeof(why), cap))
+			why[0] = '\0';
+		len = strlen(why);
+		while (len && (why[len - 1] == '\n' || why[len - 1] == '\r'))
+			why[--len] = '\0';
+	}
+	if (cap)
+		fclose(cap);
+	if (!ok)
+		rm_error_set(err, "--hwloc", 0, 0, "'%s': hwloc refuses the synthetic description '%s': %s", spec, desc,
+			     why[0] ? why : "no reason given");
+	free(desc);
+	return ok ? 0 : -1;
+}
+
 int ctl_sources_load(topo_cluster_t c, const ctl_sources_t *s, rm_error_t *err)
 {
 	int i;
+
+	for (i = 0; i < s->nhwloc; i++)
+		if (ctl_synthetic_check(s->hwloc[i], err) < 0)
+			return -1;
 
 	topo_cluster_set_strict(c, s->strict);
 	if (s->cluster && topo_load_cluster_file(c, s->cluster, err) < 0)
@@ -306,7 +448,7 @@ int ctl_torus_request(json_t *req, const ctl_torus_args_t *t, rm_error_t *err)
 	return 0;
 }
 
-int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg)
+int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg, const char *cmd)
 {
 	switch (c) {
 	case CTL_OPT_TORUS: t->torus = arg; return 1;
@@ -315,7 +457,7 @@ int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg)
 	case CTL_OPT_MESH: t->mesh = 1; return 1;
 	case CTL_OPT_AXES: t->axes = arg; return 1;
 	case CTL_OPT_METHOD: t->method = arg; return 1;
-	default: return ctl_daemon_opt(&t->d, c, arg);
+	default: return ctl_daemon_opt(&t->d, c, arg, cmd);
 	}
 }
 
@@ -356,4 +498,104 @@ json_t *ctl_pattern_json(const map_graph_t *g)
 	p = json_pack("{s:I, s:s}", "n", (json_int_t)g->n, "edges_text", text);
 	free(text);
 	return p;
+}
+
+/* ---- progress on standard error ------------------------------------------------------------------ */
+
+struct ctl_progress {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct timespec t0; /* CLOCK_MONOTONIC */
+	const char *cmd, *phase;
+	int stop, tty, printed;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The ticker: nothing for the first CTL_PROGRESS_AFTER_S seconds, then on a terminal one line rewritten
+ * every second, elsewhere (--progress) one line every CTL_PROGRESS_AFTER_S seconds. */
+#define CTL_PROGRESS_AFTER_S 2
+static void *progress_thread(void *arg)
+{
+	struct ctl_progress *p = arg;
+	long next = CTL_PROGRESS_AFTER_S;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		struct timespec until;
+		double el = since(&p->t0);
+
+		if (el >= (double)next) {
+			if (p->tty)
+				fprintf(stderr, "\rrankmapctl %s: %.0f s, %s...\033[K", p->cmd, el, p->phase);
+			else
+				fprintf(stderr, "rankmapctl %s: %.0f s, %s...\n", p->cmd, el, p->phase);
+			fflush(stderr);
+			p->printed = 1;
+			next = (long)el + (p->tty ? 1 : CTL_PROGRESS_AFTER_S);
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 250000000L;
+		if (until.tv_nsec >= 1000000000L)
+			until.tv_sec++, until.tv_nsec -= 1000000000L;
+		pthread_cond_timedwait(&p->cond, &p->lock, &until);
+	}
+	if (p->printed && p->tty)
+		fprintf(stderr, "\r\033[K"); /* leave the terminal's line clean for the result */
+	else if (p->printed)
+		fprintf(stderr, "rankmapctl %s: done in %.1f s\n", p->cmd, since(&p->t0));
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+ctl_progress_t *ctl_progress_start(const char *cmd, const ctl_daemon_t *d, const char *phase)
+{
+	struct ctl_progress *p;
+	int tty = isatty(2);
+
+	if (!(d && d->progress) && !tty)
+		return NULL;
+	if (!(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->cmd = cmd, p->phase = phase, p->tty = tty;
+	clock_gettime(CLOCK_MONOTONIC, &p->t0);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if (pthread_create(&p->thread, NULL, progress_thread, p) != 0) {
+		pthread_mutex_destroy(&p->lock);
+		pthread_cond_destroy(&p->cond);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void ctl_progress_phase(ctl_progress_t *p, const char *phase)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->phase = phase;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void ctl_progress_stop(ctl_progress_t *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
 }

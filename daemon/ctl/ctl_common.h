@@ -24,37 +24,69 @@
 int ctl_fail(const char *cmd, const rm_error_t *err, const char *what);
 /* Prints "rankmapctl CMD: " + the message, then "Try 'rankmapctl CMD --help'.". Returns 2. */
 int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After getopt's own message (which starts "rankmapctl CMD:", rankmapctl.c sets argv[0]): prints
+ * "Try 'rankmapctl CMD --help'.". Returns 2. */
+int ctl_usage_hint(const char *cmd);
 
-/* ---- the daemon connection ----------------------------------------------------------------------
- * Every subcommand that can use rankmapd takes the same transport options through these: a getopt
- * table entry (CTL_DAEMON_LONGOPTS), their --help lines (CTL_DAEMON_HELP), one handler
- * (ctl_daemon_opt) and one struct. A transport option added here (--server HOST:PORT, say) reaches
- * every such subcommand without touching them. */
-enum { CTL_OPT_SOCKET = 0x240, CTL_OPT_SERVER_UID };
+/* ---- the common options and the daemon connection ------------------------------------------------
+ * Every subcommand takes the same common options through these: a getopt table entry
+ * (CTL_DAEMON_LONGOPTS), the short options CTL_SHORTOPTS (and "j" where it has --json), their --help
+ * lines (CTL_DAEMON_HELP), one handler (ctl_daemon_opt) and one struct:
+ *   -s, --server LIST    rankmapd's servers (--socket PATH: the same option, its old name)
+ *       --server-uid UID
+ *   -t, --timeout MS     give up on rankmapd after MS milliseconds
+ *       --progress       progress on standard error even when it is not a terminal
+ *   -V, --version        print the version and exit
+ *   -h, --help           (each subcommand's own)
+ *   -j, --json           (each subcommand's own, where it has one)
+ * A transport option added here reaches every subcommand without touching them. */
+enum {
+	CTL_OPT_SOCKET = 's',
+	CTL_OPT_TIMEOUT = 't',
+	CTL_OPT_VERSION = 'V',
+	CTL_OPT_SERVER_UID = 0x240,
+	CTL_OPT_PROGRESS
+};
+#define CTL_SHORTOPTS "s:t:hV"
 /* clang-format off */
 #define CTL_DAEMON_LONGOPTS \
-	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, \
 	{ "server", required_argument, NULL, CTL_OPT_SOCKET }, \
-	{ "server-uid", required_argument, NULL, CTL_OPT_SERVER_UID }
+	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, \
+	{ "server-uid", required_argument, NULL, CTL_OPT_SERVER_UID }, \
+	{ "timeout", required_argument, NULL, CTL_OPT_TIMEOUT }, \
+	{ "progress", no_argument, NULL, CTL_OPT_PROGRESS }, \
+	{ "version", no_argument, NULL, CTL_OPT_VERSION }
 /* clang-format on */
-#define CTL_DAEMON_HELP                                                                                      \
-	"    --server LIST       rankmapd's servers, tried in order: HOST:PORT (TCP, MUNGE), [V6]:PORT,\n"   \
-	"                        or a Unix socket /PATH, comma-separated; --socket PATH is the same\n"       \
-	"                        option. Default: $RANKMAP_SERVER, else $RANKMAP_SOCKET.\n"                  \
-	"    --server-uid UID    over TCP, the uid (or user) rankmapd runs as: a server whose credential\n"  \
-	"                        is of another uid gets no credential (default: $RANKMAP_SERVER_UID, else\n" \
-	"                        0, root)\n"
+#define CTL_DAEMON_HELP                                                                                       \
+	"  -s, --server LIST       rankmapd's servers, tried in order: HOST:PORT (TCP, MUNGE), [V6]:PORT,\n"  \
+	"                          or a Unix socket /PATH, comma-separated (--socket is an alias).\n"         \
+	"                          Default: $RANKMAP_SERVER, else $RANKMAP_SOCKET, else " RM_SOCKET_DEFAULT   \
+	"\n"                                                                                                  \
+	"      --server-uid UID    over TCP, the uid (or user) rankmapd runs as: a server whose credential\n" \
+	"                          is of another uid gets no credential (default: $RANKMAP_SERVER_UID,\n"     \
+	"                          else 0, root)\n"                                                           \
+	"  -t, --timeout MS        give up on rankmapd after MS milliseconds (default: 5000 for ping,\n"      \
+	"                          120000 for the other commands)\n"                                          \
+	"      --progress          report progress (elapsed seconds, phase) on standard error for work\n"     \
+	"                          over 2 s, even when standard error is not a terminal\n"                    \
+	"  -V, --version           print rankmapctl's version and exit\n"
 
 typedef struct ctl_daemon {
 	const char *socket;
+	int timeout_ms; /* --timeout, 0: the command's default */
+	int progress;   /* --progress */
 } ctl_daemon_t;
 
-/* Records a transport option (code c). Returns 1 when c is one, else 0. */
-int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg);
+/* Records a common option (code c). Returns 1 when c is one, else 0. -V prints the version and exits
+ * 0; a bad --timeout prints a usage error naming cmd and exits 2. */
+int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg, const char *cmd);
 /* 1 when a daemon address was given (or taken from the environment), else 0. */
 int ctl_daemon_set(const ctl_daemon_t *d);
 /* Without a given address, takes $RANKMAP_SERVER, else $RANKMAP_SOCKET. Returns ctl_daemon_set(d). */
 int ctl_daemon_env(ctl_daemon_t *d);
+/* ctl_daemon_env, and without an address in the environment either, the default socket
+ * RM_SOCKET_DEFAULT: for a command given no files, which then asks the daemon. Returns 1. */
+int ctl_daemon_default(ctl_daemon_t *d);
 /* The daemon's address for messages ("/run/rankmapd/rankmapd.sock"). */
 const char *ctl_daemon_name(const ctl_daemon_t *d);
 /* The daemon to use: opt (--socket/--server) when given, else $RANKMAP_SERVER, else $RANKMAP_SOCKET,
@@ -63,8 +95,9 @@ const char *ctl_socket(const char *opt);
 /* After a call that failed over (info->nfailed > 0), prints one warning naming the servers that failed
  * and the one that answered. */
 void ctl_failover_note(const char *cmd, const rm_client_info_t *info);
-/* Sends req (stolen) to the daemon d and returns its "ok" response (new reference), or NULL after
- * printing an error naming the daemon (unreachable) or the daemon's error. */
+/* Sends req (stolen) to the daemon d (RM_SOCKET_DEFAULT when none is set) and returns its "ok" response
+ * (new reference), or NULL after printing an error naming the daemon (unreachable) or the daemon's
+ * error. timeout_ms is the command's default: --timeout replaces it. */
 json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeout_ms);
 
 /* Writes "last reload: 2026-11-24 06:31:18, ok" (or ", FAILED: why", or "none since start") for a
@@ -85,6 +118,18 @@ char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *
 /* A mapping target: a Scotch tleaf string, or the hosts (list, see ctl_job_hosts) of a cluster file,
  * one slot per core (per_pu: per PU). Returns a new target or NULL with err set. */
 topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err);
+/* ctl_load_target, and for a cluster target *cpu (malloc'd, one per slot): the logical index of the
+ * slot's core (per_pu: of its PU) in its host's hwloc tree, as Open MPI's rankfile numbers them;
+ * *cpu is NULL for a tleaf target. */
+topo_target_t *ctl_load_target_cpus(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
+				    unsigned **cpu, rm_error_t *err);
+/* Writes where each rank runs (rank r on slot perm[r]; slot s on host slot_host[s], logical core or,
+ * per_pu, PU slot_cpu[s]): an Open MPI rankfile at rankfile ("rank R=HOST slot=N" lines, mpirun(1)) and
+ * a Slurm host list at hostfile (line R: rank R's host, SLURM_HOSTFILE for srun
+ * --distribution=arbitrary); either may be NULL. Each file is written atomically. Returns 0, or 1 after
+ * printing an error. */
+int ctl_write_placement(const char *cmd, const char *rankfile, const char *hostfile, const uint32_t *perm, uint32_t n,
+			const char *const *slot_host, const unsigned *slot_cpu, int per_pu);
 
 /* A communication graph as a daemon request's "pattern": {"n": N, "edges_text": "u v w ..."}, each
  * undirected edge once (the daemon merges directions). New reference, NULL when out of memory. */
@@ -133,6 +178,9 @@ typedef struct ctl_sources {
 int ctl_sources_opt(ctl_sources_t *s, const char *cmd, int c, const char *arg);
 /* True when any source is given. */
 int ctl_sources_any(const ctl_sources_t *s);
+/* For an --hwloc "synthetic:DESC[@HOSTS]": 0 when hwloc accepts DESC, else -1 with err carrying hwloc's
+ * own reason. Other specs: 0. */
+int ctl_synthetic_check(const char *spec, rm_error_t *err);
 /* Loads the sources into c (cluster file first, then hwloc, node-name map, InfiniBand files, cache,
  * live fabric, torus) and finalises it. Returns 0, or -1 with err naming the file and line. */
 int ctl_sources_load(topo_cluster_t c, const ctl_sources_t *s, rm_error_t *err);
@@ -168,7 +216,7 @@ typedef struct ctl_torus_args {
 } ctl_torus_args_t;
 
 /* Records a torus option (code c). Returns 1 when c is one, else 0. */
-int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg);
+int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg, const char *cmd);
 /* After parsing: RANKMAP_SOCKET applies when neither --torus nor --dims is given; --socket excludes
  * --torus, and without --dims also --link-cost and --mesh; offline, exactly one of --torus and --dims.
  * Returns -1 when the options are consistent, else 2 after a message. */
@@ -187,5 +235,16 @@ struct rm_pattern;
  * counts the unreadable ones skipped in *bad; NULL after printing an error as "rankmapctl CMD: ...". */
 struct rm_pattern **ctl_patterns_load(const char *cmd, const ctl_daemon_t *d, const char *dir, long long uid, int all,
 				      const char *id, size_t *n, size_t *bad);
+
+/* ---- progress on standard error ----------------------------------------------------------------
+ * For work that may take more than a couple of seconds (a large map, a big fabric): a thread prints
+ * "rankmapctl CMD: 3 s, PHASE..." on standard error once 2 s have passed, rewritten every second on a
+ * terminal; when standard error is not a terminal only with --progress (d->progress), one line every
+ * 2 s and "done in X s" at the end. Nothing is printed for shorter work. NULL (nothing to do) is a
+ * valid handle: the other calls then do nothing. phase must outlive its use (a literal). */
+typedef struct ctl_progress ctl_progress_t;
+ctl_progress_t *ctl_progress_start(const char *cmd, const ctl_daemon_t *d, const char *phase);
+void ctl_progress_phase(ctl_progress_t *p, const char *phase);
+void ctl_progress_stop(ctl_progress_t *p);
 
 #endif

@@ -19,53 +19,28 @@
 #include "topo.h"
 
 typedef struct common_opts {
-	ctl_daemon_t d;
-	int timeout_ms;
+	ctl_daemon_t d; /* d.timeout_ms: --timeout, else the command's default set before parsing */
 	int json;
 } common_opts_t;
 
-#define COMMON_HELP                                                                                          \
-	"  -s, --socket PATH, --server LIST\n"                                                               \
-	"                      rankmapd: a Unix socket /PATH, or HOST:PORT entries (TCP, authenticated\n"    \
-	"                      with MUNGE; $RANKMAP_MUNGE_SOCKET names munged's socket) tried in order,\n"   \
-	"                      comma-separated (default: $RANKMAP_SERVER, else $RANKMAP_SOCKET, else\n"      \
-	"                      " RM_SOCKET_DEFAULT                                                           \
-	")\n"                                                                                                \
-	"      --server-uid UID\n"                                                                           \
-	"                      over TCP, the uid (or user) rankmapd runs as: a server whose credential is\n" \
-	"                      of another uid gets no credential (default: $RANKMAP_SERVER_UID, else 0)\n"   \
-	"  -t, --timeout MS    give up after MS milliseconds (default 5000)\n"                               \
-	"  -j, --json          print the daemon's JSON response\n"                                           \
-	"  -h, --help          show this help\n"
+#define COMMON_HELP                                                                                        \
+	CTL_DAEMON_HELP                                                                                    \
+	"  -j, --json              print the daemon's JSON response\n  -h, --help              show this " \
+	"help\n"
 
 /* clang-format off */
 #define COMMON_LONGOPTS \
 	CTL_DAEMON_LONGOPTS, \
-	{ "timeout", required_argument, NULL, 't' }, \
 	{ "json", no_argument, NULL, 'j' }, \
 	{ "help", no_argument, NULL, 'h' }
 /* clang-format on */
 
-/* Handles a common option. Returns 1 if handled, -1 on a bad value, 0 if not a common option. */
+/* Handles a common option. Returns 1 if handled, 0 if not a common option. */
 static int common_opt(common_opts_t *o, int c, const char *cmd)
 {
-	char *end;
-	long v;
-
-	switch (c) {
-	case 's': return ctl_daemon_opt(&o->d, CTL_OPT_SOCKET, optarg); /* -s: short for --socket */
-	case 'j': o->json = 1; return 1;
-	case 't':
-		v = strtol(optarg, &end, 10);
-		if (*end || v <= 0 || v > 3600000) {
-			fprintf(stderr, "rankmapctl %s: --timeout: '%s' is not a number of milliseconds\n", cmd,
-				optarg);
-			return -1;
-		}
-		o->timeout_ms = (int)v;
-		return 1;
-	default: return ctl_daemon_opt(&o->d, c, optarg);
-	}
+	if (c == 'j')
+		return o->json = 1;
+	return ctl_daemon_opt(&o->d, c, optarg, cmd);
 }
 
 /* Parses argv for a subcommand that takes only the common options. Returns -1 to go on, else the
@@ -75,7 +50,7 @@ static int parse_common_only(int argc, char **argv, common_opts_t *o, const char
 	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "s:t:jh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CTL_SHORTOPTS "j", lo, NULL)) != -1) {
 		r = common_opt(o, c, cmd);
 		if (r < 0)
 			return 2;
@@ -98,7 +73,7 @@ static const char *socket_of(const common_opts_t *o)
 /* Sends req (stolen) and returns the ok response, or NULL after printing the error. */
 static json_t *call(const char *cmd, const common_opts_t *o, json_t *req, rm_client_info_t *info)
 {
-	rm_client_opts_t co = { .servers = socket_of(o), .timeout_ms = o->timeout_ms };
+	rm_client_opts_t co = { .servers = socket_of(o), .timeout_ms = o->d.timeout_ms };
 	rm_error_t err = { 0 };
 	json_t *resp = NULL;
 	char msg[600];
@@ -185,7 +160,7 @@ static void reload_usage(FILE *f)
 
 int ctl_reload_main(int argc, char **argv)
 {
-	common_opts_t o = { .timeout_ms = 120000 };
+	common_opts_t o = { .d.timeout_ms = 120000 };
 	json_t *resp, *w;
 	size_t i;
 	int rc;
@@ -328,14 +303,14 @@ int ctl_register_main(int argc, char **argv)
 					    { "force", no_argument, NULL, 'f' },
 					    COMMON_LONGOPTS,
 					    { NULL, 0, NULL, 0 } };
-	common_opts_t o = { .timeout_ms = 60000 };
+	common_opts_t o = { .d.timeout_ms = 60000 };
 	const char *file = NULL, *host = NULL;
 	char hn[256], *xml, msg[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
 	rm_error_t err = { 0 };
 	size_t len = 0;
 	int c, r, live = 0, force = 0;
 
-	while ((c = getopt_long(argc, argv, "x:lH:fs:t:jh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "x:lH:f" CTL_SHORTOPTS "j", lo, NULL)) != -1) {
 		r = common_opt(&o, c, "register");
 		if (r < 0)
 			return 2;
@@ -454,7 +429,7 @@ static int distance_offline(const offline_t *off, json_t *a, json_t *b)
 		return 1;
 	if (off->cluster && topo_load_cluster_file(c, off->cluster, &err) < 0)
 		goto out;
-	if (off->hwloc && topo_load_hwloc_spec(c, off->hwloc, &err) < 0)
+	if (off->hwloc && (ctl_synthetic_check(off->hwloc, &err) < 0 || topo_load_hwloc_spec(c, off->hwloc, &err) < 0))
 		goto out;
 	for (i = 0; i < off->nib; i++)
 		if (topo_load_ib_file(c, off->ib[i], &err) < 0)
@@ -518,7 +493,7 @@ int ctl_distance_main(int argc, char **argv)
 	json_t *a, *b;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "s:t:jh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CTL_SHORTOPTS "j", lo, NULL)) != -1) {
 		r = common_opt(&o, c, "distance");
 		if (r < 0)
 			return 2;

@@ -25,10 +25,10 @@ static void ex_usage(FILE *f)
 		"NAME\n"
 		"    rankmapctl explain - show where a job's traffic flows, before and after reordering\n\n"
 		"SYNOPSIS\n"
-		"    rankmapctl explain (--pattern FILE | --cart SPEC)\n"
+		"    rankmapctl explain (--matrix FILE | --cart SPEC)\n"
 		"                       (--cluster FILE --hosts LIST | --topology 'tleaf ...')\n"
-		"                       [--perm FILE | --algo NAME] [--metric METRIC] [--per-pu] [--json]\n"
-		"    rankmapctl explain (--pattern FILE | --cart SPEC) --socket PATH [--hosts LIST] ...\n"
+		"                       [--perm FILE | --engine NAME] [--metric METRIC] [--per-pu] [-j|--json]\n"
+		"    rankmapctl explain (--matrix FILE | --cart SPEC) --server LIST [--hosts LIST] ...\n"
 		"    rankmapctl explain --learned ID|auto [--cart SPEC] [--learn-dir DIR] ...\n\n"
 		"DESCRIPTION\n"
 		"    Splits the job's communication volume by the deepest level of the machine each rank pair\n"
@@ -37,13 +37,13 @@ static void ex_usage(FILE *f)
 		"    core switches, several torus hops). It does so for the unreordered placement (rank i on\n"
 		"    slot i, as the job's slots come in --hosts order, one slot per core) and for the\n"
 		"    reordered one: the permutation in --perm (one line per rank: its slot, as written by\n"
-		"    rankmapctl map --out), or else the one --algo computes (default auto). Traffic leaving\n"
+		"    rankmapctl map --out), or else the one --engine computes (default auto). Traffic leaving\n"
 		"    the leaf switches is what competes for the fabric's uplinks; moving it down is the point\n"
 		"    of reordering.\n\n"
 		"OPTIONS\n"
-		"    --pattern FILE      communication pattern: Matrix Market (one weight column, or bytes\n"
-		"                        then messages as the rankmap tracer writes) or TreeMatch dense text\n"
-		"    --cart SPEC         a Cartesian halo exchange instead of --pattern, as rankmapctl map\n"
+		"    --matrix FILE       the communication matrix (--pattern is its old name), as rankmapctl\n"
+		"                        map --matrix reads it: Matrix Market or TreeMatch dense text\n"
+		"    --cart SPEC         a Cartesian halo exchange instead of --matrix, as rankmapctl map\n"
 		"                        --cart: DIMS as 8x4x2[:PERIODS as 1,1,0[:WEIGHTS as 10,1,1]]\n"
 		"    --cluster FILE      the machine (see rankmapctl report); with --hosts LIST, the job's\n"
 		"                        hosts in order (Slurm host list, e.g. node[01-04])\n"
@@ -59,24 +59,26 @@ static void ex_usage(FILE *f)
 		"    --learn-dir DIR     where --learned looks (default: rankmapd with --socket/--server,\n"
 		"                        else $RANKMAP_LEARN_DIR, $XDG_CACHE_HOME/rankmap, ~/.cache/rankmap)\n"
 		"    --perm FILE         the reordered placement to explain\n"
-		"    --algo NAME         compute it: treematch, scotch, refine, auto (default), identity\n"
+		"    --engine NAME       compute it: treematch, scotch, refine, auto (default), identity\n"
+		"                        (--algo is its old name)\n"
 		"    --metric METRIC     bytes (default: first weight column), messages, loggp\n"
 		"    --per-pu            one slot per PU (hardware thread) instead of per core\n"
-		"    --socket PATH       ask rankmapd: its model replaces --cluster (--hosts, default every\n"
+		"    --server LIST       ask rankmapd: its model replaces --cluster (--hosts, default every\n"
 		"                        host with hardware data, and --per-pu apply to it), the pattern is\n"
 		"                        read here and sent; without --cluster and --topology, RANKMAP_SOCKET\n"
 		"                        names the socket. Same output.\n"
-		"    --json              one JSON object: ranks, slots, metric, algo, levels [{level, kind,\n"
+		"  -j, --json            one JSON object: ranks, slots, metric, engine (the engine, or 'file\n"
+		"                        PERM'; 'algo' in older versions), levels [{level, kind,\n"
 		"                        class, before, after}], classes {socket, node, leaf, above: {before,\n"
 		"                        after, before_percent, after_percent}}, total; with --learned,\n"
 		"                        learned {pattern, fn, order, shape, runs, updated, updated_unix, drift, "
 		"stable,\n"
-		"                        ranks, weights, not_neighbours {bytes, msgs, bytes_percent}}\n"
-		"    -h, --help          this text\n\n"
+		"                        ranks, weights, not_neighbours {bytes, msgs, bytes_percent}}\n" CTL_DAEMON_HELP
+		"  -h, --help              this text\n\n"
 		"EXAMPLES\n"
-		"    rankmapctl explain --pattern app.mtx --cluster /etc/rankmap/cluster.conf \\\n"
+		"    rankmapctl explain --matrix app.mtx --cluster /etc/rankmap/cluster.conf \\\n"
 		"                       --hosts 'node[01-08]' --perm app.perm\n"
-		"    rankmapctl explain --pattern app.mtx --topology 'tleaf 3 4 100 2 10 8 1' --algo scotch\n"
+		"    rankmapctl explain --matrix app.mtx --topology 'tleaf 3 4 100 2 10 8 1' --engine scotch\n"
 		"    rankmapctl explain --learned 34a8d59add837254 --cart 8x4x4:1,1,1 --topology 'tleaf 2 16 10 8 "
 		"1'\n\n"
 		"EXIT STATUS\n"
@@ -99,11 +101,13 @@ static int ex_usage_error(const char *fmt, const char *arg)
 
 static int ex_parse(int argc, char **argv, struct ex_args *a)
 {
-	static const struct option lo[] = { { "pattern", required_argument, NULL, 'p' },
+	static const struct option lo[] = { { "matrix", required_argument, NULL, 'p' },
+					    { "pattern", required_argument, NULL, 'p' },
 					    { "cluster", required_argument, NULL, 'C' },
 					    { "hosts", required_argument, NULL, 'H' },
-					    { "topology", required_argument, NULL, 't' },
+					    { "topology", required_argument, NULL, 'T' },
 					    { "perm", required_argument, NULL, 'P' },
+					    { "engine", required_argument, NULL, 'a' },
 					    { "algo", required_argument, NULL, 'a' },
 					    { "metric", required_argument, NULL, 'm' },
 					    { "per-pu", no_argument, NULL, 'u' },
@@ -118,8 +122,8 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 
 	memset(a, 0, sizeof(*a));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (ctl_daemon_opt(&a->d, ch, optarg))
+	while ((ch = getopt_long(argc, argv, CTL_SHORTOPTS "j", lo, NULL)) != -1) {
+		if (ctl_daemon_opt(&a->d, ch, optarg, "explain"))
 			continue;
 		switch (ch) {
 		case 'c': a->cart = optarg; break;
@@ -128,23 +132,23 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 		case 'p': a->pattern = optarg; break;
 		case 'C': a->cluster = optarg; break;
 		case 'H': a->hosts = optarg; break;
-		case 't': a->tleaf = optarg; break;
+		case 'T': a->tleaf = optarg; break;
 		case 'P': a->perm = optarg; break;
 		case 'a': a->algo = optarg; break;
 		case 'm': a->metric = optarg; break;
 		case 'u': a->per_pu = 1; break;
 		case 'j': a->json = 1; break;
 		case 'h': ex_usage(stdout); return 0;
-		default: return ex_usage_error("%s", "invalid option");
+		default: return ctl_usage_hint("explain");
 		}
 	}
 	if (optind < argc)
 		return ex_usage_error("unexpected argument '%s'", argv[optind]);
 	if (a->learned && a->pattern)
 		return ex_usage_error(
-			"%s", "--learned gives the weights: use it with --cart (or alone for a graph), not --pattern");
+			"%s", "--learned gives the weights: use it with --cart (or alone for a graph), not --matrix");
 	if (!a->learned && !a->pattern == !a->cart)
-		return ex_usage_error("%s", "give exactly one of --pattern and --cart (or --learned)");
+		return ex_usage_error("%s", "give exactly one of --matrix and --cart (or --learned)");
 	if (a->learn_dir && !a->learned)
 		return ex_usage_error("%s", "--learn-dir needs --learned");
 	if (ctl_daemon_set(&a->d) && (a->tleaf || a->cluster))
@@ -158,7 +162,7 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 	if ((a->hosts || a->per_pu) && !a->cluster && !ctl_daemon_set(&a->d))
 		return ex_usage_error("%s", "--hosts and --per-pu need --cluster or --socket");
 	if (a->perm && a->algo)
-		return ex_usage_error("%s", "give --perm or --algo, not both");
+		return ex_usage_error("%s", "give --perm or --engine, not both");
 	return -1;
 }
 
@@ -170,7 +174,11 @@ static int ex_perm(const struct ex_args *a, const map_graph_t *g, const topo_tar
 	uint32_t n = 0, *p;
 
 	if (!a->perm) {
-		if (map_compute(a->algo ? a->algo : "auto", g, t, NULL, perm, &res, err) < 0)
+		ctl_progress_t *prog = ctl_progress_start("explain", &a->d, "mapping");
+		int rc = map_compute(a->algo ? a->algo : "auto", g, t, NULL, perm, &res, err);
+
+		ctl_progress_stop(prog);
+		if (rc < 0)
 			return -1;
 		snprintf(algo, algolen, "%s", res.algo);
 		return 0;
@@ -418,7 +426,7 @@ static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const s
 			  const struct ex_result *r)
 {
 	json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:f}", "ranks", (json_int_t)g->n, "slots", (json_int_t)t->nslots,
-			      "metric", r->metric, "algo", r->algo, "total", r->total);
+			      "metric", r->metric, "engine", r->algo, "total", r->total);
 	json_t *lv = json_array(), *cl = json_object();
 	int l, k;
 

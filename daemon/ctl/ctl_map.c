@@ -20,25 +20,32 @@ static void map_usage(FILE *f)
 {
 	fprintf(f,
 		"NAME\n"
-		"    rankmapctl map - map a communication pattern onto a job's slots\n\n"
+		"    rankmapctl map - map a communication matrix onto a job's slots\n\n"
 		"SYNOPSIS\n"
-		"    rankmapctl map (--pattern FILE | --cart DIMS[:PERIODS[:WEIGHTS]])\n"
-		"                   (--topology 'tleaf ...' | --cluster FILE [--hosts LIST] [--per-pu])\n"
-		"                   [--algo NAME] [--metric METRIC] [--budget MS] [--seed N]\n"
-		"                   [--out PERM] [--json]\n"
-		"    rankmapctl map (--pattern FILE | --cart SPEC) --socket PATH [--hosts LIST] [--per-pu] ...\n\n"
+		"    rankmapctl map (--matrix FILE | --cart DIMS[:PERIODS[:WEIGHTS]])\n"
+		"                   [--topology 'tleaf ...' | --cluster FILE | --server LIST]\n"
+		"                   [--hosts LIST] [--per-pu] [--engine NAME] [--metric METRIC]\n"
+		"                   [--budget MS] [--seed N] [--out PERM] [--rankfile FILE]\n"
+		"                   [--slurm-hostfile FILE] [-j|--json] [-t|--timeout MS] [--progress]\n\n"
 		"DESCRIPTION\n"
 		"    Chooses which slot each MPI rank runs on so that heavy traffic stays close in the\n"
 		"    machine, and reports the cost (sum over rank pairs of traffic x distance) beside the\n"
 		"    unreordered placement (rank i on slot i). The result is always a bijection onto\n"
 		"    distinct slots and never costs more than the unreordered placement. Among placements\n"
 		"    of equal cost, it is the one whose rank order follows the slot order (groups of slots\n"
-		"    sorted by the smallest rank they hold, where that costs nothing), whatever the engine.\n\n"
+		"    sorted by the smallest rank they hold, where that costs nothing), whatever the engine.\n"
+		"    Without --topology and --cluster, rankmapd maps (its model of the cluster is used):\n"
+		"    at --server, else $RANKMAP_SERVER, else $RANKMAP_SOCKET, else " RM_SOCKET_DEFAULT
+		".\n\n"
 		"OPTIONS\n"
-		"    --pattern FILE      communication pattern: Matrix Market coordinate (general or\n"
-		"                        symmetric; one weight column, or two: bytes then messages, as\n"
-		"                        the rankmap tracer writes) or TreeMatch's dense text (N lines of\n"
-		"                        N numbers). Ranks are rows, 1-based in Matrix Market.\n"
+		"    --matrix FILE       the communication matrix (traffic between ranks; --pattern is its\n"
+		"                        old name): Matrix Market, coordinate or array, general or symmetric,\n"
+		"                        real, integer or pattern (keywords in any case; rows are sending\n"
+		"                        ranks, 1-based; a general matrix's two directions are summed, a\n"
+		"                        symmetric one's value is the pair's), as RANKMAP_TRACE writes it\n"
+		"                        (message counts in the file its '%% rankmap-messages:' header\n"
+		"                        names; rankmap's older two-column traces are read too), or\n"
+		"                        TreeMatch's dense text (N lines of N numbers)\n"
 		"    --cart SPEC         a Cartesian halo exchange instead: DIMS as 8x4x2, PERIODS as\n"
 		"                        1,1,0 (default all periodic), WEIGHTS as 10,1,1 per dimension\n"
 		"                        (default 1); ranks in MPI row-major order\n"
@@ -47,14 +54,11 @@ static void map_usage(FILE *f)
 		"                        level i), e.g. 'tleaf 3 8 100 2 10 4 1'\n"
 		"    --cluster FILE      the slots from a cluster description (hwloc, InfiniBand, torus;\n"
 		"                        see rankmapctl report); one slot per core\n"
-		"    --hosts LIST        with --cluster: the job's hosts as a Slurm host list, in order\n"
-		"                        (node[01-04],login1); default every host with hardware data\n"
-		"    --per-pu            with --cluster: one slot per PU (hardware thread) instead\n"
-		"    --socket PATH       map in rankmapd: its model replaces --cluster (--hosts and --per-pu\n"
-		"                        apply to it); the pattern is read here and sent. Without --topology\n"
-		"                        and --cluster, RANKMAP_SERVER or RANKMAP_SOCKET names it. Same "
-		"output.\n" CTL_DAEMON_HELP
-		"    --algo NAME         treematch  TreeMatch (Jeannot-Mercier), bottom-up grouping over the\n"
+		"    --hosts LIST        with --cluster or the daemon: the job's hosts as a Slurm host list,\n"
+		"                        in order (node[01-04],login1); default every host with hardware data\n"
+		"    --per-pu            one slot per PU (hardware thread) instead of per core\n"
+		"    --engine NAME       (--algo is its old name)\n"
+		"                        treematch  TreeMatch (Jeannot-Mercier), bottom-up grouping over the\n"
 		"                                   levels of the target\n"
 		"                        scotch     Scotch 7 static mapping (default strategy), repaired\n"
 		"                                   into one rank per slot; at most 8,192 ranks (beyond,\n"
@@ -63,8 +67,8 @@ static void map_usage(FILE *f)
 		"                        refine     local search from the identity\n"
 		"                        auto       the above within the budget, refined, best kept (default)\n"
 		"                        identity   rank i on slot i\n"
-		"    --metric METRIC     which weight of a two-column pattern: bytes (default), messages,\n"
-		"                        or loggp (messages x (L + 2o) + bytes x G, DDR InfiniBand)\n"
+		"    --metric METRIC     which weight of a matrix with message counts: bytes (default),\n"
+		"                        messages, or loggp (messages x (L + 2o) + bytes x G, DDR InfiniBand)\n"
 		"    --budget MS         time budget of auto and refine, in CPU milliseconds (default:\n"
 		"                        0.025 ms per rank up to 512 ranks, 0.04 above;\n"
 		"                        at least 2 ms, at most 1 s)\n"
@@ -72,26 +76,36 @@ static void map_usage(FILE *f)
 		"                        reproducible for a seed unless the budget cuts the search\n"
 		"    --out PERM          write the permutation there ('-': standard output, and the\n"
 		"                        summary goes to standard error)\n"
-		"    --json              print the summary as one JSON object: ranks, slots, algo,\n"
-		"                        engine, cost, identity_cost, improvement, time_ms, target,\n"
-		"                        breakdown and identity_breakdown (traffic per level), and\n"
-		"                        warnings (an array of strings) when there are any\n"
-		"    -h, --help          this text\n\n"
+		"    --rankfile FILE     write an Open MPI rankfile (mpirun(1) --rankfile): 'rank R=HOST\n"
+		"                        slot=N', N the logical core of HOST (with --per-pu the logical\n"
+		"                        hardware thread: run mpirun with --use-hwthread-cpus)\n"
+		"    --slurm-hostfile FILE  write a Slurm host list: line R is rank R's host, for\n"
+		"                        SLURM_HOSTFILE=FILE srun --distribution=arbitrary (binding within\n"
+		"                        the host is left to Slurm's --cpu-bind)\n"
+		"  -j, --json              print the summary as one JSON object: ranks, slots, engine (the\n"
+		"                          engine that produced the result: what auto chose; the requested\n"
+		"                          'algo' key of older versions is gone), cost, identity_cost,\n"
+		"                          improvement, time_ms, target, breakdown and identity_breakdown\n"
+		"                          (traffic per level), and warnings (strings) when there are "
+		"any\n" CTL_DAEMON_HELP
+		"  -h, --help              this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl map --cart 8x4:1,1:10,1 --topology 'tleaf 4 2 14 2 10 2 2 4 1' --json\n"
-		"    rankmapctl map --pattern app.mtx --metric messages --cluster /etc/rankmap/cluster.conf \\\n"
-		"                   --hosts 'node[01-08]' --algo auto --out app.perm\n\n"
+		"    rankmapctl map --matrix app.mtx --metric messages --cluster /etc/rankmap/cluster.conf \\\n"
+		"                   --hosts 'node[01-08]' --engine auto --out app.perm --rankfile app.rf\n"
+		"    rankmapctl map --matrix app.mtx --hosts \"$SLURM_JOB_NODELIST\" --slurm-hostfile hosts\n"
+		"    SLURM_HOSTFILE=hosts srun --distribution=arbitrary -n 64 ./app\n\n"
 		"WARNINGS\n"
 		"    Hosts that no InfiniBand subnet joins (the job spans unconnected subnets) are\n"
 		"    mapped with a warning naming such a pair (on standard error, or in --json's\n"
 		"    warnings); traffic between them is costed at twice the largest network distance\n"
 		"    of the job's hosts, so heavy traffic stays within each connected group.\n\n"
 		"EXIT STATUS\n"
-		"    0 success, 1 bad input (pattern, target, more ranks than slots), 2 usage error\n");
+		"    0 success, 1 bad input (matrix, target, more ranks than slots), 2 usage error\n");
 }
 
 struct map_args {
-	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out;
+	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out, *rankfile, *hostfile;
 	ctl_daemon_t d;
 	double budget;
 	unsigned seed;
@@ -116,17 +130,21 @@ static int parse_number(const char *s, double *out)
 static int map_parse(int argc, char **argv, struct map_args *a)
 {
 	static const struct option opts[] = {
+		{ "matrix", required_argument, NULL, 'p' },
 		{ "pattern", required_argument, NULL, 'p' },
 		{ "cart", required_argument, NULL, 'c' },
-		{ "topology", required_argument, NULL, 't' },
+		{ "topology", required_argument, NULL, 'T' },
 		{ "cluster", required_argument, NULL, 'C' },
 		{ "hosts", required_argument, NULL, 'H' },
 		{ "per-pu", no_argument, NULL, 'P' },
+		{ "engine", required_argument, NULL, 'a' },
 		{ "algo", required_argument, NULL, 'a' },
 		{ "metric", required_argument, NULL, 'm' },
 		{ "budget", required_argument, NULL, 'b' },
-		{ "seed", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'S' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "rankfile", required_argument, NULL, 'R' },
+		{ "slurm-hostfile", required_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		CTL_DAEMON_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
@@ -138,19 +156,21 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 	memset(a, 0, sizeof(*a));
 	a->algo = "auto";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (ctl_daemon_opt(&a->d, c, optarg))
+	while ((c = getopt_long(argc, argv, CTL_SHORTOPTS "j", opts, NULL)) != -1) {
+		if (ctl_daemon_opt(&a->d, c, optarg, "map"))
 			continue;
 		switch (c) {
 		case 'p': a->pattern = optarg; break;
 		case 'c': a->cart = optarg; break;
-		case 't': a->tleaf = optarg; break;
+		case 'T': a->tleaf = optarg; break;
 		case 'C': a->cluster = optarg; break;
 		case 'H': a->hosts = optarg; break;
 		case 'P': a->per_pu = 1; break;
 		case 'a': a->algo = optarg; break;
 		case 'm': a->metric = optarg; break;
 		case 'o': a->out = optarg; break;
+		case 'R': a->rankfile = optarg; break;
+		case 'F': a->hostfile = optarg; break;
 		case 'j': a->json = 1; break;
 		case 'b':
 			if (parse_number(optarg, &v) < 0 || !(v > 0))
@@ -158,27 +178,30 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 						   optarg);
 			a->budget = v;
 			break;
-		case 's':
+		case 'S':
 			if (parse_number(optarg, &v) < 0 || v < 0 || v > 4294967295.0 || v != (unsigned)v)
 				return usage_error("--seed: expected a non-negative integer, not '%s'", optarg);
 			a->seed = (unsigned)v;
 			break;
 		case 'h': map_usage(stdout); return 0;
-		default: return usage_error("%s", "invalid option");
+		default: return ctl_usage_hint("map");
 		}
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!a->pattern == !a->cart)
-		return usage_error("%s", "give exactly one of --pattern and --cart");
+		return usage_error("%s", "give exactly one of --matrix and --cart");
 	if (ctl_daemon_set(&a->d) && (a->tleaf || a->cluster))
-		return usage_error("%s", "--socket replaces --topology and --cluster (the daemon's model is used)");
+		return usage_error("%s", "--server replaces --topology and --cluster (the daemon's model is used)");
+	if (a->tleaf && a->cluster)
+		return usage_error("%s", "give one of --topology, --cluster and --server");
 	if (!a->tleaf && !a->cluster)
-		ctl_daemon_env(&a->d);
-	if (!ctl_daemon_set(&a->d) && !a->tleaf == !a->cluster)
-		return usage_error("%s", "give exactly one of --topology and --cluster");
-	if ((a->hosts || a->per_pu) && !a->cluster && !ctl_daemon_set(&a->d))
-		return usage_error("%s", "--hosts and --per-pu need --cluster");
+		ctl_daemon_default(&a->d);
+	if ((a->hosts || a->per_pu) && a->tleaf)
+		return usage_error("%s", "--hosts and --per-pu need --cluster or the daemon, not --topology");
+	if ((a->rankfile || a->hostfile) && a->tleaf)
+		return usage_error(
+			"%s", "--rankfile and --slurm-hostfile need hosts: --cluster or the daemon, not --topology");
 	return -1;
 }
 
@@ -217,14 +240,15 @@ static json_t *breakdown_json(const topo_target_t *t, const double *traffic)
 	return arr;
 }
 
-/* The summary: ranks, slots, algo, engine, cost, identity_cost, improvement, time_ms (then target and
- * the breakdowns, added by the caller). New reference. */
+/* The summary: ranks, slots, engine (the one that produced the result: what auto chose), cost,
+ * identity_cost, improvement, time_ms (then target and the breakdowns, added by the caller). New
+ * reference. */
 static json_t *summary_new(const struct map_args *a, uint32_t ranks, size_t slots, const char *engine, double cost,
 			   double idcost, double time_ms)
 {
-	return json_pack("{s:I, s:I, s:s, s:s, s:f, s:f, s:f, s:f}", "ranks", (json_int_t)ranks, "slots",
-			 (json_int_t)slots, "algo", a->algo, "engine", engine, "cost", cost, "identity_cost", idcost,
-			 "improvement", idcost > 0 ? 1 - cost / idcost : 0.0, "time_ms", time_ms);
+	return json_pack("{s:I, s:I, s:s, s:f, s:f, s:f, s:f}", "ranks", (json_int_t)ranks, "slots", (json_int_t)slots,
+			 "engine", engine, "cost", cost, "identity_cost", idcost, "improvement",
+			 idcost > 0 ? 1 - cost / idcost : 0.0, "time_ms", time_ms);
 }
 
 static double num(const json_t *o, const char *k)
@@ -254,14 +278,25 @@ static void print_text(FILE *f, const json_t *s)
 	}
 }
 
-/* Writes the permutation (--out) and prints the summary; returns the exit status. */
-static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n, const json_t *summary)
+/* Where the slots are, for --rankfile and --slurm-hostfile: host name and logical core (or PU) per slot. */
+struct map_slots {
+	const char **host;
+	unsigned *cpu;
+};
+
+/* Writes the permutation (--out), the rankfile and host list, and prints the summary; returns the exit
+ * status. */
+static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n, const json_t *summary,
+		      const struct map_slots *where)
 {
 	FILE *sum = a->out && !strcmp(a->out, "-") ? stderr : stdout;
 	rm_error_t err;
 	uint32_t i;
 
 	rm_error_clear(&err);
+	if ((a->rankfile || a->hostfile) &&
+	    ctl_write_placement("map", a->rankfile, a->hostfile, perm, n, where->host, where->cpu, a->per_pu))
+		return 1;
 	if (a->out && !strcmp(a->out, "-")) {
 		for (i = 0; i < n; i++)
 			printf("%u\n", perm[i]);
@@ -285,19 +320,31 @@ static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n
 /* ---- offline ---------------------------------------------------------------------------------- */
 
 /* Computes the mapping here; returns the exit status. */
-static int map_run(const struct map_args *a, const map_graph_t *g, const topo_target_t *t, rm_error_t *err)
+static int map_run(const struct map_args *a, const map_graph_t *g, const topo_target_t *t, const unsigned *cpu,
+		   rm_error_t *err)
 {
+	struct map_slots where = { NULL, (unsigned *)cpu };
+	ctl_progress_t *prog;
 	map_options_t opt = { .time_budget_ms = a->budget, .seed = a->seed };
 	uint32_t *perm = malloc(((size_t)g->n + 1) * sizeof(*perm)), *id = malloc(((size_t)g->n + 1) * sizeof(*id)), i;
 	double *bd = calloc(t->nlevels, sizeof(double)), *idbd = calloc(t->nlevels, sizeof(double));
 	char tleaf[1024];
 	map_result_t res;
 	json_t *s = NULL;
-	int rc = 1;
+	int rc = 1, mc;
 
 	if (!perm || !id || !bd || !idbd)
 		goto out;
-	if (map_compute(a->algo, g, t, &opt, perm, &res, err) < 0) {
+	if ((a->rankfile || a->hostfile) && t->host_name && cpu &&
+	    (where.host = malloc(((size_t)t->nslots + 1) * sizeof(*where.host))))
+		for (i = 0; i < t->nslots; i++)
+			where.host[i] = t->host_name[t->slot_host[i]];
+	if ((a->rankfile || a->hostfile) && !where.host)
+		goto out;
+	prog = ctl_progress_start("map", &a->d, "mapping");
+	mc = map_compute(a->algo, g, t, &opt, perm, &res, err);
+	ctl_progress_stop(prog);
+	if (mc < 0) {
 		rc = report_error(err, "map");
 		goto out;
 	}
@@ -313,10 +360,10 @@ static int map_run(const struct map_args *a, const map_graph_t *g, const topo_ta
 	json_object_set_new(s, "identity_breakdown", breakdown_json(t, idbd));
 	if (t->warning)
 		json_object_set_new(s, "warnings", json_pack("[s]", t->warning));
-	rc = map_output(a, perm, g->n, s);
+	rc = map_output(a, perm, g->n, s, &where);
 out:
 	json_decref(s);
-	free(perm), free(id), free(bd), free(idbd);
+	free(perm), free(id), free(bd), free(idbd), free(where.host);
 	return rc;
 }
 
@@ -324,10 +371,11 @@ static int map_offline(const struct map_args *a, const map_graph_t *g)
 {
 	rm_error_t err;
 	topo_target_t *t;
+	unsigned *cpu = NULL;
 	int rc;
 
 	rm_error_clear(&err);
-	t = ctl_load_target(a->tleaf, a->cluster, a->hosts, a->per_pu, &err);
+	t = ctl_load_target_cpus(a->tleaf, a->cluster, a->hosts, a->per_pu, &cpu, &err);
 	if (!t)
 		rc = report_error(&err, a->tleaf ? "--topology" : a->cluster);
 	else if (g->n > t->nslots)
@@ -335,8 +383,9 @@ static int map_offline(const struct map_args *a, const map_graph_t *g)
 			      t->nslots),
 		      1);
 	else
-		rc = map_run(a, g, t, &err);
+		rc = map_run(a, g, t, cpu, &err);
 	topo_target_destroy(t);
+	free(cpu);
 	return rc;
 }
 
@@ -390,14 +439,73 @@ static json_t *map_request(const struct map_args *a, const map_graph_t *g, json_
 	return req;
 }
 
+/* For --rankfile and --slurm-hostfile through the daemon: each slot's host and logical core (per PU:
+ * the PU itself) from the answer's [host, pu] slots. A core's logical index is pu / (pus / cores) of
+ * the host, exact when every core of the host has as many PUs: a host where they differ is an error. */
+static int remote_slots(const struct map_args *a, const json_t *slots, struct map_slots *w)
+{
+	json_t *resp = NULL, *h, *sl, *by_name = json_object();
+	size_t i, ns = json_array_size(slots);
+	int rc = -1;
+
+	w->host = calloc(ns + 1, sizeof(*w->host));
+	w->cpu = calloc(ns + 1, sizeof(*w->cpu));
+	if (!w->host || !w->cpu || !by_name) {
+		fprintf(stderr, "rankmapctl map: out of memory\n");
+		goto out;
+	}
+	if (!a->per_pu && !(resp = ctl_call("map", &a->d, rm_proto_request("hosts", 1), CTL_DAEMON_TIMEOUT_MS)))
+		goto out;
+	json_array_foreach (json_object_get(resp, "hosts"), i, h) /* name -> host, one lookup per slot */
+		if (json_string_value(json_object_get(h, "name")))
+			json_object_set(by_name, json_string_value(json_object_get(h, "name")), h);
+	json_array_foreach (slots, i, sl) {
+		const char *name = json_string_value(json_array_get(sl, 0));
+		json_int_t pu = json_integer_value(json_array_get(sl, 1)), pus, cores;
+
+		if (!name || pu < 0) {
+			fprintf(stderr, "rankmapctl map: rankmapd sent a malformed slot %zu\n", i);
+			goto out;
+		}
+		w->host[i] = name;
+		w->cpu[i] = (unsigned)pu;
+		if (a->per_pu)
+			continue;
+		h = json_object_get(by_name, name);
+		pus = json_integer_value(json_object_get(h, "pus"));
+		cores = json_integer_value(json_object_get(h, "cores"));
+		if (cores <= 0 || pus < cores || pus % cores) {
+			fprintf(stderr,
+				"rankmapctl map: --rankfile: host %s has %lld PUs on %lld cores: its cores cannot be "
+				"numbered from rankmapd's answer; map offline with --cluster, or use --per-pu\n",
+				name, (long long)pus, (long long)cores);
+			goto out;
+		}
+		w->cpu[i] = (unsigned)(pu / (pus / cores));
+	}
+	rc = 0;
+out:
+	json_decref(by_name);
+	json_decref(resp);
+	return rc;
+}
+
 static int map_remote(const struct map_args *a, const map_graph_t *g)
 {
+	struct map_slots where = { NULL, NULL };
 	json_t *hosts = remote_hosts(a), *resp, *s, *p;
 	uint32_t *perm;
 	size_t i;
 	int rc = 1;
 
-	if (!hosts || !(resp = ctl_call("map", &a->d, map_request(a, g, hosts), CTL_DAEMON_TIMEOUT_MS)))
+	ctl_progress_t *prog;
+
+	if (!hosts)
+		return 1;
+	prog = ctl_progress_start("map", &a->d, "rankmapd is mapping");
+	resp = ctl_call("map", &a->d, map_request(a, g, hosts), CTL_DAEMON_TIMEOUT_MS);
+	ctl_progress_stop(prog);
+	if (!resp)
 		return 1;
 	p = json_object_get(resp, "permutation");
 	s = summary_new(a, g->n, json_array_size(json_object_get(resp, "slots")),
@@ -412,8 +520,11 @@ static int map_remote(const struct map_args *a, const map_graph_t *g)
 	if (s && json_array_size(p) == g->n && (perm = calloc((size_t)g->n + 1, sizeof(*perm)))) {
 		for (i = 0; i < g->n; i++)
 			perm[i] = (uint32_t)json_integer_value(json_array_get(p, i));
-		rc = map_output(a, perm, g->n, s);
+		if (!(a->rankfile || a->hostfile) || remote_slots(a, json_object_get(resp, "slots"), &where) == 0)
+			rc = map_output(a, perm, g->n, s, &where);
 		free(perm);
+		free(where.host);
+		free(where.cpu);
 	} else {
 		fprintf(stderr, "rankmapctl map: rankmapd at %s sent a malformed answer\n", ctl_daemon_name(&a->d));
 	}
@@ -442,7 +553,7 @@ int ctl_map_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (!algo_known(a.algo))
-		return ctl_usage_error("map", "unknown --algo '%s' (%s)", a.algo, map_algorithm_list());
+		return ctl_usage_error("map", "unknown --engine '%s' (%s)", a.algo, map_algorithm_list());
 	rm_error_clear(&err);
 	g = load_graph(&a, &err);
 	if (!g)

@@ -21,7 +21,7 @@ static void order_usage(FILE *f)
 		"    rankmapctl order (--torus FILE | --dims XxYxZ[:NODES_PER_ROUTER]) [--link-cost CX,CY,CZ]\n"
 		"                     [--mesh] [--method METHOD] [--axes AXES] [--format FORMAT]\n"
 		"                     [--host-pattern PATTERN] [--output FILE]\n"
-		"    rankmapctl order --socket PATH [--dims ...] [options as above]\n\n"
+		"    rankmapctl order --server LIST [--dims ...] [options as above]\n\n"
 		"DESCRIPTION\n"
 		"    A scheduler that allocates nodes from a free list in a fixed order places jobs as\n"
 		"    compactly as that order is (Albing et al., EuroMPI 2011). This prints such an order.\n"
@@ -53,7 +53,7 @@ static void order_usage(FILE *f)
 		"    --host-pattern P    names nodes: {x} {y} {z} {n} {id} {router}, \":W\" zero-pads\n"
 		"                        (default for names when the config has none: nid{id:5})\n"
 		"    --output FILE       write there instead of standard output\n"
-		"    --socket PATH       compute the order in rankmapd: its model's torus (and host names)\n"
+		"    --server LIST       compute the order in rankmapd: its model's torus (and host names)\n"
 		"                        replace --torus; --dims still describes another torus. Without\n"
 		"                        --torus and --dims, RANKMAP_SOCKET names the socket.\n" CTL_DAEMON_HELP
 		"    -h, --help          this text\n\n"
@@ -89,15 +89,15 @@ static int order_parse(int argc, char **argv, struct order_args *a)
 	a->t.method = "bbb";
 	a->format = "list";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (ctl_torus_opt(&a->t, c, optarg))
+	while ((c = getopt_long(argc, argv, CTL_SHORTOPTS, opts, NULL)) != -1) {
+		if (ctl_torus_opt(&a->t, c, optarg, "order"))
 			continue;
 		switch (c) {
 		case 'f': a->format = optarg; break;
 		case 'p': a->pattern = optarg; break;
 		case 'o': a->output = optarg; break;
 		case 'h': order_usage(stdout); return 0;
-		default: fprintf(stderr, "Try 'rankmapctl order --help'.\n"); return 2;
+		default: return ctl_usage_hint("order");
 		}
 	}
 	if (optind < argc) {

@@ -5,6 +5,7 @@
  * output is the same, text or --json.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,15 +42,15 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -d, --dir DIR       the per-user directory (default: $RANKMAP_LEARN_DIR, else\n"
 		"                      $XDG_CACHE_HOME/rankmap, else ~/.cache/rankmap)\n"
-		"  -s, --socket PATH   the patterns kept by rankmapd instead of the directory\n" CTL_DAEMON_HELP
-		"  -u, --uid UID       (root, with --socket) another user's patterns\n"
-		"  -a, --all           (root, with --socket) every user's patterns\n"
+		"  -s, --server LIST   the patterns kept by rankmapd instead of the directory\n" CTL_DAEMON_HELP
+		"  -u, --uid UID       (root, with the daemon) another user's patterns\n"
+		"  -a, --all           (root, with the daemon) every user's patterns\n"
 		"  -j, --json          JSON output\n"
 		"  -h, --help          show this help\n\n"
 		"Examples:\n"
 		"  rankmapctl patterns list\n"
 		"  rankmapctl patterns show 34a8d59add837254 --json\n"
-		"  rankmapctl patterns forget all --socket /run/rankmapd/rankmapd.sock\n\n"
+		"  rankmapctl patterns forget all --server /run/rankmapd/rankmapd.sock\n\n"
 		"Exit status: 0 success, 1 error (unknown pattern, unreadable directory, daemon error), 2 usage.\n");
 }
 
@@ -95,6 +96,8 @@ rm_pattern_t **ctl_patterns_load(const char *cmd, const ctl_daemon_t *d, const c
 		snprintf(dir, sizeof(dir), "%s", dir_opt);
 	else if (rm_pattern_dir_default(dir, sizeof(dir)) != 0)
 		return ctl_fail(cmd, NULL, "no pattern directory (set RANKMAP_LEARN_DIR or HOME)"), NULL;
+	if (access(dir, F_OK) != 0 && errno == ENOENT) /* nothing learned yet: no pattern, no error */
+		return calloc(1, sizeof(*ps));
 	if (rm_pattern_dir_check(dir, geteuid(), 0, &err) != 0 || rm_pattern_dir_list(dir, &ps, n, bad, &err) != 0)
 		return ctl_fail(cmd, &err, dir), NULL;
 	for (size_t i = 0, k = 0; id && i < *n; i++) { /* keep the one asked for */
@@ -156,6 +159,8 @@ static void print_list(rm_pattern_t **ps, size_t n, size_t bad, int json)
 		json_decref(o);
 		return;
 	}
+	if (n == 0 && bad == 0)
+		return; /* nothing learned: nothing listed (as ls of an empty directory) */
 	printf("%-16s  %6s  %-30s  %5s  %4s  %6s  %-19s  %s\n", "PATTERN", "UID", "CALL", "ORDER", "RUNS", "RANKS",
 	       "UPDATED (UTC)", "PROGRAM");
 	for (size_t i = 0; i < n; i++) {
@@ -300,10 +305,9 @@ int ctl_patterns_main(int argc, char **argv)
 	int c;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "d:s:u:ajh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:u:aj" CTL_SHORTOPTS, lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.dir = optarg; break;
-		case 's': ctl_daemon_opt(&o.d, CTL_OPT_SOCKET, optarg); break;
 		case 'a': o.all = 1; break;
 		case 'j': o.json = 1; break;
 		case 'u':
@@ -313,10 +317,9 @@ int ctl_patterns_main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		default:
-			if (ctl_daemon_opt(&o.d, c, optarg))
+			if (ctl_daemon_opt(&o.d, c, optarg, CMD))
 				break;
-			usage(stderr);
-			return 2;
+			return ctl_usage_hint(CMD);
 		}
 	}
 	if (!o.dir)

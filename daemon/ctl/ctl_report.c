@@ -30,15 +30,17 @@ static void usage(FILE *f)
 		"    rankmapctl report [--hwloc PATH]... [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
 		"                      [--node-name-map FILE] [--torus FILE] [--cluster FILE] [--strict]\n"
 		"                      [--json] [--svg FILE] [--order METHOD]\n"
-		"    rankmapctl report --socket PATH [--json] [--order METHOD]\n\n"
+		"    rankmapctl report --server LIST [--json] [--order METHOD]\n\n"
 		"DESCRIPTION\n"
 		"    Loads the node hardware (hwloc), the InfiniBand fabric and an optional 3D torus, joins them\n"
 		"    by host name and prints what a cluster administrator checks: hosts, packages, cores and PUs\n"
 		"    per node type, switches per level, HCA ports, subnets, link rates, the histogram of hop\n"
 		"    counts between hosts, and anomalies: hosts in the fabric without hardware data and the\n"
 		"    reverse, links slower than their subnet's norm, unconnected switch ports, generic HCA names.\n"
-		"    Without any source option, the report comes from rankmapd when --socket or RANKMAP_SOCKET\n"
-		"    names its socket, else from the cluster file named by RANKMAP_CLUSTER.\n\n"
+		"    Without any source option, the report comes from rankmapd when --server, RANKMAP_SERVER or\n"
+		"    RANKMAP_SOCKET names it, else from the cluster file named by RANKMAP_CLUSTER, else from\n"
+		"    rankmapd at its default socket " RM_SOCKET_DEFAULT
+		".\n\n"
 		"OPTIONS\n"
 		"    --hwloc PATH        hwloc data: a directory of <host>.xml files (and <host>.diff.xml\n"
 		"                        topology diffs), one XML file, \"synthetic:<desc>[@host,...]\" or\n"
@@ -56,7 +58,7 @@ static void usage(FILE *f)
 		"                        default such a host is left out and listed as an anomaly (kind\n"
 		"                        bad_host_file, bad_reference or diff_hunk, with file, line and reason)\n"
 		"                        and the rest of the cluster loads.\n"
-		"    --json              print one JSON object instead of text (keys hosts, hosts_with_hardware,\n"
+		"  -j, --json            print one JSON object instead of text (keys hosts, hosts_with_hardware,\n"
 		"                        switches, hca_ports, subnets, cores, pus, anomalies, ...).\n"
 		"    --svg FILE          also draw the cluster into FILE (SVG): the fabric as a layered graph,\n"
 		"                        hosts grouped in one box per leaf switch (count and host list),\n"
@@ -64,13 +66,13 @@ static void usage(FILE *f)
 		"                        order picture below it.\n"
 		"    --order METHOD      torus ordering summarised and drawn (xyz, mdf, gray, hilbert, bbb;\n"
 		"                        default bbb, see rankmapctl order).\n"
-		"    --socket PATH       ask rankmapd instead: its model replaces the source options (same\n"
+		"    --server LIST       ask rankmapd instead: its model replaces the source options (same\n"
 		"                        output; --svg needs the files).\n" CTL_DAEMON_HELP
 		"    -h, --help          print this help.\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl report --cluster tests/data/example/cluster.conf\n"
 		"    rankmapctl report --hwloc /var/lib/hwloc --ib fabric.txt --node-name-map names.map --json\n"
-		"    rankmapctl report --socket /run/rankmapd/rankmapd.sock\n\n"
+		"    rankmapctl report --server /run/rankmapd/rankmapd.sock\n\n"
 		"EXIT STATUS\n"
 		"    0 success, 1 a source could not be loaded (the message names the file and line),\n"
 		"    2 usage error.\n");
@@ -87,7 +89,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = { CTL_SOURCE_LONGOPTS,
 					    { "json", no_argument, NULL, 'j' },
-					    { "svg", required_argument, NULL, 's' },
+					    { "svg", required_argument, NULL, 'G' },
 					    { "order", required_argument, NULL, 'o' },
 					    CTL_DAEMON_LONGOPTS,
 					    { "help", no_argument, NULL, 'h' },
@@ -96,14 +98,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, CTL_SHORTOPTS "j", lo, NULL)) != -1) {
 		if ((r = ctl_sources_opt(&o->src, "report", ch, optarg)) == 2)
 			return 2;
-		if (r || ctl_daemon_opt(&o->d, ch, optarg))
+		if (r || ctl_daemon_opt(&o->d, ch, optarg, "report"))
 			continue;
 		switch (ch) {
 		case 'j': o->json = 1; break;
-		case 's': o->svg = optarg; break;
+		case 'G': o->svg = optarg; break;
 		case 'o': o->order = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'rankmapctl report --help'.\n"); return 2;
@@ -121,9 +123,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (!ctl_sources_any(&o->src) && !ctl_daemon_env(&o->d))
 		o->src.cluster = getenv("RANKMAP_CLUSTER");
 	if (!ctl_sources_any(&o->src) && !ctl_daemon_set(&o->d))
-		return ctl_usage_error("report",
-				       "nothing to report: give --hwloc, --ib, --torus, --cluster or "
-				       "--socket");
+		ctl_daemon_default(&o->d); /* no files: ask rankmapd at its default socket */
 	if (ctl_daemon_set(&o->d) && o->svg)
 		return ctl_usage_error("report", "--svg needs the cluster's files, not --socket");
 	return -1;
@@ -610,12 +610,12 @@ int ctl_report_main(int argc, char **argv)
 		return report_remote(&o);
 	rm_error_clear(&err);
 	if (!(c = topo_cluster_create())) {
-		fprintf(stderr, "rankmapctl: out of memory\n");
+		fprintf(stderr, "rankmapctl report: out of memory\n");
 		return 1;
 	}
 	if (ctl_sources_load(c, &o.src, &err) < 0 || (rc = report(c, &o, &err)) != 0) {
 		if (rm_error_isset(&err))
-			ctl_fail(NULL, &err, NULL);
+			ctl_fail("report", &err, NULL);
 		rc = 1;
 	}
 	topo_cluster_destroy(c);

@@ -24,7 +24,7 @@ static void sim_usage(FILE *f)
 		"                        [--mesh] [--method METHOD | --compare] [--axes AXES]\n"
 		"                        [--swf FILE [--procs-per-node P]] [--jobs N] [--seed S]\n"
 		"                        [--load L] [--json]\n"
-		"    rankmapctl simulate --socket PATH [--dims ...] [options as above but --swf]\n\n"
+		"    rankmapctl simulate --server LIST [--dims ...] [options as above but --swf]\n\n"
 		"DESCRIPTION\n"
 		"    Jobs arrive and start first-come first-served; each takes the first free nodes in\n"
 		"    the ordering (skipping busy ones), runs, and leaves. For each job-size class (2-16,\n"
@@ -48,8 +48,8 @@ static void sim_usage(FILE *f)
 		"                        the rest 256 and more, exponential run times\n"
 		"    --seed S            seed of the synthetic mix (default 1): same seed, same jobs\n"
 		"    --load L            offered load of the synthetic mix, 0 < L <= 1 (default 0.9)\n"
-		"    --json              print one JSON object instead of the table\n"
-		"    --socket PATH       simulate in rankmapd, on its model's torus (or --dims); the output is\n"
+		"  -j, --json            print one JSON object instead of the table\n"
+		"    --server LIST       simulate in rankmapd, on its model's torus (or --dims); the output is\n"
 		"                        the same. Without --torus and --dims, RANKMAP_SOCKET names the\n"
 		"                        socket. The daemon bounds the work: at most 100000 jobs, and jobs x\n"
 		"                        nodes x methods at most 2e9.\n" CTL_DAEMON_HELP
@@ -88,12 +88,12 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 	static const struct option opts[] = {
 		CTL_TORUS_LONGOPTS,
 		{ "compare", no_argument, NULL, 'C' },
-		{ "swf", required_argument, NULL, 's' },
+		{ "swf", required_argument, NULL, 'W' },
 		{ "procs-per-node", required_argument, NULL, 'P' },
-		{ "jobs", required_argument, NULL, 'j' },
+		{ "jobs", required_argument, NULL, 'N' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "load", required_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'J' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -107,19 +107,19 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 	a->seed = 1;
 	a->load = 0.9;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (ctl_torus_opt(&a->t, c, optarg))
+	while ((c = getopt_long(argc, argv, CTL_SHORTOPTS "j", opts, NULL)) != -1) {
+		if (ctl_torus_opt(&a->t, c, optarg, "simulate"))
 			continue;
 		switch (c) {
 		case 'C': a->compare = 1; break;
-		case 's': a->swf = optarg; break;
-		case 'J': a->json = 1; break;
+		case 'W': a->swf = optarg; break;
+		case 'j': a->json = 1; break;
 		case 'P':
 			if (num_arg("--procs-per-node", optarg, 1, 1e6, &v) < 0)
 				return 2;
 			a->ppn = (unsigned long)v;
 			break;
-		case 'j':
+		case 'N':
 			if (num_arg("--jobs", optarg, 1, 1e7, &v) < 0)
 				return 2;
 			a->jobs = (unsigned long)v;
@@ -135,7 +135,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 			a->load = v;
 			break;
 		case 'h': sim_usage(stdout); return 0;
-		default: fprintf(stderr, "Try 'rankmapctl simulate --help'.\n"); return 2;
+		default: return ctl_usage_hint("simulate");
 		}
 	}
 	if (optind < argc) {

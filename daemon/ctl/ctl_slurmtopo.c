@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		"    rankmapctl slurm-topology [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
 		"                              [--node-name-map FILE] [--cluster FILE] [--strict] [--top NAME]\n"
 		"                              [--all-leaves] [--out FILE]\n"
-		"    rankmapctl slurm-topology --socket PATH [--top NAME] [--all-leaves] [--out FILE]\n\n"
+		"    rankmapctl slurm-topology --server LIST [--top NAME] [--all-leaves] [--out FILE]\n\n"
 		"DESCRIPTION\n"
 		"    Writes the switch tree of the fabric in the format of Slurm's topology/tree plugin\n"
 		"    (topology.conf(5)), with the structure slurmibtopology.sh and topograph derive from the\n"
@@ -65,11 +65,13 @@ static void usage(FILE *f)
 		"    --all-leaves        list a host with HCAs on several leaf switches (dual rail, rail-\n"
 		"                        optimised fabrics) under every one of them, as slurmibtopology.sh\n"
 		"                        does; Slurm accepts it and logs those nodes as multi-homed.\n"
-		"    --socket PATH       ask rankmapd: the fabric of its model replaces the file options\n"
-		"                        (same output); without them, RANKMAP_SOCKET names the socket.\n"
+		"    --server LIST       ask rankmapd: the fabric of its model replaces the file options\n"
+		"                        (same output); without file options rankmapd is asked: at\n"
+		"                        $RANKMAP_SERVER, else $RANKMAP_SOCKET, else " RM_SOCKET_DEFAULT
+		".\n"
 		"    --out FILE          write there (atomically: a temporary file renamed) instead of\n"
-		"                        standard output.\n"
-		"    -h, --help          this text.\n\n"
+		"                        standard output.\n" CTL_DAEMON_HELP
+		"  -h, --help              this text.\n\n"
 		"EXAMPLES\n"
 		"    ibnetdiscover > fabric.txt\n"
 		"    rankmapctl slurm-topology --ib fabric.txt --node-name-map /etc/ib-node-name-map \\\n"
@@ -94,7 +96,7 @@ static int st_usage_error(const char *msg, const char *arg)
 static int st_parse(int argc, char **argv, struct st_opts *o)
 {
 	static const struct option lo[] = { CTL_IB_LONGOPTS,
-					    { "top", required_argument, NULL, 't' },
+					    { "top", required_argument, NULL, 'T' },
 					    { "out", required_argument, NULL, 'o' },
 					    { "all-leaves", no_argument, NULL, 'a' },
 					    { "help", no_argument, NULL, 'h' },
@@ -104,27 +106,27 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, CTL_SHORTOPTS "o:", lo, NULL)) != -1) {
 		if (ch == CTL_OPT_IB && o->src.nib >= MAX_IB)
 			return st_usage_error("at most %s --ib options", "64");
 		if ((r = ctl_sources_opt(&o->src, "slurm-topology", ch, optarg)) == 2)
 			return 2;
-		if (r || ctl_daemon_opt(&o->d, ch, optarg))
+		if (r || ctl_daemon_opt(&o->d, ch, optarg, "slurm-topology"))
 			continue;
 		switch (ch) {
-		case 't': o->top = optarg; break;
+		case 'T': o->top = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'a': o->all_leaves = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: return st_usage_error("%s", "invalid option");
+		default: return ctl_usage_hint("slurm-topology");
 		}
 	}
 	if (optind < argc)
 		return st_usage_error("unexpected argument '%s'", argv[optind]);
 	if (ctl_daemon_set(&o->d) && ctl_sources_any(&o->src))
-		return st_usage_error("%s", "--socket replaces --ib, --ib-cache, --ib-live and --cluster");
-	if (!ctl_sources_any(&o->src) && !ctl_daemon_env(&o->d))
-		return st_usage_error("%s", "no fabric: give --ib, --ib-cache, --ib-live, --cluster or --socket");
+		return st_usage_error("%s", "--server replaces --ib, --ib-cache, --ib-live and --cluster");
+	if (!ctl_sources_any(&o->src))
+		ctl_daemon_default(&o->d); /* no files: ask rankmapd ($RANKMAP_SERVER, ..., its default socket) */
 	if (o->top) {
 		char buf[256];
 

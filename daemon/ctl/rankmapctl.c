@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "rm_client.h"
 #include "rm_file.h"
 
 struct subcommand {
@@ -36,15 +37,21 @@ static void usage(FILE *f)
 
 	fprintf(f,
 		"Usage: rankmapctl COMMAND [OPTIONS]...\n"
-		"       rankmapctl COMMAND --help\n\n"
+		"       rankmapctl help COMMAND   (or rankmapctl COMMAND --help)\n"
+		"       rankmapctl -V | --version\n\n"
 		"Topology-aware placement and MPI rank reordering for HPC clusters.\n\n"
 		"Commands:\n");
 	for (i = 0; i < NSUB; i++)
 		fprintf(f, "  %-16s %s\n", subcommands[i].name, subcommands[i].summary);
 	fprintf(f,
-		"\nMost commands work offline on files, or through rankmapd with --socket PATH or\n"
-		"--server HOST:PORT[,HOST:PORT...] (TCP, authenticated with MUNGE). Exit status: 0 success,\n"
-		"1 error, 2 usage error.\n\n"
+		"\nMost commands work offline on files, or through rankmapd: without files they ask it, at\n"
+		"-s/--server HOST:PORT[,HOST:PORT...] (TCP, authenticated with MUNGE) or /PATH (a Unix socket;\n"
+		"--socket is the old name of the same option), else $RANKMAP_SERVER, else $RANKMAP_SOCKET, else\n"
+		"the default socket " RM_SOCKET_DEFAULT
+		".\n"
+		"Options every command takes: -s/--server, --server-uid, -t/--timeout MS, --progress,\n"
+		"-V/--version, -h/--help, and -j/--json where it prints JSON.\n"
+		"Errors start 'rankmapctl COMMAND:'. Exit status: 0 success, 1 error, 2 usage error.\n\n"
 		"Environment: RANKMAP_SERVER (the daemon's servers), RANKMAP_SOCKET (its socket),\n"
 		"RANKMAP_MUNGE_SOCKET (munged's socket), RANKMAP_CLUSTER (report's cluster\n"
 		"file). Input files must be regular files (a FIFO or a device is refused at once) within\n"
@@ -52,27 +59,54 @@ static void usage(FILE *f)
 	rm_file_print_limits(f, "  ");
 }
 
-int main(int argc, char **argv)
+/* Runs subcommand sub with argv[0] = "rankmapctl NAME", so that getopt's own messages ("unrecognized
+ * option") carry the same prefix as every other error. */
+static int run(const struct subcommand *sub, int argc, char **argv)
+{
+	char prog[64];
+
+	snprintf(prog, sizeof(prog), "rankmapctl %s", sub->name);
+	argv[0] = prog;
+	return sub->main(argc, argv);
+}
+
+static const struct subcommand *find(const char *name)
 {
 	size_t i;
+
+	for (i = 0; i < NSUB; i++)
+		if (!strcmp(name, subcommands[i].name))
+			return &subcommands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct subcommand *sub;
 
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
+	if (!strcmp(argv[1], "help") && argc > 2) { /* rankmapctl help CMD: CMD --help */
+		char help[] = "--help", *hargv[3] = { argv[2], help, NULL };
+
+		if (argc > 3 || !(sub = find(argv[2]))) {
+			fprintf(stderr, "rankmapctl help: unknown command '%s' (try 'rankmapctl --help')\n", argv[2]);
+			return 2;
+		}
+		return run(sub, 2, hargv);
+	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("rankmapctl %s\n", RANKMAP_VERSION);
 		return 0;
 	}
-	for (i = 0; i < NSUB; i++) {
-		if (strcmp(argv[1], subcommands[i].name))
-			continue;
-		return subcommands[i].main(argc - 1, argv + 1);
-	}
+	if ((sub = find(argv[1])))
+		return run(sub, argc - 1, argv + 1);
 	fprintf(stderr, "rankmapctl: unknown command '%s' (try 'rankmapctl --help')\n", argv[1]);
 	return 2;
 }

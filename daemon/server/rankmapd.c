@@ -258,13 +258,19 @@ static void describe_listeners(const srv_ctx_t *ctx, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%stcp %s", n ? ", " : "", ctx->cfg.listen[i]);
 }
 
+/* 1 once the log goes to syslog (not in the foreground): a start-up error is then also printed on
+ * stderr, for whoever started rankmapd; in the foreground the log is stderr and it is printed once. */
+static int log_to_syslog;
+
 static int fail(const char *step, const rm_error_t *err)
 {
 	char msg[600], safe[4 * sizeof(msg)];
 
 	rm_error_format(err, msg, sizeof(msg));
-	srv_log_escape(msg, safe, sizeof(safe));
-	fprintf(stderr, "rankmapd: %s: %s\n", step, safe);
+	if (log_to_syslog) {
+		srv_log_escape(msg, safe, sizeof(safe));
+		fprintf(stderr, "rankmapd: %s: %s\n", step, safe);
+	}
 	srv_log(SRV_LOG_ERR, "%s: %s", step, msg);
 	return 1;
 }
@@ -292,6 +298,7 @@ int main(int argc, char **argv)
 		goto out_ctx;
 	}
 	srv_log_open(ctx.cfg.foreground, ctx.cfg.log_level);
+	log_to_syslog = !ctx.cfg.foreground;
 	if (srv_state_init(ctx.cfg.state_dir, &err) < 0) {
 		fail("state directory", &err);
 		goto out_log;

@@ -443,11 +443,41 @@ void srv_config_free(srv_config_t *cfg)
 	cfg->path = NULL;
 }
 
+/* A duration of ms milliseconds as the configuration writes it: whole seconds as "Ns", else "Nms". */
+static void print_duration(FILE *f, const char *name, long long ms)
+{
+	if (ms % 1000 == 0)
+		fprintf(f, "%s = %llds\n", name, ms / 1000);
+	else
+		fprintf(f, "%s = %lldms\n", name, ms);
+}
+
+/* A size in bytes: with the largest binary suffix G, M or k that divides it exactly, else bare bytes. */
+static void print_size(FILE *f, const char *name, unsigned long long b)
+{
+	static const struct {
+		char suffix;
+		unsigned long long mul;
+	} u[] = { { 'G', 1ULL << 30 }, { 'M', 1ULL << 20 }, { 'k', 1ULL << 10 } };
+	size_t k;
+
+	for (k = 0; b && k < sizeof(u) / sizeof(u[0]); k++)
+		if (b % u[k].mul == 0) {
+			fprintf(f, "%s = %llu%c\n", name, b / u[k].mul, u[k].suffix);
+			return;
+		}
+	fprintf(f, "%s = %llu\n", name, b);
+}
+
 void srv_config_print(const srv_config_t *cfg, FILE *f)
 {
 	size_t i;
 	int j;
 
+	fprintf(f,
+		"# rankmapd's settings as in effect. Units: durations in seconds (\"10s\"), in milliseconds\n"
+		"# where not whole seconds (\"250ms\"); sizes in bytes, with k, M or G (2^10, 2^20, 2^30 bytes)\n"
+		"# where exact (\"16M\").\n");
 	for (i = 0; i < NENTRIES; i++) {
 		const centry_t *e = &entries[i];
 		const void *field = (const char *)cfg + e->off;
@@ -474,9 +504,9 @@ void srv_config_print(const srv_config_t *cfg, FILE *f)
 			break;
 		case C_BOOL: fprintf(f, "%s = %s\n", e->name, *(const int *)field ? "yes" : "no"); break;
 		case C_MODE: fprintf(f, "%s = %04o\n", e->name, *(const unsigned *)field); break;
-		case C_SIZE: fprintf(f, "%s = %zu\n", e->name, *(const size_t *)field); break;
-		case C_MS: fprintf(f, "%s = %dms\n", e->name, *(const int *)field); break;
-		case C_SEC: fprintf(f, "%s = %ds\n", e->name, *(const int *)field); break;
+		case C_SIZE: print_size(f, e->name, *(const size_t *)field); break;
+		case C_MS: print_duration(f, e->name, *(const int *)field); break;
+		case C_SEC: print_duration(f, e->name, 1000LL * *(const int *)field); break;
 		case C_ISOLATION: fprintf(f, "%s = %s\n", e->name, isolation_modes[*(const int *)field]); break;
 		case C_LOGLEVEL: fprintf(f, "%s = %s\n", e->name, levels[*(const int *)field - SRV_LOG_ERR]); break;
 		default: fprintf(f, "%s = %d\n", e->name, *(const int *)field); break;

@@ -39,9 +39,9 @@ typedef struct rmp_env {
 	int disable;           /* RANKMAP_DISABLE=1 */
 	int verbose;           /* RANKMAP_VERBOSE=1: rank 0 prints the mapping outcome */
 	const char *report;    /* RANKMAP_REPORT=FILE: rank 0 appends the outcome line */
-	const char *algo;      /* RANKMAP_ALGO, default "auto" */
+	const char *algo;      /* RANKMAP_ENGINE (old name RANKMAP_ALGO), default "auto" */
 	double budget_ms;      /* RANKMAP_TIME_BUDGET_MS for "auto"/"refine" (<= 0: 1 ms + 5 us per rank) */
-	const char *pattern;   /* RANKMAP_PATTERN: recorded traffic used as weights */
+	const char *pattern;   /* RANKMAP_MATRIX (old name RANKMAP_PATTERN): recorded traffic as weights */
 	map_metric_t metric;   /* RANKMAP_METRIC */
 	const char *cluster;   /* RANKMAP_CLUSTER: cluster file (network, hardware) */
 	const char *socket;    /* rmp_env_server(): rankmapd (a server list, rm_client.h) */

@@ -4,11 +4,14 @@
  *
  * Variables:
  *   RANKMAP_DISABLE=1        behave exactly like the MPI library underneath
- *   RANKMAP_ALGO=NAME        mapping engine (mapping/: auto, treematch, scotch, refine, identity)
+ *   RANKMAP_ENGINE=NAME      mapping engine (mapping/: auto, treematch, scotch, refine, identity);
+ *                            RANKMAP_ALGO is its old name, read when RANKMAP_ENGINE is not set
  *   RANKMAP_TIME_BUDGET_MS=T time the "auto" and "refine" engines may use (default 1 ms + 5 us/rank:
  *                            the call runs inside the application's start-up)
- *   RANKMAP_PATTERN=FILE     recorded traffic (Matrix Market, RANKMAP_TRACE's output) used as weights
- *   RANKMAP_METRIC=M         bytes | messages | loggp: which column of the pattern
+ *   RANKMAP_MATRIX=FILE      a communication matrix (Matrix Market, RANKMAP_TRACE's output) used as
+ *                            weights; RANKMAP_PATTERN is its old name, read when RANKMAP_MATRIX is not
+ *                            set ("pattern" alone means a learned pattern, RANKMAP_LEARN)
+ *   RANKMAP_METRIC=M         bytes | messages | loggp: which weight of the matrix
  *   RANKMAP_CLUSTER=FILE     cluster description (network, hardware), topo_load_cluster_file
  *   RANKMAP_SERVER=LIST      rankmapd: HOST:PORT[,HOST:PORT...] (TCP, MUNGE; RANKMAP_MUNGE_SOCKET names
  *                            munged's socket) or /socket entries, tried in order; wins over
@@ -60,6 +63,14 @@ static const char *env_str(const char *name)
 	const char *v = getenv(name);
 
 	return v && *v ? v : NULL;
+}
+
+/* The value of name, else of old, its former spelling (a documented alias: one name per concept). */
+static const char *env_alias(const char *name, const char *old)
+{
+	const char *v = env_str(name);
+
+	return v ? v : env_str(old);
 }
 
 const char *rmp_env_server(void)
@@ -202,7 +213,7 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 	v = env_str("RANKMAP_VERBOSE");
 	env->verbose = v && strcmp(v, "0") != 0;
 	env->report = env_str("RANKMAP_REPORT");
-	env->algo = env_str("RANKMAP_ALGO");
+	env->algo = env_alias("RANKMAP_ENGINE", "RANKMAP_ALGO");
 	if (!env->algo)
 		env->algo = "auto";
 	v = env_str("RANKMAP_TIME_BUDGET_MS");
@@ -213,7 +224,7 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 		if (*end || !(env->budget_ms > 0))
 			return rm_error_set(err, "RANKMAP_TIME_BUDGET_MS", 0, 0, "'%s' is not a positive time", v);
 	}
-	env->pattern = env_str("RANKMAP_PATTERN");
+	env->pattern = env_alias("RANKMAP_MATRIX", "RANKMAP_PATTERN");
 	env->cluster = env_str("RANKMAP_CLUSTER");
 	env->socket = rmp_env_server();
 	env->timeout_ms = 0;

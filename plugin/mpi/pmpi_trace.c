@@ -6,9 +6,11 @@
  * process really talks to, never with the job size. Ranks of other communicators are translated
  * through a table cached on the communicator (an attribute), built on first use. Persistent requests
  * are remembered at *_init and counted at each MPI_Start. At MPI_Finalize rank 0 gathers every table
- * and writes one Matrix Market file (coordinate, general; row = sender, column = receiver, 1-based
- * MPI_COMM_WORLD ranks; two values per entry: bytes, then messages) through a temporary file renamed
- * into place, so readers never see a partial pattern.
+ * and writes two standard Matrix Market files (coordinate integer general; row = sender, column =
+ * receiver, 1-based MPI_COMM_WORLD ranks; one value per entry): the bytes at PATH, the messages at
+ * PATH's name without ".mtx" + ".messages.mtx", named in PATH's header ("% rankmap-messages: NAME",
+ * which the pattern reader follows for the messages and loggp metrics). Each is written to a temporary
+ * file renamed into place, the messages first, so readers never see a partial pattern.
  *
  * State: one context per process (per rank under SMPI without privatization: RANKMAP_SMPI).
  */
@@ -390,32 +392,67 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Rank 0: writes the gathered triples (sender ranks in order) atomically. */
-static void write_pattern(const trace_ctx_t *t, const uint64_t *all, const int *cnt, long total)
+/* The messages file beside PATH: PATH's name without a final ".mtx", then ".messages.mtx". */
+static char *messages_path(const char *path)
+{
+	size_t len = strlen(path), stem = len > 4 && !strcmp(path + len - 4, ".mtx") ? len - 4 : len;
+	char *m = malloc(stem + sizeof(".messages.mtx"));
+
+	if (m) {
+		memcpy(m, path, stem);
+		strcpy(m + stem, ".messages.mtx");
+	}
+	return m;
+}
+
+/* Rank 0: writes one column (col 1: bytes, 2: messages) of the gathered triples (sender ranks in order)
+ * as a Matrix Market file at path, atomically; companion: the messages file's name, named in a header
+ * comment of the bytes file. Returns 0 or -1. */
+static int write_matrix(const trace_ctx_t *t, const char *path, int col, const char *companion, const uint64_t *all,
+			const int *cnt, long total)
 {
 	char tmp[4096];
 	FILE *f;
 	long k = 0;
-	int fd = rm_tmpfile_beside(t->path, 0666, tmp, sizeof(tmp)); /* unique even across nodes */
+	int fd = rm_tmpfile_beside(path, 0666, tmp, sizeof(tmp)); /* unique even across nodes */
 
 	if (fd < 0)
-		return;
+		return -1;
 	if (!(f = fdopen(fd, "w"))) {
 		close(fd);
 		unlink(tmp);
-		return;
+		return -1;
 	}
 	fprintf(f,
-		"%%%%MatrixMarket matrix coordinate real general\n"
+		"%%%%MatrixMarket matrix coordinate integer general\n"
 		"%% rankmap trace: row = sending rank, column = receiving rank (MPI_COMM_WORLD, 1-based)\n"
-		"%% values: bytes messages\n%d %d %ld\n",
-		t->wsize, t->wsize, total);
+		"%% value: %s sent\n",
+		col == 1 ? "bytes" : "messages");
+	if (companion)
+		fprintf(f, "%% rankmap-messages: %s\n", companion);
+	fprintf(f, "%d %d %ld\n", t->wsize, t->wsize, total);
 	for (int r = 0; r < t->wsize; r++)
 		for (int i = 0; i < cnt[r]; i++, k++)
-			fprintf(f, "%d %llu %llu %llu\n", r + 1, (unsigned long long)all[3 * k],
-				(unsigned long long)all[3 * k + 1], (unsigned long long)all[3 * k + 2]);
-	if (fclose(f) != 0 || rename(tmp, t->path) != 0)
+			fprintf(f, "%d %llu %llu\n", r + 1, (unsigned long long)all[3 * k],
+				(unsigned long long)all[3 * k + col]);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* Rank 0: writes the pattern as two standard Matrix Market files of one value per entry: the message
+ * counts beside PATH first (messages_path), then the bytes at PATH, whose header names the messages
+ * file (mapping/pattern_mtx.c reads both when a metric needs messages). */
+static void write_pattern(const trace_ctx_t *t, const uint64_t *all, const int *cnt, long total)
+{
+	char *mpath = messages_path(t->path);
+	const char *base = mpath ? strrchr(mpath, '/') : NULL;
+
+	if (mpath && write_matrix(t, mpath, 2, NULL, all, cnt, total) == 0)
+		write_matrix(t, t->path, 1, base ? base + 1 : mpath, all, cnt, total);
+	free(mpath);
 }
 
 /* Collective over MPI_COMM_WORLD: gathers every table to rank 0, which writes the pattern. */

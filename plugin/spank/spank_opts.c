@@ -375,6 +375,11 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
 		vars[n++] = (rm_spank_envvar_t){ RM_SERVER_UID_ENV, conf->server_uid };
 	if (rm_spank_job_learns(job, conf))
 		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_LEARN", "1" };
+	/* the current names too, so that a stale RANKMAP_ENGINE or RANKMAP_MATRIX of the user's environment
+	 * (which the library prefers to the old names) never overrides the job's options */
+	vars[n++] = (rm_spank_envvar_t){ "RANKMAP_ENGINE", job->algo[0] ? job->algo : "auto" };
+	if (job->pattern[0])
+		vars[n++] = (rm_spank_envvar_t){ "RANKMAP_MATRIX", job->pattern };
 	return n;
 }
 

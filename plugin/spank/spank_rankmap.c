@@ -1,7 +1,7 @@
 /*
  * plugin/spank/spank_rankmap.c: the SPANK entry points of spank_rankmap.so (Slurm 22.05).
  *
- *   srun/sbatch/salloc   slurm_spank_init registers --rankmap, --rankmap-pattern, --rankmap-metric,
+ *   srun/sbatch/salloc   slurm_spank_init registers --rankmap, --rankmap-matrix (old name --rankmap-pattern), --rankmap-metric,
  *                        --rankmap-trace, --rankmap-bind; their callbacks validate the values before
  *                        submission (the pattern file is parsed completely).
  *   slurmd               slurm_spank_init registers the node's hwloc topology with rankmapd
@@ -49,12 +49,13 @@ static struct spank_option rm_options[] = {
 	  "Topology-aware MPI rank reordering (rankmap). MODE: auto (default), treematch, scotch, "
 	  "off, or required (fail the step if rankmap cannot be applied).",
 	  2, RM_SPANK_OPT_RANKMAP, opt_cb },
-	{ "rankmap-pattern", "FILE",
-	  "rankmap: weight rank pairs by this recorded communication pattern (Matrix Market, as "
-	  "written by --rankmap-trace). Implies --rankmap.",
+	{ "rankmap-matrix", "FILE",
+	  "rankmap: weight rank pairs by this communication matrix (Matrix Market, as written by "
+	  "--rankmap-trace). Implies --rankmap.",
 	  1, RM_SPANK_OPT_PATTERN, opt_cb },
+	{ "rankmap-pattern", "FILE", "rankmap: the old name of --rankmap-matrix.", 1, RM_SPANK_OPT_PATTERN, opt_cb },
 	{ "rankmap-metric", "METRIC",
-	  "rankmap: which pattern column to use: bytes, messages or loggp (both, LogGP-weighted). "
+	  "rankmap: which weight of the matrix to use: bytes, messages or loggp (both, LogGP-weighted). "
 	  "Implies --rankmap.",
 	  1, RM_SPANK_OPT_METRIC, opt_cb },
 	{ "rankmap-trace", "FILE",

@@ -237,7 +237,7 @@ expect "out of range: file and line" conf_err 'bad.conf:3: max_queued_bytes: .1k
 expect "max_clients_per_uid at least 1" conf_err 'bad.conf:3: max_clients_per_uid' "max_clients_per_uid = 0"
 printf 'socket = %s/x.sock\nstate_dir = %s/x\n' "$T" "$T" >"$T/good.conf"
 "$BIN/rankmapd" --config "$T/good.conf" --print-config >"$T/defaults.out" 2>&1
-for kv in "max_queued_bytes = 268435456" "reserved_queued_bytes = 33554432" "max_queued_bytes_per_uid = 67108864" \
+for kv in "max_queued_bytes = 256M" "reserved_queued_bytes = 32M" "max_queued_bytes_per_uid = 64M" \
 	"max_clients_per_uid = 256" "reserved_clients = 16"; do
 	expect "default $kv" grep -qx "$kv" "$T/defaults.out"
 done

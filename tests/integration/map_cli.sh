@@ -32,10 +32,10 @@ for a in identity treematch scotch refine bisect auto; do
 	else
 		notok "$a: JSON cost '$c' identity '$i'"
 	fi
-	for k in ranks algo time_ms breakdown identity_breakdown; do
+	for k in ranks engine time_ms breakdown identity_breakdown; do
 		grep -q "\"$k\":" "$T/$a.json" || { notok "$a: JSON has $k"; continue 2; }
 	done
-	ok "$a: JSON has ranks, algo, time_ms, breakdown"
+	ok "$a: JSON has ranks, engine, time_ms, breakdown"
 done
 for a in treematch auto; do
 	c=$(json_num cost "$T/$a.json")

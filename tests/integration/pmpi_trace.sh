@@ -28,24 +28,33 @@ expected_split() {
 	done | sort
 }
 
+# rows PATH: the trace at PATH (bytes) and its messages file as the size line, then sorted
+# "sender receiver bytes messages" lines (both files list the same entries in the same order)
+rows() {
+	grep -v '^%' "$1" | head -n 1
+	grep -v '^%' "$1" | tail -n +2 >"$T/rows.b"
+	grep -v '^%' "${1%.mtx}.messages.mtx" | tail -n +2 | awk '{ print $3 }' >"$T/rows.m"
+	paste -d ' ' "$T/rows.b" "$T/rows.m" | sort
+}
+
 for m in $PMPI_MPIS; do
 	RANKMAP_TRACE=$T/split.mtx pmpi_run "$m" 8 trace_split >"$T/out" 2>"$T/err"
-	{ grep -v '^%' "$T/split.mtx" | head -n 1; grep -v '^%' "$T/split.mtx" | tail -n +2 | sort; } >"$T/got"
+	rows "$T/split.mtx" >"$T/got"
 	expected_split >"$T/want"
 	cmp -s "$T/got" "$T/want" && ok "$m: traffic on a reordered sub-communicator recorded in world ranks" ||
 		{ notok "$m: sub-communicator translation"; diff "$T/want" "$T/got" | head; }
-	rm -f "$T/split.mtx"
+	rm -f "$T/split.mtx" "$T/split.messages.mtx"
 
 	RANKMAP_TRACE=$T/ring.mtx pmpi_run "$m" 4 cart_halo -p 1 4 1 >"$T/out" 2>"$T/err"
 	[ $? -eq 0 ] && [ -f "$T/ring.mtx" ] && ok "$m: traced run wrote the pattern" || notok "$m: no pattern written"
 	head -n 1 "$T/ring.mtx" | grep -q '^%%MatrixMarket matrix coordinate' && ok "$m: Matrix Market header" ||
 		notok "$m: header: $(head -n 1 "$T/ring.mtx")"
-	{ grep -v '^%' "$T/ring.mtx" | head -n 1; grep -v '^%' "$T/ring.mtx" | tail -n +2 | sort; } >"$T/got"
+	rows "$T/ring.mtx" >"$T/got"
 	expected_ring >"$T/want"
 	cmp -s "$T/got" "$T/want" && ok "$m: counts match the hand count" ||
 		{ notok "$m: counts differ"; diff "$T/want" "$T/got" | head; }
 	ls -A "$T" | grep -q '\.tmp\.' && notok "$m: temporary file left behind" || ok "$m: no temporary file left"
-	rm -f "$T/ring.mtx"
+	rm -f "$T/ring.mtx" "$T/ring.messages.mtx"
 
 	# 4x2 open grid: the traffic phase loads dimension 0 only. Traced run, then a reordered run on 2
 	# virtual hosts in block placement: unweighted, block is already a best cut (2 edges of dim 0 cross);
@@ -59,6 +68,10 @@ for m in $PMPI_MPIS; do
 			RANKMAP_FAKE_NODE=core:4 RANKMAP_REPORT="$T/report" >/dev/null
 	done
 	case_add "$C" "2 4 2 0 0" RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:4 >/dev/null
+	# the current names: RANKMAP_MATRIX (old RANKMAP_PATTERN) and RANKMAP_ENGINE (old RANKMAP_ALGO), read
+	case_add "$C" "2 4 2 0 0" RANKMAP_MATRIX="$T/grid.mtx" RANKMAP_METRIC=messages RANKMAP_ENGINE=treematch \
+		RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:4 >/dev/null
+	case_add "$C" "2 4 2 0 0" RANKMAP_ENGINE=nosuch RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE=core:4 >/dev/null
 	cases_run "$m" 8 "$C"
 	k=1
 	for metric in bytes messages loggp; do
@@ -72,6 +85,11 @@ for m in $PMPI_MPIS; do
 	rm -f "$T/report"
 	[ "$(field cross0_mapped "$C.4.out")" = 2 ] && ok "$m: without the pattern dimension 0 still crosses (control)" ||
 		notok "$m: control run: $(cat "$C.4.out")"
-	rm -f "$T/grid.mtx"
+	[ "$(field errors "$C.5.out")" = 0 ] && [ "$(field cross0_mapped "$C.5.out")" = 0 ] &&
+		[ "$(warnings "$C.5.err")" -eq 0 ] && ok "$m: RANKMAP_MATRIX and RANKMAP_ENGINE: the matrix keeps dimension 0 inside hosts" ||
+		notok "$m: RANKMAP_MATRIX/RANKMAP_ENGINE: $(cat "$C.5.out") $(grep rankmap "$C.5.err")"
+	[ "$(warnings "$C.6.err")" -ge 1 ] && grep -q nosuch "$C.6.err" && ok "$m: RANKMAP_ENGINE=nosuch is read: one warning" ||
+		notok "$m: RANKMAP_ENGINE=nosuch: $(cat "$C.6.err")"
+	rm -f "$T/grid.mtx" "$T/grid.messages.mtx"
 done
 finish

@@ -101,7 +101,7 @@ gen big.conf --ib "$T/big.topo" &&
 expect "generated fat tree: one tree, no warning" test ! -s "$T/big.conf.err"
 
 # ---- errors ---------------------------------------------------------------------------------------
-expect_fail "no fabric option is a usage error" "$R" slurm-topology
+expect_fail "no fabric option: rankmapd is asked at its default socket (none here): an error" env -u RANKMAP_SERVER -u RANKMAP_SOCKET "$R" slurm-topology
 expect_fail "missing file is an error" "$R" slurm-topology --ib "$T/nope"
 expect "missing file: message names the file" sh -c "'$R' slurm-topology --ib '$T/nope' 2>&1 | grep -q nope"
 expect_fail "--top with a blank is refused" "$R" slurm-topology --ib "$DATA/ib/small-3level.ports" --top "a b"

@@ -96,11 +96,11 @@ cd "$T" || exit 1
 # ---- options at submission -----------------------------------------------------------------------
 help_lists() { # command
 	out=$("$1" --help 2>&1)
-	for o in --rankmap= --rankmap-pattern=FILE --rankmap-metric=METRIC --rankmap-trace=FILE --rankmap-bind; do
+	for o in --rankmap= --rankmap-matrix=FILE --rankmap-pattern=FILE --rankmap-metric=METRIC --rankmap-trace=FILE --rankmap-bind; do
 		echo "$out" | grep -q -- "$o" || { echo "$1 --help lacks $o" >&2; return 1; }
 	done
 }
-for cmd in srun sbatch salloc; do expect "$cmd --help lists the five --rankmap options" help_lists $cmd; done
+for cmd in srun sbatch salloc; do expect "$cmd --help lists the --rankmap options" help_lists $cmd; done
 
 printf '%%%%MatrixMarket matrix coordinate real general\n8 8 3\n1 2 10\n2 3 5\n3 99 1\n' >"$T/bad.mtx"
 printf '%%%%MatrixMarket matrix coordinate real general\n8 8 2\n1 2 10\n2 3 5\n' >"$T/good.mtx"
@@ -120,6 +120,9 @@ bad_metric() {
 }
 expect "a bad --rankmap-metric is refused with a clear message" bad_metric
 expect "a good pattern is accepted" srun -N1 -n1 --rankmap-pattern="$T/good.mtx" true
+expect "srun refuses a bad --rankmap-matrix (the current name of --rankmap-pattern) at submission" \
+	refused srun --rankmap-matrix="$T/bad.mtx" true
+expect "a good --rankmap-matrix is accepted" srun -N1 -n1 --rankmap-matrix="$T/good.mtx" true
 
 # ---- registration --------------------------------------------------------------------------------
 registered() {

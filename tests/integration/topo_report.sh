@@ -98,7 +98,9 @@ fi
 
 # ---- usage ---------------------------------------------------------------------------------------
 "$CTL" report --help >"$T/help" && grep -q SYNOPSIS "$T/help" && grep -q 'EXIT STATUS' "$T/help" && ok "--help" || notok "--help"
-env -u RANKMAP_CLUSTER "$CTL" report >/dev/null 2>&1; [ $? = 2 ] && ok "no source: usage error" || notok "no source"
+env -u RANKMAP_CLUSTER -u RANKMAP_SERVER -u RANKMAP_SOCKET "$CTL" report >/dev/null 2>"$T/nosrc"
+[ $? = 1 ] && grep -q 'rankmapd.sock' "$T/nosrc" && ok "no source: rankmapd asked at its default socket (none here): 1" ||
+	notok "no source: $(cat "$T/nosrc")"
 "$CTL" report --bogus >/dev/null 2>&1; [ $? = 2 ] && ok "unknown option: usage error" || notok "unknown option"
 "$CTL" report --hwloc synthetic:pack:2\ core:2\ pu:2@a,b --json >"$T/s.json" &&
 	[ "$(json_get "$T/s.json" pus)" = 16 ] && ok "synthetic hosts: 2 x 8 PUs" || notok "synthetic"

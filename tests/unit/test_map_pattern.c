@@ -91,6 +91,44 @@ static void test_metrics(void)
 	map_graph_destroy(g);
 }
 
+/* The Matrix Market format as specified: keywords in any case, the array format (general: every value
+ * column by column; symmetric: the lower triangle), and message counts in a second file named by a
+ * "% rankmap-messages:" header (what RANKMAP_TRACE writes). */
+static void test_mtx_spec(void)
+{
+	map_graph_t *g, *h;
+
+	/* array4.mtx, by hand: 1-2 = 2 + 3, 1-4 = 1 + 1, 2-3 = 4 + 0, 3-4 = 5 + 6; no other pair */
+	g = map_graph_load(path("array4.mtx"), MAP_METRIC_DEFAULT, NULL);
+	check(g && g->n == 4 && nedges(g) == 4, "array general: 4 ranks, 4 edges");
+	check(g && edge_w(g, 0, 1) == 5 && edge_w(g, 0, 3) == 2 && edge_w(g, 1, 2) == 4 && edge_w(g, 2, 3) == 11,
+	      "array general: directions summed, column-major order");
+	/* array4-sym.mtx: lower triangle 2-1 = 5, 4-1 = 2, 3-2 = 4, 4-3 = 11 (zeros and diagonal dropped) */
+	h = map_graph_load(path("array4-sym.mtx"), MAP_METRIC_DEFAULT, NULL);
+	check(h && h->n == 4 && nedges(h) == 4, "array symmetric: 4 edges");
+	check(h && edge_w(h, 0, 1) == 5 && edge_w(h, 0, 3) == 2 && edge_w(h, 1, 2) == 4 && edge_w(h, 2, 3) == 11,
+	      "array symmetric: lower triangle, column by column");
+	map_graph_destroy(g);
+	map_graph_destroy(h);
+	g = map_graph_load(path("mixed-case.mtx"), MAP_METRIC_DEFAULT, NULL);
+	check(g && g->n == 4 && nedges(g) == 1 && edge_w(g, 0, 1) == 7, "banner keywords in any case");
+	map_graph_destroy(g);
+	/* traced2.mtx + traced2.messages.mtx hold what traced.mtx holds in two columns */
+	for (int m = MAP_METRIC_BYTES; m <= MAP_METRIC_LOGGP; m++) {
+		g = map_graph_load(path("traced.mtx"), (map_metric_t)m, NULL);
+		h = map_graph_load(path("traced2.mtx"), (map_metric_t)m, NULL);
+		check(g && h && nedges(h) == 3 && edge_w(g, 0, 1) == edge_w(h, 0, 1) &&
+			      edge_w(g, 2, 3) == edge_w(h, 2, 3) && edge_w(g, 0, 2) == edge_w(h, 0, 2),
+		      "metric %d: bytes file + messages file read as the two-column trace", m);
+		map_graph_destroy(g);
+		map_graph_destroy(h);
+	}
+	g = map_graph_load(path("traced2.mtx"), MAP_METRIC_MESSAGES, NULL);
+	check(g && edge_w(g, 0, 1) == 20 && edge_w(g, 2, 3) == 1 && edge_w(g, 0, 2) == 100,
+	      "messages from the messages file");
+	map_graph_destroy(g);
+}
+
 static void test_dense(void)
 {
 	map_graph_t *g = map_graph_load(path("dense4.txt"), MAP_METRIC_DEFAULT, NULL);
@@ -132,7 +170,27 @@ static void test_errors(void)
 	expect_error("bad-nan.mtx", 5, "non-finite");
 	expect_error("bad-index.mtx", 3, "out of range");
 	expect_error("bad-text.mtx", 4, "");
-	expect_error("bad-banner.mtx", 1, "coordinate");
+	expect_error("bad-banner.mtx", 1, "malformed Matrix Market banner");
+	expect_error("bad-skew.mtx", 1, "skew-symmetric matrices are refused");
+	expect_error("bad-hermitian.mtx", 1, "hermitian matrices are refused");
+	expect_error("bad-complex.mtx", 1, "complex values are refused");
+	expect_error("bad-array-pattern.mtx", 1, "coordinate format");
+	expect_error("bad-array-two.mtx", 5, "one value per line");
+	{
+		char bad[512];
+		map_graph_t *g;
+
+		snprintf(bad, sizeof(bad), "%s/bad/patterns/bad-companion.mtx", harness_data_dir());
+		g = map_graph_load(bad, MAP_METRIC_DEFAULT, NULL);
+		check(g && g->n == 4 && nedges(g) == 2, "bad-companion.mtx: bytes alone load");
+		map_graph_destroy(g);
+		rm_error_clear(&err);
+		g = map_graph_load(bad, MAP_METRIC_MESSAGES, &err);
+		check(!g && strstr(err.source, "bad-companion.messages.mtx") &&
+			      strstr(err.text, "not the same entries"),
+		      "messages file with other entries refused, naming it (%s: %s)", err.source, err.text);
+		map_graph_destroy(g);
+	}
 	expect_error("bad-dense.txt", 3, "values");
 	expect_error("bad-dense-short.txt", 3, "truncated");
 	rm_error_clear(&err);
@@ -227,10 +285,37 @@ static void test_edges(void)
 	map_graph_destroy(g);
 }
 
-int main(void)
+/* --dump FILE METRIC: prints the graph rankmap reads from FILE, "n N" then one line "u v weight" per
+ * undirected edge (0-based, u < v), for tests/integration/mtx_readers.sh to compare with other readers. */
+static int dump(const char *file, const char *metric_name)
 {
+	map_metric_t metric;
+	rm_error_t err;
+	map_graph_t *g;
+	uint64_t k;
+	uint32_t u;
+
+	rm_error_clear(&err);
+	if (map_metric_parse(metric_name, &metric) < 0 || !(g = map_graph_load(file, metric, &err))) {
+		fprintf(stderr, "%s:%d: %s\n", err.source, err.line, err.text);
+		return 1;
+	}
+	printf("n %u\n", g->n);
+	for (u = 0; u < g->n; u++)
+		for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+			if (g->adj[k] > u)
+				printf("%u %u %.17g\n", u, g->adj[k], g->w[k]);
+	map_graph_destroy(g);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--dump"))
+		return dump(argv[2], argv[3]);
 	test_mtx();
 	test_metrics();
+	test_mtx_spec();
 	test_dense();
 	test_errors();
 	test_declared();
