@@ -25,8 +25,15 @@ for s in "Node types" "InfiniBand fabric" "Leaf switches: 7" "Link quality" "Cov
 done
 expect "PlaFRIM: 64 hosts share the X5550 node type" grep -Eq '^ +64 +2 +2 +8 +8 .*X5550' "$T/plafrim.txt"
 # small-2level by hand: leaf-3's uplinks are 4x DDR (to spine-1) and 1x QDR (to spine-2) among 4x QDR
-expect "small: 1 link slower than the norm" grep -Eq "links slower than the subnet norm +1$" "$T/small.txt"
-expect "small: 1 link narrower than the norm" grep -Eq "links narrower than the subnet norm +1$" "$T/small.txt"
+# a topology file gives active rates only: below the norm, not known to be slower than the ports allow
+expect "small: 2 links below the norm (notes)" grep -Eq "links below the subnet norm \(supported unknown\) +2$" "$T/small.txt"
+expect "small: no link known to be slow" grep -Eq "links that could be faster +0$" "$T/small.txt"
+expect "small: the notes list them" grep -Eq "^Notes: 2$" "$T/small.txt"
+# --all: every anomaly listed, none cut off (PlaFRIM has 38 notes, more than the 20 shown per kind)
+expect "plafrim: without --all the text cuts the notes off" grep -q "more below_norm_link (--all lists them)" "$T/plafrim.txt"
+expect "plafrim: report --all runs" sh -c "'$R' report --cluster '$DATA/example/cluster.conf' --all >'$T/plafrim-all.txt'"
+expect_fail "plafrim: --all cuts nothing off" grep -q "more .*(--all lists them)" "$T/plafrim-all.txt"
+expect "plafrim: --all lists every anomaly of the JSON" $CHK "$T/plafrim.json" "$T/plafrim-all.txt" all
 expect "small: 1 HCA named only by GUID" grep -Eq "HCAs named only by GUID +1$" "$T/small.txt"
 # leaf-1: h1, h2, dual's first port down, 2 spines up -> 3 down, 2 up, 1.50:1
 expect "small: leaf-1 has 3 down, 2 up, 1.50:1" grep -Eq "^ +3 +2 +0 +[0-9]+ +1.50:1 +leaf-1$" "$T/small.txt"

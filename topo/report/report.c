@@ -172,7 +172,7 @@ static json_t *node_types(topo_cluster_t c)
 
 /* ---- hop histogram ------------------------------------------------------------------------------- */
 
-/* One distance and its host pairs (torus); merged by distance before they become JSON keys. */
+/* One distance and its host pairs (torus); merged by distance before they become histogram entries. */
 struct dpairs {
 	double d;
 	json_int_t pairs;
@@ -185,19 +185,16 @@ static int cmp_dpairs(const void *pa, const void *pb)
 	return a->d < b->d ? -1 : a->d > b->d;
 }
 
-static void hist_add(json_t *h, double d, json_int_t pairs)
+/* Appends {key: d, pairs} to the array h (key "hops" an integer, "distance" a number; d < 0: null, no
+ * path). Callers add in increasing order of d, the pairs with no path last. */
+static void hist_add(json_t *h, const char *key, double d, json_int_t pairs)
 {
-	char key[32];
 	json_t *v;
 
 	if (pairs <= 0)
 		return;
-	if (d < 0)
-		strcpy(key, "unconnected");
-	else
-		snprintf(key, sizeof(key), "%g", d);
-	v = json_object_get(h, key);
-	json_object_set_new(h, key, json_integer(pairs + (v ? json_integer_value(v) : 0)));
+	v = d < 0 ? json_null() : !strcmp(key, "hops") ? json_integer((json_int_t)d) : json_real(d);
+	json_array_append_new(h, json_pack("{s:o, s:I}", key, v, "pairs", pairs));
 }
 
 /* Sorts v[0..n) by distance and adds each distance once. */
@@ -211,7 +208,7 @@ static void hist_flush(json_t *h, struct dpairs *v, size_t n)
 
 		for (j = i; j < n && v[j].d == v[i].d; j++)
 			p += v[j].pairs;
-		hist_add(h, v[i].d, p);
+		hist_add(h, "distance", v[i].d, p);
 	}
 }
 
@@ -232,7 +229,7 @@ static void fabric_histogram(topo_cluster_t c, const topo_fabric_t *f, json_t *h
 		if (topo_fabric_hop_histogram(f, w, hist) == 0) {
 			for (i = 0; i <= TOPO_HOPS_UNCONNECTED; i++)
 				if (hist->pairs[i])
-					hist_add(h, i == TOPO_HOPS_UNCONNECTED ? -1 : (double)i,
+					hist_add(h, "hops", i == TOPO_HOPS_UNCONNECTED ? -1 : (double)i,
 						 (json_int_t)hist->pairs[i]);
 			topo_hop_hist_method(hist, method, len);
 		}
@@ -432,7 +429,7 @@ out:
 
 static void hop_histogram(topo_cluster_t c, json_t *r)
 {
-	json_t *h = json_object();
+	json_t *h = json_array();
 	const topo_fabric_t *f = topo_cluster_fabric(c);
 	char method[200];
 
@@ -441,7 +438,7 @@ static void hop_histogram(topo_cluster_t c, json_t *r)
 		fabric_histogram(c, f, h, method, sizeof(method));
 	else if (h && topo_torus(c))
 		torus_histogram(c, h, method, sizeof(method));
-	json_object_set_new(r, "hop_histogram", h ? h : json_object());
+	json_object_set_new(r, "hop_histogram", h ? h : json_array());
 	json_object_set_new(r, "hop_histogram_method", json_string(method));
 }
 
@@ -461,10 +458,12 @@ static void host_anomalies(topo_cluster_t c, json_t *an)
 		if (type < 0 && (fh >= 0 || node >= 0)) {
 			snprintf(text, sizeof(text), "host %s is in the %s but has no hardware (hwloc) data", name,
 				 fh >= 0 ? "fabric" : "torus");
-			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "no_hardware", "text", text));
+			json_array_append_new(an, json_pack("{s:s, s:s, s:s, s:s}", "kind", "no_hardware", "text", text,
+							    "host", name, "network", fh >= 0 ? "fabric" : "torus"));
 		} else if (type >= 0 && has_fabric && fh < 0) {
 			snprintf(text, sizeof(text), "host %s has hardware data but no HCA in the fabric", name);
-			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "not_in_fabric", "text", text));
+			json_array_append_new(
+				an, json_pack("{s:s, s:s, s:s}", "kind", "not_in_fabric", "text", text, "host", name));
 		}
 	}
 }
@@ -516,7 +515,8 @@ static void fabric_part(topo_cluster_t c, json_t *r, json_t *an)
 
 json_t *topo_cluster_report(topo_cluster_t c)
 {
-	json_t *r = json_object(), *an = json_array(), *types, *torus;
+	json_t *r = json_object(), *an = json_array(), *types, *torus, *a;
+	size_t i;
 
 	if (!r || !an) {
 		json_decref(r);
@@ -524,6 +524,7 @@ json_t *topo_cluster_report(topo_cluster_t c)
 		errno = ENOMEM;
 		return NULL;
 	}
+	json_object_set_new(r, "schema_version", json_integer(TOPO_REPORT_SCHEMA_VERSION));
 	hardware_totals(c, r);
 	types = node_types(c);
 	json_object_set_new(r, "node_types", types ? types : json_array());
@@ -535,6 +536,9 @@ json_t *topo_cluster_report(topo_cluster_t c)
 	hop_histogram(c, r);
 	host_anomalies(c, an);
 	topo_anomalies_report(c, an);
+	json_array_foreach (an, i, a) /* a warning unless its source said otherwise (below_norm_link: a note) */
+		if (!json_object_get(a, "severity"))
+			json_object_set_new(a, "severity", json_string("warning"));
 	json_object_set_new(r, "anomalies", an);
 	return r;
 }
