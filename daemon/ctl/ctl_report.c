@@ -19,6 +19,8 @@
 #include "topo.h"
 #include "topo_report.h"
 
+_Static_assert(TOPO_REPORT_SCHEMA_VERSION == RM_SCHEMA_VERSION, "one schema version for every JSON output");
+
 #define MAX_PER_KIND 20 /* anomalies shown per kind in text without --all; --json has them all */
 
 static void usage(FILE *f)

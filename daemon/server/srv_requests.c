@@ -314,9 +314,7 @@ json_t *srv_req_distance(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	}
 	d = topo_slot_distance(m->cluster, s[0], s[1]);
 	resp = rm_proto_ok(id);
-	json_object_set_new(resp, "hops", json_integer(topo_host_hops(m->cluster, s[0].host, s[1].host)));
-	json_object_set_new(resp, "distance", d < 0 ? json_null() : json_real(d));
-	json_object_set_new(resp, "same_host", json_boolean(s[0].host == s[1].host));
+	json_object_update_new(resp, topo_distance_json(m->cluster, s[0].host, s[1].host, d));
 	srv_model_put(m);
 	return resp;
 }

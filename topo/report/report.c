@@ -9,6 +9,7 @@
  * unevenly filled, one distance per pair of routers up to 4096 of them, else sampled pairs, said so.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -440,6 +441,39 @@ static void hop_histogram(topo_cluster_t c, json_t *r)
 		torus_histogram(c, h, method, sizeof(method));
 	json_object_set_new(r, "hop_histogram", h ? h : json_array());
 	json_object_set_new(r, "hop_histogram_method", json_string(method));
+}
+
+/* ---- distance between two hosts ---------------------------------------------------------------- */
+
+json_t *topo_distance_json(topo_cluster_t c, size_t a, size_t b, double d)
+{
+	int hops = topo_host_hops(c, a, b);
+	const topo_fabric_t *f = topo_cluster_fabric(c);
+	json_t *o = json_pack("{s:o, s:o, s:b}", "hops", hops >= 0 ? json_integer(hops) : json_null(), "distance",
+			      d < 0 ? json_null() : json_real(d), "same_host", a == b);
+	char note[400];
+	size_t out;
+
+	if (hops >= 0)
+		return o;
+	if (!f || !topo_fabric_nhosts(f)) {
+		json_object_set_new(o, "hops_unknown", json_string("no_fabric"));
+		snprintf(note, sizeof(note), "no InfiniBand fabric is loaded: no hop count");
+	} else if (topo_host_fabric_host(c, a) < 0 || topo_host_fabric_host(c, b) < 0) {
+		out = topo_host_fabric_host(c, a) < 0 ? a : b;
+		json_object_set_new(o, "hops_unknown", json_string("not_in_fabric"));
+		snprintf(note, sizeof(note),
+			 "host %.200s has no HCA in the InfiniBand fabric: no hop count; the distance is the cost "
+			 "model's flat network between hosts",
+			 topo_host_name(c, out));
+	} else {
+		json_object_set_new(o, "hops_unknown", json_string("not_connected"));
+		snprintf(note, sizeof(note),
+			 "\"%.150s\" and \"%.150s\" are not connected: no InfiniBand subnet joins them",
+			 topo_host_name(c, a), topo_host_name(c, b));
+	}
+	json_object_set_new(o, "note", json_string(note));
+	return o;
 }
 
 /* ---- anomalies and the whole report ------------------------------------------------------------ */

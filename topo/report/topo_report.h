@@ -34,4 +34,14 @@
  */
 json_t *topo_cluster_report(topo_cluster_t c);
 
+/*
+ * The answer to "how far apart are hosts a and b" (cluster indices) for rankmapd's distance request and
+ * `rankmapctl distance --json`, given d = topo_slot_distance of their slots: a new object
+ * {hops, distance, same_host}, hops null when unknown, and then hops_unknown ("no_fabric": no fabric
+ * loaded; "not_in_fabric": a host has no HCA in it, the distance being the cost model's flat network;
+ * "not_connected": no subnet joins them, distance null) and note (one sentence naming the host).
+ * NULL on allocation failure.
+ */
+json_t *topo_distance_json(topo_cluster_t c, size_t a, size_t b, double d);
+
 #endif
