@@ -50,11 +50,15 @@ static json_t *guid_str(uint64_t guid)
 	return json_string(b);
 }
 
-/* Display name of a node: node-name map, else host name, else description, else GUID. */
-static const char *node_name(const struct topo_fabric *f, const struct ib_node *nd, char *buf, size_t len)
+/* Display name of a node: a switch's name in names (dense index: the names of topology.conf and the
+ * picture) when given, else the node-name map, else host name, else description, else GUID. */
+static const char *node_name(const struct topo_fabric *f, const char *const *names, const struct ib_node *nd, char *buf,
+			     size_t len)
 {
 	const char *m = ib_namemap_lookup(f, nd->guid);
 
+	if (names && nd->sw >= 0 && (size_t)nd->sw < f->nsw && names[nd->sw])
+		return names[nd->sw];
 	if (m)
 		return m;
 	if (nd->host >= 0)
@@ -73,11 +77,11 @@ static void count(json_t *obj, const char *key)
 }
 
 /* One end of a link, for a link anomaly: {name, type, guid, port, host (a CA's host, else absent)}. */
-static json_t *link_end(const struct topo_fabric *f, uint32_t n, unsigned port)
+static json_t *link_end(const struct topo_fabric *f, const char *const *names, uint32_t n, unsigned port)
 {
 	const struct ib_node *nd = &f->nodes[n];
 	char b[24];
-	json_t *e = json_pack("{s:s, s:s, s:o, s:i}", "name", node_name(f, nd, b, sizeof(b)), "type",
+	json_t *e = json_pack("{s:s, s:s, s:o, s:i}", "name", node_name(f, names, nd, b, sizeof(b)), "type",
 			      nd->type == IBN_SW   ? "switch"
 			      : nd->type == IBN_RT ? "router"
 						   : "ca",
@@ -96,13 +100,14 @@ static json_t *rate(unsigned width, unsigned speed)
 /* The anomalies of one link from its verdict (ib_link_verdict): slow_link / narrow_link when it could be
  * faster / wider (both ends support more: could_be), below_norm_link (a note) when it is below its
  * subnet's norm and what its ends support is unknown. */
-static void link_anomalies(const struct topo_fabric *f, json_t *an, const struct ib_link *l, uint32_t s)
+static void link_anomalies(const struct topo_fabric *f, const char *const *names, json_t *an, const struct ib_link *l,
+			   uint32_t s)
 {
 	unsigned v = ib_link_verdict(f, l);
 	uint8_t ns = f->norm_speed[s], nw = f->norm_width[s];
 	char b0[24], b1[24], what[64];
-	const char *n0 = node_name(f, &f->nodes[l->node[0]], b0, sizeof(b0));
-	const char *n1 = node_name(f, &f->nodes[l->node[1]], b1, sizeof(b1));
+	const char *n0 = node_name(f, names, &f->nodes[l->node[0]], b0, sizeof(b0));
+	const char *n1 = node_name(f, names, &f->nodes[l->node[1]], b1, sizeof(b1));
 	json_t *a;
 
 	if (v & (TOPO_LINK_COULD_BE_FASTER | TOPO_LINK_COULD_BE_WIDER)) {
@@ -125,15 +130,16 @@ static void link_anomalies(const struct topo_fabric *f, json_t *an, const struct
 	} else
 		return;
 	json_object_set_new(a, "subnet", json_integer(s));
-	json_object_set_new(
-		a, "ends", json_pack("[oo]", link_end(f, l->node[0], l->port[0]), link_end(f, l->node[1], l->port[1])));
+	json_object_set_new(a, "ends",
+			    json_pack("[oo]", link_end(f, names, l->node[0], l->port[0]),
+				      link_end(f, names, l->node[1], l->port[1])));
 	json_object_set_new(a, "rate", rate(l->width, l->speed));
 	json_object_set_new(a, "subnet_norm", rate(nw, ns));
 	if (l->max_speed || l->max_width)
 		json_object_set_new(a, "supported", rate(l->max_width, l->max_speed));
 }
 
-static void report_links(const struct topo_fabric *f, json_t *r, json_t *an)
+static void report_links(const struct topo_fabric *f, const char *const *names, json_t *r, json_t *an)
 {
 	json_t *speeds = json_object(), *widths = json_object(), *rates = json_object();
 	size_t i, known = 0;
@@ -149,7 +155,7 @@ static void report_links(const struct topo_fabric *f, json_t *r, json_t *an)
 		count(rates, key);
 		known += l->max_speed || l->max_width;
 		if (f->norm_speed)
-			link_anomalies(f, an, l, f->nodes[l->node[0]].subnet);
+			link_anomalies(f, names, an, l, f->nodes[l->node[0]].subnet);
 	}
 	json_object_set_new(r, "links", json_integer((json_int_t)f->nlinks));
 	json_object_set_new(r, "links_with_supported_rates", json_integer((json_int_t)known));
@@ -158,7 +164,7 @@ static void report_links(const struct topo_fabric *f, json_t *r, json_t *an)
 	json_object_set_new(r, "link_rates", rates);
 }
 
-static json_t *leaf_entry(const struct topo_fabric *f, long s, unsigned unconn)
+static json_t *leaf_entry(const struct topo_fabric *f, const char *const *names, long s, unsigned unconn)
 {
 	const struct ib_node *nd = &f->nodes[f->sw_node[s]];
 	unsigned p, down = 0, up = 0, lateral = 0;
@@ -180,14 +186,15 @@ static json_t *leaf_entry(const struct topo_fabric *f, long s, unsigned unconn)
 			lateral++;
 	}
 	snprintf(guid, sizeof(guid), "0x%016llx", (unsigned long long)nd->guid);
-	e = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i}", "switch", node_name(f, nd, b, sizeof(b)), "guid", guid,
-		      "down_ports", down, "up_ports", up, "lateral_ports", lateral, "unconnected_ports", unconn);
+	e = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:i}", "switch", node_name(f, names, nd, b, sizeof(b)),
+		      "description", nd->desc, "guid", guid, "down_ports", down, "up_ports", up, "lateral_ports",
+		      lateral, "unconnected_ports", unconn);
 	if (up)
 		json_object_set_new(e, "oversubscription", json_real((double)down / up));
 	return e;
 }
 
-static void report_switches(const struct topo_fabric *f, json_t *r, json_t *an)
+static void report_switches(const struct topo_fabric *f, const char *const *names, json_t *r, json_t *an)
 {
 	json_t *levels = json_array(), *leaves = json_array();
 	size_t s, unreached = 0, total_unconn = 0;
@@ -205,24 +212,31 @@ static void report_switches(const struct topo_fabric *f, json_t *r, json_t *an)
 		unsigned u = ib_unconnected_ports(nd);
 		char b[24];
 
+		const char *name = node_name(f, names, nd, b, sizeof(b));
+		char what[320];
+
+		/* "ibsw4 (Voltaire 4036 # 4036-8C9E, 0x...)": the name of topology.conf and the picture, and
+		 * what the switch says of itself */
+		if (nd->desc[0] && strcmp(nd->desc, name))
+			snprintf(what, sizeof(what), "%s (%.200s, 0x%016llx)", name, nd->desc,
+				 (unsigned long long)nd->guid);
+		else
+			snprintf(what, sizeof(what), "%s (0x%016llx)", name, (unsigned long long)nd->guid);
 		total_unconn += u;
 		if (u)
-			json_object_update_new(anomaly(an, "unconnected_ports",
-						       "switch %s (0x%016llx): %u unconnected port%s",
-						       node_name(f, nd, b, sizeof(b)), (unsigned long long)nd->guid, u,
-						       u > 1 ? "s" : ""),
-					       json_pack("{s:s, s:o, s:i}", "switch", node_name(f, nd, b, sizeof(b)),
-							 "guid", guid_str(nd->guid), "ports", (int)u));
+			json_object_update_new(anomaly(an, "unconnected_ports", "switch %s: %u unconnected port%s",
+						       what, u, u > 1 ? "s" : ""),
+					       json_pack("{s:s, s:s, s:o, s:i}", "switch", name, "description",
+							 nd->desc, "guid", guid_str(nd->guid), "ports", (int)u));
 		if (f->sw_level[s] < 0) {
 			unreached++;
-			json_object_update_new(anomaly(an, "unreached_switch",
-						       "switch %s (0x%016llx) has no path to any host",
-						       node_name(f, nd, b, sizeof(b)), (unsigned long long)nd->guid),
-					       json_pack("{s:s, s:o}", "switch", node_name(f, nd, b, sizeof(b)), "guid",
-							 guid_str(nd->guid)));
+			json_object_update_new(
+				anomaly(an, "unreached_switch", "switch %s has no path to any host", what),
+				json_pack("{s:s, s:s, s:o}", "switch", name, "description", nd->desc, "guid",
+					  guid_str(nd->guid)));
 		}
 		if (f->sw_level[s] == 0)
-			json_array_append_new(leaves, leaf_entry(f, (long)s, u));
+			json_array_append_new(leaves, leaf_entry(f, names, (long)s, u));
 	}
 	json_object_set_new(r, "switches", json_integer((json_int_t)f->nsw));
 	json_object_set_new(r, "switches_per_level", levels);
@@ -301,6 +315,11 @@ static void report_hops(const struct topo_fabric *f, json_t *r)
 
 json_t *topo_fabric_report(const struct topo_fabric *f)
 {
+	return topo_fabric_report_named(f, NULL);
+}
+
+json_t *topo_fabric_report_named(const struct topo_fabric *f, const char *const *names)
+{
 	json_t *r = json_object(), *an = json_array(), *src = json_array();
 	uint32_t s;
 
@@ -314,9 +333,9 @@ json_t *topo_fabric_report(const struct topo_fabric *f)
 		json_array_append_new(src, json_string(f->subnet_source[s]));
 	json_object_set_new(r, "subnets", json_integer(f->nsubnets));
 	json_object_set_new(r, "subnet_sources", src);
-	report_switches(f, r, an);
+	report_switches(f, names, r, an);
 	report_cas(f, r, an);
-	report_links(f, r, an);
+	report_links(f, names, r, an);
 	report_hops(f, r);
 	if (f->map_unmatched && f->has_ports_subnet)
 		json_object_set_new(anomaly(an, "unmatched_name_map",

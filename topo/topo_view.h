@@ -156,5 +156,9 @@ void topo_hop_hist_method(const topo_hop_hist_t *h, char *buf, size_t len);
 /* The fabric's part of the cluster report (new reference): switches per level, HCA ports, subnets,
  * link speeds, anomalies. NULL on allocation failure. */
 json_t *topo_fabric_report(const topo_fabric_t *f);
+/* The same with the switches named names[dense switch index] (the names of Slurm's topology.conf and of
+ * the picture: topo_slurm.h's topo_swtree_t name), their descriptions in "description"; names NULL:
+ * as topo_fabric_report (node-name map, else description). */
+json_t *topo_fabric_report_named(const topo_fabric_t *f, const char *const *names);
 
 #endif

@@ -305,14 +305,14 @@ static void print_network(json_t *r)
 static void print_leaves(json_t *r, int all)
 {
 	json_t *leaves = json_object_get(json_object_get(r, "fabric"), "leaves"), *e;
-	struct table t = { .ncols = 6 };
+	struct table t = { .ncols = 7 };
 	char b[5][32];
 	size_t i;
 
 	if (!json_array_size(leaves))
 		return;
 	printf("\nLeaf switches: %zu\n", json_array_size(leaves));
-	row(&t, "DOWN", "UP", "LATERAL", "UNCONNECTED", "OVERSUB", "SWITCH");
+	row(&t, "DOWN", "UP", "LATERAL", "UNCONNECTED", "OVERSUB", "SWITCH", "DESCRIPTION");
 	json_array_foreach (leaves, i, e) {
 		json_t *o = json_object_get(e, "oversubscription");
 
@@ -324,7 +324,8 @@ static void print_leaves(json_t *r, int all)
 			snprintf(b[4], sizeof(b[4]), "no uplink");
 		row(&t, num(b[0], json_object_get(e, "down_ports")), num(b[1], json_object_get(e, "up_ports")),
 		    num(b[2], json_object_get(e, "lateral_ports")), num(b[3], json_object_get(e, "unconnected_ports")),
-		    b[4], json_string_value(json_object_get(e, "switch")));
+		    b[4], json_string_value(json_object_get(e, "switch")),
+		    json_string_value(json_object_get(e, "description")));
 	}
 	table_print(&t);
 	if (json_array_size(leaves) > MAX_LEAF_ROWS && !all)
@@ -599,15 +600,46 @@ static int remote_torus_order(const struct opts *o, json_t *r)
 }
 
 /* The report from rankmapd: the same object, rendered the same way. Returns the exit status. */
+/* Writes the daemon's picture (its answer's "svg") to path, through a temporary file. 0, or 1 after a
+ * message. */
+static int remote_svg(const struct opts *o, json_t *resp)
+{
+	json_t *svg = json_object_get(resp, "svg");
+	char *tmp = NULL;
+	rm_error_t err;
+	FILE *f;
+
+	rm_error_clear(&err);
+	if (!json_is_string(svg)) {
+		fprintf(stderr, "rankmapctl report: rankmapd at %s sent no picture (a daemon older than --svg)\n",
+			ctl_daemon_name(&o->d));
+		return 1;
+	}
+	if (!(f = ctl_atomic_open(o->svg, &tmp, &err)) ||
+	    ctl_atomic_commit(
+		    f, tmp, o->svg,
+		    fwrite(json_string_value(svg), 1, json_string_length(svg), f) == json_string_length(svg) ? 0 : -1,
+		    &err) < 0)
+		return ctl_fail("report", &err, o->svg);
+	return 0;
+}
+
 static int report_remote(const struct opts *o)
 {
-	json_t *resp = ctl_call("report", &o->d, rm_proto_request("report", 1), CTL_DAEMON_TIMEOUT_MS), *r;
+	json_t *req = rm_proto_request("report", 1), *resp, *r;
 	int rc = 1;
 
-	if (!resp)
+	if (o->svg) { /* the daemon draws it: it has the model, files or registrations alike */
+		json_object_set_new(req, "svg", json_true());
+		if (o->order)
+			json_object_set_new(req, "order", json_string(o->order));
+	}
+	if (!(resp = ctl_call("report", &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
 		return 1;
 	r = json_object_get(resp, "report");
-	if (!json_is_object(r))
+	if (o->svg && remote_svg(o, resp) != 0)
+		;
+	else if (!json_is_object(r))
 		fprintf(stderr, "rankmapctl report: rankmapd at %s sent no cluster report\n", ctl_daemon_name(&o->d));
 	else if (!json_is_object(json_object_get(r, "torus")) || remote_torus_order(o, r) == 0) {
 		rc = render(r, o); /* exactly the offline form; the daemon's own status goes to stderr */

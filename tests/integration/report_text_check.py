@@ -62,12 +62,12 @@ def main():
         same('links', ib.get('links'), o['links'])
         same('unconnected switch ports', ib.get('unconnected switch ports'), o['unconnected_switch_ports'])
         rows = [m.groups() for l in sec.get('Leaf switches', [])[2:]
-                for m in [re.match(r'^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+:1|no uplink)\s+(.*)$', l)] if m]
+                for m in [re.match(r'^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+:1|no uplink)\s+(\S+)\s*(.*)$', l)] if m]
         same('leaf rows', len(rows), min(40, len(f['leaves'])))
         for r, e in zip(rows, f['leaves']):
-            same(f'leaf {e["switch"]}', [r[0], r[1], r[2], r[3], r[5]],
+            same(f'leaf {e["switch"]}', [r[0], r[1], r[2], r[3], r[5], r[6]],
                  [str(e['down_ports']), str(e['up_ports']), str(e['lateral_ports']),
-                  str(e['unconnected_ports']), e['switch']])
+                  str(e['unconnected_ports']), e['switch'], e['description']])
             if 'oversubscription' in e:
                 same(f'leaf {e["switch"]} oversubscription', r[4], f'{e["oversubscription"]:.2f}:1')
         kinds = {}

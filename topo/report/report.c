@@ -15,6 +15,7 @@
 
 #include "hostlist.h"
 #include "topo_report.h"
+#include "topo_slurm.h"
 #include "topo_view.h"
 
 #define MAX_EXACT_LEAVES 4096
@@ -530,9 +531,11 @@ static void fabric_part(topo_cluster_t c, json_t *r, json_t *an)
 {
 	static const char *const ints[] = { "switches", "hca_ports", "subnets", "links", "unconnected_switch_ports" };
 	const topo_fabric_t *fab = topo_cluster_fabric(c);
-	json_t *f = fab ? topo_fabric_report(fab) : NULL, *v;
+	topo_swtree_t *t = fab && topo_fabric_nhosts(fab) ? topo_swtree_build(c, 0, NULL) : NULL;
+	json_t *f = fab ? topo_fabric_report_named(fab, t ? (const char *const *)t->name : NULL) : NULL, *v;
 	size_t i;
 
+	topo_swtree_destroy(t); /* switches named as topology.conf and the picture name them */
 	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
 		v = f ? json_object_get(f, ints[i]) : NULL;
 		json_object_set_new(r, ints[i], v ? json_incref(v) : json_integer(0));
