@@ -143,4 +143,12 @@ if command -v chromium >/dev/null 2>&1; then
 else
 	skip "chromium is not installed (make deps installs it): SVG rendering not checked"
 fi
+# librsvg, the other renderer (rsvg-convert: GNOME, ImageMagick, Inkscape's import): the same pictures
+if command -v rsvg-convert >/dev/null 2>&1; then
+	for p in plafrim f500 daemon; do
+		expect "rsvg-convert renders $p.svg to a non-blank PNG" sh -c "rsvg-convert '$T/$p.svg' -o '$T/$p.rsvg.png' && $CHK png '$T/$p.rsvg.png'"
+	done
+else
+	skip "rsvg-convert is not installed (make deps installs librsvg2-bin): librsvg rendering not checked"
+fi
 finish
