@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"                        and the rest of the cluster loads.\n"
 		"    --json              print one JSON object instead of text (keys hosts, hosts_with_hardware,\n"
 		"                        switches, hca_ports, subnets, cores, pus, anomalies, ...; schema in\n"
-		"                        json-schema.json of rankmap's documentation, \"schema_version\" 1).\n"
+		"                        share/rankmap/rankmap.schema.json, \"schema_version\" 1).\n"
 		"    --all               list every anomaly and every leaf switch in the text (default: the\n"
 		"                        first 20 of each kind and 40 leaves, then a count).\n"
 		"    --svg FILE          also draw the cluster into FILE (SVG): the fabric as a layered graph,\n"
