@@ -41,7 +41,23 @@ done
 expect "ibsim started on $NET" grep -q 'simulator ready' "$T/ibsim.log"
 
 # umad2sim writes a fake sysfs tree (sys-<pid>/) into the working directory: run it inside $T.
-sim() { (cd "$T" && RANKMAP_TEST_DATA=$DATA LD_PRELOAD=$UMAD2SIM timeout 60 "$@"); }
+# A sanitizer build (make SANITIZE=1) wants its runtime first among preloaded libraries (as in
+# daemon_ibsim.sh); the reference tools (ibnetdiscover, iblinkinfo) get umad2sim alone.
+PRELOAD=$UMAD2SIM
+ASAN_RT=$(ldd "$BIN/rankmapctl" 2>/dev/null | sed -n 's/.*libasan[^ ]* => \([^ ]*\).*/\1/p')
+if [ -n "$ASAN_RT" ]; then
+	PRELOAD=$ASAN_RT:$UMAD2SIM
+	# libumad2sim's read() copies past its own buffer (a simulator bug, not rankmap's): not reported
+	echo "interceptor_via_lib:libumad2sim.so" >"$T/asan.supp"
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}suppressions=$T/asan.supp
+	export ASAN_OPTIONS
+fi
+sim() {
+	case $1 in
+	ibnetdiscover | iblinkinfo) (cd "$T" && LD_PRELOAD=$UMAD2SIM timeout 60 "$@") ;;
+	*) (cd "$T" && RANKMAP_TEST_DATA=$DATA LD_PRELOAD=$PRELOAD timeout 60 "$@") ;;
+	esac
+}
 
 # The reference tool on the same simulated fabric.
 sim ibnetdiscover --cache "$T/ibnetdiscover.cache" >"$T/fabric.topo" 2>"$T/ibnetdiscover.err"
