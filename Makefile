@@ -102,5 +102,6 @@ install-data:
 		$(DESTDIR)$(PREFIX)/share/doc/rankmap
 	install -m 644 conf/rankmapd.conf conf/torus.conf.example conf/plugstack.conf.example \
 		$(DESTDIR)$(DATADIR)/examples/
+	install -m 644 daemon/rankmap.schema.json $(DESTDIR)$(DATADIR)/
 	sed 's#/usr/local/sbin#$(SBINDIR)#g' conf/rankmapd.service >$(DESTDIR)$(PREFIX)/lib/systemd/system/rankmapd.service
 	install -m 644 README.md ARCHITECTURE.md daemon/PROTOCOL.md tests/FAULTS.md $(DESTDIR)$(PREFIX)/share/doc/rankmap/

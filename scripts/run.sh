@@ -63,7 +63,7 @@ done
 "$BIN/rankmapctl" ping --socket "$SOCK" | sed 's/^/   /'
 
 echo
-echo "== 2. rankmapctl report --socket $SOCK   (anomalies counted; the full list: add --json)"
+echo "== 2. rankmapctl report --socket $SOCK   (anomalies counted; the full list: add --all)"
 "$BIN/rankmapctl" report --socket "$SOCK" >"$T/report.txt"
 sed '/^Anomalies:/q' "$T/report.txt"
 

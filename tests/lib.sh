@@ -96,9 +96,9 @@ is_perm() {
 	[ "$(sort -n "$1" | uniq | wc -l)" -eq "$2" ] || return 1
 	awk -v s="$3" '$1 !~ /^[0-9]+$/ || $1 >= s { bad = 1 } END { exit bad }' "$1"
 }
-# json_num KEY FILE: prints the number of "KEY":NUMBER in FILE (compact JSON, as rankmapctl --json writes).
+# json_num KEY FILE: prints the number of the first "KEY": NUMBER in FILE (JSON as rankmapctl --json writes it).
 json_num() {
-	sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2"
+	sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" "$2" | head -n 1
 }
 # rankmapd_cleanup DIR: no rankmapd started yet (D_PID empty); on EXIT, INT and TERM stops the one
 # start_rankmapd starts (stop_rankmapd), then runs the test's rankmapd_on_exit if it defines one (what

@@ -256,7 +256,7 @@ int ib_build_link(struct ib_build *b, int line, uint32_t a, unsigned pa, uint32_
 		b->links_cap = ncap;
 	}
 	l = &b->links[b->nlinks];
-	*l = (struct ib_link){ { a, bn }, { (uint16_t)pa, (uint16_t)pb }, width, speed };
+	*l = (struct ib_link){ { a, bn }, { (uint16_t)pa, (uint16_t)pb }, width, speed, 0, 0 };
 	b->nodes[a].port_link[pa] = b->nodes[bn].port_link[pb] = (uint32_t)b->nlinks++;
 	return 0;
 }

@@ -35,6 +35,9 @@ void ib_graph_reset(struct topo_fabric *f)
 	free(f->row_ready);
 	free(f->bfs_queue);
 	free(f->bfs_dist);
+	free(f->norm_speed);
+	free(f->norm_width);
+	f->norm_speed = f->norm_width = NULL;
 	f->hosts = NULL;
 	f->att = NULL;
 	f->sw_node = f->adj_off = f->adj = f->leaf_sw = f->group = f->bfs_queue = NULL;
@@ -503,7 +506,7 @@ int ib_graph_build(struct topo_fabric *f, rm_error_t *err)
 	if (make_switches(f) < 0 || make_hosts(f) < 0 || make_attachments(f) < 0)
 		goto oom;
 	dedupe_adjacency(f);
-	if (make_levels(f) < 0 || make_groups(f) < 0 || make_tree(f) < 0 || make_hops(f) < 0)
+	if (make_levels(f) < 0 || make_groups(f) < 0 || make_tree(f) < 0 || make_hops(f) < 0 || ib_link_norms(f) < 0)
 		goto oom;
 	return 0;
 oom:

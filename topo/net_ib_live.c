@@ -48,6 +48,58 @@ static uint8_t speed_of(ibnd_port_t *p)
 	return s == 1 ? IB_SPEED_SDR : s == 2 ? IB_SPEED_DDR : s == 4 ? IB_SPEED_QDR : IB_SPEED_UNKNOWN;
 }
 
+/* The speeds port p supports, as a mask of 1 << enum ib_speed: LinkSpeedSupported, LinkSpeedExtSupported
+ * when the port (or switch port 0) has extended speeds, Mellanox's FDR10; 0 when the port says nothing. */
+static unsigned speeds_supported(ibnd_port_t *p)
+{
+	ibnd_port_t *cap = p->node->type == IB_NODE_SWITCH && p->node->ports[0] ? p->node->ports[0] : p;
+	unsigned s = mad_get_field(p->info, 0, IB_PORT_LINK_SPEED_SUPPORTED_F), m = 0, ext = 0;
+
+	if (mad_get_field(cap->info, 0, IB_PORT_CAPMASK_F) & PORT_CAP_HAS_EXT_SPEEDS)
+		ext = mad_get_field(p->info, 0, IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
+	m |= s & 1 ? 1u << IB_SPEED_SDR : 0;
+	m |= s & 2 ? 1u << IB_SPEED_DDR : 0;
+	m |= s & 4 ? 1u << IB_SPEED_QDR : 0;
+	m |= mad_get_field(p->ext_info, 0, IB_MLNX_EXT_PORT_LINK_SPEED_SUPPORTED_F) & 1 ? 1u << IB_SPEED_FDR10 : 0;
+	m |= ext & 1 ? 1u << IB_SPEED_FDR : 0;
+	m |= ext & 2 ? 1u << IB_SPEED_EDR : 0;
+	m |= ext & 4 ? 1u << IB_SPEED_HDR : 0;
+	m |= ext & 8 ? 1u << IB_SPEED_NDR : 0;
+	return m;
+}
+
+/* The widths port p supports (LinkWidthSupported), as a mask of 1 << lanes. */
+static unsigned widths_supported(ibnd_port_t *p)
+{
+	unsigned w = mad_get_field(p->info, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F), m = 0, b;
+
+	for (b = 1; b <= 16; b <<= 1)
+		if (w & b)
+			m |= 1u << width_of(b);
+	return m & ~1u;
+}
+
+static uint8_t highest_bit(unsigned m)
+{
+	uint8_t k = 0;
+
+	while (m >>= 1)
+		k++;
+	return k;
+}
+
+/* The fastest speed and widest width both ends of the link on pt support (0 when either end says
+ * nothing), as iblinkinfo computes its "Could be". */
+static void link_caps(struct ib_build *b, uint32_t a, unsigned pa, ibnd_port_t *pt, ibnd_port_t *r)
+{
+	struct ib_link *l = &b->links[b->nodes[a].port_link[pa]];
+	unsigned sa = speeds_supported(pt), sr = speeds_supported(r);
+	unsigned wa = widths_supported(pt), wr = widths_supported(r);
+
+	l->max_speed = sa && sr ? highest_bit(sa & sr) : 0;
+	l->max_width = wa && wr ? highest_bit(wa & wr) : 0;
+}
+
 static int add_nodes(struct ib_build *b, ibnd_fabric_t *fab)
 {
 	ibnd_node_t *n;
@@ -99,6 +151,7 @@ static int add_links(struct ib_build *b, ibnd_fabric_t *fab)
 					  width_of(mad_get_field(pt->info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F)),
 					  speed_of(pt)) < 0)
 				return -1;
+			link_caps(b, a, (unsigned)p, pt, r);
 		}
 	}
 	return 0;

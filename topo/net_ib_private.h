@@ -91,6 +91,11 @@ struct ib_link {
 	uint16_t port[2];
 	uint8_t width; /* lanes: 1, 2, 4, 8, 12; 0 unknown */
 	uint8_t speed; /* enum ib_speed */
+	/* The fastest speed and widest width both ends support (LinkSpeedSupported, LinkSpeedExtSupported,
+	 * LinkWidthSupported of each port: libibnetdisc, live or its cache file), 0 when unknown: every
+	 * text format of ibnetdiscover (topology file, -p ports report, --full) gives the active rate only.
+	 * As iblinkinfo's "Could be": a link is slow or narrow only against these (ib_link_verdict). */
+	uint8_t max_width, max_speed;
 };
 
 /* uint64 -> uint32 open-addressing map; key 0 is never stored (GUID 0 is invalid). */
@@ -170,10 +175,11 @@ struct topo_fabric {
 	uint8_t *row_ready; /* nleaves flags when leaf_hops rows are filled lazily, else NULL */
 	uint32_t *group;    /* (max_level + 1) * nsw: representative switch per level */
 	int nlevels;
-	int tree;              /* hops between leaves follow from the groups (make_tree, net_ib_graph.c) */
-	int no_tree;           /* tests: never take the fabric for a tree (topo_fabric_set_tree) */
-	size_t leaf_table_max; /* IB_LEAF_TABLE_MAX unless changed (topo_fabric_set_hop_limits) */
-	double eager_work_max; /* IB_EAGER_WORK_MAX unless changed */
+	uint8_t *norm_speed, *norm_width; /* nsubnets: most common known speed and width of its links */
+	int tree;                         /* hops between leaves follow from the groups (make_tree, net_ib_graph.c) */
+	int no_tree;                      /* tests: never take the fabric for a tree (topo_fabric_set_tree) */
+	size_t leaf_table_max;            /* IB_LEAF_TABLE_MAX unless changed (topo_fabric_set_hop_limits) */
+	double eager_work_max;            /* IB_EAGER_WORK_MAX unless changed */
 	/* BFS row cache for large fabrics (mutable through const queries) */
 	pthread_mutex_t cache_lock;
 	uint8_t *row_cache;  /* IB_ROW_CACHE rows of nsw */
@@ -212,6 +218,13 @@ _Static_assert(IB_SPEED_COUNT == TOPO_IB_NSPEEDS, "topo_view.h's speed ranks are
  * there in *peer_port (may be NULL); IB_NONE when the port is not connected. */
 uint32_t ib_port_peer(const struct ib_node *nodes, const struct ib_link *links, uint32_t n, unsigned p,
 		      unsigned *peer_port);
+/* The most common known speed and width of each subnet's links into f->norm_speed / norm_width (finalize);
+ * 0 or -1 (ENOMEM). */
+int ib_link_norms(struct topo_fabric *f);
+/* What is wrong with link l (TOPO_LINK_* of topo_view.h): could be faster or wider (below what both ends
+ * support, when that is known), or below its subnet's norm (the most common speed / width, f->norm_*)
+ * when what the ends support is unknown. 0 when nothing. */
+unsigned ib_link_verdict(const struct topo_fabric *f, const struct ib_link *l);
 /* Link rate in Gb/s per lane x lanes (0 when unknown). */
 double ib_link_gbps(const struct ib_link *l);
 /* Unconnected ports of switch nd: declared ports without a link, or those a ports report listed. */

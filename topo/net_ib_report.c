@@ -5,11 +5,13 @@
  *   hosts, hcas, hca_ports (connected HCA ports), aggregation_nodes, subnets, subnet_sources, links,
  *   link_speeds {"QDR": n}, link_widths {"4x": n}, link_rates {"4x QDR": n},
  *   leaves [{switch, guid, down_ports, up_ports, lateral_ports, unconnected_ports, oversubscription}],
- *   unconnected_switch_ports, hop_histogram {"2": pairs, ...}, hop_histogram_method (net_ib_hist.c),
- *   hop_histogram_approximate, anomalies [{kind, text}].
+ *   unconnected_switch_ports, hop_histogram [{hops, pairs}] by increasing hops (hops null: no path),
+ *   hop_histogram_method (net_ib_hist.c), hop_histogram_approximate, links_with_supported_rates,
+ *   anomalies [{kind, severity, text, ...structured fields}] (docs/json-schema.json).
  *
- * Anomaly kinds: slow_link, narrow_link (below the most common speed/width of the link's subnet),
- * unknown_speed_link, unconnected_ports (per switch), generic_hca (HCA named by its GUID),
+ * Anomaly kinds: slow_link, narrow_link (could be faster / wider: both ends support more, known from
+ * libibnetdisc only; iblinkinfo's "Could be"), below_norm_link (severity "note": below the most common
+ * speed/width of the link's subnet when what its ends support is unknown), unknown_speed_link, unconnected_ports (per switch), generic_hca (HCA named by its GUID),
  * unconnected_hca, unreached_switch, unmatched_name_map (node-name map entries that named nothing, said
  * once when a subnet is a -p ports report: its CA ports show port GUIDs only, so a map keyed by node
  * GUID matches only through the hosts' hwloc XML).
@@ -23,24 +25,40 @@
 
 #define HOP_PAIRS_EXACT 4096 /* hosts beyond which the report always says whether its histogram is exact */
 
-static void anomaly(json_t *list, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static json_t *anomaly(json_t *list, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static void anomaly(json_t *list, const char *kind, const char *fmt, ...)
+/* Appends {kind, severity "warning", text} to list and returns it (borrowed) for the structured fields. */
+static json_t *anomaly(json_t *list, const char *kind, const char *fmt, ...)
 {
 	char text[512];
 	va_list ap;
+	json_t *a;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	json_array_append_new(list, json_pack("{s:s, s:s}", "kind", kind, "text", text));
+	a = json_pack("{s:s, s:s, s:s}", "kind", kind, "severity", "warning", "text", text);
+	json_array_append_new(list, a);
+	return a;
 }
 
-/* Display name of a node: node-name map, else host name, else description, else GUID. */
-static const char *node_name(const struct topo_fabric *f, const struct ib_node *nd, char *buf, size_t len)
+static json_t *guid_str(uint64_t guid)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "0x%016llx", (unsigned long long)guid);
+	return json_string(b);
+}
+
+/* Display name of a node: a switch's name in names (dense index: the names of topology.conf and the
+ * picture) when given, else the node-name map, else host name, else description, else GUID. */
+static const char *node_name(const struct topo_fabric *f, const char *const *names, const struct ib_node *nd, char *buf,
+			     size_t len)
 {
 	const char *m = ib_namemap_lookup(f, nd->guid);
 
+	if (names && nd->sw >= 0 && (size_t)nd->sw < f->nsw && names[nd->sw])
+		return names[nd->sw];
 	if (m)
 		return m;
 	if (nd->host >= 0)
@@ -58,58 +76,76 @@ static void count(json_t *obj, const char *key)
 	json_object_set_new(obj, key, json_integer(v ? json_integer_value(v) + 1 : 1));
 }
 
-/* Most common known speed and width of each subnet's links. */
-static void link_norms(const struct topo_fabric *f, uint8_t *nspeed, uint8_t *nwidth)
+/* One end of a link, for a link anomaly: {name, type, guid, port, host (a CA's host, else absent)}. */
+static json_t *link_end(const struct topo_fabric *f, const char *const *names, uint32_t n, unsigned port)
 {
-	uint32_t s;
-	size_t i;
+	const struct ib_node *nd = &f->nodes[n];
+	char b[24];
+	json_t *e = json_pack("{s:s, s:s, s:o, s:i}", "name", node_name(f, names, nd, b, sizeof(b)), "type",
+			      nd->type == IBN_SW   ? "switch"
+			      : nd->type == IBN_RT ? "router"
+						   : "ca",
+			      "guid", guid_str(nd->guid), "port", (int)port);
 
-	for (s = 0; s < f->nsubnets; s++) {
-		size_t sc[IB_SPEED_COUNT] = { 0 }, wc[13] = { 0 }, bs = 0, bw = 0;
-		int k;
-
-		for (i = 0; i < f->nlinks; i++) {
-			const struct ib_link *l = &f->links[i];
-
-			if (f->nodes[l->node[0]].subnet != s)
-				continue;
-			if (l->speed)
-				sc[l->speed]++;
-			if (l->width)
-				wc[l->width]++;
-		}
-		nspeed[s] = nwidth[s] = 0;
-		for (k = 1; k < IB_SPEED_COUNT; k++)
-			if (sc[k] > bs)
-				bs = sc[k], nspeed[s] = (uint8_t)k;
-		for (k = 1; k < 13; k++)
-			if (wc[k] > bw)
-				bw = wc[k], nwidth[s] = (uint8_t)k;
-	}
+	if (nd->host >= 0)
+		json_object_set_new(e, "host", json_string(f->hosts[nd->host].name));
+	return e;
 }
 
-static void link_anomaly(const struct topo_fabric *f, json_t *an, const struct ib_link *l, const char *kind,
-			 const char *what, uint8_t nw, uint8_t ns)
+static json_t *rate(unsigned width, unsigned speed)
 {
-	char b0[24], b1[24];
-
-	anomaly(an, kind, "link %s port %u <-> %s port %u is %ux %s, %s the subnet norm %ux %s",
-		node_name(f, &f->nodes[l->node[0]], b0, sizeof(b0)), l->port[0],
-		node_name(f, &f->nodes[l->node[1]], b1, sizeof(b1)), l->port[1], l->width, ib_speed_name(l->speed),
-		what, nw, ib_speed_name(ns));
+	return json_pack("{s:i, s:s}", "width", (int)width, "speed", ib_speed_name((uint8_t)speed));
 }
 
-static void report_links(const struct topo_fabric *f, json_t *r, json_t *an)
+/* The anomalies of one link from its verdict (ib_link_verdict): slow_link / narrow_link when it could be
+ * faster / wider (both ends support more: could_be), below_norm_link (a note) when it is below its
+ * subnet's norm and what its ends support is unknown. */
+static void link_anomalies(const struct topo_fabric *f, const char *const *names, json_t *an, const struct ib_link *l,
+			   uint32_t s)
+{
+	unsigned v = ib_link_verdict(f, l);
+	uint8_t ns = f->norm_speed[s], nw = f->norm_width[s];
+	char b0[24], b1[24], what[64];
+	const char *n0 = node_name(f, names, &f->nodes[l->node[0]], b0, sizeof(b0));
+	const char *n1 = node_name(f, names, &f->nodes[l->node[1]], b1, sizeof(b1));
+	json_t *a;
+
+	if (v & (TOPO_LINK_COULD_BE_FASTER | TOPO_LINK_COULD_BE_WIDER)) {
+		snprintf(what, sizeof(what), "%ux %s", v & TOPO_LINK_COULD_BE_WIDER ? l->max_width : l->width,
+			 ib_speed_name(v & TOPO_LINK_COULD_BE_FASTER ? l->max_speed : l->speed));
+		a = anomaly(an, v & TOPO_LINK_COULD_BE_FASTER ? "slow_link" : "narrow_link",
+			    "link %s port %u <-> %s port %u runs at %ux %s, could be %s (both ends support it)", n0,
+			    l->port[0], n1, l->port[1], l->width, ib_speed_name(l->speed), what);
+		json_object_set_new(a, "could_be", rate(l->max_width, l->max_speed));
+	} else if (v & (TOPO_LINK_SLOWER_THAN_NORM | TOPO_LINK_NARROWER_THAN_NORM)) {
+		a = anomaly(an, "below_norm_link",
+			    "link %s port %u <-> %s port %u is %ux %s, %s the subnet's usual %ux %s (what its ends "
+			    "support is unknown)",
+			    n0, l->port[0], n1, l->port[1], l->width, ib_speed_name(l->speed),
+			    v & TOPO_LINK_SLOWER_THAN_NORM ? "slower than" : "narrower than", nw, ib_speed_name(ns));
+		json_object_set_new(a, "severity", json_string("note"));
+	} else if (!l->speed) {
+		a = anomaly(an, "unknown_speed_link", "link %s port %u <-> %s port %u has no known speed", n0,
+			    l->port[0], n1, l->port[1]);
+	} else
+		return;
+	json_object_set_new(a, "subnet", json_integer(s));
+	json_object_set_new(a, "ends",
+			    json_pack("[oo]", link_end(f, names, l->node[0], l->port[0]),
+				      link_end(f, names, l->node[1], l->port[1])));
+	json_object_set_new(a, "rate", rate(l->width, l->speed));
+	json_object_set_new(a, "subnet_norm", rate(nw, ns));
+	if (l->max_speed || l->max_width)
+		json_object_set_new(a, "supported", rate(l->max_width, l->max_speed));
+}
+
+static void report_links(const struct topo_fabric *f, const char *const *names, json_t *r, json_t *an)
 {
 	json_t *speeds = json_object(), *widths = json_object(), *rates = json_object();
-	uint8_t *ns = calloc(f->nsubnets + 1, 1), *nw = calloc(f->nsubnets + 1, 1);
-	size_t i;
+	size_t i, known = 0;
 
-	if (ns && nw)
-		link_norms(f, ns, nw);
 	for (i = 0; i < f->nlinks; i++) {
 		const struct ib_link *l = &f->links[i];
-		uint32_t s = f->nodes[l->node[0]].subnet;
 		char key[32];
 
 		snprintf(key, sizeof(key), "%ux", l->width);
@@ -117,24 +153,18 @@ static void report_links(const struct topo_fabric *f, json_t *r, json_t *an)
 		count(speeds, ib_speed_name(l->speed));
 		snprintf(key, sizeof(key), "%ux %s", l->width, ib_speed_name(l->speed));
 		count(rates, key);
-		if (!ns || !nw)
-			continue;
-		if (!l->speed)
-			link_anomaly(f, an, l, "unknown_speed_link", "unlike", nw[s], ns[s]);
-		else if (l->speed < ns[s])
-			link_anomaly(f, an, l, "slow_link", "slower than", nw[s], ns[s]);
-		if (l->width && l->width < nw[s])
-			link_anomaly(f, an, l, "narrow_link", "narrower than", nw[s], ns[s]);
+		known += l->max_speed || l->max_width;
+		if (f->norm_speed)
+			link_anomalies(f, names, an, l, f->nodes[l->node[0]].subnet);
 	}
-	free(ns);
-	free(nw);
 	json_object_set_new(r, "links", json_integer((json_int_t)f->nlinks));
+	json_object_set_new(r, "links_with_supported_rates", json_integer((json_int_t)known));
 	json_object_set_new(r, "link_speeds", speeds);
 	json_object_set_new(r, "link_widths", widths);
 	json_object_set_new(r, "link_rates", rates);
 }
 
-static json_t *leaf_entry(const struct topo_fabric *f, long s, unsigned unconn)
+static json_t *leaf_entry(const struct topo_fabric *f, const char *const *names, long s, unsigned unconn)
 {
 	const struct ib_node *nd = &f->nodes[f->sw_node[s]];
 	unsigned p, down = 0, up = 0, lateral = 0;
@@ -156,14 +186,15 @@ static json_t *leaf_entry(const struct topo_fabric *f, long s, unsigned unconn)
 			lateral++;
 	}
 	snprintf(guid, sizeof(guid), "0x%016llx", (unsigned long long)nd->guid);
-	e = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i}", "switch", node_name(f, nd, b, sizeof(b)), "guid", guid,
-		      "down_ports", down, "up_ports", up, "lateral_ports", lateral, "unconnected_ports", unconn);
+	e = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:i}", "switch", node_name(f, names, nd, b, sizeof(b)),
+		      "description", nd->desc, "guid", guid, "down_ports", down, "up_ports", up, "lateral_ports",
+		      lateral, "unconnected_ports", unconn);
 	if (up)
 		json_object_set_new(e, "oversubscription", json_real((double)down / up));
 	return e;
 }
 
-static void report_switches(const struct topo_fabric *f, json_t *r, json_t *an)
+static void report_switches(const struct topo_fabric *f, const char *const *names, json_t *r, json_t *an)
 {
 	json_t *levels = json_array(), *leaves = json_array();
 	size_t s, unreached = 0, total_unconn = 0;
@@ -181,17 +212,31 @@ static void report_switches(const struct topo_fabric *f, json_t *r, json_t *an)
 		unsigned u = ib_unconnected_ports(nd);
 		char b[24];
 
+		const char *name = node_name(f, names, nd, b, sizeof(b));
+		char what[320];
+
+		/* "ibsw4 (Voltaire 4036 # 4036-8C9E, 0x...)": the name of topology.conf and the picture, and
+		 * what the switch says of itself */
+		if (nd->desc[0] && strcmp(nd->desc, name))
+			snprintf(what, sizeof(what), "%s (%.200s, 0x%016llx)", name, nd->desc,
+				 (unsigned long long)nd->guid);
+		else
+			snprintf(what, sizeof(what), "%s (0x%016llx)", name, (unsigned long long)nd->guid);
 		total_unconn += u;
 		if (u)
-			anomaly(an, "unconnected_ports", "switch %s (0x%016llx): %u unconnected port%s",
-				node_name(f, nd, b, sizeof(b)), (unsigned long long)nd->guid, u, u > 1 ? "s" : "");
+			json_object_update_new(anomaly(an, "unconnected_ports", "switch %s: %u unconnected port%s",
+						       what, u, u > 1 ? "s" : ""),
+					       json_pack("{s:s, s:s, s:o, s:i}", "switch", name, "description",
+							 nd->desc, "guid", guid_str(nd->guid), "ports", (int)u));
 		if (f->sw_level[s] < 0) {
 			unreached++;
-			anomaly(an, "unreached_switch", "switch %s (0x%016llx) has no path to any host",
-				node_name(f, nd, b, sizeof(b)), (unsigned long long)nd->guid);
+			json_object_update_new(
+				anomaly(an, "unreached_switch", "switch %s has no path to any host", what),
+				json_pack("{s:s, s:s, s:o}", "switch", name, "description", nd->desc, "guid",
+					  guid_str(nd->guid)));
 		}
 		if (f->sw_level[s] == 0)
-			json_array_append_new(leaves, leaf_entry(f, (long)s, u));
+			json_array_append_new(leaves, leaf_entry(f, names, (long)s, u));
 	}
 	json_object_set_new(r, "switches", json_integer((json_int_t)f->nsw));
 	json_object_set_new(r, "switches_per_level", levels);
@@ -220,14 +265,19 @@ static void report_cas(const struct topo_fabric *f, json_t *r, json_t *an)
 		ports += conn;
 		by_hwloc += nd->hwloc_named;
 		if (nd->generic)
-			anomaly(an, "generic_hca",
-				"HCA 0x%016llx has the generic description \"%s\", no node-name map "
-				"entry and no hwloc XML holding its GUID: host named by its GUID",
-				(unsigned long long)nd->guid, nd->desc);
+			json_object_update_new(
+				anomaly(an, "generic_hca",
+					"HCA 0x%016llx has the generic description \"%s\", no node-name map "
+					"entry and no hwloc XML holding its GUID: host named by its GUID",
+					(unsigned long long)nd->guid, nd->desc),
+				json_pack("{s:o, s:s, s:s}", "guid", guid_str(nd->guid), "description", nd->desc,
+					  "host", nd->host >= 0 ? f->hosts[nd->host].name : ""));
 	}
 	for (i = 0; i < f->nhosts; i++)
 		if (!f->hosts[i].n)
-			anomaly(an, "unconnected_hca", "host %s has no connected HCA port", f->hosts[i].name);
+			json_object_set_new(
+				anomaly(an, "unconnected_hca", "host %s has no connected HCA port", f->hosts[i].name),
+				"host", json_string(f->hosts[i].name));
 	json_object_set_new(r, "hosts", json_integer((json_int_t)f->nhosts));
 	json_object_set_new(r, "hcas", json_integer((json_int_t)hcas));
 	json_object_set_new(r, "hca_ports", json_integer((json_int_t)ports));
@@ -241,18 +291,18 @@ static void report_cas(const struct topo_fabric *f, json_t *r, json_t *an)
 static void report_hops(const struct topo_fabric *f, json_t *r)
 {
 	topo_hop_hist_t *hist = malloc(sizeof(*hist));
-	json_t *h = json_object();
-	char key[16], method[200];
+	json_t *h = json_array();
+	char method[200];
 	size_t d;
 
 	if (hist && topo_fabric_hop_histogram(f, NULL, hist) == 0) {
-		for (d = 0; d <= TOPO_HOPS_UNCONNECTED; d++) {
-			if (!hist->pairs[d])
-				continue;
-			snprintf(key, sizeof(key), "%zu", d);
-			json_object_set_new(h, d == TOPO_HOPS_UNCONNECTED ? "unconnected" : key,
-					    json_integer((json_int_t)hist->pairs[d]));
-		}
+		for (d = 0; d <= TOPO_HOPS_UNCONNECTED; d++) /* by hop count, then the pairs with no path */
+			if (hist->pairs[d])
+				json_array_append_new(h, json_pack("{s:o, s:I}", "hops",
+								   d == TOPO_HOPS_UNCONNECTED
+									   ? json_null()
+									   : json_integer((json_int_t)d),
+								   "pairs", (json_int_t)hist->pairs[d]));
 		topo_hop_hist_method(hist, method, sizeof(method));
 		json_object_set_new(r, "hop_histogram_method", json_string(method));
 		if (hist->kind != TOPO_HOP_HIST_EXACT || f->nhosts > HOP_PAIRS_EXACT)
@@ -264,6 +314,11 @@ static void report_hops(const struct topo_fabric *f, json_t *r)
 }
 
 json_t *topo_fabric_report(const struct topo_fabric *f)
+{
+	return topo_fabric_report_named(f, NULL);
+}
+
+json_t *topo_fabric_report_named(const struct topo_fabric *f, const char *const *names)
 {
 	json_t *r = json_object(), *an = json_array(), *src = json_array();
 	uint32_t s;
@@ -278,15 +333,17 @@ json_t *topo_fabric_report(const struct topo_fabric *f)
 		json_array_append_new(src, json_string(f->subnet_source[s]));
 	json_object_set_new(r, "subnets", json_integer(f->nsubnets));
 	json_object_set_new(r, "subnet_sources", src);
-	report_switches(f, r, an);
+	report_switches(f, names, r, an);
 	report_cas(f, r, an);
-	report_links(f, r, an);
+	report_links(f, names, r, an);
 	report_hops(f, r);
 	if (f->map_unmatched && f->has_ports_subnet)
-		anomaly(an, "unmatched_name_map",
-			"%zu node-name map entries matched no node or port GUID; a -p ports report lists port GUIDs "
-			"only: key the map by port GUID, or give the hosts' hwloc XML",
-			f->map_unmatched);
+		json_object_set_new(anomaly(an, "unmatched_name_map",
+					    "%zu node-name map entries matched no node or port GUID; a -p ports report "
+					    "lists port GUIDs "
+					    "only: key the map by port GUID, or give the hosts' hwloc XML",
+					    f->map_unmatched),
+				    "entries", json_integer((json_int_t)f->map_unmatched));
 	json_object_set_new(r, "anomalies", an);
 	return r;
 }

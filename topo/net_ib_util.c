@@ -272,6 +272,59 @@ const char *ib_speed_name(uint8_t speed)
 	return speed < IB_SPEED_COUNT ? speeds[speed].name : "unknown";
 }
 
+int ib_link_norms(struct topo_fabric *f)
+{
+	size_t(*sc)[IB_SPEED_COUNT] = calloc(f->nsubnets + 1, sizeof(*sc)),
+	(*wc)[13] = calloc(f->nsubnets + 1, sizeof(*wc));
+	size_t i, bs, bw;
+	uint32_t s;
+	int k;
+
+	f->norm_speed = calloc(f->nsubnets + 1, 1);
+	f->norm_width = calloc(f->nsubnets + 1, 1);
+	if (!sc || !wc || !f->norm_speed || !f->norm_width) {
+		free(sc);
+		free(wc);
+		return -1;
+	}
+	for (i = 0; i < f->nlinks; i++) { /* one pass over the links, counted per subnet */
+		const struct ib_link *l = &f->links[i];
+
+		s = f->nodes[l->node[0]].subnet;
+		sc[s][l->speed < IB_SPEED_COUNT ? l->speed : 0]++;
+		wc[s][l->width <= 12 ? l->width : 0]++;
+	}
+	for (s = 0; s < f->nsubnets; s++) {
+		for (k = 1, bs = 0; k < IB_SPEED_COUNT; k++)
+			if (sc[s][k] > bs)
+				bs = sc[s][k], f->norm_speed[s] = (uint8_t)k;
+		for (k = 1, bw = 0; k <= 12; k++)
+			if (wc[s][k] > bw)
+				bw = wc[s][k], f->norm_width[s] = (uint8_t)k;
+	}
+	free(sc);
+	free(wc);
+	return 0;
+}
+
+unsigned ib_link_verdict(const struct topo_fabric *f, const struct ib_link *l)
+{
+	uint32_t s = f->nodes[l->node[0]].subnet;
+	unsigned v = 0;
+
+	if (l->max_speed && l->speed && l->speed < l->max_speed)
+		v |= TOPO_LINK_COULD_BE_FASTER;
+	if (l->max_width && l->width && l->width < l->max_width)
+		v |= TOPO_LINK_COULD_BE_WIDER;
+	if (!f->norm_speed || s >= f->nsubnets)
+		return v;
+	if (!l->max_speed && l->speed && l->speed < f->norm_speed[s])
+		v |= TOPO_LINK_SLOWER_THAN_NORM;
+	if (!l->max_width && l->width && l->width < f->norm_width[s])
+		v |= TOPO_LINK_NARROWER_THAN_NORM;
+	return v;
+}
+
 double ib_link_gbps(const struct ib_link *l)
 {
 	return l->speed < IB_SPEED_COUNT ? speeds[l->speed].lane_gbps * l->width : 0;

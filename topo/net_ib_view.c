@@ -61,6 +61,11 @@ int topo_fabric_link(const struct topo_fabric *f, size_t i, topo_link_info_t *in
 	info->subnet = f->nodes[l->node[0]].subnet;
 	info->width = l->width;
 	info->speed = l->speed < IB_SPEED_COUNT ? l->speed : 0;
+	info->max_width = l->max_width;
+	info->max_speed = l->max_speed < IB_SPEED_COUNT ? l->max_speed : 0;
+	info->norm_width = f->norm_width && info->subnet < f->nsubnets ? f->norm_width[info->subnet] : 0;
+	info->norm_speed = f->norm_speed && info->subnet < f->nsubnets ? f->norm_speed[info->subnet] : 0;
+	info->verdict = ib_link_verdict(f, l);
 	return 0;
 }
 
@@ -74,7 +79,7 @@ int topo_fabric_host_guid_named(const struct topo_fabric *f, size_t h)
 	return ho->n > 0 && f->nodes[f->att[ho->first].ca].generic && !strncmp(ho->name, "0x", 2);
 }
 
-int topo_fabric_host_port_rate(const struct topo_fabric *f, size_t h, size_t i, unsigned *width, unsigned *speed)
+long topo_fabric_host_port_link(const struct topo_fabric *f, size_t h, size_t i)
 {
 	const struct ib_host *ho = h < f->nhosts ? &f->hosts[h] : NULL;
 	const struct ib_node *nd;
@@ -89,18 +94,22 @@ int topo_fabric_host_port_rate(const struct topo_fabric *f, size_t h, size_t i, 
 	for (j = 0; j < i; j++)
 		k += f->att[ho->first + j].ca == f->att[ho->first + i].ca;
 	nd = &f->nodes[f->att[ho->first + i].ca];
-	for (p = 1; nd->port_link && p <= nd->nports; p++) {
-		const struct ib_link *l;
-
-		if (nd->port_link[p] == IB_NONE || k-- > 0)
-			continue;
-		l = &f->links[nd->port_link[p]];
-		*width = l->width;
-		*speed = l->speed < IB_SPEED_COUNT ? l->speed : 0;
-		return 0;
-	}
+	for (p = 1; nd->port_link && p <= nd->nports; p++)
+		if (nd->port_link[p] != IB_NONE && k-- == 0)
+			return (long)nd->port_link[p];
 	errno = EINVAL;
 	return -1;
+}
+
+int topo_fabric_host_port_rate(const struct topo_fabric *f, size_t h, size_t i, unsigned *width, unsigned *speed)
+{
+	long li = topo_fabric_host_port_link(f, h, i);
+
+	if (li < 0)
+		return -1;
+	*width = f->links[li].width;
+	*speed = f->links[li].speed < IB_SPEED_COUNT ? f->links[li].speed : 0;
+	return 0;
 }
 
 const char *topo_fabric_switch_mapped_name(const struct topo_fabric *f, long s)

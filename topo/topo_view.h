@@ -73,6 +73,8 @@ int topo_fabric_host_guid_named(const topo_fabric_t *f, size_t h);
 /* Width (lanes, 0 unknown) and speed rank (0 unknown) of the cable on host h's i-th connected port;
  * -1 (EINVAL) when out of range. */
 int topo_fabric_host_port_rate(const topo_fabric_t *f, size_t h, size_t i, unsigned *width, unsigned *speed);
+/* Index of the cable on host h's i-th connected port (for topo_fabric_link); -1 (EINVAL) when out of range. */
+long topo_fabric_host_port_link(const topo_fabric_t *f, size_t h, size_t i);
 
 /* Dense switch count, name (node-name map entry, else description), level (0 leaf, 1 spine, ...; -1
  * when no host is reachable), GUID and subnet (0 / -1 when out of range). */
@@ -102,12 +104,29 @@ const char *topo_fabric_subnet_source(const topo_fabric_t *f, size_t subnet);
 /* Name of a speed rank ("QDR", ...; speed names[0] for 0, "unknown" out of range). */
 const char *topo_fabric_speed_name(unsigned speed);
 
+/* What is wrong with a cable (topo_link_info_t.verdict), as iblinkinfo's "Could be": it runs below what
+ * both its ends support (known from libibnetdisc, live or its cache: LinkSpeedSupported,
+ * LinkSpeedExtSupported, LinkWidthSupported), or, when what they support is unknown (ibnetdiscover's
+ * text formats give the active rate only), below the most common speed / width of its subnet: a milder
+ * verdict, since a DDR card runs at DDR in a QDR fabric by design. A link whose ends are known to
+ * support no more than it runs at has no verdict, whatever the norm. */
+enum {
+	TOPO_LINK_COULD_BE_FASTER = 1,
+	TOPO_LINK_COULD_BE_WIDER = 2,
+	TOPO_LINK_SLOWER_THAN_NORM = 4,
+	TOPO_LINK_NARROWER_THAN_NORM = 8
+};
+
 /* One cable: the dense switch at each end (-1 when that end is not a switch), its subnet, width in
- * lanes (0 unknown) and speed rank. */
+ * lanes (0 unknown) and speed rank, the widest width and fastest speed both ends support (0 unknown),
+ * the subnet's norm (most common speed and width) and the verdict (TOPO_LINK_* flags, 0 when fine). */
 typedef struct topo_link_info {
 	long sw[2];
 	size_t subnet;
 	unsigned width, speed;
+	unsigned max_width, max_speed;
+	unsigned norm_width, norm_speed;
+	unsigned verdict;
 } topo_link_info_t;
 
 /* Number of links, and link i; 0, or -1 (EINVAL) when i is out of range. */
@@ -137,5 +156,9 @@ void topo_hop_hist_method(const topo_hop_hist_t *h, char *buf, size_t len);
 /* The fabric's part of the cluster report (new reference): switches per level, HCA ports, subnets,
  * link speeds, anomalies. NULL on allocation failure. */
 json_t *topo_fabric_report(const topo_fabric_t *f);
+/* The same with the switches named names[dense switch index] (the names of Slurm's topology.conf and of
+ * the picture: topo_slurm.h's topo_swtree_t name), their descriptions in "description"; names NULL:
+ * as topo_fabric_report (node-name map, else description). */
+json_t *topo_fabric_report_named(const topo_fabric_t *f, const char *const *names);
 
 #endif

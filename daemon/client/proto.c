@@ -47,11 +47,12 @@ char *rm_frame_encode(const json_t *obj, size_t *len)
 	g.cap = 1024;
 	if (!(g.buf = malloc(g.cap)))
 		return NULL;
-	if (json_dump_callback(obj, grow_append, &g, JSON_COMPACT) < 0) {
+	if (json_dump_callback(obj, grow_append, &g, JSON_COMPACT | JSON_REAL_PRECISION(17)) < 0) {
 		free(g.buf);
 		errno = g.len > RM_FRAME_MAX_HARD ? EMSGSIZE : ENOMEM;
 		return NULL;
 	}
+	g.len = RM_FRAME_HEADER + rm_json_shorten_reals(g.buf + RM_FRAME_HEADER, g.len - RM_FRAME_HEADER);
 	n = g.len - RM_FRAME_HEADER;
 	g.buf[0] = (char)(n >> 24);
 	g.buf[1] = (char)(n >> 16);
@@ -277,8 +278,8 @@ json_t *rm_proto_request(const char *type, json_int_t id)
 
 json_t *rm_proto_ok(const json_t *id)
 {
-	return json_pack("{s:i, s:O, s:b}", "version", RM_PROTO_VERSION, "id", id ? (json_t *)id : json_null(), "ok",
-			 1);
+	return json_pack("{s:i, s:i, s:O, s:b}", "version", RM_PROTO_VERSION, "schema_version", RM_SCHEMA_VERSION, "id",
+			 id ? (json_t *)id : json_null(), "ok", 1);
 }
 
 json_t *rm_proto_error(const json_t *id, const char *code, const char *fmt, ...)
@@ -290,8 +291,9 @@ json_t *rm_proto_error(const json_t *id, const char *code, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	rm_utf8_fix(msg); /* jansson takes only UTF-8: a message cut mid-character would be no answer at all */
-	return json_pack("{s:i, s:O, s:b, s:{s:s, s:s}}", "version", RM_PROTO_VERSION, "id",
-			 id ? (json_t *)id : json_null(), "ok", 0, "error", "code", code, "message", msg);
+	return json_pack("{s:i, s:i, s:O, s:b, s:{s:s, s:s}}", "version", RM_PROTO_VERSION, "schema_version",
+			 RM_SCHEMA_VERSION, "id", id ? (json_t *)id : json_null(), "ok", 0, "error", "code", code,
+			 "message", msg);
 }
 
 int rm_proto_check_response(const json_t *resp, rm_error_t *err)

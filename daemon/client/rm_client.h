@@ -37,6 +37,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <jansson.h>
 #include <sys/socket.h>
 
@@ -85,6 +86,22 @@ int rm_frame_send(int fd, const json_t *obj, int timeout_ms, rm_error_t *err);
  * (0: RM_FRAME_MAX_DEFAULT). Returns a new reference to the JSON object, or NULL: ETIMEDOUT, EMSGSIZE
  * (frame above max_len), ECONNRESET (peer closed, possibly mid-frame), EPROTO (not a JSON object). */
 json_t *rm_frame_recv(int fd, size_t max_len, int timeout_ms, rm_error_t *err);
+
+/* ---- JSON text (json_out.c) ----
+ * rankmapd's frames and rankmapctl's --json write every real number in its shortest form that reads
+ * back as the same double (9.94, not 9.9399999999999995): */
+/* Rewrites the reals of the JSON text s[0..len) (as jansson writes it) in place, in their shortest
+ * round-trip form; strings are left alone. Returns the new length (never more than len). */
+size_t rm_json_shorten_reals(char *s, size_t len);
+/* json_dumps(j, flags) with shortest reals; malloc'ed (free), NULL on failure. */
+char *rm_json_dumps(const json_t *j, size_t flags);
+/* Writes j (json_dumps flags) with shortest reals and a newline to f. Returns 0, -1 on failure. */
+int rm_json_print(FILE *f, const json_t *j, size_t flags);
+
+/* The version of the JSON documents rankmapd answers and rankmapctl prints ("schema_version" in each:
+ * rankmapd's responses, rankmapctl's --json objects; the JSON Schema docs/json-schema.json). Raised
+ * when a key changes meaning or disappears, not when one is added. */
+#define RM_SCHEMA_VERSION 1
 
 /* Builds a request {"version":1,"type":type,"id":id}. Returns a new reference (NULL on ENOMEM). */
 json_t *rm_proto_request(const char *type, json_int_t id);

@@ -181,8 +181,15 @@ int ctl_close_output(const char *cmd, FILE *f, const char *path, int rc)
 
 void ctl_print_json(FILE *f, const json_t *o, size_t flags)
 {
-	json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | flags);
-	fputc('\n', f);
+	json_t *v = (json_t *)o;
+
+	if (json_is_object(o) && !json_object_get(o, "schema_version")) { /* first, for the eye */
+		v = json_pack("{s:i}", "schema_version", RM_SCHEMA_VERSION);
+		json_object_update(v, (json_t *)o);
+	}
+	rm_json_print(f, v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | flags);
+	if (v != o)
+		json_decref(v);
 }
 
 char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *err)

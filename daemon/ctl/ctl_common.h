@@ -109,7 +109,9 @@ FILE *ctl_open_output(const char *cmd, const char *path);
 /* Closes a stream from ctl_open_output (not stdout) and checks the write. Returns rc, or 1 when rc
  * was 0 and the write failed (after printing an error). */
 int ctl_close_output(const char *cmd, FILE *f, const char *path, int rc);
-/* Prints o to f as indented JSON (key order kept) and a newline; flags add to JSON_INDENT(2). */
+/* Prints o to f as JSON and a newline, as every --json of rankmapctl: indented by 2, key order kept,
+ * reals in their shortest round-trip form, and "schema_version" (RM_SCHEMA_VERSION) first when an
+ * object lacks one; flags add to JSON_INDENT(2). */
 void ctl_print_json(FILE *f, const json_t *o, size_t flags);
 
 /* The names of a job's hosts in c: the expanded Slurm host list when given, else every host with

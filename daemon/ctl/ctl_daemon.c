@@ -17,6 +17,7 @@
 #include "rm_client.h"
 #include "rm_file.h"
 #include "topo.h"
+#include "topo_report.h"
 
 typedef struct common_opts {
 	ctl_daemon_t d; /* d.timeout_ms: --timeout, else the command's default set before parsing */
@@ -82,10 +83,8 @@ static json_t *call(const char *cmd, const common_opts_t *o, json_t *req, rm_cli
 		ctl_failover_note(cmd, info);
 		return resp;
 	}
-	if (resp && o->json) {
-		json_dumpf(resp, stdout, JSON_INDENT(2));
-		putchar('\n');
-	}
+	if (resp && o->json)
+		ctl_print_json(stdout, resp, 0);
 	json_decref(resp);
 	fprintf(stderr, "rankmapctl %s: %s\n", cmd, rm_error_format(&err, msg, sizeof(msg)));
 	return NULL;
@@ -93,8 +92,7 @@ static json_t *call(const char *cmd, const common_opts_t *o, json_t *req, rm_cli
 
 static int print_json(json_t *resp)
 {
-	json_dumpf(resp, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-	putchar('\n');
+	ctl_print_json(stdout, resp, 0);
 	json_decref(resp);
 	return 0;
 }
@@ -361,8 +359,11 @@ static void distance_usage(FILE *f)
 		"      --hwloc SPEC    offline: hwloc XML directory, file, synthetic:<desc>@hosts, or live\n"
 		"      --ib FILE       offline: ibnetdiscover output (repeatable)\n"
 		"      --torus FILE    offline: torus configuration\n" COMMON_HELP
-		"\nExit status: 0 on success, 1 on failure (unknown host, hosts that no subnet connects,\n"
-		"unreachable daemon), 2 usage.\n"
+		"\nWith --json, prints one JSON object (also offline): hops (null when unknown), distance, same_host,\n"
+		"and when hops is null hops_unknown (no_fabric, not_in_fabric, not_connected) and a note.\n"
+		"Exit status: 0 on success (a cluster without a fabric gives the distance alone), 1 on failure\n"
+		"(unknown host, a host with no HCA in the fabric, hosts that no subnet connects, unreachable\n"
+		"daemon), 2 usage.\n"
 		"Examples:\n  rankmapctl distance node001 node017\n"
 		"  rankmapctl distance --hwloc hwloc/ --ib fabric.txt node001:0 node001:12\n");
 }
@@ -406,24 +407,35 @@ static int resolve(topo_cluster_t c, const json_t *v, topo_slot_t *s)
 	return 0;
 }
 
-/* Two hosts with no path between them (their HCAs are on subnets that share no host): an error. */
-static void not_connected(json_t *a, json_t *b)
+/* Prints a distance answer (the daemon's, or topo_distance_json's offline; stolen) and returns the exit
+ * status: 0 with a hop count, or without one when no fabric is loaded (a torus or a flat network); 1
+ * when a host has no HCA in the fabric or no subnet joins the two (the note says which, on stderr;
+ * --json prints the object all the same). */
+static int distance_print(json_t *r, const common_opts_t *o)
 {
-	char *sa = json_dumps(a, JSON_ENCODE_ANY), *sb = json_dumps(b, JSON_ENCODE_ANY);
+	json_t *hops = json_object_get(r, "hops"), *d = json_object_get(r, "distance");
+	const char *why = json_string_value(json_object_get(r, "hops_unknown"));
+	int rc = json_is_integer(hops) || (why && !strcmp(why, "no_fabric")) ? 0 : 1;
 
-	fprintf(stderr, "rankmapctl distance: %s and %s are not connected: no InfiniBand subnet joins them\n",
-		sa ? sa : "?", sb ? sb : "?");
-	free(sa), free(sb);
+	if (o->json)
+		ctl_print_json(stdout, r, 0);
+	else if (json_is_integer(hops))
+		printf("hops %lld, distance %.4g\n", (long long)json_integer_value(hops), json_number_value(d));
+	else if (!rc)
+		printf("distance %.4g (%s)\n", json_number_value(d), json_string_value(json_object_get(r, "note")));
+	if (rc)
+		fprintf(stderr, "rankmapctl distance: %s\n", json_string_value(json_object_get(r, "note")));
+	json_decref(r);
+	return rc;
 }
 
-static int distance_offline(const offline_t *off, json_t *a, json_t *b)
+static int distance_offline(const offline_t *off, json_t *a, json_t *b, const common_opts_t *o)
 {
 	topo_cluster_t c = topo_cluster_create();
 	rm_error_t err = { 0 };
 	topo_slot_t s[2];
 	char msg[600];
 	int i, rc = 1;
-	double d;
 
 	if (!c)
 		return 1;
@@ -440,17 +452,11 @@ static int distance_offline(const offline_t *off, json_t *a, json_t *b)
 		topo_cluster_destroy(c);
 		return 1;
 	}
-	d = topo_slot_distance(c, s[0], s[1]);
-	if (d < 0) { /* no fabric at all is not this: the cost model then has a flat network */
-		not_connected(a, b);
-		topo_cluster_destroy(c);
-		return 1;
-	}
-	printf("hops %d, distance %.4g\n", topo_host_hops(c, s[0].host, s[1].host), d);
-	rc = 0;
+	rc = distance_print(topo_distance_json(c, s[0].host, s[1].host, topo_slot_distance(c, s[0], s[1])), o);
+	topo_cluster_destroy(c);
+	return rc;
 out:
-	if (rc)
-		fprintf(stderr, "rankmapctl distance: %s\n", rm_error_format(&err, msg, sizeof(msg)));
+	fprintf(stderr, "rankmapctl distance: %s\n", rm_error_format(&err, msg, sizeof(msg)));
 	topo_cluster_destroy(c);
 	return rc;
 }
@@ -458,26 +464,14 @@ out:
 static int distance_daemon(const common_opts_t *o, json_t *a, json_t *b)
 {
 	int slots = json_is_array(a) || json_is_array(b);
-	json_t *req = rm_proto_request("distance", 1), *resp, *d;
+	json_t *req = rm_proto_request("distance", 1), *resp;
 
 	json_object_set_new(req, slots ? "slots" : "hosts", json_pack("[OO]", a, b));
 	if (!(resp = call("distance", o, req, &(rm_client_info_t){ 0 })))
 		return 1;
-	d = json_object_get(resp, "distance");
-	if (!json_is_number(d)) {
-		if (o->json)
-			print_json(resp);
-		else
-			json_decref(resp);
-		not_connected(a, b);
-		return 1;
-	}
-	if (o->json)
-		return print_json(resp);
-	printf("hops %lld, distance %.4g\n", (long long)json_integer_value(json_object_get(resp, "hops")),
-	       json_number_value(d));
-	json_decref(resp);
-	return 0;
+	if (!json_object_get(resp, "note") && !json_is_integer(json_object_get(resp, "hops"))) /* an older daemon */
+		json_object_set_new(resp, "note", json_string("the daemon knows no hop count between them"));
+	return distance_print(resp, o);
 }
 
 int ctl_distance_main(int argc, char **argv)
@@ -524,7 +518,8 @@ int ctl_distance_main(int argc, char **argv)
 		fprintf(stderr, "rankmapctl distance: expected HOST or HOST:PU\n");
 		return 2;
 	}
-	r = off.cluster || off.hwloc || off.nib || off.torus ? distance_offline(&off, a, b) : distance_daemon(&o, a, b);
+	r = off.cluster || off.hwloc || off.nib || off.torus ? distance_offline(&off, a, b, &o)
+							     : distance_daemon(&o, a, b);
 	json_decref(a);
 	json_decref(b);
 	return r;

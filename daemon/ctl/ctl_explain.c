@@ -449,8 +449,7 @@ static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const s
 		json_object_set_new(o, "warnings", json_pack("[s]", r->warning));
 	if (a->lp)
 		json_object_set_new(o, "learned", ex_learned_json(a));
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	putchar('\n');
+	ctl_print_json(stdout, o, 0);
 	json_decref(o);
 }
 

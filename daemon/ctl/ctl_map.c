@@ -304,8 +304,7 @@ static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n
 		return report_error(&err, a->out);
 	}
 	if (a->json) {
-		json_dumpf(summary, sum, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		fputc('\n', sum);
+		ctl_print_json(sum, summary, 0);
 	} else {
 		json_t *w;
 		size_t i;

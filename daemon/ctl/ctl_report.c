@@ -19,7 +19,9 @@
 #include "topo.h"
 #include "topo_report.h"
 
-#define MAX_PER_KIND 20 /* anomalies shown per kind in text; --json has them all */
+_Static_assert(TOPO_REPORT_SCHEMA_VERSION == RM_SCHEMA_VERSION, "one schema version for every JSON output");
+
+#define MAX_PER_KIND 20 /* anomalies shown per kind in text without --all; --json has them all */
 
 static void usage(FILE *f)
 {
@@ -29,14 +31,17 @@ static void usage(FILE *f)
 		"SYNOPSIS\n"
 		"    rankmapctl report [--hwloc PATH]... [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
 		"                      [--node-name-map FILE] [--torus FILE] [--cluster FILE] [--strict]\n"
-		"                      [--json] [--svg FILE] [--order METHOD]\n"
-		"    rankmapctl report --server LIST [--json] [--order METHOD]\n\n"
+		"                      [--json] [--all] [--svg FILE] [--order METHOD]\n"
+		"    rankmapctl report --server LIST [--json] [--all] [--svg FILE] [--order METHOD]\n\n"
 		"DESCRIPTION\n"
 		"    Loads the node hardware (hwloc), the InfiniBand fabric and an optional 3D torus, joins them\n"
 		"    by host name and prints what a cluster administrator checks: hosts, packages, cores and PUs\n"
 		"    per node type, switches per level, HCA ports, subnets, link rates, the histogram of hop\n"
 		"    counts between hosts, and anomalies: hosts in the fabric without hardware data and the\n"
-		"    reverse, links slower than their subnet's norm, unconnected switch ports, generic HCA names.\n"
+		"    reverse, links that could be faster or wider (both ends support more: known from live\n"
+		"    discovery or a libibnetdisc cache, as iblinkinfo's \"Could be\"), unconnected switch ports,\n"
+		"    generic HCA names; and notes: links below their subnet's usual speed or width where what\n"
+		"    their ends support is unknown (ibnetdiscover's text files give the active rate only).\n"
 		"    Without any source option, the report comes from rankmapd when --server, RANKMAP_SERVER or\n"
 		"    RANKMAP_SOCKET names it, else from the cluster file named by RANKMAP_CLUSTER, else from\n"
 		"    rankmapd at its default socket " RM_SOCKET_DEFAULT
@@ -59,7 +64,10 @@ static void usage(FILE *f)
 		"                        bad_host_file, bad_reference or diff_hunk, with file, line and reason)\n"
 		"                        and the rest of the cluster loads.\n"
 		"  -j, --json            print one JSON object instead of text (keys hosts, hosts_with_hardware,\n"
-		"                        switches, hca_ports, subnets, cores, pus, anomalies, ...).\n"
+		"                        switches, hca_ports, subnets, cores, pus, anomalies, ...; schema in\n"
+		"                        share/rankmap/rankmap.schema.json, \"schema_version\" 1).\n"
+		"    --all               list every anomaly and every leaf switch in the text (default: the\n"
+		"                        first 20 of each kind and 40 leaves, then a count).\n"
 		"    --svg FILE          also draw the cluster into FILE (SVG): the fabric as a layered graph,\n"
 		"                        hosts grouped in one box per leaf switch (count and host list),\n"
 		"                        links coloured by speed, anomalies in red; with a torus, the torus\n"
@@ -67,7 +75,7 @@ static void usage(FILE *f)
 		"    --order METHOD      torus ordering summarised and drawn (xyz, mdf, gray, hilbert, bbb;\n"
 		"                        default bbb, see rankmapctl order).\n"
 		"    --server LIST       ask rankmapd instead: its model replaces the source options (same\n"
-		"                        output; --svg needs the files).\n" CTL_DAEMON_HELP
+		"                        output, --svg included: the daemon draws the picture).\n" CTL_DAEMON_HELP
 		"    -h, --help          print this help.\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl report --cluster tests/data/example/cluster.conf\n"
@@ -80,7 +88,7 @@ static void usage(FILE *f)
 
 struct opts {
 	ctl_sources_t src;
-	int json;
+	int json, all;
 	const char *svg, *order;
 	ctl_daemon_t d;
 };
@@ -89,6 +97,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = { CTL_SOURCE_LONGOPTS,
 					    { "json", no_argument, NULL, 'j' },
+					    { "all", no_argument, NULL, 'a' },
 					    { "svg", required_argument, NULL, 'G' },
 					    { "order", required_argument, NULL, 'o' },
 					    CTL_DAEMON_LONGOPTS,
@@ -105,6 +114,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			continue;
 		switch (ch) {
 		case 'j': o->json = 1; break;
+		case 'a': o->all = 1; break;
 		case 'G': o->svg = optarg; break;
 		case 'o': o->order = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -118,14 +128,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (ctl_daemon_set(&o->d) && ctl_sources_any(&o->src))
 		return ctl_usage_error("report",
-				       "--socket replaces --hwloc, --ib, --ib-cache, --ib-live, --torus "
+				       "--server replaces --hwloc, --ib, --ib-cache, --ib-live, --torus "
 				       "and --cluster (the daemon's model is used)");
 	if (!ctl_sources_any(&o->src) && !ctl_daemon_env(&o->d))
 		o->src.cluster = getenv("RANKMAP_CLUSTER");
 	if (!ctl_sources_any(&o->src) && !ctl_daemon_set(&o->d))
 		ctl_daemon_default(&o->d); /* no files: ask rankmapd at its default socket */
-	if (ctl_daemon_set(&o->d) && o->svg)
-		return ctl_usage_error("report", "--svg needs the cluster's files, not --socket");
 	return -1;
 }
 
@@ -294,21 +302,21 @@ static void print_network(json_t *r)
 #define MAX_LEAF_ROWS 40 /* leaf switches listed in text; --json has them all */
 
 /* Fabric structure: one row per leaf switch (ports down to hosts, up, unconnected, ratio). */
-static void print_leaves(json_t *r)
+static void print_leaves(json_t *r, int all)
 {
 	json_t *leaves = json_object_get(json_object_get(r, "fabric"), "leaves"), *e;
-	struct table t = { .ncols = 6 };
+	struct table t = { .ncols = 7 };
 	char b[5][32];
 	size_t i;
 
 	if (!json_array_size(leaves))
 		return;
 	printf("\nLeaf switches: %zu\n", json_array_size(leaves));
-	row(&t, "DOWN", "UP", "LATERAL", "UNCONNECTED", "OVERSUB", "SWITCH");
+	row(&t, "DOWN", "UP", "LATERAL", "UNCONNECTED", "OVERSUB", "SWITCH", "DESCRIPTION");
 	json_array_foreach (leaves, i, e) {
 		json_t *o = json_object_get(e, "oversubscription");
 
-		if (i == MAX_LEAF_ROWS)
+		if (i == MAX_LEAF_ROWS && !all)
 			break;
 		if (json_is_number(o))
 			snprintf(b[4], sizeof(b[4]), "%.2f:1", json_number_value(o));
@@ -316,11 +324,13 @@ static void print_leaves(json_t *r)
 			snprintf(b[4], sizeof(b[4]), "no uplink");
 		row(&t, num(b[0], json_object_get(e, "down_ports")), num(b[1], json_object_get(e, "up_ports")),
 		    num(b[2], json_object_get(e, "lateral_ports")), num(b[3], json_object_get(e, "unconnected_ports")),
-		    b[4], json_string_value(json_object_get(e, "switch")));
+		    b[4], json_string_value(json_object_get(e, "switch")),
+		    json_string_value(json_object_get(e, "description")));
 	}
 	table_print(&t);
-	if (json_array_size(leaves) > MAX_LEAF_ROWS)
-		printf("  ... and %zu more leaf switches (see --json)\n", json_array_size(leaves) - MAX_LEAF_ROWS);
+	if (json_array_size(leaves) > MAX_LEAF_ROWS && !all)
+		printf("  ... and %zu more leaf switches (--all lists them)\n",
+		       json_array_size(leaves) - MAX_LEAF_ROWS);
 }
 
 /* Anomalies of one kind in the report (the JSON lists them all; the text counts them). */
@@ -368,8 +378,14 @@ static void print_link_quality(json_t *r)
 	snprintf(b[0], sizeof(b[0]), "%lld", (long long)kind_count(r, "slow_link"));
 	snprintf(b[1], sizeof(b[1]), "%lld", (long long)kind_count(r, "narrow_link"));
 	snprintf(b[2], sizeof(b[2]), "%lld", (long long)kind_count(r, "unknown_speed_link"));
-	row(&t, "links slower than the subnet norm", b[0]);
-	row(&t, "links narrower than the subnet norm", b[1]);
+	snprintf(lists[0], sizeof(lists[0]), "%lld of %lld",
+		 (long long)json_integer_value(json_object_get(f, "links_with_supported_rates")),
+		 (long long)json_integer_value(json_object_get(f, "links")));
+	row(&t, "links whose ends' supported rates are known", lists[0]);
+	row(&t, "links that could be faster", b[0]);
+	row(&t, "links that could be wider", b[1]);
+	snprintf(lists[1], sizeof(lists[1]), "%lld", (long long)kind_count(r, "below_norm_link"));
+	row(&t, "links below the subnet norm (supported unknown)", lists[1]);
 	row(&t, "links of unknown speed", b[2]);
 	row(&t, "unconnected switch ports", num(b[3], json_object_get(f, "unconnected_switch_ports")));
 	snprintf(b[3], sizeof(b[3]), "%lld", (long long)kind_count(r, "unconnected_hca"));
@@ -393,64 +409,71 @@ static void print_coverage(json_t *r)
 	table_print(&t);
 }
 
-static int cmp_hops(const void *a, const void *b)
-{
-	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-	long lx = x[0] >= '0' && x[0] <= '9' ? atol(x) : 1L << 30, ly = y[0] >= '0' && y[0] <= '9' ? atol(y) : 1L << 30;
-
-	return lx < ly ? -1 : lx > ly;
-}
-
+/* The histogram is an array in increasing order of hops (or torus distance), hops null last. */
 static void print_hops(json_t *r)
 {
-	json_t *h = json_object_get(r, "hop_histogram");
-	const char *keys[256], *k;
+	json_t *h = json_object_get(r, "hop_histogram"), *e, *d;
+	int torus = strstr(json_string_value(json_object_get(r, "hop_histogram_method")) ?: "", "torus") != NULL;
 	struct table t = { .ncols = 2 };
-	size_t n = 0, i;
-	json_t *v;
-	char b[32];
+	size_t i;
+	char b[2][32];
 
-	if (!json_object_size(h))
+	if (!json_array_size(h))
 		return;
 	printf("\nHop counts between hosts (%s)\n", json_string_value(json_object_get(r, "hop_histogram_method")));
-	json_object_foreach (h, k, v)
-		if (n < 256)
-			keys[n++] = k;
-	qsort(keys, n, sizeof(*keys), cmp_hops);
-	row(&t, strstr(json_string_value(json_object_get(r, "hop_histogram_method")), "torus") ? "DISTANCE" : "HOPS",
-	    "HOST PAIRS");
-	for (i = 0; i < n; i++)
-		row(&t, keys[i], num(b, json_object_get(h, keys[i])));
+	row(&t, torus ? "DISTANCE" : "HOPS", "HOST PAIRS");
+	json_array_foreach (h, i, e) {
+		d = json_object_get(e, torus ? "distance" : "hops");
+		if (json_is_null(d))
+			snprintf(b[0], sizeof(b[0]), "unconnected");
+		else
+			num(b[0], d);
+		row(&t, b[0], num(b[1], json_object_get(e, "pairs")));
+	}
 	table_print(&t);
 }
 
-static void print_anomalies(json_t *r)
+/* The anomalies of one severity ("warning": Anomalies, "note": Notes), at most MAX_PER_KIND of each kind
+ * unless all. */
+static void print_anomalies(json_t *r, const char *severity, const char *title, int all)
 {
 	json_t *an = json_object_get(r, "anomalies"), *e, *shown = json_object();
 	struct table t = { .ncols = 2 };
+	size_t i, n = 0;
 	const char *k;
-	size_t i;
 	json_t *v;
 
-	printf("\nAnomalies: %zu\n", json_array_size(an));
-	if (!json_array_size(an)) {
+	json_array_foreach (an, i, e) {
+		const char *sev = json_string_value(json_object_get(e, "severity"));
+
+		n += !strcmp(sev ? sev : "warning", severity);
+	}
+	if (!n && strcmp(severity, "warning")) {
+		json_decref(shown);
+		return;
+	}
+	printf("\n%s: %zu\n", title, n);
+	if (!n) {
 		json_decref(shown);
 		return;
 	}
 	row(&t, "KIND", "DESCRIPTION");
 	json_array_foreach (an, i, e) {
 		const char *kind = json_string_value(json_object_get(e, "kind"));
+		const char *sev = json_string_value(json_object_get(e, "severity"));
 		json_int_t c = json_integer_value(json_object_get(shown, kind ? kind : "?"));
 
+		if (strcmp(sev ? sev : "warning", severity))
+			continue;
 		json_object_set_new(shown, kind ? kind : "?", json_integer(c + 1));
-		if (c < MAX_PER_KIND)
+		if (c < MAX_PER_KIND || all)
 			row(&t, kind, json_string_value(json_object_get(e, "text")));
 	}
 	table_print(&t);
 	json_object_foreach (shown, k, v)
-		if (json_integer_value(v) > MAX_PER_KIND)
-			printf("  ... and %lld more %s (see --json)\n", (long long)json_integer_value(v) - MAX_PER_KIND,
-			       k);
+		if (json_integer_value(v) > MAX_PER_KIND && !all)
+			printf("  ... and %lld more %s (--all lists them)\n",
+			       (long long)json_integer_value(v) - MAX_PER_KIND, k);
 	json_decref(shown);
 }
 
@@ -520,12 +543,13 @@ static int render(json_t *r, const struct opts *o)
 	} else {
 		print_hardware(r);
 		print_network(r);
-		print_leaves(r);
+		print_leaves(r, o->all);
 		print_link_quality(r);
 		print_coverage(r);
 		print_torus_order(r);
 		print_hops(r);
-		print_anomalies(r);
+		print_anomalies(r, "warning", "Anomalies", o->all);
+		print_anomalies(r, "note", "Notes", o->all);
 	}
 	return ctl_close_output("report", stdout, NULL, 0);
 }
@@ -576,15 +600,46 @@ static int remote_torus_order(const struct opts *o, json_t *r)
 }
 
 /* The report from rankmapd: the same object, rendered the same way. Returns the exit status. */
+/* Writes the daemon's picture (its answer's "svg") to path, through a temporary file. 0, or 1 after a
+ * message. */
+static int remote_svg(const struct opts *o, json_t *resp)
+{
+	json_t *svg = json_object_get(resp, "svg");
+	char *tmp = NULL;
+	rm_error_t err;
+	FILE *f;
+
+	rm_error_clear(&err);
+	if (!json_is_string(svg)) {
+		fprintf(stderr, "rankmapctl report: rankmapd at %s sent no picture (a daemon older than --svg)\n",
+			ctl_daemon_name(&o->d));
+		return 1;
+	}
+	if (!(f = ctl_atomic_open(o->svg, &tmp, &err)) ||
+	    ctl_atomic_commit(
+		    f, tmp, o->svg,
+		    fwrite(json_string_value(svg), 1, json_string_length(svg), f) == json_string_length(svg) ? 0 : -1,
+		    &err) < 0)
+		return ctl_fail("report", &err, o->svg);
+	return 0;
+}
+
 static int report_remote(const struct opts *o)
 {
-	json_t *resp = ctl_call("report", &o->d, rm_proto_request("report", 1), CTL_DAEMON_TIMEOUT_MS), *r;
+	json_t *req = rm_proto_request("report", 1), *resp, *r;
 	int rc = 1;
 
-	if (!resp)
+	if (o->svg) { /* the daemon draws it: it has the model, files or registrations alike */
+		json_object_set_new(req, "svg", json_true());
+		if (o->order)
+			json_object_set_new(req, "order", json_string(o->order));
+	}
+	if (!(resp = ctl_call("report", &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
 		return 1;
 	r = json_object_get(resp, "report");
-	if (!json_is_object(r))
+	if (o->svg && remote_svg(o, resp) != 0)
+		;
+	else if (!json_is_object(r))
 		fprintf(stderr, "rankmapctl report: rankmapd at %s sent no cluster report\n", ctl_daemon_name(&o->d));
 	else if (!json_is_object(json_object_get(r, "torus")) || remote_torus_order(o, r) == 0) {
 		rc = render(r, o); /* exactly the offline form; the daemon's own status goes to stderr */

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "order.h"
+#include "report_svg.h"
 #include "rm_client.h"
 #include "srv.h"
 #include "srv_requests.h"
@@ -234,21 +236,63 @@ static json_t *daemon_status(srv_ctx_t *ctx, const srv_model_t *m)
 	return st;
 }
 
+/* The report's picture (topo_report_svg, with the torus order picture below it when the model has a
+ * torus: method, default bbb) as one string; NULL with *error set. */
+static json_t *report_svg(topo_cluster_t c, const char *method, const json_t *id, json_t **error)
+{
+	char *svg = NULL, *extra = NULL;
+	size_t len = 0, elen = 0;
+	rm_error_t err = { 0 };
+	order_t *ord = NULL;
+	FILE *m;
+	json_t *s = NULL;
+
+	if (topo_torus(c) && !(ord = order_build(topo_torus(c), method ? method : "bbb", NULL, &err))) {
+		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "order: %s", err.text);
+		return NULL;
+	}
+	if (ord && (m = open_memstream(&extra, &elen))) {
+		order_write(ord, ORDER_FMT_SVG, NULL, m, &err);
+		fclose(m);
+	}
+	if ((m = open_memstream(&svg, &len))) {
+		int rc = topo_report_svg(c, extra, m, &err);
+
+		if (fclose(m) == 0 && rc == 0)
+			s = json_stringn(svg, len);
+	}
+	if (!s)
+		*error = rm_proto_error(id, RM_ERR_INTERNAL, "svg: %s", err.text[0] ? err.text : "out of memory");
+	order_destroy(ord);
+	free(extra);
+	free(svg);
+	return s;
+}
+
 json_t *srv_req_report(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
 {
 	json_error_t jerr;
 	srv_model_t *m;
-	json_t *resp, *rep = NULL;
+	json_t *resp, *rep = NULL, *svg = NULL, *error = NULL;
+	const char *order = NULL;
+	int want_svg = 0;
 
-	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o}", "version", &(int){ 0 }, "type",
-			   &(const char *){ NULL }, "id", &(json_t *){ NULL }) < 0)
-		return srv_request_invalid(req, id, SRV_ENVELOPE, &jerr);
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?b, s?s}", "version", &(int){ 0 },
+			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "svg", &want_svg, "order",
+			   &order) < 0)
+		return srv_request_invalid(req, id, SRV_ENVELOPE " svg?b order?s", &jerr);
 	if (!(m = srv_model_get(ctx)))
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
+	if (want_svg && !(svg = report_svg(m->cluster, order, id, &error))) {
+		srv_model_put(m);
+		return error;
+	}
 	rep = topo_cluster_report(m->cluster);
 	resp = rm_proto_ok(id);
 	json_object_set_new(resp, "daemon", daemon_status(ctx, m));
 	json_object_set_new(resp, "report", rep ? rep : json_null());
+	if (svg)
+		json_object_set_new(resp, "svg", svg);
 	srv_model_put(m);
 	return resp;
 }
@@ -314,9 +358,7 @@ json_t *srv_req_distance(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	}
 	d = topo_slot_distance(m->cluster, s[0], s[1]);
 	resp = rm_proto_ok(id);
-	json_object_set_new(resp, "hops", json_integer(topo_host_hops(m->cluster, s[0].host, s[1].host)));
-	json_object_set_new(resp, "distance", d < 0 ? json_null() : json_real(d));
-	json_object_set_new(resp, "same_host", json_boolean(s[0].host == s[1].host));
+	json_object_update_new(resp, topo_distance_json(m->cluster, s[0].host, s[1].host, d));
 	srv_model_put(m);
 	return resp;
 }

@@ -163,7 +163,7 @@ expect "n1 registering n2's name: permission_denied, names n1's address (exit $r
 expect "  logged by the daemon with the peer" grep -q "register of n2 refused to tcp $(netns_addr n1):[0-9]* uid 0" "$T/svc.log"
 expect "n1 registering its own name" on n1 "$CTL" register --force --server "$SVC" --xml "$XML" --host n1
 on n2 "$CTL" map --cart 4x2 --hosts n1 --server "$SVC" --json >"$T/o" 2>&1
-expect "  n1 is then in the daemon's model (a map on n1 from n2)" has "$T/o" '"ranks":8,'
+expect "  n1 is then in the daemon's model (a map on n1 from n2)" has "$T/o" '"ranks": 8,'
 if command -v setpriv >/dev/null 2>&1; then
 	NB="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 	on n2 $NB "$CTL" ping --server "$SVC" >"$T/o" 2>&1

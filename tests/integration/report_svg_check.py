@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """tests/integration/report_svg_check.py: checks of rankmapctl report's pictures.
 
-  report_svg_check.py svg FILE [--hosts N] [--leaves N] [--bad-links N] [--names NAME,...] [--torus]
-                        [--in-boxes] [--list-breaks] [--host-boxes NAME=N] [--bad-hca N]
-                        [--bad-hca-ports PORTS_REPORT]
+  report_svg_check.py svg FILE [--hosts N] [--leaves N] [--bad-links N] [--note-links N] [--names NAME,...]
+                        [--torus] [--in-boxes] [--list-breaks] [--host-boxes NAME=N] [--bad-hca N]
+                        [--bad-hca-ports PORTS_REPORT] [--report JSON] [--lateral-short]
       FILE parses as XML with an <svg> root; its host boxes (<title>N hosts: ...</title>) add up to
-      N hosts in the given number of leaf boxes; N red dashed links; every NAME appears in some text
-      or title; --torus: an embedded <svg> holding the torus ordering picture.
-      --in-boxes: every text line of a box fits its box (width estimated here from DejaVu Sans's
-      average advance, or its textLength when the picture squeezes it).
+      N hosts in the given number of leaf boxes; N red (could be faster or wider) or orange (below the
+      norm) dashed links between switches; every NAME appears in some text or title; --torus: an
+      embedded <svg> holding the torus ordering picture.
+      --in-boxes: every text line of a box fits its box, and every left-aligned line the picture
+      (width estimated here from DejaVu Sans's average advance, or its textLength).
+      --report JSON: against `rankmapctl report --json` of the same cluster (check_against_report).
+      --lateral-short: no link drawn as an arc; lateral links only between neighbours.
       --list-breaks: the lines of every host list end between hosts or between the numbers of a range
       (on a comma), or before the '[' of a name too long for a line, never inside a name or number.
       --sorted: the switches of each level and subnet are placed (rows top down, left to right) in
@@ -22,6 +25,7 @@
 Prints one line per problem; exit 1 if any.
 """
 import collections
+import json
 import os
 import re
 import struct
@@ -58,6 +62,12 @@ def text_width(s, size, bold):
 
 def check_boxes(root):
     problems = []
+    width = float(root.get('width'))
+    for t in root.iter(NS + 'text'):  # left-aligned lines (headline, legend): inside the picture
+        if t.get('text-anchor') in (None, 'start') and t.get('x') and not t.get('x').endswith('%'):
+            w = text_width(t.text or '', float(t.get('font-size', 11)), t.get('font-weight') == 'bold')
+            if float(t.get('x')) + w > width:
+                problems.append(f'text {t.text!r} runs past the right edge ({float(t.get("x")) + w:.0f} > {width:.0f})')
     for g in root.iter(NS + 'g'):
         rect = g.find(NS + 'rect')
         if rect is None:
@@ -98,19 +108,21 @@ def host_boxes(root):
         t = g.find(NS + 'title')
         m = re.match(r'^(\d+) hosts: (.*)$', (t.text or '') if t is not None else '', re.S)
         if m:
-            out.append((m.group(2), [x.text or '' for x in g.findall(NS + 'text')][1:]))
+            out.append((m.group(2), [x.text or '' for x in g.findall(NS + 'text') if x.get('class') != 'problem'][1:]))
     return out
 
 
 def check_breaks(root):
+    """Host list lines end between hosts (a comma) or before a '[', except a line cut with '...' (a name
+    too long for the box: the whole list is in the box's tooltip); uncut lines hold the list."""
     problems = []
     for full, lines in host_boxes(root):
         lines = [x for x in lines if not re.search(r'slow/narrow|named by GUID', x)]
-        cut = bool(lines) and lines[-1] == '...'
-        if cut:
+        cut = any(x.endswith('...') for x in lines)
+        if lines and lines[-1] == '...':
             lines.pop()
         for a, b in zip(lines, lines[1:]):
-            if not (a.endswith(',') or b.startswith('[')):
+            if not (a.endswith(',') or b.startswith('[') or a.endswith('...')):
                 problems.append(f'host list {full!r} broken between {a!r} and {b!r}')
         named = {h for h in expand(full) if not re.match(r'^0x[0-9a-f]{16}$', h)}
         if not cut and set(expand(''.join(lines))) != named:
@@ -118,6 +130,73 @@ def check_breaks(root):
     return problems
 
 NS = '{http://www.w3.org/2000/svg}'
+RED, ORANGE = '#d50000', '#ef6c00'
+
+
+def dashed(root, colour):
+    """Dashed links of a colour between switches: not the legend's samples (y < 90), not the stubs of
+    HCA link groups, not lateral links (which carry their own title)."""
+    inner = {id(e) for g in root.iter(NS + 'g') if g.get('class') == 'bad-hca' for e in g.iter(NS + 'line')}
+    return [e for e in root.iter(NS + 'line') if e.get('stroke') == colour and e.get('stroke-dasharray')
+            and float(e.get('y1')) > 90 and id(e) not in inner and e.find(NS + 'title') is None]
+
+
+def check_against_report(root, r):
+    """The picture against rankmapctl report --json of the same cluster: the headline counts every host
+    of the report; links between switches of two levels drawn red (could be faster/wider) or orange (below
+    the norm) as the anomalies say (bundled pictures draw at most 100); every host an anomaly names is
+    named in a problem line of its box (no hover needed), and that box has a mark; hosts with no HCA are
+    in a box of their own."""
+    problems = []
+    head = next((t.text or '' for t in root.iter(NS + 'text') if t.get('class') == 'headline'), '')
+    m = re.match(r'^(\d+) hosts', head)
+    if not m or int(m.group(1)) != r['hosts']:
+        problems.append(f'headline {head!r} does not count the report\'s {r["hosts"]} hosts')
+    for colour, kinds in ((RED, ('slow_link', 'narrow_link')), (ORANGE, ('below_norm_link',))):
+        want = sum(1 for a in r['anomalies'] if a['kind'] in kinds and all(e['type'] == 'switch' for e in a['ends']))
+        got = len(dashed(root, colour))
+        lateral = sum(1 for e in root.iter(NS + 'line') if e.find(NS + 'title') is not None
+                      and e.get('stroke') == colour)
+        if got + lateral > want:
+            problems.append(f'{got + lateral} {colour} dashed switch links, the report has only {want}')
+        if want and not got and not lateral and not any(
+                t.get('fill') == colour and 'lateral' in (t.text or '') for t in root.iter(NS + 'text')):
+            problems.append(f'the report has {want} such switch links, none drawn {colour}')
+    boxes = []
+    for g in root.iter(NS + 'g'):
+        t = g.find(NS + 'title')
+        mm = re.match(r'^(\d+) hosts: (.*)$', (t.text or '') if t is not None else '', re.S)
+        if mm:
+            rect = g.find(NS + 'rect')
+            lines = ' '.join(x.text or '' for x in g.findall(NS + 'text') if x.get('class') == 'problem')
+            boxes.append((set(expand(mm.group(2))), lines, float(rect.get('x')) + float(rect.get('width')),
+                          float(rect.get('y'))))
+    marks = [(float(c.get('cx')), float(c.get('cy'))) for c in root.iter(NS + 'circle') if c.get('class') == 'mark']
+    want = {}
+    for a in r['anomalies']:
+        if a['kind'] == 'no_hardware' and r['hosts_with_hardware'] and a.get('network') == 'fabric':
+            want.setdefault(a['host'], set()).add('no hwloc data')
+        for e in a.get('ends', []):
+            if e['type'] == 'ca' and 'host' in e:
+                want.setdefault(e['host'], set()).add('below the norm' if a['kind'] == 'below_norm_link'
+                                                      else 'could be faster')
+    for host, whats in sorted(want.items()):
+        mine = [b for b in boxes if host in b[0]]
+        if not mine:
+            problems.append(f'host {host} is in no host box')
+        for hosts, lines, right, top in mine:
+            for w in whats:
+                if w not in lines:
+                    problems.append(f'host {host}: its box does not say "{w}" without hovering')
+            if not any(abs(x - right) < 10 and abs(y - top) < 10 for x, y in marks):
+                problems.append(f'host {host}: its box has no mark')
+    nohca = {a['host'] for a in r['anomalies'] if a['kind'] == 'not_in_fabric'}
+    outside = ' '.join(t.text or '' for g in root.iter(NS + 'g') if g.get('class') == 'outside'
+                       for t in g.iter(NS + 'title'))
+    for h in sorted(nohca):
+        if h not in set(expand(re.sub(r'^\d+ [^:]*: ', '', outside))):
+            problems.append(f'host {h} (no HCA) is not in the box of hosts with no HCA')
+    return problems
 
 
 def check_svg(path, args):
@@ -132,11 +211,25 @@ def check_svg(path, args):
         problems.append(f'host boxes hold {sum(boxes)} hosts, expected {args[args.index("--hosts") + 1]}')
     if '--leaves' in args and len(boxes) != int(args[args.index('--leaves') + 1]):
         problems.append(f'{len(boxes)} host boxes, expected {args[args.index("--leaves") + 1]} leaves')
-    bad = [e for e in root.iter(NS + 'line') if e.get('stroke') == '#d50000' and e.get('stroke-dasharray')]
     if '--bad-links' in args:
-        want = int(args[args.index('--bad-links') + 1]) + 1  # + the legend's sample line
-        if len(bad) != want:
-            problems.append(f'{len(bad) - 1} red dashed links, expected {want - 1}')
+        want = int(args[args.index('--bad-links') + 1])
+        if len(dashed(root, RED)) != want:
+            problems.append(f'{len(dashed(root, RED))} red dashed links, expected {want}')
+    if '--note-links' in args:
+        want = int(args[args.index('--note-links') + 1])
+        if len(dashed(root, ORANGE)) != want:
+            problems.append(f'{len(dashed(root, ORANGE))} orange dashed links, expected {want}')
+    if '--report' in args:
+        problems += check_against_report(root, json.load(open(args[args.index('--report') + 1])))
+    if '--lateral-short' in args:
+        for e in root.iter(NS + 'path'):
+            problems.append('a link is drawn as a path (an arc across the picture)')
+        for e in root.iter(NS + 'line'):
+            t = e.find(NS + 'title')
+            if t is not None and (t.text or '').startswith('lateral link'):
+                length = abs(float(e.get('x2')) - float(e.get('x1'))) + abs(float(e.get('y2')) - float(e.get('y1')))
+                if length > 60:
+                    problems.append(f'{t.text} is drawn {length:.0f} px long, not between neighbours')
     if '--names' in args:
         for n in args[args.index('--names') + 1].split(','):
             if n not in texts:
@@ -160,10 +253,10 @@ def check_svg(path, args):
     if want_hca is not None:
         got, groups = 0, [g for g in root.iter(NS + 'g') if g.get('class') == 'bad-hca']
         for g in groups:
-            m = re.match(r'^(\d+) HCA links? below', g.find(NS + 'title').text or '')
+            m = re.match(r'^(\d+) HCA links? ', g.find(NS + 'title').text or '')
             got += int(m.group(1)) if m else 0
-            if not any(e.get('stroke') == '#d50000' and e.get('stroke-dasharray') for e in g.iter(NS + 'line')):
-                problems.append('a slow/narrow HCA link group has no red dashed link')
+            if not any(e.get('stroke') in (RED, ORANGE) and e.get('stroke-dasharray') for e in g.iter(NS + 'line')):
+                problems.append('a slow/narrow HCA link group has no red or orange dashed link')
         if got != want_hca:
             problems.append(f'{got} slow/narrow HCA links drawn, expected {want_hca}')
     if '--torus' in args:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/integration/report_text_check.py JSON TEXT: rankmapctl report's text says what its JSON says.
+"""tests/integration/report_text_check.py JSON TEXT [all]: rankmapctl report's text says what its JSON says.
 
 Parses both (the text by its section headings and aligned columns) and compares every number the
 text shows: cluster totals, node types, fabric summary, leaf switch rows, link quality (counted here
@@ -62,12 +62,12 @@ def main():
         same('links', ib.get('links'), o['links'])
         same('unconnected switch ports', ib.get('unconnected switch ports'), o['unconnected_switch_ports'])
         rows = [m.groups() for l in sec.get('Leaf switches', [])[2:]
-                for m in [re.match(r'^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+:1|no uplink)\s+(.*)$', l)] if m]
+                for m in [re.match(r'^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+:1|no uplink)\s+(\S+)\s*(.*)$', l)] if m]
         same('leaf rows', len(rows), min(40, len(f['leaves'])))
         for r, e in zip(rows, f['leaves']):
-            same(f'leaf {e["switch"]}', [r[0], r[1], r[2], r[3], r[5]],
+            same(f'leaf {e["switch"]}', [r[0], r[1], r[2], r[3], r[5], r[6]],
                  [str(e['down_ports']), str(e['up_ports']), str(e['lateral_ports']),
-                  str(e['unconnected_ports']), e['switch']])
+                  str(e['unconnected_ports']), e['switch'], e['description']])
             if 'oversubscription' in e:
                 same(f'leaf {e["switch"]} oversubscription', r[4], f'{e["oversubscription"]:.2f}:1')
         kinds = {}
@@ -75,8 +75,12 @@ def main():
             kinds[a['kind']] = kinds.get(a['kind'], 0) + 1
         q = kv_rows(sec['Link quality'])
         same('link speeds', q.get('link speeds'), ', '.join(f'{k}: {v}' for k, v in f['link_speeds'].items()))
-        same('slow links', q.get('links slower than the subnet norm'), kinds.get('slow_link', 0))
-        same('narrow links', q.get('links narrower than the subnet norm'), kinds.get('narrow_link', 0))
+        same('slow links', q.get('links that could be faster'), kinds.get('slow_link', 0))
+        same('narrow links', q.get('links that could be wider'), kinds.get('narrow_link', 0))
+        same('below the norm', q.get('links below the subnet norm (supported unknown)'),
+             kinds.get('below_norm_link', 0))
+        same('supported rates known', q.get("links whose ends' supported rates are known"),
+             f"{f['links_with_supported_rates']} of {f['links']}")
         cov = kv_rows(sec['Coverage'])
         same('no hardware', cov.get('network hosts without hardware data'), kinds.get('no_hardware', 0))
         same('not in fabric', cov.get('hosts with hardware data but no HCA'), kinds.get('not_in_fabric', 0))
@@ -90,9 +94,22 @@ def main():
         p = line.split()
         if len(p) == 2:
             hist[p[0]] = int(p[1])
-    same('hop histogram', hist, o['hop_histogram'])
+    key = 'distance' if 'torus' in o['hop_histogram_method'] else 'hops'
+    want = {}
+    for e in o['hop_histogram']:
+        want['unconnected' if e[key] is None else f"{e[key]:g}"] = e['pairs']
+    same('hop histogram', hist, want)
+    warnings = [a for a in o['anomalies'] if a['severity'] == 'warning']
+    notes = [a for a in o['anomalies'] if a['severity'] == 'note']
     m = re.match(r'^Anomalies: (\d+)', sec['Anomalies'][0])
-    same('anomaly count', m.group(1) if m else None, len(o['anomalies']))
+    same('anomaly count', m.group(1) if m else None, len(warnings))
+    m = re.match(r'^Notes: (\d+)', sec['Notes'][0]) if 'Notes' in sec else None
+    same('note count', m.group(1) if m else '0', len(notes))
+    # with --all (a third argument), every anomaly's text is listed, in the JSON's order
+    if len(sys.argv) > 3:
+        listed = [l for n in ('Anomalies', 'Notes') for l in sec.get(n, [])[2:] if l.startswith('  ')]
+        texts = [re.sub(r'^  \S+\s+', '', l) for l in listed if not l.startswith('  ...')]
+        same('anomalies listed with --all', texts, [a['text'] for a in warnings + notes])
     for b in bad:
         print(b)
     return 1 if bad else 0

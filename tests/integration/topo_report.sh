@@ -19,8 +19,9 @@ for k, v in r.items():
     if isinstance(v, int) and not isinstance(v, bool):
         print("J_%s=%d" % (k, v))
 print("J_keys='%s'" % " ".join(r.keys()))
-print("J_nanomalies=%d" % len(r.get("anomalies", [])))
-print("J_pairs=%d" % sum(r.get("hop_histogram", {}).values()))
+print("J_nanomalies=%d" % sum(a["severity"] == "warning" for a in r.get("anomalies", [])))
+print("J_nnotes=%d" % sum(a["severity"] == "note" for a in r.get("anomalies", [])))
+print("J_pairs=%d" % sum(e["pairs"] for e in r.get("hop_histogram", [])))
 PY
 }
 json_get() { # FILE KEY
@@ -69,8 +70,8 @@ for k in hosts cores pus; do
 	eval "jv=\$J_$k"
 	[ "$tv" = "$jv" ] && ok "text $label = JSON $k" || notok "text $label '$tv'"
 done
-grep -q "^Anomalies: $J_nanomalies\$" "$T/text" &&
-	ok "anomaly count agrees" || notok "anomaly count"
+grep -q "^Anomalies: $J_nanomalies\$" "$T/text" && grep -q "^Notes: $J_nnotes\$" "$T/text" &&
+	ok "anomaly and note counts agree" || notok "anomaly count"
 
 # the same cluster from options instead of the cluster file
 "$CTL" report --hwloc "$P/hwloc" --ib "$P/ib/ib-subnet0.txt" --json >"$T/json2"

@@ -9,11 +9,13 @@
  * unevenly filled, one distance per pair of routers up to 4096 of them, else sampled pairs, said so.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hostlist.h"
 #include "topo_report.h"
+#include "topo_slurm.h"
 #include "topo_view.h"
 
 #define MAX_EXACT_LEAVES 4096
@@ -172,7 +174,7 @@ static json_t *node_types(topo_cluster_t c)
 
 /* ---- hop histogram ------------------------------------------------------------------------------- */
 
-/* One distance and its host pairs (torus); merged by distance before they become JSON keys. */
+/* One distance and its host pairs (torus); merged by distance before they become histogram entries. */
 struct dpairs {
 	double d;
 	json_int_t pairs;
@@ -185,19 +187,16 @@ static int cmp_dpairs(const void *pa, const void *pb)
 	return a->d < b->d ? -1 : a->d > b->d;
 }
 
-static void hist_add(json_t *h, double d, json_int_t pairs)
+/* Appends {key: d, pairs} to the array h (key "hops" an integer, "distance" a number; d < 0: null, no
+ * path). Callers add in increasing order of d, the pairs with no path last. */
+static void hist_add(json_t *h, const char *key, double d, json_int_t pairs)
 {
-	char key[32];
 	json_t *v;
 
 	if (pairs <= 0)
 		return;
-	if (d < 0)
-		strcpy(key, "unconnected");
-	else
-		snprintf(key, sizeof(key), "%g", d);
-	v = json_object_get(h, key);
-	json_object_set_new(h, key, json_integer(pairs + (v ? json_integer_value(v) : 0)));
+	v = d < 0 ? json_null() : !strcmp(key, "hops") ? json_integer((json_int_t)d) : json_real(d);
+	json_array_append_new(h, json_pack("{s:o, s:I}", key, v, "pairs", pairs));
 }
 
 /* Sorts v[0..n) by distance and adds each distance once. */
@@ -211,7 +210,7 @@ static void hist_flush(json_t *h, struct dpairs *v, size_t n)
 
 		for (j = i; j < n && v[j].d == v[i].d; j++)
 			p += v[j].pairs;
-		hist_add(h, v[i].d, p);
+		hist_add(h, "distance", v[i].d, p);
 	}
 }
 
@@ -232,7 +231,7 @@ static void fabric_histogram(topo_cluster_t c, const topo_fabric_t *f, json_t *h
 		if (topo_fabric_hop_histogram(f, w, hist) == 0) {
 			for (i = 0; i <= TOPO_HOPS_UNCONNECTED; i++)
 				if (hist->pairs[i])
-					hist_add(h, i == TOPO_HOPS_UNCONNECTED ? -1 : (double)i,
+					hist_add(h, "hops", i == TOPO_HOPS_UNCONNECTED ? -1 : (double)i,
 						 (json_int_t)hist->pairs[i]);
 			topo_hop_hist_method(hist, method, len);
 		}
@@ -432,7 +431,7 @@ out:
 
 static void hop_histogram(topo_cluster_t c, json_t *r)
 {
-	json_t *h = json_object();
+	json_t *h = json_array();
 	const topo_fabric_t *f = topo_cluster_fabric(c);
 	char method[200];
 
@@ -441,8 +440,41 @@ static void hop_histogram(topo_cluster_t c, json_t *r)
 		fabric_histogram(c, f, h, method, sizeof(method));
 	else if (h && topo_torus(c))
 		torus_histogram(c, h, method, sizeof(method));
-	json_object_set_new(r, "hop_histogram", h ? h : json_object());
+	json_object_set_new(r, "hop_histogram", h ? h : json_array());
 	json_object_set_new(r, "hop_histogram_method", json_string(method));
+}
+
+/* ---- distance between two hosts ---------------------------------------------------------------- */
+
+json_t *topo_distance_json(topo_cluster_t c, size_t a, size_t b, double d)
+{
+	int hops = topo_host_hops(c, a, b);
+	const topo_fabric_t *f = topo_cluster_fabric(c);
+	json_t *o = json_pack("{s:o, s:o, s:b}", "hops", hops >= 0 ? json_integer(hops) : json_null(), "distance",
+			      d < 0 ? json_null() : json_real(d), "same_host", a == b);
+	char note[400];
+	size_t out;
+
+	if (hops >= 0)
+		return o;
+	if (!f || !topo_fabric_nhosts(f)) {
+		json_object_set_new(o, "hops_unknown", json_string("no_fabric"));
+		snprintf(note, sizeof(note), "no InfiniBand fabric is loaded: no hop count");
+	} else if (topo_host_fabric_host(c, a) < 0 || topo_host_fabric_host(c, b) < 0) {
+		out = topo_host_fabric_host(c, a) < 0 ? a : b;
+		json_object_set_new(o, "hops_unknown", json_string("not_in_fabric"));
+		snprintf(note, sizeof(note),
+			 "host %.200s has no HCA in the InfiniBand fabric: no hop count; the distance is the cost "
+			 "model's flat network between hosts",
+			 topo_host_name(c, out));
+	} else {
+		json_object_set_new(o, "hops_unknown", json_string("not_connected"));
+		snprintf(note, sizeof(note),
+			 "\"%.150s\" and \"%.150s\" are not connected: no InfiniBand subnet joins them",
+			 topo_host_name(c, a), topo_host_name(c, b));
+	}
+	json_object_set_new(o, "note", json_string(note));
+	return o;
 }
 
 /* ---- anomalies and the whole report ------------------------------------------------------------ */
@@ -461,10 +493,12 @@ static void host_anomalies(topo_cluster_t c, json_t *an)
 		if (type < 0 && (fh >= 0 || node >= 0)) {
 			snprintf(text, sizeof(text), "host %s is in the %s but has no hardware (hwloc) data", name,
 				 fh >= 0 ? "fabric" : "torus");
-			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "no_hardware", "text", text));
+			json_array_append_new(an, json_pack("{s:s, s:s, s:s, s:s}", "kind", "no_hardware", "text", text,
+							    "host", name, "network", fh >= 0 ? "fabric" : "torus"));
 		} else if (type >= 0 && has_fabric && fh < 0) {
 			snprintf(text, sizeof(text), "host %s has hardware data but no HCA in the fabric", name);
-			json_array_append_new(an, json_pack("{s:s, s:s}", "kind", "not_in_fabric", "text", text));
+			json_array_append_new(
+				an, json_pack("{s:s, s:s, s:s}", "kind", "not_in_fabric", "text", text, "host", name));
 		}
 	}
 }
@@ -497,9 +531,11 @@ static void fabric_part(topo_cluster_t c, json_t *r, json_t *an)
 {
 	static const char *const ints[] = { "switches", "hca_ports", "subnets", "links", "unconnected_switch_ports" };
 	const topo_fabric_t *fab = topo_cluster_fabric(c);
-	json_t *f = fab ? topo_fabric_report(fab) : NULL, *v;
+	topo_swtree_t *t = fab && topo_fabric_nhosts(fab) ? topo_swtree_build(c, 0, NULL) : NULL;
+	json_t *f = fab ? topo_fabric_report_named(fab, t ? (const char *const *)t->name : NULL) : NULL, *v;
 	size_t i;
 
+	topo_swtree_destroy(t); /* switches named as topology.conf and the picture name them */
 	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
 		v = f ? json_object_get(f, ints[i]) : NULL;
 		json_object_set_new(r, ints[i], v ? json_incref(v) : json_integer(0));
@@ -516,7 +552,8 @@ static void fabric_part(topo_cluster_t c, json_t *r, json_t *an)
 
 json_t *topo_cluster_report(topo_cluster_t c)
 {
-	json_t *r = json_object(), *an = json_array(), *types, *torus;
+	json_t *r = json_object(), *an = json_array(), *types, *torus, *a;
+	size_t i;
 
 	if (!r || !an) {
 		json_decref(r);
@@ -524,6 +561,7 @@ json_t *topo_cluster_report(topo_cluster_t c)
 		errno = ENOMEM;
 		return NULL;
 	}
+	json_object_set_new(r, "schema_version", json_integer(TOPO_REPORT_SCHEMA_VERSION));
 	hardware_totals(c, r);
 	types = node_types(c);
 	json_object_set_new(r, "node_types", types ? types : json_array());
@@ -535,6 +573,9 @@ json_t *topo_cluster_report(topo_cluster_t c)
 	hop_histogram(c, r);
 	host_anomalies(c, an);
 	topo_anomalies_report(c, an);
+	json_array_foreach (an, i, a) /* a warning unless its source said otherwise (below_norm_link: a note) */
+		if (!json_object_get(a, "severity"))
+			json_object_set_new(a, "severity", json_string("warning"));
 	json_object_set_new(r, "anomalies", an);
 	return r;
 }

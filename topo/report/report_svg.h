@@ -8,9 +8,16 @@
  * Links between switches are coloured by speed (legend at the top); with few links (one band, at
  * most 300 links) each switch-to-switch link is drawn, else every switch has one uplink stub onto a
  * shared bus labelled with its uplink count, and its <title> (tooltip) lists its neighbours.
- * Anomalies are highlighted in red: links slower or narrower than their subnet's most common
- * speed/width (drawn individually, dashed, in both modes), leaves with unconnected ports (red border
- * and count), hosts named by GUID (red count in the host box), hosts on no switch (a box of their own).
+ * Problems are visible without hovering, each in colour with a mark ("!" in a circle) and a legend:
+ * links that could be faster or wider (both ends support more: libibnetdisc) dashed red, links below
+ * their subnet's usual rate where what the ports support is unknown dashed orange (both drawn
+ * individually in both modes); in each host box, the hosts whose HCA cable is such a link, the hosts
+ * without hwloc data (when the cluster has some) and those named by GUID, by name (compressed list);
+ * every host of the cluster is drawn: the headline counts them all, and hosts with no HCA in the fabric
+ * or on no switch get boxes of their own. Links within a level are short lines between neighbours of a
+ * row; a box names its other lateral peers. No text leaves its box: lines are measured (a generous
+ * DejaVu Sans estimate) and cut with "..." (full text in the box's tooltip). Switch names are those of
+ * topology.conf and of the text report (topo_slurm.h).
  *
  * Error rule as in topo.h: 0 on success, -1 with err set.
  */
