@@ -267,7 +267,7 @@ def plugstack_items(path, head, stop):
         die("%s: nothing under %r" % (path, head))
     out = []
     for term, text in items:
-        t = re.sub(r"\s{2,}default\s+", ". Default: ", " ".join(text))
+        t = re.sub(r"\s+default\s+(\S+)$", r". Default: \1.", " ".join(text))
         out += [".TP", opt_term(term), esc(re.sub(r"\s{2,}", " ", t))]
     return out
 
