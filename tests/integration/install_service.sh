@@ -37,6 +37,8 @@ TRACE=
 if command -v strace >/dev/null 2>&1; then
 	TRACE="strace -f -c -o $T/strace"
 fi
+# LeakSanitizer cannot stop the world of a process strace traces: leaks are checked by the other tests
+[ -n "$SAN" ] && [ -n "$TRACE" ] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 NOTIFY_SOCKET=$T/notify $TRACE "$P/sbin/rankmapd" --socket "$T/sock" --state-dir "$T/state" --foreground \
 	>"$T/d.log" 2>&1 &
 D_PID=$!
@@ -50,7 +52,7 @@ while ! grep -q READY=1 "$T/notified" 2>/dev/null && [ $n -lt 600 ]; do sleep 0.
 expect "rankmapd without --config says READY=1" grep -q '^READY=1' "$T/notified"
 CTL=$P/bin/rankmapctl
 "$CTL" report --socket "$T/sock" >"$T/report" 2>&1
-expect "it serves the installed default configuration's cluster (122 hosts with hardware)" \
+expect "it serves the installed default configuration's cluster (122 hosts with hardware)$(grep -q 'hosts with hardware *122$' "$T/report" || head -c 300 "$T/report")" \
 	grep -q 'hosts with hardware *122$' "$T/report"
 expect "map through it (worker processes)" \
 	sh -c "'$CTL' map --cart 4x4 --socket '$T/sock' --hosts 'bonobo[001-004]' >'$T/map' 2>&1"
@@ -61,7 +63,8 @@ while ! "$CTL" ping --socket "$T/sock" 2>/dev/null | grep -q 'generation 2' && [
 expect "a reload (SIGHUP) builds generation 2" sh -c "'$CTL' ping --socket '$T/sock' | grep -q 'generation 2'"
 kill "$PID"
 wait "$D_PID"
-expect "rankmapd stops cleanly" test $? -eq 0
+rc=$?
+expect "rankmapd stops cleanly (status $rc)$([ $rc -eq 0 ] || tail -c 400 "$T/d.log")" test $rc -eq 0
 D_PID=
 wait "$N_PID"
 N_PID=
