@@ -1,16 +1,24 @@
 # rankmap: non-recursive build. Each module describes itself in <dir>/module.mk.
 # Targets: all deps test run bench install clean fuzz.  Variables: PREFIX DESTDIR SANITIZE=1.
 
+# Installation directories. What is built records them (conf/module.mk: $(B)/gen/paths.stamp), so that
+# `make && make install PREFIX=/usr` rebuilds what embeds one: the SPANK plugin's library directory,
+# rankmapd's default configuration, the unit, the examples and the manual pages. SYSCONFDIR is /etc for
+# PREFIX=/usr (as distributions install), $(PREFIX)/etc otherwise.
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
-SYSCONFDIR ?= $(PREFIX)/etc
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 DATADIR ?= $(PREFIX)/share/rankmap
+DOCDIR  ?= $(PREFIX)/share/doc/rankmap
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 
 CC      ?= cc
 B       := build
+# The installation directories as last built (conf/module.mk).
+PATHS_STAMP := $(B)/gen/paths.stamp
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 VERSION := 0.1.0
@@ -62,7 +70,7 @@ include common/module.mk topo/module.mk topo/report/module.mk order/module.mk ma
 include daemon/client/module.mk daemon/server/module.mk daemon/ctl/module.mk
 include tests/module.mk
 include plugin/mpi/module.mk plugin/mpi/smpi.mk plugin/spank/module.mk
-include tests/fuzz/module.mk man/module.mk
+include tests/fuzz/module.mk conf/module.mk man/module.mk
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -92,16 +100,3 @@ check-format:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
-
-# Examples, service unit and documents (configuration is never written to $(SYSCONFDIR) over an
-# existing file: the examples go to $(DATADIR)/examples for the admin to copy).
-install: install-data
-.PHONY: install-data
-install-data:
-	install -d $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(PREFIX)/lib/systemd/system \
-		$(DESTDIR)$(PREFIX)/share/doc/rankmap
-	install -m 644 conf/rankmapd.conf conf/torus.conf.example conf/plugstack.conf.example \
-		$(DESTDIR)$(DATADIR)/examples/
-	install -m 644 daemon/rankmap.schema.json $(DESTDIR)$(DATADIR)/
-	sed 's#/usr/local/sbin#$(SBINDIR)#g' conf/rankmapd.service >$(DESTDIR)$(PREFIX)/lib/systemd/system/rankmapd.service
-	install -m 644 README.md ARCHITECTURE.md daemon/PROTOCOL.md tests/FAULTS.md $(DESTDIR)$(PREFIX)/share/doc/rankmap/

@@ -63,7 +63,7 @@ serial_group() {
 	pmpi_wrong_mpi | pmpi_pattern_fake | cluster_slurm_learn | map_placement | mtx_readers | \
 	auth_flood) echo mpi ;; # auth_flood: a churn of connections takes both cores for a minute
 	# each runs make in $B: concurrent makes would write the same files
-	fuzz_replay | e2e_smpi_smoke | install) echo make ;;
+	fuzz_replay | e2e_smpi_smoke | install | install_service) echo make ;;
 	esac
 }
 

@@ -28,7 +28,7 @@ static void order_usage(FILE *f)
 		"    Nodes are (x, y, z, n): router coordinates and node index in the router; the nodes\n"
 		"    of a router always come together.\n\n"
 		"OPTIONS\n"
-		"    --torus FILE        torus config (see conf/torus.conf.example): dims, wrap, link costs,\n"
+		"    --torus FILE        torus config (as torus.conf.example, installed): dims, wrap, link costs,\n"
 		"                        nodes per router, host names by table or pattern\n"
 		"    --dims XxYxZ[:N]    torus of X by Y by Z routers with N nodes each (default 1)\n"
 		"    --link-cost CX,CY,CZ  cost of one hop along x, y, z (default 1,1,1; overrides the file)\n"

@@ -78,7 +78,7 @@ static void usage(FILE *f)
 		"                        output, --svg included: the daemon draws the picture).\n" CTL_DAEMON_HELP
 		"    -h, --help          print this help.\n\n"
 		"EXAMPLES\n"
-		"    rankmapctl report --cluster tests/data/example/cluster.conf\n"
+		"    rankmapctl report --cluster cluster.conf          # rankmap(7), CLUSTER FILES\n"
 		"    rankmapctl report --hwloc /var/lib/hwloc --ib fabric.txt --node-name-map names.map --json\n"
 		"    rankmapctl report --server /run/rankmapd/rankmapd.sock\n\n"
 		"EXIT STATUS\n"

@@ -18,6 +18,12 @@
 #include "srv.h"
 #include "rm_file.h"
 
+/* The configuration read without --config (make's SYSCONFDIR, Makefile): when it does not exist, the
+ * built-in defaults serve (those of --print-config). */
+#ifndef RANKMAP_DEFAULT_CONFIG
+#define RANKMAP_DEFAULT_CONFIG "/usr/local/etc/rankmap/rankmapd.conf"
+#endif
+
 static volatile sig_atomic_t stop_flag, reload_flag;
 
 static void on_stop(int sig)
@@ -35,13 +41,15 @@ static void on_hup(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rankmapd --config FILE [--socket PATH] [--state-dir DIR] [--foreground]\n"
+		"Usage: rankmapd [--config FILE] [--socket PATH] [--state-dir DIR] [--foreground]\n"
 		"       rankmapd --help | --version\n\n"
 		"rankmapd holds the cluster's topology model (hwloc node trees, InfiniBand fabric, torus)\n"
 		"and answers placement, mapping and distance requests on a Unix socket and on TCP ('listen',\n"
 		"clients authenticated with MUNGE).\n\n"
 		"Options:\n"
-		"  -c, --config FILE     configuration file (see rankmapd.conf(5) and conf/rankmapd.conf)\n"
+		"  -c, --config FILE     configuration file (rankmapd.conf(5)); default " RANKMAP_DEFAULT_CONFIG
+		"\n"
+		"                        when it exists, else the built-in defaults (--print-config)\n"
 		"  -s, --socket PATH     listen on PATH (overrides 'socket' of the file)\n"
 		"  -d, --state-dir DIR   keep registrations and caches in DIR (overrides 'state_dir')\n"
 		"  -f, --foreground      stay in the foreground and log to stderr (default: syslog)\n"
@@ -50,14 +58,14 @@ static void usage(FILE *f)
 		"  -h, --help            show this help and exit\n"
 		"  -V, --version         show the version and exit\n\n"
 		"Signals: SIGTERM or SIGINT stop cleanly; SIGHUP reloads every source.\n"
-		"The daemon does not fork: run it under systemd (conf/rankmapd.service) or in the\n"
-		"background from a shell.\n\n"
+		"The daemon does not fork: run it under systemd (rankmapd.service, Type=notify: it\n"
+		"reports readiness on NOTIFY_SOCKET once it serves) or in the background from a shell.\n\n"
 		"Exit status: 0 after a clean stop, 1 on a set-up error, 2 on a usage error.\n\n"
 		"Environment: every file the daemon reads (configuration, cluster and torus files, hwloc\n"
 		"XML, ibnetdiscover output, registrations, caches) must be a regular file (a FIFO or a\n"
 		"device is refused at once: the source fails and `reload` answers with the error) within\n"
 		"a size cap per kind, in bytes or with a K, M or G suffix (set them in the service's\n"
-		"environment, e.g. Environment= in conf/rankmapd.service):\n");
+		"environment, e.g. in /etc/default/rankmapd, the unit's EnvironmentFile):\n");
 	rm_file_print_limits(f, "  ");
 }
 
@@ -97,17 +105,17 @@ static int parse_args(int argc, char **argv, opts_t *o)
 		fprintf(stderr, "rankmapd: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (!o->config) {
-		fprintf(stderr, "rankmapd: --config FILE is required (try --help)\n");
-		return 2;
-	}
 	return 0;
 }
 
 static int configure(srv_ctx_t *ctx, const opts_t *o, rm_error_t *err)
 {
+	const char *path = o->config;
+
 	srv_config_defaults(&ctx->cfg);
-	if (srv_config_load(&ctx->cfg, o->config, err) < 0)
+	if (!path && access(RANKMAP_DEFAULT_CONFIG, F_OK) == 0)
+		path = RANKMAP_DEFAULT_CONFIG; /* exists: read it, and say so when it is bad */
+	if (path && srv_config_load(&ctx->cfg, path, err) < 0)
 		return -1;
 	if (o->socket) {
 		free(ctx->cfg.socket_path);
@@ -299,6 +307,10 @@ int main(int argc, char **argv)
 	}
 	srv_log_open(ctx.cfg.foreground, ctx.cfg.log_level);
 	log_to_syslog = !ctx.cfg.foreground;
+	srv_notify_init();
+	if (!ctx.cfg.path)
+		srv_log(SRV_LOG_NOTICE, "no configuration file (%s does not exist): built-in defaults",
+			RANKMAP_DEFAULT_CONFIG);
 	if (srv_state_init(ctx.cfg.state_dir, &err) < 0) {
 		fail("state directory", &err);
 		goto out_log;
@@ -332,8 +344,15 @@ int main(int argc, char **argv)
 	if (ctx.test_faults)
 		srv_log(SRV_LOG_WARNING,
 			"RANKMAP_TEST_FAULTS=1: test-only fault engines enabled (never in production)");
+	{
+		char ready[sizeof(where) + 64];
+
+		snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving %s", where);
+		srv_notify(ready);
+	}
 	rc = srv_loop_run(&ctx, &stop_flag, &reload_flag) < 0 ? 1 : 0;
 	srv_log(SRV_LOG_NOTICE, "stopping");
+	srv_notify("STOPPING=1");
 
 	if (srv_workers_stop(ctx.workers) < 0) { /* a thread is stuck in a request: leave without it */
 		if (ctx.cfg.socket_path)

@@ -124,6 +124,14 @@ void srv_config_free(srv_config_t *cfg);
 /* Writes the effective configuration in the file format (for --print-config). */
 void srv_config_print(const srv_config_t *cfg, FILE *f);
 
+/* ---- readiness for systemd (srv_notify.c) ------------------------------------------------------- */
+
+/* Reads NOTIFY_SOCKET (sd_notify(3)'s protocol, Type=notify) and removes it from the environment. */
+void srv_notify_init(void);
+/* Sends state ("READY=1\nSTATUS=...", "STOPPING=1") to the service manager, if there is one. Returns 0,
+ * or -1 (logged) when the datagram cannot be sent. */
+int srv_notify(const char *state);
+
 /* ---- socket and lock (srv_sock.c) ------------------------------------------------------------- */
 
 /* Takes the lock file <state_dir>/rankmapd.lock (flock, non-blocking). Returns its fd, or -1 when

@@ -10,7 +10,9 @@ SPANK_SO   := $(B)/spank_rankmap.so
 # Uses common/, topo/ (through mapping.h), mapping/ and the client library.
 SPANK_INC := $(INC_common) $(INC_topo) $(INC_mapping) $(INC_client) -Iplugin/spank
 $(SPANK_OBJS): INC := $(SPANK_INC)
-$(SPANK_OBJS): ALL_CFLAGS += -DRANKMAP_LIBDIR=\"$(LIBDIR)/rankmap\"
+# The library directory is built in (plugstack's libdir= overrides it): rebuilt when LIBDIR changes.
+$(SPANK_OBJS) $(B)/tests/unit/test_spank_opts.o: ALL_CFLAGS += -DRANKMAP_LIBDIR=\"$(LIBDIR)/rankmap\"
+$(SPANK_OBJS) $(B)/tests/unit/test_spank_opts.o: $(PATHS_STAMP)
 
 $(B)/libspank_rm.a: $(SPANK_PURE)
 	@mkdir -p $(dir $@)

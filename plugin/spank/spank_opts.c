@@ -121,11 +121,15 @@ static int conf_apply(rm_spank_conf_t *c, const char *arg, rm_error_t *err)
 	return 0;
 }
 
+/* The built-in library directory (make's LIBDIR), kept whole in the plugin's data so that an installed
+ * plugin's can be read back (tests/integration/install.sh), not folded into the code that copies it. */
+static const char default_libdir[] __attribute__((used)) = RANKMAP_LIBDIR;
+
 int rm_spank_conf_parse(int argc, char *const argv[], rm_spank_conf_t *conf, rm_error_t *err)
 {
 	memset(conf, 0, sizeof(*conf));
 	snprintf(conf->socket, sizeof(conf->socket), "%s", RM_SOCKET_DEFAULT);
-	snprintf(conf->libdir, sizeof(conf->libdir), "%s", RANKMAP_LIBDIR);
+	snprintf(conf->libdir, sizeof(conf->libdir), "%s", default_libdir);
 	conf->register_on = 1;
 	conf->timeout_ms = RM_SPANK_TIMEOUT_DEFAULT;
 	conf->pattern_timeout_ms = RM_SPANK_PATTERN_TIMEOUT_DEFAULT;

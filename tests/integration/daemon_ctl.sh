@@ -17,10 +17,19 @@ socket_mode = 0666
 EOC
 
 expect "the documented example conf/rankmapd.conf is valid" "$BIN/rankmapd" --config "$TOP/conf/rankmapd.conf" --print-config
-expect "rankmapd --help" sh -c "'$BIN/rankmapd' --help | grep -q 'Usage: rankmapd --config FILE'"
+expect "rankmapd --help" sh -c "'$BIN/rankmapd' --help | grep -q 'Usage: rankmapd \[--config FILE\]'"
 expect "rankmapd --version" sh -c "'$BIN/rankmapd' --version | grep -q 'rankmapd 0.1.0'"
-"$BIN/rankmapd" >/dev/null 2>&1; rc=$?
-expect "rankmapd without --config: usage error (2)" test "$rc" -eq 2
+"$BIN/rankmapd" --foreground stray >/dev/null 2>&1; rc=$?
+expect "rankmapd with an argument: usage error (2)" test "$rc" -eq 2
+# without --config: the default file (SYSCONFDIR/rankmap/rankmapd.conf) when it exists, else the defaults
+DEF=$("$BIN/rankmapd" --help | sed -n 's/.*; default \(\/[^ ]*\)$/\1/p')
+expect "rankmapd --help names its default configuration ($DEF)" test -n "$DEF"
+if [ ! -e "$DEF" ]; then
+	"$BIN/rankmapd" --print-config >"$T/defaults" 2>&1
+	expect "without --config nor $DEF: the built-in defaults" grep -qx 'socket = /run/rankmapd/rankmapd.sock' "$T/defaults"
+else
+	skip "$DEF exists on this machine: rankmapd's built-in defaults not checked (install.sh checks the file is read)"
+fi
 for c in ping register reload distance; do
 	expect "$c --help" sh -c "'$CTL' $c --help | grep -q 'Usage: rankmapctl $c'"
 done
