@@ -317,17 +317,23 @@ int srv_state_write_file(const char *dir, const char *name, const void *data, si
 typedef struct srv_staged {
 	char path[4400]; /* where it goes */
 	char tmp[4450];  /* where it is */
-	int fd;          /* open on tmp; -1 once committed or given up */
-	int ok;          /* set by srv_state_commit: durable and in place */
+	int fd;          /* open on tmp; -1 once synced or given up */
+	int synced;      /* its data durable under tmp (srv_state_sync) */
+	int ok;          /* durable and in place (srv_state_place) */
 } srv_staged_t;
 /* Writes data to a fresh temporary file beside dir/name (and starts its write-back), neither fsync'ed
  * nor renamed yet. Returns 0, or -1 with err (nothing is left behind). */
 int srv_state_stage(const char *dir, const char *name, const void *data, size_t len, srv_staged_t *f, rm_error_t *err);
 /* Gives up a staged file: closes it and removes its temporary (nothing if already committed). */
 void srv_state_unstage(srv_staged_t *f);
-/* Makes n files staged in dir durable and puts them in place, together: each one fsync'ed and renamed
- * over its name in order, then dir fsync'ed once for all. files[i]->ok tells which are durable and in
- * place; each other one's reason goes to *errs[i] and its temporary is removed. Returns how many are. */
+/* Makes a staged file's data durable under its temporary name (fsync) and closes it. Returns 0, or -1
+ * with err (the temporary is removed). Files of one batch may be synced by threads of their own. */
+int srv_state_sync(srv_staged_t *f, rm_error_t *err);
+/* Puts n synced files of dir in place, together: each renamed over its name in order, then dir
+ * fsync'ed once for all. files[i]->ok tells which are durable and in place; for each other one synced,
+ * its reason goes to *errs[i] and its temporary is removed. Returns how many are. */
+size_t srv_state_place(const char *dir, srv_staged_t **files, size_t n, rm_error_t **errs);
+/* srv_state_sync of each file in turn, then srv_state_place. */
 size_t srv_state_commit(const char *dir, srv_staged_t **files, size_t n, rm_error_t **errs);
 /* Prepares the state directory (creates it and its registrations/ subdirectory, mode 0700). Refuses
  * (err names the path, its owner and mode) either of them when it is not owned by the daemon's
@@ -342,8 +348,8 @@ int srv_state_load_registrations(srv_ctx_t *ctx, rm_error_t *err);
 /* Stages host's registration (srv_state_stage into registrations/<host>.xml). */
 int srv_state_stage_registration(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, srv_staged_t *f,
 				 rm_error_t *err);
-/* srv_state_commit of staged registrations (their directory fsync'ed once). */
-size_t srv_state_commit_registrations(srv_ctx_t *ctx, srv_staged_t **files, size_t n, rm_error_t **errs);
+/* srv_state_place of synced registrations (their directory fsync'ed once). */
+size_t srv_state_place_registrations(srv_ctx_t *ctx, srv_staged_t **files, size_t n, rm_error_t **errs);
 /* Continues the model generations of the previous run (state.json), so clients never see one go back. */
 void srv_state_load_generation(srv_ctx_t *ctx);
 /* Saves the model's description (sources, generation, hosts) as state.json. */

@@ -68,8 +68,7 @@ int srv_state_stage(const char *dir, const char *name, const void *data, size_t 
 {
 	int e;
 
-	f->fd = -1;
-	f->ok = 0;
+	f->synced = f->ok = 0;
 	snprintf(f->path, sizeof(f->path), "%s/%s", dir, name);
 	f->fd = rm_tmpfile_beside(f->path, 0600, f->tmp, sizeof(f->tmp)); /* a name of its own: never shared */
 	if (f->fd < 0)
@@ -81,7 +80,7 @@ int srv_state_stage(const char *dir, const char *name, const void *data, size_t 
 	}
 #ifdef SYNC_FILE_RANGE_WRITE
 	/* start the write-back now, while the file waits for its batch: its fsync then mostly waits for a
-	 * write already under way (a hint only; the fsync in srv_state_commit is what makes it durable) */
+	 * write already under way (a hint only; the fsync in srv_state_sync is what makes it durable) */
 	(void)sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 #endif
 	return 0;
@@ -96,22 +95,34 @@ void srv_state_unstage(srv_staged_t *f)
 	f->fd = -1;
 }
 
-size_t srv_state_commit(const char *dir, srv_staged_t **files, size_t n, rm_error_t **errs)
+int srv_state_sync(srv_staged_t *f, rm_error_t *err)
+{
+	int e = 0;
+
+	if (f->fd < 0)
+		return -1;
+	if (fsync(f->fd) < 0)
+		e = errno;
+	if (close(f->fd) < 0 && !e) /* closed either way */
+		e = errno;
+	f->fd = -1;
+	if (e) {
+		unlink(f->tmp);
+		return rm_error_set(err, f->tmp, 0, 0, "cannot write: %s", strerror(e));
+	}
+	f->synced = 1;
+	return 0;
+}
+
+size_t srv_state_place(const char *dir, srv_staged_t **files, size_t n, rm_error_t **errs)
 {
 	size_t i, renamed = 0;
 	int e;
 
-	for (i = 0; i < n; i++) { /* every file's data durable under its temporary name */
+	for (i = 0; i < n; i++) {
 		srv_staged_t *f = files[i];
-		if (f->fd < 0)
+		if (!f->synced)
 			continue;
-		if (fsync(f->fd) < 0 || close(f->fd) < 0) {
-			e = errno;
-			srv_state_unstage(f);
-			rm_error_set(errs[i], f->tmp, 0, 0, "cannot write: %s", strerror(e));
-			continue;
-		}
-		f->fd = -1;
 		if (rename(f->tmp, f->path) < 0) {
 			e = errno;
 			unlink(f->tmp);
@@ -131,6 +142,15 @@ size_t srv_state_commit(const char *dir, srv_staged_t **files, size_t n, rm_erro
 		return 0;
 	}
 	return renamed;
+}
+
+size_t srv_state_commit(const char *dir, srv_staged_t **files, size_t n, rm_error_t **errs)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) /* every file's data durable under its temporary name */
+		srv_state_sync(files[i], errs[i]);
+	return srv_state_place(dir, files, n, errs);
 }
 
 int srv_state_write_file(const char *dir, const char *name, const void *data, size_t len, rm_error_t *err)
@@ -271,12 +291,12 @@ int srv_state_stage_registration(srv_ctx_t *ctx, const char *host, const char *x
 	return srv_state_stage(dir, name, xml, len, f, err);
 }
 
-size_t srv_state_commit_registrations(srv_ctx_t *ctx, srv_staged_t **files, size_t n, rm_error_t **errs)
+size_t srv_state_place_registrations(srv_ctx_t *ctx, srv_staged_t **files, size_t n, rm_error_t **errs)
 {
 	char dir[4096];
 
 	snprintf(dir, sizeof(dir), "%s/registrations", ctx->cfg.state_dir);
-	return srv_state_commit(dir, files, n, errs);
+	return srv_state_place(dir, files, n, errs);
 }
 
 int srv_state_save_model(srv_ctx_t *ctx, const srv_model_t *m, rm_error_t *err)
