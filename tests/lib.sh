@@ -108,3 +108,21 @@ rankmapd_cleanup() {
 	# shellcheck disable=SC2064
 	trap "stop_rankmapd; command -v rankmapd_on_exit >/dev/null 2>&1 && rankmapd_on_exit; rm -rf '$1'" EXIT INT TERM
 }
+# sigterm_ms PID: sends SIGTERM to PID (a rankmapd this test started and has not reaped yet) and prints
+# the milliseconds until it has exited (a zombie, or gone), 10000 when it still runs by then. What is
+# measured is the daemon's own delay, not the machine's load: as root, PID's threads and child processes
+# and the measuring loop run at nice -20 first, so other processes' CPU use does not stretch it (a daemon
+# that waits on a timer or a stuck thread still shows the wait).
+sigterm_ms() {
+	for _t in /proc/"$1"/task/*; do
+		renice -n -20 -p "${_t##*/}" >/dev/null 2>&1
+		for _c in $(cat "$_t/children" 2>/dev/null); do renice -n -20 -p "$_c" >/dev/null 2>&1; done
+	done
+	nice -n -20 sh -c '
+		t0=$(date +%s%N); kill -TERM "$1"; n=0
+		while [ $n -lt 2000 ] && [ -r /proc/"$1"/stat ] && [ "$(cut -d" " -f3 /proc/"$1"/stat 2>/dev/null)" != Z ]; do
+			sleep 0.005; n=$((n + 1))
+		done
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		[ $n -lt 2000 ] && echo "$ms" || echo 10000' sh "$1" 2>/dev/null
+}

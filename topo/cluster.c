@@ -136,6 +136,12 @@ int topo_cluster_replace_hw(topo_cluster_t c, int on)
 	return 0;
 }
 
+int topo_cluster_keep_parser(topo_cluster_t c, int on)
+{
+	c->keep_parser = on != 0;
+	return 0;
+}
+
 long topo_host_find(topo_cluster_t c, const char *name)
 {
 	struct cluster_index *ix = c->host_index;

@@ -494,7 +494,8 @@ int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, 
 	}
 	r = load_buf(&b, name, buf, len, source, err);
 	free(name);
-	topo_parse_end(c);
+	if (!c->keep_parser)
+		topo_parse_end(c);
 	return r < 0 ? batch_abort(&b) : batch_commit(&b, source, err);
 }
 

@@ -53,6 +53,10 @@ int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, 
  * a node's registration over the static sources this way); 0, the default: that is a duplicate host.
  * A host twice in one load stays an error either way. Returns 0. */
 int topo_cluster_replace_hw(topo_cluster_t c, int on);
+/* on != 0: the child process of hwloc's parsers (node_parse.c) is kept from one topo_load_hwloc_xmlbuf
+ * to the next instead of ended by each (rankmapd's pool of registrations: one fork for many new node
+ * types, not one each); topo_cluster_destroy ends it. Returns 0. */
+int topo_cluster_keep_parser(topo_cluster_t c, int on);
 /* Loads every <host>.xml of a directory, and every <host>.diff.xml applied to the reference XML it
  * names (hwloc topology diff, refname attribute; hwloc 1.x diffs too: each hunk is applied on its own,
  * 1.x object depths translated). An empty directory is an error; faults are isolated per host (see

@@ -108,6 +108,7 @@ struct topo_cluster {
 	size_t nanomalies, anomalies_cap;
 	unsigned long guid_gen;      /* bumped whenever hosts' GUIDs change (node_guid.c) */
 	struct rm_child_srv *parser; /* hwloc's parsers in a child, during a load (node_parse.c) */
+	int keep_parser;             /* the parser outlives each buffer load (topo_cluster_keep_parser) */
 	struct topo_netshare *net;   /* fabric and torus shared with derived clusters (cluster_derive.c) */
 	char *arena;                 /* one block holding copied host names and GUIDs (topo_cluster_copy_table) */
 	size_t arena_len;

@@ -67,8 +67,7 @@ int ctl_daemon_opt(ctl_daemon_t *d, int c, const char *arg, const char *cmd)
 		return 1;
 	case CTL_OPT_PROGRESS: d->progress = 1; return 1;
 	case CTL_OPT_VERSION: printf("rankmapctl %s\n", RANKMAP_VERSION); exit(0);
-	case CTL_OPT_SERVER_UID: /* read by the client library (rm_auth_server_uid) wherever rankmapctl calls it */
-		return setenv(RM_SERVER_UID_ENV, arg, 1) == 0 ? 1 : -1;
+	case CTL_OPT_SERVER_UID: d->server_uid = arg; return 1; /* checked before a call (ctl_daemon_check) */
 	default: return 0;
 	}
 }
@@ -109,10 +108,24 @@ void ctl_failover_note(const char *cmd, const rm_client_info_t *info)
 			info->nfailed > 1 ? " (and more)" : "", info->entry);
 }
 
+int ctl_daemon_check(const char *cmd, const ctl_daemon_t *d)
+{
+	rm_error_t err = { 0 };
+	unsigned uid;
+
+	/* the library would name its own source ("server uid"): the user gave the option */
+	if (!d->server_uid || rm_auth_server_uid(d->server_uid, &uid, &err) == 0)
+		return 0;
+	fprintf(stderr, "rankmapctl %s: --server-uid: %s\n", cmd, err.text);
+	return -1;
+}
+
 json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeout_ms)
 {
 	const char *socket = d->socket ? d->socket : RM_SOCKET_DEFAULT;
-	rm_client_opts_t o = { .servers = socket, .timeout_ms = d->timeout_ms > 0 ? d->timeout_ms : timeout_ms };
+	rm_client_opts_t o = { .servers = socket,
+			       .timeout_ms = d->timeout_ms > 0 ? d->timeout_ms : timeout_ms,
+			       .server_uid = d->server_uid };
 	rm_client_info_t info;
 	rm_error_t err = { 0 };
 	json_t *resp = NULL;
@@ -120,6 +133,10 @@ json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeou
 
 	if (!req) {
 		fprintf(stderr, "rankmapctl %s: out of memory\n", cmd);
+		return NULL;
+	}
+	if (ctl_daemon_check(cmd, d) < 0) {
+		json_decref(req);
 		return NULL;
 	}
 	if (rm_client_call_opts(&o, req, &resp, &info, &err) == 0) {

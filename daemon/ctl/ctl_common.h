@@ -73,8 +73,9 @@ enum {
 
 typedef struct ctl_daemon {
 	const char *socket;
-	int timeout_ms; /* --timeout, 0: the command's default */
-	int progress;   /* --progress */
+	int timeout_ms;         /* --timeout, 0: the command's default */
+	int progress;           /* --progress */
+	const char *server_uid; /* --server-uid, or NULL ($RANKMAP_SERVER_UID, else 0) */
 } ctl_daemon_t;
 
 /* Records a common option (code c). Returns 1 when c is one, else 0. -V prints the version and exits
@@ -95,9 +96,12 @@ const char *ctl_socket(const char *opt);
 /* After a call that failed over (info->nfailed > 0), prints one warning naming the servers that failed
  * and the one that answered. */
 void ctl_failover_note(const char *cmd, const rm_client_info_t *info);
-/* Sends req (stolen) to the daemon d (RM_SOCKET_DEFAULT when none is set) and returns its "ok" response
- * (new reference), or NULL after printing an error naming the daemon (unreachable) or the daemon's
- * error. timeout_ms is the command's default: --timeout replaces it. */
+/* Checks d's --server-uid: 0, or -1 after printing "rankmapctl CMD: --server-uid: ..." (a value that is
+ * neither a uid nor a user name). */
+int ctl_daemon_check(const char *cmd, const ctl_daemon_t *d);
+/* Sends req (stolen) to the daemon d (RM_SOCKET_DEFAULT when none is set) and returns its "ok" response (new reference), or NULL after
+ * printing an error naming the daemon (unreachable), the daemon's error, or a bad --server-uid.
+ * timeout_ms is the command's default: --timeout replaces it. */
 json_t *ctl_call(const char *cmd, const ctl_daemon_t *d, json_t *req, int timeout_ms);
 
 /* Writes "last reload: 2026-11-24 06:31:18, ok" (or ", FAILED: why", or "none since start") for a

@@ -74,11 +74,15 @@ static const char *socket_of(const common_opts_t *o)
 /* Sends req (stolen) and returns the ok response, or NULL after printing the error. */
 static json_t *call(const char *cmd, const common_opts_t *o, json_t *req, rm_client_info_t *info)
 {
-	rm_client_opts_t co = { .servers = socket_of(o), .timeout_ms = o->d.timeout_ms };
+	rm_client_opts_t co = { .servers = socket_of(o), .timeout_ms = o->d.timeout_ms, .server_uid = o->d.server_uid };
 	rm_error_t err = { 0 };
 	json_t *resp = NULL;
 	char msg[600];
 
+	if (ctl_daemon_check(cmd, &o->d) < 0) {
+		json_decref(req);
+		return NULL;
+	}
 	if (rm_client_call_opts(&co, req, &resp, info, &err) == 0) {
 		ctl_failover_note(cmd, info);
 		return resp;

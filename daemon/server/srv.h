@@ -5,7 +5,8 @@
  * Threads: one event-loop thread owns the sockets and connections (srv_loop.c); a small pool of
  * workers (srv_workers.c) runs requests that take time. The model (srv_model.c) is immutable once
  * published and reference-counted: readers take a reference under a short mutex, register/reload
- * build a new one and swap it in. Registrations (srv_state.c) are saved before they are answered.
+ * build a new one and swap it in. Registrations (srv_state.c) are saved before they are answered, those
+ * that arrive together in one batch (srv_commit.c).
  *
  * Error rule: 0 on success, -1 on failure with the rm_error_t (may be NULL) filled; the first error
  * wins. Nothing here exits: only main() decides to stop.
@@ -320,6 +321,28 @@ int srv_model_ib_discover(srv_ctx_t *ctx, rm_error_t *err);
 
 /* Writes data to dir/name atomically and durably: tmp file, fsync, rename, fsync dir. */
 int srv_state_write_file(const char *dir, const char *name, const void *data, size_t len, rm_error_t *err);
+/* A file written under a temporary name of its own, waiting to be made durable and put in place. */
+typedef struct srv_staged {
+	char path[4400]; /* where it goes */
+	char tmp[4450];  /* where it is */
+	int fd;          /* open on tmp; -1 once synced or given up */
+	int synced;      /* its data durable under tmp (srv_state_sync) */
+	int ok;          /* durable and in place (srv_state_place) */
+} srv_staged_t;
+/* Writes data to a fresh temporary file beside dir/name (and starts its write-back), neither fsync'ed
+ * nor renamed yet. Returns 0, or -1 with err (nothing is left behind). */
+int srv_state_stage(const char *dir, const char *name, const void *data, size_t len, srv_staged_t *f, rm_error_t *err);
+/* Gives up a staged file: closes it and removes its temporary (nothing if already committed). */
+void srv_state_unstage(srv_staged_t *f);
+/* Makes a staged file's data durable under its temporary name (fsync) and closes it. Returns 0, or -1
+ * with err (the temporary is removed). Files of one batch may be synced by threads of their own. */
+int srv_state_sync(srv_staged_t *f, rm_error_t *err);
+/* Puts n synced files of dir in place, together: each renamed over its name in order, then dir
+ * fsync'ed once for all. files[i]->ok tells which are durable and in place; for each other one synced,
+ * its reason goes to *errs[i] and its temporary is removed. Returns how many are. */
+size_t srv_state_place(const char *dir, srv_staged_t **files, size_t n, rm_error_t **errs);
+/* srv_state_sync of each file in turn, then srv_state_place. */
+size_t srv_state_commit(const char *dir, srv_staged_t **files, size_t n, rm_error_t **errs);
 /* Prepares the state directory (creates it and its registrations/ subdirectory, mode 0700). Refuses
  * (err names the path, its owner and mode) either of them when it is not owned by the daemon's
  * effective uid or root, or is writable by its group or others (srv_state_check_owner). */
@@ -330,9 +353,11 @@ struct stat;
 int srv_state_check_owner(const char *path, const struct stat *st, rm_error_t *err);
 /* Loads every saved registration into ctx (called once at start). */
 int srv_state_load_registrations(srv_ctx_t *ctx, rm_error_t *err);
-/* Saves one registration durably; path receives the file's path. */
-int srv_state_save_registration(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, char *path,
-				size_t pathlen, rm_error_t *err);
+/* Stages host's registration (srv_state_stage into registrations/<host>.xml). */
+int srv_state_stage_registration(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, srv_staged_t *f,
+				 rm_error_t *err);
+/* srv_state_place of synced registrations (their directory fsync'ed once). */
+size_t srv_state_place_registrations(srv_ctx_t *ctx, srv_staged_t **files, size_t n, rm_error_t **errs);
 /* Continues the model generations of the previous run (state.json), so clients never see one go back. */
 void srv_state_load_generation(srv_ctx_t *ctx);
 /* Saves the model's description (sources, generation, hosts) as state.json. */
@@ -384,6 +409,8 @@ typedef struct srv_job {
 	size_t charged;                    /* the loop's accounting (srv_limits), released when the job comes back; */
 	uid_t charged_uid;                 /* the pool does not touch these */
 	struct srv_sched_user *sched_user; /* srv_sched.c: the user whose queue it is in (NULL: internal) */
+	struct srv_workers *pool;          /* a deferred job: its pool, and how many of its worker and its */
+	int holds;                         /* answerer still hold it (srv_workers_defer) */
 } srv_job_t;
 
 /* ---- fair service (srv_sched.c) ---------------------------------------------------------------- */
@@ -426,8 +453,15 @@ int srv_workers_notify_fd(srv_workers_t *w, int *fd);
 void srv_workers_submit(srv_workers_t *w, srv_job_t *job);
 /* Takes the list of finished jobs (NULL when none). */
 srv_job_t *srv_workers_done(srv_workers_t *w);
-/* Number of jobs queued or running. */
+/* Number of jobs queued, running or deferred. */
 int srv_workers_pending(srv_workers_t *w);
+/* For a handler that a worker thread runs: the job is answered later, by srv_workers_complete (from
+ * any thread), not by the handler's return value (the handler returns NULL), and the worker goes on
+ * to the next job meanwhile. Returns the job, or NULL when the caller is not a worker running a request
+ * (a handler called directly, as the fuzzers do: it must answer itself). */
+srv_job_t *srv_workers_defer(void);
+/* Answers a deferred job with resp (stolen; NULL: an `internal` error). */
+void srv_workers_complete(srv_job_t *job, json_t *resp);
 /* Stops the pool without waiting on a stuck request: worker processes are killed at once, threads
  * get SRV_STOP_WAIT_MS to finish. Returns 0 when every thread ended (the pool and queued jobs are
  * freed), -1 when a thread is still running a request in the daemon (nothing is freed: the caller
@@ -436,6 +470,25 @@ int srv_workers_pending(srv_workers_t *w);
 int srv_workers_stop(srv_workers_t *w);
 /* Frees a job and what it holds. */
 void srv_job_free(srv_job_t *job);
+
+/* ---- registrations made durable together (srv_commit.c) ------------------------------------------ */
+
+typedef struct srv_commit srv_commit_t;
+
+/* Starts the committer thread. Returns NULL with err on failure. */
+srv_commit_t *srv_commit_start(srv_ctx_t *ctx, rm_error_t *err);
+/* Commits and answers every registration queued, then ends the thread, waiting for it until deadline
+ * (CLOCK_REALTIME). Returns 0 (c freed), or -1 when it still runs at the deadline (nothing freed: the
+ * caller must leave with _exit()). NULL is fine. */
+int srv_commit_stop(srv_commit_t *c, const struct timespec *deadline);
+/* Saves host's registration (its XML already in the pool at sequence seq) with the others that arrive
+ * together: written to a temporary file now, then, in a batch, fsync'ed and renamed into place, the
+ * directory fsync'ed once, recorded (srv_reg_put), the model updated once, and only then answered.
+ * Run by a worker thread (ctx->commit set), the job is deferred and NULL returned: the committer
+ * answers it (srv_workers_complete). Else the batch is this registration alone, and the answer is
+ * returned. host, xml and id are borrowed from the request, which lives until the answer. */
+json_t *srv_commit_register(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, unsigned long seq,
+			    const json_t *id, const srv_peer_t *peer);
 
 /* ---- worker processes (srv_child.c) ----------------------------------------------------------- */
 
@@ -544,7 +597,8 @@ struct srv_ctx {
 	ino_t sock_ino;
 	long long started_at;
 	srv_workers_t *workers;
-	int test_faults; /* RANKMAP_TEST_FAULTS was set at start (srv_test_fault) */
+	srv_commit_t *commit; /* the committer of registrations (started and stopped with the workers) */
+	int test_faults;      /* RANKMAP_TEST_FAULTS was set at start (srv_test_fault) */
 	/* current model */
 	pthread_mutex_t model_lock;
 	srv_model_t *model;

@@ -10,6 +10,8 @@
  *               stopped it (so that a test can tell, and the machine is not exhausted).
  *   test:nap:MS sleeps MS milliseconds (1 .. 600000) without CPU, then answers `failed` "test:nap: slept
  *               MS ms": a long map that ends, in either isolation mode, whatever the machine's load.
+ * Each logs "test fault test:NAME starts in pid N" first, so that a test knows when the fault holds its
+ * worker (however loaded the machine) instead of sleeping a fixed time.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,6 +53,8 @@ json_t *srv_test_fault(srv_ctx_t *ctx, const char *algo, const json_t *id)
 
 	if (!ctx->test_faults || strncmp(algo, "test:", 5))
 		return NULL;
+	/* a test waits for this line (not a fixed sleep) to know the fault has its worker */
+	srv_log(SRV_LOG_NOTICE, "test fault %.32s starts in pid %d", algo, (int)getpid());
 	algo += 5;
 	if (!strcmp(algo, "segv"))
 		*(volatile int *)(uintptr_t)spin = 1;

@@ -249,8 +249,12 @@ static int load_dir_filtered(build_t *b, const char *dir)
 /* The pool, created on first use (caller holds pool_lock). */
 static topo_cluster_t pool_get(srv_ctx_t *ctx)
 {
-	if (!ctx->pool && (ctx->pool = topo_cluster_create()))
+	if (!ctx->pool && (ctx->pool = topo_cluster_create())) {
 		topo_cluster_replace_hw(ctx->pool, 1); /* a node's new registration replaces its old one */
+		/* one parser child for the registrations of new node types, not a fork each (a fork while other
+		 * threads allocate is what GCC 12's ASan runtime cannot do safely, srv_config.c) */
+		topo_cluster_keep_parser(ctx->pool, 1);
+	}
 	if (!ctx->pool_pending)
 		ctx->pool_pending = json_array();
 	if (!ctx->pool_ignored)

@@ -365,19 +365,6 @@ json_t *srv_req_distance(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 
 /* ---- register and reload ------------------------------------------------------------------------- */
 
-/* Does the current model hold host's registration? If not, why goes to why. */
-static int host_applied(srv_ctx_t *ctx, const char *host, char *why, size_t len)
-{
-	srv_model_t *m = srv_model_get(ctx);
-	long h = m ? topo_host_find(m->cluster, host) : -1;
-	const char *e = m ? json_string_value(json_object_get(m->reg_ignored, host)) : NULL;
-	int ok = h >= 0 && topo_host_npus(m->cluster, (size_t)h) > 0 && !e;
-
-	snprintf(why, len, "%s", e ? e : "the host is not in the model");
-	srv_model_put(m);
-	return ok;
-}
-
 #define REGISTER_SCHEMA SRV_ENVELOPE " host:s xml:s"
 
 json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
@@ -385,11 +372,9 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	const char *host, *xml;
 	size_t len;
 	json_error_t jerr;
-	rm_error_t err = { 0 }, serr = { 0 };
-	char msg[600], path[4400];
+	rm_error_t err = { 0 };
+	char msg[600];
 	unsigned long seq;
-	json_t *resp;
-	int saved;
 
 	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s:s, s:s%}", "version", &(int){ 0 },
 			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "host", &host, "xml", &xml,
@@ -409,27 +394,9 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 	/* parsed once, here: in a child when the hardware is new (a crash costs this request only) */
 	if (!(seq = srv_model_pool_add(ctx, host, xml, len, &err)))
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", rm_error_format(&err, msg, sizeof(msg)));
-	saved = srv_state_save_registration(ctx, host, xml, len, path, sizeof(path), &serr) == 0;
-	if (!saved) /* keep serving: the registration holds in memory until the next restart */
-		srv_log(SRV_LOG_ERR, "registration of %s not saved: %s", host,
-			rm_error_format(&serr, msg, sizeof(msg)));
-	srv_reg_put(ctx, host, saved ? path : NULL, xml, len);
-	if (srv_model_update(ctx, seq, &err) < 0)
-		return rm_proto_error(id, RM_ERR_FAILED, "model rebuild failed: %s",
-				      rm_error_format(&err, msg, sizeof(msg)));
-	if (!host_applied(ctx, host, msg, sizeof(msg))) /* never "ok" for a registration the model ignores */
-		return rm_proto_error(id, RM_ERR_FAILED, "registration of %s not applied: %s", host, msg);
-	srv_log(SRV_LOG_INFO, "registered %s (%s)%s", host, srv_peer_describe(peer, path, sizeof(path)),
-		saved ? "" : " [NOT SAVED]");
-	resp = rm_proto_ok(id);
-	json_object_set_new(resp, "host", json_string(host));
-	json_object_set_new(resp, "saved", json_boolean(saved));
-	if (!saved)
-		json_object_set_new(resp, "save_error", json_string(rm_error_format(&serr, msg, sizeof(msg))));
-	pthread_mutex_lock(&ctx->model_lock);
-	json_object_set_new(resp, "generation", json_integer((json_int_t)ctx->generation));
-	pthread_mutex_unlock(&ctx->model_lock);
-	return resp;
+	/* saved with the registrations that arrive together, the model updated once for them all; answered
+	 * once durable (srv_commit.c) */
+	return srv_commit_register(ctx, host, xml, len, seq, id, peer);
 }
 
 json_t *srv_reload_json(srv_ctx_t *ctx)

@@ -6,6 +6,9 @@
  * Every file is written to a temporary name of its own (.<name>.tmp.XXXXXX, one per write), fsync'ed,
  * renamed over the old one, and the directory is fsync'ed, so a crash (kill -9, power loss) leaves
  * either the old or the new file, never a mix; concurrent writes of one file never share a temporary.
+ * Files written together can be made durable together (srv_state_stage, then srv_state_commit): each
+ * fsync'ed and renamed, then one fsync of their directory for all (the group commit of registrations,
+ * srv_commit.c).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -61,34 +64,102 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+int srv_state_stage(const char *dir, const char *name, const void *data, size_t len, srv_staged_t *f, rm_error_t *err)
+{
+	int e;
+
+	f->synced = f->ok = 0;
+	snprintf(f->path, sizeof(f->path), "%s/%s", dir, name);
+	f->fd = rm_tmpfile_beside(f->path, 0600, f->tmp, sizeof(f->tmp)); /* a name of its own: never shared */
+	if (f->fd < 0)
+		return rm_error_set(err, f->path, 0, 0, "cannot create a temporary file: %s", strerror(errno));
+	if (write_all(f->fd, data, len) < 0) {
+		e = errno;
+		srv_state_unstage(f);
+		return rm_error_set(err, f->tmp, 0, 0, "cannot write: %s", strerror(e ? e : EIO));
+	}
+#ifdef SYNC_FILE_RANGE_WRITE
+	/* start the write-back now, while the file waits for its batch: its fsync then mostly waits for a
+	 * write already under way (a hint only; the fsync in srv_state_sync is what makes it durable) */
+	(void)sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+	return 0;
+}
+
+void srv_state_unstage(srv_staged_t *f)
+{
+	if (f->fd < 0)
+		return;
+	close(f->fd);
+	unlink(f->tmp);
+	f->fd = -1;
+}
+
+int srv_state_sync(srv_staged_t *f, rm_error_t *err)
+{
+	int e = 0;
+
+	if (f->fd < 0)
+		return -1;
+	if (fsync(f->fd) < 0)
+		e = errno;
+	if (close(f->fd) < 0 && !e) /* closed either way */
+		e = errno;
+	f->fd = -1;
+	if (e) {
+		unlink(f->tmp);
+		return rm_error_set(err, f->tmp, 0, 0, "cannot write: %s", strerror(e));
+	}
+	f->synced = 1;
+	return 0;
+}
+
+size_t srv_state_place(const char *dir, srv_staged_t **files, size_t n, rm_error_t **errs)
+{
+	size_t i, renamed = 0;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		srv_staged_t *f = files[i];
+		if (!f->synced)
+			continue;
+		if (rename(f->tmp, f->path) < 0) {
+			e = errno;
+			unlink(f->tmp);
+			rm_error_set(errs[i], f->path, 0, 0, "cannot rename into place: %s", strerror(e));
+			continue;
+		}
+		f->ok = 1;
+		renamed++;
+	}
+	if (renamed && fsync_dir(dir) < 0) { /* one directory sync makes every rename above durable */
+		e = errno;
+		for (i = 0; i < n; i++)
+			if (files[i]->ok) {
+				files[i]->ok = 0;
+				rm_error_set(errs[i], dir, 0, 0, "cannot fsync directory: %s", strerror(e));
+			}
+		return 0;
+	}
+	return renamed;
+}
+
+size_t srv_state_commit(const char *dir, srv_staged_t **files, size_t n, rm_error_t **errs)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) /* every file's data durable under its temporary name */
+		srv_state_sync(files[i], errs[i]);
+	return srv_state_place(dir, files, n, errs);
+}
+
 int srv_state_write_file(const char *dir, const char *name, const void *data, size_t len, rm_error_t *err)
 {
-	char tmp[4096], path[4096];
-	int fd, e;
+	srv_staged_t f, *fp = &f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = rm_tmpfile_beside(path, 0600, tmp, sizeof(tmp)); /* a name of its own: writers never share it */
-	if (fd < 0)
-		return rm_error_set(err, path, 0, 0, "cannot create a temporary file: %s", strerror(errno));
-	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-		e = errno;
-		close(fd);
-		unlink(tmp);
-		return rm_error_set(err, tmp, 0, 0, "cannot write: %s", strerror(e));
-	}
-	if (close(fd) < 0) {
-		e = errno;
-		unlink(tmp);
-		return rm_error_set(err, tmp, 0, 0, "cannot write: %s", strerror(e));
-	}
-	if (rename(tmp, path) < 0) {
-		e = errno;
-		unlink(tmp);
-		return rm_error_set(err, path, 0, 0, "cannot rename into place: %s", strerror(e));
-	}
-	if (fsync_dir(dir) < 0)
-		return rm_error_set(err, dir, 0, 0, "cannot fsync directory: %s", strerror(errno));
-	return 0;
+	if (srv_state_stage(dir, name, data, len, &f, err) < 0)
+		return -1;
+	return srv_state_commit(dir, &fp, 1, &err) == 1 ? 0 : -1;
 }
 
 /* "uid 1000 (alice)" or "uid 1000". */
@@ -210,15 +281,22 @@ int srv_state_load_registrations(srv_ctx_t *ctx, rm_error_t *err)
 	return 0;
 }
 
-int srv_state_save_registration(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, char *path,
-				size_t pathlen, rm_error_t *err)
+int srv_state_stage_registration(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, srv_staged_t *f,
+				 rm_error_t *err)
 {
 	char dir[4096], name[300];
 
 	snprintf(dir, sizeof(dir), "%s/registrations", ctx->cfg.state_dir);
 	snprintf(name, sizeof(name), "%s.xml", host);
-	snprintf(path, pathlen, "%s/%s", dir, name);
-	return srv_state_write_file(dir, name, xml, len, err);
+	return srv_state_stage(dir, name, xml, len, f, err);
+}
+
+size_t srv_state_place_registrations(srv_ctx_t *ctx, srv_staged_t **files, size_t n, rm_error_t **errs)
+{
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s/registrations", ctx->cfg.state_dir);
+	return srv_state_place(dir, files, n, errs);
 }
 
 int srv_state_save_model(srv_ctx_t *ctx, const srv_model_t *m, rm_error_t *err)

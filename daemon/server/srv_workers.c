@@ -7,6 +7,9 @@
  * the requests that run engines; the rest (register, reload, hosts, internal jobs) run in the thread.
  * Stopping never waits on a stuck request: a second eventfd wakes threads waiting on their process,
  * which is killed, and threads busy in the daemon itself get SRV_STOP_WAIT_MS.
+ * A handler may defer its job (srv_workers_defer: `register`, answered by the committer of srv_commit.c
+ * once its batch is durable); the worker then takes its next job, and the job comes back to the loop
+ * when it is answered. The committer starts and stops with the pool.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,7 +76,62 @@ static json_t *parse_and_run(srv_workers_t *w, srv_job_t *job)
 	return job->handler(w->ctx, job->req, json_object_get(job->req, "id"), &job->peer);
 }
 
-/* Runs a job; returns -1 when the pool stopped while the job's worker process had it. */
+/* The job the calling worker thread runs now, or NULL; whether its handler deferred it (srv_workers_defer). */
+static __thread srv_job_t *running;
+static __thread int deferred;
+
+/* Encodes resp (stolen) as the job's answer; counts and logs a refusal. */
+static void answer(srv_workers_t *w, srv_job_t *job, json_t *resp)
+{
+	if (!resp)
+		resp = rm_proto_error(job->id, RM_ERR_INTERNAL, "the request could not be answered");
+	if (json_is_false(json_object_get(resp, "ok"))) {
+		__atomic_add_fetch(&w->ctx->n_errors, 1, __ATOMIC_RELAXED);
+		srv_log_refused(json_string_value(json_object_get(job->req, "type")), &job->peer, resp);
+	}
+	job->out = rm_frame_encode(resp, &job->out_len);
+	json_decref(resp);
+	json_decref(job->req); /* freed here, not on the event loop */
+	json_decref(job->id);
+	job->req = job->id = NULL;
+}
+
+/* Hands a finished job back to the loop (caller holds w->lock). */
+static void give_back(srv_workers_t *w, srv_job_t *job)
+{
+	uint64_t one = 1;
+
+	job->next = w->done;
+	w->done = job;
+	if (write(w->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		srv_log(SRV_LOG_ERR, "eventfd write: %s", strerror(errno));
+}
+
+srv_job_t *srv_workers_defer(void)
+{
+	srv_job_t *job = running;
+
+	if (job) {
+		job->holds = 2; /* its worker, until the handler returns, and whoever answers it */
+		running = NULL;
+		deferred = 1;
+	}
+	return job;
+}
+
+void srv_workers_complete(srv_job_t *job, json_t *resp)
+{
+	srv_workers_t *w = job->pool;
+
+	answer(w, job, resp);
+	pthread_mutex_lock(&w->lock);
+	if (--job->holds == 0)
+		give_back(w, job);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Runs a job; returns -1 when the pool stopped while the job's worker process had it, 1 when its handler
+ * deferred it (srv_workers_defer). */
 static int run_job(worker_t *wk, srv_job_t *job)
 {
 	srv_workers_t *w = wk->w;
@@ -93,18 +151,16 @@ static int run_job(worker_t *wk, srv_job_t *job)
 		default: /* SRV_CHILD_DELEGATE: runs here */ break;
 		}
 	}
+	job->pool = w;
+	running = job;
+	deferred = 0;
 	resp = job->payload ? parse_and_run(w, job) : job->handler(w->ctx, job->req, job->id, &job->peer);
-	if (!resp)
-		resp = rm_proto_error(job->id, RM_ERR_INTERNAL, "the request could not be answered");
-	if (json_is_false(json_object_get(resp, "ok"))) {
-		__atomic_add_fetch(&w->ctx->n_errors, 1, __ATOMIC_RELAXED);
-		srv_log_refused(json_string_value(json_object_get(job->req, "type")), &job->peer, resp);
+	running = NULL;
+	if (deferred) { /* answered by srv_workers_complete (maybe already): the job is not ours to touch */
+		json_decref(resp);
+		return 1;
 	}
-	job->out = rm_frame_encode(resp, &job->out_len);
-	json_decref(resp);
-	json_decref(job->req); /* freed here, not on the event loop */
-	json_decref(job->id);
-	job->req = job->id = NULL;
+	answer(w, job, resp);
 	return 0;
 }
 
@@ -113,7 +169,7 @@ static void *worker_main(void *arg)
 	worker_t *wk = arg;
 	srv_workers_t *w = wk->w;
 	srv_job_t *job = NULL;
-	uint64_t one = 1;
+	int rc;
 
 	if (wk->child)
 		srv_child_start(wk->child); /* forked by this thread: the process dies with it */
@@ -129,19 +185,17 @@ static void *worker_main(void *arg)
 			pthread_cond_signal(&w->rcond);
 		pthread_mutex_unlock(&w->lock);
 
-		if (run_job(wk, job) < 0) {
+		if ((rc = run_job(wk, job)) < 0) {
 			srv_job_free(job); /* stopping: the scheduler is not used any more */
 			break;
 		}
 
 		pthread_mutex_lock(&w->lock);
-		srv_sched_done(w->sched, job);
-		job->next = w->done;
-		w->done = job;
+		srv_sched_done(w->sched, job); /* a deferred job no longer holds a worker */
+		if (rc == 0 || --job->holds == 0)
+			give_back(w, job);
 		pthread_cond_broadcast(&w->cond); /* a job held back by max_workers_per_uid may start */
 		pthread_mutex_unlock(&w->lock);
-		if (write(w->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			srv_log(SRV_LOG_ERR, "eventfd write: %s", strerror(errno));
 	}
 	srv_child_free(wk->child);
 	wk->child = NULL;
@@ -172,6 +226,10 @@ srv_workers_t *srv_workers_start(srv_ctx_t *ctx, int n, rm_error_t *err)
 	w->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (w->efd < 0 || w->stop_fd < 0) {
 		rm_error_set(err, "workers", 0, 0, "eventfd: %s", strerror(errno));
+		srv_workers_stop(w);
+		return NULL;
+	}
+	if (!(ctx->commit = srv_commit_start(ctx, err))) {
 		srv_workers_stop(w);
 		return NULL;
 	}
@@ -243,8 +301,9 @@ int srv_workers_pending(srv_workers_t *w)
 	return n;
 }
 
-/* Waits for the threads until SRV_STOP_WAIT_MS from now. Returns how many are still running; their
- * worker processes are killed (the thread is busy in the daemon, not with them). */
+/* Waits for the threads until SRV_STOP_WAIT_MS from now, then for the committer of registrations (which
+ * answers what the workers queued). Returns how many are still running; their worker processes are
+ * killed (the thread is busy in the daemon, not with them). */
 static int join_threads(srv_workers_t *w)
 {
 	struct timespec dl;
@@ -262,7 +321,12 @@ static int join_threads(srv_workers_t *w)
 		if ((pid = srv_child_pid(w->wk[i].child)) > 0)
 			kill(pid, SIGKILL);
 	}
-	return left;
+	if (left)
+		return left;
+	if (srv_commit_stop(w->ctx->commit, &dl) < 0)
+		return 1; /* the committer, still syncing */
+	w->ctx->commit = NULL;
+	return 0;
 }
 
 int srv_workers_stop(srv_workers_t *w)

@@ -2,7 +2,8 @@
 # rankmapctl report, map, order, simulate, explain and slurm-topology through a real rankmapd (--socket and RANKMAP_SOCKET) give
 # the same output as offline on the same files (the example cluster and a small torus); the daemon's
 # answers are also checked against facts derived from the input files; an unreachable daemon is an
-# error naming the socket (exit 1); --socket with file sources is a usage error (exit 2).
+# error naming the socket (exit 1); --socket with file sources is a usage error (exit 2); a bad
+# --server-uid is an error naming the option.
 . "$(dirname "$0")/../lib.sh"
 T=$(mktmp)
 rankmapd_cleanup "$T"
@@ -172,5 +173,24 @@ RANKMAP_SOCKET=$SOCK "$CTL" slurm-topology >"$T/st.remote" 2>/dev/null; rc=$?
 "$CTL" map --cart 4x4 --socket "$SOCK" --hosts nosuchhost >/dev/null 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] && grep -q nosuchhost "$T/err" && ok "map: unknown host from the daemon: exit 1, named" ||
 	notok "map unknown host: exit $rc $(cat "$T/err")"
+
+# ---- a bad --server-uid is named as the user gave it (the option, not the variable it once went through)
+for cmd in "ping" "register --xml $DATA/plafrim/hwloc/bonobo001.xml" "report" "map --cart 4x4 --hosts fourmi001"; do
+	for srv in 127.0.0.1:1 "$SOCK"; do
+		"$CTL" $cmd --server "$srv" --server-uid no-such-user-x >/dev/null 2>"$T/err"; rc=$?
+		if [ $rc -ne 0 ] && grep -q -- "--server-uid: 'no-such-user-x' is neither a uid nor a user name" "$T/err" &&
+			! grep -q RANKMAP_SERVER_UID "$T/err"; then
+			ok "${cmd%% *} --server $srv --server-uid no-such-user-x: exit $rc, the error names --server-uid"
+		else
+			notok "${cmd%% *} --server $srv --server-uid no-such-user-x: exit $rc: $(cat "$T/err")"
+		fi
+	done
+done
+RANKMAP_SERVER_UID=no-such-user-x "$CTL" ping --server 127.0.0.1:1 >/dev/null 2>"$T/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "RANKMAP_SERVER_UID: 'no-such-user-x' is neither" "$T/err" &&
+	ok "RANKMAP_SERVER_UID=no-such-user-x: exit $rc, the error names the variable" ||
+	notok "RANKMAP_SERVER_UID=no-such-user-x: exit $rc: $(cat "$T/err")"
+"$CTL" ping --socket "$SOCK" --server-uid 0 >/dev/null 2>"$T/err"; rc=$?
+expect "ping --server-uid 0 over the Unix socket: served (exit $rc)" test "$rc" -eq 0
 kill -0 "$D_PID" 2>/dev/null && ok "rankmapd still running" || notok "rankmapd died"
 finish

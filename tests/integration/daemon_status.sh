@@ -75,11 +75,11 @@ expect "... then a count of those not logged" grep -q "more refused requests wer
 expect "the daemon still answers" "$CTL" ping --socket "$SOCK"
 
 # ---- SIGTERM on an idle daemon ------------------------------------------------------------------------
-sleep 0.5
-t0=$(date +%s%N); kill -TERM "$D_PID"; wait "$D_PID"; rc=$?; t1=$(date +%s%N); D_PID=
-ms=$(( (t1 - t0) / 1000000 ))
-echo "# idle rankmapd: SIGTERM to exit in $ms ms"
-expect "idle SIGTERM: clean exit (status $rc) in well under a second ($ms ms; 500 ms allowed on a shared machine)" \
-	sh -c "[ $rc -eq 0 ] && [ $ms -lt 500 ]"
+# idle: no request in flight (every answer above was read), the log's rate limit past
+sleep 1.1
+ms=$(sigterm_ms "$D_PID"); wait "$D_PID"; rc=$?; D_PID=
+echo "# idle rankmapd: SIGTERM to exit in $ms ms (its threads and the measure at nice -20; load $(cut -d' ' -f1 /proc/loadavg))"
+expect "idle SIGTERM: clean exit (status $rc) in well under a second ($ms ms; 500 ms allowed)" \
+	sh -c "[ $rc -eq 0 ] && [ ${ms:-10000} -lt 500 ]"
 expect "the socket file is removed" test ! -e "$SOCK"
 finish
