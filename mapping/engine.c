@@ -44,15 +44,6 @@ const char *map_algorithm_list(void)
 	return list + 2; /* without the first ", " */
 }
 
-int map_engine_identity(const map_ctx_t *ctx, uint32_t *perm)
-{
-	uint32_t i;
-
-	for (i = 0; i < ctx->g->n; i++)
-		perm[i] = i;
-	return 0;
-}
-
 static const struct map_engine *find_engine(const char *name)
 {
 	size_t i;
