@@ -1,5 +1,5 @@
 # rankmap: non-recursive build. Each module describes itself in <dir>/module.mk.
-# Targets: all deps test run bench install clean fuzz.  Variables: PREFIX DESTDIR SANITIZE=1.
+# Targets: all deps test run bench install uninstall clean fuzz.  Variables: PREFIX DESTDIR SANITIZE=1.
 
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
@@ -96,6 +96,9 @@ check-format:
 # Examples, service unit and documents (configuration is never written to $(SYSCONFDIR) over an
 # existing file: the examples go to $(DATADIR)/examples for the admin to copy).
 install: install-data
+INSTALLED += $(addprefix $(DATADIR)/examples/,rankmapd.conf torus.conf.example plugstack.conf.example) \
+	$(PREFIX)/lib/systemd/system/rankmapd.service \
+	$(addprefix $(PREFIX)/share/doc/rankmap/,README.md ARCHITECTURE.md PROTOCOL.md FAULTS.md)
 .PHONY: install-data
 install-data:
 	install -d $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(PREFIX)/lib/systemd/system \
@@ -104,3 +107,10 @@ install-data:
 		$(DESTDIR)$(DATADIR)/examples/
 	sed 's#/usr/local/sbin#$(SBINDIR)#g' conf/rankmapd.service >$(DESTDIR)$(PREFIX)/lib/systemd/system/rankmapd.service
 	install -m 644 README.md ARCHITECTURE.md daemon/PROTOCOL.md tests/FAULTS.md $(DESTDIR)$(PREFIX)/share/doc/rankmap/
+
+# make uninstall: removes what make install installed, with the same PREFIX and DESTDIR. INSTALLED is the
+# list of installed paths: each install rule adds the files it writes, beside the rule. rankmap's own
+# folders go too when empty; shared ones (bin, sbin, man1, ...) stay.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rmdir $(addprefix $(DESTDIR),$(LIBDIR)/rankmap $(DATADIR)/examples $(DATADIR) $(PREFIX)/share/doc/rankmap) 2>/dev/null || true

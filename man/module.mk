@@ -18,6 +18,8 @@ $(B)/man/spank_rankmap.8: conf/plugstack.conf.example man/mkman.py
 all: $(MAN_PAGES)
 
 install: install-man
+INSTALLED += $(MANDIR)/man1/rankmapctl.1 $(MANDIR)/man5/rankmapd.conf.5 $(MANDIR)/man8/rankmapd.8 \
+	$(MANDIR)/man8/spank_rankmap.8
 .PHONY: install-man
 install-man: $(MAN_PAGES)
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/integration/install.sh: `make install` honours PREFIX and DESTDIR, installs every program,
-# library, example and document, and the installed programs run.
+# library, example and document, and the installed programs run; `make uninstall` with the same PREFIX
+# and DESTDIR removes every file install wrote.
 . "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1
 T=$(mktmp)
@@ -19,4 +20,9 @@ expect "the unit starts the installed daemon" grep -q "^ExecStart=/opt/rm/sbin/r
 expect "installed rankmapctl runs" sh -c "'$R/bin/rankmapctl' --help | grep -q report"
 expect "installed rankmapd runs" sh -c "'$R/sbin/rankmapd' --help >/dev/null"
 expect "installed example config is valid" sh -c "'$R/sbin/rankmapd' --config '$R/share/rankmap/examples/rankmapd.conf' --print-config >/dev/null 2>&1"
+find "$T/opt" -type f | sort >"$T/installed"
+expect "make uninstall PREFIX=/opt/rm DESTDIR=\$T" sh -c "make --no-print-directory B='$B' uninstall PREFIX=/opt/rm DESTDIR='$T' >'$T/ulog' 2>&1"
+left=$(find "$T/opt" -type f)
+expect "uninstall removes every file install wrote ($(wc -l <"$T/installed") files; left: ${left:-none})" test -z "$left"
+expect "uninstall removes rankmap's own folders" test ! -e "$R/lib/rankmap" -a ! -e "$R/share/rankmap" -a ! -e "$R/share/doc/rankmap"
 finish
