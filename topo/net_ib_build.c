@@ -1,7 +1,7 @@
 /*
  * topo/net_ib_build.c: the build every fabric source fills (nodes, links, their checks) before
  * net_ib.c merges it into the fabric as one new subnet. The parsers (net_ib_topofile.c, net_ib_ports.c,
- * net_ib_live.c) call it; it calls none of them, nor the fabric.
+ * net_ib_live.c) call it; it calls none of them, nor the fabric: only net_ib_util.c's helpers.
  */
 #include <errno.h>
 #include <stdlib.h>
