@@ -1,5 +1,5 @@
 # rankmap: non-recursive build. Each module describes itself in <dir>/module.mk.
-# Targets: all deps test run bench install clean fuzz.  Variables: PREFIX DESTDIR SANITIZE=1.
+# Targets: all deps test run bench install uninstall clean fuzz.  Variables: PREFIX DESTDIR SANITIZE=1.
 
 # Installation directories. What is built records them (conf/module.mk: $(B)/gen/paths.stamp), so that
 # `make && make install PREFIX=/usr` rebuilds what embeds one: the SPANK plugin's library directory,
@@ -100,3 +100,16 @@ check-format:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# make uninstall: removes what make install installed, with the same PREFIX and DESTDIR. INSTALLED is the
+# list of installed paths: each install rule adds the files it writes, beside the rule. Configuration
+# under $(SYSCONFDIR) (CONFFILES: shipped file, installed path) goes only when it is the shipped file, as
+# a package removal keeps an admin's changes (scripts/install-conf.sh --remove says what it keeps).
+# rankmap's own folders go too when empty; shared ones (bin, sbin, man1, ...) stay.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	set -- $(CONFFILES); while [ $$# -ge 2 ]; do \
+		sh scripts/install-conf.sh --remove "$$1" "$(DESTDIR)$$2" || exit 1; shift 2; done
+	rmdir $(addprefix $(DESTDIR),$(LIBDIR)/rankmap $(DATADIR)/examples/plafrim/hwloc \
+		$(DATADIR)/examples/plafrim/ib $(DATADIR)/examples/plafrim $(DATADIR)/examples $(DATADIR) \
+		$(DOCDIR) $(SYSCONFDIR)/rankmap) 2>/dev/null || true

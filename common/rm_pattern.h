@@ -1,5 +1,5 @@
 /*
- * common/rm_pattern.h: learned communication patterns (issue 18): the record, its text form, the
+ * common/rm_pattern.h: learned communication patterns: the record, its text form, the
  * running average that merges one run into it, and the per-user directory store.
  *
  * A pattern belongs to one topology call of one program of one user, named by its key:

@@ -26,6 +26,14 @@ all: $(CONF_GEN)
 # existing file that differs from the shipped one is kept and the shipped one goes beside it as FILE.new.
 # The examples (and the example cluster, PlaFRIM's hwloc and fabric data) go to $(DATADIR)/examples.
 install: install-conf
+INSTALLED += $(SYSTEMDUNITDIR)/rankmapd.service \
+	$(addprefix $(DATADIR)/examples/,rankmapd.conf torus.conf.example plugstack.conf.example \
+		cluster.conf.example rankmapd.default plafrim/ib/ib-subnet0.txt plafrim/README) \
+	$(addprefix $(DATADIR)/examples/plafrim/hwloc/,$(notdir $(wildcard tests/data/plafrim/hwloc/*.xml))) \
+	$(addprefix $(DOCDIR)/,README.md ARCHITECTURE.md PROTOCOL.md FAULTS.md) $(DATADIR)/rankmap.schema.json
+CONFFILES += conf/rankmapd.conf $(SYSCONFDIR)/rankmap/rankmapd.conf \
+	$(B)/conf/cluster.conf.example $(SYSCONFDIR)/rankmap/cluster.conf.example \
+	conf/rankmapd.default $(SYSCONFDIR)/default/rankmapd
 .PHONY: install-conf
 install-conf: $(CONF_GEN) conf/rankmapd.conf conf/rankmapd.default conf/torus.conf.example
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(DATADIR)/examples/plafrim/hwloc \

@@ -16,6 +16,8 @@ $(MAN_PAGES): $(B)/man/%: man/%.in man/mkman.py $(PATHS_STAMP) $(B)/rankmapd $(B
 all: $(MAN_PAGES)
 
 install: install-man
+INSTALLED += $(MANDIR)/man1/rankmapctl.1 $(MANDIR)/man5/rankmapd.conf.5 $(MANDIR)/man8/rankmapd.8 \
+	$(MANDIR)/man8/spank_rankmap.8 $(MANDIR)/man7/rankmap.7
 .PHONY: install-man
 install-man: $(MAN_PAGES)
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8

@@ -44,15 +44,6 @@ const char *map_algorithm_list(void)
 	return list + 2; /* without the first ", " */
 }
 
-int map_engine_identity(const map_ctx_t *ctx, uint32_t *perm)
-{
-	uint32_t i;
-
-	for (i = 0; i < ctx->g->n; i++)
-		perm[i] = i;
-	return 0;
-}
-
 static const struct map_engine *find_engine(const char *name)
 {
 	size_t i;
@@ -83,7 +74,7 @@ static int check_args(const char *algo, const map_graph_t *g, const topo_target_
 
 /* Default budget in CPU milliseconds: 0.025 per rank up to 512 ranks (at least 2), 0.04 above (41 at
  * 1,024), at most MAP_DEFAULT_BUDGET_MS. Chosen so that auto's total time, its constructions included,
- * meets the speed targets of issue 3 (128 ranks <= 5 ms, 1,024 <= 50 ms, 65,536 <= 2 s). */
+ * meets rankmap's speed targets (128 ranks <= 5 ms, 1,024 <= 50 ms, 65,536 <= 2 s). */
 static double default_budget(uint32_t n)
 {
 	double b = n <= 512 ? 0.025 * n : 0.04 * n;

@@ -8,12 +8,14 @@
  * cost.c           cost, breakdown, permutation checks and the bijection repair
  * perm.c           permutation files
  * engine.c         the engine table and map_compute (identity guard, budget, timing)
+ * map_guard.c      map_compute_guarded: map_compute in a child process under limits (rm_child)
  * ties.c           the tie rule: among equal-cost mappings, rank order follows slot order
  * treematch.c      TreeMatch: virtual tree, bottom-up grouping, aggregation, top-down placement
  * tm_group.c       TreeMatch's greedy grouping of one level and swaps between groups
  * tm_kl.c          Kernighan-Lin passes between pairs of groups
  * tm_types.c       shapes of positions for irregular targets and spare slots (typed grouping)
  * scotch.c         Scotch static mapping in its own context
+ * target_scotch.c  Scotch target architectures from topo_target_t (target_scotch.h)
  * refine.c         swap-based local search and iterated local search
  * bisect.c         recursive bipartitioning along the target tree (greedy growing + FM)
  * auto.c           portfolio of the above within a time budget
@@ -43,8 +45,16 @@ typedef struct map_ctx {
 
 typedef int (*map_engine_fn)(const map_ctx_t *ctx, uint32_t *perm);
 
-/* Engines. */
-int map_engine_identity(const map_ctx_t *ctx, uint32_t *perm);
+/* Engines. The identity is inline: the table (engine.c) and the engines that fall back on it (auto.c,
+ * treematch.c) each use it, and none of them calls the others' files for it. */
+static inline int map_engine_identity(const map_ctx_t *ctx, uint32_t *perm)
+{
+	uint32_t i;
+
+	for (i = 0; i < ctx->g->n; i++)
+		perm[i] = i;
+	return 0;
+}
 int map_engine_treematch(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_scotch(const map_ctx_t *ctx, uint32_t *perm);
 int map_engine_refine(const map_ctx_t *ctx, uint32_t *perm);

@@ -7,7 +7,7 @@
  * the way) and keeps the best prefix when it moves traffic inside the groups. Only for arities up to
  * KL_MAX_ARITY (each pass is O(a^3) at worst).
  *
- * Cost at arity 16 (issue 31): a pass on two groups that found nothing is not run again while both
+ * Cost at arity 16: a pass on two groups that found nothing is not run again while both
  * stay as they were (it would find nothing again: it reads only their members and the traffic among
  * them), and a later pass skips a group when neither it nor a group next to it changed; the pair's
  * traffic matrix is cleared, summed and updated only where it is not zero (bit masks of its rows and

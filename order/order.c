@@ -15,9 +15,14 @@ static const struct order_method {
 	const char *name;
 	order_method_fn fn;
 	int takes_block; /* accepts ":AxBxC" */
+	/* the block extents when none is given, or NULL: 2 along every axis longer than 1 */
+	void (*default_block)(const topo_torus_spec_t *spec, int ext[3]);
 } order_methods[] = {
-	{ "xyz", order_method_xyz, 0 },         { "mdf", order_method_mdf, 0 }, { "gray", order_method_gray, 1 },
-	{ "hilbert", order_method_hilbert, 0 }, { "bbb", order_method_bbb, 1 },
+	{ "xyz", order_method_xyz, 0, NULL },
+	{ "mdf", order_method_mdf, 0, NULL },
+	{ "gray", order_method_gray, 1, NULL },
+	{ "hilbert", order_method_hilbert, 0, NULL },
+	{ "bbb", order_method_bbb, 1, order_bbb_default_block },
 };
 
 #define NMETHODS (sizeof(order_methods) / sizeof(order_methods[0]))
@@ -133,17 +138,6 @@ int order_parse_axes(const char *s, int axes[3], rm_error_t *err)
 bad:
 	errno = EINVAL;
 	return rm_error_set(err, "--axes", 0, 0, "'%s': expected a permutation of x, y, z such as zyx", s ? s : "");
-}
-
-void order_snake3(uint64_t i, const int n[3], int c[3])
-{
-	uint64_t layer = (uint64_t)n[0] * (uint64_t)n[1];
-	uint64_t d2 = i / layer, r = i % layer, d1 = r / (uint64_t)n[0], row;
-
-	c[2] = (int)d2;
-	c[1] = (int)((d2 & 1) ? (uint64_t)n[1] - 1 - d1 : d1);
-	row = d2 * (uint64_t)n[1] + d1;
-	c[0] = (int)((row & 1) ? (uint64_t)n[0] - 1 - r % (uint64_t)n[0] : r % (uint64_t)n[0]);
 }
 
 int order_method_xyz(order_ctx_t *ctx, rm_error_t *err)
@@ -328,8 +322,8 @@ order_t *order_build(const topo_torus_spec_t *spec, const char *method, const or
 	}
 	if (!ext[0])
 		memcpy(ext, opts->block, sizeof(ext));
-	if (!ext[0] && !strcmp(m->name, "bbb"))
-		order_bbb_default_block(spec, ext);
+	if (!ext[0] && m->default_block)
+		m->default_block(spec, ext);
 	else if (!ext[0])
 		for (int d = 0; d < 3; d++)
 			ext[d] = spec->dims[d] < 2 ? 1 : 2;

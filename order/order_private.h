@@ -37,7 +37,16 @@ static inline uint32_t order_router_index(const topo_torus_spec_t *s, const int 
 
 /* Boustrophedon (snake) position i of a box with extents n[0] (fastest) .. n[2] (slowest): fills c[]
  * so that consecutive positions differ by one step in one coordinate. */
-void order_snake3(uint64_t i, const int n[3], int c[3]);
+static inline void order_snake3(uint64_t i, const int n[3], int c[3])
+{
+	uint64_t layer = (uint64_t)n[0] * (uint64_t)n[1];
+	uint64_t d2 = i / layer, r = i % layer, d1 = r / (uint64_t)n[0], row;
+
+	c[2] = (int)d2;
+	c[1] = (int)((d2 & 1) ? (uint64_t)n[1] - 1 - d1 : d1);
+	row = d2 * (uint64_t)n[1] + d1;
+	c[0] = (int)((row & 1) ? (uint64_t)n[0] - 1 - r % (uint64_t)n[0] : r % (uint64_t)n[0]);
+}
 
 /* A block weave: the cells of a block of extents w[0] (chain axis) x w[1] x w[2], as local
  * coordinates (3 shorts per cell), starting at (0,0,0) and ending on the face l0 = w[0] - 1. */

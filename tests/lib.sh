@@ -32,30 +32,56 @@ ompi_start_crash() {
 	grep -q -e 'Process received signal' \
 		-e 'SEGV on unknown address 0x000000000000 (pc 0x000000000000' "$1"
 }
+# ---- rankmapd in a test: one way to start it, one way to stop it, one cleanup -------------------------
+# A test that needs a real rankmapd:
+#   T=$(mktmp)
+#   rankmapd_on_exit() { ...; }       # optional: what else the test started (called by the cleanup)
+#   rankmapd_cleanup "$T"             # the cleanup trap, before the first start
+#   start_rankmapd "$T/d.conf" "$T/sock" "$T/d.log" --state-dir "$T/state"   # sets D_PID
+#   term_rankmapd                     # SIGTERM and its exit status; stop_rankmapd: SIGKILL
+# Every rankmapd is started in the foreground on a socket of the test's scratch directory, waited for
+# until it answers ping, and known by its PID only (RM_D_PIDS): the cleanup stops each one still running,
+# never a process found by name.
+
+# rankmapd_cleanup DIR: no rankmapd started yet; on EXIT stops (SIGKILL, by PID) every rankmapd that
+# start_rankmapd or start_rankmapd_env started and that was not stopped since, then runs the test's
+# rankmapd_on_exit if it defines one, and removes DIR (the test's scratch directory, from mktmp). HUP, INT,
+# PIPE and TERM exit 1, which runs the same EXIT trap once.
+rankmapd_cleanup() {
+	D_PID= RM_D_PIDS=
+	# shellcheck disable=SC2064
+	trap "_rankmapd_exit '$1'" EXIT
+	trap 'exit 1' HUP INT PIPE TERM
+}
+_rankmapd_exit() {
+	for _p in $RM_D_PIDS; do kill -9 "$_p" 2>/dev/null && wait "$_p" 2>/dev/null; done
+	D_PID= RM_D_PIDS=
+	command -v rankmapd_on_exit >/dev/null 2>&1 && rankmapd_on_exit
+	rm -rf "$1"
+}
+# _rankmapd_forget PID: PID is no longer a rankmapd of this test (stopped and reaped).
+_rankmapd_forget() {
+	RM_D_PIDS=$(printf '%s\n' $RM_D_PIDS | grep -vx "$1" | tr '\n' ' ')
+}
 # start_rankmapd CONF SOCK LOG [OPTION...]: starts a real rankmapd in the foreground with --config CONF
-# and --socket SOCK (and the options given), its output appended to LOG; sets D_PID. Waits until it
-# answers ping on SOCK (at most 30 s). Returns 0 once it answers, 1 when it died or never answered.
+# and --socket SOCK (and the options given), its output appended to LOG; sets D_PID (and records it for
+# the cleanup). Waits until it answers ping on SOCK (at most 30 s). Returns 0 once it answers, 1 when it
+# died or never answered. A second daemon: save D_PID before starting it.
 start_rankmapd() {
-	_conf=$1 _sock=$2 _log=$3
-	shift 3
-	"$BIN/rankmapd" --config "$_conf" --socket "$_sock" --foreground "$@" >>"$_log" 2>&1 &
+	start_rankmapd_env "" "$@"
+}
+# start_rankmapd_env ENV CONF SOCK LOG [OPTION...]: start_rankmapd with ENV, blank-separated VAR=VALUE
+# words (values without blanks), added to rankmapd's environment only, not to the rankmapctl that waits
+# for it (e.g. LD_PRELOAD of a simulator, RANKMAP_TEST_FAULTS=1). Sets D_PID; returns as start_rankmapd.
+start_rankmapd_env() {
+	_env=$1 _conf=$2 _sock=$3 _log=$4
+	shift 4
+	# shellcheck disable=SC2086
+	env $_env "$BIN/rankmapd" --config "$_conf" --socket "$_sock" --foreground "$@" >>"$_log" 2>&1 &
 	D_PID=$!
-	_n=0
-	while [ $_n -lt 300 ]; do
-		"$BIN/rankmapctl" ping --socket "$_sock" --timeout 1000 >/dev/null 2>&1 && return 0
-		kill -0 "$D_PID" 2>/dev/null || return 1
-		sleep 0.1
-		_n=$((_n + 1))
-	done
-	return 1
+	RM_D_PIDS="$RM_D_PIDS $D_PID"
+	wait_rankmapd "$_sock"
 }
-# stop_rankmapd: kills (SIGKILL) the rankmapd that start_rankmapd started, by its PID, and reaps it;
-# nothing when there is none. For cleanup traps: a test of shutdown sends its own SIGTERM.
-stop_rankmapd() {
-	[ -n "$D_PID" ] && kill -9 "$D_PID" 2>/dev/null && wait "$D_PID" 2>/dev/null
-	D_PID=
-}
-# ---- more helpers: rankmapd started with other needs, its cleanup trap, permutation files ---------------
 # wait_rankmapd SOCK: waits until the rankmapd at SOCK answers ping (at most 30 s); returns 0 once it
 # answers, 1 when it never did or the process D_PID (when set) died meanwhile.
 wait_rankmapd() {
@@ -68,25 +94,26 @@ wait_rankmapd() {
 	done
 	return 1
 }
-# start_rankmapd_env ENV CONF SOCK LOG [OPTION...]: start_rankmapd with ENV, blank-separated VAR=VALUE
-# words (values without blanks), added to rankmapd's environment only, not to the rankmapctl that waits
-# for it (e.g. LD_PRELOAD of a simulator, RANKMAP_TEST_FAULTS=1). Sets D_PID; returns as start_rankmapd.
-start_rankmapd_env() {
-	_env=$1 _conf=$2 _sock=$3 _log=$4
-	shift 4
-	# shellcheck disable=SC2086
-	env $_env "$BIN/rankmapd" --config "$_conf" --socket "$_sock" --foreground "$@" >>"$_log" 2>&1 &
-	D_PID=$!
-	wait_rankmapd "$_sock"
+# stop_rankmapd [PID]: kills (SIGKILL) the rankmapd D_PID (or PID, another one this test started) and
+# reaps it; nothing when there is none. For a crash in a test; term_rankmapd stops it cleanly.
+stop_rankmapd() {
+	_p=${1:-$D_PID}
+	[ -n "$_p" ] || return 0
+	kill -9 "$_p" 2>/dev/null && wait "$_p" 2>/dev/null
+	_rankmapd_forget "$_p"
+	[ "$_p" = "$D_PID" ] && D_PID=
+	return 0
 }
-# term_rankmapd: sends SIGTERM to the rankmapd that start_rankmapd started and waits for it to exit;
-# returns its exit status (1 when there is none). For a clean stop between parts of a test.
+# term_rankmapd [PID]: sends SIGTERM to the rankmapd D_PID (or PID) and waits for it to exit; returns
+# its exit status (1 when there is none). For a clean stop between parts of a test.
 term_rankmapd() {
-	[ -n "$D_PID" ] || return 1
-	kill "$D_PID" 2>/dev/null
-	wait "$D_PID"
+	_p=${1:-$D_PID}
+	[ -n "$_p" ] || return 1
+	kill "$_p" 2>/dev/null
+	wait "$_p"
 	_rc=$?
-	D_PID=
+	_rankmapd_forget "$_p"
+	[ "$_p" = "$D_PID" ] && D_PID=
 	return $_rc
 }
 # is_perm FILE N SLOTS: FILE (a permutation file, one slot a line) is a bijection of N ranks onto distinct
@@ -99,14 +126,6 @@ is_perm() {
 # json_num KEY FILE: prints the number of the first "KEY": NUMBER in FILE (JSON as rankmapctl --json writes it).
 json_num() {
 	sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" "$2" | head -n 1
-}
-# rankmapd_cleanup DIR: no rankmapd started yet (D_PID empty); on EXIT, INT and TERM stops the one
-# start_rankmapd starts (stop_rankmapd), then runs the test's rankmapd_on_exit if it defines one (what
-# else it started), and removes DIR, the test's scratch directory (from mktmp).
-rankmapd_cleanup() {
-	D_PID=
-	# shellcheck disable=SC2064
-	trap "stop_rankmapd; command -v rankmapd_on_exit >/dev/null 2>&1 && rankmapd_on_exit; rm -rf '$1'" EXIT INT TERM
 }
 # sigterm_ms PID: sends SIGTERM to PID (a rankmapd this test started and has not reaped yet) and prints
 # the milliseconds until it has exited (a zombie, or gone), 10000 when it still runs by then. What is

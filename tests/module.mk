@@ -1,18 +1,25 @@
-# Unit tests: every tests/unit/test_*.c becomes build/tests/test_*, linked with all core libraries.
+# C tests: every tests/unit/test_*.c (units, in process) and every tests/integration/test_*.c (C tests
+# that start a real rankmapd, beside the daemon's other tests there; tests/integration/test_daemon_util.h)
+# becomes build/tests/test_*, linked with all core libraries; tests/run.sh runs them all by that name.
 # Tests may reach a module's internals (a test_topo_* test includes topo's private headers, the daemon
 # tests and fuzzers rankmapd's srv.h): TEST_INC holds every module's folder and the top of the tree
 # (for "tests/harness.h", "daemon/server/srv.h"). tests/integration/module_walls.sh checks that only
 # tests/ use this exemption.
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+DTEST_SRC := $(wildcard tests/integration/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC)) $(patsubst tests/integration/%.c,$(B)/tests/%,$(DTEST_SRC))
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/tests/%,$(BENCH_SRC))
 TEST_INC := -I. $(INC_common) $(INC_topo) $(INC_report) $(INC_order) $(INC_mapping) $(INC_client) \
 	$(SCOTCH_CFLAGS)
 TEST_LIBS := $(B)/libtopo_report.a $(B)/librmclient.a $(CORE_LIBS)
-$(call objs_of,$(UNIT_SRC) $(BENCH_SRC)): INC := $(TEST_INC)
+$(call objs_of,$(UNIT_SRC) $(DTEST_SRC) $(BENCH_SRC)): INC := $(TEST_INC)
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+$(patsubst tests/integration/%.c,$(B)/tests/%,$(DTEST_SRC)): $(B)/tests/%: $(B)/tests/integration/%.o $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
 

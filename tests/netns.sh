@@ -26,6 +26,12 @@
 #                                ENV (e.g. FAKETIME=-600s, with libfaketime preloaded) is set for it.
 #                                Waits until it answers; prints nothing; NETNS_PID is its PID.
 #   netns_munge_sock NAME [TAG]  the munged socket as seen from outside the host's namespaces
+#   netns_rankmapd NAME CONF LOG [PREFIX...]
+#                                lib.sh's start_rankmapd on host NAME: rankmapd --config CONF
+#                                --foreground (through PREFIX when given, e.g. setpriv to run it as
+#                                another user) by netns_spawn, its output appended to LOG; waits until
+#                                it logs that it serves (its listeners open). 0 then, NETNS_PID its PID;
+#                                1 with LOG shown when it died or did not serve within 15 s.
 #   netns_cleanup                kills what netns_spawn started (by PID), then whatever still runs in
 #                                this test's namespaces (ip netns pids, i.e. by the names it created),
 #                                deletes the namespaces. Idempotent.
@@ -146,6 +152,22 @@ netns_kill() {
 	_netns_ours "$1" && kill "-${2:-TERM}" "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 	return 0
+}
+
+netns_rankmapd() {
+	_h=$1 _c=$2 _l=$3
+	shift 3
+	_from=1
+	[ -f "$_l" ] && _from=$(($(wc -l <"$_l") + 1)) # a restart appends: only its own lines count
+	netns_spawn "$_h" "$@" "$BIN/rankmapd" --config "$_c" --foreground >>"$_l" 2>&1
+	_i=0
+	while [ $_i -lt 150 ]; do
+		tail -n +"$_from" "$_l" | grep -q ' serving ' && return 0
+		kill -0 "$NETNS_PID" 2>/dev/null || break
+		sleep 0.1; _i=$((_i + 1))
+	done
+	cat "$_l" >&2
+	return 1
 }
 
 netns_munge_sock() { echo "$NS_DIR/$1/${2:-munge}/munge.sock"; }

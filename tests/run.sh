@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/run.sh: runs every unit test binary ($B/tests/test_*) and every integration script
-# (tests/integration/*.sh), RANKMAP_TEST_JOBS of them at a time (default 2), then prints one line per
+# tests/run.sh: runs every C test binary ($B/tests/test_*: tests/unit/test_*.c, and the C tests that start
+# rankmapd, tests/integration/test_*.c) and every integration script (tests/integration/*.sh), RANKMAP_TEST_JOBS of them at a time (default 2), then prints one line per
 # test in a stable order (unit tests, then integration scripts, each by name), the skipped checks with
 # their reasons, and last the total:
 #   N passed, N failed, N skipped

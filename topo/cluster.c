@@ -1,40 +1,13 @@
 /*
- * topo/cluster.c: the cluster container: host table (name -> index hash), node types, finalize (joins
+ * topo/cluster.c: the cluster container: lifecycle, host table (name -> index hash), finalize (joins
  * hardware, fabric and torus hosts by name), host queries, and the thin wrappers over the fabric and
- * torus loaders. A failed load leaves the cluster as it was.
+ * torus loaders. Its node types are node_type.c's registry. A failed load leaves the cluster as it was.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cluster_private.h"
-
-/* Open-addressing tables of index+1 (0 = empty); capacities are powers of two, load <= 1/2. */
-struct cluster_index {
-	uint32_t *hslot;
-	size_t hcap;
-	uint32_t *tslot;
-	size_t tcap;
-};
-
-/* Eight bytes at a time (multiply and fold), the tail byte by byte (FNV-1a): node type keys hash whole
- * XML files, so this is on the load path of every host. */
-uint64_t topo_hash_bytes(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *s = p;
-	uint64_t w;
-
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-		h ^= h >> 29;
-	}
-	for (; len > 0; s++, len--) {
-		h ^= *s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 static uint64_t hash_name(const char *s)
 {
@@ -101,6 +74,19 @@ void topo_cluster_destroy(topo_cluster_t c)
 		topo_torus_model_destroy(c->torus);
 	}
 	free(c);
+}
+
+int topo_netshare_release(struct topo_cluster *c)
+{
+	struct topo_netshare *s = c->net;
+
+	if (!s)
+		return 0;
+	c->net = NULL;
+	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return 1; /* others still use them */
+	free(s);
+	return 0;
 }
 
 /* ---- host table ----------------------------------------------------------------------------- */
@@ -241,168 +227,6 @@ int topo_cluster_copy_table(struct topo_cluster *dst, const struct topo_cluster 
 	}
 	dst->nhosts = src->nhosts;
 	return 0;
-}
-
-/* ---- node types ------------------------------------------------------------------------------ */
-
-static void type_insert(struct cluster_index *ix, struct topo_nodetype **types, size_t t)
-{
-	size_t m = ix->tcap - 1, i = types[t]->key & m;
-
-	while (ix->tslot[i])
-		i = (i + 1) & m;
-	ix->tslot[i] = (uint32_t)t + 1;
-}
-
-static int type_index_rebuild(struct topo_cluster *c, size_t cap)
-{
-	struct cluster_index *ix = c->host_index;
-	uint32_t *n = calloc(cap, sizeof(*n));
-	size_t t;
-
-	if (!n)
-		return -1;
-	free(ix->tslot);
-	ix->tslot = n;
-	ix->tcap = cap;
-	for (t = 0; t < c->ntypes; t++)
-		type_insert(ix, c->types, t);
-	return 0;
-}
-
-struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t key, const char *norm, size_t len)
-{
-	struct cluster_index *ix = c->host_index;
-	size_t m, i;
-
-	if (!ix->tcap)
-		return NULL;
-	m = ix->tcap - 1;
-	for (i = key & m; ix->tslot[i]; i = (i + 1) & m) {
-		struct topo_nodetype *t = c->types[ix->tslot[i] - 1];
-
-		if (t->key == key && t->norm_len == len && !memcmp(t->norm, norm, len))
-			return t;
-	}
-	return NULL;
-}
-
-int topo_cluster_add_type(struct topo_cluster *c, struct topo_nodetype *t)
-{
-	struct cluster_index *ix = c->host_index;
-
-	if ((c->ntypes + 1) * 2 > ix->tcap && type_index_rebuild(c, ix->tcap ? ix->tcap * 2 : 64) < 0)
-		return -1;
-	if (c->ntypes == c->types_cap) {
-		size_t cap = c->types_cap ? c->types_cap * 2 : 16;
-		struct topo_nodetype **n = realloc(c->types, cap * sizeof(*n));
-
-		if (!n)
-			return -1;
-		c->types = n;
-		c->types_cap = cap;
-	}
-	c->types[c->ntypes] = t;
-	t->index = c->ntypes;
-	type_insert(ix, c->types, c->ntypes);
-	c->ntypes++;
-	return 0;
-}
-
-void topo_cluster_drop_types(struct topo_cluster *c, size_t ntypes_before)
-{
-	struct cluster_index *ix = c->host_index;
-	size_t t, n = ntypes_before;
-
-	for (t = ntypes_before; t < c->ntypes; t++) {
-		if (c->types[t]->nhosts) {
-			c->types[t]->index = n;
-			c->types[n++] = c->types[t];
-		} else {
-			topo_nodetype_free(c->types[t]);
-		}
-	}
-	if (n == c->ntypes)
-		return;
-	c->ntypes = n;
-	if (type_index_rebuild(c, ix->tcap) < 0) { /* keep the old table: rebuild in place */
-		memset(ix->tslot, 0, ix->tcap * sizeof(*ix->tslot));
-		for (t = 0; t < c->ntypes; t++)
-			type_insert(ix, c->types, t);
-	}
-}
-
-/* ---- a string set for duplicate checks ---------------------------------------------------- */
-
-struct topo_nameset {
-	char **slot;
-	size_t cap, n;
-};
-
-struct topo_nameset *topo_nameset_create(size_t hint)
-{
-	struct topo_nameset *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
-	s->cap = 64;
-	while (s->cap < hint * 2)
-		s->cap *= 2;
-	s->slot = calloc(s->cap, sizeof(*s->slot));
-	if (!s->slot) {
-		free(s);
-		return NULL;
-	}
-	return s;
-}
-
-static void nameset_put(char **slot, size_t cap, char *name)
-{
-	size_t i = hash_name(name) & (cap - 1);
-
-	while (slot[i])
-		i = (i + 1) & (cap - 1);
-	slot[i] = name;
-}
-
-int topo_nameset_add(struct topo_nameset *s, const char *name)
-{
-	size_t i, m = s->cap - 1;
-	char *copy;
-
-	for (i = hash_name(name) & m; s->slot[i]; i = (i + 1) & m)
-		if (!strcmp(s->slot[i], name))
-			return 0;
-	if ((s->n + 1) * 2 > s->cap) {
-		char **n = calloc(s->cap * 2, sizeof(*n));
-
-		if (!n)
-			return -1;
-		for (i = 0; i < s->cap; i++)
-			if (s->slot[i])
-				nameset_put(n, s->cap * 2, s->slot[i]);
-		free(s->slot);
-		s->slot = n;
-		s->cap *= 2;
-	}
-	copy = strdup(name);
-	if (!copy)
-		return -1;
-	nameset_put(s->slot, s->cap, copy);
-	s->n++;
-	return 1;
-}
-
-void topo_nameset_destroy(struct topo_nameset *s)
-{
-	size_t i;
-
-	if (!s)
-		return;
-	for (i = 0; i < s->cap; i++)
-		free(s->slot[i]);
-	free(s->slot);
-	free(s);
 }
 
 /* ---- finalize --------------------------------------------------------------------------------- */

@@ -17,26 +17,6 @@
 
 #include "cluster_private.h"
 
-/* The fabric and torus of clusters derived from one another. */
-struct topo_netshare {
-	long refs;
-	struct topo_fabric *fabric;
-	struct topo_torus_model *torus;
-};
-
-int topo_netshare_release(struct topo_cluster *c)
-{
-	struct topo_netshare *s = c->net;
-
-	if (!s)
-		return 0;
-	c->net = NULL;
-	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
-		return 1; /* others still use them */
-	free(s);
-	return 0;
-}
-
 /* A node type of dst for src's type t: dst's own record, sharing t's hwloc tree and key. */
 static struct topo_nodetype *type_share(struct topo_cluster *dst, struct topo_nodetype *t)
 {

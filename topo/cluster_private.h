@@ -1,6 +1,9 @@
 /*
- * topo/cluster_private.h: internals of the cluster container and the hardware side of topo/
- * (cluster.c, node_hwloc.c, cost.c, target_cluster.c, report.c). Not used outside topo/.
+ * topo/cluster_private.h: internals of the cluster container and the hardware side of topo/, shared by
+ * the cluster (cluster.c, cluster_derive.c, cluster_file.c, cluster_view.c), the node hardware
+ * (node_type.c, node_hwloc.c, node_hwloc_diff.c, node_parse.c, node_guid.c, node_anomaly.c), the hash
+ * (topo_hash.c), connectivity (connect.c), costs and targets (cost.c, target_cluster.c). Not used
+ * outside topo/ (the unit tests excepted).
  */
 #ifndef RANKMAP_CLUSTER_PRIVATE_H
 #define RANKMAP_CLUSTER_PRIVATE_H
@@ -29,34 +32,49 @@ struct topo_nodetype {
 	long *shared; /* topo and norm shared with other clusters' copies (cluster_derive.c): their count */
 };
 
-/* A 64-bit hash of len bytes, continuing from h (start with TOPO_HASH_SEED). */
+/* The cluster's host_index (cluster.c: hslot, hosts by name) and type index (node_type.c: tslot, types
+ * by key): open-addressing tables of index+1 (0 = empty); capacities are powers of two, load <= 1/2. */
+struct cluster_index {
+	uint32_t *hslot;
+	size_t hcap;
+	uint32_t *tslot;
+	size_t tcap;
+};
+
+/* A 64-bit hash of len bytes, continuing from h (start with TOPO_HASH_SEED) (topo_hash.c). */
 #define TOPO_HASH_SEED 1469598103934665603ULL
 uint64_t topo_hash_bytes(uint64_t h, const void *p, size_t len);
 
-/* Frees a node type and its hwloc tree (node_hwloc.c). */
-void topo_nodetype_free(struct topo_nodetype *t);
+/* ---- the node-type registry (node_type.c) ---- */
 
-/* Node type with this normalised XML, or NULL (cluster.c, O(1) expected). */
+/* Frees a node type and its hwloc tree (the tree only with its last sharer). */
+void topo_nodetype_free(struct topo_nodetype *t);
+/* Wraps a loaded topology (taken) and its normalised key (taken) into a type registered in c, or
+ * returns the existing type with that key (both freed then). NULL with err naming source on error. */
+struct topo_nodetype *topo_nodetype_intern(struct topo_cluster *c, hwloc_topology_t topo, char *norm, size_t norm_len,
+					   const char *source, rm_error_t *err);
+/* The node type of an XML buffer: shared if its normalised content is known, else parsed. */
+struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len, const char *source,
+					       rm_error_t *err);
+/* Node type with this normalised XML, or NULL (O(1) expected). */
 struct topo_nodetype *topo_cluster_find_type(struct topo_cluster *c, uint64_t key, const char *norm, size_t len);
 /* Appends a type to the cluster; -1 on allocation failure (the type is not taken then). */
 int topo_cluster_add_type(struct topo_cluster *c, struct topo_nodetype *t);
-/* Gives the empty dst src's host table without hardware: names copied, the same host indices, positions
- * in the fabric and torus kept (cluster.c, O(hosts) without hashing). -1 on ENOMEM. */
-int topo_cluster_copy_table(struct topo_cluster *dst, const struct topo_cluster *src);
 /* Frees the types at index >= ntypes_before that no host uses (roll-back of a failed load). */
 void topo_cluster_drop_types(struct topo_cluster *c, size_t ntypes_before);
 
-/* ---- hwloc loading shared by node_hwloc.c, node_hwloc_diff.c and node_guid.c ---- */
+/* Gives the empty dst src's host table without hardware: names copied, the same host indices, positions
+ * in the fabric and torus kept (cluster.c, O(hosts) without hashing). -1 on ENOMEM. */
+int topo_cluster_copy_table(struct topo_cluster *dst, const struct topo_cluster *src);
+
+/* ---- hwloc's parsers (node_parse.c), shared by node_type.c, node_hwloc.c, node_hwloc_diff.c, node_guid.c ---- */
 
 /* Loads XML bytes into topo (flags and filters already set); -1 when hwloc refuses them. */
 int topo_hwloc_load_bytes(hwloc_topology_t topo, const char *buf, size_t len);
 /* Sets err to why hwloc refused buf (empty, not XML, truncated, malformed), naming source. Returns -1. */
 int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_error_t *err);
-/* The node type of an XML buffer: shared if its normalised content is known, else parsed. */
-struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const char *buf, size_t len, const char *source,
-					       rm_error_t *err);
 
-/* hwloc's parsers in a child process (node_parse.c). kind: TOPO_PARSE_TOPO (as topo_hwloc_load_bytes
+/* hwloc's parsers in a child process. kind: TOPO_PARSE_TOPO (as topo_hwloc_load_bytes
  * with the default filters), TOPO_PARSE_ALL_TYPES (every object type kept), TOPO_PARSE_DIFF (a topology
  * diff). Returns hwloc's export of what the child parsed (XML, NUL-terminated, *out_len without the NUL;
  * caller frees), or NULL with err naming source: errno EINVAL when hwloc refused the input, else ECHILD
@@ -123,7 +141,7 @@ int topo_conn_linked(const struct topo_conn *k, size_t s, size_t t);
  * and the penalty distance. A new string, NULL when out of memory. */
 char *topo_conn_message(const struct topo_conn *k, const char *const *names, double penalty);
 
-/* A small string set, for duplicate checks inside one load (cluster.c). */
+/* A small string set, for duplicate checks inside one load (topo_hash.c). */
 struct topo_nameset;
 struct topo_nameset *topo_nameset_create(size_t hint);
 /* Returns 1 if added, 0 if already present, -1 on allocation failure. name is copied. */

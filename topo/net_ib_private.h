@@ -235,7 +235,9 @@ char *ib_strndup(const char *s, size_t n);
 int ib_line_is_noise(const char *s);
 const char *ib_skip_ws(const char *p);
 
-/* ---- build (net_ib.c) ---- */
+/* ---- build (net_ib_build.c) ---- */
+/* Frees n nodes' descriptions and port tables, then the array (a build's, a fabric's). */
+void ib_nodes_free(struct ib_node *nodes, size_t n);
 /* Adds a node to the build (desc copied); returns its index or IB_NONE with err set. */
 uint32_t ib_build_add_node(struct ib_build *b, int line, uint8_t type, uint64_t guid, const char *desc, size_t desclen,
 			   unsigned nports);
@@ -246,11 +248,11 @@ int ib_build_link(struct ib_build *b, int line, uint32_t a, unsigned pa, uint32_
 /* Grows the port table of node n to hold port p (when the source does not declare port counts). */
 int ib_build_grow_ports(struct ib_build *b, int line, uint32_t n, unsigned p);
 void ib_build_free(struct ib_build *b);
-/* Merges a finished build into f as a new subnet, or fails leaving f unchanged (an empty build is an
- * error naming source). Frees the build either way. */
-int ib_fabric_add_build(struct topo_fabric *f, struct ib_build *b, const char *source);
 /* True for a CA description that is a SHARP aggregation node. */
 int ib_desc_is_aggregation(const char *desc);
+/* Merges a finished build into f as a new subnet, or fails leaving f unchanged (an empty build is an
+ * error naming source). Frees the build either way (net_ib.c). */
+int ib_fabric_add_build(struct topo_fabric *f, struct ib_build *b, const char *source);
 
 /* ---- parsers: net_ib_topofile.c, net_ib_ports.c, net_ib_live.c, net_ib_namemap.c ---- */
 struct ib_format {

@@ -164,3 +164,44 @@ void topo_parse_end(struct topo_cluster *c)
 		c->parser = NULL;
 	}
 }
+
+/* ---- hwloc in this process: loading bytes, explaining a refusal ---------------------------------- */
+
+/* Explains why hwloc refused buf: a line number where we can tell. */
+int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_error_t *err)
+{
+	int lines = 1;
+	size_t i;
+
+	errno = EINVAL;
+	for (i = 0; i < len; i++)
+		lines += buf[i] == '\n';
+	if (len == 0)
+		return rm_error_set(err, source, 0, 0, "empty file, not an hwloc XML topology");
+	if (!memmem(buf, len, "<topology", 9))
+		return rm_error_set(err, source, 1, 0, "not an hwloc XML topology (no <topology> element)");
+	if (!memmem(buf, len, "</topology>", 11))
+		return rm_error_set(err, source, lines, 0, "truncated hwloc XML topology (no </topology>)");
+	return rm_error_set(err, source, 0, 0, "malformed hwloc XML topology (hwloc cannot parse it)");
+}
+
+/* Loads XML bytes into topo; hwloc is given a NUL-terminated copy, size including the NUL (as
+ * hwloc_topology_export_xmlbuffer() produces), since callers' buffers need not be terminated.
+ * Disallowed PUs are kept: XML gathered in a job's cpuset still describes the whole machine. */
+int topo_hwloc_load_bytes(hwloc_topology_t topo, const char *buf, size_t len)
+{
+	char *z;
+	int r;
+
+	if (len >= (size_t)0x7fffffff || !(z = malloc(len + 1)))
+		return -1;
+	memcpy(z, buf, len);
+	z[len] = '\0';
+	r = hwloc_topology_set_flags(topo, hwloc_topology_get_flags(topo) | HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+	if (r == 0)
+		r = hwloc_topology_set_xmlbuffer(topo, z, (int)len + 1);
+	if (r == 0)
+		r = hwloc_topology_load(topo);
+	free(z);
+	return r;
+}

@@ -1,9 +1,10 @@
 /*
  * topo/topo_private.h: internals of topo/, shared by its source files only.
  *
- * Ownership inside topo/: cluster.c, node_hwloc.c, cost.c, target_cluster.c, cluster_file.c and
- * report.c hold the cluster container and the hardware side; net_ib*.c the fabric (struct topo_fabric,
- * defined in net_ib_private.h); net_torus.c the torus (struct topo_torus_model, defined there).
+ * Ownership inside topo/: the cluster*.c, node_*.c, topo_hash.c, connect.c, cost.c and target*.c
+ * files hold the cluster container and the hardware side (cluster_private.h); net_ib*.c the fabric
+ * (struct topo_fabric, defined in net_ib_private.h); net_torus.c the torus (struct topo_torus_model,
+ * defined there).
  * The cluster only talks to the fabric and the torus through the functions declared below and in
  * topo_view.h (the read-only queries that topo/report/ uses too).
  */
@@ -117,7 +118,14 @@ struct topo_cluster {
 /* Frees p, a host's name or GUIDs of c, unless it lives in c's arena (cluster.c). */
 void topo_cluster_free_owned(struct topo_cluster *c, void *p);
 
-/* Drops c's reference on a fabric and torus it shares (cluster_derive.c): 1 when other clusters still
+/* The fabric and torus of clusters derived from one another. */
+struct topo_netshare {
+	long refs;
+	struct topo_fabric *fabric;
+	struct topo_torus_model *torus;
+};
+
+/* Drops c's reference on a fabric and torus it shares (cluster.c): 1 when other clusters still
  * use them (do not destroy them), 0 when c may destroy them (it held the last reference, or none). */
 int topo_netshare_release(struct topo_cluster *c);
 

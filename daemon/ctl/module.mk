@@ -10,6 +10,7 @@ $(B)/rankmapctl: $(call objs_of,$(CTL_SRC)) $(B)/libtopo_report.a $(B)/librmclie
 all: $(B)/rankmapctl
 
 install: install-rankmapctl
+INSTALLED += $(BINDIR)/rankmapctl
 .PHONY: install-rankmapctl
 install-rankmapctl: $(B)/rankmapctl
 	install -d $(DESTDIR)$(BINDIR)

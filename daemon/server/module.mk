@@ -12,6 +12,7 @@ $(B)/rankmapd: $(call objs_of,$(SRV_SRC)) $(B)/libtopo_report.a $(B)/librmclient
 all: $(B)/rankmapd
 
 install: install-rankmapd
+INSTALLED += $(SBINDIR)/rankmapd
 .PHONY: install-rankmapd
 install-rankmapd: $(B)/rankmapd
 	install -d $(DESTDIR)$(SBINDIR)

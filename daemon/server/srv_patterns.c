@@ -1,5 +1,5 @@
 /*
- * daemon/server/srv_patterns.c: learned communication patterns kept by rankmapd (issue 18): requests
+ * daemon/server/srv_patterns.c: learned communication patterns kept by rankmapd: requests
  * pattern_get, pattern_put, pattern_list and pattern_forget (daemon/PROTOCOL.md).
  *
  * Layout: <state_dir>/patterns/<uid>/<id>.pattern, the text form of common/rm_pattern.h, one directory

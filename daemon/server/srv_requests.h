@@ -1,6 +1,7 @@
 /*
- * daemon/server/srv_requests.h: request handlers of rankmapd (srv_requests.c, srv_map.c). Each validates its
- * request strictly and returns a response (new reference): rm_proto_ok() + fields, or rm_proto_error().
+ * daemon/server/srv_requests.h: request handlers of rankmapd (srv_requests.c, srv_map.c, srv_sim.c,
+ * srv_patterns.c). Each validates its request strictly and returns a response (new reference):
+ * rm_proto_ok() + fields, or rm_proto_error().
  */
 #ifndef RANKMAP_SRV_REQUESTS_H
 #define RANKMAP_SRV_REQUESTS_H

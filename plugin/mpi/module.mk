@@ -45,6 +45,7 @@ $(eval $(call pmpi_variant,mpich))
 test-progs: pmpi-tests
 
 install: install-pmpi
+INSTALLED += $(LIBDIR)/rankmap/librankmap_mpi_openmpi.so $(LIBDIR)/rankmap/librankmap_mpi_mpich.so
 .PHONY: install-pmpi
 install-pmpi: $(B)/librankmap_mpi_openmpi.so $(B)/librankmap_mpi_mpich.so
 	install -d $(DESTDIR)$(LIBDIR)/rankmap

@@ -2,10 +2,15 @@
  * plugin/mpi/pmpi.h: internals of the rankmap PMPI library (librankmap_mpi_<mpi>.so).
  *
  * The library is preloaded into unmodified MPI programs. It defines MPI_Cart_create, MPI_Graph_create,
- * MPI_Dist_graph_create(_adjacent) (pmpi_topo.c) which, with reorder=1, learn where every process runs
- * (pmpi_place.c), build the communication graph (pmpi_graph.c), map it with mapping/ at one root and
- * create the reordered communicator (pmpi_reorder.c); and a tracer of point-to-point traffic
- * (pmpi_trace.c, pmpi_trace_mpi.c). Only MPI_* symbols are exported (rankmap_mpi.map).
+ * MPI_Dist_graph_create(_adjacent), MPI_Cart_map and MPI_Graph_map (pmpi_topo.c; exported through
+ * pmpi_entry.h) which, with reorder=1, read the environment and agree to go on (pmpi_env.c), learn where
+ * every process runs (pmpi_place.c), build the communication graph (pmpi_graph.c), map it with mapping/
+ * at one root or through rankmapd (pmpi_daemon.c) and create the reordered communicator
+ * (pmpi_reorder.c), remembering on the communicator what was settled (pmpi_memo.c); a tracer of
+ * point-to-point traffic (pmpi_trace.c, pmpi_trace_mpi.c); and learned patterns (pmpi_learn.h:
+ * pmpi_learn.c, pmpi_learn_send.c, pmpi_learn_key.c, pmpi_learn_store.c). pmpi_check.c makes every
+ * wrapper pass straight through under an MPI the library was not built for. Only MPI_* symbols are
+ * exported (rankmap_mpi.map).
  *
  * Rules: nothing here exits, aborts or prints, except rmp_warn(), which prints one line prefixed
  * "rankmap: " from one rank. Every collective decision is taken together (an allreduce or a broadcast
@@ -292,7 +297,7 @@ struct rmp_active {
 };
 extern struct rmp_active rmp_active;
 
-/* Learned patterns (pmpi_learn.c, pmpi_learn_key.c, pmpi_learn_store.c; issue 18). With RANKMAP_LEARN=1
+/* Learned patterns (pmpi_learn.c, pmpi_learn_key.c, pmpi_learn_store.c). With RANKMAP_LEARN=1
  * each topology call with reorder=1 looks up the pattern learned for it (its key: user, program, call,
  * shape; common/rm_pattern.h) and uses it as weights; the communicator it creates is tracked: every send
  * on it is added to a counter indexed by the neighbour (Cartesian: dimension and direction; graphs:

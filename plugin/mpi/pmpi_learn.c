@@ -1,5 +1,5 @@
 /*
- * plugin/mpi/pmpi_learn.c: what a learning run records (RANKMAP_LEARN=1, issue 18), and its cost.
+ * plugin/mpi/pmpi_learn.c: what a learning run records (RANKMAP_LEARN=1), and its cost.
  *
  * Each topology communicator created by a call with reorder=1 gets a record (at most RMP_LEARN_COMMS per
  * process; later ones are not learned): its neighbours in a small sorted array, each with a slot, and

@@ -277,7 +277,8 @@ int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g)
 /* Root: merges run into the stored pattern and stores the result; warns (once) on failure. */
 static void store_run(rmp_learn_rec_t *c, rm_pattern_t *run)
 {
-	const char *socket = rmp_env_server(); /* the lookup's daemons (RANKMAP_SERVER read too: issue 24) */
+	/* the lookup's daemons: RANKMAP_SERVER, else RANKMAP_SOCKET, as for the map call */
+	const char *socket = rmp_env_server();
 	rm_pattern_t *stored = NULL, *merged;
 	rm_error_t err = { 0 }, gerr = { 0 };
 	char note[512] = "";

@@ -1,5 +1,5 @@
 /*
- * plugin/mpi/pmpi_learn_send.c: where a learning run's sends are counted (RANKMAP_LEARN=1, issue 18).
+ * plugin/mpi/pmpi_learn_send.c: where a learning run's sends are counted (RANKMAP_LEARN=1).
  *
  * The hot path itself is in pmpi_learn.h, inlined into the MPI_ send wrappers: a send of the same
  * (destination, communicator, datatype, count) as the last one only bumps the one-entry cache's message

@@ -1,5 +1,5 @@
 /*
- * plugin/mpi/pmpi_memo.c: what earlier topology calls settled on a communicator (issue 30).
+ * plugin/mpi/pmpi_memo.c: what earlier topology calls settled on a communicator.
  *
  * A communicator carries one attribute (a private keyval) holding:
  *   - a verdict: no topology call on this communicator reorders, for the RANKMAP_* environment of hash

@@ -32,6 +32,7 @@ $(patsubst $(B)/tests/%,$(B)/tests/unit/%.o,$(SPANK_TESTS)): INC := $(TEST_INC) 
 all: $(SPANK_SO)
 
 install: install-spank
+INSTALLED += $(LIBDIR)/rankmap/spank_rankmap.so
 .PHONY: install-spank
 install-spank: $(SPANK_SO)
 	install -d $(DESTDIR)$(LIBDIR)/rankmap

@@ -1,16 +1,21 @@
 /*
  * plugin/spank/spank_rankmap.c: the SPANK entry points of spank_rankmap.so (Slurm 22.05).
  *
- *   srun/sbatch/salloc   slurm_spank_init registers --rankmap, --rankmap-matrix (old name --rankmap-pattern), --rankmap-metric,
- *                        --rankmap-trace, --rankmap-bind; their callbacks validate the values before
- *                        submission (the pattern file is parsed completely).
+ *   srun/sbatch/salloc   slurm_spank_init registers --rankmap, --rankmap-matrix (old name
+ *                        --rankmap-pattern), --rankmap-metric,
+ *                        --rankmap-trace, --rankmap-bind, --rankmap-learn; their callbacks validate
+ *                        the values before submission (the pattern file is parsed completely;
+ *                        spank_opts.c).
  *   slurmd               slurm_spank_init registers the node's hwloc topology with rankmapd
- *                        (register=on, the default); a dead daemon is logged, never fatal.
- *   slurmstepd           slurm_spank_user_init (once per node) computes the --rankmap-bind plan (the
- *                        user's pattern is read in a child process as the user, bounded in time and
- *                        size: a FIFO or a device can never block or grow slurmstepd);
- *                        slurm_spank_task_init (in each task, as the user) preloads the rankmap MPI
- *                        library matching the program's MPI, exports RANKMAP_*, and binds the task.
+ *                        (register=on, the default; spank_register.c); a dead daemon is logged, never
+ *                        fatal.
+ *   slurmstepd           slurm_spank_user_init (once per node) computes the --rankmap-bind plan
+ *                        (spank_bind.c; the user's pattern is read in a child process as the user,
+ *                        bounded in time and size, spank_pattern.c: a FIFO or a device can never block
+ *                        or grow slurmstepd), or else probes rankmapd, so that a daemon that is down
+ *                        costs one warning; slurm_spank_task_init (in each task, as the user) preloads
+ *                        the rankmap MPI library matching the program's MPI (spank_elf.c), exports
+ *                        RANKMAP_* (spank_task.c), and binds the task.
  *
  * SPANK gives callbacks no user pointer, so every callback rebuilds its state in one context struct
  * (rm_spank_ctx_t, on the stack) from the plugstack.conf arguments and spank_option_getopt(); what

@@ -4,12 +4,12 @@
  * back to back for a fixed time: first `ping` (the baseline: framing, event loop and JSON only), then
  * `map` of a 64-rank pattern (8x8 halo plus long-range edges) onto the 64 cores with TreeMatch.
  * Clients check each response for "ok":true without parsing it (the daemon is what is measured; the
- * first map answer is parsed and its cost checked). Prints requests/s and latency percentiles beside the targets of issue 6 (>= 5,000 map requests/s,
+ * first map answer is parsed and its cost checked). Prints requests/s and latency percentiles beside rankmapd's targets (>= 5,000 map requests/s,
  * p99 < 5 ms) and the ping baseline, for isolation = thread (the baseline) beside isolation = process (worker
- * processes, issue 19), each on its own daemon in the same run. Environment: B (build dir), BENCH_SECONDS (default 3),
+ * processes), each on its own daemon in the same run. Environment: B (build dir), BENCH_SECONDS (default 3),
  * BENCH_CLIENTS (64), BENCH_WORKERS (worker_threads, 2), BENCH_ALGO (treematch).
  *
- * Fair service (issue 24): user B's 4-rank map (one client, back to back) alone, then while user A, another
+ * Fair service: user B's 4-rank map (one client, back to back) alone, then while user A, another
  * uid (a forked child that becomes nobody, so that the daemon's SO_PEERCRED sees it), keeps BENCH_FAIR_A
  * (default 4) `refine` maps of 1,024 ranks on the whole cluster running with time_budget_ms 60000, each
  * sent again as soon as it is answered. Prints B's p50/p99/max beside each other against the target
@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 
 #include "tests/bench/bench_util.h"
-#include "tests/unit/test_daemon_util.h"
+#include "tests/integration/test_daemon_util.h"
 
 #define MAXC 1024
 #define MAXLAT 4000000

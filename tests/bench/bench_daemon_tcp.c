@@ -1,6 +1,6 @@
 /*
  * tests/bench/bench_daemon_tcp.c: rankmapd over TCP with MUNGE beside its Unix socket, in the same run
- * on the same daemon (issue 16). Starts a real munged (a temporary key and socket) and a real rankmapd
+ * on the same daemon. Starts a real munged (a temporary key and socket) and a real rankmapd
  * (8 PlaFRIM nodes of 8 cores with their InfiniBand fabric, listen = 127.0.0.1:PORT), then:
  *   1. 64 concurrent clients on the Unix socket send 64-rank map requests back to back (the baseline);
  *   2. 64 concurrent TCP clients each authenticate once (rm_client_open: connect, munge_encode, the
@@ -23,7 +23,7 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 
-#include "tests/unit/test_daemon_util.h"
+#include "tests/integration/test_daemon_util.h"
 
 #define MAXC 256
 #define MAXLAT 4000000

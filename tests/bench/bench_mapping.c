@@ -4,7 +4,8 @@
  * For every instance it prints the identity cost, Scotch 7 (default strategy, run here through the
  * "scotch" engine's raw output, before any repair; "*" marks a result that was not one rank per
  * slot and had to be repaired), our TreeMatch, refine (from the identity) and auto, with times, the
- * peer figures of issue 3's table where there are some, and the ratio auto / best peer (best of
+ * peer figures of the reference table (TreeMatch and Scotch figures measured on the same
+ * instances elsewhere, test_map_engines.c) where there are some, and the ratio auto / best peer (best of
  * identity, Scotch measured here, TreeMatch ours, and the issue's figures). "ok" means auto is <= every
  * peer figure; the speed targets (128 ranks <= 5 ms, 1,024 <= 50 ms, 65,536 <= 2 s) are checked on auto's
  * CPU time (cpu-ms), since the machine may be shared; wall times (ms) are printed too. Under every
@@ -29,7 +30,7 @@ struct instance {
 	const char *name;
 	const char *cart; /* Cartesian spec, or NULL */
 	const char *tleaf;
-	double ref_identity, ref_scotch, ref_tm; /* issue 3's table, 0 when none */
+	double ref_identity, ref_scotch, ref_tm; /* the reference table, 0 when none */
 	int kind; /* 0 cart, 1 alltoall 16x2, 2 random, 3 rings of rings, 4 hypercube, 5 app */
 	uint32_t n;
 };

@@ -1,5 +1,5 @@
 /*
- * tests/bench/bench_register.c: 10,000 nodes registering with rankmapd as slurmd starts (issue 31).
+ * tests/bench/bench_register.c: 10,000 nodes registering with rankmapd as slurmd starts.
  *
  * Starts a real rankmapd whose static source is a 2-level fat tree of 10,000 hosts (an ibnetdiscover file:
  * 250 leaves of 40 hosts, 8 spines), then 16 clients register every host back to back, each with its own
@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 
 #include "tests/bench/bench_util.h"
-#include "tests/unit/test_daemon_util.h"
+#include "tests/integration/test_daemon_util.h"
 
 #define PER_LEAF 40
 #define UPLINKS 8

@@ -1,6 +1,6 @@
 /*
- * tests/bench/bench_scale.c: how the costs of issue 31 grow. Each line measures one thing at two sizes
- * (CPU time of this process, CLOCK_PROCESS_CPUTIME_ID, the least of three runs below 1M ranks: the
+ * tests/bench/bench_scale.c: how the costs that must stay near-linear grow (reports, engines,
+ * registrations). Each line measures one thing at two sizes (CPU time of this process, CLOCK_PROCESS_CPUTIME_ID, the least of three runs below 1M ranks: the
  * machine may be shared) and prints the growth
  * exponent log(t2/t1) / log(n2/n1) beside the exponent of n log n between the same sizes, the most
  * it may have; a figure with a target prints it too. Exponents of sub-10 ms timings are noise: the
@@ -297,8 +297,8 @@ static double engine_child(const char *algo, const char *cart, const char *tleaf
 }
 
 /* TreeMatch on 16-core packages (KL at arity 16) against 8-core packages (KL at arity 8), per rank: at
- * most 2x (issue 31), at two sizes. At 1M ranks (not quick), also the peak memory of TreeMatch and of
- * auto (which tiles the grid too), and auto's time: each under 2 s and 400 MB (issue 29). */
+ * most 2x, at two sizes. At 1M ranks (not quick), also the peak memory of TreeMatch and of auto (which
+ * tiles the grid too), and auto's time: each under 2 s and 400 MB. */
 static void treematch(int quick)
 {
 	static const char *const cart[2] = { "64x32x32", "128x128x64" }, *const cq = "64x64x64";

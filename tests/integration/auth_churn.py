@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tests/integration/auth_churn.py: one process churning unauthenticated TCP connections at a rankmapd
-(issue 24, item 4), for auth_flood.sh. Not rankmap code: it does what an attacker would.
+"""tests/integration/auth_churn.py: one process churning unauthenticated TCP connections at a rankmapd,
+for auth_flood.sh. Not rankmap code: it does what an attacker would.
 
 Usage: auth_churn.py HOST PORT SECONDS MAXCONN STOPFILE
 Keeps up to MAXCONN connections open at once, for SECONDS at most or until STOPFILE exists, each doing

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/integration/auth_impostor.py: an unprivileged impostor on a rankmapd's address while that daemon
-is down (issue 24), for auth_relay.sh. Not rankmap code: it does what an attacker would.
+is down, for auth_relay.sh. Not rankmap code: it does what an attacker would.
 
 Usage: auth_impostor.py LISTEN_ADDR LISTEN_PORT MODE BACKEND_ADDR BACKEND_PORT DIR SECONDS
   relay   every connection is relayed both ways to BACKEND (the backup rankmapd)

@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/integration/auth_relay.sh: credentials bound to one server and one connection (issue 24, item 1;
-# TCP authentication version 2, daemon/PROTOCOL.md "TCP and MUNGE"), real components across network hosts
+# tests/integration/auth_relay.sh: credentials bound to one server and one connection
+# (TCP authentication version 2, daemon/PROTOCOL.md "TCP and MUNGE"), real components across network hosts
 # (tests/netns.sh): p (the primary's address; its rankmapd is down), b (the backup rankmapd, server_name
 # b), c (a client node). Each runs its own munged, all with one key.
 # (a) An unprivileged impostor (user nobody) listens on the down primary's address and port and relays
@@ -48,21 +48,11 @@ state_dir = $T/$3.state
 log_level = debug
 ${4:-}
 EOC
-	if [ -n "${5:-}" ]; then
-		netns_spawn "$1" setpriv --reuid="$5" --regid=nogroup --clear-groups "$BIN/rankmapd" --config "$T/$3.conf" \
-			--foreground >>"$T/$3.log" 2>&1
-	else
-		netns_spawn "$1" "$BIN/rankmapd" --config "$T/$3.conf" --foreground >>"$T/$3.log" 2>&1
-	fi
+	# shellcheck disable=SC2086 # PREFIX: words without blanks
+	netns_rankmapd "$1" "$T/$3.conf" "$T/$3.log" ${5:+setpriv --reuid=$5 --regid=nogroup --clear-groups}
+	_rc=$?
 	eval "$3_PID=$NETNS_PID"
-	n=0
-	while [ $n -lt 150 ]; do
-		grep -q "serving" "$T/$3.log" && return 0
-		kill -0 "$NETNS_PID" 2>/dev/null || break
-		sleep 0.1; n=$((n + 1))
-	done
-	cat "$T/$3.log" >&2
-	return 1
+	return $_rc
 }
 # on HOST CMD...: CMD on HOST with its munged
 on() { h=$1; shift; netns_exec "$h" env RANKMAP_MUNGE_SOCKET="$NETNS_MUNGE_SOCK" "$@"; }

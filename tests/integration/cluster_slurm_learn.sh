@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/integration/cluster_slurm_learn.sh: srun --rankmap-learn with rankmapd reached over TCP + MUNGE
-# only, through a primary/backup server list (issue 24, item 5).
+# only, through a primary/backup server list.
 #
 # The cluster of cluster_slurm_tcp.sh: network namespaces svc (slurmctld and the primary rankmapd), bak
 # (the backup rankmapd), n1..n4 (one slurmd each), lgn (runs srun), each with its munged (one key); the
@@ -13,7 +13,7 @@
 # per-user directory (RANKMAP_LEARN_DIR) is never written. With the primary killed (SIGKILL), the same
 # through the backup (which shares nothing with the primary: it learns from scratch), with the one
 # failover warning and nothing else. And, cheap here, the other MPI's library preloaded into a program
-# under srun (item 6): the step completes with one warning.
+# under srun: the step completes with one warning.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/netns.sh"
 . "$TOP/tests/slurm/tcp_cluster.sh"
@@ -85,7 +85,7 @@ learn() {
 learn mpich cart_mpich svc 0 mpich
 learn openmpi cart_ompi svc 0 ompi
 
-# ---- the other MPI's library under srun (item 6; pmpi_wrong_mpi.sh covers mpirun): one warning -------
+# ---- the other MPI's library under srun (pmpi_wrong_mpi.sh covers mpirun): one warning -------
 # without --rankmap the plugin preloads nothing: the task preloads the wrong library itself
 wrong_lib() { # TAG MPI-OPTION PROG LIB
 	run_cart "$1" "$2" -N4 --ntasks-per-node=2 -m cyclic env LD_PRELOAD="$BIN/librankmap_mpi_$4.so" "$T/$3" 4x2
@@ -98,7 +98,7 @@ expect "srun --mpi=pmix, Open MPI program with the MPICH library: completes unre
 	wrong_lib wrong_ompi --mpi=pmix cart_ompi mpich
 
 # ---- the primary killed: the backup learns, the primary's patterns are out of reach -----------------
-kill -9 "$svc_PID"; wait "$svc_PID" 2>/dev/null
+netns_kill "$svc_PID" KILL
 learn mpich cart_mpich bak 1 mpich_fo
 expect "  the one warning is the failover's (svc:$PORT ... using rankmapd at bak:$PORT)" \
 	grep -q "svc:$PORT: .*using rankmapd at bak:$PORT" "$T/mpich_fo.1.err"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/integration/cluster_slurm_tcp.sh: Slurm and the SPANK plugin across separate network hosts,
-# with rankmapd reached over TCP + MUNGE only (issue 16).
+# with rankmapd reached over TCP + MUNGE only.
 #
 # Hosts (network namespaces, tests/netns.sh): svc (slurmctld and the primary rankmapd), bak (the backup
 # rankmapd), n1..n4 (one slurmd -N nX each, NodeAddr = the namespace's address), lgn (a login node that
@@ -75,7 +75,7 @@ expect "MPICH (srun --mpi=pmi2 from lgn, 8 ranks cyclic over n1..n4): reordered,
 expect "  mapped by rankmapd, no warning" sh -c "grep -q 'algo=rankmapd:' '$T/mpich.err' && [ $(warnings mpich) = 0 ]"
 
 # ---- the primary killed: the backup serves --------------------------------------------------------
-kill -9 "$svc_PID"; wait "$svc_PID" 2>/dev/null
+netns_kill "$svc_PID" KILL
 run_cart ompi_fo --mpi=pmix $GRID --rankmap "$T/cart_ompi" 4x2
 expect "primary killed: Open MPI job reordered, correct neighbours" reordered ompi_fo
 expect "  mapped by rankmapd on bak, one warning naming svc" sh -c "by_daemon() { grep -q 'algo=rankmapd:' \"\$1\"; }; by_daemon '$T/ompi_fo.err' &&
@@ -88,7 +88,7 @@ expect "  mapped by rankmapd on bak, one warning" sh -c "grep -q 'algo=rankmapd:
 	grep -q 'using rankmapd at bak:$PORT' '$T/mpich_fo.err'"
 
 # ---- both gone: unreordered by the daemon, one warning --------------------------------------------
-kill -9 "$bak_PID"; wait "$bak_PID" 2>/dev/null
+netns_kill "$bak_PID" KILL
 run_cart ompi_down --mpi=pmix $GRID --rankmap "$T/cart_ompi" 4x2
 expect "both servers down: Open MPI job runs, correct neighbours, not mapped by a daemon" \
 	sh -c "[ \"\$(sed -n 's/^cart:.* neighbours_ok=\([01]\).*/\1/p' '$T/ompi_down.out')\" = 1 ] && ! grep -q 'algo=rankmapd' '$T/ompi_down.err'"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/integration/daemon_bounds.sh: rankmapd's memory and connection bounds (issue 19, item 2). The
+# tests/integration/daemon_bounds.sh: rankmapd's memory and connection bounds. The
 # "user" is an unprivileged uid (test user rankmap-bounds, created when missing; its clients run under
 # setpriv); root is root.
 #  1. memory: BOUNDS_CONNS connections (default 300) of the user each send a complete frame of
@@ -31,17 +31,14 @@ FRAME_MB=${BOUNDS_FRAME_MB:-16}
 TUSER=rankmap-bounds
 T=$(mktmp)
 chmod 755 "$T"
-D_PID=
 HOLD_PID=
 BG_PIDS=
-cleanup() {
+rankmapd_on_exit() {
 	[ -n "$HOLD_PID" ] && kill "$HOLD_PID" 2>/dev/null
 	for p in $BG_PIDS; do kill "$p" 2>/dev/null; done
-	stop_rankmapd
 	fake_stop
-	rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
+rankmapd_cleanup "$T"
 
 if [ "$(id -u)" -ne 0 ]; then
 	notok "this test runs clients as another uid: it needs root"

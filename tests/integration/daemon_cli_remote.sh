@@ -142,7 +142,7 @@ done
 "$CTL" map --cart 4x4 --socket "$SOCK" --topology 'tleaf 1 16 1' >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "map --socket with --topology: usage error" || notok "map --socket --topology: exit $rc"
 
-# ---- explain and slurm-topology (issue 17) -----------------------------------------------------------
+# ---- explain and slurm-topology -----------------------------------------------------------
 H='fourmi[001-004]'
 for args in "--cart 8x4 --algo treematch" "--pattern $DATA/reports/explain-levels.mtx --perm $DATA/reports/explain-swap.perm" \
 	"--pattern $DATA/patterns/traced.mtx --metric messages --algo identity --json"; do

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/integration/daemon_fair.sh: one user cannot stall another's maps (issue 24, item 3). Two real
+# tests/integration/daemon_fair.sh: one user cannot stall another's maps. Two real
 # unprivileged uids (test users rankmap-fair-a and rankmap-fair-b, created when missing; their clients run
 # under setpriv, so the daemon sees them through SO_PEERCRED) against a real rankmapd with 2 workers:
 #  1. A keeps two map requests running that never end by themselves (the test-only engine test:sleep,
@@ -24,14 +24,9 @@ PY=/usr/bin/python3 # the test users cannot reach a python under /root
 [ -x "$PY" ] || PY=python3
 T=$(mktmp)
 chmod 755 "$T"
-D_PID=
 BG_PIDS=
-cleanup() {
-	for p in $BG_PIDS; do kill "$p" 2>/dev/null; done
-	stop_rankmapd
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_on_exit() { for p in $BG_PIDS; do kill "$p" 2>/dev/null; done; }
+rankmapd_cleanup "$T"
 
 if [ "$(id -u)" -ne 0 ]; then
 	notok "this test runs clients as two other uids: it needs root"

@@ -13,13 +13,8 @@ for d in /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib64 /usr/li
 done
 T=$(mktmp)
 IBSIM_PID=
-D_PID=
-cleanup() {
-	stop_rankmapd
-	[ -n "$IBSIM_PID" ] && kill "$IBSIM_PID" 2>/dev/null && wait "$IBSIM_PID" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_on_exit() { [ -n "$IBSIM_PID" ] && kill "$IBSIM_PID" 2>/dev/null && wait "$IBSIM_PID" 2>/dev/null; }
+rankmapd_cleanup "$T"
 
 if ! command -v ibsim >/dev/null 2>&1 || [ -z "$UMAD2SIM" ] || [ ! -f "$NET" ]; then
 	notok "ibsim, libumad2sim.so and $NET are required (make deps installs ibsim-utils, libumad2sim0)"

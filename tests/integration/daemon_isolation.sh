@@ -124,7 +124,7 @@ uid=$(id -u)
 expect "each crash and overrun is logged once, with the peer's uid" \
 	test "$(grep -c "map request of uid $uid (pid [0-9]*): worker process [0-9]* " "$T/d.log")" -eq "$NLOG"
 expect "the crash log names the cause" grep -q "worker process [0-9]* died of signal 6 (SIGABRT" "$T/d.log"
-# the real Scotch fault on the example cluster (issue 19): an answer or an error, never a dead daemon
+# the real Scotch fault on the example cluster: an answer or an error, never a dead daemon
 "$CTL" map --socket "$T/sock" --cart 32x32 --algo scotch >"$T/scotch.out" 2>&1; rc=$?
 echo "# scotch 32x32: exit $rc: $(tail -1 "$T/scotch.out")"
 expect "scotch 32x32 on the example: answered or an error, exit 0 or 1 (got $rc)" test "$rc" -le 1

@@ -36,7 +36,7 @@ for round in 1 2 3 4 5; do
 	done ) &
 	REG=$!
 	sleep "0.$(( (round * 37) % 9 + 1 ))"
-	kill -9 "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+	stop_rankmapd
 	wait "$REG" 2>/dev/null
 done
 printf 'garbage' >"$T/state/registrations/.r9-9.xml.tmp" # what a save interrupted before rename leaves
@@ -46,7 +46,7 @@ while read -r h; do has_host "$h" || { missing=$((missing + 1)); echo "missing $
 expect "all $(wc -l <"$T/acked") acknowledged registrations survived (missing: $missing; answered but not saved: $(wc -l <"$T/unsaved"))" test "$missing" -eq 0
 expect "some registrations were made" test "$(wc -l <"$T/acked")" -gt 5
 expect "the interrupted save's leftover is ignored" sh -c "! '$CTL' distance --socket '$SOCK' r9-9 r9-9 2>/dev/null"
-kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+term_rankmapd
 
 # 2. full disk
 MNT=$T/small
@@ -66,7 +66,7 @@ if mount -t tmpfs -o size=256k,mode=0700 tmpfs "$MNT" 2>"$T/mount.err"; then
 	rm -f "$MNT/fill"
 	"$CTL" register --force --socket "$SOCK" --xml "$XML" --host full02 --json >"$T/ok.json" 2>&1
 	expect "saved again once space is back" grep -q '"saved": true' "$T/ok.json"
-	kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+	term_rankmapd
 	umount "$MNT" && MNT=
 else
 	notok "cannot mount a tmpfs for the full-disk case: $(cat "$T/mount.err")"

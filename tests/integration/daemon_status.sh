@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/integration/daemon_status.sh: what rankmapd tells its admin (issue 17): ping and report show the
+# tests/integration/daemon_status.sh: what rankmapd tells its admin: ping and report show the
 # last reload's time and result (none, ok, then a failure with its reason while the previous model
 # serves); every refused or failed request is logged once, and a burst is rate-limited (at most 10
 # lines a second, then a count of those not logged); SIGTERM on an idle daemon exits at once.
@@ -8,12 +8,7 @@
 
 CTL=$BIN/rankmapctl
 T=$(mktmp) || exit 1
-D_PID=
-cleanup() {
-	stop_rankmapd
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_cleanup "$T"
 SOCK=$T/sock
 cp "$DATA/plafrim/ib/ib-subnet0.txt" "$T/ib.txt"
 printf 'hwloc_dir = %s\nib_file = %s\nsocket_mode = 0666\n' "$DATA/daemon/hwloc" "$T/ib.txt" >"$T/rankmapd.conf"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/integration/daemon_tcp.sh: rankmapd over TCP on loopback, authenticated by a real munged (a
-# temporary key, socket and state), issue 16:
+# temporary key, socket and state):
 # - rankmapctl --server ping/report/map give the same output as --socket and as offline;
-# - refusals (TCP authentication version 2, issue 24), each with its code: a request without
+# - refusals (TCP authentication version 2), each with its code: a request without
 #   authentication, a client of version 1, a replayed credential, one naming another server, one
 #   restricted to another uid or to none, one made with another key (a second munged), one made for
 #   something else, a malformed or oversized first frame, no hello within auth_timeout, an unprivileged user's register, a node registering another node's name (and the
@@ -16,14 +16,13 @@
 CTL=$BIN/rankmapctl
 T=$(mktmp)
 chmod 755 "$T"
-PIDS=
-cleanup() {
+PIDS= # the test's other processes
+rankmapd_on_exit() {
 	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
 	for f in "$T"/munge*/pid; do [ -s "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
 	wait 2>/dev/null
-	rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
+rankmapd_cleanup "$T"
 command -v munged >/dev/null || { notok "munged not installed (scripts/deps.sh)"; finish; exit 1; }
 
 # start_munged NAME KEYFILE: a munged of our own on $T/NAME/sock, origin 127.0.0.1
@@ -65,9 +64,8 @@ auth_timeout = 1s
 max_clients_per_uid = 32
 $3
 EOC
-	"$BIN/rankmapd" --config "$T/$1.conf" --state-dir "$T/$1.state" --foreground >"$T/$1.log" 2>&1 &
-	eval "$1_PID=$!"
-	PIDS="$PIDS $!"
+	start_rankmapd "$T/$1.conf" "$T/$1.sock" "$T/$1.log" --state-dir "$T/$1.state"
+	eval "$1_PID=$D_PID"
 	n=0; while [ $n -lt 100 ] && ! "$CTL" ping --server "127.0.0.1:$2" --timeout 1000 >/dev/null 2>&1; do
 		sleep 0.1; n=$((n + 1)); done
 }
@@ -204,7 +202,7 @@ expect "IPv6 entry [::1]:PORT parses (refused: nothing listens there)" \
 start_daemon b "$PORT2" "trusted_registrars = nosuchhost.invalid, 127.0.0.1"
 expect "trusted registrar (127.0.0.1): may register another node's name over TCP" \
 	"$CTL" register --force --server "127.0.0.1:$PORT2" --xml "$DATA/plafrim/hwloc/mirage002.xml" --host bonobo002
-kill -9 "$d_PID"; wait "$d_PID" 2>/dev/null
+stop_rankmapd "$d_PID"
 "$CTL" map --cart 8x4 --algo treematch --hosts "fourmi[001-004]" --server "$S,127.0.0.1:$PORT2" --json \
 	>"$T/m.fo" 2>"$T/e"; rc=$?
 expect "primary killed: the backup maps, one warning" sh -c "[ $rc -eq 0 ] && [ \$(wc -l <'$T/e') -eq 1 ]"

@@ -92,7 +92,7 @@ expect "Cart_create reordered with the traced weights: offnode 2048/133120" [ "$
 tb=$(field time trace.out); tc=$(field time cart.out)
 expect "reordered Cartesian time ($tc s) below block ($tb s)" awk -v a="$tc" -v b="$tb" 'BEGIN { exit !(a < b) }'
 
-# Learning a graph call (issue 18). Under SMPI a graph communicator reports no topology: the library takes
+# Learning a graph call. Under SMPI a graph communicator reports no topology: the library takes
 # each process's neighbours from the call's structure at its vertex (its new rank). The structure has 44
 # entries (16 ranks x 2 ring neighbours, 4 leaders x 3 others), stored by vertex then neighbour. By hand,
 # per rank of the run: v -> right(v) carries the token, 4 laps x 1 KiB x 5 iterations / 16 = 1280 bytes;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The engine guard of the PMPI library (issue 19, "In jobs"): the root rank runs the mapping engine in a
+# The engine guard of the PMPI library ("In jobs"): the root rank runs the mapping engine in a
 # child process (RANKMAP_GUARD=fork, the default; mapping/map_guard.c). With the test-only fault hook
 # RANKMAP_FAKE_ENGINE_FAULT the engine really crashes (segv), spins (hang: stopped by RANKMAP_GUARD_CPU),
 # blocks (sleep: stopped by the wall-clock bound, 2 x CPU + 1 s) or grows (oom: stopped by

@@ -2,7 +2,7 @@
 # Fault injection for the SPANK plugin (plugin/spank) on a real local Slurm cluster (tests/slurm/):
 # rankmapd stalls (accepts connections, never answers: tests/faults/fake_rankmapd.py stall) while
 # slurmd registers its node at start and while steps run with --rankmap-bind.
-# Promised (issue 7, tests/FAULTS.md): slurmd starts anyway (registration is bounded by the plugin's
+# Promised (tests/FAULTS.md): slurmd starts anyway (registration is bounded by the plugin's
 # timeout, here 1 s, and never fatal); a --rankmap-bind step completes within a bound, its tasks are
 # left unbound, with exactly one "rankmap:" warning; Open MPI and MPICH programs with --rankmap-bind
 # complete with correct neighbours and one warning. The fake daemon must have been asked each time.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A user's --rankmap-pattern must never wedge slurmstepd (issue 19, item 3), on a real local Slurm
+# A user's --rankmap-pattern must never wedge slurmstepd, on a real local Slurm
 # cluster (tests/slurm/cluster.sh) with a real rankmapd:
 #   - chdir: q.mtx is a regular file in srun's directory A and a FIFO in B, and the step runs with
 #     --chdir=B. Submission and step both use A/q.mtx (relative patterns are taken from the submission
@@ -19,18 +19,14 @@ H=$TOP/tests/slurm
 T=$(mktmp) || exit 1
 chmod 755 "$T"
 C=$T/cluster
-D_PID=""
 BOUND=${FAULT_BOUND:-120}
 HOLD=""
 
-cleanup() {
+rankmapd_on_exit() {
 	[ -n "$HOLD" ] && scancel "$HOLD" 2>/dev/null
-	stop_rankmapd
 	sh "$H/cluster.sh" stop "$C" 2>/dev/null
-	rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 1' HUP INT PIPE TERM
+rankmapd_cleanup "$T"
 
 for c in munged slurmctld slurmd srun sbatch scancel mpicc.mpich python3 setpriv; do
 	command -v "$c" >/dev/null || { notok "required command $c is missing (make deps)"; finish; exit 1; }

@@ -17,13 +17,7 @@
 CTL=$BIN/rankmapctl
 T=$(mktmp)
 chmod 755 "$T"
-D_PID=
-cleanup() {
-	stop_rankmapd
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
+rankmapd_cleanup "$T"
 TMO=20      # seconds: a refusal takes milliseconds, a blocked open forever
 VMEM=524288 # KiB for ulimit -v: an allocation of a declared size would not fit
 
@@ -179,8 +173,7 @@ stop_daemon() {
 	else
 		ok "$1: rankmapd stopped on SIGTERM in $((n / 10)).$((n % 10)) s"
 	fi
-	wait "$D_PID" 2>/dev/null
-	D_PID=
+	stop_rankmapd # reaps it
 }
 start_daemon
 expect "rankmapd serves the hwloc directory" quiet "$CTL" distance --socket "$SOCK" bonobo001 bonobo002

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/integration/hwloc_doctype.sh: host files that crash hwloc's XML parser (issue 24, item 2).
+# tests/integration/hwloc_doctype.sh: host files that crash hwloc's XML parser.
 # tests/data/hwloc-doctype holds an XML topology and a topology diff with an empty internal DTD subset
 # (<!DOCTYPE topology []>), on which hwloc 2.9's libxml2 backend dies with SIGSEGV (checked first with
 # lstopo, hwloc's own tool). rankmap parses host files in a child process, so each costs its host only:

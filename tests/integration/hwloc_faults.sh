@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/integration/hwloc_faults.sh: real cluster data whose files no test had seen (issue 17).
+# tests/integration/hwloc_faults.sh: real cluster data whose files no test had seen.
 # - Per-host fault isolation: a bad diff, a truncated reference (its diffs too), an unreadable file
 #   (run as an unprivileged user: root reads anyway), a symlink loop, a FIFO and an empty file, each
 #   among good files: `rankmapctl report` keeps the other hosts and lists the bad one (kind, host,
@@ -14,13 +14,8 @@
 #   from the XML files' Port1GID0 infos and the ports report's generic HCAs, matched here with awk.
 . "$(dirname "$0")/../lib.sh"
 T=$(mktmp)
-D_PID=
-cleanup() {
-	stop_rankmapd
-	chmod -R u+rwX "$T" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+rankmapd_on_exit() { chmod -R u+rwX "$T" 2>/dev/null; }
+rankmapd_cleanup "$T"
 CTL=$BIN/rankmapctl
 TMO=60
 V1=$DATA/hwloc-v1-diffs

@@ -8,7 +8,8 @@
 # .new); systemd-analyze verifies the unit (its man: pages found in the tree) and rates its exposure
 # below 5; the installed rankmapd serves from the installed configuration and says READY=1 on
 # NOTIFY_SOCKET once it answers. make runs in a copy of the build directory: the suite's build keeps
-# its default prefix.
+# its default prefix. `make uninstall` with the same PREFIX and DESTDIR then removes every file install
+# wrote but the configuration the admin changed.
 . "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1
 T=$(mktmp)
@@ -139,4 +140,15 @@ D_PID=
 wait "$N_PID"
 N_PID=
 expect "and says STOPPING=1" grep -q '^STOPPING=1' "$T/notified"
+
+# make uninstall: every installed file goes but the /etc file the admin changed above
+find "$R" -type f | sort >"$T/installed"
+expect "make uninstall PREFIX=/usr DESTDIR=\$T" \
+	sh -c "make --no-print-directory B='$T/b' $SAN uninstall PREFIX=/usr DESTDIR='$R' >'$T/ulog' 2>&1"
+left=$(find "$R" -type f | sed "s#^$R##")
+expect "uninstall removes every file install wrote but the admin's ($(wc -l <"$T/installed") files; left: ${left:-none})" \
+	test "$left" = /etc/rankmap/rankmapd.conf
+expect "and says it kept it" grep -q 'rankmapd.conf differs from the shipped file (changed by the admin): kept' "$T/ulog"
+expect "uninstall removes rankmap's own folders" \
+	test ! -e "$R/usr/lib/rankmap" -a ! -e "$R/usr/share/rankmap" -a ! -e "$R/usr/share/doc/rankmap"
 finish

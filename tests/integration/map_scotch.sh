@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/integration/map_scotch.sh: Scotch on the bundled example cluster (issue 19). These inputs used
+# tests/integration/map_scotch.sh: Scotch on the bundled example cluster. These inputs used
 # to kill rankmapctl with SIGSEGV (32x32) or hang it for good (30x30): the decomposition-defined
 # target's distances times the edge loads wrapped 32-bit SCOTCH_Num, Scotch's diffusion bipartitioner
 # aborted on NaN, and its threads then desynchronised their barriers (see mapping/scotch.c). Each case,

@@ -101,7 +101,7 @@ for m in $PMPI_MPIS; do
 
 	# real placement (no fake): 2 ranks bound to the 2 cores, the live hwloc tree; and 4 unbound ranks
 	# on 2 PUs: every rank on one host and none bound, so no order is better than another: no
-	# reordering and no warning (issue 30: no more "more ranks than PUs" at every call); the same job
+	# reordering and no warning (no more "more ranks than PUs" at every call); the same job
 	# on the real host described as one PU (RANKMAP_FAKE_NODE) cannot be placed: one warning (jobs of
 	# their own: their own launcher options and rank counts)
 	case $m in openmpi) bind="--bind-to core" ;; mpich) bind="-bind-to core" ;; esac

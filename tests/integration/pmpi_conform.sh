@@ -1,5 +1,5 @@
 #!/bin/sh
-# What other people's MPI test suites check of topology calls (issue 30), under Open MPI and MPICH with
+# What other people's MPI test suites check of topology calls, under Open MPI and MPICH with
 # the PMPI library preloaded (tests/mpi/topomap.c does the checks on every rank):
 #   - MPI_Cart_map / MPI_Graph_map answer the rank the constructor gives, map first or create first,
 #     periodic or not, on all ranks and on fewer; with the test-only multi-host placement the library

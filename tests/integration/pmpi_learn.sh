@@ -1,5 +1,5 @@
 #!/bin/sh
-# RANKMAP_LEARN (issue 18) under Open MPI and MPICH, with the per-user directory and with a real rankmapd:
+# RANKMAP_LEARN under Open MPI and MPICH, with the per-user directory and with a real rankmapd:
 # the first run learns, the second uses the learned pattern (report: learned=<id>) and keeps the heavy
 # dimension inside hosts; `rankmapctl patterns` lists, shows and forgets; a second user (created here)
 # never receives the first user's pattern; a rebuilt program (another build-id) does not reuse the old
@@ -17,13 +17,8 @@
 pmpi_check_built
 T=$(mktmp)
 chmod 755 "$T"
-D_PID=
-cleanup() {
-	stop_rankmapd
-	for d in "$T"/full-*; do mountpoint -q "$d" 2>/dev/null && umount "$d"; done
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+rankmapd_on_exit() { for d in "$T"/full-*; do mountpoint -q "$d" 2>/dev/null && umount "$d"; done; }
+rankmapd_cleanup "$T"
 CTL=$BIN/rankmapctl
 export RANKMAP_FAKE_HOSTS=2 RANKMAP_FAKE_NODE='core:4'
 GRID="2 4 2 0 0"
@@ -259,7 +254,7 @@ for m in $PMPI_MPIS; do
 		>"$T/out" 2>"$T/err" &
 	JOB=$!
 	n=0; while [ $n -lt 600 ] && [ ! -s "$T/report" ]; do sleep 0.05; n=$((n + 1)); done
-	kill "$D_PID"; wait "$D_PID" 2>/dev/null; D_PID=
+	term_rankmapd
 	touch "$T/go"
 	wait "$JOB"
 	# (-w: another command line at the same size, so the pattern is found but not applied: input-changed)
@@ -308,7 +303,7 @@ EOP
 	done
 }
 persist_case
-# ---- input files (issue 18): the same arguments naming changed files are another input --------------
+# ---- input files: the same arguments naming changed files are another input --------------
 # The arguments name a file plainly (a.dat) and as --in=b.dat; a FIFO and /dev/zero among them must not
 # be opened (the job would block or read forever). A pattern is applied to the same arguments and the same
 # files; not (input-changed) when a.dat's first bytes or b.dat's last bytes change at the same size; and
@@ -341,7 +336,7 @@ input_case() {
 	done
 }
 input_case
-# ---- ranks that disagree (issue 18): RANKMAP_LEARN=1 in rank 0's environment only ---------------------
+# ---- ranks that disagree: RANKMAP_LEARN=1 in rank 0's environment only ---------------------
 # Learning records a communicator only when every rank of the call can (agreed in the call's one
 # allreduce): the job completes with correct neighbours, no record is stored, and the learning rank warns
 # once. (A library that let the learning ranks run a collective of their own here left the job hanging.)

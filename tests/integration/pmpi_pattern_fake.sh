@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 24, item 7, in the PMPI library, under Open MPI and MPICH:
+# Patterns that are not what they claim, in the PMPI library, under Open MPI and MPICH:
 # - RANKMAP_PATTERN applies to every topology call alike, MPI_Dist_graph_create(_adjacent) included (it
 #   was silently ignored there): a pattern with one vertex per rank replaces the call's graph (its
 #   weights too), a missing one or one of another size is one warning and no reordering. The applied
@@ -29,7 +29,7 @@ trap 'rm -rf "$T"' EXIT
 	done
 } >"$T/blocks.mtx"
 printf '%%%%MatrixMarket matrix coordinate real general\n4 4 1\n1 2 10\n' >"$T/small.mtx"
-# cases of one job share a process, where a cause is warned about once (issue 30): the second function
+# cases of one job share a process, where a cause is warned about once: the second function
 # of each pair gets a file of its own name, so that its warning is a cause of its own
 cp "$T/small.mtx" "$T/small-g.mtx"
 

@@ -7,8 +7,7 @@
 . "$TOP/tests/mpi/common.sh"
 pmpi_check_built
 T=$(mktmp)
-D_PID=
-trap 'stop_rankmapd; rm -rf "$T"' EXIT INT TERM
+rankmapd_cleanup "$T"
 # the first two hosts (the virtual hosts of RANKMAP_FAKE_HOSTS=2) are n1 and m1
 cat >"$T/c.conf" <<EOC
 hwloc = synthetic:pack:2 core:4 pu:1@n1,m1,n2,n3,m2

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The PMPI library preloaded into a program of the other MPI (issue 24, item 6): librankmap_mpi_openmpi.so
+# The PMPI library preloaded into a program of the other MPI: librankmap_mpi_openmpi.so
 # into an MPICH program (under mpirun.mpich), librankmap_mpi_mpich.so into an Open MPI program (under
 # mpirun.openmpi). Before, MPICH ended the job with "Invalid MPI_Op" and Open MPI with a SIGSEGV. Now the
 # library sees it at load time (plugin/mpi/pmpi_check.c) and stays out of the way: every job completes,

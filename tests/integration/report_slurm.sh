@@ -154,7 +154,7 @@ if command -v slurmctld >/dev/null && command -v scontrol >/dev/null; then
 	expect "Slurm reads the NDR fat tree file (GUID-only HCAs left out), no 'Invalid hostnames'" slurm_reads ndr "$T/ndr.conf"
 	expect "Slurm reads the 2-level file with its GUID-only HCA left out" slurm_reads s2 "$T/s2.conf"
 	expect "Slurm reads the model-b file" slurm_reads modelb "$T/modelb.conf"
-	# the check can fail: a GUID put back into Nodes= (as before issue 17) makes Slurm warn
+	# the check can fail: a GUID put back into Nodes= (as the writer once did) makes Slurm warn
 	sed 's/^\(SwitchName=ibsw2 Nodes=.*\)$/\1,0x0002c90300000020/' "$T/s2.conf" >"$T/s2guid.conf"
 	quiet() { "$@" 2>/dev/null; }
 	expect_fail "the Slurm check refuses a file with a GUID in Nodes= (Slurm: Invalid hostnames)" quiet slurm_reads s2guid "$T/s2guid.conf"

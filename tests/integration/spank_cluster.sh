@@ -18,15 +18,9 @@ H=$TOP/tests/slurm
 T=$(mktmp) || exit 1
 chmod 755 "$T"
 C=$T/cluster
-D_PID=""
 
-cleanup() {
-	stop_rankmapd
-	sh "$H/cluster.sh" stop "$C" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT PIPE TERM
+rankmapd_on_exit() { sh "$H/cluster.sh" stop "$C" 2>/dev/null; }
+rankmapd_cleanup "$T"
 
 for c in munged mungekey slurmctld slurmd srun sbatch salloc mpicc.openmpi mpicc.mpich python3 cc; do
 	command -v "$c" >/dev/null || { notok "required command $c is missing (make deps)"; finish; exit 1; }
@@ -378,7 +372,7 @@ defaults_on() {
 expect "plugstack default=on bind=on: preloaded and bound without options; --rankmap=off opts out" defaults_on
 cp "$T/plugstack.orig" "$C/plugstack.conf"
 
-# ---- learned patterns (issue 18): --rankmap-learn, plugstack learn=on, --rankmap-learn=off ------------
+# ---- learned patterns: --rankmap-learn, plugstack learn=on, --rankmap-learn=off ------------
 # The plugin gives the tasks RANKMAP_LEARN=1 and the job's rankmapd (RANKMAP_SOCKET): the library records
 # what the run sent at MPI_Finalize and the daemon keeps it (state_dir/patterns/UID, per user: here root);
 # the next run's report names the pattern it used (learned=ID/runs=N). RANKMAP_LEARN_DIR (the per-user
@@ -434,7 +428,6 @@ cp "$T/plugstack.orig" "$C/plugstack.conf"
 unset RANKMAP_LEARN_DIR
 
 # ---- rankmapd stopped ----------------------------------------------------------------------------
-term_rankmapd() { kill "$D_PID" && wait "$D_PID"; D_PID=""; [ ! -S "$T/rankmapd.sock" ] || rm -f "$T/rankmapd.sock"; }
 expect "rankmapd stopped (by PID)" term_rankmapd
 one_warning() { test "$(warnings "$1")" = 1 || { cat "$T/$1.err" >&2; return 1; }; }
 run_cart ompi_down --mpi=pmix -N4 --ntasks-per-node=2 -m cyclic --rankmap "$T/cart_ompi" 4x2

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/topomap.c: what other people's MPI test suites check of topology calls (issue 30), in one
+ * tests/mpi/topomap.c: what other people's MPI test suites check of topology calls, in one
  * program: MPI_Cart_map / MPI_Graph_map agree with the constructors, the communicators they make work,
  * distributed graphs with weights, MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY, many calls in one run.
  *

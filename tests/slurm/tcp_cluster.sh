@@ -38,16 +38,10 @@ on() { h=$1; shift; netns_exec "$h" env RANKMAP_MUNGE_SOCKET="$NETNS_MUNGE_SOCK"
 start_daemon() {
 	printf 'listen = %s:%s\nmunge_socket = %s\nstate_dir = %s\nallow_register = yes\nlog_level = info\n' \
 		"$(netns_addr "$1")" "$PORT" "$NETNS_MUNGE_SOCK" "$T/$1.state" >"$T/$1.conf"
-	netns_spawn "$1" "$BIN/rankmapd" --config "$T/$1.conf" --foreground >>"$T/$1.log" 2>&1
+	netns_rankmapd "$1" "$T/$1.conf" "$T/$1.log"
+	_rc=$?
 	eval "$1_PID=$NETNS_PID"
-	n=0
-	while [ $n -lt 150 ]; do
-		on lgn "$CTL" ping --server "$1:$PORT" --timeout 1000 >/dev/null 2>&1 && return 0
-		kill -0 "$NETNS_PID" 2>/dev/null || break
-		sleep 0.2; n=$((n + 1))
-	done
-	cat "$T/$1.log" >&2
-	return 1
+	return $_rc
 }
 expect "rankmapd on svc (TCP only)" start_daemon svc
 expect "rankmapd on bak (TCP only)" start_daemon bak

@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_daemon_sched.c: rankmapd's fair service (daemon/server/srv_sched.c). Worked cases first:
  * one user alone uses every regular worker (a daemon with one active user runs at full speed); the attack
- * of issue 24 (user A keeps every regular worker on long maps; B's map must start at once, on the reserve
+ * it answers (user A keeps every regular worker on long maps; B's map must start at once, on the reserve
  * worker); the reserve never serves a user with something running, never an internal job, never while a
  * regular worker is free; round robin between users; max_workers_per_uid (the reserve's job counted);
  * internal jobs first; draining. Then long random runs of arrivals (users' and internal jobs) and

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_map_cost.c: tleaf targets, the cost and breakdown of mappings, permutation checks
- * and files. The identity costs are issue 3's table, checked against hand derivations below.
+ * and files. The identity costs are the reference table's, checked against hand derivations below.
  */
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * map_compute keeps the engine asked for (res.algo names it: an engine replaced by the identity fails),
  * returns its mapping with ties ordered (test_map_ties.c tests that rule) and a bijection that never
  * costs more than the identity; optimality against brute force on
- * small instances (all permutations, n <= 8); the figures of issue 3's table; irregular targets, fewer
+ * small instances (all permutations, n <= 8); the figures of the reference table (TreeMatch and Scotch measured elsewhere on the same instances); irregular targets, fewer
  * ranks than slots, bad arguments, determinism.
  */
 #include <math.h>
@@ -239,7 +239,8 @@ static map_graph_t *cart(const char *spec)
 	return map_cart_parse(spec, &c, NULL) == 0 ? map_graph_cart(&c, NULL) : NULL;
 }
 
-/* Issue 3's table: Scotch and TreeMatch figures (measured there); auto must not be worse. */
+/* The reference table: Scotch and TreeMatch figures measured elsewhere on the same instances; auto must
+ * not be worse. */
 static void test_issue_table(void)
 {
 	static const struct {

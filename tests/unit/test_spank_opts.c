@@ -188,7 +188,7 @@ static void test_env(void)
 	      "the current names too: RANKMAP_ENGINE, RANKMAP_MATRIX");
 }
 
-/* server=LIST and munge_socket=PATH (issue 16): checked at parse, exported as RANKMAP_SERVER and
+/* server=LIST and munge_socket=PATH: checked at parse, exported as RANKMAP_SERVER and
  * RANKMAP_MUNGE_SOCKET; after a failover the answering entry goes first. */
 static void test_server(void)
 {
@@ -214,7 +214,7 @@ static void test_server(void)
 		check(rm_spank_conf_parse(1, bad[i], &c, &e) == -1 && strstr(e.text, bad[i][0]), "'%s' refused (%s)",
 		      bad[i][0], e.text);
 	}
-	{ /* server_uid=UID|USER (issue 24): checked at parse, exported as RANKMAP_SERVER_UID */
+	{ /* server_uid=UID|USER: checked at parse, exported as RANKMAP_SERVER_UID */
 		char *u[] = { "server=svc1:7117", "server_uid=nobody" }, *ubad[] = { "server_uid=no-such-user-x" };
 		memset(&e, 0, sizeof(e));
 		check(rm_spank_conf_parse(2, u, &c, &e) == 0 && !strcmp(c.server_uid, "nobody"), "server_uid= (%s)",

@@ -1,4 +1,4 @@
-"""tests/bench/e2e/e2e.py: runs the end-to-end SMPI benchmark of issue 9 and writes its table and chart.
+"""tests/bench/e2e/e2e.py: runs the end-to-end SMPI benchmark (what reordering does to run time) and writes its table and chart.
 
     python3 e2e.py --bin DIR [--out DIR] [--jobs N] [--quick] [--only PATTERN]
 

@@ -1,5 +1,5 @@
-"""tests/bench/e2e/learn.py: learned communication patterns (issue 18) in SimGrid SMPI, beside the figures
-of issue 18 (same run, same platform): a 3D periodic halo whose dimension 0 carries 4x the bytes, 128
+"""tests/bench/e2e/learn.py: learned communication patterns in SimGrid SMPI, beside the target
+figures of learned patterns (same run, same platform): a 3D periodic halo whose dimension 0 carries 4x the bytes, 128
 ranks on a 16-host torus (8 cores each), started from block placement.
 
     python3 learn.py --bin DIR [--out DIR] [--jobs N] [--quick] [--only halo|rings|alternating]
@@ -17,7 +17,7 @@ Alternating inputs: the same program alternates between dimension 0 and dimensio
 program whose input changes between runs); each learning run must not be slower than the unweighted
 run of the same input (a pattern is not applied to a run of the same size with other arguments,
 nor while its runs drift: rm_pattern_usable) (the tracer costs nothing in simulated time: SMPI does not simulate computation).
-Ring of rings with unequal weights, declared without weights (issue 18's second target): 128 ranks in 16
+Ring of rings with unequal weights, declared without weights (the second target of learned patterns): 128 ranks in 16
 rings of 8 (a 64 KiB token 4 times round each ring, 64 KiB Allgather among the ring leaders), declared by
 MPI_Dist_graph_create_adjacent MPI_UNWEIGHTED (ring_of_rings --weights off), on two platforms of 16 hosts
 of 8 cores: flat (one switch, the platform of e2e.py's ring of rings) and the halo's torus. Rows: block and
@@ -107,7 +107,7 @@ def fresh(*dirs):
 
 
 def halo(a, run, ms, target, big, small, work, work64, base):
-    """Issue 18's heavy-dimension halo rows: learned at 128, learned at 64 and run at 128."""
+    """The heavy-dimension halo rows of learned patterns: learned at 128, learned at 64 and run at 128."""
     tr = os.path.join(work, "traced.mtx")
     store128, store64 = (os.path.join(a.out, d) for d in ("store128", "store64"))
     fresh(store128, store64)
@@ -131,7 +131,7 @@ def halo(a, run, ms, target, big, small, work, work64, base):
     vals = [v for v in t.values() if v is not None]
     best = min(vals) if vals else None
     print("Learned patterns, 3D periodic halo 8x4x4, dimension 0 carries 4x, 128 ranks on a 16-host torus, from block")
-    print("%-34s %12s   %s" % ("run", "simulated", "issue 18's figure"))
+    print("%-34s %12s   %s" % ("run", "simulated", "target figure"))
     rows = [("block placement, no rankmap", "block", "5.19 ms"), ("rankmap, no pattern", "none", "2.54 ms"),
             ("rankmap, traced pattern", "traced", "0.76 ms"), ("learning, first run", "learn1", ""),
             ("learned at 128, second run", "learn2", ""), ("learned at 64, run at 128", "from64", "")]
@@ -174,7 +174,7 @@ def learned_field(path):
 
 
 def rings(a, run, ms, target):
-    """Issue 18's ring-of-rings row on each platform; returns whether every target was met."""
+    """The ring-of-rings row on each platform; returns whether every target was met."""
     it = 3 if a.quick else 10
     ok = True
     print("Ring of rings, 128 ranks in 16 rings of 8, declared without weights (rankmap rows: worse of block and"

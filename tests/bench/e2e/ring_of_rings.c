@@ -10,7 +10,7 @@
  * MPI_Dist_graph_create_adjacent(reorder=1, weights in KiB per iteration) and runs on the returned
  * communicator, keeping its own neighbour lists; --topo graph declares the same graph with
  * MPI_Graph_create (every process passes all of it; MPI_Graph_create has no weights). --weights off
- * declares the dist graph MPI_UNWEIGHTED while the traffic stays as unequal (issue 18's learned patterns).
+ * declares the dist graph MPI_UNWEIGHTED while the traffic stays as unequal (what learned patterns recover).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/bench/e2e/run.sh: the end-to-end benchmark of issue 9 (`make bench-e2e`, also run by `make bench`).
+# tests/bench/e2e/run.sh: the end-to-end benchmark: what reordering does to run time (`make bench-e2e`, also run by `make bench`).
 # Simulated communication time under SimGrid SMPI for block, cyclic and rankmap-reordered placements;
 # prints the table and the targets, writes tests/bench/e2e/out/{table.txt,chart.svg,results.json,runs.log}.
 # Environment: B (build directory), E2E_QUICK=1 (fewer iterations, no 1024-rank cases), E2E_ONLY='pattern'

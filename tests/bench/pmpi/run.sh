@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/bench/pmpi/run.sh: costs of the rankmap PMPI library, beside the targets of issue 5 and the
+# tests/bench/pmpi/run.sh: costs of the rankmap PMPI library, beside the library's cost targets and the
 # seed implementations' figures (REFERENCE.md sections 1 and 2).
 #
 # 1. Extra time of MPI_Cart_create(reorder=1) over the plain call (reorder=0, same binary, library
@@ -35,7 +35,7 @@
 #    limits, plugin/mpi/pmpi_env.c) beside the same calls unguarded (RANKMAP_GUARD=off), MPI_Cart_create
 #    and MPI_Dist_graph_create_adjacent (reorder=1, the same grid), 16 and 64 ranks, Open MPI and MPICH,
 #    median of ITERS calls, alternated runs; guard_ms = guarded - unguarded.
-# 4. Cost of a call that ends without reordering (issue 30), beside the plain call (reorder=0, straight
+# 4. Cost of a call that ends without reordering, beside the plain call (reorder=0, straight
 #    through), at 2 ranks bound to the 2 cores and at 4, 16 and 64 ranks (oversubscribed): a cause
 #    already known (every virtual host has 1 PU and several ranks: the placement
 #    fails once, and the communicator remembers it), every rank on one host and unbound (this machine's
@@ -154,10 +154,10 @@ echo "cost in each run (MPICH's PMPI_Isend is 1.5-2.5 ns faster or slower depend
 echo "were exchanged before the loop: one extra MPI_Allreduce in the program, without learning, makes it"
 echo "slower, three do not; at the topology call learning adds only its private MPI_Comm_dup, which does"
 echo "not count) and with the load of this shared machine. Rows: RANKMAP_TRACE (the full tracer, per-peer"
-echo "hash table) on MPI_COMM_WORLD; RANKMAP_LEARN=1 (issue 18) on MPI_COMM_WORLD, and on a 1-D periodic"
+echo "hash table) on MPI_COMM_WORLD; RANKMAP_LEARN=1 on MPI_COMM_WORLD, and on a 1-D periodic"
 echo "MPI_Cart_create(reorder=1) communicator."
 printf '%-8s %-13s %8s %8s %7s %9s %7s %-8s %12s   %s\n' MPI mode off_wrap wrap_ns msg_ns overhead all verdict \
-	"across runs" "target (issue 18); measured before"
+	"across runs" "target; measured before"
 L=$T/learn; mkdir -m 700 "$L"
 for m in openmpi mpich; do
 	case $m in openmpi) bind="--bind-to core" ;; mpich) bind="-bind-to core" ;; esac
@@ -205,7 +205,7 @@ for m in openmpi mpich; do
 	openmpi) bt="+7.9 %"; bw="+1.1 %"; bc="+2.1..3.1 %" ;;
 	mpich) bt="+12.8 %"; bw="+2.8..3.1 %"; bc="+3.1..4.0 %" ;;
 	esac
-	row "trace, world" off_w trace_w 5 "first tracer $bt (issue 18)"
+	row "trace, world" off_w trace_w 5 "first tracer $bt"
 	[ $? -ne 2 ] || rc=1 # the full tracer (RANKMAP_TRACE, opt-in per run) is shown, not required here
 	row "learn, world" off_w learn_w 3 "before: $bw across runs" || rc=1
 	row "learn, cart" off_c learn_c 3 "before: $bc across runs" || rc=1

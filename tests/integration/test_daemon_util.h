@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_daemon_util.h: starting a real rankmapd on a temporary socket and state directory
+ * tests/integration/test_daemon_util.h: starting a real rankmapd on a temporary socket and state directory
  * for the daemon tests, raw socket helpers, and clean-up (the daemon is killed by its PID).
  */
 #ifndef RANKMAP_TEST_DAEMON_UTIL_H

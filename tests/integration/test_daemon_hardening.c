@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_daemon_hardening.c: three smaller items of issue 24, each against a real rankmapd.
+ * tests/integration/test_daemon_hardening.c: three hardening checks, each against a real rankmapd.
  *  1. Log lines: a client's newline, ESC, other C0 bytes, DEL and C1 controls in the fields that reach
  *     the log (request type, map algorithm, host names, refused frames parsed by the loop and by a
  *     worker) are escaped: every line of the log starts with the daemon's prefix and holds no control
