@@ -86,10 +86,14 @@ char **ctl_job_hosts(topo_cluster_t c, const char *list, size_t *n, rm_error_t *
  * one slot per core (per_pu: per PU). Returns a new target or NULL with err set. */
 topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err);
 
-/* A communication graph as a daemon request's "pattern": {"n": N, "edges_text": "u v w ..."}, each
- * undirected edge once (the daemon merges directions). New reference, NULL when out of memory. */
+/* A daemon map request built by the client library's typed request (rm_map_request_json): the graph g
+ * (each undirected edge once), or cart when g is NULL; where: a JSON list of host names (key "hosts") or
+ * of [host, pu] slots (key "slots", the answer then in their order); q's engine, seed, budget, per_pu
+ * and breakdown as set by the caller (its pattern and slots are filled here). New reference, NULL when
+ * out of memory or where is malformed. */
 struct map_graph;
-json_t *ctl_pattern_json(const struct map_graph *g);
+json_t *ctl_map_request(const struct map_graph *g, const char *cart, const json_t *where, const char *key,
+			rm_map_request_t *q);
 
 /* ---- cluster sources (report, slurm-topology) ----------------------------------------------- */
 
