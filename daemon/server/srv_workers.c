@@ -50,6 +50,7 @@ void srv_job_free(srv_job_t *job)
 	json_decref(job->req);
 	json_decref(job->id);
 	free(job->payload);
+	free(job->text);
 	free(job->out);
 	free(job);
 }
@@ -93,6 +94,8 @@ static int run_job(worker_t *wk, srv_job_t *job)
 		default: /* SRV_CHILD_DELEGATE: runs here */ break;
 		}
 	}
+	free(job->text); /* the worker process had it, or it runs here on job->req */
+	job->text = NULL;
 	resp = job->payload ? parse_and_run(w, job) : job->handler(w->ctx, job->req, job->id, &job->peer);
 	if (!resp)
 		resp = rm_proto_error(job->id, RM_ERR_INTERNAL, "the request could not be answered");
