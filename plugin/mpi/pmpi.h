@@ -183,6 +183,7 @@ typedef struct rmp_place {
 	topo_target_t *target;      /* one slot per rank of the communicator, or NULL */
 	uint32_t *slot_rank;        /* target slot -> rank occupying it */
 	uint32_t *rank_slot;        /* rank -> target slot (target->given) */
+	size_t hw_bytes;            /* hardware descriptions (hwloc XML) the root gathered for the call */
 } rmp_place_t;
 
 /* Collective: every rank takes part; on the root (rank 0) fills pl. Returns this rank's status

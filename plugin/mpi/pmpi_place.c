@@ -39,6 +39,7 @@ typedef struct rmp_gather {
 	rmp_rec_t *rec; /* size records (real placement) */
 	char *xml;      /* concatenated XMLs of the requested leaders */
 	int *xml_off;   /* size: offset of rank r's XML in xml, -1 if none */
+	size_t xml_len; /* bytes of xml */
 } rmp_gather_t;
 
 static uint64_t hash_bytes(const char *s, size_t n)
@@ -175,6 +176,7 @@ static int plan_xml(rmp_call_t *call, rmp_gather_t *ga, int *req, int *counts, i
 		}
 	}
 	free(tree);
+	ga->xml_len = total;
 	ga->xml = malloc(total + 1);
 	return ga->xml ? 0 : -1;
 }
@@ -568,6 +570,7 @@ int rmp_place_learn(rmp_call_t *call, rmp_place_t *pl)
 		rc = gather_real(call, &ga); /* collective: every rank reads the same environment */
 	if (call->rank != 0 || rc != 0)
 		goto out;
+	pl->hw_bytes = ga.xml_len;
 	if (call->env.socket && !call->env.fake_hosts) {
 		rc = daemon_slots(call, pl, &ga);
 		goto out;

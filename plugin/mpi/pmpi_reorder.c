@@ -45,7 +45,8 @@ static void report_out(const rmp_call_t *call, const char *text)
 /* Root: one line describing the outcome, then one line per rank: where it runs and its new rank, like
  * Open MPI's --report-bindings (fields documented in README.md, "What the report says"). ranks: the
  * vertices of the graph (processes of the new communicator), size: the processes of the communicator
- * given; costs are the model's (edge weight times distance, cost_unit), times in milliseconds. */
+ * given; costs are the model's (edge weight times distance, cost_unit), times in milliseconds, hw_bytes
+ * the hardware descriptions the root gathered for the call (0 through rankmapd, which holds them). */
 static void report(const rmp_call_t *call, const rmp_place_t *pl, const char *algo, double before, double after,
 		   uint32_t moved)
 {
@@ -62,9 +63,9 @@ static void report(const rmp_call_t *call, const rmp_place_t *pl, const char *al
 	 * when the machine is not oversubscribed) */
 	snprintf(line, sizeof(line),
 		 "rankmap: report fn=%s ranks=%u size=%d algo=%s cost_before=%.6g cost_after=%.6g "
-		 "cost_unit=weight*distance moved=%u time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f%s%s\n",
+		 "cost_unit=weight*distance moved=%u time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f hw_bytes=%zu%s%s\n",
 		 call->fn, call->nverts, call->size, algo, before, after, moved, (now - call->t0) * 1e3,
-		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, learned, warning);
+		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, pl->hw_bytes, learned, warning);
 	report_out(call, line);
 	if (!pl->slot)
 		return;
