@@ -410,13 +410,12 @@ static json_t *map_response(const json_t *id, const topo_target_t *t, topo_clust
 }
 
 /* Slots request: identity_cost becomes the cost of the placement given (vertex v on the v-th slot
- * given: target slot t->given[v]), and that placement is kept when the engine found nothing cheaper, or
- * when the engine is "identity" (for a slots request: every vertex where it is, whatever the target's
- * own order). */
+ * given: target slot t->given[v]), and that placement is kept when the engine found nothing cheaper
+ * (the engine "identity" is vertex v on the target's v-th slot, depth-first: PROTOCOL.md). */
 static void against_given(const topo_target_t *t, const map_graph_t *g, uint32_t *perm, map_result_t *res)
 {
 	res->identity_cost = map_cost(g, t, t->given);
-	if (res->cost > res->identity_cost || !strcmp(res->algo, "identity")) {
+	if (res->cost > res->identity_cost) {
 		memcpy(perm, t->given, g->n * sizeof(*perm));
 		res->cost = res->identity_cost;
 		snprintf(res->algo, sizeof(res->algo), "identity");

@@ -5,10 +5,10 @@
  * processor name) and the PU it is bound to (its affinity mask when that holds a single CPU, else
  * unknown): its slot (rm_slot.h), named once. Through rankmapd that is all: the root sends the slots in
  * rank order with OS PU indices, and the daemon, which holds every registered host's hardware, resolves
- * them (rankmapd.c: unknown and shared PUs get the free PUs of their host in rank order). Mapping here,
- * one leader per host exports its hwloc tree as XML; the root fetches one XML per distinct tree (hash),
- * so identical nodes cost one transfer, and resolves the PUs itself by the same rule. Records are
- * fixed-size, O(p) at the root only.
+ * them (daemon/server/srv_map.c: unknown and shared PUs get the free PUs of their host in rank order).
+ * Mapping here, one leader per host exports its hwloc tree as XML; the root fetches one XML per distinct
+ * tree (hash), so identical nodes cost one transfer, and resolves the PUs itself by the same rule.
+ * Records are fixed-size, O(p) at the root only.
  *
  * Test-only placement (RANKMAP_FAKE_HOSTS / RANKMAP_FAKE_NODE / RANKMAP_FAKE_PLACEMENT): computed at
  * the root from rank numbers, no communication.
@@ -499,7 +499,6 @@ static int make_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, c
 {
 	size_t n = (size_t)call->size;
 	topo_slot_t *slots = malloc(sizeof(*slots) * n);
-	int rc = 0;
 
 	pl->slot_rank = malloc(sizeof(uint32_t) * n);
 	pl->rank_slot = malloc(sizeof(uint32_t) * n);
@@ -514,7 +513,7 @@ static int make_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, c
 	if (!pl->target || pl->target->nslots != n || !pl->target->given)
 		return rm_error_set(&call->err, "placement", 0, 0, "cannot build the target of %zu slots", n);
 	pl->pu_index = RM_SLOT_PU_LOGICAL;
-	for (uint32_t r = 0; r < n && rc == 0; r++) {
+	for (uint32_t r = 0; r < n; r++) {
 		uint32_t s = pl->target->given[r];
 
 		pl->rank_slot[r] = s, pl->slot_rank[s] = r;
@@ -522,7 +521,7 @@ static int make_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, c
 		pl->pu_os[r] = (int32_t)pl->target->slot_pu_os[s];
 		pl->bound[r] = ga && ga->rec && !call->env.fake_node && ga->rec[r].cpu == pl->pu_os[r];
 	}
-	return rc;
+	return 0;
 }
 
 /* Root, real placement through rankmapd: every rank's slot as it reported it (host, OS PU or

@@ -4,8 +4,7 @@
  * hand (the older target-order answer).
  *  - The answer in the request's order: slots given in a scrambled order get vertex v on the caller's
  *    slot slot[v], the same slot the target-order answer names for v (two answers of one engine).
- *  - The identity engine on scrambled slots keeps every vertex on its own slot (slot[v] = v), and its
- *    cost is the cost of the placement given.
+ *    With treematch and with identity (the target's depth-first order): same slots, same costs.
  *  - OS PU indices (pu_index "os"), unknown PUs (null) and PUs given twice are resolved by the rule the
  *    MPI library documents (free PUs of the host, logical order, request order); the OS numbering is
  *    read from the host's XML file here, not from the daemon.
@@ -51,50 +50,59 @@ static const rm_slot_t scrambled[8] = {
 	{ "bonobo001", 2 }, { "bonobo002", 1 }, { "bonobo001", 1 }, { "bonobo002", 6 }
 };
 
-static void test_request_order(tdaemon_t *d)
+/* Maps scrambled slots with engine, in the request's order (typed) and in the target's (by hand), and
+ * checks that both put every vertex on the same slot. Returns the typed answer (the caller frees it). */
+static void both_orders(tdaemon_t *d, const char *engine, rm_map_answer_t *a)
 {
 	rm_client_opts_t o = { .servers = d->sock };
-	rm_map_request_t q = { .slots = scrambled, .nslots = 8, .engine = "treematch" };
-	rm_map_answer_t a;
+	rm_map_request_t q = { .slots = scrambled, .nslots = 8, .engine = engine };
 	rm_error_t err = { 0 };
 	json_t *old, *r, *slots, *perm;
 	int same = 1;
 
 	pattern8(&q);
-	check(rm_client_map(&o, &q, &a, NULL, &err) == 0, "typed map of scrambled slots: %s", err.text);
-	check(a.slot && !json_object_get(a.resp, "slots"), "the request-order answer leaves the slots out");
+	check(rm_client_map(&o, &q, a, NULL, &err) == 0, "%s: typed map of scrambled slots: %s", engine, err.text);
+	check(a->slot && !json_object_get(a->resp, "slots"), "%s: the request-order answer leaves the slots out",
+	      engine);
 	old = rm_map_request_json(&q); /* the same request, answered in the target's order (older clients) */
 	json_object_del(old, "index");
 	r = td_call(d->sock, old);
-	check(r && json_is_true(json_object_get(r, "ok")), "target-order map ok: %s", td_msg(r));
+	check(r && json_is_true(json_object_get(r, "ok")), "%s: target-order map ok: %s", engine, td_msg(r));
 	slots = json_object_get(r, "slots");
 	perm = json_object_get(r, "permutation");
-	for (uint32_t v = 0; a.slot && v < 8 && json_array_size(perm) == 8; v++) {
+	for (uint32_t v = 0; a->slot && v < 8 && json_array_size(perm) == 8; v++) {
 		json_t *s = json_array_get(slots, (size_t)json_integer_value(json_array_get(perm, v)));
-		const rm_slot_t *mine = &scrambled[a.slot[v]];
+		const rm_slot_t *mine = &scrambled[a->slot[v]];
 
 		same &= !strcmp(json_string_value(json_array_get(s, 0)), mine->host) &&
 			json_integer_value(json_array_get(s, 1)) == mine->pu;
 	}
-	check(same, "vertex v runs on the caller's slot slot[v], the slot the target-order answer names");
-	check(json_number_value(json_object_get(r, "cost")) == a.cost, "both answers cost the same (%g, %g)",
-	      json_number_value(json_object_get(r, "cost")), a.cost);
+	check(same && json_array_size(perm) == 8,
+	      "%s: vertex v runs on the caller's slot slot[v], the slot the target-order answer names", engine);
+	check(json_number_value(json_object_get(r, "cost")) == a->cost &&
+		      json_number_value(json_object_get(r, "identity_cost")) == a->given_cost,
+	      "%s: both answers cost the same (%g, %g)", engine, json_number_value(json_object_get(r, "cost")),
+	      a->cost);
+	json_decref(r);
+}
+
+static void test_request_order(tdaemon_t *d)
+{
+	rm_client_opts_t o = { .servers = d->sock };
+	rm_map_request_t q = { .slots = scrambled, .nslots = 8, .engine = "TreeMatch" };
+	rm_map_answer_t a;
+	rm_error_t err = { 0 };
+	int same = 1;
+
+	both_orders(d, "treematch", &a);
 	for (uint32_t i = 0; a.slot && i < 4; i++)
 		same &= !strcmp(scrambled[a.slot[i]].host, scrambled[a.slot[i + 4]].host);
-	check(same, "every heavy pair shares a host");
-	json_decref(r);
+	check(a.slot && same, "every heavy pair shares a host");
+	rm_map_answer_free(&a);
+	both_orders(d, "identity", &a); /* the target's depth-first order, whatever the order given */
 	rm_map_answer_free(&a);
 
-	q.engine = "identity";
-	check(rm_client_map(&o, &q, &a, NULL, &err) == 0, "identity on scrambled slots: %s", err.text);
-	same = a.slot != NULL;
-	for (uint32_t v = 0; a.slot && v < 8; v++)
-		same &= a.slot[v] == v;
-	check(same, "identity keeps vertex v on the v-th slot given");
-	check(a.cost == a.given_cost, "identity: cost %g is the cost of the placement given %g", a.cost, a.given_cost);
-	rm_map_answer_free(&a);
-
-	q.engine = "TreeMatch";
+	pattern8(&q);
 	check(rm_client_map(&o, &q, &a, NULL, &err) == 0 && !strcmp(a.engine, "treematch"),
 	      "engine names are case-insensitive: TreeMatch is %s (%s)", a.engine, err.text);
 	rm_map_answer_free(&a);
