@@ -42,6 +42,8 @@ typedef struct rmp_gather {
 	size_t xml_len; /* bytes of xml */
 } rmp_gather_t;
 
+#define RMP_RECORDS_ONLY 1 /* gather_real's broadcast: no hardware to gather */
+
 static uint64_t hash_bytes(const char *s, size_t n)
 {
 	uint64_t h = RMP_HASH_INIT;
@@ -206,11 +208,15 @@ static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 			rc = -1;
 	}
 	PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, rc == 0 ? ga->rec : NULL, (int)sizeof(me), MPI_BYTE, 0, call->comm);
-	if (call->env.socket) /* rankmapd holds the hardware: the records are all it needs */
-		goto out;
+	/* the root decides for all (the environment may differ between ranks): through rankmapd, which
+	 * holds the hardware, the records are all it needs */
 	if (call->rank == 0 && rc == 0)
-		rc = pick_leaders(call, ga->rec, req);
+		rc = call->env.socket ? RMP_RECORDS_ONLY : pick_leaders(call, ga->rec, req);
 	PMPI_Bcast(&rc, 1, MPI_INT, 0, call->comm);
+	if (rc == RMP_RECORDS_ONLY) {
+		rc = 0;
+		goto out;
+	}
 	if (rc == 0) {
 		PMPI_Scatter(req, 1, MPI_INT, &lead, 1, MPI_INT, 0, call->comm);
 #ifndef RANKMAP_SMPI

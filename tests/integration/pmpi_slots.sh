@@ -6,7 +6,8 @@
 # here gathers hwloc XML: hw_bytes > 0); the report has one "place" line per rank (old rank, new rank,
 # host, pu_os, bound) agreeing with the program's own count of moved ranks and with the host each rank was
 # given; the PUs the daemon resolved are distinct on each host; RANKMAP_ALGO is case-insensitive ("Auto")
-# and a wrong one is reported naming the variable.
+# and a wrong one is reported naming the variable. Ranks whose environment differs (RANKMAP_SOCKET on
+# some ranks only) follow rank 0's choice: no hang, whichever rank lacks it.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/mpi/common.sh"
 pmpi_check_built
@@ -29,6 +30,7 @@ r=\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-0}}
 set -- $HOSTS "\$@"
 shift \$((r % 4)); SLURMD_NODENAME=\$1; shift \$((4 - r % 4))
 export SLURMD_NODENAME
+case " \$RM_NOSOCK " in *" \$r "*) unset RANKMAP_SOCKET ;; esac
 LD_PRELOAD=\$RM_LIB exec "\$@"
 EOW
 chmod +x "$T/wrap"
@@ -110,5 +112,20 @@ for m in $PMPI_MPIS; do
 	# 5. RANKMAP_VERBOSE: the same lines on standard error
 	why=$(check_places "$C.5.err" "$(field moved "$C.5.out")") && ok "$m: RANKMAP_VERBOSE prints the place lines" ||
 		notok "$m: verbose place lines:$why"
+	# ranks without RANKMAP_SOCKET beside ranks with it: rank 0 decides for all (RM_NOSOCK: the ranks
+	# whose wrapper unsets it)
+	for nosock in "1 3 5 7" "0 2 4 6"; do
+		case $m in
+		openmpi) RM_LIB=$(pmpi_lib openmpi) RM_NOSOCK=$nosock RANKMAP_SOCKET=$T/sock timeout -k 5 60 mpirun.openmpi \
+				--oversubscribe --allow-run-as-root -np 8 -x RM_LIB -x RM_NOSOCK -x RANKMAP_SOCKET "$T/wrap" \
+				"$BIN/tests/mpi/openmpi/cart_halo" 2 4 2 1 1 ;;
+		mpich) timeout -k 5 60 mpirun.mpich -np 8 -genv RM_LIB "$(pmpi_lib mpich)" -genv RM_NOSOCK "$nosock" \
+				-genv RANKMAP_SOCKET "$T/sock" "$T/wrap" "$BIN/tests/mpi/mpich/cart_halo" 2 4 2 1 1 ;;
+		esac >"$T/het.out" 2>"$T/het.err"
+		rc=$?
+		[ $rc -eq 0 ] && [ "$(field errors "$T/het.out")" = 0 ] &&
+			ok "$m: RANKMAP_SOCKET unset on ranks $nosock only: completes, checks pass" ||
+			notok "$m: RANKMAP_SOCKET unset on ranks $nosock: exit $rc $(head -c 300 "$T/het.err")"
+	done
 done
 finish
