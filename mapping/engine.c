@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mapping_private.h"
 
@@ -49,9 +50,16 @@ static const struct map_engine *find_engine(const char *name)
 	size_t i;
 
 	for (i = 0; name && i < NENGINES; i++)
-		if (!strcmp(engines[i].name, name))
+		if (!strcasecmp(engines[i].name, name)) /* "Auto" is auto: names are case-insensitive */
 			return &engines[i];
 	return NULL;
+}
+
+const char *map_algorithm_find(const char *name)
+{
+	const struct map_engine *e = find_engine(name);
+
+	return e ? e->name : NULL;
 }
 
 static int check_args(const char *algo, const map_graph_t *g, const topo_target_t *t, uint32_t *perm, rm_error_t *err)
@@ -127,7 +135,7 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 		res->cost = cost;
 		res->identity_cost = idcost;
 		res->time_ms = map_wall_ms() - w0;
-		snprintf(res->algo, sizeof(res->algo), "%s", replaced ? "identity" : algo);
+		snprintf(res->algo, sizeof(res->algo), "%s", replaced ? "identity" : e->name);
 	}
 	return rc;
 }

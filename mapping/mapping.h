@@ -131,6 +131,9 @@ int map_compute_guarded(const char *algo, const map_graph_t *g, const topo_targe
 const char *const *map_algorithms(void);
 /* The same names as one string, "treematch, scotch, ..." (static), for messages. */
 const char *map_algorithm_list(void);
+/* The engine called name, whatever its case ("Auto" is "auto"): its own spelling (static), or NULL when
+ * there is none. */
+const char *map_algorithm_find(const char *name);
 
 /* Cost of a mapping: sum over undirected edges of weight x target distance. */
 double map_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm);

@@ -695,9 +695,10 @@ static int alloc_target(topo_target_t *t, size_t n, int nl, uint32_t nhosts)
 	t->slot_host = malloc(n * sizeof(*t->slot_host));
 	t->slot = malloc(n * sizeof(*t->slot));
 	t->slot_pu_os = malloc(n * sizeof(*t->slot_pu_os));
+	t->given = malloc(n * sizeof(*t->given));
 	t->host_name = calloc(nhosts, sizeof(*t->host_name));
 	return t->group && t->ngroups && t->cost && t->kind && t->level_name && t->slot_host && t->slot &&
-			       t->slot_pu_os && t->host_name
+			       t->slot_pu_os && t->given && t->host_name
 		       ? 0
 		       : -1;
 }
@@ -726,6 +727,7 @@ static int fill_levels(struct build *b, topo_target_t *t)
 		for (k = 0; k < b->nkeep; k++)
 			t->group[i * (size_t)b->nkeep + (size_t)k] = row[b->keep[k]];
 		t->slot[i] = s;
+		t->given[b->order[i]] = (uint32_t)i;
 		t->slot_pu_os[i] = pu->os_index;
 		t->slot_host[i] = row[b->host_cand];
 		if (!t->host_name[t->slot_host[i]] &&

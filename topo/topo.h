@@ -269,6 +269,8 @@ struct topo_target {
 	uint32_t nhosts;      /* distinct hosts of the target */
 	uint32_t *slot_host;  /* nslots: target-local host index, 0 .. nhosts-1 */
 	topo_slot_t *slot;    /* nslots: cluster host index and PU logical index */
+	uint32_t *given;      /* nslots: target slot of the i-th slot given to topo_target_from_slots (the one
+			       * translation between a caller's order and the target's; NULL for tleaf) */
 	unsigned *slot_pu_os; /* nslots: PU OS index, for binding (NULL for tleaf) */
 	char **host_name;     /* nhosts (NULL for tleaf) */
 	/* optional non-tree network distance between target-local hosts */
@@ -286,7 +288,7 @@ struct topo_target {
 topo_target_t *topo_target_from_tleaf(const char *s, rm_error_t *err);
 /* Restricts the cluster to the given slots (in that order: slot i of the target is slots[i] when the
  * order is already depth-first, else the target renumbers them depth-first and `slot` says which is
- * which). The cluster must be finalized and must outlive nothing: the target copies what it needs.
+ * which, and `given` the way back: given[i] is the target slot of slots[i]). The cluster must be finalized and must outlive nothing: the target copies what it needs.
  * Hosts the InfiniBand fabric does not connect are no error: the target is built with a penalty
  * distance between them and t->warning says so (see struct topo_target). */
 topo_target_t *topo_target_from_slots(topo_cluster_t c, const topo_slot_t *slots, size_t n, rm_error_t *err);

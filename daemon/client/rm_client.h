@@ -42,6 +42,7 @@
 #include <sys/socket.h>
 
 #include "rm_error.h"
+#include "rm_slot.h"
 
 /* ---- wire format (proto.c) ------------------------------------------------------------------- */
 
@@ -279,5 +280,54 @@ int rm_client_call_opts(const rm_client_opts_t *o, json_t *request, json_t **res
  * the daemon's error code (or "socket"/"frame") and err->text its message; *response is then the
  * daemon's error response (new reference) when one was received, else NULL. */
 int rm_client_call(const char *socket_path, json_t *request, json_t **response, int timeout_ms, rm_error_t *err);
+
+/* ---- the map request, typed (client_map.c) ------------------------------------------------------ */
+
+/* A map request: a communication pattern (n vertices; nedges edges src[k] - dst[k] of weight w[k], or a
+ * Cartesian spec cart) onto slots (the caller's, in its own order: rank order, core order) or onto every
+ * core (per_core) or PU of the named hosts. Everything is borrowed. Zero-initialise, then set. */
+typedef struct rm_map_request {
+	uint32_t n;
+	size_t nedges;
+	const uint32_t *src, *dst;
+	const double *w;
+	const char *cart; /* instead of the edges: "8x8", "8x4:1,0"... */
+	const rm_slot_t *slots;
+	size_t nslots;
+	rm_slot_pu_t pu_index; /* how the slots' PUs count; RM_SLOT_ANY: a free PU of the host */
+	const char *const *hosts;
+	size_t nhosts;
+	int per_pu;            /* hosts: every PU rather than every core */
+	const char *engine;    /* NULL: "auto" */
+	double time_budget_ms; /* <= 0: the daemon's default */
+	long seed;
+	int breakdown; /* ask for the traffic per level (in answer->resp) */
+} rm_map_request_t;
+
+/* The daemon's answer. slot[v] is where vertex v runs: an index into the request's slots (the caller's
+ * order, whatever order the daemon's target has), or for a hosts request into the answer's "slots"
+ * ([host, logical PU] pairs, in resp). pu_os[i] (slots requests): the OS index of the PU of the
+ * request's slot i, as the daemon resolved it (RM_SLOT_ANY filled in). */
+typedef struct rm_map_answer {
+	uint32_t n;
+	uint32_t *slot;
+	int32_t *pu_os;      /* nslots of the request, NULL for a hosts request */
+	double cost;         /* model cost of the mapping */
+	double given_cost;   /* slots: of vertex v on slot v (where the ranks are now); hosts: on slot v */
+	double time_ms;      /* the engine's time */
+	char engine[64];     /* the engine that produced the result */
+	const char *warning; /* the daemon's first warning (inside resp), NULL when none */
+	json_t *resp;        /* the whole response (breakdown, target, slots...), owned */
+} rm_map_answer_t;
+
+/* Sends q to the daemon as one `map` request (rm_client_call_opts: o and info as there) and checks the
+ * answer: a permutation of q->n distinct slots within range. Returns 0 with *a filled (free it with
+ * rm_map_answer_free), or -1 with err set (the daemon's code and message, or "rankmapd" for a malformed
+ * answer) and *a empty; a->resp then holds the daemon's error response when one came. */
+int rm_client_map(const rm_client_opts_t *o, const rm_map_request_t *q, rm_map_answer_t *a, rm_client_info_t *info,
+		  rm_error_t *err);
+/* The map request q as JSON (a new reference, NULL on ENOMEM): what rm_client_map sends. */
+json_t *rm_map_request_json(const rm_map_request_t *q);
+void rm_map_answer_free(rm_map_answer_t *a);
 
 #endif

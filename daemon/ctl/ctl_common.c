@@ -500,28 +500,39 @@ int ctl_torus_check(ctl_torus_args_t *t, const char *cmd)
 	return -1;
 }
 
-json_t *ctl_pattern_json(const map_graph_t *g)
+json_t *ctl_map_request(const map_graph_t *g, const char *cart, const json_t *where, const char *key,
+			rm_map_request_t *q)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	json_t *p;
-	uint64_t k;
-	uint32_t u;
+	size_t n = json_array_size(where), ne = g ? g->xadj[g->n] : 0, i, k = 0;
+	int slots = !strcmp(key, "slots"), bad = 0;
+	rm_slot_t *sl = calloc(n + 1, sizeof(*sl));
+	const char **names = calloc(n + 1, sizeof(*names));
+	uint32_t *src = malloc((ne + 1) * sizeof(*src)), *dst = malloc((ne + 1) * sizeof(*dst)), u;
+	double *w = malloc((ne + 1) * sizeof(*w));
+	json_t *req = NULL;
 
-	if (!m)
-		return NULL;
-	for (u = 0; u < g->n; u++)
-		for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
-			if (g->adj[k] > u)
-				fprintf(m, "%u %u %.17g\n", u, g->adj[k], g->w[k]);
-	if (fclose(m) != 0) {
-		free(text);
-		return NULL;
+	for (u = 0; g && src && dst && w && u < g->n; u++)
+		for (uint64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++)
+			if (g->adj[e] > u)
+				src[k] = u, dst[k] = g->adj[e], w[k++] = g->w[e];
+	for (i = 0; sl && names && i < n; i++) {
+		const json_t *v = json_array_get(where, i);
+
+		if (slots) {
+			sl[i].host = json_string_value(json_array_get(v, 0));
+			sl[i].pu = (int32_t)json_integer_value(json_array_get(v, 1));
+		} else
+			names[i] = json_string_value(v);
+		bad |= slots ? !sl[i].host : !names[i];
 	}
-	p = json_pack("{s:I, s:s}", "n", (json_int_t)g->n, "edges_text", text);
-	free(text);
-	return p;
+	q->n = g ? g->n : 0, q->nedges = k, q->src = src, q->dst = dst, q->w = w, q->cart = g ? NULL : cart;
+	q->slots = slots ? sl : NULL, q->nslots = slots ? n : 0;
+	q->hosts = slots ? NULL : names, q->nhosts = slots ? 0 : n;
+	if (sl && names && src && dst && w && !bad)
+		req = rm_map_request_json(q);
+	free(sl), free(names), free(src), free(dst), free(w);
+	q->slots = NULL, q->hosts = NULL, q->src = q->dst = NULL, q->w = NULL;
+	return req;
 }
 
 /* ---- progress on standard error ------------------------------------------------------------------ */

@@ -137,10 +137,14 @@ topo_target_t *ctl_load_target_cpus(const char *tleaf, const char *cluster, cons
 int ctl_write_placement(const char *cmd, const char *rankfile, const char *hostfile, const uint32_t *perm, uint32_t n,
 			const char *const *slot_host, const unsigned *slot_cpu, int per_pu);
 
-/* A communication graph as a daemon request's "pattern": {"n": N, "edges_text": "u v w ..."}, each
- * undirected edge once (the daemon merges directions). New reference, NULL when out of memory. */
+/* A daemon map request built by the client library's typed request (rm_map_request_json): the graph g
+ * (each undirected edge once), or cart when g is NULL; where: a JSON list of host names (key "hosts") or
+ * of [host, pu] slots (key "slots", the answer then in their order); q's engine, seed, budget, per_pu
+ * and breakdown as set by the caller (its pattern and slots are filled here). New reference, NULL when
+ * out of memory or where is malformed. */
 struct map_graph;
-json_t *ctl_pattern_json(const struct map_graph *g);
+json_t *ctl_map_request(const struct map_graph *g, const char *cart, const json_t *where, const char *key,
+			rm_map_request_t *q);
 
 /* ---- cluster sources (report, slurm-topology) ----------------------------------------------- */
 

@@ -558,17 +558,10 @@ static topo_level_kind_t kind_of(const char *name)
 static json_t *ex_request(const struct ex_args *a, const map_graph_t *g, json_t *where, const char *key,
 			  const char *algo)
 {
-	json_t *req = rm_proto_request("map", 1);
+	rm_map_request_t q = { .per_pu = a->per_pu, .engine = algo, .breakdown = 1 };
+	json_t *req = ctl_map_request(a->cart ? NULL : g, a->cart, where, key, &q);
 
-	if (a->cart)
-		json_object_set_new(req, "cart", json_string(a->cart));
-	else
-		json_object_set_new(req, "pattern", ctl_pattern_json(g));
-	json_object_set_new(req, key, where);
-	if (!strcmp(key, "hosts"))
-		json_object_set_new(req, "per_core", json_boolean(!a->per_pu));
-	json_object_set_new(req, "algorithm", json_string(algo));
-	json_object_set_new(req, "breakdown", json_true());
+	json_decref(where);
 	return req;
 }
 

@@ -420,21 +420,16 @@ static json_t *remote_hosts(const struct map_args *a)
 	return list;
 }
 
+/* The typed map request (rm_client.h) of the job's hosts (stolen). */
 static json_t *map_request(const struct map_args *a, const map_graph_t *g, json_t *hosts)
 {
-	json_t *req = rm_proto_request("map", 1);
+	rm_map_request_t q = { .per_pu = a->per_pu, .engine = a->algo, .seed = a->seed, .breakdown = 1 };
+	json_t *req;
 
-	if (a->pattern)
-		json_object_set_new(req, "pattern", ctl_pattern_json(g));
-	else
-		json_object_set_new(req, "cart", json_string(a->cart));
-	json_object_set_new(req, "hosts", hosts);
-	json_object_set_new(req, "per_core", json_boolean(!a->per_pu));
-	json_object_set_new(req, "algorithm", json_string(a->algo));
-	json_object_set_new(req, "seed", json_integer(a->seed));
 	if (a->budget > 0)
-		json_object_set_new(req, "time_budget_ms", json_real(a->budget));
-	json_object_set_new(req, "breakdown", json_true());
+		q.time_budget_ms = a->budget;
+	req = ctl_map_request(a->pattern ? g : NULL, a->cart, hosts, "hosts", &q);
+	json_decref(hosts);
 	return req;
 }
 
@@ -532,16 +527,6 @@ static int map_remote(const struct map_args *a, const map_graph_t *g)
 	return rc;
 }
 
-static int algo_known(const char *name)
-{
-	const char *const *names = map_algorithms();
-
-	for (; *names; names++)
-		if (!strcmp(*names, name))
-			return 1;
-	return 0;
-}
-
 int ctl_map_main(int argc, char **argv)
 {
 	struct map_args a;
@@ -551,7 +536,7 @@ int ctl_map_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (!algo_known(a.algo))
+	if (!map_algorithm_find(a.algo))
 		return ctl_usage_error("map", "unknown --engine '%s' (%s)", a.algo, map_algorithm_list());
 	rm_error_clear(&err);
 	g = load_graph(&a, &err);

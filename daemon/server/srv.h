@@ -400,6 +400,9 @@ typedef struct srv_job {
 	size_t payload_len;
 	json_t *req; /* or a request the loop already parsed, with its handler */
 	json_t *id;
+	char *text; /* the parsed request's frame payload, kept for a worker process (isolation = process,
+		     * SRV_REQ_ISOLATED), which gets it as is: never serialised again; NULL otherwise */
+	size_t text_len;
 	srv_peer_t peer;
 	srv_handler_t handler;
 	int flags; /* SRV_REQ_* of a request the loop parsed */

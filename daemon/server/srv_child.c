@@ -525,7 +525,9 @@ int srv_child_run(srv_child_t *ch, srv_job_t *job)
 	 * so a burst of registrations (a new model each) costs no fork of the daemon each. */
 	int stale = ch->pid > 0 && ch->generation != current_generation(ch->ctx);
 
-	if (!payload) {
+	if (!payload && job->text) /* parsed on the loop: the child gets the frame's own text */
+		payload = job->text, len = job->text_len;
+	if (!payload) { /* a request that does not come from a frame */
 		if (!(dumped = json_dumps(job->req, JSON_COMPACT)))
 			return SRV_CHILD_DELEGATE;
 		payload = dumped;

@@ -362,12 +362,14 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 		return 0;
 	}
 	req = rm_frame_parse(c->in, c->in_len, &err);
-	free(c->in);
+	job->text = c->in; /* kept (below) only for a request a worker process runs: its text as is */
+	job->text_len = c->in_len;
 	c->in = NULL;
 	c->in_len = c->in_got = c->in_cap = 0;
 	if (!req) {
 		char buf[RM_ERROR_TEXT_LEN + 64];
 		conn_uncount_frame(l, c);
+		free(job->text);
 		free(job);
 		resp = rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s", rm_error_format(&err, buf, sizeof(buf)));
 		srv_log_refused(NULL, &c->peer, resp);
@@ -383,9 +385,14 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 		if (json_is_false(json_object_get(resp, "ok")))
 			srv_log_refused(json_string_value(json_object_get(req, "type")), &c->peer, resp);
 		json_decref(req);
+		free(job->text);
 		free(job);
 		conn_uncount_frame(l, c);
 		return conn_respond(l, c, resp);
+	}
+	if (!(flags & SRV_REQ_ISOLATED) || l->ctx->cfg.isolation != SRV_ISOLATE_PROCESS) {
+		free(job->text);
+		job->text = NULL;
 	}
 	srv_limits_charge(l->lim, c->uid, extra);
 	c->in_charge += extra;

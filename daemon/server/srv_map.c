@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rm_client.h"
+#include "rm_slot.h"
 #include "mapping.h"
 #include "order.h"
 #include "srv.h"
@@ -19,7 +20,7 @@
 #define MAP_SCHEMA                                                                          \
 	SRV_ENVELOPE                                                                        \
 	" pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f " \
-	"breakdown?b"
+	"breakdown?b pu_index?s index?s"
 #define MAX_RANKS (1u << 24)
 #define MAX_BUDGET_MS 60000
 #define ENGINE_DEFAULT_BUDGET_MS 1000 /* the most the engines take for time_budget_ms 0 (mapping/engine.c) */
@@ -191,6 +192,7 @@ typedef struct target_spec {
 	topo_slot_t *slots; /* slots mode */
 	size_t n;
 	int per_core;
+	rm_slot_pu_t pu_index; /* slots mode: how the request's PUs count */
 	char key[SRV_TCACHE_MAX_KEY];
 	int cacheable;
 } target_spec_t;
@@ -224,10 +226,99 @@ static void key_add(target_spec_t *ts, size_t *len, const char *s, long pu)
 	ts->key[*len] = 0;
 }
 
+/* Slot i of a request: [host, pu] (pu an integer in ts->pu_index's numbering, or null: any free PU of
+ * the host), or "host" (PU 0, the older form). Unknown PUs are RM_SLOT_ANY in ts->slots[i].pu, to be
+ * resolved by resolve_any. 0, or -1 with *error. */
+static int parse_slot(target_spec_t *ts, const json_t *v, size_t i, const json_t *id, json_t **error)
+{
+	const char *host = json_string_value(v);
+	const json_t *p = NULL;
+	long h;
+
+	if (!host && json_unpack((json_t *)v, "[so!]", &host, &p) < 0)
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST,
+					       "slots[%zu]: expected \"host\" or [\"host\", pu or null]", i),
+		       -1;
+	if (p && !json_is_null(p) && !json_is_integer(p))
+		return *error =
+			       rm_proto_error(id, RM_ERR_BAD_REQUEST, "slots[%zu]: pu: expected an integer or null", i),
+		       -1;
+	if ((h = topo_host_find(ts->c, host)) < 0)
+		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "slots: unknown host '%.*s'",
+					       rm_utf8_prefix(host, 128), host),
+		       -1;
+	unsigned np = topo_host_npus(ts->c, (size_t)h);
+	json_int_t pu = p && json_is_integer(p) ? json_integer_value(p) : p ? RM_SLOT_ANY : 0;
+	hwloc_topology_t topo = topo_host_hwloc(ts->c, (size_t)h);
+	hwloc_obj_t o = NULL;
+
+	if (pu != RM_SLOT_ANY && ts->pu_index == RM_SLOT_PU_OS) {
+		o = topo && pu >= 0 && pu <= UINT32_MAX ? hwloc_get_pu_obj_by_os_index(topo, (unsigned)pu) : NULL;
+		if (!o)
+			return *error =
+				       rm_proto_error(id, RM_ERR_NOT_FOUND, "slots: host %s has no PU of OS index %lld",
+						      host, (long long)pu),
+			       -1;
+		pu = o->logical_index;
+	}
+	if (pu != RM_SLOT_ANY && (pu < 0 || (np && pu >= (json_int_t)np)))
+		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "slots: host %s has no PU %lld", host,
+					       (long long)pu),
+		       -1;
+	ts->slots[i] = (topo_slot_t){ (uint32_t)h, (uint32_t)pu };
+	return 0;
+}
+
+/* Gives slots of unknown PU (null), and with pu_index "os" slots whose PU an earlier slot already took
+ * (processes bound to one PU together), the free PUs of their host in logical order, in the request's
+ * order (the MPI library's rule). A host with more slots than PUs is refused. 0, or -1 with *error. */
+static int resolve_any(target_spec_t *ts, const json_t *id, json_t **error)
+{
+	size_t nh = topo_nhosts(ts->c), i;
+	uint8_t **used = calloc(nh ? nh : 1, sizeof(*used));
+	unsigned *next = calloc(nh ? nh : 1, sizeof(*next));
+	int rc = 0;
+
+	for (i = 0; used && next && rc == 0 && i < ts->n; i++) { /* the PUs given, first come first served */
+		topo_slot_t *s = &ts->slots[i];
+		unsigned np = topo_host_npus(ts->c, s->host);
+
+		if (!used[s->host] && !(used[s->host] = calloc(np ? np : 1, 1)))
+			rc = -1;
+		else if (s->pu != (uint32_t)RM_SLOT_ANY && !used[s->host][s->pu])
+			used[s->host][s->pu] = 1;
+		else if (s->pu != (uint32_t)RM_SLOT_ANY && ts->pu_index == RM_SLOT_PU_OS)
+			s->pu = (uint32_t)RM_SLOT_ANY; /* shared: gets a free one below */
+	}
+	for (i = 0; used && next && rc == 0 && i < ts->n; i++) {
+		topo_slot_t *s = &ts->slots[i];
+		unsigned np = topo_host_npus(ts->c, s->host);
+
+		while (s->pu == (uint32_t)RM_SLOT_ANY && next[s->host] < np && used[s->host][next[s->host]])
+			next[s->host]++;
+		if (s->pu != (uint32_t)RM_SLOT_ANY)
+			continue;
+		if (next[s->host] >= np) {
+			*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "slots: more slots on host %s than its %u PUs",
+						topo_host_name(ts->c, s->host), np);
+			rc = -2;
+		} else
+			used[s->host][s->pu = next[s->host]] = 1;
+	}
+	for (i = 0; used && i < nh; i++)
+		free(used[i]);
+	if (!used || !next || rc == -1)
+		*error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory");
+	free(used);
+	free(next);
+	return rc ? -1 : 0;
+}
+
 /* Validates the host names or [host, pu] slots of a map request into ts. 0, or -1 with *error. */
 static int target_spec(target_spec_t *ts, const json_t *hosts, const json_t *slots, const json_t *id, json_t **error)
 {
 	size_t i, len = 0;
+	int any = ts->pu_index == RM_SLOT_PU_OS;
 
 	ts->n = json_array_size(hosts ? hosts : slots);
 	ts->cacheable = 1;
@@ -242,22 +333,26 @@ static int target_spec(target_spec_t *ts, const json_t *hosts, const json_t *slo
 		if (hosts && !(ts->names[i] = json_string_value(json_array_get(hosts, i))))
 			return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "hosts[%zu]: expected a host name", i),
 			       -1;
-		if (slots && srv_parse_slot(ts->c, json_array_get(slots, i), id, "slots", &ts->slots[i], error) < 0)
+		if (slots && parse_slot(ts, json_array_get(slots, i), i, id, error) < 0)
 			return -1;
 		if (hosts)
 			key_add(ts, &len, ts->names[i], -1);
 		else
-			key_add(ts, &len, topo_host_name(ts->c, ts->slots[i].host), ts->slots[i].pu);
+			any |= ts->slots[i].pu == (uint32_t)RM_SLOT_ANY;
 	}
+	if (slots && any && resolve_any(ts, id, error) < 0)
+		return -1;
+	for (i = 0; slots && i < ts->n; i++)
+		key_add(ts, &len, topo_host_name(ts->c, ts->slots[i].host), ts->slots[i].pu);
 	return 0;
 }
 
 /* The target of a request: every core (per_core) or PU of the named hosts, or the listed [host, pu]
  * slots; from the model's cache when an identical one was built recently. *handle for the put. */
 static const topo_target_t *request_target(srv_model_t *m, const json_t *hosts, const json_t *slots, int per_core,
-					   const json_t *id, void **handle, json_t **error)
+					   rm_slot_pu_t pu_index, const json_t *id, void **handle, json_t **error)
 {
-	target_spec_t ts = { .c = m->cluster, .per_core = per_core };
+	target_spec_t ts = { .c = m->cluster, .per_core = per_core, .pu_index = pu_index };
 	const topo_target_t *t = NULL;
 	rm_error_t err = { 0 };
 	char msg[600];
@@ -276,22 +371,35 @@ static const topo_target_t *request_target(srv_model_t *m, const json_t *hosts, 
 	return t;
 }
 
+/* The answer. In the target's order (index "target"): permutation[v] indexes `slots`, the target's slots
+ * depth-first. In the request's order (index "request", a slots request): permutation[v] indexes the
+ * request's own slots, `slots` is left out (the client has them) and `pu_os` gives the OS index of each
+ * of the request's slots as resolved here. */
 static json_t *map_response(const json_t *id, const topo_target_t *t, topo_cluster_t c, const uint32_t *perm,
-			    uint32_t n, const map_result_t *res)
+			    uint32_t n, const map_result_t *res, int by_request)
 {
 	json_t *resp = rm_proto_ok(id), *p = json_array(), *sl = json_array();
-	uint32_t i;
+	uint32_t i, *back = by_request ? malloc(((size_t)t->nslots + 1) * sizeof(*back)) : NULL;
 
+	if (by_request && !back) {
+		json_decref(resp), json_decref(p), json_decref(sl);
+		return rm_proto_error(id, RM_ERR_INTERNAL, "out of memory");
+	}
+	for (i = 0; back && i < t->nslots; i++) /* target slot -> request slot */
+		back[t->given[i]] = i;
 	for (i = 0; i < n; i++)
-		json_array_append_new(p, json_integer(perm[i]));
-	for (i = 0; t->slot && i < t->nslots; i++) {
+		json_array_append_new(p, json_integer(back ? back[perm[i]] : perm[i]));
+	for (i = 0; by_request && i < t->nslots; i++)
+		json_array_append_new(sl, json_integer(t->slot_pu_os[t->given[i]]));
+	for (i = 0; !by_request && t->slot && i < t->nslots; i++) {
 		json_t *pair = json_array();
 		json_array_append_new(pair, json_string_nocheck(topo_host_name(c, t->slot[i].host)));
 		json_array_append_new(pair, json_integer(t->slot[i].pu));
 		json_array_append_new(sl, pair);
 	}
+	free(back);
 	json_object_set_new(resp, "permutation", p);
-	json_object_set_new(resp, "slots", sl);
+	json_object_set_new(resp, by_request ? "pu_os" : "slots", sl);
 	json_object_set_new(resp, "cost", json_real(res->cost));
 	json_object_set_new(resp, "identity_cost", json_real(res->identity_cost));
 	json_object_set_new(resp, "algorithm", json_string(res->algo));
@@ -301,61 +409,17 @@ static json_t *map_response(const json_t *id, const topo_target_t *t, topo_clust
 	return resp;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Slots request: identity_cost becomes the cost of the placement given (vertex v on the v-th slot
+ * given: target slot t->given[v]), and that placement is kept when the engine found nothing cheaper
+ * (the engine "identity" is vertex v on the target's v-th slot, depth-first: PROTOCOL.md). */
+static void against_given(const topo_target_t *t, const map_graph_t *g, uint32_t *perm, map_result_t *res)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* For a `slots` request: where the ranks are now, vertex v on the v-th slot given, as target slot
- * indices (the target lists its slots depth-first). NULL when out of memory or a slot is not found. */
-static uint32_t *given_placement(const topo_target_t *t, topo_cluster_t c, const json_t *slots, uint32_t n)
-{
-	uint64_t *keys = malloc(2 * (size_t)t->nslots * sizeof(*keys)), k[2], *hit;
-	uint32_t *place = malloc(((size_t)n + 1) * sizeof(*place)), v, i;
-	topo_slot_t s;
-	json_t *err = NULL;
-
-	for (i = 0; keys && place && i < t->nslots; i++) {
-		keys[2 * i] = (uint64_t)t->slot[i].host << 32 | t->slot[i].pu;
-		keys[2 * i + 1] = i;
-	}
-	if (keys && place)
-		qsort(keys, t->nslots, 2 * sizeof(*keys), cmp_u64);
-	for (v = 0; keys && place && v < n; v++) {
-		if (srv_parse_slot(c, json_array_get(slots, v), NULL, "slots", &s, &err) < 0)
-			break;
-		k[0] = (uint64_t)s.host << 32 | s.pu;
-		if (!(hit = bsearch(k, keys, t->nslots, 2 * sizeof(*keys), cmp_u64)))
-			break;
-		place[v] = (uint32_t)hit[1];
-	}
-	json_decref(err);
-	free(keys);
-	if (!place || v < n) {
-		free(place);
-		return NULL;
-	}
-	return place;
-}
-
-/* Slots request: identity_cost becomes the cost of the placement given (vertex v on the v-th slot), and
- * that placement is kept when the engine found nothing cheaper. */
-static void against_given(const topo_target_t *t, topo_cluster_t c, const json_t *slots, const map_graph_t *g,
-			  uint32_t *perm, map_result_t *res)
-{
-	uint32_t *place = given_placement(t, c, slots, g->n);
-
-	if (!place)
-		return;
-	res->identity_cost = map_cost(g, t, place);
+	res->identity_cost = map_cost(g, t, t->given);
 	if (res->cost > res->identity_cost) {
-		memcpy(perm, place, g->n * sizeof(*perm));
+		memcpy(perm, t->given, g->n * sizeof(*perm));
 		res->cost = res->identity_cost;
 		snprintf(res->algo, sizeof(res->algo), "identity");
 	}
-	free(place);
 }
 
 static json_t *breakdown_json(const topo_target_t *t, const map_graph_t *g, const uint32_t *perm)
@@ -377,10 +441,10 @@ static json_t *breakdown_json(const topo_target_t *t, const map_graph_t *g, cons
 
 /* "breakdown": true adds the target as a tleaf string and the traffic per level, mapped and identity
  * (for a slots request, like identity_cost, the placement given). */
-static void add_breakdown(json_t *resp, const topo_target_t *t, topo_cluster_t c, const json_t *slots,
-			  const map_graph_t *g, const uint32_t *perm)
+static void add_breakdown(json_t *resp, const topo_target_t *t, const json_t *slots, const map_graph_t *g,
+			  const uint32_t *perm)
 {
-	uint32_t *id = slots ? given_placement(t, c, slots, g->n) : malloc(((size_t)g->n + 1) * sizeof(*id)), i;
+	uint32_t *id = slots ? NULL : malloc(((size_t)g->n + 1) * sizeof(*id)), i;
 	char tleaf[1024];
 
 	if (topo_target_tleaf_string(t, tleaf, sizeof(tleaf)) == 0)
@@ -388,8 +452,8 @@ static void add_breakdown(json_t *resp, const topo_target_t *t, topo_cluster_t c
 	json_object_set_new(resp, "breakdown", breakdown_json(t, g, perm));
 	for (i = 0; id && !slots && i < g->n; i++)
 		id[i] = i;
-	if (id)
-		json_object_set_new(resp, "identity_breakdown", breakdown_json(t, g, id));
+	if (id || slots)
+		json_object_set_new(resp, "identity_breakdown", breakdown_json(t, g, slots ? t->given : id));
 	free(id);
 }
 
@@ -428,13 +492,52 @@ static double granted_budget(const srv_ctx_t *ctx, const srv_peer_t *peer, doubl
 	return asked;
 }
 
+/* The fields of a map request, validated. */
+typedef struct map_req {
+	json_t *pat, *hosts, *slots;
+	const char *cart, *algo;
+	int per_core, seed, breakdown, by_request;
+	rm_slot_pu_t pu_index;
+	double budget;
+} map_req_t;
+
+/* Unpacks and checks a map request's fields into q. NULL, or the error response. */
+static json_t *map_fields(const json_t *req, const json_t *id, map_req_t *q)
+{
+	const char *pu_index = NULL, *index = NULL;
+	json_error_t jerr;
+
+	*q = (map_req_t){ .algo = "auto", .per_core = 1 };
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT,
+			   "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?i, s?F, s?b, s?s, s?s}", "version",
+			   &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "pattern", &q->pat,
+			   "cart", &q->cart, "hosts", &q->hosts, "slots", &q->slots, "per_core", &q->per_core,
+			   "algorithm", &q->algo, "seed", &q->seed, "time_budget_ms", &q->budget, "breakdown",
+			   &q->breakdown, "pu_index", &pu_index, "index", &index) < 0 ||
+	    (q->hosts && !json_is_array(q->hosts)) || (q->slots && !json_is_array(q->slots)) ||
+	    (q->pat && !json_is_object(q->pat)))
+		return srv_request_invalid(req, id, MAP_SCHEMA, &jerr);
+	if (!q->pat == !q->cart)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'pattern' and 'cart'");
+	if (!(q->budget >= 0 && q->budget <= MAX_BUDGET_MS)) /* a worker is not held longer than this */
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "time_budget_ms: %g outside 0..%d", q->budget,
+				      MAX_BUDGET_MS);
+	if (!q->hosts == !q->slots)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'hosts' and 'slots'");
+	if (pu_index && (q->hosts || rm_slot_pu_parse(pu_index, &q->pu_index) < 0))
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "pu_index: '%s' is not logical or os (with slots)",
+				      pu_index);
+	q->by_request = index && !strcmp(index, "request");
+	if (index && ((!q->by_request && strcmp(index, "target")) || (q->by_request && q->hosts)))
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST,
+				      "index: '%s' is not target or request (request: with slots only)", index);
+	return NULL;
+}
+
 json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer)
 {
-	json_t *pat = NULL, *hosts = NULL, *slots = NULL, *error = NULL, *resp = NULL;
-	const char *cart = NULL, *algo = "auto";
-	int per_core = 1, seed = 0, breakdown = 0, cut = 0;
-	double budget = 0;
-	json_error_t jerr;
+	json_t *error = NULL, *resp = NULL;
+	int cut = 0;
 	rm_error_t err = { 0 };
 	map_options_t opt = { 0 };
 	map_result_t res = { 0 };
@@ -444,49 +547,38 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 	srv_model_t *m = NULL;
 	uint32_t *perm = NULL;
 	char msg[600];
+	map_req_t q;
 
-	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT,
-			   "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?i, s?F, s?b}", "version", &(int){ 0 },
-			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "pattern", &pat, "cart", &cart,
-			   "hosts", &hosts, "slots", &slots, "per_core", &per_core, "algorithm", &algo, "seed", &seed,
-			   "time_budget_ms", &budget, "breakdown", &breakdown) < 0 ||
-	    (hosts && !json_is_array(hosts)) || (slots && !json_is_array(slots)) || (pat && !json_is_object(pat)))
-		return srv_request_invalid(req, id, MAP_SCHEMA, &jerr);
-	if (!pat == !cart)
-		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'pattern' and 'cart'");
-	if (!(budget >= 0 && budget <= MAX_BUDGET_MS)) /* a worker is not held longer than this */
-		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "time_budget_ms: %g outside 0..%d", budget,
-				      MAX_BUDGET_MS);
-	if (!hosts == !slots)
-		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'hosts' and 'slots'");
+	if ((error = map_fields(req, id, &q)))
+		return error;
 	if (!(m = srv_model_get(ctx)))
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
-	t = request_target(m, hosts, slots, per_core, id, &th, &error);
+	t = request_target(m, q.hosts, q.slots, q.per_core, q.pu_index, id, &th, &error);
 	if (t)
-		g = pat ? pattern_graph(pat, t->nslots, id, &error) : cart_graph(cart, t->nslots, id, &error);
+		g = q.pat ? pattern_graph(q.pat, t->nslots, id, &error) : cart_graph(q.cart, t->nslots, id, &error);
 	if (!g || !t)
 		goto out;
 	if (!(perm = calloc(g->n, sizeof(*perm)))) {
 		error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory");
 		goto out;
 	}
-	opt.seed = (unsigned)seed;
-	opt.time_budget_ms = granted_budget(ctx, peer, budget, &cut);
-	if (ctx->test_faults && (error = srv_test_fault(ctx, algo, id)))
+	opt.seed = (unsigned)q.seed;
+	opt.time_budget_ms = granted_budget(ctx, peer, q.budget, &cut);
+	if (ctx->test_faults && (error = srv_test_fault(ctx, q.algo, id)))
 		goto out;
-	if (map_compute(algo, g, t, &opt, perm, &res, &err) < 0)
+	if (map_compute(q.algo, g, t, &opt, perm, &res, &err) < 0)
 		error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s", rm_error_format(&err, msg, sizeof(msg)));
 	else {
-		if (slots)
-			against_given(t, m->cluster, slots, g, perm, &res);
-		resp = map_response(id, t, m->cluster, perm, g->n, &res);
-		if (breakdown)
-			add_breakdown(resp, t, m->cluster, slots, g, perm);
+		if (q.slots)
+			against_given(t, g, perm, &res);
+		resp = map_response(id, t, m->cluster, perm, g->n, &res, q.by_request);
+		if (q.breakdown)
+			add_breakdown(resp, t, q.slots, g, perm);
 		if (cut)
 			add_warning(resp,
 				    "time_budget_ms %g cut to max_time_budget %d ms (the daemon's limit for users "
 				    "other than root and slurm_user)",
-				    budget, ctx->cfg.max_time_budget_ms);
+				    q.budget, ctx->cfg.max_time_budget_ms);
 	}
 out:
 	free(perm);

@@ -53,6 +53,7 @@ void srv_job_free(srv_job_t *job)
 	json_decref(job->req);
 	json_decref(job->id);
 	free(job->payload);
+	free(job->text);
 	free(job->out);
 	free(job);
 }
@@ -151,6 +152,8 @@ static int run_job(worker_t *wk, srv_job_t *job)
 		default: /* SRV_CHILD_DELEGATE: runs here */ break;
 		}
 	}
+	free(job->text); /* the worker process had it, or it runs here on job->req */
+	job->text = NULL;
 	job->pool = w;
 	running = job;
 	deferred = 0;

@@ -30,6 +30,7 @@
 
 #include "mapping.h"
 #include "rm_error.h"
+#include "rm_slot.h"
 #include "topo.h"
 
 /* Everything declared below is internal: hidden, so that calls and data accesses inside the library are
@@ -173,12 +174,21 @@ double rmp_cpu_ms(void);
 uint64_t rmp_hash_ints(uint64_t h, const int *v, size_t n);
 #define RMP_HASH_INIT 14695981039346656037ULL
 
-/* Where the ranks of a communicator run, known at the root (pmpi_place.c). */
+/* Where the ranks of a communicator run, known at the root (pmpi_place.c). Every rank's slot is named
+ * once, in rank order (slot[r], rm_slot.h): what rankmapd is sent, and what the report prints. Mapping
+ * here builds the target over those slots (target->given[r] is rank r's target slot); through rankmapd
+ * the real placement needs no hardware at the root (the daemon holds it): no cluster, no target. */
 typedef struct rmp_place {
-	topo_cluster_t cluster;
-	topo_target_t *target; /* one slot per rank of the communicator */
-	uint32_t *slot_rank;   /* target slot -> rank occupying it */
-	uint32_t *rank_slot;   /* rank -> target slot */
+	rm_slot_t *slot;            /* rank -> its slot (host, PU in pu_index's numbering or RM_SLOT_ANY) */
+	rm_slot_pu_t pu_index;      /* OS indices (real placement through rankmapd) or logical (target's) */
+	char (*host)[RMP_HOST_LEN]; /* storage of the host names slot[] points to (real placement) */
+	int32_t *pu_os;             /* rank -> OS index of its PU, as resolved (here, or by rankmapd) */
+	uint8_t *bound;             /* rank -> 1 when the process is bound to that one PU, 0 when assumed */
+	topo_cluster_t cluster;     /* local mapping (and the test-only placement): else NULL */
+	topo_target_t *target;      /* one slot per rank of the communicator, or NULL */
+	uint32_t *slot_rank;        /* target slot -> rank occupying it */
+	uint32_t *rank_slot;        /* rank -> target slot (target->given) */
+	size_t hw_bytes;            /* hardware descriptions (hwloc XML) the root gathered for the call */
 } rmp_place_t;
 
 /* Collective: every rank takes part; on the root (rank 0) fills pl. Returns this rank's status
@@ -208,9 +218,10 @@ int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newco
  * rmp_free_names), or NULL with call->err set. */
 char **rmp_daemon_hosts(rmp_call_t *call, size_t *n_out);
 void rmp_free_names(char **names);
-/* Maps g through the daemon's `map` request onto the ranks' slots: vrank[v] = rank of the process that
- * should run vertex v. Fills res (daemon's cost, identity cost, "rankmapd:<engine>"). 0 or -1. */
-int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, const rmp_place_t *pl, uint32_t *vrank, map_result_t *res);
+/* Maps g through the daemon's `map` request (rm_client_map) onto the ranks' slots pl->slot, in rank order:
+ * vrank[v] = rank of the process that should run vertex v (the daemon answers in the request's order).
+ * Fills res (daemon's cost, the cost where the ranks are, "rankmapd:<engine>") and pl->pu_os. 0 or -1. */
+int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, rmp_place_t *pl, uint32_t *vrank, map_result_t *res);
 
 /* Starts a topology call: fills call and reads the environment. Returns 0 when reordering should be
  * attempted (every rank decides the same, from the environment and the collective check done later);

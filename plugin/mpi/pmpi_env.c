@@ -213,9 +213,11 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 	v = env_str("RANKMAP_VERBOSE");
 	env->verbose = v && strcmp(v, "0") != 0;
 	env->report = env_str("RANKMAP_REPORT");
-	env->algo = env_alias("RANKMAP_ENGINE", "RANKMAP_ALGO");
+	v = env_alias("RANKMAP_ENGINE", "RANKMAP_ALGO"); /* an engine's name, whatever its case: "Auto" is auto */
+	env->algo = v ? map_algorithm_find(v) : "auto";
 	if (!env->algo)
-		env->algo = "auto";
+		return rm_error_set(err, env_str("RANKMAP_ENGINE") ? "RANKMAP_ENGINE" : "RANKMAP_ALGO", 0, 0,
+				    "'%s' is not an engine (%s)", v, map_algorithm_list());
 	v = env_str("RANKMAP_TIME_BUDGET_MS");
 	if (v) {
 		char *end;

@@ -3,9 +3,12 @@
  *
  * Real placement: every rank reports its host (SLURMD_NODENAME, else gethostname(); under SMPI the
  * processor name) and the PU it is bound to (its affinity mask when that holds a single CPU, else
- * unknown). One leader per host exports its hwloc tree as XML; the root fetches one XML per distinct
- * tree (hash), so identical nodes cost one transfer. Records are fixed-size, O(p) at the root only.
- * Ranks whose PU is unknown (unbound, or sharing a PU) get the free PUs of their host in rank order.
+ * unknown): its slot (rm_slot.h), named once. Through rankmapd that is all: the root sends the slots in
+ * rank order with OS PU indices, and the daemon, which holds every registered host's hardware, resolves
+ * them (daemon/server/srv_map.c: unknown and shared PUs get the free PUs of their host in rank order).
+ * Mapping here, one leader per host exports its hwloc tree as XML; the root fetches one XML per distinct
+ * tree (hash), so identical nodes cost one transfer, and resolves the PUs itself by the same rule.
+ * Records are fixed-size, O(p) at the root only.
  *
  * Test-only placement (RANKMAP_FAKE_HOSTS / RANKMAP_FAKE_NODE / RANKMAP_FAKE_PLACEMENT): computed at
  * the root from rank numbers, no communication.
@@ -36,7 +39,10 @@ typedef struct rmp_gather {
 	rmp_rec_t *rec; /* size records (real placement) */
 	char *xml;      /* concatenated XMLs of the requested leaders */
 	int *xml_off;   /* size: offset of rank r's XML in xml, -1 if none */
+	size_t xml_len; /* bytes of xml */
 } rmp_gather_t;
+
+#define RMP_RECORDS_ONLY 1 /* gather_real's broadcast: no hardware to gather */
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
@@ -172,13 +178,14 @@ static int plan_xml(rmp_call_t *call, rmp_gather_t *ga, int *req, int *counts, i
 		}
 	}
 	free(tree);
+	ga->xml_len = total;
 	ga->xml = malloc(total + 1);
 	return ga->xml ? 0 : -1;
 }
 
-/* Collective: gathers every rank's record, then one XML per distinct hardware tree, at the root: the root
- * names one leader per host, the leaders export their hardware and send its length and hash, the root
- * asks one leader per distinct tree for its XML. */
+/* Collective: gathers every rank's record, then (mapping here) one XML per distinct hardware tree, at the
+ * root: the root names one leader per host, the leaders export their hardware and send its length and
+ * hash, the root asks one leader per distinct tree for its XML. Through rankmapd, the records only. */
 static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 {
 	rmp_rec_t me;
@@ -201,9 +208,15 @@ static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 			rc = -1;
 	}
 	PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, rc == 0 ? ga->rec : NULL, (int)sizeof(me), MPI_BYTE, 0, call->comm);
+	/* the root decides for all (the environment may differ between ranks): through rankmapd, which
+	 * holds the hardware, the records are all it needs */
 	if (call->rank == 0 && rc == 0)
-		rc = pick_leaders(call, ga->rec, req);
+		rc = call->env.socket ? RMP_RECORDS_ONLY : pick_leaders(call, ga->rec, req);
 	PMPI_Bcast(&rc, 1, MPI_INT, 0, call->comm);
+	if (rc == RMP_RECORDS_ONLY) {
+		rc = 0;
+		goto out;
+	}
 	if (rc == 0) {
 		PMPI_Scatter(req, 1, MPI_INT, &lead, 1, MPI_INT, 0, call->comm);
 #ifndef RANKMAP_SMPI
@@ -226,6 +239,7 @@ static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 		PMPI_Scatter(req, 1, MPI_INT, &want, 1, MPI_INT, 0, call->comm);
 		PMPI_Gatherv(xml, want ? len : 0, MPI_CHAR, ga->xml, counts, displs, MPI_CHAR, 0, call->comm);
 	}
+out:
 	free(displs);
 	free(req);
 	free(counts);
@@ -471,52 +485,69 @@ static int assign_pus(rmp_call_t *call, topo_cluster_t c, const int32_t *host, i
 	return rc;
 }
 
-static int cmp_key(const void *a, const void *b)
+/* Root: the slots of every rank, allocated (host storage only for the real placement). 0 or -1. */
+static int alloc_slots(rmp_call_t *call, rmp_place_t *pl, int hosts)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	size_t n = (size_t)call->size;
 
-	return x < y ? -1 : x > y;
+	pl->slot = malloc(sizeof(*pl->slot) * n);
+	pl->pu_os = malloc(sizeof(*pl->pu_os) * n);
+	pl->bound = calloc(n, 1);
+	pl->host = hosts ? malloc(sizeof(*pl->host) * n) : NULL;
+	if (!pl->slot || !pl->pu_os || !pl->bound || (hosts && !pl->host))
+		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+	return 0;
 }
 
-/* Root: the target over the ranks' slots, and which rank sits on which target slot. */
-static int make_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, const int32_t *pu)
+/* Root: the target over the ranks' slots (rank r's is target->given[r]), and every rank's slot. */
+static int make_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, const int32_t *pu,
+		       const rmp_gather_t *ga)
 {
 	size_t n = (size_t)call->size;
 	topo_slot_t *slots = malloc(sizeof(*slots) * n);
-	uint64_t *key = malloc(sizeof(uint64_t) * 2 * n); /* (host << 32 | pu, rank) pairs */
-	int rc = 0;
 
 	pl->slot_rank = malloc(sizeof(uint32_t) * n);
 	pl->rank_slot = malloc(sizeof(uint32_t) * n);
-	if (!slots || !key || !pl->slot_rank || !pl->rank_slot) {
-		rc = rm_error_set(&call->err, "placement", 0, 0, "out of memory");
-		goto out;
+	if (!slots || !pl->slot_rank || !pl->rank_slot || alloc_slots(call, pl, 0) != 0) {
+		free(slots);
+		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
 	}
-	for (size_t r = 0; r < n; r++) {
-		slots[r].host = (uint32_t)host[r];
-		slots[r].pu = (uint32_t)pu[r];
-		key[2 * r] = (uint64_t)host[r] << 32 | (uint32_t)pu[r];
-		key[2 * r + 1] = r;
-	}
+	for (size_t r = 0; r < n; r++)
+		slots[r] = (topo_slot_t){ (uint32_t)host[r], (uint32_t)pu[r] };
 	pl->target = topo_target_from_slots(pl->cluster, slots, n, &call->err);
-	if (!pl->target || pl->target->nslots != n || !pl->target->slot) {
-		rc = rm_error_set(&call->err, "placement", 0, 0, "cannot build the target of %zu slots", n);
-		goto out;
-	}
-	qsort(key, n, 2 * sizeof(uint64_t), cmp_key);
-	for (uint32_t s = 0; s < n && rc == 0; s++) {
-		uint64_t k[2] = { (uint64_t)pl->target->slot[s].host << 32 | pl->target->slot[s].pu, 0 };
-		uint64_t *hit = bsearch(k, key, n, 2 * sizeof(uint64_t), cmp_key);
-
-		if (!hit)
-			rc = rm_error_set(&call->err, "placement", 0, 0, "target slot %u is no rank's", s);
-		else
-			pl->slot_rank[s] = (uint32_t)hit[1], pl->rank_slot[hit[1]] = s;
-	}
-out:
 	free(slots);
-	free(key);
-	return rc;
+	if (!pl->target || pl->target->nslots != n || !pl->target->given)
+		return rm_error_set(&call->err, "placement", 0, 0, "cannot build the target of %zu slots", n);
+	pl->pu_index = RM_SLOT_PU_LOGICAL;
+	for (uint32_t r = 0; r < n; r++) {
+		uint32_t s = pl->target->given[r];
+
+		pl->rank_slot[r] = s, pl->slot_rank[s] = r;
+		pl->slot[r] = (rm_slot_t){ topo_host_name(pl->cluster, (size_t)host[r]), pu[r] };
+		pl->pu_os[r] = (int32_t)pl->target->slot_pu_os[s];
+		pl->bound[r] = ga && ga->rec && !call->env.fake_node && ga->rec[r].cpu == pl->pu_os[r];
+	}
+	return 0;
+}
+
+/* Root, real placement through rankmapd: every rank's slot as it reported it (host, OS PU or
+ * RM_SLOT_ANY), for the daemon to resolve; no hardware here. */
+static int daemon_slots(rmp_call_t *call, rmp_place_t *pl, const rmp_gather_t *ga)
+{
+	if (alloc_slots(call, pl, 1) != 0)
+		return -1;
+	pl->pu_index = RM_SLOT_PU_OS;
+	for (int r = 0; r < call->size; r++) {
+		const rmp_rec_t *rec = &ga->rec[r];
+		int32_t cpu = call->env.fake_node ? RM_SLOT_ANY : rec->cpu; /* test-only hardware: PUs unknown */
+
+		memcpy(pl->host[r], rec->host, RMP_HOST_LEN);
+		pl->host[r][RMP_HOST_LEN - 1] = 0;
+		pl->slot[r] = (rm_slot_t){ pl->host[r], cpu < 0 ? RM_SLOT_ANY : cpu };
+		pl->pu_os[r] = pl->slot[r].pu;
+		pl->bound[r] = cpu >= 0;
+	}
+	return 0;
 }
 
 /* Root: the cluster's connectivity (cluster file, or nothing: a flat network). With rankmapd the
@@ -544,6 +575,11 @@ int rmp_place_learn(rmp_call_t *call, rmp_place_t *pl)
 		rc = gather_real(call, &ga); /* collective: every rank reads the same environment */
 	if (call->rank != 0 || rc != 0)
 		goto out;
+	pl->hw_bytes = ga.xml_len;
+	if (call->env.socket && !call->env.fake_hosts) {
+		rc = daemon_slots(call, pl, &ga);
+		goto out;
+	}
 	pl->cluster = topo_cluster_create();
 	host = malloc(sizeof(int32_t) * (size_t)call->size);
 	pu = malloc(sizeof(int32_t) * (size_t)call->size);
@@ -558,7 +594,7 @@ int rmp_place_learn(rmp_call_t *call, rmp_place_t *pl)
 	if (rc == 0)
 		rc = assign_pus(call, pl->cluster, host, pu);
 	if (rc == 0)
-		rc = make_target(call, pl, host, pu);
+		rc = make_target(call, pl, host, pu, &ga);
 out:
 	free(host);
 	free(pu);
@@ -574,5 +610,9 @@ void rmp_place_free(rmp_place_t *pl)
 	topo_cluster_destroy(pl->cluster);
 	free(pl->slot_rank);
 	free(pl->rank_slot);
+	free(pl->slot);
+	free(pl->host);
+	free(pl->pu_os);
+	free(pl->bound);
 	memset(pl, 0, sizeof(*pl));
 }

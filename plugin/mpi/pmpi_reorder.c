@@ -25,8 +25,30 @@ static int worth_moving(double before, double after)
 	return after < before * (1.0 - RMP_MIN_GAIN);
 }
 
-/* Root: one line describing the outcome, printed (RANKMAP_VERBOSE) and/or appended (RANKMAP_REPORT). */
-static void report(const rmp_call_t *call, const char *algo, double before, double after, uint32_t moved)
+/* Root: writes the report's lines to stderr (RANKMAP_VERBOSE) and/or appends them to RANKMAP_REPORT. */
+static void report_out(const rmp_call_t *call, const char *text)
+{
+	if (call->env.verbose) {
+		fputs(text, stderr);
+		fflush(stderr);
+	}
+	if (call->env.report) {
+		FILE *f = fopen(call->env.report, "a");
+
+		if (f) {
+			fputs(text, f);
+			fclose(f);
+		}
+	}
+}
+
+/* Root: one line describing the outcome, then one line per rank: where it runs and its new rank, like
+ * Open MPI's --report-bindings (fields documented in README.md, "What the report says"). ranks: the
+ * vertices of the graph (processes of the new communicator), size: the processes of the communicator
+ * given; costs are the model's (edge weight times distance, cost_unit), times in milliseconds, hw_bytes
+ * the hardware descriptions the root gathered for the call (0 through rankmapd, which holds them). */
+static void report(const rmp_call_t *call, const rmp_place_t *pl, const char *algo, double before, double after,
+		   uint32_t moved)
 {
 	char line[1024], learned[64] = "", warning[sizeof(call->warning) + 16] = "";
 	double now = PMPI_Wtime();
@@ -40,22 +62,25 @@ static void report(const rmp_call_t *call, const char *algo, double before, doub
 	 * placement and mapping (wall time), map_cpu_ms: the CPU time it used (what remains of map_ms
 	 * when the machine is not oversubscribed) */
 	snprintf(line, sizeof(line),
-		 "rankmap: report fn=%s ranks=%u size=%d algo=%s cost_before=%.6g cost_after=%.6g moved=%u "
-		 "time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f%s%s\n",
+		 "rankmap: report fn=%s ranks=%u size=%d algo=%s cost_before=%.6g cost_after=%.6g "
+		 "cost_unit=weight*distance moved=%u time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f hw_bytes=%zu%s%s\n",
 		 call->fn, call->nverts, call->size, algo, before, after, moved, (now - call->t0) * 1e3,
-		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, learned, warning);
-	if (call->env.verbose) {
-		fputs(line, stderr);
-		fflush(stderr);
-	}
-	if (call->env.report) {
-		FILE *f = fopen(call->env.report, "a");
+		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, pl->hw_bytes, learned, warning);
+	report_out(call, line);
+	if (!pl->slot)
+		return;
+	/* one buffer for every rank's line, written at once (a file's appends stay together) */
+	size_t cap = (size_t)call->size * (96 + RMP_HOST_LEN) + 1, off = 0;
+	char *all = malloc(cap);
 
-		if (f) {
-			fputs(line, f);
-			fclose(f);
-		}
-	}
+	for (int r = 0; all && r < call->size; r++)
+		off += (size_t)snprintf(
+			all + off, cap - off, "rankmap: place fn=%s rank=%d new_rank=%d host=%s pu_os=%ld bound=%s\n",
+			call->fn, r, call->codes[r] == RMP_CODE_SAME ? r : call->codes[r],
+			pl->slot[r].host ? pl->slot[r].host : "?", (long)pl->pu_os[r], pl->bound[r] ? "yes" : "no");
+	if (all)
+		report_out(call, all);
+	free(all);
 }
 
 /* Root: maps g here with mapping/: perm[v] = target slot of vertex v. The engine runs in a child process
@@ -75,7 +100,7 @@ static int map_local(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t 
 }
 
 /* Root: computes newrank[r] (call->codes) for every rank r of the communicator (-1: left out). */
-static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g)
+static int compute(rmp_call_t *call, rmp_place_t *pl, const map_graph_t *g)
 {
 	uint32_t n = call->nverts;
 	uint32_t *perm = malloc(sizeof(uint32_t) * n), *cur = malloc(sizeof(uint32_t) * n);
@@ -91,10 +116,10 @@ static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g
 		rc = rm_error_set(&call->err, "mapping", 0, 0, "graph has %u vertices, the call %u", g->n, n);
 		goto out;
 	}
-	for (uint32_t v = 0; v < n; v++)
+	for (uint32_t v = 0; pl->rank_slot && v < n; v++)
 		cur[v] = pl->rank_slot[v];
 	call->warning[0] = 0;
-	if (pl->target->warning)
+	if (pl->target && pl->target->warning)
 		snprintf(call->warning, sizeof(call->warning), "%s", pl->target->warning);
 	double before, after;
 	const char *algo;
@@ -140,7 +165,7 @@ static int compute(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t *g
 	 * the outcome remembered as such) */
 	for (int r = 0; moved == 0 && call->key && r < call->size; r++)
 		newrank[r] = RMP_CODE_SAME;
-	report(call, algo, before, after, moved);
+	report(call, pl, algo, before, after, moved);
 out:
 	free(perm);
 	free(cur);

@@ -236,88 +236,65 @@ static int cores_load(bind_cores_t *c, const char *alloc, rm_error_t *err)
 
 /* Edges among the local tasks: the user's pattern restricted to them (read by rm_spank_pattern_edges, in a
  * child process as the user), or a chain in rank order. NULL with *why set on failure. */
-static json_t *plan_edges(const rm_spank_bind_req_t *req, int *why, rm_error_t *err)
+static rm_spank_edge_t *plan_edges(const rm_spank_bind_req_t *req, size_t *n, int *why, rm_error_t *err)
 {
-	json_t *edges = json_array();
 	rm_spank_edge_t *e;
-	size_t n = 0;
 
-	if (!edges)
-		return NULL;
+	*n = 0;
 	if (!req->pattern) {
+		if (!(e = malloc(sizeof(*e) * (req->ntasks + 1u))))
+			return rm_error_set(err, "memory", 0, 0, "out of memory"), NULL;
 		for (uint32_t i = 0; i + 1 < req->ntasks; i++)
-			json_array_append_new(edges, json_pack("[i, i, f]", (int)i, (int)i + 1, 1.0));
-		return edges;
+			e[(*n)++] = (rm_spank_edge_t){ .a = i, .b = i + 1, .w = 1.0 };
+		return e;
 	}
-	if (!(e = rm_spank_pattern_edges(req, &n, err))) {
+	if (!(e = rm_spank_pattern_edges(req, n, err)))
 		*why = RM_SPANK_PLAN_BAD_PATTERN;
-		json_decref(edges);
-		return NULL;
-	}
-	for (size_t k = 0; k < n; k++)
-		json_array_append_new(edges, json_pack("[i, i, f]", (int)e[k].a, (int)e[k].b, e[k].w));
-	free(e);
-	return edges;
+	return e;
 }
 
-/* Sends the map request (edges: stolen); returns the daemon's permutation as core positions (malloc'd) or
- * NULL. */
-static uint32_t *plan_request(const rm_spank_bind_req_t *req, const bind_cores_t *c, json_t *edges, int *why,
-			      rm_error_t *err)
+/* Asks rankmapd to map the tasks onto the allocated cores (the typed map request, the cores' slots in
+ * their order); returns each task's core position (malloc'd: the daemon answers in the request's order)
+ * or NULL. */
+static uint32_t *plan_request(const rm_spank_bind_req_t *req, const bind_cores_t *c, const rm_spank_edge_t *e,
+			      size_t ne, int *why, rm_error_t *err)
 {
-	json_t *slots = json_array(), *q, *resp = NULL, *perm, *rslots;
-	uint32_t *pos = NULL;
+	rm_slot_t *slots = malloc(sizeof(*slots) * (c->n + 1));
+	uint32_t *src = malloc(sizeof(*src) * (ne + 1)), *dst = malloc(sizeof(*dst) * (ne + 1)), *pos = NULL;
+	double *w = malloc(sizeof(*w) * (ne + 1));
+	rm_map_answer_t a = { 0 };
 
-	if (!edges || !slots) {
-		json_decref(edges);
-		json_decref(slots);
-		return NULL;
+	if (!slots || !src || !dst || !w) {
+		rm_error_set(err, "memory", 0, 0, "out of memory");
+		goto out;
 	}
 	for (size_t i = 0; i < c->n; i++)
-		json_array_append_new(slots, json_pack("[s, i]", req->node, (int)c->pu[i]));
-	q = rm_proto_request("map", 1);
-	if (!q || json_object_set_new(q, "pattern", json_pack("{s:i, s:o}", "n", (int)req->ntasks, "edges", edges)) ||
-	    json_object_set_new(q, "slots", slots) || json_object_set_new(q, "algorithm", json_string(req->algo))) {
-		json_decref(q);
-		rm_error_set(err, "memory", 0, 0, "out of memory");
-		return NULL;
-	}
-	if (rm_client_call_opts(
-		    &(rm_client_opts_t){ .servers = req->socket,
-					 .timeout_ms = req->timeout_ms,
-					 .munge_socket =
-						 req->munge_socket && *req->munge_socket ? req->munge_socket : NULL,
-					 .server_uid = req->server_uid && *req->server_uid ? req->server_uid : NULL },
-		    q, &resp, NULL, err) < 0) {
-		if (!resp)
+		slots[i] = (rm_slot_t){ req->node, (int32_t)c->pu[i] };
+	for (size_t k = 0; k < ne; k++)
+		src[k] = e[k].a, dst[k] = e[k].b, w[k] = e[k].w;
+	rm_map_request_t q = { .n = req->ntasks,
+			       .nedges = ne,
+			       .src = src,
+			       .dst = dst,
+			       .w = w,
+			       .slots = slots,
+			       .nslots = c->n,
+			       .engine = req->algo };
+	rm_client_opts_t o = { .servers = req->socket,
+			       .timeout_ms = req->timeout_ms,
+			       .munge_socket = req->munge_socket && *req->munge_socket ? req->munge_socket : NULL,
+			       .server_uid = req->server_uid && *req->server_uid ? req->server_uid : NULL };
+
+	if (rm_client_map(&o, &q, &a, NULL, err) < 0) {
+		if (!a.resp)
 			*why = RM_SPANK_PLAN_UNREACHABLE;
-		json_decref(resp);
-		return NULL;
+		goto out;
 	}
-	perm = json_object_get(resp, "permutation");
-	rslots = json_object_get(resp, "slots");
-	if (json_array_size(perm) != req->ntasks || json_array_size(rslots) != c->n ||
-	    !(pos = calloc(req->ntasks, sizeof(*pos)))) {
-		rm_error_set(err, "rankmapd", 0, 0, "malformed map response");
-		json_decref(resp);
-		return NULL;
-	}
-	for (uint32_t i = 0; i < req->ntasks && pos; i++) {
-		json_int_t s = json_integer_value(json_array_get(perm, i));
-		json_int_t pu = json_integer_value(json_array_get(json_array_get(rslots, (size_t)s), 1));
-		size_t k = 0;
-		while (k < c->n && c->pu[k] != (uint32_t)pu)
-			k++;
-		if (s < 0 || (size_t)s >= c->n || k == c->n) {
-			rm_error_set(err, "rankmapd", 0, 0, "map response names slot %lld outside the allocation",
-				     (long long)s);
-			free(pos);
-			pos = NULL;
-		} else {
-			pos[i] = (uint32_t)k;
-		}
-	}
-	json_decref(resp);
+	pos = a.slot; /* task i runs on core position slot[i] */
+	a.slot = NULL;
+out:
+	rm_map_answer_free(&a);
+	free(slots), free(src), free(dst), free(w);
 	return pos;
 }
 
@@ -327,22 +304,20 @@ char *rm_spank_bind_plan(const rm_spank_bind_req_t *req, int *why, rm_error_t *e
 	uint32_t *pos = NULL;
 	char *plan = NULL;
 	size_t len = 0, off = 0;
-	json_t *edges;
+	rm_spank_edge_t *edges;
+	size_t ne = 0;
 
 	*why = RM_SPANK_PLAN_FAILED;
-	if (!(edges = plan_edges(req, why, err))) /* first: a bad pattern is said as such */
+	if (!(edges = plan_edges(req, &ne, why, err))) /* first: a bad pattern is said as such */
 		return NULL;
-	if (cores_load(&c, req->alloc_cores, err) < 0) {
-		json_decref(edges);
+	if (cores_load(&c, req->alloc_cores, err) < 0)
 		goto out;
-	}
 	if (req->ntasks > c.n) {
 		rm_error_set(err, "--rankmap-bind", 0, 0, "%u tasks on %zu allocated cores (%s)", req->ntasks, c.n,
 			     req->alloc_cores);
-		json_decref(edges);
 		goto out;
 	}
-	if (!(pos = plan_request(req, &c, edges, why, err)))
+	if (!(pos = plan_request(req, &c, edges, ne, why, err)))
 		goto out;
 	for (uint32_t i = 0; i < req->ntasks; i++)
 		len += strlen(c.cpus[pos[i]]) + 1;
@@ -350,6 +325,7 @@ char *rm_spank_bind_plan(const rm_spank_bind_req_t *req, int *why, rm_error_t *e
 	for (uint32_t i = 0; plan && i < req->ntasks; i++)
 		off += (size_t)sprintf(plan + off, "%s%s", i ? ";" : "", c.cpus[pos[i]]);
 out:
+	free(edges);
 	free(pos);
 	cores_free(&c);
 	return plan;

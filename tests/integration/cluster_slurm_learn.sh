@@ -49,7 +49,7 @@ run_cart() {
 	done
 	return $rc
 }
-warnings() { grep '^rankmap:' "$T/$1.err" | grep -vc '^rankmap: report'; }
+warnings() { grep '^rankmap:' "$T/$1.err" | grep -vc '^rankmap: report \|^rankmap: place '; }
 # learned OUT: the learned=... field of the run's report line
 learned() { sed -n 's/^rankmap: report .* learned=\([^ ]*\).*/\1/p' "$T/$1.err" | head -n 1; }
 # stored SRV PROG: "ID RUNS" of each pattern SRV keeps for PROG's MPI_Cart_create (uid 0)

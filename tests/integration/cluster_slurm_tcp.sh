@@ -57,7 +57,7 @@ reordered() {
 	[ -n "$moved" ] && [ "$moved" -gt 0 ] && [ "$b" -lt "$a" ] || { cat "$T/$1.out" "$T/$1.err" >&2; return 1; }
 }
 unreordered() { [ "$(field neighbours_ok "$T/$1.out")" = 1 ] && [ "$(field moved "$T/$1.out")" = 0 ]; }
-warnings() { grep '^rankmap:' "$T/$1.err" | grep -vc '^rankmap: report'; }
+warnings() { grep '^rankmap:' "$T/$1.err" | grep -vc '^rankmap: report \|^rankmap: place '; }
 
 nodes_used() { # the four hosts really ran the ranks (node names printed by the program)
 	[ "$(sed -n 's/^rank [0-9]* node \(n[1-4]\) .*/\1/p' "$T/$1.out" | sort -u | wc -l)" = 4 ]

@@ -43,8 +43,8 @@ check() {
 		notok "$m $what: report: $(cat "$rep")"
 	grep -q "^rankmap: report .*$WANT" "$err" && ok "$m $what: the warning in RANKMAP_VERBOSE's line" ||
 		notok "$m $what: stderr: $(grep rankmap "$err")"
-	[ "$(grep -c '^rankmap' "$err")" -eq 1 ] && [ "$(warnings "$err")" -eq 0 ] && ! grep -q '^rankmap' "$C.err" &&
-		ok "$m $what: exactly one rankmap line" || notok "$m $what: $(grep -h rankmap "$err" "$C.err")"
+	[ "$(grep -c '^rankmap: report' "$err")" -eq 1 ] && [ "$(warnings "$err")" -eq 0 ] && ! grep -q '^rankmap' "$C.err" &&
+		ok "$m $what: exactly one report line, no warning" || notok "$m $what: $(grep -h rankmap "$err" "$C.err")"
 }
 for m in $PMPI_MPIS; do
 	rm -f "$T"/report.*

@@ -58,8 +58,9 @@ pmpi_run_rank() {
 # field KEY FILE: value of KEY=value in the last line of FILE that has it
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" "$2" | tail -n 1; }
 
-# warnings FILE: number of lines starting with "rankmap: " that are not reports
-warnings() { grep '^rankmap: ' "$1" | grep -vc '^rankmap: report ' ; }
+# warnings FILE: number of lines starting with "rankmap: " that are not reports (the summary line and
+# the per-rank "place" lines)
+warnings() { grep '^rankmap: ' "$1" | grep -vc '^rankmap: report \|^rankmap: place ' ; }
 
 # pmpi_check_built: fails the test when a library or program is missing
 pmpi_check_built() {

@@ -5,8 +5,12 @@
  *
  * Usage: cart_bench REORDER ITERATIONS [cart|dist]
  * Each iteration: barrier, the create call, MPI_Comm_free; the time of an iteration is the slowest
- * rank's. Rank 0 prints "median_ms=M min_ms=N" over the iterations (after one warm-up call).
+ * rank's. Rank 0 prints "median_ms=M min_ms=N" over the iterations (after one warm-up call), then
+ * "first_ms=F" (the warm-up call: the process's first topology call, slowest rank) and the memory the
+ * ranks hold after the calls: "heap_kb_max=H heap_kb_root=R" (malloc'ed bytes in use, mallinfo2: what the
+ * library keeps beside the program, the largest rank and rank 0) and "rss_kb_max=S" (resident set, VmRSS).
  */
+#include <malloc.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +39,7 @@ int main(int argc, char **argv)
 	}
 	if (iters < 1)
 		iters = 1;
-	double *t = malloc(sizeof(double) * (size_t)iters);
+	double *t = malloc(sizeof(double) * (size_t)iters), first = 0;
 
 	for (int i = -1; i < iters; i++) {
 		MPI_Comm cart;
@@ -53,11 +57,29 @@ int main(int argc, char **argv)
 		MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 		if (i >= 0)
 			t[i] = mx * 1e3;
+		else
+			first = mx * 1e3;
 	}
 	qsort(t, (size_t)iters, sizeof(double), cmp);
-	if (rank == 0)
-		printf("median_ms=%.3f min_ms=%.3f\n", t[iters / 2], t[0]);
+	double med = t[iters / 2], lo = t[0];
+
 	free(t);
+	{ /* memory held after the calls: heap in use, resident set (VmRSS) */
+		long mem[2] = { (long)(mallinfo2().uordblks / 1024), 0 }, mx[2], root = mem[0];
+		char line[256];
+		FILE *f = fopen("/proc/self/status", "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "VmRSS: %ld", &mem[1]) == 1)
+				break;
+		if (f)
+			fclose(f);
+		MPI_Reduce(mem, mx, 2, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+		if (rank == 0)
+			printf("median_ms=%.3f min_ms=%.3f first_ms=%.3f heap_kb_max=%ld heap_kb_root=%ld "
+			       "rss_kb_max=%ld\n",
+			       med, lo, first, mx[0], root, mx[1]);
+	}
 	MPI_Finalize();
 	return 0;
 }

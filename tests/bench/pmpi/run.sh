@@ -43,11 +43,18 @@
 #    virtual hosts: the first call maps and keeps the current order, the next ones reuse it). The first
 #    call of each run is cartbench's warm-up; the median is over the calls after it. One rank: the plain
 #    call (nothing can move, no communication at all).
+# 5. The first topology call through rankmapd (RANKMAP_SOCKET) in the real placement: 8 ranks named after
+#    4 hosts of the daemon's model (SLURMD_NODENAME set per rank by a wrapper: 2 ranks a host), unbound,
+#    MPI_Cart_create(reorder=1): the first call's time (slowest rank), the median of the calls after it,
+#    and the memory the ranks hold afterwards (heap in use, resident set; largest rank). With
+#    PMPI_BENCH_OTHER=DIR (another build directory, e.g. a copy of the build before a change) the same
+#    runs with DIR's library alternate with this build's in one session: compare the two there.
 # Env: B (build dir), PMPI_BENCH_ITERS (default 10), PMPI_BENCH_NPS (default "8 16 32 64"),
 #      PMPI_BENCH_MPIS (part 4, default "openmpi mpich"),
 #      PMPI_BENCH_GUARD_NPS (default "16 64"), PMPI_BENCH_ROUNDS (part 2, default 12);
 #      PMPI_BENCH_NOREORDER_NPS (part 4, default "2 4 16 64"),
-#      PMPI_BENCH_PARTS: "cart guard trace noreorder" (the default: all four), "trace" runs only part 2.
+#      PMPI_BENCH_PARTS: "cart guard trace noreorder daemon" (the default: all five), "trace" runs only
+#      part 2; PMPI_BENCH_OTHER (part 5), PMPI_BENCH_DAEMON_ROUNDS (part 5, default 5).
 # Exit status 1 when a run failed or a learning target of part 2 is not met.
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$top" || exit 1
@@ -81,7 +88,7 @@ for m in openmpi mpich; do
 	fi
 done
 
-PARTS=${PMPI_BENCH_PARTS:-cart guard trace noreorder}
+PARTS=${PMPI_BENCH_PARTS:-cart guard trace noreorder daemon}
 ROUNDS=${PMPI_BENCH_ROUNDS:-12}
 rc=0
 case $PARTS in *cart*)
@@ -246,6 +253,68 @@ echo " to rank, so only causes that do not depend on them are remembered. More r
 echo " every collective waits for the scheduler, figures vary by several ms from run to run. At 2 bound"
 echo " ranks 'one_host' is no such case: bound ranks on one host can gain from an order, so a dist-graph"
 echo " call there pays the whole path each time (placement, guarded engine), a Cartesian one only once)"
+;; esac
+
+case $PARTS in *daemon*)
+echo
+echo "First MPI_Cart_create(reorder=1) through rankmapd, real placement: 8 unbound ranks on 4 hosts of the"
+echo "daemon's model (2 a host); median over ${PMPI_BENCH_DAEMON_ROUNDS:-5} runs of each library, alternated"
+printf '%-8s %-34s %9s %10s %12s %10s %8s\n' MPI library first_ms median_ms heap_kb_max heap_kb_root rss_kb_max
+cat >"$T/d.conf" <<EOC
+hwloc_dir = $top/tests/data/daemon/hwloc
+ib_file = $top/tests/data/plafrim/ib/ib-subnet0.txt
+EOC
+"$BIN/rankmapd" --config "$T/d.conf" --socket "$T/d.sock" --state-dir "$T/dstate" --foreground >"$T/d.log" 2>&1 &
+dpid=$!
+n=0
+until "$BIN/rankmapctl" ping --socket "$T/d.sock" --timeout 1000 >/dev/null 2>&1; do
+	n=$((n + 1)); [ $n -lt 300 ] && kill -0 $dpid 2>/dev/null || { echo "rankmapd did not start"; rc=1; break; }
+	sleep 0.1
+done
+cat >"$T/wrap" <<'EOW'
+#!/bin/sh
+# the rank's host name (2 ranks a host) and the library under test, then the program
+r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
+set -- "$@"
+i=0
+for h in bonobo001 bonobo002 fourmi004 mirage001; do
+	[ $i -eq $((r / 2)) ] && SLURMD_NODENAME=$h && export SLURMD_NODENAME
+	i=$((i + 1))
+done
+LD_PRELOAD=$BENCH_LIB exec "$@"
+EOW
+chmod +x "$T/wrap"
+drun() { # MPI LIB: one run, its figures on stdout
+	case $1 in
+	openmpi) BENCH_LIB=$2/librankmap_mpi_$1.so RANKMAP_SOCKET=$T/d.sock RANKMAP_REPORT=$T/dreport \
+		timeout -k 5 600 mpirun.openmpi --oversubscribe --allow-run-as-root -np 8 -x BENCH_LIB -x RANKMAP_SOCKET \
+		-x RANKMAP_REPORT "$T/wrap" "$BIN/tests/bench/pmpi/$1/cart_bench" 1 "$ITERS" ;;
+	mpich) BENCH_LIB=$2/librankmap_mpi_$1.so RANKMAP_SOCKET=$T/d.sock RANKMAP_REPORT=$T/dreport \
+		timeout -k 5 600 mpirun.mpich -np 8 "$T/wrap" "$BIN/tests/bench/pmpi/$1/cart_bench" 1 "$ITERS" ;;
+	esac 2>"$T/derr"
+}
+for m in openmpi mpich; do
+	: >"$T/dv"
+	for i in $(seq "${PMPI_BENCH_DAEMON_ROUNDS:-5}"); do
+		for lib in "$BIN" ${PMPI_BENCH_OTHER:+"$PMPI_BENCH_OTHER"}; do
+			rm -f "$T/dreport"
+			out=$(drun "$m" "$lib")
+			if ! grep -q 'algo=\(rankmapd:\|current\)' "$T/dreport" 2>/dev/null || grep -q '^rankmap: .*continuing' "$T/derr"; then
+				echo "  $m $lib: not mapped through rankmapd: $(head -c 300 "$T/derr")"; rc=1; continue
+			fi
+			echo "$lib $(echo "$out" | val first_ms) $(echo "$out" | val median_ms) $(echo "$out" | val heap_kb_max)" \
+				"$(echo "$out" | val heap_kb_root) $(echo "$out" | val rss_kb_max)" >>"$T/dv"
+		done
+	done
+	for lib in "$BIN" ${PMPI_BENCH_OTHER:+"$PMPI_BENCH_OTHER"}; do
+		printf '%-8s %-34s' "$m" "$(echo "$lib" | tail -c 34)"
+		for k in 2 3 4 5 6; do
+			printf ' %10s' "$(awk -v l="$lib" -v k=$k '$1 == l { print $k }' "$T/dv" | median)"
+		done
+		echo
+	done
+done
+kill $dpid 2>/dev/null; wait $dpid 2>/dev/null
 ;; esac
 
 exit $rc
