@@ -307,6 +307,9 @@ extern struct rmp_active rmp_active;
 int rmp_local_load(rm_error_t *err);
 /* Whether it is open. */
 int rmp_local_loaded(void);
+/* MPI_Init: opens it ahead on MPI_COMM_WORLD's rank 0 when that rank would map with Scotch in its own
+ * process (no rankmapd named, RANKMAP_ALGO auto or scotch, not disabled or tracing). */
+void rmp_local_prefetch(void);
 
 /* ---- observers (pmpi_core.c) -------------------------------------------------------------------------
  * A feature (the tracer, pmpi_trace.c; learning, pmpi_learn*.c) is an observer: it registers its hooks
@@ -358,7 +361,13 @@ void rmp_obs_agreed(rmp_call_t *call, const uint64_t *v);
 int rmp_obs_cart_weights(rmp_call_t *call, int ndims, const int periods[], double weights[]);
 int rmp_obs_graph_weights(rmp_call_t *call, map_graph_t *g);
 void rmp_obs_created(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
-void rmp_obs_send(MPI_Comm comm, int dest, int n, MPI_Datatype type);
+/* The send hooks (rmp_send_slow, pmpi_learn.h, walks them inline). */
+typedef struct rmp_send_hook {
+	void **active;
+	void (*fn)(MPI_Comm comm, int dest, int count, MPI_Datatype type);
+} rmp_send_hook_t;
+extern rmp_send_hook_t rmp_send_hooks[RMP_OBSERVERS_MAX];
+extern int rmp_nsend_hooks;
 void rmp_obs_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
 
 /* ---- what the observers share (pmpi_persist.c) ----------------------------------------------------- */

@@ -24,6 +24,10 @@ struct rmp_active rmp_active __attribute__((aligned(64)));
  * hook depends on: each observer says where it stands, rmp_observer_t.order). */
 static const rmp_observer_t *observers[RMP_OBSERVERS_MAX];
 static int nobservers;
+/* The send hooks alone, with their switches, in registry order: what the wrappers' counting path walks
+ * (rmp_send_slow, inlined into them), two loads per observer. */
+rmp_send_hook_t rmp_send_hooks[RMP_OBSERVERS_MAX];
+int rmp_nsend_hooks;
 
 void rmp_observer_add(const rmp_observer_t *o)
 {
@@ -37,6 +41,11 @@ void rmp_observer_add(const rmp_observer_t *o)
 	}
 	observers[i] = o;
 	nobservers++;
+	rmp_nsend_hooks = 0;
+	for (int k = 0; k < nobservers; k++)
+		if (observers[k]->send)
+			rmp_send_hooks[rmp_nsend_hooks++] =
+				(rmp_send_hook_t){ observers[k]->active, observers[k]->send };
 }
 
 int rmp_observer_count(void)
@@ -108,13 +117,6 @@ void rmp_obs_created(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 	for (int i = 0; i < nobservers; i++)
 		if (observers[i]->created)
 			observers[i]->created(call, newcomm, ndims, periods);
-}
-
-void rmp_obs_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
-{
-	for (int i = 0; i < nobservers; i++)
-		if (*observers[i]->active && observers[i]->send)
-			observers[i]->send(comm, dest, n, type);
 }
 
 void rmp_obs_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[])

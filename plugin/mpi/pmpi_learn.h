@@ -170,10 +170,12 @@ static inline __attribute__((always_inline)) int rmp_send_quick(MPI_Comm comm, i
 #endif
 }
 /* The send wrappers' other path (their out-of-line half): every active observer's send hook (the tracer,
- * learning's full count). */
+ * learning's full count), walked here rather than through a call into the core. */
 static inline __attribute__((always_inline)) void rmp_send_slow(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
-	rmp_obs_send(comm, dest, n, type);
+	for (int i = 0; i < rmp_nsend_hooks; i++)
+		if (*rmp_send_hooks[i].active)
+			rmp_send_hooks[i].fn(comm, dest, n, type);
 }
 
 /* This process's (rank's) context when learning, else NULL: cheap, for the wrappers. */

@@ -20,6 +20,7 @@ int MPI_Init(int *argc, char ***argv)
 
 	if (rc == MPI_SUCCESS) {
 		rmp_obs_init(argc, argv);
+		rmp_local_prefetch();
 	}
 	return rc;
 }
@@ -34,6 +35,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 	if (rc == MPI_SUCCESS) {
 		rmp_obs_init(argc, argv);
+		rmp_local_prefetch();
 	}
 	return rc;
 }
