@@ -17,6 +17,11 @@ LOCAL_MAP := plugin/mpi/rankmap_local.map
 # these objects from the archives.
 LOCAL_OBJS := $(B)/plugin/local/scotch.o $(B)/plugin/local/target_scotch.o $(B)/plugin/local/net_ib_live.o
 LOCAL_CFLAGS = $(filter-out -fvisibility=hidden,$(ALL_CFLAGS))
+# Scotch is linked in statically (libscotch-dev's archives are position-independent): its symbols are then
+# local to the helper (the version script), so no program's own Scotch, or functions of the same names,
+# can take its calls, whatever the dynamic linker's lookup order (RTLD_DEEPBIND, which AddressSanitizer
+# refuses, protects the shared InfiniBand libraries only).
+LOCAL_LIBS = -l:libscotch.a -l:libscotcherr.a -lz -lbz2 -llzma $(PKG_LIBS) -lm -lpthread
 # What the MPI library itself links: no Scotch, no InfiniBand libraries.
 PMPI_LIBS = $(shell pkg-config --libs hwloc jansson 2>/dev/null) $(MUNGE_LIBS) -ldl -lm -lpthread
 # Uses common/, topo/, mapping/ and the client library.
@@ -62,7 +67,7 @@ $(B)/plugin/local/%.o: topo/%.c
 
 $(B)/librankmap_local.so: $(LOCAL_OBJS) $(CORE_LIBS) $(LOCAL_MAP)
 	$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=$(LOCAL_MAP) -Wl,-Bsymbolic -Wl,-z,defs -o $@ \
-		$(LOCAL_OBJS) $(CORE_LIBS) $(LIBS_ALL)
+		$(LOCAL_OBJS) $(CORE_LIBS) $(LOCAL_LIBS)
 
 $(eval $(call pmpi_variant,openmpi))
 $(eval $(call pmpi_variant,mpich))

@@ -8,16 +8,17 @@
  * defines the three functions the core libraries call there (map_engine_scotch, topo_fabric_load_live,
  * topo_fabric_load_cache): each opens the helper once and calls its own copy.
  *
- * Opening it costs about 0.5 ms of CPU (Scotch's relocations): MPI_Init opens it ahead on MPI_COMM_WORLD's
+ * Opening it costs about 0.5 ms of CPU: MPI_Init opens it ahead on MPI_COMM_WORLD's
  * rank 0, the usual root, when that rank would map in its own process with Scotch (no rankmapd named,
  * RANKMAP_ALGO auto or scotch, not tracing), so that the first topology call does not pay it; any other
  * root opens it at its first such call.
  *
- * The helper is opened RTLD_LOCAL and RTLD_DEEPBIND: its references to Scotch and libibnetdisc resolve in
- * its own dependencies before the program's, so an application that defines functions of the same names
- * (its own Scotch, say) neither captures the helper's calls nor sees its own calls captured. (Under
- * AddressSanitizer, which refuses RTLD_DEEPBIND, it is opened without it.) Its own symbols other than the
- * three are local (plugin/mpi/rankmap_local.map), and it is linked -Bsymbolic.
+ * The helper holds its own Scotch (linked statically; plugin/mpi/module.mk), and every symbol but the
+ * three is local to it (plugin/mpi/rankmap_local.map, -Bsymbolic): an application that defines functions
+ * of the same names (its own Scotch, say) neither captures the helper's calls nor sees its own calls
+ * captured. It is opened RTLD_LOCAL and RTLD_DEEPBIND, so that its references to libibnetdisc/libibmad
+ * (shared) resolve in its own dependencies first too (under AddressSanitizer, which refuses RTLD_DEEPBIND,
+ * without it: those two are then the process's first copies).
  *
  * Without the helper (not installed, no memory), the function fails with an error naming the file, and the
  * call continues unreordered with the one warning every failure gets.
