@@ -4,11 +4,12 @@
  * The library is preloaded into unmodified MPI programs. It defines MPI_Cart_create, MPI_Graph_create,
  * MPI_Dist_graph_create(_adjacent), MPI_Cart_map and MPI_Graph_map (pmpi_topo.c; exported through
  * pmpi_entry.h) which, with reorder=1, read the environment and agree to go on (pmpi_env.c), learn where
- * every process runs (pmpi_place.c), build the communication graph (pmpi_graph.c), map it with mapping/
- * at one root or through rankmapd (pmpi_daemon.c) and create the reordered communicator
- * (pmpi_reorder.c), remembering on the communicator what was settled (pmpi_memo.c); a tracer of
- * point-to-point traffic (pmpi_trace.c, pmpi_trace_mpi.c); and learned patterns (pmpi_learn.h:
- * pmpi_learn.c, pmpi_learn_send.c, pmpi_learn_key.c, pmpi_learn_store.c). pmpi_check.c makes every
+ * every process runs (pmpi_place.c), build the communication graph (pmpi_graph.c), map it through
+ * rankmapd (pmpi_daemon.c) or at one root (engines and fabric libraries in librankmap_local.so, opened
+ * on demand by pmpi_local.c) and create the reordered communicator (pmpi_reorder.c), remembering on the
+ * communicator what was settled (pmpi_memo.c). A tracer of point-to-point traffic (pmpi_trace.c) and
+ * learning (pmpi_learn*.c) are observers of the core (pmpi_core.c), whose hooks the wrappers of
+ * pmpi_wrap.c call; they share one persistent-request table (pmpi_persist.c). pmpi_check.c makes every
  * wrapper pass straight through under an MPI the library was not built for. Only MPI_* symbols are
  * exported (rankmap_mpi.map).
  *
@@ -59,7 +60,6 @@ typedef struct rmp_env {
 	int guard;             /* RANKMAP_GUARD: 1 fork (default): the root maps in a child process; 0 off */
 	unsigned guard_cpu;    /* RANKMAP_GUARD_CPU: the child's CPU seconds (default RMP_GUARD_CPU) */
 	size_t guard_mem;      /* RANKMAP_GUARD_MEM: the child's memory in MiB (default RMP_GUARD_MEM) */
-	int learn;             /* RANKMAP_LEARN=1: use and record learned patterns (pmpi_learn.c) */
 } rmp_env_t;
 
 /* Most PUs a test-only virtual host (RANKMAP_FAKE_NODE) may have: hwloc builds every object of a synthetic
@@ -104,11 +104,11 @@ static inline void *rmp_slot_get(const rmp_slot_t *s)
 	return s->p;
 #endif
 }
-/* Sets the calling rank's pointer (NULL clears it), and *active, the send wrappers' test (a field of
- * rmp_active): p itself, or under SMPI the table once some rank set one (it is not cleared then: the
- * other ranks may still have theirs). Under SMPI the first non-NULL set allocates the table; without
- * memory for it the set is dropped (rmp_slot_get then returns NULL). */
-void rmp_slot_set(rmp_slot_t *s, void *p, void **active);
+/* Sets the calling rank's pointer (NULL clears it). Returns what the owner's switch in rmp_active should
+ * hold (the owner writes it: the slot knows no feature): p itself, or under SMPI the table once some rank
+ * set one (it is not cleared then: the other ranks may still have theirs). Under SMPI the first non-NULL
+ * set allocates the table; without memory for it the set is dropped (rmp_slot_get then returns NULL). */
+void *rmp_slot_set(rmp_slot_t *s, void *p);
 
 /* Set at load time (pmpi_check.c) when the program's MPI is not the one this library was built for: every
  * wrapper then passes straight through to PMPI_ (the topology calls test it before anything else). */
@@ -132,9 +132,11 @@ typedef struct rmp_call {
 	size_t ndhosts;
 	char warning[400]; /* root: the target's warning (topo_target_t.warning, or rankmapd's "warnings"),
 				 * "" when none; it goes into the report line, never on a line of its own */
-	/* learning (pmpi_learn*.c), when env.learn */
+	int observed;      /* set by an observer at call_begin: every call takes the full path and the agreement
+		       * (no verdict remembered by the communicator, no one-host shortcut) */
+	/* learning's part (pmpi_learn*.c; the core neither reads nor writes these) */
 	int learn;            /* this call is learned: tracked after creation, its pattern looked up */
-	int track;            /* set by rmp_agree: every rank of the call can record it (rmp_learn_track) */
+	int track;            /* set at the agreement: every rank of the call can record it */
 	uint32_t learn_order; /* its place among the program's topology calls with reorder=1 */
 	int learn_weighted;   /* the call carried weights of its own (never replaced) */
 	char learned[48];     /* root: "<id> runs=N" of the pattern applied, "none" when there was none */
@@ -159,8 +161,8 @@ void rmp_warn(const rmp_call_t *call);
 void rmp_error_text(const rmp_call_t *call, char *buf, size_t len);
 
 /* Collective over call->comm: combines every rank's local status (local_fail, or an error already in
- * call->err) and an argument hash. Returns 0 when every rank succeeded with the same hash, and then
- * sets call->track when every rank can record the call (rmp_learn_agreed). Otherwise returns -1 (and
+ * call->err) and an argument hash, and each observer's vote (rmp_observer_t.vote). Returns 0 when every
+ * rank succeeded with the same hash, after each observer's agreed hook saw the votes' maxima. Otherwise returns -1 (and
  * frees call->codes): either exactly one rank (the lowest failing one, or rank 0 for differing
  * arguments) has printed the warning, or nothing is to be done and nothing was printed: some rank's
  * MPI_Cart_map/MPI_Graph_map promised the unreordered placement for this call, or every rank runs on one
@@ -295,7 +297,7 @@ typedef struct rmp_learn_hit {
 	uint64_t *cnt;  /* bytes, messages: a slot's, a record's "other" or the process's "untracked" */
 } rmp_learn_hit_t;
 
-/* The send wrappers' state (pmpi_trace_mpi.c), one 64-byte cache line: trace is non-NULL while some rank
+/* The send wrappers' state (pmpi_wrap.c, defined in pmpi_core.c), one 64-byte cache line: trace is non-NULL while some rank
  * of the process traces (pmpi_trace.c), learn while some rank learns (pmpi_learn.c), and hit is the
  * process's learning cache entry (under SMPI each rank has its own, in its context), so that a send
  * counted by a hit touches no other line than a send with nothing on. */
@@ -308,61 +310,112 @@ struct rmp_active {
 };
 extern struct rmp_active rmp_active;
 
-/* Learned patterns (pmpi_learn.c, pmpi_learn_key.c, pmpi_learn_store.c). With RANKMAP_LEARN=1
- * each topology call with reorder=1 looks up the pattern learned for it (its key: user, program, call,
- * shape; common/rm_pattern.h) and uses it as weights; the communicator it creates is tracked: every send
- * on it is added to a counter indexed by the neighbour (Cartesian: dimension and direction; graphs:
- * out-neighbour), nothing else, nothing sent. At MPI_Finalize the counters are summed at the call's root,
- * merged with the stored pattern and stored (rankmapd, else the per-user directory). */
-/* At MPI_Init: argc/argv as given to it (may be NULL), hashed for rm_pattern_usable. */
-void rmp_learn_init(const int *argc, char ***argv);
-void rmp_learn_finalize(void);
-/* Counts n elements of type sent to rank dest of comm (call only when rmp_active.learn). */
-void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type);
-/* Neighbourhood collectives: counts[i] (or n) elements of types[i] (or type) to out-neighbour i. */
-void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
-/* Every rank, from rmp_call_begin: marks the call as learned (call->learn) and numbers it. */
-void rmp_learn_call_begin(rmp_call_t *call);
-/* Root: weights of a Cartesian call from its learned pattern (weights[d] set, call->learned filled).
- * Returns 1 when a pattern was applied, 0 otherwise (no pattern, or an error warned about once). */
-int rmp_learn_cart_weights(rmp_call_t *call, int ndims, const int periods[], double weights[]);
-/* Root: keeps the structure of the call's graph for the finalize and, for a call without weights,
- * replaces g's weights by the learned ones. Returns 1 when applied, 0 otherwise. */
-int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g);
-/* This rank's part in whether the call is recorded, which rmp_agree combines by maximum: 0 it can record
- * it (the call is learned and the process has a record left), 1 it learns but has no record left, 2 it
- * does not learn (RANKMAP_LEARN is off here). */
-int rmp_learn_room(const rmp_call_t *call);
 /* An election by MPI_MAX of the lowest rank with some property: RMP_ELECT(rank) from the ranks that have
  * it, 0 from the others; the maximum is RMP_ELECT(lowest such rank), or 0 when none has it. Positive
  * and below 2^63, so the same whether the MPI library compares MPI_UINT64_T as unsigned or as signed. */
 #define RMP_ELECT(rank) ((uint64_t)INT64_MAX - (uint64_t)(rank))
 
-/* After rmp_agree's allreduce: worst, the maximum of rmp_learn_room over the ranks; lowest, the
- * election (RMP_ELECT) of the lowest rank that learns. Sets call->track when every rank can record the call;
- * when some rank does not learn, the lowest one that does warns (once per process): the call is not
- * learned. */
-void rmp_learn_agreed(rmp_call_t *call, uint64_t worst, uint64_t lowest);
-/* Collective over call->comm, after the real constructor returned newcomm (MPI_COMM_NULL on ranks left
- * out): when call->track, starts counting the traffic on newcomm. cart: ndims/periods of a Cartesian
- * call (else 0). Every rank takes the same branch: call->track was agreed by rmp_agree. */
-void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
+/* ---- local mapping's heavy part (pmpi_local.c) ----------------------------------------------------------
+ * Scotch and the InfiniBand fabric libraries live in a helper beside this library, opened the first time
+ * the root maps in its own process. */
+#define RMP_LOCAL_LIB "librankmap_local.so"
+/* Opens the helper (once; later calls return the first outcome). 0, or -1 with err naming it. */
+int rmp_local_load(rm_error_t *err);
+/* Whether it is open. */
+int rmp_local_loaded(void);
+/* MPI_Init: opens it ahead on MPI_COMM_WORLD's rank 0 when that rank would map with Scotch in its own
+ * process (no rankmapd named, RANKMAP_ALGO auto or scotch, not disabled or tracing). */
+void rmp_local_prefetch(void);
 
-/* Tracer (pmpi_trace.c). */
-void rmp_trace_init(void);
-void rmp_trace_finalize(void);
-int rmp_trace_on(void);
-/* Records count elements of type sent to rank dest of comm. */
-void rmp_trace_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
-/* Records bytes sent to rank dest of comm (already in bytes). */
-void rmp_trace_bytes(MPI_Comm comm, int dest, uint64_t bytes);
-/* Persistent requests: remember at *_init, record at MPI_Start, forget at MPI_Request_free. */
-void rmp_trace_persist_add(MPI_Request req, MPI_Comm comm, int dest, int count, MPI_Datatype type);
-void rmp_trace_persist_start(MPI_Request req);
-void rmp_trace_persist_del(MPI_Request req);
-/* Neighbourhood collectives: counts[i] elements of types[i] (or count/type for all when counts is
- * NULL) to the i-th out-neighbour of comm. */
-void rmp_trace_neighbors(MPI_Comm comm, int count, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
+/* ---- observers (pmpi_core.c) -------------------------------------------------------------------------
+ * A feature (the tracer, pmpi_trace.c; learning, pmpi_learn*.c) is an observer: it registers its hooks
+ * once, from a constructor, and the core calls them; the core never names a feature. Every hook may be
+ * NULL. The send hooks are called only while *active (the feature's switch in rmp_active) is non-NULL;
+ * the send wrappers' straight path tests the switches themselves (rmp_send_quick). */
+#define RMP_OBSERVERS_MAX 4
+#define RMP_VOTE_WORDS 2 /* an observer's words in the agreement's MPI_MAX allreduce */
+struct rmp_persist;
+struct rmp_persist_note;
+typedef struct rmp_observer {
+	const char *name;
+	int order;     /* init in increasing order, finalize in decreasing order */
+	void **active; /* the feature's switch in rmp_active */
+	/* MPI_Init/MPI_Init_thread succeeded; MPI_Finalize is about to run */
+	void (*init)(const int *argc, char ***argv);
+	void (*finalize)(void);
+	/* a topology call: every rank, after rmp_call_begin read the environment */
+	void (*call_begin)(rmp_call_t *call);
+	/* the agreement: this rank's words (combined by MPI_MAX over the call's ranks), then their maxima */
+	void (*vote)(const rmp_call_t *call, uint64_t v[RMP_VOTE_WORDS]);
+	void (*agreed)(rmp_call_t *call, const uint64_t v[RMP_VOTE_WORDS]);
+	/* root: weights of a Cartesian call's dimensions, of a graph call's edges; 1 when applied */
+	int (*cart_weights)(rmp_call_t *call, int ndims, const int periods[], double weights[]);
+	int (*graph_weights)(rmp_call_t *call, map_graph_t *g);
+	/* every rank, after the real constructor returned newcomm (MPI_COMM_NULL on ranks left out) */
+	void (*created)(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
+	/* sends: count elements of type to rank dest of comm; neighbourhood collectives: counts[i] (or
+	 * count) elements of types[i] (or type) to out-neighbour i; a persistent send made (*_init) and
+	 * started (the shared table's entry, pmpi_persist.c, and this observer's note in it) */
+	void (*send)(MPI_Comm comm, int dest, int count, MPI_Datatype type);
+	void (*neighbors)(MPI_Comm comm, int count, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
+	void (*persist_add)(const struct rmp_persist *p, struct rmp_persist_note *note);
+	void (*persist_start)(const struct rmp_persist *p, struct rmp_persist_note *note);
+} rmp_observer_t;
+
+/* Registers o (kept, never copied); at most RMP_OBSERVERS_MAX. */
+void rmp_observer_add(const rmp_observer_t *o);
+int rmp_observer_count(void);
+/* The i-th observer (registry order: the index of its note in a persistent request's entry). */
+const rmp_observer_t *rmp_observer_at(int i);
+/* The hooks of every observer, in order. */
+void rmp_obs_init(const int *argc, char ***argv);
+void rmp_obs_finalize(void);
+void rmp_obs_call_begin(rmp_call_t *call);
+/* v: RMP_VOTE_WORDS words per observer (rmp_observer_count()) */
+void rmp_obs_vote(const rmp_call_t *call, uint64_t *v);
+void rmp_obs_agreed(rmp_call_t *call, const uint64_t *v);
+int rmp_obs_cart_weights(rmp_call_t *call, int ndims, const int periods[], double weights[]);
+int rmp_obs_graph_weights(rmp_call_t *call, map_graph_t *g);
+void rmp_obs_created(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
+/* The send hooks (rmp_send_slow, pmpi_learn.h, walks them inline). */
+typedef struct rmp_send_hook {
+	void **active;
+	void (*fn)(MPI_Comm comm, int dest, int count, MPI_Datatype type);
+} rmp_send_hook_t;
+extern rmp_send_hook_t rmp_send_hooks[RMP_OBSERVERS_MAX];
+extern int rmp_nsend_hooks;
+void rmp_obs_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
+
+/* ---- what the observers share (pmpi_persist.c) ----------------------------------------------------- */
+/* One observer's note on a persistent request: what it looked up once (the tracer: the destination's
+ * world rank; learning: its counters), zero until it writes it. */
+typedef struct rmp_persist_note {
+	void *p;
+	unsigned gen;
+	int set;
+} rmp_persist_note_t;
+/* A live persistent send request, in the one table the observers share. */
+typedef struct rmp_persist {
+	uint64_t key; /* request handle bits + 2; 0: empty, 1: deleted */
+	MPI_Comm comm;
+	int dest;
+	uint64_t bytes; /* of one start */
+	rmp_persist_note_t note[RMP_OBSERVERS_MAX];
+} rmp_persist_t;
+/* *_init succeeded (call only while some observer is active): remembers the request and gives its entry
+ * to each active observer's persist_add. */
+void rmp_obs_persist_add(MPI_Request req, MPI_Comm comm, int dest, int n, MPI_Datatype type);
+/* MPI_Start succeeded: each active observer's persist_start with the request's entry (nothing for a
+ * request the table does not hold). */
+void rmp_obs_persist_start(MPI_Request req);
+/* MPI_Request_free: forgets it. */
+void rmp_obs_persist_del(MPI_Request req);
+/* MPI_Finalize, after the observers': frees the table. */
+void rmp_persist_free(void);
+/* The out-neighbours of this process in comm, of topology status (MPI_Topo_test's answer), in the order
+ * of the neighbourhood collectives (Cartesian: 2d the -1 neighbour of dimension d, 2d + 1 the +1 one;
+ * graphs: as MPI_Graph_neighbors / the destinations); malloc'ed, *n their count; NULL (and 0) when none. */
+int *rmp_out_neighbors(MPI_Comm comm, int status, int *n);
 
 #pragma GCC visibility pop
 

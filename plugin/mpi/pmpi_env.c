@@ -32,6 +32,8 @@
  *   RANKMAP_LEARN=1          use and record learned patterns (pmpi_learn.c; read once, at MPI_Init)
  *   RANKMAP_LEARN_DIR=DIR    the per-user pattern directory (default $XDG_CACHE_HOME/rankmap, else
  *                            ~/.cache/rankmap), used when there is no daemon
+ *   RANKMAP_LOCAL_LIB=PATH   the local mapping helper (default librankmap_local.so beside this library;
+ *                            pmpi_local.c), opened by a root that maps Scotch or an InfiniBand fabric itself
  * Test-only (they invent a placement so that one machine can exercise multi-node mapping):
  *   RANKMAP_FAKE_HOSTS=N     ranks are spread over N virtual hosts (1 to 1000000; those beyond the
  *                            call's ranks would hold none and are not built)
@@ -56,7 +58,6 @@
 #endif
 
 #include "pmpi.h"
-#include "rm_client.h"
 
 static const char *env_str(const char *name)
 {
@@ -71,39 +72,6 @@ static const char *env_alias(const char *name, const char *old)
 	const char *v = env_str(name);
 
 	return v ? v : env_str(old);
-}
-
-const char *rmp_env_server(void)
-{
-	return rm_client_socket_from_env(); /* RANKMAP_SERVER, else RANKMAP_SOCKET: what every client reads */
-}
-
-int rmp_disabled(void)
-{
-	const char *v = env_str("RANKMAP_DISABLE");
-
-	return v && strcmp(v, "0") != 0;
-}
-
-void rmp_slot_set(rmp_slot_t *s, void *p, void **active)
-{
-#ifdef RANKMAP_SMPI
-	int r = 0, n = 0;
-
-	PMPI_Comm_rank(MPI_COMM_WORLD, &r);
-	PMPI_Comm_size(MPI_COMM_WORLD, &n);
-	if (!s->by_rank && p) {
-		s->by_rank = calloc((size_t)n, sizeof(*s->by_rank));
-		s->n = s->by_rank ? n : 0;
-	}
-	if (r < s->n)
-		s->by_rank[r] = p;
-	if (p)
-		*active = s->by_rank;
-#else
-	s->p = p;
-	*active = p;
-#endif
 }
 
 /* The PUs per host an hwloc synthetic description makes: the product of its levels' arities ("pack:2
@@ -240,8 +208,6 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 		env->timeout_ms = (int)t;
 	}
 	env->trace = env_str("RANKMAP_TRACE");
-	v = env_str("RANKMAP_LEARN");
-	env->learn = v && strcmp(v, "0") != 0 && strcmp(v, "off") != 0;
 	v = env_str("RANKMAP_METRIC");
 	env->metric = MAP_METRIC_DEFAULT;
 	if (v && map_metric_parse(v, &env->metric) != 0)
@@ -249,75 +215,6 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 	if (env_guard(env, err) != 0)
 		return -1;
 	return env_fake(env, err);
-}
-
-/* The causes this process warned about (hashes of the error texts): one line per cause over the run. A
- * program cannot produce more than a few distinct causes; past RMP_WARN_MAX the rest are dropped. Under
- * SMPI the table is the simulation's (every rank warns in one process). */
-#define RMP_WARN_MAX 64
-static uint64_t warned[RMP_WARN_MAX];
-static int nwarned;
-
-/* 1 the first time this process meets the cause h (it is remembered), 0 afterwards. */
-static int first_time(uint64_t h)
-{
-	for (int i = 0; i < nwarned; i++)
-		if (warned[i] == h)
-			return 0;
-	if (nwarned == RMP_WARN_MAX)
-		return 0;
-	warned[nwarned++] = h;
-	return 1;
-}
-
-void rmp_error_text(const rmp_call_t *call, char *buf, size_t len)
-{
-	if (rm_error_isset(&call->err))
-		rm_error_format(&call->err, buf, len);
-	else
-		snprintf(buf, len, "unknown error");
-}
-
-void rmp_warn(const rmp_call_t *call)
-{
-	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 64];
-	uint64_t h = RMP_HASH_INIT;
-
-	rmp_error_text(call, buf, sizeof(buf));
-	for (const char *c = buf; *c; c++) /* the cause, whichever constructor met it */
-		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-	if (!first_time(h) && !call->env.verbose)
-		return;
-	fprintf(stderr, "rankmap: %s: %s; continuing without reordering\n", call->fn, buf);
-	fflush(stderr);
-}
-
-double rmp_cpu_ms(void)
-{
-	struct timespec ts;
-	struct rusage ru;
-	double ms = 0;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
-		ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-	/* the guarded engine's child, once reaped, counts here */
-	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
-		ms += (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-		      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-	return ms;
-}
-
-uint64_t rmp_hash_ints(uint64_t h, const int *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint32_t x = (uint32_t)v[i];
-
-		for (int b = 0; b < 4; b++) {
-			h ^= (x >> (8 * b)) & 0xff;
-			h *= 1099511628211ULL;
-		}
-	}
-	return h;
 }
 
 static int agree(rmp_call_t *call, int local_fail, uint64_t hash);
@@ -361,34 +258,30 @@ static void host_of(uint64_t *hash, int *bound)
 #endif
 }
 
+/* The agreement's fixed words; each observer's RMP_VOTE_WORDS follow them. */
+#define AGREE_WORDS 7
+#define AGREE_MAX (AGREE_WORDS + RMP_VOTE_WORDS * RMP_OBSERVERS_MAX)
+
 static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 {
 	/* max of (hash, ~hash) is (hash, ~hash) only when all hashes are equal (compared as signed or as
-	 * unsigned: ~ reverses either order); the third entry elects the lowest failing rank; the fourth
-	 * and fifth say whether every rank can record the call and which is the lowest that learns
-	 * (rmp_learn_agreed), so that learning adds no collective of its own. The elections stay below
-	 * 2^63 (RMP_ELECT): MPICH 4.0's MPI_MAX compares MPI_UINT64_T as signed, and a failure elected
-	 * as UINT64_MAX - rank was lost beside the zeros of the ranks that did not fail. The sixth says
-	 * whether some rank's MPI_Cart_map/MPI_Graph_map promised the unreordered placement of this call;
-	 * the seventh and eighth whether every rank runs on the same host (same trick as the hash), the
-	 * ninth whether some rank is bound to a single PU. */
-	int fail = local_fail || rm_error_isset(&call->err), room = rmp_learn_room(call), bound = 0;
-	uint64_t host = 0;
+	 * unsigned: ~ reverses either order); the third entry elects the lowest failing rank. The elections
+	 * stay below 2^63 (RMP_ELECT): MPICH 4.0's MPI_MAX compares MPI_UINT64_T as signed, and a failure
+	 * elected as UINT64_MAX - rank was lost beside the zeros of the ranks that did not fail. The fourth
+	 * says whether some rank's MPI_Cart_map/MPI_Graph_map promised the unreordered placement of this call;
+	 * the fifth and sixth whether every rank runs on the same host (same trick as the hash), the seventh
+	 * whether some rank is bound to a single PU. Then each observer's words (rmp_observer_t.vote), so
+	 * that no feature adds a collective of its own. */
+	int fail = local_fail || rm_error_isset(&call->err), bound = 0,
+	    nw = AGREE_WORDS + RMP_VOTE_WORDS * rmp_observer_count();
+	uint64_t host = 0, in[AGREE_MAX], out[AGREE_MAX];
 
 	host_of(&host, &bound);
-	uint64_t in[9] = { hash,
-			   ~hash,
-			   fail ? RMP_ELECT(call->rank) : 0,
-			   (uint64_t)room,
-			   room < 2 ? RMP_ELECT(call->rank) : 0,
-			   (uint64_t)(call->key && rmp_memo_promised(call->comm, call->key)),
-			   host,
-			   ~host,
-			   (uint64_t)bound },
-		 out[9];
-
-	call->track = 0;
-	if (PMPI_Allreduce(in, out, 9, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
+	in[0] = hash, in[1] = ~hash, in[2] = fail ? RMP_ELECT(call->rank) : 0;
+	in[3] = (uint64_t)(call->key && rmp_memo_promised(call->comm, call->key));
+	in[4] = host, in[5] = ~host, in[6] = (uint64_t)bound;
+	rmp_obs_vote(call, in + AGREE_WORDS);
+	if (PMPI_Allreduce(in, out, nw, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
 		/* With MPI_ERRORS_ARE_FATAL we never get here; with ERRORS_RETURN every rank sees it. */
 		if (call->rank == 0) {
 			rm_error_set(&call->err, "MPI", 0, 0, "MPI_Allreduce failed");
@@ -408,18 +301,18 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 		}
 		return -1;
 	}
-	if (out[5] != 0) { /* MPI_Cart_map/MPI_Graph_map answered the unreordered placement: keep it */
+	if (out[3] != 0) { /* MPI_Cart_map/MPI_Graph_map answered the unreordered placement: keep it */
 		rmp_memo_result(call->comm, call->key, RMP_MEMO_PLAIN);
 		return -1;
 	}
 	/* One host, no rank bound to a PU: where a rank runs on the host is the scheduler's choice from one
 	 * moment to the next, so no order of the ranks is better than another (real placement only). */
-	if (out[6] == host && out[7] == ~host && out[8] == 0 && host != 0 && !call->env.fake_hosts &&
-	    !call->env.fake_node && !call->env.learn) { /* a learning run still records the call */
+	if (out[4] == host && out[5] == ~host && out[6] == 0 && host != 0 && !call->env.fake_hosts &&
+	    !call->env.fake_node && !call->observed) { /* an observed call (learning) still takes the path */
 		rmp_memo_verdict(call->comm, call->envh, NULL);
 		return -1;
 	}
-	rmp_learn_agreed(call, out[3], out[4]);
+	rmp_obs_agreed(call, out + AGREE_WORDS);
 	return 0;
 }
 
@@ -451,7 +344,7 @@ int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 	/* the root's scatter buffer, allocated now so that a failure is part of rmp_agree's decision */
 	if (call->rank == 0 && !(call->codes = malloc(sizeof(int) * (size_t)call->size)))
 		rm_error_set(&call->err, "rankmap", 0, 0, "out of memory for %d ranks", call->size);
-	rmp_learn_call_begin(call);
+	rmp_obs_call_begin(call);
 	return 0;
 }
 
@@ -459,8 +352,8 @@ int rmp_call_memo(rmp_call_t *call, int kind, uint64_t args, int *newrank)
 {
 	if (kind != RMP_KIND_DIST)
 		call->key = rmp_memo_key(kind, args, call->envh);
-	/* a learning run records every call: it takes the full path (and the agreement it rides on) */
-	if (call->env.learn || rm_error_isset(&call->err) ||
+	/* an observed call (learning records every call) takes the full path and the agreement it rides on */
+	if (call->observed || rm_error_isset(&call->err) ||
 	    rmp_memo_lookup(call->comm, call->envh, call->key, kind != RMP_KIND_DIST, newrank) != RMP_MEMO_HIT)
 		return 0;
 	const char *cause = rmp_memo_cause(call->comm);

@@ -51,7 +51,7 @@ map_graph_t *rmp_graph_cart(rmp_call_t *call, int ndims, const int dims[], const
 		cart.periods[i] = periods[i] != 0;
 		cart.weights[i] = 1.0;
 	}
-	rmp_learn_cart_weights(call, ndims, periods, cart.weights); /* RANKMAP_LEARN: per-dimension weights */
+	rmp_obs_cart_weights(call, ndims, periods, cart.weights); /* an observer's (learning's) weights */
 	map_graph_t *g = map_graph_cart(&cart, &call->err);
 
 	if (!g && !rm_error_isset(&call->err))

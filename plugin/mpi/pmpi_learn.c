@@ -31,144 +31,11 @@
 #include "pmpi.h"
 #include "pmpi_learn.h"
 
-static rmp_slot_t learn_slot;
-
-rmp_learn_t *rmp_learn_ctx(void)
-{
-	return rmp_slot_get(&learn_slot);
-}
-
-static void ctx_set(rmp_learn_t *l)
-{
-	rmp_slot_set(&learn_slot, l, &rmp_active.learn);
-}
-
-#define FNV_PRIME 1099511628211ULL
-#define INPUT_FILES_MAX 16      /* input files looked at per run */
-#define INPUT_SAMPLE 4096       /* bytes read at each end of one */
-#define CMDLINE_MAX (64 * 1024) /* bytes of /proc/self/cmdline read */
-
-static uint64_t fold(uint64_t h, const void *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ ((const unsigned char *)p)[i]) * FNV_PRIME;
-	return h;
-}
-
-/* The hash of the program's arguments (argv[1..]; without them, /proc/self/cmdline's), never 0. */
-static uint64_t cmdline_hash(const int *argc, char ***argv)
-{
-	uint64_t h = RMP_HASH_INIT;
-
-	if (argc && argv && *argv && *argc > 0) {
-		for (int i = 1; i < *argc && (*argv)[i]; i++)
-			h = fold(h, (*argv)[i], strlen((*argv)[i]) + 1);
-		return h | 1;
-	}
-	FILE *f = fopen("/proc/self/cmdline", "r");
-	int c, first = 1;
-
-	if (!f)
-		return 0;
-	while ((c = getc(f)) != EOF) {
-		if (!first)
-			h = (h ^ (unsigned char)c) * FNV_PRIME;
-		first &= c != 0; /* argv[0] (the program is in the key) */
-	}
-	fclose(f);
-	return h | 1;
-}
-
-/* Folds into h the size and both ends' first INPUT_SAMPLE bytes of the regular file open as fd (read
- * with pread: the offset of a shared descriptor such as standard input does not move). 1 folded, 0 not
- * a regular file. */
-static int fold_file(uint64_t *h, int fd)
-{
-	struct stat st;
-	char buf[INPUT_SAMPLE];
-	ssize_t n;
-
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		return 0;
-	*h = fold(*h, &st.st_size, sizeof(st.st_size));
-	if ((n = pread(fd, buf, sizeof(buf), 0)) > 0)
-		*h = fold(*h, buf, (size_t)n);
-	if (st.st_size > INPUT_SAMPLE && (n = pread(fd, buf, sizeof(buf), st.st_size - INPUT_SAMPLE)) > 0)
-		*h = fold(*h, buf, (size_t)n);
-	return 1;
-}
-
-/* Folds one argument into h when it names a regular file ("FILE" or "--opt=FILE"). 1 folded, else 0. */
-static int fold_arg(uint64_t *h, const char *arg)
-{
-	const char *eq = arg[0] == '-' ? strchr(arg, '=') : NULL;
-	const char *path = eq ? eq + 1 : arg;
-	struct stat st;
-	int fd, done;
-
-	/* only regular files are opened: opening a device may have effects (a tape rewinds, a watchdog arms) */
-	if (!*path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0)
-		return 0;
-	done = fold_file(h, fd);
-	close(fd);
-	return done;
-}
-
-/* The program's input: the files its arguments name, and standard input when it is a file (size and
- * samples; at most INPUT_FILES_MAX files), folded into h. Only the roots of topology calls ask (lazily:
- * a million ranks do not all open the input). */
-static uint64_t inputs_hash(uint64_t h)
-{
-	char *buf = malloc(CMDLINE_MAX + 1);
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC), files = fold_file(&h, 0);
-	ssize_t len = 0, n;
-
-	while (buf && fd >= 0 && len < CMDLINE_MAX && (n = read(fd, buf + len, (size_t)(CMDLINE_MAX - len))) > 0)
-		len += n;
-	if (fd >= 0)
-		close(fd);
-	if (buf) {
-		buf[len] = 0;
-		for (char *a = buf + strlen(buf) + 1; a < buf + len && files < INPUT_FILES_MAX; a += strlen(a) + 1)
-			files += fold_arg(&h, a);
-	}
-	free(buf);
-	return h;
-}
-
-uint64_t rmp_learn_cmdline(rmp_learn_t *l)
-{
-	if (!l || !l->cmdline)
-		return 0;
-	if (!l->inputs) {
-		l->cmdline = inputs_hash(l->cmdline) | 1;
-		l->inputs = 1;
-	}
-	return l->cmdline;
-}
-
-void rmp_learn_init(const int *argc, char ***argv)
-{
-	const char *v = getenv("RANKMAP_LEARN");
-
-	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "off") || rmp_disabled() || rmp_learn_ctx())
-		return;
-	rmp_learn_t *l = calloc(1, sizeof(*l));
-
-	if (l) {
-		rmp_learn_entry(l)->dest = RMP_LEARN_NOHIT;
-		l->cmdline = cmdline_hash(argc, argv);
-		ctx_set(l);
-	}
-}
-
 /* ---- the hot path ------------------------------------------------------------------------------ */
 
-void rmp_learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+static void learn_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
-	if (rmp_active.learn)
-		rmp_learn_count(comm, dest, n, type);
+	rmp_learn_count(comm, dest, n, type);
 }
 
 void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[])
@@ -232,49 +99,6 @@ static int topo_kind(MPI_Comm newcomm, int cart)
 	(void)newcomm;
 #endif
 	return status;
-}
-
-/* The out-neighbours of this process in newcomm, of topology status, in slot order (malloc'ed), *n their
- * count. */
-static int *neighbours(MPI_Comm newcomm, int status, int *n)
-{
-	int *v = NULL, me = 0;
-
-	*n = 0;
-	if (status == MPI_CART) {
-		int nd = 0;
-
-		PMPI_Cartdim_get(newcomm, &nd);
-		v = malloc(sizeof(int) * (size_t)(2 * nd + 1));
-		for (int d = 0; v && d < nd; d++)
-			PMPI_Cart_shift(newcomm, d, 1, &v[2 * d], &v[2 * d + 1]);
-		*n = v ? 2 * nd : 0;
-	} else if (status == MPI_GRAPH) {
-		PMPI_Comm_rank(newcomm, &me);
-		PMPI_Graph_neighbors_count(newcomm, me, n);
-		v = malloc(sizeof(int) * (size_t)(*n + 1));
-		if (v)
-			PMPI_Graph_neighbors(newcomm, me, *n, v);
-#ifndef RANKMAP_SMPI
-	} else if (status == MPI_DIST_GRAPH) {
-		int in = 0, out = 0, w = 0;
-
-		PMPI_Dist_graph_neighbors_count(newcomm, &in, &out, &w);
-		int *src = malloc(sizeof(int) * (size_t)(in + 1));
-
-		v = malloc(sizeof(int) * (size_t)(out + 1));
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-		if (src && v)
-			PMPI_Dist_graph_neighbors(newcomm, in, src, MPI_UNWEIGHTED, out, v, MPI_UNWEIGHTED);
-#pragma GCC diagnostic pop
-		free(src);
-		*n = src && v ? out : 0;
-#endif
-	}
-	if (!v)
-		*n = 0;
-	return v;
 }
 
 /* Sorted (rank, slot) pairs of the valid entries of v (n slots). */
@@ -357,7 +181,7 @@ static int rec_neighbours(rmp_learn_rec_t *c, MPI_Comm newcomm, int status, int 
 	int nw = 0;
 
 	if (!v)
-		v = neighbours(newcomm, status, &n);
+		v = rmp_out_neighbors(newcomm, status, &n);
 	MPI_Group g, wg;
 
 	c->nslots = n;
@@ -475,7 +299,45 @@ void rmp_learn_finalize(void)
 		PMPI_Comm_free(&c->priv);
 		free(c->nb), free(c->wnb), free(c->cnt), free(c->slot_rank), free(c->xadj), free(c->adj);
 	}
-	rmp_learn_persist_free(l);
 	free(l);
-	ctx_set(NULL); /* under SMPI rmp_active.learn stays: other ranks may still learn */
+	rmp_learn_ctx_set(NULL); /* under SMPI rmp_active.learn stays: other ranks may still learn */
+}
+
+/* ---- learning as an observer of the core (pmpi_core.c) ---------------------------------------------- */
+
+/* The agreement's words: the worst room (rmp_learn_room) and the election of the lowest rank that learns. */
+static void learn_vote(const rmp_call_t *call, uint64_t v[RMP_VOTE_WORDS])
+{
+	int room = rmp_learn_room(call);
+
+	v[0] = (uint64_t)room;
+	v[1] = room < 2 ? RMP_ELECT(call->rank) : 0;
+}
+
+static void learn_agreed(rmp_call_t *call, const uint64_t v[RMP_VOTE_WORDS])
+{
+	rmp_learn_agreed(call, v[0], v[1]);
+}
+
+static const rmp_observer_t learn_observer = {
+	.name = "learn",
+	.order = 20,
+	.active = &rmp_active.learn,
+	.init = rmp_learn_init,
+	.finalize = rmp_learn_finalize,
+	.call_begin = rmp_learn_call_begin,
+	.vote = learn_vote,
+	.agreed = learn_agreed,
+	.cart_weights = rmp_learn_cart_weights,
+	.graph_weights = rmp_learn_graph_weights,
+	.created = rmp_learn_track,
+	.send = learn_send,
+	.neighbors = rmp_learn_neighbors,
+	.persist_add = rmp_learn_persist_add,
+	.persist_start = rmp_learn_persist_start,
+};
+
+__attribute__((constructor)) static void learn_register(void)
+{
+	rmp_observer_add(&learn_observer);
 }

@@ -39,26 +39,53 @@ typedef struct rmp_learn_rec {
 	uint64_t ghash;
 } rmp_learn_rec_t;
 
-typedef struct rmp_learn_persist rmp_learn_persist_t; /* persistent sends (pmpi_learn_send.c) */
-
 typedef struct rmp_learn {
 #ifdef RANKMAP_SMPI
 	rmp_learn_hit_t hit; /* this rank's cache entry (elsewhere the process's is rmp_active.hit) */
 #endif
 	int n;
 	rmp_learn_rec_t rec[RMP_LEARN_COMMS];
-	rmp_learn_rec_t *world;       /* the record sends on MPI_COMM_WORLD are matched against */
-	uint64_t untracked[2];        /* sends on communicators that are not tracked ([1] messages; [0] stays 0) */
-	rmp_learn_persist_t *persist; /* persistent send requests: where each MPI_Start counts */
-	unsigned gen;                 /* bumped when the records change (rmp_learn_invalidate) */
-	int warned;                   /* at most one learning warning per process */
-	int calls;                    /* topology calls with reorder=1 so far (their order) */
-	uint64_t cmdline;             /* hash of the program's arguments (rm_pattern_usable), 0 unknown */
-	int inputs;                   /* cmdline includes the input files (rmp_learn_cmdline) */
+	rmp_learn_rec_t *world; /* the record sends on MPI_COMM_WORLD are matched against */
+	uint64_t untracked[2];  /* sends on communicators that are not tracked ([1] messages; [0] stays 0) */
+	unsigned gen;           /* bumped when the records change (rmp_learn_invalidate) */
+	int warned;             /* at most one learning warning per process */
+	int calls;              /* topology calls with reorder=1 so far (their order) */
+	uint64_t cmdline;       /* hash of the program's arguments (rm_pattern_usable), 0 unknown */
+	int inputs;             /* cmdline includes the input files (rmp_learn_cmdline) */
 } rmp_learn_t;
 
-/* This process's (rank's) context, NULL when not learning. */
+/* This process's (rank's) context, NULL when not learning (pmpi_learn_ctx.c); set sets it and the send
+ * wrappers' switch, rmp_active.learn. */
 rmp_learn_t *rmp_learn_ctx(void);
+void rmp_learn_ctx_set(rmp_learn_t *l);
+/* RANKMAP_LEARN is on (1, not 0 or off). */
+int rmp_learn_on(void);
+/* At MPI_Init: argc/argv as given to it (may be NULL), hashed for rm_pattern_usable. */
+void rmp_learn_init(const int *argc, char ***argv);
+void rmp_learn_finalize(void);
+/* Neighbourhood collectives: counts[i] (or n) elements of types[i] (or type) to out-neighbour i. */
+void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
+/* Every rank, at a topology call: marks the call as learned (call->learn), numbers it, and marks it
+ * observed (the full path) whenever RANKMAP_LEARN is on. */
+void rmp_learn_call_begin(rmp_call_t *call);
+/* Root: weights of a Cartesian call from its learned pattern (weights[d] set, call->learned filled).
+ * Returns 1 when a pattern was applied, 0 otherwise (no pattern, or an error warned about once). */
+int rmp_learn_cart_weights(rmp_call_t *call, int ndims, const int periods[], double weights[]);
+/* Root: keeps the structure of the call's graph for the finalize and, for a call without weights,
+ * replaces g's weights by the learned ones. Returns 1 when applied, 0 otherwise. */
+int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g);
+/* This rank's part in whether the call is recorded, combined by maximum at the agreement: 0 it can record
+ * it (the call is learned and the process has a record left), 1 it learns but has no record left, 2 it
+ * does not learn (RANKMAP_LEARN is off here). */
+int rmp_learn_room(const rmp_call_t *call);
+/* After the agreement: worst, the maximum of rmp_learn_room over the ranks; lowest, the election
+ * (RMP_ELECT) of the lowest rank that learns. Sets call->track when every rank can record the call; when
+ * some rank does not learn, the lowest one that does warns (once per process): the call is not learned. */
+void rmp_learn_agreed(rmp_call_t *call, uint64_t worst, uint64_t lowest);
+/* Collective over call->comm, after the real constructor returned newcomm (MPI_COMM_NULL on ranks left
+ * out): when call->track, starts counting the traffic on newcomm. cart: ndims/periods of a Cartesian
+ * call (else 0). Every rank takes the same branch: call->track was agreed. */
+void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
 /* The hash of this run's arguments and input files (the files its arguments name, and standard input
  * when it is a file: their sizes and first and last 4 KiB), for rm_pattern_usable; 0 unknown. The files
  * are read once, at the first call. */
@@ -125,7 +152,7 @@ static inline __attribute__((always_inline)) void rmp_learn_count(MPI_Comm comm,
 		rmp_learn_miss(l, comm, dest, n, type);
 }
 
-/* The send wrappers' straight path (pmpi_trace_mpi.c): returns 1 when this send needs nothing more (no
+/* The send wrappers' straight path (pmpi_wrap.c): returns 1 when this send needs nothing more (no
  * tracer, and not learning or counted by a hit in the cache), 0 when the wrapper must call
  * rmp_send_slow. With nothing on: two loads and two branches; learning, on a hit: four compares and one
  * increment more. Nothing here calls a function, so the wrappers need no stack frame on this path. */
@@ -142,14 +169,13 @@ static inline __attribute__((always_inline)) int rmp_send_quick(MPI_Comm comm, i
 	return !l || rmp_learn_hit(l, comm, dest, n, type);
 #endif
 }
-/* The send wrappers' other path (inlined into their out-of-line half): the tracer, and learning's full
- * count. */
+/* The send wrappers' other path (their out-of-line half): every active observer's send hook (the tracer,
+ * learning's full count), walked here rather than through a call into the core. */
 static inline __attribute__((always_inline)) void rmp_send_slow(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
-	if (rmp_active.trace)
-		rmp_trace_send(comm, dest, n, type);
-	if (rmp_active.learn)
-		rmp_learn_count(comm, dest, n, type);
+	for (int i = 0; i < rmp_nsend_hooks; i++)
+		if (*rmp_send_hooks[i].active)
+			rmp_send_hooks[i].fn(comm, dest, n, type);
 }
 
 /* This process's (rank's) context when learning, else NULL: cheap, for the wrappers. */
@@ -162,17 +188,12 @@ static inline rmp_learn_t *rmp_learn_here(void)
 #endif
 }
 
-/* Persistent sends (pmpi_learn_send.c): *_init remembers where the request's starts count (its bytes,
- * and the counters of (comm, dest), looked up at *_init and again only after the records changed);
- * MPI_Start/MPI_Startall count one message per start of a remembered request (receives and unknown
- * requests are not in the table); MPI_Request_free forgets it. Memory: one entry per live persistent
- * send request, freed at MPI_Request_free and at the finalize; nothing is allocated per message. All
- * four take l == NULL (not learning) and do nothing then. */
-void rmp_learn_persist_add(rmp_learn_t *l, MPI_Request req, MPI_Comm comm, int dest, int n, MPI_Datatype type);
-void rmp_learn_persist_start(rmp_learn_t *l, MPI_Request req);
-void rmp_learn_persist_del(rmp_learn_t *l, MPI_Request req);
-/* Frees the table (finalize). */
-void rmp_learn_persist_free(rmp_learn_t *l);
+/* Persistent sends (pmpi_learn_send.c): the observer's hooks on the shared table (pmpi_persist.c). add
+ * looks up the counters of the request's (comm, dest) into note; start counts one message of the
+ * request's bytes there (looking them up again when the records changed since). Both do nothing when
+ * this rank does not learn. */
+void rmp_learn_persist_add(const rmp_persist_t *p, rmp_persist_note_t *note);
+void rmp_learn_persist_start(const rmp_persist_t *p, rmp_persist_note_t *note);
 
 #pragma GCC visibility pop
 

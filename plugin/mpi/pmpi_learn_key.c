@@ -38,7 +38,8 @@ void rmp_learn_call_begin(rmp_call_t *call)
 {
 	rmp_learn_t *l = rmp_learn_ctx();
 
-	if (!l || !call->env.learn)
+	call->observed = rmp_learn_on(); /* a learning run records every call: the full path for all */
+	if (!l || !call->observed)
 		return;
 	call->learn = 1;
 	call->learn_order = (uint32_t)l->calls++;

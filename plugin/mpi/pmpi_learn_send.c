@@ -8,11 +8,9 @@
  * cache's messages into bytes, and the persistent sends (MPI_Send_init & co. started by
  * MPI_Start/MPI_Startall), which never pass through the cache.
  *
- * Persistent sends: a small open-addressing table keyed by the request handle, one entry per live
- * persistent send request (made at *_init, emptied at MPI_Request_free, freed at the finalize), holding
- * the request's communicator, destination and bytes, and its counters, looked up once and again only
- * when the records change (l->gen). MPI_Start of a request that is not in the table (a persistent
- * receive, a request made before learning began) counts nothing. Nothing is allocated per message.
+ * Persistent sends: the table the observers share (pmpi_persist.c) holds each live persistent send
+ * request's communicator, destination and bytes; learning's note in its entry holds its counters, looked
+ * up at *_init and again only when the records change (l->gen). Nothing is allocated per message.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -110,110 +108,29 @@ void rmp_learn_miss(rmp_learn_t *l, MPI_Comm comm, int dest, int n, MPI_Datatype
 				.cnt = k ? k : l->untracked };
 }
 
-/* ---- persistent sends ------------------------------------------------------------------------------ */
+/* ---- persistent sends (the shared table, pmpi_persist.c) ---------------------------------------- */
 
-typedef struct persist_ent {
-	uint64_t key; /* request handle bits + 2; 0: empty, 1: deleted */
-	MPI_Comm comm;
-	int dest;
-	unsigned gen;   /* l->gen when cnt was looked up */
-	uint64_t bytes; /* of one start (asked once, at *_init) */
-	uint64_t *cnt;  /* NULL: untracked */
-} persist_ent_t;
-
-struct rmp_learn_persist {
-	size_t cap, used; /* used: live and deleted entries (a rebuild drops the deleted ones); cap: 2^k */
-	persist_ent_t ent[];
-};
-
-static uint64_t req_key(MPI_Request req)
+void rmp_learn_persist_add(const rmp_persist_t *p, rmp_persist_note_t *note)
 {
-	uint64_t k = 0;
+	rmp_learn_t *l = rmp_learn_here();
 
-	memcpy(&k, &req, sizeof(req) < sizeof(k) ? sizeof(req) : sizeof(k));
-	return k + 2;
-}
-
-/* The entry of key, or NULL; with insert, a free entry for it (growing the table), NULL without memory. */
-static persist_ent_t *persist_find(rmp_learn_t *l, uint64_t key, int insert)
-{
-	rmp_learn_persist_t *t = l->persist;
-
-	if (insert && (!t || 2 * (t->used + 1) > t->cap)) { /* rebuilt at twice the live entries or more */
-		size_t live = 0, cap = 16;
-
-		for (size_t i = 0; t && i < t->cap; i++)
-			live += t->ent[i].key > 1;
-		while (cap < 4 * (live + 1))
-			cap *= 2;
-		rmp_learn_persist_t *nt = calloc(1, sizeof(*nt) + cap * sizeof(persist_ent_t));
-
-		if (!nt)
-			return NULL;
-		nt->cap = cap;
-		l->persist = nt;
-		for (size_t i = 0; t && i < t->cap; i++)
-			if (t->ent[i].key > 1)
-				*persist_find(l, t->ent[i].key, 1) = t->ent[i];
-		free(t);
-		t = nt;
-	}
-	if (!t)
-		return NULL;
-	/* the product's high bits: handles that are aligned pointers (Open MPI) differ only above their low bits */
-	size_t j = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - __builtin_ctzll(t->cap))), tomb = SIZE_MAX;
-
-	for (; t->ent[j].key; j = (j + 1) & (t->cap - 1)) {
-		if (t->ent[j].key == key)
-			return &t->ent[j];
-		if (t->ent[j].key == 1 && tomb == SIZE_MAX)
-			tomb = j;
-	}
-	if (!insert)
-		return NULL;
-	if (tomb != SIZE_MAX)
-		j = tomb;
-	else
-		t->used++;
-	t->ent[j].key = key;
-	return &t->ent[j];
-}
-
-void rmp_learn_persist_add(rmp_learn_t *l, MPI_Request req, MPI_Comm comm, int dest, int n, MPI_Datatype type)
-{
-	persist_ent_t *e;
-
-	if (!l || req == MPI_REQUEST_NULL || dest < 0 || !(e = persist_find(l, req_key(req), 1)))
+	if (!l)
 		return;
-	e->comm = comm, e->dest = dest, e->gen = l->gen;
-	e->cnt = counters(l, comm, dest);
-	e->bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type);
+	note->p = counters(l, p->comm, p->dest);
+	note->gen = l->gen, note->set = 1;
 }
 
-void rmp_learn_persist_start(rmp_learn_t *l, MPI_Request req)
+void rmp_learn_persist_start(const rmp_persist_t *p, rmp_persist_note_t *note)
 {
-	persist_ent_t *e;
+	rmp_learn_t *l = rmp_learn_here();
+	uint64_t *cnt;
 
-	if (!l || !l->persist || req == MPI_REQUEST_NULL || !(e = persist_find(l, req_key(req), 0)))
+	if (!l)
 		return;
-	if (e->gen != l->gen) /* a record was made or stopped counting since the lookup */
-		e->cnt = counters(l, e->comm, e->dest), e->gen = l->gen;
-	if (e->cnt)
-		e->cnt[0] += e->bytes, e->cnt[1]++;
+	if (!note->set || note->gen != l->gen) /* a record was made or stopped counting since the lookup */
+		note->p = counters(l, p->comm, p->dest), note->gen = l->gen, note->set = 1;
+	if ((cnt = note->p))
+		cnt[0] += p->bytes, cnt[1]++;
 	else
 		l->untracked[1]++; /* messages only, as rmp_learn_miss counts them */
-}
-
-void rmp_learn_persist_del(rmp_learn_t *l, MPI_Request req)
-{
-	persist_ent_t *e;
-
-	if (l && l->persist && req != MPI_REQUEST_NULL && (e = persist_find(l, req_key(req), 0)))
-		e->key = 1;
-}
-
-void rmp_learn_persist_free(rmp_learn_t *l)
-{
-	free(l->persist);
-	l->persist = NULL;
 }

@@ -92,6 +92,14 @@ static int map_local(rmp_call_t *call, const rmp_place_t *pl, const map_graph_t 
 				  .cpu_s = call->env.guard_cpu,
 				  .mem_bytes = call->env.guard_mem << 20 };
 
+	/* Scotch lives in the local mapping helper (pmpi_local.c): opened here, once per process, so that the
+	 * guarded child inherits it rather than opening it at every call. A failure is the engine's to
+	 * report (auto then goes on without Scotch). */
+	if (strcmp(call->env.algo, "scotch") == 0 || strcmp(call->env.algo, "auto") == 0) {
+		rm_error_t ignore = { 0 };
+
+		rmp_local_load(&ignore);
+	}
 	if (map_compute_guarded(call->env.algo, g, pl->target, &opt, call->env.guard ? &lim : NULL, perm, res,
 				&call->err) != 0 ||
 	    map_check_perm(perm, g->n, pl->target->nslots) != 0)

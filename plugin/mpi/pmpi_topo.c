@@ -38,7 +38,7 @@
  * call's communicator: every rank that passed rmp_agree comes here). Returns rc. */
 static int learned(rmp_call_t *call, int rc, const MPI_Comm *out, int ndims, const int periods[])
 {
-	rmp_learn_track(call, rc == MPI_SUCCESS ? *out : MPI_COMM_NULL, ndims, periods);
+	rmp_obs_created(call, rc == MPI_SUCCESS ? *out : MPI_COMM_NULL, ndims, periods);
 	return rc;
 }
 
@@ -172,7 +172,7 @@ int rmp_w_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int e
 	call.nverts = (uint32_t)nnodes;
 	map_graph_t *g = call.rank == 0 ? rmp_graph_graph(&call, nnodes, index, edges) : NULL;
 
-	rmp_learn_graph_weights(&call, g);
+	rmp_obs_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, call.rank == 0 && !g, &split) != 0)
 		return learned(&call, real_graph(comm, nnodes, index, edges, 0, comm_graph), comm_graph, 0, NULL);
 	if (split == MPI_COMM_NULL) {
@@ -284,7 +284,7 @@ int rmp_w_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int
 
 	free(src);
 	call.learn_weighted = w != NULL;
-	rmp_learn_graph_weights(&call, g);
+	rmp_obs_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, root_fail, &split) != 0)
 		return learned(
 			&call,
@@ -405,7 +405,7 @@ int rmp_w_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sour
 
 	free(src);
 	call.learn_weighted = k == 1;
-	rmp_learn_graph_weights(&call, g);
+	rmp_obs_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, root_fail, &split) != 0) {
 		free(packed);
 		return learned(&call,

@@ -5,7 +5,8 @@
  * table keyed by the destination's rank in MPI_COMM_WORLD: memory grows with the number of peers a
  * process really talks to, never with the job size. Ranks of other communicators are translated
  * through a table cached on the communicator (an attribute), built on first use. Persistent requests
- * are remembered at *_init and counted at each MPI_Start. At MPI_Finalize rank 0 gathers every table
+ * are remembered at *_init in the table the observers share (pmpi_persist.c; the destination's world
+ * rank in the tracer's note) and counted at each MPI_Start. At MPI_Finalize rank 0 gathers every table
  * and writes two standard Matrix Market files (coordinate integer general; row = sender, column =
  * receiver, 1-based MPI_COMM_WORLD ranks; one value per entry): the bytes at PATH, the messages at
  * PATH's name without ".mtx" + ".messages.mtx", named in PATH's header ("% rankmap-messages: NAME",
@@ -28,19 +29,11 @@ typedef struct trace_ent {
 	uint64_t bytes, msgs;
 } trace_ent_t;
 
-typedef struct persist_ent {
-	uint64_t key; /* request handle bits; 0: empty, 1: deleted */
-	int peer;     /* world rank */
-	uint64_t bytes;
-} persist_ent_t;
-
 typedef struct trace_ctx {
 	char *path;
 	int wrank, wsize;
 	trace_ent_t *tab;
 	size_t cap, used;
-	persist_ent_t *ptab;
-	size_t pcap, pused;
 	int keyval;         /* comm attribute: translation table (comm_map_t) */
 	MPI_Comm last_comm; /* one-entry cache of the last non-world communicator and its table */
 	struct comm_map *last_map;
@@ -63,12 +56,7 @@ static trace_ctx_t *ctx_get(void)
 
 static void ctx_set(trace_ctx_t *t)
 {
-	rmp_slot_set(&trace_slot, t, &rmp_active.trace);
-}
-
-int rmp_trace_on(void)
-{
-	return ctx_get() != NULL;
+	rmp_active.trace = rmp_slot_set(&trace_slot, t);
 }
 
 static int map_delete(MPI_Comm comm, int keyval, void *val, void *extra)
@@ -86,7 +74,7 @@ static int map_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 	return MPI_SUCCESS;
 }
 
-void rmp_trace_init(void)
+static void rmp_trace_init(void)
 {
 	const char *p = getenv("RANKMAP_TRACE");
 	trace_ctx_t *t;
@@ -217,7 +205,7 @@ static void count(trace_ctx_t *t, int wdest, uint64_t bytes)
 	t->tab[j].msgs++;
 }
 
-void rmp_trace_bytes(MPI_Comm comm, int dest, uint64_t bytes)
+static void rmp_trace_bytes(MPI_Comm comm, int dest, uint64_t bytes)
 {
 	trace_ctx_t *t = ctx_get();
 	int w;
@@ -227,7 +215,7 @@ void rmp_trace_bytes(MPI_Comm comm, int dest, uint64_t bytes)
 	count(t, w, bytes);
 }
 
-void rmp_trace_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
+static void rmp_trace_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 {
 	trace_ctx_t *t = ctx_get();
 	int w;
@@ -237,140 +225,36 @@ void rmp_trace_send(MPI_Comm comm, int dest, int n, MPI_Datatype type)
 	count(t, w, (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type));
 }
 
-/* ---- persistent requests -------------------------------------------------------------------- */
+/* ---- persistent requests (the shared table, pmpi_persist.c) ------------------------------------ */
 
-static uint64_t req_key(MPI_Request req)
-{
-	uint64_t k = 0;
-
-	memcpy(&k, &req, sizeof(req) < sizeof(k) ? sizeof(req) : sizeof(k));
-	return k + 2; /* 0 and 1 mark empty and deleted entries */
-}
-
-static persist_ent_t *persist_find(trace_ctx_t *t, uint64_t key, int insert)
-{
-	if (insert && 2 * (t->pused + 1) > t->pcap) {
-		size_t ncap = t->pcap ? 2 * t->pcap : 64;
-		persist_ent_t *n = calloc(ncap, sizeof(*n)), *old = t->ptab;
-
-		if (!n)
-			return NULL;
-		t->ptab = n, t->pused = 0;
-		size_t ocap = t->pcap;
-
-		t->pcap = ncap;
-		for (size_t i = 0; i < ocap; i++)
-			if (old[i].key > 1)
-				*persist_find(t, old[i].key, 1) = old[i];
-		free(old);
-	}
-	if (!t->pcap)
-		return NULL;
-	size_t j = (size_t)(key * 0x9E3779B97F4A7C15ULL) & (t->pcap - 1), tomb = SIZE_MAX;
-
-	while (t->ptab[j].key) {
-		if (t->ptab[j].key == key)
-			return &t->ptab[j];
-		if (t->ptab[j].key == 1 && tomb == SIZE_MAX)
-			tomb = j;
-		j = (j + 1) & (t->pcap - 1);
-	}
-	if (!insert)
-		return NULL;
-	if (tomb != SIZE_MAX)
-		j = tomb;
-	else
-		t->pused++;
-	t->ptab[j].key = key;
-	return &t->ptab[j];
-}
-
-void rmp_trace_persist_add(MPI_Request req, MPI_Comm comm, int dest, int n, MPI_Datatype type)
+/* At *_init: the destination's world rank, in the note (not set: not traceable). */
+static void trace_persist_add(const rmp_persist_t *p, rmp_persist_note_t *note)
 {
 	trace_ctx_t *t = ctx_get();
 	int w;
-	persist_ent_t *e;
 
-	if (!t || req == MPI_REQUEST_NULL || dest == MPI_PROC_NULL || (w = world_rank(t, comm, dest)) < 0)
-		return;
-	e = persist_find(t, req_key(req), 1);
-	if (e) {
-		e->peer = w;
-		e->bytes = (uint64_t)(n > 0 ? n : 0) * (uint64_t)rmp_type_size(type);
-	}
+	if (t && (w = world_rank(t, p->comm, p->dest)) >= 0)
+		note->gen = (unsigned)w, note->set = 1;
 }
 
-void rmp_trace_persist_start(MPI_Request req)
+static void trace_persist_start(const rmp_persist_t *p, rmp_persist_note_t *note)
 {
 	trace_ctx_t *t = ctx_get();
-	persist_ent_t *e;
 
-	if (t && req != MPI_REQUEST_NULL && (e = persist_find(t, req_key(req), 0)))
-		count(t, e->peer, e->bytes);
-}
-
-void rmp_trace_persist_del(MPI_Request req)
-{
-	trace_ctx_t *t = ctx_get();
-	persist_ent_t *e;
-
-	if (t && req != MPI_REQUEST_NULL && (e = persist_find(t, req_key(req), 0)))
-		e->key = 1;
+	if (t && note->set)
+		count(t, (int)note->gen, p->bytes);
 }
 
 /* ---- neighbourhood collectives -------------------------------------------------------------- */
 
-/* Out-neighbours of comm in the order neighbourhood collectives use (malloc'ed), NULL if none. */
-static int *out_neighbors(MPI_Comm comm, int *n)
+static void rmp_trace_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[])
 {
-	int status = MPI_UNDEFINED, *v = NULL;
-
-	*n = 0;
-	PMPI_Topo_test(comm, &status);
-	if (status == MPI_CART) {
-		int nd = 0;
-
-		PMPI_Cartdim_get(comm, &nd);
-		v = malloc(sizeof(int) * (size_t)(2 * nd + 1));
-		for (int d = 0; v && d < nd; d++)
-			PMPI_Cart_shift(comm, d, 1, &v[2 * d], &v[2 * d + 1]);
-		*n = v ? 2 * nd : 0;
-	} else if (status == MPI_GRAPH) {
-		int me = 0;
-
-		PMPI_Comm_rank(comm, &me);
-		PMPI_Graph_neighbors_count(comm, me, n);
-		v = malloc(sizeof(int) * (size_t)(*n + 1));
-		if (v)
-			PMPI_Graph_neighbors(comm, me, *n, v);
-	} else if (status == MPI_DIST_GRAPH) {
-		int in = 0, out = 0, w = 0;
-
-		PMPI_Dist_graph_neighbors_count(comm, &in, &out, &w);
-		int *src = malloc(sizeof(int) * (size_t)(in + 1));
-
-		v = malloc(sizeof(int) * (size_t)(out + 1));
-		/* MPI_UNWEIGHTED is a sentinel address that GCC takes for a zero-sized array */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-		if (src && v)
-			PMPI_Dist_graph_neighbors(comm, in, src, MPI_UNWEIGHTED, out, v, MPI_UNWEIGHTED);
-#pragma GCC diagnostic pop
-		free(src);
-		*n = src && v ? out : 0;
-	}
-	if (!v)
-		*n = 0;
-	return v;
-}
-
-void rmp_trace_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[])
-{
-	int nn = 0, sz = 0, *v;
+	int nn = 0, sz = 0, status = MPI_UNDEFINED, *v;
 
 	if (!ctx_get())
 		return;
-	v = out_neighbors(comm, &nn);
+	PMPI_Topo_test(comm, &status);
+	v = rmp_out_neighbors(comm, status, &nn);
 	if (!types)
 		PMPI_Type_size(type, &sz);
 	for (int i = 0; i < nn; i++) {
@@ -456,7 +340,7 @@ static void write_pattern(const trace_ctx_t *t, const uint64_t *all, const int *
 }
 
 /* Collective over MPI_COMM_WORLD: gathers every table to rank 0, which writes the pattern. */
-void rmp_trace_finalize(void)
+static void rmp_trace_finalize(void)
 {
 	trace_ctx_t *t = ctx_get();
 
@@ -503,8 +387,32 @@ void rmp_trace_finalize(void)
 	free(mine);
 	PMPI_Comm_free_keyval(&t->keyval);
 	free(t->tab);
-	free(t->ptab);
 	free(t->path);
 	free(t);
 	ctx_set(NULL);
+}
+
+/* The tracer as an observer of the core (pmpi_core.c): started at MPI_Init, written at MPI_Finalize after
+ * the observers that come after it (learning) have finished. */
+static void trace_init(const int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	rmp_trace_init();
+}
+
+static const rmp_observer_t trace_observer = {
+	.name = "trace",
+	.order = 10,
+	.active = &rmp_active.trace,
+	.init = trace_init,
+	.finalize = rmp_trace_finalize,
+	.send = rmp_trace_send,
+	.neighbors = rmp_trace_neighbors,
+	.persist_add = trace_persist_add,
+	.persist_start = trace_persist_start,
+};
+
+__attribute__((constructor)) static void trace_register(void)
+{
+	rmp_observer_add(&trace_observer);
 }

@@ -17,9 +17,13 @@
  *                        the rankmap MPI library matching the program's MPI (spank_elf.c), exports
  *                        RANKMAP_* (spank_task.c), and binds the task.
  *
- * SPANK gives callbacks no user pointer, so every callback rebuilds its state in one context struct
- * (rm_spank_ctx_t, on the stack) from the plugstack.conf arguments and spank_option_getopt(); what
- * user_init hands to the tasks travels in the step environment. No mutable globals, no exit().
+ * SPANK gives callbacks no user pointer. The plugstack.conf arguments and the user's options are parsed
+ * once per process (the first callback that needs them; one static copy, `parsed`, kept while the
+ * arguments are the same) and each callback starts from a copy of it (rm_spank_ctx_t, on the stack).
+ * slurmstepd forks its tasks after user_init, so task_init inherits what user_init kept there: the
+ * server list in the order the step's probe found (a failover puts the server that answered first), which
+ * task_init exports to the MPI library (RANKMAP_SERVER). user_init also puts that list in the step
+ * environment. The one mutable static is `parsed`; no exit().
  * Failure never fails a step unless the user asked --rankmap=required; the user sees one warning at
  * most (printed by global task 0), everything else goes to the slurmd log.
  */
@@ -112,16 +116,55 @@ static void ctx_read_options(rm_spank_ctx_t *ctx)
 	}
 }
 
+/* The parsed arguments and options of this process (see the head of the file). */
+static struct {
+	int state;     /* 0: nothing yet; 1: conf parsed; 2: conf and the user's options */
+	uint64_t args; /* hash of the plugstack.conf arguments it was parsed from */
+	spank_context_t where;
+	rm_spank_conf_t conf;
+	rm_spank_job_t job;
+	int pattern_bad;
+	rm_error_t err;
+} parsed;
+
+/* Keeps ctx's arguments and options for the next callbacks of this process. */
+static void ctx_keep(const rm_spank_ctx_t *ctx, uint64_t args, int with_options)
+{
+	parsed.conf = ctx->conf, parsed.job = ctx->job, parsed.pattern_bad = ctx->pattern_bad, parsed.err = ctx->err;
+	parsed.args = args, parsed.where = ctx->where;
+	parsed.state = 1 + with_options;
+}
+
+static uint64_t args_hash(int ac, char **av)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (int i = 0; i < ac; i++)
+		for (const char *c = av[i] ? av[i] : "";; c++) {
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+			if (!*c)
+				break;
+		}
+	return h;
+}
+
 /* Builds the context of one callback. Returns 0, or -1 when the plugstack.conf arguments are bad: the
  * plugin then stays out of the way. That is said once to the user at submission (srun, sbatch, salloc
  * and slurmd report it with slurm_error); slurmstepd, which runs once per node and task, only logs it. */
 static int ctx_load(rm_spank_ctx_t *ctx, spank_t sp, int ac, char **av, int with_options)
 {
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	uint64_t h = args_hash(ac, av);
+	spank_context_t where = spank_context();
 
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->sp = sp;
-	ctx->where = spank_context();
+	ctx->where = where;
+	if (parsed.state >= 1 + with_options && parsed.args == h && parsed.where == where) {
+		ctx->conf = parsed.conf, ctx->job = parsed.job, ctx->pattern_bad = parsed.pattern_bad,
+		ctx->err = parsed.err;
+		return 0; /* a bad plugstack.conf is never kept: it is parsed (and logged) again */
+	}
 	if (rm_spank_conf_parse(ac, av, &ctx->conf, &ctx->err) < 0) {
 		rm_error_format(&ctx->err, buf, sizeof(buf));
 		if (ctx->where == S_CTX_REMOTE)
@@ -134,6 +177,7 @@ static int ctx_load(rm_spank_ctx_t *ctx, spank_t sp, int ac, char **av, int with
 		ctx_read_options(ctx);
 	if (with_options && ctx->where == S_CTX_REMOTE)
 		rm_spank_resolve_pattern(ctx);
+	ctx_keep(ctx, h, with_options);
 	return 0;
 }
 
@@ -166,6 +210,8 @@ EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		rm_spank_step_bind_plan(&ctx);
 	else
 		rm_spank_probe_daemon(&ctx);
+	/* the server list in the order the probe found: the tasks, forked from this process, start from it */
+	memcpy(parsed.conf.socket, ctx.conf.socket, sizeof(parsed.conf.socket));
 	return 0;
 }
 

@@ -94,6 +94,8 @@ void rm_spank_probe_daemon(rm_spank_ctx_t *ctx)
 	if ((rc == 0 || resp) && info.nfailed > 0) { /* failed over: the tasks go straight to the one that answered */
 		slurm_info("rankmap: %s; this step uses rankmapd at %s", info.failed, info.entry);
 		rm_spank_servers_first(ctx->conf.socket, info.server);
+		/* the step's environment too: the tasks export it as the list the MPI library tries in order */
+		spank_setenv(ctx->sp, ctx->conf.server_set ? RM_SERVER_ENV : RM_SOCKET_ENV, ctx->conf.socket, 1);
 	}
 	if (rc == 0 || resp)
 		return;

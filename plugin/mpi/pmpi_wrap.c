@@ -1,14 +1,14 @@
 /*
- * plugin/mpi/pmpi_trace_mpi.c: the MPI entry points the tracer intercepts. Each forwards to its PMPI_
- * twin and, when RANKMAP_TRACE is set, counts what was sent (pmpi_trace.c), and with RANKMAP_LEARN adds
- * it to the learning counters (pmpi_learn.h, pmpi_learn_send.c); otherwise the cost is two loads from
- * one cache line (rmp_active) and two predictable branches, and no call before the PMPI_ one (the send
- * wrappers then need no stack frame: the PMPI_ call is a tail jump).
+ * plugin/mpi/pmpi_wrap.c: the MPI entry points the observers see (MPI_Init, MPI_Finalize, sends,
+ * persistent sends, neighbourhood collectives). Each forwards to its PMPI_ twin and, when some observer is
+ * active (the tracer, RANKMAP_TRACE; learning, RANKMAP_LEARN), calls the observers' hooks (pmpi_core.c);
+ * otherwise the cost is two loads from one cache line (rmp_active) and two predictable branches, and no
+ * call before the PMPI_ one (the send wrappers then need no stack frame: the PMPI_ call is a tail jump).
+ * Learning's one-entry cache is tested inline (rmp_send_quick, pmpi_learn.h); nothing here calls a
+ * feature by name.
  */
 #include "pmpi_entry.h"
 #include "pmpi_learn.h"
-
-struct rmp_active rmp_active __attribute__((aligned(64)));
 
 int MPI_Init(int *argc, char ***argv)
 {
@@ -19,8 +19,8 @@ int MPI_Init(int *argc, char ***argv)
 	int rc = PMPI_Init(argc, argv);
 
 	if (rc == MPI_SUCCESS) {
-		rmp_trace_init();
-		rmp_learn_init(argc, argv);
+		rmp_obs_init(argc, argv);
+		rmp_local_prefetch();
 	}
 	return rc;
 }
@@ -34,8 +34,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 
 	if (rc == MPI_SUCCESS) {
-		rmp_trace_init();
-		rmp_learn_init(argc, argv);
+		rmp_obs_init(argc, argv);
+		rmp_local_prefetch();
 	}
 	return rc;
 }
@@ -44,8 +44,8 @@ int MPI_Finalize(void)
 {
 	if (rmp_foreign)
 		return PMPI_Finalize();
-	rmp_learn_finalize();
-	rmp_trace_finalize();
+	rmp_obs_finalize();
+	rmp_persist_free();
 	return PMPI_Finalize();
 }
 
@@ -106,10 +106,8 @@ SEND_WRAPPER(Sendrecv_replace,
 	{                                                                                                              \
 		int rc = PMPI_##fn(buf, count, type, dest, tag, comm, req);                                            \
                                                                                                                        \
-		if (rc == MPI_SUCCESS && rmp_active.trace)                                                             \
-			rmp_trace_persist_add(*req, comm, dest, count, type);                                          \
-		if (rc == MPI_SUCCESS && rmp_active.learn)                                                             \
-			rmp_learn_persist_add(rmp_learn_here(), *req, comm, dest, count, type);                        \
+		if (rc == MPI_SUCCESS)                                                                                 \
+			rmp_obs_persist_add(*req, comm, dest, count, type);                                            \
 		return rc;                                                                                             \
 	}                                                                                                              \
 	RMP_ENTRY(fn,                                                                                                  \
@@ -131,39 +129,29 @@ PERSIST_WRAPPER(Rsend_init)
 int MPI_Start(MPI_Request *req)
 {
 	/* read only when something counts: under another MPI a request may be narrower than MPI_Request */
-	MPI_Request r = req && (rmp_active.trace || rmp_active.learn) ? *req : MPI_REQUEST_NULL;
-
-	if (rmp_active.trace)
-		rmp_trace_persist_start(r);
+	int on = req && (rmp_active.trace || rmp_active.learn);
+	MPI_Request r = on ? *req : MPI_REQUEST_NULL;
 	int rc = PMPI_Start(req);
 
-	if (rc == MPI_SUCCESS && rmp_active.learn)
-		rmp_learn_persist_start(rmp_learn_here(), r);
+	if (rc == MPI_SUCCESS && on) /* a start that failed sent nothing */
+		rmp_obs_persist_start(r);
 	return rc;
 }
 
 int MPI_Startall(int n, MPI_Request reqs[])
 {
-	if (rmp_active.trace)
-		for (int i = 0; i < n; i++)
-			rmp_trace_persist_start(reqs[i]);
 	int rc = PMPI_Startall(n, reqs);
 
-	if (rc == MPI_SUCCESS && rmp_active.learn) { /* persistent handles are unchanged by a start */
-		rmp_learn_t *l = rmp_learn_here();
-
+	if (rc == MPI_SUCCESS && (rmp_active.trace || rmp_active.learn)) /* persistent handles are unchanged */
 		for (int i = 0; i < n; i++)
-			rmp_learn_persist_start(l, reqs[i]);
-	}
+			rmp_obs_persist_start(reqs[i]);
 	return rc;
 }
 
 int MPI_Request_free(MPI_Request *req)
 {
-	if (req && rmp_active.trace)
-		rmp_trace_persist_del(*req);
-	if (req && rmp_active.learn)
-		rmp_learn_persist_del(rmp_learn_here(), *req);
+	if (req && (rmp_active.trace || rmp_active.learn))
+		rmp_obs_persist_del(*req);
 	return PMPI_Request_free(req);
 }
 
@@ -174,10 +162,7 @@ int MPI_Request_free(MPI_Request *req)
 #define NEIGH_WRAPPER(fn, params, args, count, type, counts, types)            \
 	static __attribute__((noinline)) int counted_##fn params               \
 	{                                                                      \
-		if (rmp_active.trace)                                          \
-			rmp_trace_neighbors(comm, count, type, counts, types); \
-		if (rmp_active.learn)                                          \
-			rmp_learn_neighbors(comm, count, type, counts, types); \
+		rmp_obs_neighbors(comm, count, type, counts, types);           \
 		return PMPI_##fn args;                                         \
 	}                                                                      \
 	RMP_ENTRY(fn, params, args)                                            \
