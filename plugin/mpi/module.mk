@@ -76,7 +76,8 @@ $(eval $(call pmpi_variant,mpich))
 test-progs: pmpi-tests
 
 install: install-pmpi
-INSTALLED += $(LIBDIR)/rankmap/librankmap_mpi_openmpi.so $(LIBDIR)/rankmap/librankmap_mpi_mpich.so
+INSTALLED += $(LIBDIR)/rankmap/librankmap_mpi_openmpi.so $(LIBDIR)/rankmap/librankmap_mpi_mpich.so \
+	$(LIBDIR)/rankmap/librankmap_local.so
 .PHONY: install-pmpi
 install-pmpi: $(B)/librankmap_mpi_openmpi.so $(B)/librankmap_mpi_mpich.so $(B)/librankmap_local.so
 	install -d $(DESTDIR)$(LIBDIR)/rankmap
