@@ -522,7 +522,7 @@ pid_t srv_child_pid(srv_child_t *ch);
 void srv_child_free(srv_child_t *ch);
 
 /* Test-only engine faults (srv_fault.c): with RANKMAP_TEST_FAULTS=1 in rankmapd's environment at start
- * (never in production), a map request whose algorithm is test:segv, test:abort, test:spin,
+ * (never in production), a map request whose engine is test:segv, test:abort, test:spin,
  * test:sleep or test:hog misbehaves that way. Returns NULL when algo is not one of them or the hook
  * is off; else the response (only test:hog returns). */
 json_t *srv_test_fault(srv_ctx_t *ctx, const char *algo, const json_t *id);
