@@ -106,7 +106,7 @@ if mode == "map":
     t0 = time.monotonic()
     algo = opts[0]
     req = {"version": 1, "type": "map", "id": "raw-" + algo, "cart": opt("--cart", "4x4"),
-           "hosts": ["bonobo001", "bonobo002"], "algorithm": algo}
+           "hosts": ["bonobo001", "bonobo002"], "engine": algo}
     budget = float(opt("--budget", "0"))
     if budget > 0:
         req["time_budget_ms"] = budget

@@ -71,7 +71,7 @@ json_t *rm_map_request_json(const rm_map_request_t *q)
 	if (!bad && !q->slots)
 		bad = json_object_set_new(req, "per_core", json_boolean(!q->per_pu)) < 0;
 	if (!bad)
-		bad = json_object_set_new(req, "algorithm", json_string(q->engine ? q->engine : "auto")) < 0 ||
+		bad = json_object_set_new(req, "engine", json_string(q->engine ? q->engine : "auto")) < 0 ||
 		      (q->seed && json_object_set_new(req, "seed", json_integer(q->seed)) < 0) ||
 		      (q->time_budget_ms > 0 &&
 		       json_object_set_new(req, "time_budget_ms", json_real(q->time_budget_ms)) < 0) ||
@@ -92,7 +92,7 @@ static int read_answer(const rm_map_request_t *q, rm_map_answer_t *a, rm_error_t
 	json_t *perm = json_object_get(a->resp, "permutation"), *pus = json_object_get(a->resp, "pu_os");
 	size_t nslots = q->slots ? q->nslots : json_array_size(json_object_get(a->resp, "slots"));
 	uint8_t *seen = calloc(nslots ? nslots : 1, 1);
-	const char *engine = json_string_value(json_object_get(a->resp, "algorithm"));
+	const char *engine = json_string_value(json_object_get(a->resp, "engine"));
 
 	a->n = q->n;
 	a->slot = malloc(((size_t)q->n + 1) * sizeof(*a->slot));

@@ -681,7 +681,7 @@ static int ex_remote(const struct ex_args *a, const map_graph_t *g)
 	if (a->perm)
 		snprintf(r.algo, sizeof(r.algo), "file %s", a->perm);
 	else
-		snprintf(r.algo, sizeof(r.algo), "%s", json_string_value(json_object_get(resp, "algorithm")) ?: "?");
+		snprintf(r.algo, sizeof(r.algo), "%s", json_string_value(json_object_get(resp, "engine")) ?: "?");
 	r.warning = json_string_value(json_array_get(json_object_get(resp, "warnings"), 0));
 	rc = ex_finish(a, g, &v, &r) < 0;
 out:

@@ -503,7 +503,7 @@ static int map_remote(const struct map_args *a, const map_graph_t *g)
 		return 1;
 	p = json_object_get(resp, "permutation");
 	s = summary_new(a, g->n, json_array_size(json_object_get(resp, "slots")),
-			json_string_value(json_object_get(resp, "algorithm")) ?: "?", num(resp, "cost"),
+			json_string_value(json_object_get(resp, "engine")) ?: "?", num(resp, "cost"),
 			num(resp, "identity_cost"), num(resp, "time_ms"));
 	if (s && json_object_get(resp, "target"))
 		json_object_set(s, "target", json_object_get(resp, "target"));

@@ -387,6 +387,12 @@ enum { SRV_REQ_INLINE = 1, SRV_REQ_PRIVILEGED = 2, SRV_REQ_ISOLATED = 4 };
 /* Checks the envelope (version, type, id) of a request and finds its handler. Returns the handler,
  * or NULL with *error set to an error response (new reference). *flags receives SRV_REQ_*. */
 srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_peer_t *peer, int *flags, json_t **error);
+/* The SRV_REQ_* flags of the request type a frame's text (n bytes) names plainly at its top level
+ * ("type": "map"), found without parsing the frame, so that it is parsed once, where it runs; -1 when
+ * the text does not show one plainly (an escaped key or value, not an object...): the parse decides. */
+int srv_request_peek(const char *text, size_t n);
+/* Parses a request frame, counting the parse (ctx->n_parses: one per request, in every isolation mode). */
+json_t *srv_frame_parse(srv_ctx_t *ctx, const char *buf, size_t len, rm_error_t *err);
 /* Internal jobs of the loop (SIGHUP reload, periodic fabric refresh). */
 void srv_job_reload(srv_ctx_t *ctx);
 void srv_job_ib_refresh(srv_ctx_t *ctx);
@@ -405,7 +411,7 @@ typedef struct srv_job {
 	size_t text_len;
 	srv_peer_t peer;
 	srv_handler_t handler;
-	int flags; /* SRV_REQ_* of a request the loop parsed */
+	int flags; /* SRV_REQ_* of a request the loop parsed, or of the type srv_request_peek found in payload */
 	void (*internal)(srv_ctx_t *ctx);
 	char *out; /* filled by the worker: the encoded response frame */
 	size_t out_len;
@@ -516,7 +522,7 @@ pid_t srv_child_pid(srv_child_t *ch);
 void srv_child_free(srv_child_t *ch);
 
 /* Test-only engine faults (srv_fault.c): with RANKMAP_TEST_FAULTS=1 in rankmapd's environment at start
- * (never in production), a map request whose algorithm is test:segv, test:abort, test:spin,
+ * (never in production), a map request whose engine is test:segv, test:abort, test:spin,
  * test:sleep or test:hog misbehaves that way. Returns NULL when algo is not one of them or the hook
  * is off; else the response (only test:hog returns). */
 json_t *srv_test_fault(srv_ctx_t *ctx, const char *algo, const json_t *id);
@@ -628,6 +634,7 @@ struct srv_ctx {
 	srv_reload_status_t last_reload; /* under ib_lock */
 	/* statistics (atomics) */
 	unsigned long n_requests, n_errors, n_connections, n_rejected;
+	unsigned long n_parses; /* request frames parsed, worker processes' parses included (report: parses) */
 };
 
 /* Milliseconds of CLOCK_MONOTONIC (for deadlines and durations, never for dates). */

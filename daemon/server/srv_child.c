@@ -45,7 +45,7 @@
 typedef struct child_req {
 	uint32_t len;
 	srv_peer_t peer;
-	unsigned long counters[4];  /* n_requests, n_errors, n_connections, n_rejected (for report) */
+	unsigned long counters[5];  /* n_requests, n_errors, n_connections, n_rejected, n_parses (for report) */
 	srv_reload_status_t reload; /* the last reload (for report) */
 	uint32_t stale;             /* a newer model was published: run no request on the old one */
 } child_req_t;
@@ -55,6 +55,7 @@ enum { RESP_OK = 1, RESP_ERROR, RESP_DELEGATE, RESP_STALE };
 
 typedef struct child_resp {
 	uint32_t kind, len;
+	uint32_t parses; /* request frames the child parsed (counted in the daemon's n_parses) */
 } child_resp_t;
 
 /* Shared with the child (MAP_SHARED): what it is running. */
@@ -132,14 +133,14 @@ static void child_serve(srv_ctx_t *ctx, int fd, child_shm_t *shm, char *payload,
 {
 	rm_error_t err = { 0 };
 	char buf[RM_ERROR_TEXT_LEN + 64], *out = NULL;
-	child_resp_t r = { RESP_OK, 0 };
+	child_resp_t r = { RESP_OK, 0, 1 };
 	struct iovec iov[2];
 	json_t *req, *resp = NULL;
 	srv_handler_t h = NULL;
 	int flags = 0;
 	size_t olen = 0;
 
-	req = rm_frame_parse(payload, len, &err);
+	req = srv_frame_parse(ctx, payload, len, &err);
 	free(payload);
 	if (!req)
 		resp = rm_proto_error(NULL, RM_ERR_BAD_FRAME, "%s", rm_error_format(&err, buf, sizeof(buf)));
@@ -202,6 +203,7 @@ static void __attribute__((noreturn)) child_loop(srv_ctx_t *ctx, int fd, child_s
 		ctx->n_errors = q.counters[1];
 		ctx->n_connections = q.counters[2];
 		ctx->n_rejected = q.counters[3];
+		ctx->n_parses = q.counters[4];
 		ctx->last_reload = q.reload;
 		child_serve(ctx, fd, shm, payload, q.len, &q.peer, q.stale != 0);
 	}
@@ -455,6 +457,7 @@ static int exchange(srv_child_t *ch, const srv_job_t *job, const char *payload, 
 	q.counters[1] = __atomic_load_n(&ctx->n_errors, __ATOMIC_RELAXED);
 	q.counters[2] = __atomic_load_n(&ctx->n_connections, __ATOMIC_RELAXED);
 	q.counters[3] = __atomic_load_n(&ctx->n_rejected, __ATOMIC_RELAXED);
+	q.counters[4] = __atomic_load_n(&ctx->n_parses, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&ctx->ib_lock);
 	q.reload = ctx->last_reload;
 	pthread_mutex_unlock(&ctx->ib_lock);
@@ -465,6 +468,7 @@ static int exchange(srv_child_t *ch, const srv_job_t *job, const char *payload, 
 		return x;
 	if (resp->kind < RESP_OK || resp->kind > RESP_STALE || resp->len > RM_FRAME_MAX_HARD + RM_FRAME_HEADER)
 		return XC_DIED;
+	__atomic_add_fetch(&ctx->n_parses, resp->parses, __ATOMIC_RELAXED);
 	if (!resp->len)
 		return XC_OK;
 	if (!(*out = malloc(resp->len)))
@@ -532,6 +536,10 @@ int srv_child_run(srv_child_t *ch, srv_job_t *job)
 			return SRV_CHILD_DELEGATE;
 		payload = dumped;
 		len = strlen(dumped);
+	}
+	if (stale && (job->flags & SRV_REQ_ISOLATED) && job->flags > 0) {
+		child_end(ch, 1, NULL); /* it needs the model: a child that holds the newer one parses it, once */
+		stale = 0;
 	}
 	if (srv_child_start(ch) < 0)
 		x = XC_DIED;

@@ -2,7 +2,7 @@
  * daemon/server/srv_fault.c: test-only engine faults, so that the tests of worker isolation do not depend on
  * a library bug staying unfixed. Enabled only when rankmapd starts with RANKMAP_TEST_FAULTS=1 in its
  * environment (read once in main; a client cannot turn it on, and the daemon logs a warning at start).
- * Then a `map` request whose algorithm is one of these misbehaves where the engine would run:
+ * Then a `map` request whose engine is one of these misbehaves where the engine would run:
  *   test:segv   dereferences a null pointer          test:abort  calls abort()
  *   test:spin   burns CPU forever                    test:sleep  blocks forever without CPU
  *   test:hog    allocates and touches memory until malloc fails, then answers `internal` "out of
@@ -74,11 +74,11 @@ json_t *srv_test_fault(srv_ctx_t *ctx, const char *algo, const json_t *id)
 		struct timespec ts;
 
 		if (end == algo + 4 || *end || ms < 1 || ms > 600000)
-			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "algorithm: test:nap:MS wants 1 .. 600000 ms");
+			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "engine: test:nap:MS wants 1 .. 600000 ms");
 		ts.tv_sec = ms / 1000, ts.tv_nsec = ms % 1000 * 1000000L;
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 		return rm_proto_error(id, RM_ERR_FAILED, "test:nap: slept %ld ms", ms);
 	}
-	return rm_proto_error(id, RM_ERR_BAD_REQUEST, "algorithm: unknown test fault 'test:%s'", algo);
+	return rm_proto_error(id, RM_ERR_BAD_REQUEST, "engine: unknown test fault 'test:%s'", algo);
 }

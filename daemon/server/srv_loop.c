@@ -353,7 +353,18 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 		conn_uncount_frame(l, c);
 		return conn_respond(l, c, rm_proto_error(NULL, RM_ERR_INTERNAL, "no memory"));
 	}
-	if (c->in_len > LOOP_PARSE_MAX) {
+	/* With isolation = process, a request that runs in a worker process goes there unparsed: the worker
+	 * process parses it, once (srv_child.c); a large frame goes unparsed to a worker thread, which sends
+	 * it on to its worker process or parses it itself (srv_workers.c). */
+	if (c->in_len <= LOOP_PARSE_MAX && l->ctx->cfg.isolation == SRV_ISOLATE_PROCESS &&
+	    (flags = srv_request_peek(c->in, c->in_len)) > 0 && (flags & SRV_REQ_ISOLATED) &&
+	    srv_limits_bytes_check(l->lim, c->uid, (extra = job_charge(c->in_charge) - c->in_charge)) == SRV_LIM_NONE) {
+		srv_limits_charge(l->lim, c->uid, extra);
+		c->in_charge += extra;
+		job->flags = flags; /* refused past a limit: parsed below, for the answer's id */
+	}
+	flags = 0;
+	if (c->in_len > LOOP_PARSE_MAX || job->flags) {
 		job->payload = c->in;
 		job->payload_len = c->in_len;
 		c->in = NULL;
@@ -361,7 +372,7 @@ static int conn_dispatch(loop_t *l, conn_t *c)
 		submit(l, c, job);
 		return 0;
 	}
-	req = rm_frame_parse(c->in, c->in_len, &err);
+	req = srv_frame_parse(l->ctx, c->in, c->in_len, &err);
 	job->text = c->in; /* kept (below) only for a request a worker process runs: its text as is */
 	job->text_len = c->in_len;
 	c->in = NULL;

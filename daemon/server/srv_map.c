@@ -17,9 +17,9 @@
 #include "srv.h"
 #include "srv_requests.h"
 
-#define MAP_SCHEMA                                                                          \
-	SRV_ENVELOPE                                                                        \
-	" pattern?o cart?s hosts?a slots?a per_core?b algorithm?s seed?i time_budget_ms?f " \
+#define MAP_SCHEMA                                                                                   \
+	SRV_ENVELOPE                                                                                 \
+	" pattern?o cart?s hosts?a slots?a per_core?b engine?s algorithm?s seed?i time_budget_ms?f " \
 	"breakdown?b pu_index?s index?s"
 #define MAX_RANKS (1u << 24)
 #define MAX_BUDGET_MS 60000
@@ -402,7 +402,8 @@ static json_t *map_response(const json_t *id, const topo_target_t *t, topo_clust
 	json_object_set_new(resp, by_request ? "pu_os" : "slots", sl);
 	json_object_set_new(resp, "cost", json_real(res->cost));
 	json_object_set_new(resp, "identity_cost", json_real(res->identity_cost));
-	json_object_set_new(resp, "algorithm", json_string(res->algo));
+	json_object_set_new(resp, "engine", json_string(res->algo));
+	json_object_set_new(resp, "algorithm", json_string(res->algo)); /* its old name, for older clients */
 	json_object_set_new(resp, "time_ms", json_real(res->time_ms));
 	if (t->warning) /* hosts the fabric does not connect: mapped, with a penalty distance */
 		json_object_set_new(resp, "warnings", json_pack("[s]", t->warning));
@@ -504,19 +505,23 @@ typedef struct map_req {
 /* Unpacks and checks a map request's fields into q. NULL, or the error response. */
 static json_t *map_fields(const json_t *req, const json_t *id, map_req_t *q)
 {
-	const char *pu_index = NULL, *index = NULL;
+	const char *pu_index = NULL, *index = NULL, *engine = NULL, *algorithm = NULL;
 	json_error_t jerr;
 
 	*q = (map_req_t){ .algo = "auto", .per_core = 1 };
 	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT,
-			   "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?i, s?F, s?b, s?s, s?s}", "version",
+			   "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?s, s?i, s?F, s?b, s?s, s?s}", "version",
 			   &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "pattern", &q->pat,
-			   "cart", &q->cart, "hosts", &q->hosts, "slots", &q->slots, "per_core", &q->per_core,
-			   "algorithm", &q->algo, "seed", &q->seed, "time_budget_ms", &q->budget, "breakdown",
-			   &q->breakdown, "pu_index", &pu_index, "index", &index) < 0 ||
+			   "cart", &q->cart, "hosts", &q->hosts, "slots", &q->slots, "per_core", &q->per_core, "engine",
+			   &engine, "algorithm", &algorithm, "seed", &q->seed, "time_budget_ms", &q->budget,
+			   "breakdown", &q->breakdown, "pu_index", &pu_index, "index", &index) < 0 ||
 	    (q->hosts && !json_is_array(q->hosts)) || (q->slots && !json_is_array(q->slots)) ||
 	    (q->pat && !json_is_object(q->pat)))
 		return srv_request_invalid(req, id, MAP_SCHEMA, &jerr);
+	if (engine && algorithm) /* algorithm: the engine's old name, still accepted alone */
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give one of 'engine' and 'algorithm' (its old name)");
+	if (engine || algorithm)
+		q->algo = engine ? engine : algorithm;
 	if (!q->pat == !q->cart)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'pattern' and 'cart'");
 	if (!(q->budget >= 0 && q->budget <= MAX_BUDGET_MS)) /* a worker is not held longer than this */

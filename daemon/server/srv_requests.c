@@ -122,6 +122,67 @@ json_t *srv_request_invalid(const json_t *req, const json_t *id, const char *sch
 	return rm_proto_error(id, RM_ERR_BAD_REQUEST, "invalid request: %s", jerr ? jerr->text : "bad field");
 }
 
+json_t *srv_frame_parse(srv_ctx_t *ctx, const char *buf, size_t len, rm_error_t *err)
+{
+	__atomic_add_fetch(&ctx->n_parses, 1, __ATOMIC_RELAXED);
+	return rm_frame_parse(buf, len, err);
+}
+
+/* The flags of the type named by the string value at s[i] (just past its opening quote); -1 if none. */
+static int peek_type(const char *s, size_t i, size_t n)
+{
+	size_t st = i, k;
+
+	while (i < n && s[i] != '"' && s[i] != '\\')
+		i++;
+	if (i >= n || s[i] != '"')
+		return -1;
+	for (k = 0; k < NREQ; k++)
+		if (strlen(requests[k].type) == i - st && !memcmp(requests[k].type, s + st, i - st))
+			return requests[k].flags;
+	return -1;
+}
+
+int srv_request_peek(const char *s, size_t n)
+{
+	size_t i = 0, st;
+	int depth = 0, want_key = 1, is_type = 0, esc;
+
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+		i++;
+	if (i >= n || s[i] != '{')
+		return -1;
+	for (depth = 1, i++; i < n; i++) {
+		if (s[i] == '"') {
+			if (depth == 1 && is_type)
+				return peek_type(s, i + 1, n);
+			for (st = ++i, esc = 0; i < n && s[i] != '"'; i++)
+				if (s[i] == '\\')
+					esc = 1, i++;
+			if (i >= n)
+				return -1;
+			if (depth == 1 && want_key) {
+				is_type = !esc && i - st == 4 && !memcmp(s + st, "type", 4);
+				want_key = 0;
+			}
+		} else if (s[i] == '{' || s[i] == '[') {
+			if (depth == 1 && is_type)
+				return -1;
+			depth++;
+		} else if (s[i] == '}' || s[i] == ']') {
+			if (--depth == 0)
+				return -1;
+		} else if (depth == 1 && s[i] == ',') {
+			want_key = 1;
+			is_type = 0;
+		} else if (depth == 1 && is_type && s[i] != ':' && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' &&
+			   s[i] != '\n') {
+			return -1; /* "type" is not a string: the parse names the error */
+		}
+	}
+	return -1;
+}
+
 srv_handler_t srv_request_lookup(srv_ctx_t *ctx, const json_t *req, const srv_peer_t *peer, int *flags, json_t **error)
 {
 	json_t *jv = json_object_get(req, "version"), *jt = json_object_get(req, "type");
@@ -232,6 +293,7 @@ static json_t *daemon_status(srv_ctx_t *ctx, const srv_model_t *m)
 		       (json_int_t)__atomic_load_n(&ctx->n_errors, __ATOMIC_RELAXED), "connections",
 		       (json_int_t)__atomic_load_n(&ctx->n_connections, __ATOMIC_RELAXED), "rejected",
 		       (json_int_t)__atomic_load_n(&ctx->n_rejected, __ATOMIC_RELAXED), "ib_live", ib);
+	json_object_set_new(st, "parses", json_integer((json_int_t)__atomic_load_n(&ctx->n_parses, __ATOMIC_RELAXED)));
 	json_object_set_new(st, "last_reload", srv_reload_json(ctx));
 	return st;
 }

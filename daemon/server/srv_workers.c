@@ -66,7 +66,7 @@ static json_t *parse_and_run(srv_workers_t *w, srv_job_t *job)
 	json_t *resp = NULL;
 	int flags = 0;
 
-	job->req = rm_frame_parse(job->payload, job->payload_len, &err);
+	job->req = srv_frame_parse(w->ctx, job->payload, job->payload_len, &err);
 	free(job->payload);
 	job->payload = NULL;
 	if (!job->req)
@@ -142,7 +142,10 @@ static int run_job(worker_t *wk, srv_job_t *job)
 		job->internal(w->ctx);
 		return 0;
 	}
-	if (wk->child && (job->payload || (job->flags & SRV_REQ_ISOLATED))) {
+	if (wk->child && job->payload && !job->flags) /* a large frame: one that runs here is parsed here only */
+		job->flags = srv_request_peek(job->payload, job->payload_len);
+	if (wk->child &&
+	    (job->payload ? job->flags < 0 || (job->flags & SRV_REQ_ISOLATED) : (job->flags & SRV_REQ_ISOLATED))) {
 		switch (srv_child_run(wk->child, job)) {
 		case SRV_CHILD_STOPPED: return -1;
 		case SRV_CHILD_DONE:

@@ -114,7 +114,7 @@ typedef struct rm_spank_envvar {
 } rm_spank_envvar_t;
 #define RM_SPANK_ENV_MAX 13
 
-/* Fills vars with the RANKMAP_* variables the MPI library reads (socket, algorithm, pattern, metric,
+/* Fills vars with the RANKMAP_* variables the MPI library reads (socket, engine, pattern, metric,
  * trace) for an active job. Returns the count (<= RM_SPANK_ENV_MAX). */
 size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, rm_spank_envvar_t *vars);
 

@@ -239,7 +239,7 @@ static json_t *map_req(const char *algo, int text)
 		json_object_set_new(q, "pattern", json_pack("{s:i, s:o}", "n", 64, "edges", e));
 	}
 	json_object_set_new(q, "hosts", hosts);
-	json_object_set_new(q, "algorithm", json_string(algo));
+	json_object_set_new(q, "engine", json_string(algo));
 	return q;
 }
 
@@ -339,7 +339,7 @@ static json_t *hog_req(const char *data)
 	json_object_set_new(q, "pattern", json_pack("{s:i, s:s}", "n", 1024, "edges_text", text ? text : ""));
 	free(text);
 	json_object_set_new(q, "hosts", hosts);
-	json_object_set_new(q, "algorithm", json_string("refine"));
+	json_object_set_new(q, "engine", json_string("refine"));
 	json_object_set_new(q, "time_budget_ms", json_real(60000));
 	return q;
 }

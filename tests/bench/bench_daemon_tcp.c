@@ -212,7 +212,7 @@ static json_t *map_req(void)
 	}
 	json_object_set_new(q, "pattern", json_pack("{s:i, s:s}", "n", 64, "edges_text", buf));
 	json_object_set_new(q, "hosts", hosts);
-	json_object_set_new(q, "algorithm", json_string("treematch"));
+	json_object_set_new(q, "engine", json_string("treematch"));
 	return q;
 }
 

@@ -6,7 +6,8 @@
  * credential goes to munged (rm_auth_frame_check), read as the loop does (its header first: at most
  * RM_AUTH_FRAME_MAX bytes), and as the hello of TCP authentication version 2 (rm_auth_hello_check); and
  * the whole input as the payload of a server's credential, which the client parses before it sends
- * anything (rm_auth_server_parse): what parses must be exactly what rm_auth_server_payload writes.
+ * anything (rm_auth_server_parse): what parses must be exactly what rm_auth_server_payload writes; and
+ * the whole input as a frame's text, whose request type the event loop peeks at (srv_request_peek).
  */
 #include "fuzz_daemon_common.h"
 
@@ -48,6 +49,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n < 0 || (size_t)n != size || memcmp(again, data, size))
 			abort(); /* promised: a payload parses only when it is exactly what a server writes */
 	}
+	/* the whole input as a frame's text: the type the event loop peeks at before any parse (memory safety;
+	 * a frame routed on it is still parsed and checked in full where it runs) */
+	if (srv_request_peek((const char *)data, size) < -1)
+		abort(); /* promised: request flags, or -1 */
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		fz_die("socketpair");
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));

@@ -46,8 +46,8 @@ requests() { # one JSON request a line, seeds of the daemon targets
 {"version":1,"type":"report","id":2}
 {"version":1,"type":"distance","id":3,"hosts":["bonobo001","fourmi004"]}
 {"version":1,"type":"distance","id":4,"slots":[["bonobo001",0],["mirage001",3]]}
-{"version":1,"type":"map","id":5,"cart":"4x4:1,0:2,1","hosts":["bonobo001","bonobo002"],"algorithm":"treematch"}
-{"version":1,"type":"map","id":6,"pattern":{"n":4,"edges":[[0,1,10],[1,2,1.5],[2,3,4]]},"slots":[["bonobo001",0],["bonobo001",1],["mirage001",0],["mirage001",1]],"algorithm":"scotch"}
+{"version":1,"type":"map","id":5,"cart":"4x4:1,0:2,1","hosts":["bonobo001","bonobo002"],"engine":"treematch"}
+{"version":1,"type":"map","id":6,"pattern":{"n":4,"edges":[[0,1,10],[1,2,1.5],[2,3,4]]},"slots":[["bonobo001",0],["bonobo001",1],["mirage001",0],["mirage001",1]],"engine":"scotch"}
 {"version":1,"type":"map","id":7,"pattern":{"n":8,"edges_text":"0 1 5 1 2 5 2 3 1 3 4 9 4 5 1 5 6 2 6 7 3 7 0 1"},"hosts":["fourmi004"],"per_core":false,"algorithm":"auto","seed":3,"time_budget_ms":5}
 {"version":1,"type":"order","id":8,"method":"hilbert","dims":[4,4,2],"wrap":[true,true,false]}
 {"version":1,"type":"register","id":9,"host":"n1","xml":"<topology/>"}

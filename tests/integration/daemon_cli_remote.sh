@@ -120,7 +120,7 @@ slots = [["fourmi001", 0], ["fourmi002", 0], ["fourmi001", 1], ["fourmi002", 1],
          ["fourmi001", 2], ["fourmi002", 2], ["fourmi001", 3], ["fourmi002", 3]]
 d = call({"type": "distance", "hosts": ["fourmi001", "fourmi002"]})["distance"]
 for algo in ("identity", "treematch"):
-    r = call({"type": "map", "cart": "8", "slots": slots, "algorithm": algo})
+    r = call({"type": "map", "cart": "8", "slots": slots, "engine": algo})
     checks.append(("slots map (%s): identity_cost = 8 x %g, the placement given; cost below it" % (algo, d),
                    r["ok"] and abs(r["identity_cost"] - 8 * d) < 1e-9 * d and r["cost"] < r["identity_cost"] and
                    sorted(r["permutation"]) == list(range(8))))

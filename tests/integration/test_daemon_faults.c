@@ -192,7 +192,7 @@ static json_t *map_request(int n, const char *algo, double budget)
 	}
 	json_object_set_new(q, "pattern", json_pack("{s:i, s:o}", "n", n, "edges", e));
 	json_object_set_new(q, "hosts", json_pack("[ssss]", "bonobo001", "bonobo002", "mirage001", "fourmi004"));
-	json_object_set_new(q, "algorithm", json_string(algo));
+	json_object_set_new(q, "engine", json_string(algo));
 	if (budget > 0)
 		json_object_set_new(q, "time_budget_ms", json_real(budget));
 	return q;

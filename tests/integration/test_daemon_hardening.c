@@ -1,7 +1,7 @@
 /*
  * tests/integration/test_daemon_hardening.c: three hardening checks, each against a real rankmapd.
  *  1. Log lines: a client's newline, ESC, other C0 bytes, DEL and C1 controls in the fields that reach
- *     the log (request type, map algorithm, host names, refused frames parsed by the loop and by a
+ *     the log (request type, map engine, host names, refused frames parsed by the loop and by a
  *     worker) are escaped: every line of the log starts with the daemon's prefix and holds no control
  *     byte; srv_log_escape itself on every byte value, and a short buffer never splits an escape.
  *  2. The state directory: owned by another user, group- or world-writable (the directory, its
@@ -81,7 +81,7 @@ static json_t *map_with(const char *algo, const char *host)
 
 	json_object_set_new(q, "cart", json_string("2x2"));
 	json_object_set_new(q, "hosts", json_pack("[s]", host));
-	json_object_set_new(q, "algorithm", json_string(algo));
+	json_object_set_new(q, "engine", json_string(algo));
 	return q;
 }
 
@@ -114,7 +114,7 @@ static void test_log_lines(const char *data)
 		big = rm_proto_request(evil[i], 2);                    /* the same past 512 bytes: parsed by */
 		json_object_set_new(big, "padding", json_string(pad)); /* a worker */
 		json_decref(td_call(d.sock, big));
-		json_decref(td_call(d.sock, map_with(evil[i], "bonobo001"))); /* the algorithm */
+		json_decref(td_call(d.sock, map_with(evil[i], "bonobo001"))); /* the engine */
 		json_decref(td_call(d.sock, map_with("treematch", evil[i]))); /* a host name */
 		usleep(1100000); /* refusals are logged at most 10 a second */
 	}

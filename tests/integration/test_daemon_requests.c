@@ -142,9 +142,12 @@ static void test_map_pattern(tdaemon_t *d)
 		json_array_append_new(edges, json_pack("[iif]", i, (i + 1) % 8, 1.0));
 	json_object_set_new(q, "pattern", json_pack("{s:i, s:o}", "n", 8, "edges", edges));
 	json_object_set_new(q, "hosts", json_pack("[s]", "bonobo001"));
-	json_object_set_new(q, "algorithm", json_string("treematch"));
+	json_object_set_new(q, "engine", json_string("treematch"));
 	r = td_call(d->sock, q);
 	check(r && json_is_true(json_object_get(r, "ok")), "map ok: %s", td_msg(r));
+	check(!strcmp(json_string_value(json_object_get(r, "engine")) ?: "", "treematch") &&
+		      json_equal(json_object_get(r, "algorithm"), json_object_get(r, "engine")),
+	      "the answer names its engine as engine, and as algorithm (the old name) for older clients");
 	perm = json_object_get(r, "permutation");
 	slots = json_object_get(r, "slots");
 	check(json_array_size(slots) == (size_t)count_pus("bonobo001"), "one slot per core of bonobo001");
@@ -167,6 +170,16 @@ static void test_map_pattern(tdaemon_t *d)
 static void test_map_cart_and_errors(tdaemon_t *d)
 {
 	json_t *q = req("map"), *r;
+
+	json_object_set_new(q, "cart", json_string("4x2"));
+	json_object_set_new(q, "hosts", json_pack("[s]", "mirage001"));
+	json_object_set_new(q, "engine", json_string("identity"));
+	json_object_set_new(q, "algorithm", json_string("identity"));
+	r = td_call(d->sock, q);
+	check(!strcmp(td_code(r), RM_ERR_BAD_REQUEST) && strstr(td_msg(r), "'engine' and 'algorithm'"),
+	      "engine and its old name algorithm together: refused, both named: %s", td_msg(r));
+	json_decref(r);
+	q = req("map");
 
 	json_object_set_new(q, "cart", json_string("4x2"));
 	json_object_set_new(q, "hosts", json_pack("[s]", "mirage001"));
@@ -244,8 +257,8 @@ static void test_map_edges_text(tdaemon_t *d)
 	json_object_set_new(b, "pattern", json_pack("{s:i, s:s}", "n", 8, "edges_text", text));
 	json_object_set_new(a, "hosts", json_pack("[s]", "bonobo002"));
 	json_object_set_new(b, "hosts", json_pack("[s]", "bonobo002"));
-	json_object_set_new(a, "algorithm", json_string("scotch"));
-	json_object_set_new(b, "algorithm", json_string("scotch"));
+	json_object_set_new(a, "algorithm", json_string("scotch")); /* the engine's old name, still accepted */
+	json_object_set_new(b, "engine", json_string("scotch"));
 	ra = td_call(d->sock, a);
 	rb = td_call(d->sock, b);
 	check(json_is_true(json_object_get(rb, "ok")), "edges_text accepted: %s", td_msg(rb));
@@ -253,6 +266,9 @@ static void test_map_edges_text(tdaemon_t *d)
 			      json_number_value(json_object_get(rb, "identity_cost")) &&
 		      json_equal(json_object_get(ra, "permutation"), json_object_get(rb, "permutation")),
 	      "edges_text and JSON edges give the same graph and mapping");
+	check(!strcmp(json_string_value(json_object_get(ra, "engine")) ?: "", "scotch") &&
+		      !strcmp(json_string_value(json_object_get(rb, "engine")) ?: "", "scotch"),
+	      "algorithm (the old name) and engine choose the same engine");
 	json_decref(ra);
 	json_decref(rb);
 	a = req("map");

@@ -50,7 +50,7 @@ def bind_expect(path, node, cores, ntasks, algo):
     cores = parse_list(cores)
     edges = [[i, i + 1, 1.0] for i in range(ntasks - 1)]
     resp = call(path, {"type": "map", "pattern": {"n": ntasks, "edges": edges},
-                       "slots": [[node, c] for c in cores], "algorithm": algo})
+                       "slots": [[node, c] for c in cores], "engine": algo})
     if not resp.get("ok"):
         print(json.dumps(resp), file=sys.stderr)
         return 1
