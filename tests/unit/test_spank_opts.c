@@ -146,6 +146,7 @@ static void test_option_names(void)
 	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN], out[PATH_MAX], long_path[PATH_MAX + 10];
 	rm_spank_conf_t c;
 	rm_spank_envvar_t v[2][RM_SPANK_ENV_MAX];
+	rm_spank_job_t js[2] = { { 0 } }; /* the values of v are borrowed from them */
 	size_t nv[2];
 
 	rm_spank_conf_parse(0, NULL, &c, NULL);
@@ -157,26 +158,26 @@ static void test_option_names(void)
 	      "option names");
 	check(!strcmp(rm_spank_pattern_opt(NULL), "--rankmap-matrix"), "no job: the current name");
 	for (int i = 0; i < 2; i++) {
-		rm_spank_job_t j = { 0 };
+		rm_spank_job_t *jp = &js[i];
 		rm_error_t err = { 0 };
 		const char *n = names[i].name, *o = names[i].other;
 
 		check(!strcmp(rm_spank_opt_name(names[i].opt), n), "%s: its name", n);
-		check(rm_spank_job_set(&j, names[i].opt, "", 1, &err) == -1 && !strcmp(err.source, n) &&
+		check(rm_spank_job_set(jp, names[i].opt, "", 1, &err) == -1 && !strcmp(err.source, n) &&
 			      !strstr(rm_error_format(&err, buf, sizeof(buf)), o),
 		      "%s with no value: the message names %s, not %s (%s)", n, n, o, buf);
 		rm_error_clear(&err);
-		check(rm_spank_job_set(&j, names[i].opt, long_path, 1, &err) == -1 && errno == ENAMETOOLONG &&
+		check(rm_spank_job_set(jp, names[i].opt, long_path, 1, &err) == -1 && errno == ENAMETOOLONG &&
 			      !strcmp(err.source, n) && !strstr(rm_error_format(&err, buf, sizeof(buf)), o),
 		      "%s too long: the message names %s (%s)", n, n, buf);
 		rm_error_clear(&err);
-		check(rm_spank_job_set(&j, names[i].opt, "p.mtx", 0, NULL) == 0 && !strcmp(j.pattern, "p.mtx") &&
-			      !strcmp(rm_spank_pattern_opt(&j), n),
+		check(rm_spank_job_set(jp, names[i].opt, "p.mtx", 0, NULL) == 0 && !strcmp(jp->pattern, "p.mtx") &&
+			      !strcmp(rm_spank_pattern_opt(jp), n),
 		      "%s p.mtx: recorded, and the job remembers the name %s", n, n);
-		check(spank_path_resolve(NULL, j.pattern, out, sizeof(out), rm_spank_pattern_opt(&j), &err) == -1 &&
+		check(spank_path_resolve(NULL, jp->pattern, out, sizeof(out), rm_spank_pattern_opt(jp), &err) == -1 &&
 			      !strcmp(err.source, n) && !strstr(rm_error_format(&err, buf, sizeof(buf)), o),
 		      "%s: slurmstepd's resolution error names %s (%s)", n, n, buf);
-		nv[i] = rm_spank_job_env(&j, &c, v[i]);
+		nv[i] = rm_spank_job_env(jp, &c, v[i]);
 	}
 	int same = nv[0] == nv[1];
 
