@@ -487,8 +487,8 @@ int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg, const char *cmd)
 
 int ctl_torus_check(ctl_torus_args_t *t, const char *cmd)
 {
-	if (!t->torus && !t->dims)
-		ctl_daemon_env(&t->d);
+	if (!t->torus && !t->dims) /* no torus given: ask rankmapd, as report does without files */
+		ctl_daemon_default(&t->d);
 	if (ctl_daemon_set(&t->d) && t->torus)
 		return ctl_usage_error(cmd, "--socket replaces --torus (the daemon's torus is used)");
 	if (ctl_daemon_set(&t->d) && !t->dims && (t->cost || t->mesh))

@@ -227,7 +227,8 @@ typedef struct ctl_torus_args {
 
 /* Records a torus option (code c). Returns 1 when c is one, else 0. */
 int ctl_torus_opt(ctl_torus_args_t *t, int c, const char *arg, const char *cmd);
-/* After parsing: RANKMAP_SOCKET applies when neither --torus nor --dims is given; --socket excludes
+/* After parsing: when neither --torus nor --dims is given, rankmapd is asked (--server, else
+ * $RANKMAP_SERVER, else $RANKMAP_SOCKET, else its default socket: ctl_daemon_default); --socket excludes
  * --torus, and without --dims also --link-cost and --mesh; offline, exactly one of --torus and --dims.
  * Returns -1 when the options are consistent, else 2 after a message. */
 int ctl_torus_check(ctl_torus_args_t *t, const char *cmd);

@@ -21,12 +21,15 @@ static void order_usage(FILE *f)
 		"    rankmapctl order (--torus FILE | --dims XxYxZ[:NODES_PER_ROUTER]) [--link-cost CX,CY,CZ]\n"
 		"                     [--mesh] [--method METHOD] [--axes AXES] [--format FORMAT]\n"
 		"                     [--host-pattern PATTERN] [--output FILE]\n"
-		"    rankmapctl order --server LIST [--dims ...] [options as above]\n\n"
+		"    rankmapctl order [--server LIST] [--dims ...] [options as above]\n\n"
 		"DESCRIPTION\n"
 		"    A scheduler that allocates nodes from a free list in a fixed order places jobs as\n"
 		"    compactly as that order is (Albing et al., EuroMPI 2011). This prints such an order.\n"
 		"    Nodes are (x, y, z, n): router coordinates and node index in the router; the nodes\n"
-		"    of a router always come together.\n\n"
+		"    of a router always come together. Given neither --torus nor --dims, the order is computed\n"
+		"    by rankmapd on its model's torus: the daemon of --server, else $RANKMAP_SERVER, else\n"
+		"    $RANKMAP_SOCKET, else its default socket " RM_SOCKET_DEFAULT
+		".\n\n"
 		"OPTIONS\n"
 		"    --torus FILE        torus config (as torus.conf.example, installed): dims, wrap, link costs,\n"
 		"                        nodes per router, host names by table or pattern\n"
@@ -55,7 +58,8 @@ static void order_usage(FILE *f)
 		"    --output FILE       write there instead of standard output\n"
 		"    --server LIST       compute the order in rankmapd: its model's torus (and host names)\n"
 		"                        replace --torus; --dims still describes another torus. Without\n"
-		"                        --torus and --dims, RANKMAP_SOCKET names the socket.\n" CTL_DAEMON_HELP
+		"                        --torus and --dims, the default: $RANKMAP_SERVER, else\n"
+		"                        $RANKMAP_SOCKET, else " RM_SOCKET_DEFAULT ".\n" CTL_DAEMON_HELP
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl order --dims 17x8x24:2 --link-cost 1,2,0.67 --method bbb --format weights\n"

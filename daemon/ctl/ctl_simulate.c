@@ -24,7 +24,7 @@ static void sim_usage(FILE *f)
 		"                        [--mesh] [--method METHOD | --compare] [--axes AXES]\n"
 		"                        [--swf FILE [--procs-per-node P]] [--jobs N] [--seed S]\n"
 		"                        [--load L] [--json]\n"
-		"    rankmapctl simulate --server LIST [--dims ...] [options as above but --swf]\n\n"
+		"    rankmapctl simulate [--server LIST] [--dims ...] [options as above but --swf]\n\n"
 		"DESCRIPTION\n"
 		"    Jobs arrive and start first-come first-served; each takes the first free nodes in\n"
 		"    the ordering (skipping busy ones), runs, and leaves. For each job-size class (2-16,\n"
@@ -50,9 +50,11 @@ static void sim_usage(FILE *f)
 		"    --load L            offered load of the synthetic mix, 0 < L <= 1 (default 0.9)\n"
 		"  -j, --json            print one JSON object instead of the table\n"
 		"    --server LIST       simulate in rankmapd, on its model's torus (or --dims); the output is\n"
-		"                        the same. Without --torus and --dims, RANKMAP_SOCKET names the\n"
-		"                        socket. The daemon bounds the work: at most 100000 jobs, and jobs x\n"
-		"                        nodes x methods at most 2e9.\n" CTL_DAEMON_HELP
+		"                        the same. Given neither --torus nor --dims, simulate asks rankmapd\n"
+		"                        by default: $RANKMAP_SERVER, else $RANKMAP_SOCKET, else\n"
+		"                        " RM_SOCKET_DEFAULT
+		". The daemon bounds the work: at most 100000\n"
+		"                        jobs, and jobs x nodes x methods at most 2e9.\n" CTL_DAEMON_HELP
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl simulate --dims 17x8x24:2 --link-cost 1,2,0.67 --compare\n"

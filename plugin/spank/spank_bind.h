@@ -41,7 +41,9 @@ typedef struct rm_spank_bind_req {
 	uint32_t ntasks;         /* local tasks */
 	const uint32_t *global;  /* global rank of each local task (ntasks) */
 	uint32_t total_tasks;    /* tasks of the step (pattern size) */
-	const char *pattern;     /* --rankmap-pattern (absolute) or NULL */
+	const char *pattern;     /* --rankmap-matrix (absolute) or NULL */
+	const char *pattern_opt; /* the name the user gave it by (rm_spank_pattern_opt), for messages; NULL:
+				  * --rankmap-matrix */
 	const char *metric;      /* --rankmap-metric or NULL */
 	const char *algo;        /* mapping engine */
 	uid_t uid;               /* the job's user: the pattern is read as this user */

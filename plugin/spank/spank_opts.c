@@ -222,14 +222,33 @@ static int copy_arg(char *dst, size_t len, const char *opt, const char *v, rm_er
 {
 	if (!v || !*v) {
 		errno = EINVAL;
-		return rm_error_set(err, opt, 0, 0, "%s needs a value", opt);
+		return rm_error_set(err, opt, 0, 0, "needs a value");
 	}
 	if (strlen(v) >= len) {
 		errno = ENAMETOOLONG;
-		return rm_error_set(err, opt, 0, 0, "%s value is too long", opt);
+		return rm_error_set(err, opt, 0, 0, "the value is too long");
 	}
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
+}
+
+const char *rm_spank_opt_name(int opt)
+{
+	switch (opt) {
+	case RM_SPANK_OPT_RANKMAP: return "--rankmap";
+	case RM_SPANK_OPT_PATTERN: return "--rankmap-matrix";
+	case RM_SPANK_OPT_PATTERN_OLD: return "--rankmap-pattern";
+	case RM_SPANK_OPT_METRIC: return "--rankmap-metric";
+	case RM_SPANK_OPT_TRACE: return "--rankmap-trace";
+	case RM_SPANK_OPT_BIND: return "--rankmap-bind";
+	case RM_SPANK_OPT_LEARN: return "--rankmap-learn";
+	default: return "option";
+	}
+}
+
+const char *rm_spank_pattern_opt(const rm_spank_job_t *job)
+{
+	return rm_spank_opt_name(job && job->pattern_old ? RM_SPANK_OPT_PATTERN_OLD : RM_SPANK_OPT_PATTERN);
 }
 
 int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_files, rm_error_t *err)
@@ -239,7 +258,9 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_file
 	switch (opt) {
 	case RM_SPANK_OPT_RANKMAP: return job_set_mode(job, v, err);
 	case RM_SPANK_OPT_PATTERN:
-		if (copy_arg(job->pattern, sizeof(job->pattern), "--rankmap-pattern", v, err) < 0)
+	case RM_SPANK_OPT_PATTERN_OLD:
+		job->pattern_old = opt == RM_SPANK_OPT_PATTERN_OLD;
+		if (copy_arg(job->pattern, sizeof(job->pattern), rm_spank_opt_name(opt), v, err) < 0)
 			return -1;
 		return check_files ? check_pattern(v, err) : 0;
 	case RM_SPANK_OPT_METRIC:
@@ -270,15 +291,17 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_file
 	}
 }
 
-int spank_path_resolve(const char *dir, const char *path, char *out, size_t len, rm_error_t *err)
+int spank_path_resolve(const char *dir, const char *path, char *out, size_t len, const char *opt, rm_error_t *err)
 {
 	int n;
 
+	if (!opt)
+		opt = rm_spank_opt_name(RM_SPANK_OPT_PATTERN);
 	if (path[0] == '/') {
 		n = snprintf(out, len, "%s", path);
 	} else if (!dir || dir[0] != '/') {
 		errno = EINVAL;
-		return rm_error_set(err, "--rankmap-pattern", 0, 0,
+		return rm_error_set(err, opt, 0, 0,
 				    "cannot resolve the relative path '%s': the step has "
 				    "no absolute SLURM_SUBMIT_DIR",
 				    path);
@@ -287,7 +310,7 @@ int spank_path_resolve(const char *dir, const char *path, char *out, size_t len,
 	}
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;
-		return rm_error_set(err, "--rankmap-pattern", 0, 0, "path too long");
+		return rm_error_set(err, opt, 0, 0, "path too long");
 	}
 	return 0;
 }

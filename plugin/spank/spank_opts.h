@@ -60,8 +60,9 @@ typedef struct rm_spank_job {
 	char pattern[PATH_MAX];
 	char metric[16]; /* bytes | messages | loggp */
 	char trace[PATH_MAX];
-	int bind;  /* --rankmap-bind given */
-	int learn; /* --rankmap-learn[=on]: 1, --rankmap-learn=off: -1, not given: 0 */
+	int pattern_old; /* the matrix was given by its old name, --rankmap-pattern: messages name that */
+	int bind;        /* --rankmap-bind given */
+	int learn;       /* --rankmap-learn[=on]: 1, --rankmap-learn=off: -1, not given: 0 */
 } rm_spank_job_t;
 
 /* Option values of struct spank_option.val, one per option. */
@@ -71,8 +72,16 @@ enum {
 	RM_SPANK_OPT_METRIC,
 	RM_SPANK_OPT_TRACE,
 	RM_SPANK_OPT_BIND,
-	RM_SPANK_OPT_LEARN
+	RM_SPANK_OPT_LEARN,
+	RM_SPANK_OPT_PATTERN_OLD /* --rankmap-pattern, the old name of --rankmap-matrix (RM_SPANK_OPT_PATTERN) */
 };
+
+/* The option's name as the user types it ("--rankmap-matrix" for RM_SPANK_OPT_PATTERN, "--rankmap-pattern"
+ * for RM_SPANK_OPT_PATTERN_OLD), "option" for an unknown value. */
+const char *rm_spank_opt_name(int opt);
+/* The name under which the user gave the matrix (--rankmap-matrix, or the old --rankmap-pattern): every
+ * message about it names what the user typed. */
+const char *rm_spank_pattern_opt(const rm_spank_job_t *job);
 
 /* Validates one option's argument (optarg may be NULL for --rankmap and --rankmap-bind) and records it
  * in job. check_files: also open --rankmap-pattern (a regular file within the pattern size cap of
@@ -86,8 +95,9 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *optarg, int check
 /* Makes a relative --rankmap-pattern absolute against dir (the step's SLURM_SUBMIT_DIR, the directory
  * srun, sbatch or salloc checked it from; never the job's --chdir directory, which the submission side
  * cannot see). An absolute path is copied. Writes into out (size len). Returns 0, or -1 (EINVAL: no
- * directory or a relative one; ENAMETOOLONG) with err naming --rankmap-pattern. */
-int spank_path_resolve(const char *dir, const char *path, char *out, size_t len, rm_error_t *err);
+ * directory or a relative one; ENAMETOOLONG) with err naming opt (the option as the user gave it,
+ * rm_spank_pattern_opt; NULL: --rankmap-matrix). */
+int spank_path_resolve(const char *dir, const char *path, char *out, size_t len, const char *opt, rm_error_t *err);
 
 /* Whether rankmap applies to this step: mode ON/REQUIRED, or UNSET with any other option given or the
  * plugstack default on. */

@@ -112,7 +112,7 @@ rm_spank_edge_t *rm_spank_pattern_edges(const rm_spank_bind_req_t *req, size_t *
 
 	if (!req->pattern || !req->global) {
 		errno = EINVAL;
-		rm_error_set(err, "--rankmap-pattern", 0, 0, "no pattern");
+		rm_error_set(err, req->pattern_opt ? req->pattern_opt : "--rankmap-matrix", 0, 0, "no matrix");
 		return NULL;
 	}
 	e = rm_child_run(req->pattern, read_child, (void *)req, &lim, &len, err);

@@ -62,7 +62,8 @@ static struct spank_option rm_options[] = {
 	  "rankmap: weight rank pairs by this communication matrix (Matrix Market, as written by "
 	  "--rankmap-trace). Implies --rankmap.",
 	  1, RM_SPANK_OPT_PATTERN, opt_cb },
-	{ "rankmap-pattern", "FILE", "rankmap: the old name of --rankmap-matrix.", 1, RM_SPANK_OPT_PATTERN, opt_cb },
+	{ "rankmap-pattern", "FILE", "rankmap: the old name of --rankmap-matrix.", 1, RM_SPANK_OPT_PATTERN_OLD,
+	  opt_cb },
 	{ "rankmap-metric", "METRIC",
 	  "rankmap: which weight of the matrix to use: bytes, messages or loggp (both, LogGP-weighted). "
 	  "Implies --rankmap.",
@@ -94,7 +95,14 @@ static int opt_cb(int val, const char *optarg, int remote)
 	if (remote)
 		return 0;
 	if (rm_spank_job_set(&scratch, val, optarg, 1, &err) < 0) {
-		slurm_error("rankmap: %s", rm_error_format(&err, buf, sizeof(buf)));
+		/* name the option as the user typed it (--rankmap-matrix or its old name) when the error names
+		 * a file */
+		const char *opt = rm_spank_opt_name(val);
+
+		if (strncmp(err.source, "--", 2))
+			slurm_error("rankmap: %s: %s", opt, rm_error_format(&err, buf, sizeof(buf)));
+		else
+			slurm_error("rankmap: %s", rm_error_format(&err, buf, sizeof(buf)));
 		return -1;
 	}
 	return 0;

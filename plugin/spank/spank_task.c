@@ -56,11 +56,12 @@ void rm_spank_resolve_pattern(rm_spank_ctx_t *ctx)
 	if (!ctx->job.pattern[0] || ctx->job.pattern[0] == '/')
 		return;
 	dir = step_getenv(ctx->sp, "SLURM_SUBMIT_DIR");
-	if (spank_path_resolve(dir, ctx->job.pattern, buf, sizeof(buf), &ctx->err) == 0) {
+	if (spank_path_resolve(dir, ctx->job.pattern, buf, sizeof(buf), rm_spank_pattern_opt(&ctx->job), &ctx->err) ==
+	    0) {
 		memcpy(ctx->job.pattern, buf, strlen(buf) + 1);
 	} else {
 		ctx->pattern_bad = 1;
-		rm_error_set(&ctx->err, "--rankmap-pattern", 0, 0, "cannot resolve '%s'", ctx->job.pattern);
+		rm_error_set(&ctx->err, rm_spank_pattern_opt(&ctx->job), 0, 0, "cannot resolve '%s'", ctx->job.pattern);
 	}
 	free(dir);
 }
@@ -263,6 +264,7 @@ void rm_spank_step_bind_plan(rm_spank_ctx_t *ctx)
 		req.alloc_cores = cores;
 		req.global = global;
 		req.pattern = ctx->job.pattern[0] ? ctx->job.pattern : NULL;
+		req.pattern_opt = rm_spank_pattern_opt(&ctx->job);
 		req.metric = ctx->job.metric[0] ? ctx->job.metric : NULL;
 		req.algo = ctx->job.algo[0] ? ctx->job.algo : "auto";
 		req.pattern_timeout_ms = ctx->conf.pattern_timeout_ms;

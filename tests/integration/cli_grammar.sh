@@ -2,8 +2,8 @@
 # tests/integration/cli_grammar.sh: one command-line grammar across rankmapctl's commands: `help CMD`,
 # -V/--version, -j/--json, -s/--server (--socket alias), -t/--timeout on every command that can ask
 # rankmapd (a server that never answers is given up on in time), every error prefixed "rankmapctl CMD:",
-# report/map/slurm-topology asking the daemon when given no files (its default socket, then a real one
-# through RANKMAP_SOCKET), hwloc's own reason for a bad synthetic description, `patterns list` with
+# report/map/slurm-topology/order/simulate asking the daemon when given no files (its default socket, then
+# a real one through RANKMAP_SOCKET or RANKMAP_SERVER), hwloc's own reason for a bad synthetic description, `patterns list` with
 # nothing learned, progress on standard error past 2 s, and the aliases --engine/--algo,
 # --matrix/--pattern with JSON's one "engine" key. And rankmapd: a start-up error printed once in the
 # foreground, --print-config in one style of units.
@@ -75,8 +75,9 @@ for args in "ping" "reload" "report" "slurm-topology" "distance a b" "map --cart
 		notok "${args%% *} -t 700: exit $r after $el s: $(head -n 1 "$T/e")"
 done
 
-# no files: report, map and slurm-topology ask the daemon; without any address, its default socket
-for args in "report" "map --cart 2x2" "slurm-topology"; do
+# no files: report, map, slurm-topology, order and simulate (no --torus, no --dims) ask the daemon; without
+# any address, its default socket
+for args in "report" "map --cart 2x2" "slurm-topology" "order" "simulate --jobs 5"; do
 	env -u RANKMAP_SERVER -u RANKMAP_SOCKET "$R" $args >/dev/null 2>"$T/e"; r=$?
 	[ $r -eq 1 ] && grep -q "/run/rankmapd/rankmapd.sock" "$T/e" && ok "${args%% *} without files asks the default socket" ||
 		notok "${args%% *} without files: exit $r, $(head -n 1 "$T/e")"
@@ -93,6 +94,31 @@ if start_rankmapd "$T/d.conf" "$T/d.sock" "$T/d.log" --state-dir "$T/state"; the
 		ok "--server, --socket and -s name the same daemon" || notok "--server/--socket/-s"
 else
 	notok "rankmapd did not start: $(tail -3 "$T/d.log")"
+fi
+# order and simulate without --torus or --dims: the torus of the daemon's model (a second rankmapd, whose
+# cluster has one), through RANKMAP_SOCKET and RANKMAP_SERVER, the same as offline on that torus file
+TORUS=$DATA/torus/small-table.conf
+printf 'torus = %s\n' "$TORUS" >"$T/torus-cluster.conf"
+printf 'cluster = %s\nsocket_mode = 0666\n' "$T/torus-cluster.conf" >"$T/t.conf"
+if start_rankmapd "$T/t.conf" "$T/t.sock" "$T/t.log" --state-dir "$T/tstate"; then
+	"$R" order --torus "$TORUS" --method hilbert >"$T/o.local" 2>"$T/e"
+	env -u RANKMAP_SERVER RANKMAP_SOCKET="$T/t.sock" "$R" order --method hilbert >"$T/o.sock" 2>>"$T/e" &&
+		[ -s "$T/o.local" ] && cmp -s "$T/o.local" "$T/o.sock" &&
+		ok "order without --torus or --dims (RANKMAP_SOCKET): the daemon's torus, as offline" ||
+		notok "order through RANKMAP_SOCKET: $(head -n 2 "$T/e")"
+	env -u RANKMAP_SOCKET RANKMAP_SERVER="$T/t.sock" "$R" order --method hilbert >"$T/o.srv" 2>"$T/e" &&
+		cmp -s "$T/o.local" "$T/o.srv" && ok "order (RANKMAP_SERVER): the same" ||
+		notok "order through RANKMAP_SERVER: $(head -n 2 "$T/e")"
+	"$R" simulate --torus "$TORUS" --jobs 20 --seed 3 -j >"$T/s.local" 2>"$T/e"
+	env -u RANKMAP_SERVER RANKMAP_SOCKET="$T/t.sock" "$R" simulate --jobs 20 --seed 3 -j >"$T/s.sock" 2>>"$T/e" &&
+		grep -q '"methods"' "$T/s.sock" && cmp -s "$T/s.local" "$T/s.sock" &&
+		ok "simulate without --torus or --dims (RANKMAP_SOCKET): the daemon's torus, as offline" ||
+		notok "simulate through RANKMAP_SOCKET: $(head -n 2 "$T/e"; diff "$T/s.local" "$T/s.sock" | head -4)"
+	env -u RANKMAP_SERVER RANKMAP_SOCKET="$T/t.sock" "$R" order --dims 4x4x4 --method xyz >"$T/o.dims" 2>"$T/e" &&
+		[ "$(wc -l <"$T/o.dims")" -eq 64 ] && ok "order --dims stays offline (64 nodes of the 4x4x4 torus)" ||
+		notok "order --dims: $(head -n 2 "$T/e")"
+else
+	notok "the torus rankmapd did not start: $(tail -3 "$T/t.log")"
 fi
 
 # hwloc's reason for a synthetic description it refuses

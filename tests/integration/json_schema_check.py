@@ -5,10 +5,15 @@
                                                  the schema's $defs/DEF, written as rankmapctl writes every
                                                  --json (indented by 2), its reals in their shortest
                                                  round-trip form, its hop_histogram in increasing order
-  json_schema_check.py SCHEMA daemon SOCKET      sends one request of every type to rankmapd's Unix socket
+  json_schema_check.py SCHEMA daemon SOCKET [PATTERN...]
+                                                 sends one request of every type to rankmapd's Unix socket
                                                  (and a few that fail) and checks each answer against
                                                  $defs/response_TYPE (or $defs/response for errors), with
-                                                 the same number and order checks on the frame's text
+                                                 the same number and order checks on the frame's text;
+                                                 each PATTERN file (a learned pattern's text form, of the
+                                                 caller's uid) is stored (pattern_put, as the MPI library
+                                                 does), fetched by its key (pattern_get) and listed
+                                                 (pattern_list), and kept in the daemon
 Prints one line per problem and the count of documents checked; exit 1 on any problem.
 The schema checks use python3-jsonschema (Draft 2020-12); nothing here derives expectations from rankmap.
 """
@@ -103,14 +108,27 @@ def frame_call(sock, req):
     return data.decode()
 
 
-def daemon(schema, sock):
+def pattern_key(text):
+    """The key of a pattern's text form (its program, fn, order and shape lines), for pattern_get."""
+    kv = dict(line.split(' = ', 1) for line in text.splitlines() if ' = ' in line and not line.startswith('#'))
+    return {'program': kv['program'], 'fn': kv['fn'], 'order': int(kv['order']), 'shape': kv['shape']}
+
+
+def daemon(schema, sock, patterns):
     env = {'version': 1}
     reqs = [
         ('ping', {}), ('hosts', {}), ('report', {}), ('report', {'svg': True}),
         ('distance', {'hosts': ['fourmi001', 'fourmi002']}), ('distance', {'hosts': ['fourmi001', 'riri']}),
         ('map', {'cart': '4x2', 'hosts': ['fourmi001']}), ('slurm_topology', {}), ('reload', {}),
     ]
-    fails = [('distance', {'hosts': ['fourmi001', 'nosuchhost']}), ('map', {'cart': 'x'}), ('nosuchtype', {})]
+    for path in patterns:
+        text = open(path).read()
+        reqs += [('pattern_put', {'pattern': text}), ('pattern_get', {'key': pattern_key(text)})]
+    reqs += [('pattern_list', {}), ('pattern_forget', {'pattern': '0' * 16})]
+    fails = [('distance', {'hosts': ['fourmi001', 'nosuchhost']}), ('map', {'cart': 'x'}), ('nosuchtype', {}),
+             ('pattern_put', {'pattern': 'rankmap-pattern = 1\n'}),
+             ('pattern_get', {'key': {'program': 'build-id:00', 'fn': 'MPI_Cart_create', 'order': 0,
+                                      'shape': 'cart 1 0'}})]
     bad, n = [], 0
     for i, (t, extra) in enumerate(reqs + fails):
         text = frame_call(sock, dict(env, type=t, id=i + 1, **extra))
@@ -118,6 +136,8 @@ def daemon(schema, sock):
         bad += check_doc(schema, name, text, f'daemon {t} {extra}', indented=False)
         if i >= len(reqs) and json.loads(text).get('ok') is not False:
             bad.append(f'daemon {t} {extra}: expected a failure')
+        if t == 'pattern_list' and len(json.loads(text).get('patterns', [])) < len(patterns):
+            bad.append(f'daemon {t}: {len(patterns)} patterns stored, fewer listed')
         n += 1
     return bad, n
 
@@ -131,7 +151,7 @@ def main():
             bad += check_doc(schema, sys.argv[3], open(path).read(), path)
             n += 1
     else:
-        bad, n = daemon(schema, sys.argv[3])
+        bad, n = daemon(schema, sys.argv[3], sys.argv[4:])
     for b in bad:
         print(b)
     print(f'{n} documents checked, {len(bad)} problems')

@@ -116,6 +116,15 @@ expect "a bad --rankmap-metric is refused with a clear message" bad_metric
 expect "a good pattern is accepted" srun -N1 -n1 --rankmap-pattern="$T/good.mtx" true
 expect "srun refuses a bad --rankmap-matrix (the current name of --rankmap-pattern) at submission" \
 	refused srun --rankmap-matrix="$T/bad.mtx" true
+expect "... the message names --rankmap-matrix, as typed" grep -q -- '--rankmap-matrix: .*bad.mtx:5' "$T/refused.out"
+expect_fail "... and not the old name" grep -q -- '--rankmap-pattern' "$T/refused.out"
+refused srun --rankmap-pattern="$T/bad.mtx" true
+expect "the old name's message names --rankmap-pattern, as typed" grep -q -- '--rankmap-pattern: .*bad.mtx:5' "$T/refused.out"
+empty_matrix() { # the option with no value: refused, naming it
+	srun --rankmap-matrix= true >"$T/e.out" 2>&1 && return 1
+	grep -q -- '--rankmap-matrix: needs a value' "$T/e.out" && ! grep -q -- '--rankmap-pattern' "$T/e.out"
+}
+expect "an empty --rankmap-matrix is refused, naming --rankmap-matrix" empty_matrix
 expect "a good --rankmap-matrix is accepted" srun -N1 -n1 --rankmap-matrix="$T/good.mtx" true
 
 # ---- registration --------------------------------------------------------------------------------

@@ -134,6 +134,64 @@ static void test_files(void)
 	rmdir(dir);
 }
 
+/* Every message about the matrix names the option as the user typed it: --rankmap-matrix, or its old
+ * name --rankmap-pattern (issue 28). */
+static void test_option_names(void)
+{
+	static const struct {
+		int opt;
+		const char *name, *other;
+	} names[] = { { RM_SPANK_OPT_PATTERN, "--rankmap-matrix", "--rankmap-pattern" },
+		      { RM_SPANK_OPT_PATTERN_OLD, "--rankmap-pattern", "--rankmap-matrix" } };
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN], out[PATH_MAX], long_path[PATH_MAX + 10];
+	rm_spank_conf_t c;
+	rm_spank_envvar_t v[2][RM_SPANK_ENV_MAX];
+	rm_spank_job_t js[2] = { { 0 } }; /* the values of v are borrowed from them */
+	size_t nv[2];
+
+	rm_spank_conf_parse(0, NULL, &c, NULL);
+	memset(long_path, 'a', sizeof(long_path) - 1);
+	long_path[sizeof(long_path) - 1] = '\0';
+	check(!strcmp(rm_spank_opt_name(RM_SPANK_OPT_METRIC), "--rankmap-metric") &&
+		      !strcmp(rm_spank_opt_name(RM_SPANK_OPT_LEARN), "--rankmap-learn") &&
+		      !strcmp(rm_spank_opt_name(RM_SPANK_OPT_RANKMAP), "--rankmap"),
+	      "option names");
+	check(!strcmp(rm_spank_pattern_opt(NULL), "--rankmap-matrix"), "no job: the current name");
+	for (int i = 0; i < 2; i++) {
+		rm_spank_job_t *jp = &js[i];
+		rm_error_t err = { 0 };
+		const char *n = names[i].name, *o = names[i].other;
+
+		check(!strcmp(rm_spank_opt_name(names[i].opt), n), "%s: its name", n);
+		check(rm_spank_job_set(jp, names[i].opt, "", 1, &err) == -1 && !strcmp(err.source, n) &&
+			      !strstr(rm_error_format(&err, buf, sizeof(buf)), o),
+		      "%s with no value: the message names %s, not %s (%s)", n, n, o, buf);
+		rm_error_clear(&err);
+		check(rm_spank_job_set(jp, names[i].opt, long_path, 1, &err) == -1 && errno == ENAMETOOLONG &&
+			      !strcmp(err.source, n) && !strstr(rm_error_format(&err, buf, sizeof(buf)), o),
+		      "%s too long: the message names %s (%s)", n, n, buf);
+		rm_error_clear(&err);
+		check(rm_spank_job_set(jp, names[i].opt, "p.mtx", 0, NULL) == 0 && !strcmp(jp->pattern, "p.mtx") &&
+			      !strcmp(rm_spank_pattern_opt(jp), n),
+		      "%s p.mtx: recorded, and the job remembers the name %s", n, n);
+		check(spank_path_resolve(NULL, jp->pattern, out, sizeof(out), rm_spank_pattern_opt(jp), &err) == -1 &&
+			      !strcmp(err.source, n) && !strstr(rm_error_format(&err, buf, sizeof(buf)), o),
+		      "%s: slurmstepd's resolution error names %s (%s)", n, n, buf);
+		nv[i] = rm_spank_job_env(jp, &c, v[i]);
+	}
+	int same = nv[0] == nv[1];
+
+	for (size_t k = 0; same && k < nv[0]; k++)
+		same = !strcmp(v[0][k].name, v[1][k].name) && !strcmp(v[0][k].value, v[1][k].value);
+	check(same && nv[0] > 0, "both names give the tasks the same environment (%zu variables)", nv[0]);
+	rm_spank_job_t j = { 0 };
+
+	rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN_OLD, "a.mtx", 0, NULL);
+	rm_spank_job_set(&j, RM_SPANK_OPT_PATTERN, "b.mtx", 0, NULL);
+	check(!strcmp(j.pattern, "b.mtx") && !strcmp(rm_spank_pattern_opt(&j), "--rankmap-matrix"),
+	      "both given: the last one, by its name");
+}
+
 static void test_preload(void)
 {
 	struct {
@@ -324,6 +382,7 @@ int main(void)
 	test_conf();
 	test_job();
 	test_files();
+	test_option_names();
 	test_preload();
 	test_env();
 	test_server();

@@ -170,20 +170,21 @@ static void test_resolve(void)
 	char out[64];
 	rm_error_t err = { 0 };
 
-	check(spank_path_resolve("/home/u/A", "q.mtx", out, sizeof(out), &err) == 0 && !strcmp(out, "/home/u/A/q.mtx"),
+	check(spank_path_resolve("/home/u/A", "q.mtx", out, sizeof(out), NULL, &err) == 0 &&
+		      !strcmp(out, "/home/u/A/q.mtx"),
 	      "relative: joined (%s)", out);
-	check(spank_path_resolve("/", "q.mtx", out, sizeof(out), &err) == 0 && !strcmp(out, "/q.mtx"), "root dir (%s)",
-	      out);
-	check(spank_path_resolve(NULL, "/abs/q.mtx", out, sizeof(out), &err) == 0 && !strcmp(out, "/abs/q.mtx"),
+	check(spank_path_resolve("/", "q.mtx", out, sizeof(out), NULL, &err) == 0 && !strcmp(out, "/q.mtx"),
+	      "root dir (%s)", out);
+	check(spank_path_resolve(NULL, "/abs/q.mtx", out, sizeof(out), NULL, &err) == 0 && !strcmp(out, "/abs/q.mtx"),
 	      "absolute: kept (%s)", out);
-	check(spank_path_resolve(NULL, "q.mtx", out, sizeof(out), &err) < 0 && errno == EINVAL &&
+	check(spank_path_resolve(NULL, "q.mtx", out, sizeof(out), NULL, &err) < 0 && errno == EINVAL &&
 		      strstr(err.text, "SLURM_SUBMIT_DIR"),
 	      "no directory: refused (%s)", err.text);
 	rm_error_clear(&err);
-	check(spank_path_resolve("rel", "q.mtx", out, sizeof(out), &err) < 0, "relative directory: refused");
+	check(spank_path_resolve("rel", "q.mtx", out, sizeof(out), NULL, &err) < 0, "relative directory: refused");
 	rm_error_clear(&err);
 	check(spank_path_resolve("/a/very/long/directory/name/that/does/not/fit", "into/sixty/four.mtx", out,
-				 sizeof(out), &err) < 0 &&
+				 sizeof(out), NULL, &err) < 0 &&
 		      errno == ENAMETOOLONG,
 	      "too long: refused");
 }
