@@ -9,10 +9,10 @@
  * on demand by pmpi_local.c) and create the reordered communicator (pmpi_reorder.c), remembering on the
  * communicator what was settled (pmpi_memo.c). A tracer of point-to-point traffic (pmpi_trace.c) and
  * learning (pmpi_learn*.c) are observers of the core (pmpi_core.c), whose hooks the wrappers of
- * pmpi_wrap.c call; they share one persistent-request table (pmpi_persist.c, declared in pmpi_obs.h).
- * Nothing declared here names a feature: each observer's state in a call is its own (rmp_call_state). pmpi_check.c makes every
- * wrapper pass straight through under an MPI the library was not built for. Only MPI_* symbols are
- * exported (rankmap_mpi.map).
+ * pmpi_wrap.c call; they share one persistent-request table (pmpi_persist.c) and one neighbour table
+ * (pmpi_nbr.c), declared in pmpi_obs.h. Nothing declared here names a feature: each observer's state in a
+ * call is its own (rmp_call_state). pmpi_check.c makes every wrapper pass straight through under an MPI
+ * the library was not built for. Only MPI_* symbols are exported (rankmap_mpi.map).
  *
  * Rules: nothing here exits, aborts or prints, except rmp_warn(), which prints one line prefixed
  * "rankmap: " from one rank. Every collective decision is taken together (an allreduce or a broadcast
