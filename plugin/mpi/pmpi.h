@@ -9,9 +9,10 @@
  * on demand by pmpi_local.c) and create the reordered communicator (pmpi_reorder.c), remembering on the
  * communicator what was settled (pmpi_memo.c). A tracer of point-to-point traffic (pmpi_trace.c) and
  * learning (pmpi_learn*.c) are observers of the core (pmpi_core.c), whose hooks the wrappers of
- * pmpi_wrap.c call; they share one persistent-request table (pmpi_persist.c). pmpi_check.c makes every
- * wrapper pass straight through under an MPI the library was not built for. Only MPI_* symbols are
- * exported (rankmap_mpi.map).
+ * pmpi_wrap.c call; they share one persistent-request table (pmpi_persist.c) and one neighbour table
+ * (pmpi_nbr.c), declared in pmpi_obs.h. Nothing declared here names a feature: each observer's state in a
+ * call is its own (rmp_call_state). pmpi_check.c makes every wrapper pass straight through under an MPI
+ * the library was not built for. Only MPI_* symbols are exported (rankmap_mpi.map).
  *
  * Rules: nothing here exits, aborts or prints, except rmp_warn(), which prints one line prefixed
  * "rankmap: " from one rank. Every collective decision is taken together (an allreduce or a broadcast
@@ -53,7 +54,6 @@ typedef struct rmp_env {
 	const char *cluster;   /* RANKMAP_CLUSTER: cluster file (network, hardware) */
 	const char *socket;    /* rmp_env_server(): rankmapd (a server list, rm_client.h) */
 	int timeout_ms;        /* RANKMAP_TIMEOUT_MS: every try of one daemon call together (default 5000) */
-	const char *trace;     /* RANKMAP_TRACE: tracing runs never reorder */
 	int fake_hosts;        /* test-only RANKMAP_FAKE_HOSTS (0: real placement) */
 	const char *fake_node; /* test-only RANKMAP_FAKE_NODE: hwloc synthetic string */
 	int fake_cyclic;       /* test-only RANKMAP_FAKE_PLACEMENT=cyclic */
@@ -116,6 +116,9 @@ extern int rmp_foreign;
 /* The one warning about it (the launcher's rank 0, once); nothing when the MPI matches. */
 void rmp_foreign_warn(void);
 
+#define RMP_OBSERVERS_MAX 4   /* features registered as observers (pmpi_core.c) */
+#define RMP_CALL_OBS_WORDS 16 /* each observer's opaque state in a call, in 64-bit words */
+
 /* One intercepted topology call. */
 typedef struct rmp_call {
 	const char *fn; /* "MPI_Cart_create"... */
@@ -134,16 +137,9 @@ typedef struct rmp_call {
 				 * "" when none; it goes into the report line, never on a line of its own */
 	int observed;      /* set by an observer at call_begin: every call takes the full path and the agreement
 		       * (no verdict remembered by the communicator, no one-host shortcut) */
-	/* learning's part (pmpi_learn*.c; the core neither reads nor writes these) */
-	int learn;            /* this call is learned: tracked after creation, its pattern looked up */
-	int track;            /* set at the agreement: every rank of the call can record it */
-	uint32_t learn_order; /* its place among the program's topology calls with reorder=1 */
-	int learn_weighted;   /* the call carried weights of its own (never replaced) */
-	char learned[48];     /* root: "<id> runs=N" of the pattern applied, "none" when there was none */
-	uint64_t *lxadj;      /* root, graph calls: the call's graph structure (CSR) kept for the finalize */
-	uint32_t *ladj;
-	uint32_t ln;
-	uint64_t lhash; /* hash of that structure */
+	int weighted;      /* the call carried weights of its own */
+	/* each observer's state for this call (rmp_call_state): zero at rmp_call_begin, the observer's alone */
+	uint64_t obs[RMP_OBSERVERS_MAX][RMP_CALL_OBS_WORDS];
 	/* what the communicator remembers (pmpi_memo.c) */
 	uint64_t envh; /* hash of the RANKMAP_* environment at the call */
 	uint64_t key;  /* Cartesian and graph calls: the call's key (kind, arguments, envh); 0 for dist graphs */
@@ -195,7 +191,7 @@ typedef struct rmp_place {
 
 /* Collective: every rank takes part; on the root (rank 0) fills pl. Returns this rank's status
  * (0 or -1 with call->err set); the root's status reaches the others through rmp_reorder's codes. */
-int rmp_place_learn(rmp_call_t *call, rmp_place_t *pl);
+int rmp_place_gather(rmp_call_t *call, rmp_place_t *pl);
 /* Frees what pl holds (root). */
 void rmp_place_free(rmp_place_t *pl);
 
@@ -279,37 +275,6 @@ static inline int rmp_type_size(MPI_Datatype type)
 	return sz > 0 ? sz : 0;
 }
 
-/* Learning's one-entry cache (pmpi_learn.h): the last (communicator, destination, datatype, count)
- * counted, where it counts (bytes, messages) and the messages sent through it since it was filled. A
- * loop sending the same message to the same neighbour compares four values and bumps one counter: no
- * search, no multiply. The entry is flushed (msgs times the message's bytes, and msgs, added to *cnt;
- * the entry emptied: dest RMP_LEARN_NOHIT) when another send misses it (a new count for the same
- * destination only refills it, without a search), whenever a record stops counting or the world record
- * changes, and before the counters are read (rmp_learn_flush). */
-#define RMP_LEARN_NOHIT INT_MIN
-typedef struct rmp_learn_hit {
-	MPI_Comm comm;
-	int dest;  /* RMP_LEARN_NOHIT: empty */
-	int count; /* elements per message (a negative one: 0 bytes, as the MPI call fails) */
-	MPI_Datatype type;
-	uint64_t msgs;  /* messages sent through the entry since it was filled */
-	uint64_t bytes; /* of one message (0 for untracked communicators: no size is asked) */
-	uint64_t *cnt;  /* bytes, messages: a slot's, a record's "other" or the process's "untracked" */
-} rmp_learn_hit_t;
-
-/* The send wrappers' state (pmpi_wrap.c, defined in pmpi_core.c), one 64-byte cache line: trace is non-NULL while some rank
- * of the process traces (pmpi_trace.c), learn while some rank learns (pmpi_learn.c), and hit is the
- * process's learning cache entry (under SMPI each rank has its own, in its context), so that a send
- * counted by a hit touches no other line than a send with nothing on. */
-struct rmp_active {
-	void *trace;
-	void *learn;
-#ifndef RANKMAP_SMPI
-	rmp_learn_hit_t hit;
-#endif
-};
-extern struct rmp_active rmp_active;
-
 /* An election by MPI_MAX of the lowest rank with some property: RMP_ELECT(rank) from the ranks that have
  * it, 0 from the others; the maximum is RMP_ELECT(lowest such rank), or 0 when none has it. Positive
  * and below 2^63, so the same whether the MPI library compares MPI_UINT64_T as unsigned or as signed. */
@@ -332,7 +297,6 @@ void rmp_local_prefetch(void);
  * once, from a constructor, and the core calls them; the core never names a feature. Every hook may be
  * NULL. The send hooks are called only while *active (the feature's switch in rmp_active) is non-NULL;
  * the send wrappers' straight path tests the switches themselves (rmp_send_quick). */
-#define RMP_OBSERVERS_MAX 4
 #define RMP_VOTE_WORDS 2 /* an observer's words in the agreement's MPI_MAX allreduce */
 struct rmp_persist;
 struct rmp_persist_note;
@@ -343,7 +307,9 @@ typedef struct rmp_observer {
 	/* MPI_Init/MPI_Init_thread succeeded; MPI_Finalize is about to run */
 	void (*init)(const int *argc, char ***argv);
 	void (*finalize)(void);
-	/* a topology call: every rank, after rmp_call_begin read the environment */
+	/* a topology call: every rank, after rmp_call_begin read the environment; plain: nonzero when the
+	 * feature keeps every call unreordered (asked first, before anything is allocated) */
+	int (*plain)(void);
 	void (*call_begin)(rmp_call_t *call);
 	/* the agreement: this rank's words (combined by MPI_MAX over the call's ranks), then their maxima */
 	void (*vote)(const rmp_call_t *call, uint64_t v[RMP_VOTE_WORDS]);
@@ -353,6 +319,8 @@ typedef struct rmp_observer {
 	int (*graph_weights)(rmp_call_t *call, map_graph_t *g);
 	/* every rank, after the real constructor returned newcomm (MPI_COMM_NULL on ranks left out) */
 	void (*created)(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
+	/* root: the feature's words in the report line (" key=value"), "" when it has none */
+	void (*report)(const rmp_call_t *call, char *buf, size_t len);
 	/* sends: count elements of type to rank dest of comm; neighbourhood collectives: counts[i] (or
 	 * count) elements of types[i] (or type) to out-neighbour i; a persistent send made (*_init) and
 	 * started (the shared table's entry, pmpi_persist.c, and this observer's note in it) */
@@ -369,6 +337,12 @@ int rmp_observer_count(void);
 const rmp_observer_t *rmp_observer_at(int i);
 /* The hooks of every observer, in order. */
 void rmp_obs_init(const int *argc, char ***argv);
+/* Nonzero when some observer keeps every call unreordered (rmp_observer_t.plain). */
+int rmp_obs_plain(void);
+/* o's state in call (RMP_CALL_OBS_WORDS words, zero at rmp_call_begin), NULL when o is not registered. */
+void *rmp_call_state(rmp_call_t *call, const rmp_observer_t *o);
+/* Every observer's report words, concatenated into buf. */
+void rmp_obs_report(const rmp_call_t *call, char *buf, size_t len);
 void rmp_obs_finalize(void);
 void rmp_obs_call_begin(rmp_call_t *call);
 /* v: RMP_VOTE_WORDS words per observer (rmp_observer_count()) */
@@ -385,37 +359,6 @@ typedef struct rmp_send_hook {
 extern rmp_send_hook_t rmp_send_hooks[RMP_OBSERVERS_MAX];
 extern int rmp_nsend_hooks;
 void rmp_obs_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
-
-/* ---- what the observers share (pmpi_persist.c) ----------------------------------------------------- */
-/* One observer's note on a persistent request: what it looked up once (the tracer: the destination's
- * world rank; learning: its counters), zero until it writes it. */
-typedef struct rmp_persist_note {
-	void *p;
-	unsigned gen;
-	int set;
-} rmp_persist_note_t;
-/* A live persistent send request, in the one table the observers share. */
-typedef struct rmp_persist {
-	uint64_t key; /* request handle bits + 2; 0: empty, 1: deleted */
-	MPI_Comm comm;
-	int dest;
-	uint64_t bytes; /* of one start */
-	rmp_persist_note_t note[RMP_OBSERVERS_MAX];
-} rmp_persist_t;
-/* *_init succeeded (call only while some observer is active): remembers the request and gives its entry
- * to each active observer's persist_add. */
-void rmp_obs_persist_add(MPI_Request req, MPI_Comm comm, int dest, int n, MPI_Datatype type);
-/* MPI_Start succeeded: each active observer's persist_start with the request's entry (nothing for a
- * request the table does not hold). */
-void rmp_obs_persist_start(MPI_Request req);
-/* MPI_Request_free: forgets it. */
-void rmp_obs_persist_del(MPI_Request req);
-/* MPI_Finalize, after the observers': frees the table. */
-void rmp_persist_free(void);
-/* The out-neighbours of this process in comm, of topology status (MPI_Topo_test's answer), in the order
- * of the neighbourhood collectives (Cartesian: 2d the -1 neighbour of dimension d, 2d + 1 the +1 one;
- * graphs: as MPI_Graph_neighbors / the destinations); malloc'ed, *n their count; NULL (and 0) when none. */
-int *rmp_out_neighbors(MPI_Comm comm, int status, int *n);
 
 #pragma GCC visibility pop
 

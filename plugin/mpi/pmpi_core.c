@@ -1,7 +1,7 @@
 /*
  * plugin/mpi/pmpi_core.c: the core of the PMPI library that every other file may use and that uses none of
- * them: the observer registry (the features, tracing and learning, register hooks here; the core calls
- * the hooks and never a feature by name), the send wrappers' switch (rmp_active), the per-rank slots, the
+ * them: the observer registry (the features register hooks here, each with its own opaque state in a
+ * call, rmp_call_state; the core calls the hooks and never a feature by name), the per-rank slots, the
  * library's one warning, and small helpers (the daemon's address, hashes, CPU time).
  *
  * Files of plugin/mpi form no cycle (scripts/file_cycles.sh, tests/integration/pmpi_layers.sh): this file
@@ -17,8 +17,6 @@
 
 #include "pmpi.h"
 #include "rm_client.h"
-
-struct rmp_active rmp_active __attribute__((aligned(64)));
 
 /* The observers, in registration order (constructors: the order the linker met the files in, which no
  * hook depends on: each observer says where it stands, rmp_observer_t.order). */
@@ -63,6 +61,35 @@ void rmp_obs_init(const int *argc, char ***argv)
 	for (int i = 0; i < nobservers; i++)
 		if (observers[i]->init)
 			observers[i]->init(argc, argv);
+}
+
+int rmp_obs_plain(void)
+{
+	for (int i = 0; i < nobservers; i++)
+		if (observers[i]->plain && observers[i]->plain())
+			return 1;
+	return 0;
+}
+
+void *rmp_call_state(rmp_call_t *call, const rmp_observer_t *o)
+{
+	for (int i = 0; i < nobservers; i++)
+		if (observers[i] == o)
+			return call->obs[i];
+	return NULL;
+}
+
+void rmp_obs_report(const rmp_call_t *call, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (int i = 0; i < nobservers && used + 1 < len; i++)
+		if (observers[i]->report) {
+			observers[i]->report(call, buf + used, len - used);
+			used += strlen(buf + used);
+		}
 }
 
 void rmp_obs_finalize(void)

@@ -207,7 +207,6 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 			return rm_error_set(err, "RANKMAP_TIMEOUT_MS", 0, 0, "'%s' is not a number of milliseconds", v);
 		env->timeout_ms = (int)t;
 	}
-	env->trace = env_str("RANKMAP_TRACE");
 	v = env_str("RANKMAP_METRIC");
 	env->metric = MAP_METRIC_DEFAULT;
 	if (v && map_metric_parse(v, &env->metric) != 0)
@@ -338,8 +337,8 @@ int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 		return -1; /* nothing can move: the plain call, at no cost */
 	call->envh = rmp_env_hash();
 	if (rmp_env_read(&call->env, &call->err) != 0)
-		return 0; /* reported collectively by rmp_agree */
-	if (call->env.disable || call->env.trace)
+		return 0;                         /* reported collectively by rmp_agree */
+	if (call->env.disable || rmp_obs_plain()) /* e.g. a tracing run never reorders */
 		return -1;
 	/* the root's scatter buffer, allocated now so that a failure is part of rmp_agree's decision */
 	if (call->rank == 0 && !(call->codes = malloc(sizeof(int) * (size_t)call->size)))

@@ -79,13 +79,6 @@ int MPI_Comm_free(MPI_Comm *comm)
 
 /* ---- tracking a new communicator ---------------------------------------------------------------- */
 
-static int cmp_pair(const void *a, const void *b)
-{
-	const int *x = a, *y = b;
-
-	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
-}
-
 /* The topology newcomm reports. Cartesian calls (cart) are MPI_CART without asking (SMPI has no
  * MPI_Topo_test); under SMPI graphs report none (its graph constructors return plain duplicates). */
 static int topo_kind(MPI_Comm newcomm, int cart)
@@ -99,20 +92,6 @@ static int topo_kind(MPI_Comm newcomm, int cart)
 	(void)newcomm;
 #endif
 	return status;
-}
-
-/* Sorted (rank, slot) pairs of the valid entries of v (n slots). */
-static int *pairs(const int *v, int n, int *np)
-{
-	int *p = malloc(sizeof(int) * (size_t)(2 * n + 2)), k = 0;
-
-	for (int s = 0; p && s < n; s++)
-		if (v[s] >= 0)
-			p[2 * k] = v[s], p[2 * k + 1] = s, k++;
-	if (p)
-		qsort(p, (size_t)k, 2 * sizeof(int), cmp_pair);
-	*np = p ? k : 0;
-	return p;
 }
 
 /* Root: the send buffer of structure_neighbours: at displs[r] the neighbours of verts[r]. NULL on failure. */
@@ -178,53 +157,26 @@ static int *structure_neighbours(const rmp_learn_rec_t *c, int *n)
  * newcomm's topology (status). 0 or -1 (out of memory). */
 static int rec_neighbours(rmp_learn_rec_t *c, MPI_Comm newcomm, int status, int *v, int n)
 {
-	int nw = 0;
-
 	if (!v)
 		v = rmp_out_neighbors(newcomm, status, &n);
-	MPI_Group g, wg;
-
 	c->nslots = n;
 	c->slot_rank = v;
 	c->cnt = calloc((size_t)(2 * n + 2), sizeof(uint64_t));
-	c->nb = pairs(v, n, &c->nnb);
-	int *w = malloc(sizeof(int) * (size_t)(n + 1));
-
-	if (!c->cnt || !c->nb || !w || (n && !v)) {
-		free(w);
+	if (!c->cnt || (n && !v))
 		return -1;
-	}
-	for (int s = 0; s < n; s++)
-		w[s] = MPI_UNDEFINED;
-	PMPI_Comm_group(newcomm, &g);
-	PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-	int *valid = malloc(sizeof(int) * (size_t)(n + 1));
-
-	for (int s = 0; valid && s < n; s++)
-		valid[s] = v[s] >= 0 ? v[s] : MPI_PROC_NULL;
-	if (valid && n)
-		PMPI_Group_translate_ranks(g, n, valid, wg, w);
-	PMPI_Group_free(&g);
-	PMPI_Group_free(&wg);
-	free(valid);
-	for (int s = 0; s < n; s++)
-		if (w[s] == MPI_UNDEFINED || w[s] == MPI_PROC_NULL)
-			w[s] = -1;
-	c->wnb = pairs(w, n, &nw);
-	free(w);
-	return c->wnb ? 0 : -1;
+	return rmp_nbr_neighbours(&c->nbr, newcomm, v, n);
 }
 
 int rmp_learn_room(const rmp_call_t *call)
 {
-	rmp_learn_t *l = call->learn ? rmp_learn_ctx() : NULL;
+	rmp_learn_t *l = rmp_learn_of((rmp_call_t *)call)->on ? rmp_learn_ctx() : NULL;
 
 	return !l ? 2 : l->n < RMP_LEARN_COMMS ? 0 : 1;
 }
 
 void rmp_learn_agreed(rmp_call_t *call, uint64_t worst, uint64_t lowest)
 {
-	call->track = worst == 0;
+	rmp_learn_of(call)->track = worst == 0;
 	if (worst == 2 && lowest == RMP_ELECT(call->rank)) {
 		rm_error_t e = { 0 };
 
@@ -248,12 +200,13 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 	rmp_learn_t *l = rmp_learn_ctx();
 	MPI_Comm priv = MPI_COMM_NULL;
 	int *given = NULL, ng = 0;
+	rmp_learn_call_t *lc = rmp_learn_of(call);
 
-	/* every rank of the call takes the same branch (call->track was agreed by rmp_agree): the records
+	/* every rank of the call takes the same branch (lc->track was agreed by rmp_agree): the records
 	 * are made together or not at all */
-	if (!call->track || !l || PMPI_Comm_dup(call->comm, &priv) != MPI_SUCCESS) {
-		free(call->lxadj), free(call->ladj);
-		call->lxadj = NULL, call->ladj = NULL;
+	if (!lc->track || !l || PMPI_Comm_dup(call->comm, &priv) != MPI_SUCCESS) {
+		free(lc->xadj), free(lc->adj);
+		lc->xadj = NULL, lc->adj = NULL;
 		return;
 	}
 	rmp_learn_rec_t *c = &l->rec[l->n++];
@@ -263,13 +216,13 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 	c->priv = priv;
 	c->rank = call->rank;
 	c->nverts = call->nverts;
-	c->order = call->learn_order;
+	c->order = lc->order;
 	snprintf(c->fn, sizeof(c->fn), "%s", call->fn);
 	c->ndims = ndims;
 	for (int d = 0; d < ndims && d < RM_PATTERN_MAXDIMS; d++)
 		c->periods[d] = periods[d] != 0;
-	c->xadj = call->lxadj, c->adj = call->ladj, c->gn = call->ln, c->ghash = call->lhash;
-	call->lxadj = NULL, call->ladj = NULL;
+	c->xadj = lc->xadj, c->adj = lc->adj, c->gn = lc->n, c->ghash = lc->hash;
+	lc->xadj = NULL, lc->adj = NULL;
 	rmp_learn_invalidate(l); /* the world record may change, newcomm may be a cached handle */
 	c->vertex = -1;
 	if (newcomm != MPI_COMM_NULL)
@@ -278,7 +231,7 @@ void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int pe
 		given = structure_neighbours(c, &ng); /* collective over c->priv */
 	if (newcomm != MPI_COMM_NULL) {
 		if (rec_neighbours(c, newcomm, topo_kind(newcomm, ndims > 0), given, ng) != 0)
-			c->nslots = 0, c->nnb = 0; /* counts go to "other" */
+			c->nslots = 0, c->nbr.nrank = 0, c->nbr.nworld = 0; /* counts go to "other" */
 		l->world = c;
 	} else {
 		free(given);
@@ -297,7 +250,7 @@ void rmp_learn_finalize(void)
 
 		rmp_learn_collect(c); /* collective over c->priv (pmpi_learn_key.c) */
 		PMPI_Comm_free(&c->priv);
-		free(c->nb), free(c->wnb), free(c->cnt), free(c->slot_rank), free(c->xadj), free(c->adj);
+		rmp_nbr_free(&c->nbr), free(c->cnt), free(c->slot_rank), free(c->xadj), free(c->adj);
 	}
 	free(l);
 	rmp_learn_ctx_set(NULL); /* under SMPI rmp_active.learn stays: other ranks may still learn */
@@ -319,6 +272,17 @@ static void learn_agreed(rmp_call_t *call, const uint64_t v[RMP_VOTE_WORDS])
 	rmp_learn_agreed(call, v[0], v[1]);
 }
 
+/* Root: the pattern used, in the report line (RANKMAP_LEARN: its id and runs, or "none"). */
+static void learn_report(const rmp_call_t *call, char *buf, size_t len)
+{
+	const rmp_learn_call_t *lc = rmp_learn_of((rmp_call_t *)call);
+
+	if (lc->on)
+		snprintf(buf, len, " learned=%s", lc->used);
+	else if (len)
+		buf[0] = '\0';
+}
+
 static const rmp_observer_t learn_observer = {
 	.name = "learn",
 	.order = 20,
@@ -331,6 +295,7 @@ static const rmp_observer_t learn_observer = {
 	.cart_weights = rmp_learn_cart_weights,
 	.graph_weights = rmp_learn_graph_weights,
 	.created = rmp_learn_track,
+	.report = learn_report,
 	.send = learn_send,
 	.neighbors = rmp_learn_neighbors,
 	.persist_add = rmp_learn_persist_add,
@@ -339,5 +304,6 @@ static const rmp_observer_t learn_observer = {
 
 __attribute__((constructor)) static void learn_register(void)
 {
+	rmp_learn_self(&learn_observer);
 	rmp_observer_add(&learn_observer);
 }

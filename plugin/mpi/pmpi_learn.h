@@ -8,7 +8,7 @@
 
 #include <limits.h>
 
-#include "pmpi.h"
+#include "pmpi_obs.h"
 #include "rm_pattern.h"
 
 #pragma GCC visibility push(hidden)
@@ -17,11 +17,9 @@
 
 /* One tracked topology communicator. */
 typedef struct rmp_learn_rec {
-	MPI_Comm comm; /* the user's communicator (MPI_COMM_NULL: left out, or freed) */
-	MPI_Comm priv; /* private duplicate of the call's communicator, for the finalize */
-	int *nb;       /* sorted (rank in comm, slot) pairs, nnb of them */
-	int *wnb;      /* the same with world ranks (sends on MPI_COMM_WORLD) */
-	int nnb;
+	MPI_Comm comm;     /* the user's communicator (MPI_COMM_NULL: left out, or freed) */
+	MPI_Comm priv;     /* private duplicate of the call's communicator, for the finalize */
+	rmp_nbr_t nbr;     /* its neighbour view (pmpi_nbr.c): slot of a destination, by rank or world rank */
 	int nslots;        /* slots: 2 * ndims, or the out-degree */
 	int *slot_rank;    /* rank of each slot's neighbour (-1: none) */
 	uint64_t *cnt;     /* bytes, msgs per slot */
@@ -54,6 +52,22 @@ typedef struct rmp_learn {
 	int inputs;             /* cmdline includes the input files (rmp_learn_cmdline) */
 } rmp_learn_t;
 
+/* Learning's state in one topology call (its rmp_call_state area: zero at the call's begin). */
+typedef struct rmp_learn_call {
+	int on;         /* this call is learned: tracked after creation, its pattern looked up */
+	int track;      /* set at the agreement: every rank of the call can record it */
+	uint32_t order; /* its place among the program's topology calls with reorder=1 */
+	char used[48];  /* root: "<id> runs=N" of the pattern applied, "none" when there was none */
+	uint64_t *xadj; /* root, graph calls: the call's graph structure (CSR) kept for the finalize */
+	uint32_t *adj;
+	uint32_t n;
+	uint64_t hash; /* hash of that structure */
+} rmp_learn_call_t;
+_Static_assert(sizeof(rmp_learn_call_t) <= sizeof(((rmp_call_t *)0)->obs[0]), "learning's call state");
+/* Learning's state in call (pmpi_learn_ctx.c); the observer (pmpi_learn.c) names itself there at load. */
+rmp_learn_call_t *rmp_learn_of(rmp_call_t *call);
+void rmp_learn_self(const rmp_observer_t *o);
+
 /* This process's (rank's) context, NULL when not learning (pmpi_learn_ctx.c); set sets it and the send
  * wrappers' switch, rmp_active.learn. */
 rmp_learn_t *rmp_learn_ctx(void);
@@ -65,10 +79,10 @@ void rmp_learn_init(const int *argc, char ***argv);
 void rmp_learn_finalize(void);
 /* Neighbourhood collectives: counts[i] (or n) elements of types[i] (or type) to out-neighbour i. */
 void rmp_learn_neighbors(MPI_Comm comm, int n, MPI_Datatype type, const int counts[], const MPI_Datatype types[]);
-/* Every rank, at a topology call: marks the call as learned (call->learn), numbers it, and marks it
+/* Every rank, at a topology call: marks the call as learned (rmp_learn_call_t.on), numbers it, and marks it
  * observed (the full path) whenever RANKMAP_LEARN is on. */
 void rmp_learn_call_begin(rmp_call_t *call);
-/* Root: weights of a Cartesian call from its learned pattern (weights[d] set, call->learned filled).
+/* Root: weights of a Cartesian call from its learned pattern (weights[d] set, rmp_learn_call_t.used filled).
  * Returns 1 when a pattern was applied, 0 otherwise (no pattern, or an error warned about once). */
 int rmp_learn_cart_weights(rmp_call_t *call, int ndims, const int periods[], double weights[]);
 /* Root: keeps the structure of the call's graph for the finalize and, for a call without weights,
@@ -79,12 +93,12 @@ int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g);
  * does not learn (RANKMAP_LEARN is off here). */
 int rmp_learn_room(const rmp_call_t *call);
 /* After the agreement: worst, the maximum of rmp_learn_room over the ranks; lowest, the election
- * (RMP_ELECT) of the lowest rank that learns. Sets call->track when every rank can record the call; when
+ * (RMP_ELECT) of the lowest rank that learns. Sets rmp_learn_call_t.track when every rank can record the call; when
  * some rank does not learn, the lowest one that does warns (once per process): the call is not learned. */
 void rmp_learn_agreed(rmp_call_t *call, uint64_t worst, uint64_t lowest);
 /* Collective over call->comm, after the real constructor returned newcomm (MPI_COMM_NULL on ranks left
- * out): when call->track, starts counting the traffic on newcomm. cart: ndims/periods of a Cartesian
- * call (else 0). Every rank takes the same branch: call->track was agreed. */
+ * out): when rmp_learn_call_t.track, starts counting the traffic on newcomm. cart: ndims/periods of a Cartesian
+ * call (else 0). Every rank takes the same branch: track was agreed. */
 void rmp_learn_track(rmp_call_t *call, MPI_Comm newcomm, int ndims, const int periods[]);
 /* The hash of this run's arguments and input files (the files its arguments name, and standard input
  * when it is a file: their sizes and first and last 4 KiB), for rm_pattern_usable; 0 unknown. The files

@@ -16,6 +16,20 @@
 #include "pmpi_learn.h"
 
 static rmp_slot_t learn_slot;
+static const rmp_observer_t *self;
+
+void rmp_learn_self(const rmp_observer_t *o)
+{
+	self = o;
+}
+
+rmp_learn_call_t *rmp_learn_of(rmp_call_t *call)
+{
+	static rmp_learn_call_t off; /* learning not registered (the registry full): never on */
+	rmp_learn_call_t *lc = rmp_call_state(call, self);
+
+	return lc ? lc : memset(&off, 0, sizeof(off));
+}
 
 rmp_learn_t *rmp_learn_ctx(void)
 {

@@ -41,9 +41,11 @@ void rmp_learn_call_begin(rmp_call_t *call)
 	call->observed = rmp_learn_on(); /* a learning run records every call: the full path for all */
 	if (!l || !call->observed)
 		return;
-	call->learn = 1;
-	call->learn_order = (uint32_t)l->calls++;
-	snprintf(call->learned, sizeof(call->learned), "none");
+	rmp_learn_call_t *lc = rmp_learn_of(call);
+
+	lc->on = 1;
+	lc->order = (uint32_t)l->calls++;
+	snprintf(lc->used, sizeof(lc->used), "none");
 }
 
 /* ---- the program ------------------------------------------------------------------------------- */
@@ -122,7 +124,7 @@ static rm_pattern_t *lookup(rmp_call_t *call, rm_pattern_key_t *k)
 	char path[512];
 	rm_pattern_t *p = NULL;
 	rm_error_t err = { 0 };
-	int rc = call_key(call->fn, call->learn_order, k, path, sizeof(path), &err);
+	int rc = call_key(call->fn, rmp_learn_of(call)->order, k, path, sizeof(path), &err);
 
 	if (rc == 0)
 		rc = rmp_store_get(call->env.socket, k, &p, &err);
@@ -136,7 +138,9 @@ static void applied(rmp_call_t *call, const rm_pattern_t *p, const char *how)
 	char id[17];
 
 	rm_pattern_key_id(&p->key, id);
-	snprintf(call->learned, sizeof(call->learned), "%s%s/runs=%u", id, how, p->runs);
+	rmp_learn_call_t *lc = rmp_learn_of(call);
+
+	snprintf(lc->used, sizeof(lc->used), "%s%s/runs=%u", id, how, p->runs);
 }
 
 /* Whether p applies to this run (rm_pattern_usable: not while its runs drift, nor to another input at
@@ -160,7 +164,7 @@ int rmp_learn_cart_weights(rmp_call_t *call, int ndims, const int periods[], dou
 	rm_pattern_key_t k;
 
 	memset(&k, 0, sizeof(k));
-	if (!call->learn || call->env.pattern || rm_pattern_shape_cart(&k, ndims, periods) != 0)
+	if (!rmp_learn_of(call)->on || call->env.pattern || rm_pattern_shape_cart(&k, ndims, periods) != 0)
 		return 0;
 	rm_pattern_t *p = lookup(call, &k);
 	double w[RM_PATTERN_MAXDIMS], max = 0;
@@ -204,37 +208,38 @@ static int64_t adj_find(const uint32_t *adj, uint64_t lo, uint64_t hi, uint32_t 
 }
 
 /* Root: keeps g's structure in call and hashes it. 0 or -1 (out of memory). */
-static int keep_structure(rmp_call_t *call, const map_graph_t *g)
+static int keep_structure(rmp_learn_call_t *lc, const map_graph_t *g)
 {
 	uint64_t m = g->xadj[g->n], h = rmp_hash_ints(RMP_HASH_INIT, (const int *)&g->n, 1);
 
-	call->lxadj = malloc(sizeof(uint64_t) * (g->n + 1));
-	call->ladj = malloc(sizeof(uint32_t) * (m + 1));
-	if (!call->lxadj || !call->ladj) {
-		free(call->lxadj), free(call->ladj);
-		call->lxadj = NULL, call->ladj = NULL;
+	lc->xadj = malloc(sizeof(uint64_t) * (g->n + 1));
+	lc->adj = malloc(sizeof(uint32_t) * (m + 1));
+	if (!lc->xadj || !lc->adj) {
+		free(lc->xadj), free(lc->adj);
+		lc->xadj = NULL, lc->adj = NULL;
 		return -1;
 	}
-	memcpy(call->lxadj, g->xadj, sizeof(uint64_t) * (g->n + 1));
-	memcpy(call->ladj, g->adj, sizeof(uint32_t) * m);
+	memcpy(lc->xadj, g->xadj, sizeof(uint64_t) * (g->n + 1));
+	memcpy(lc->adj, g->adj, sizeof(uint32_t) * m);
 	for (uint32_t v = 0; v < g->n; v++) {
 		int deg = (int)(g->xadj[v + 1] - g->xadj[v]);
 
 		h = rmp_hash_ints(h, &deg, 1);
 		h = rmp_hash_ints(h, (const int *)&g->adj[g->xadj[v]], (size_t)deg);
 	}
-	call->ln = g->n, call->lhash = h;
+	lc->n = g->n, lc->hash = h;
 	return 0;
 }
 
 int rmp_learn_graph_weights(rmp_call_t *call, map_graph_t *g)
 {
 	rm_pattern_key_t k;
+	rmp_learn_call_t *lc = rmp_learn_of(call);
 
-	if (!call->learn || !g || keep_structure(call, g) != 0 || call->learn_weighted || call->env.pattern)
+	if (!lc->on || !g || keep_structure(lc, g) != 0 || call->weighted || call->env.pattern)
 		return 0;
 	memset(&k, 0, sizeof(k));
-	rm_pattern_shape_graph(&k, g->n, g->xadj[g->n], call->lhash);
+	rm_pattern_shape_graph(&k, g->n, g->xadj[g->n], lc->hash);
 	rm_pattern_t *p = lookup(call, &k);
 	uint64_t m = g->xadj[g->n];
 	double max = 0;

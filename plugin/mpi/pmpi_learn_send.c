@@ -17,33 +17,6 @@
 
 #include "pmpi_learn.h"
 
-/* Slot of rank r in a sorted (rank, slot) array, or -1. */
-static int find_slot(const int *nb, int n, int r)
-{
-	if (n <= 8) {
-		for (int i = 0; i < n; i++)
-			if (nb[2 * i] == r)
-				return nb[2 * i + 1];
-		return -1;
-	}
-	int lo = 0, hi = n - 1;
-
-	while (lo <= hi) {
-		int mid = (lo + hi) >> 1;
-
-		if (nb[2 * mid] < r)
-			lo = mid + 1;
-		else if (nb[2 * mid] > r)
-			hi = mid - 1;
-		else {
-			while (mid > 0 && nb[2 * (mid - 1)] == r) /* duplicates: the first slot */
-				mid--;
-			return nb[2 * mid + 1];
-		}
-	}
-	return -1;
-}
-
 /* The counters (bytes, messages) of a send to rank dest (>= 0) of comm: its slot's, or the record's
  * "other" when dest is not a neighbour; NULL when comm is not tracked. Sends on MPI_COMM_WORLD are
  * matched against l->world's neighbours by world rank. */
@@ -55,13 +28,13 @@ static uint64_t *counters(rmp_learn_t *l, MPI_Comm comm, int dest)
 		rmp_learn_rec_t *c = &l->rec[i];
 
 		if (c->comm == comm) {
-			int s = find_slot(c->nb, c->nnb, dest);
+			int s = rmp_nbr_index(c->nbr.by_rank, c->nbr.nrank, dest);
 
 			return s >= 0 ? &c->cnt[2 * s] : c->other;
 		}
 	}
 	if (comm == MPI_COMM_WORLD && l->world) {
-		int s = find_slot(l->world->wnb, l->world->nnb, dest);
+		int s = rmp_nbr_index(l->world->nbr.by_world, l->world->nbr.nworld, dest);
 
 		return s >= 0 ? &l->world->cnt[2 * s] : l->world->other;
 	}

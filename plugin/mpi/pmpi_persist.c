@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmpi.h"
+#include "pmpi_obs.h"
+
+struct rmp_active rmp_active __attribute__((aligned(64)));
 
 struct rmp_persist_tab {
 	size_t cap, used; /* used: live and deleted entries (a rebuild drops the deleted ones); cap: 2^k */

@@ -564,7 +564,7 @@ static int load_network(rmp_call_t *call, topo_cluster_t c)
 	return topo_cluster_finalize(c, &call->err);
 }
 
-int rmp_place_learn(rmp_call_t *call, rmp_place_t *pl)
+int rmp_place_gather(rmp_call_t *call, rmp_place_t *pl)
 {
 	rmp_gather_t ga = { 0 };
 	int rc = 0;

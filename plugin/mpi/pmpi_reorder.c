@@ -50,11 +50,10 @@ static void report_out(const rmp_call_t *call, const char *text)
 static void report(const rmp_call_t *call, const rmp_place_t *pl, const char *algo, double before, double after,
 		   uint32_t moved)
 {
-	char line[1024], learned[64] = "", warning[sizeof(call->warning) + 16] = "";
+	char line[1024], obs[160], warning[sizeof(call->warning) + 16] = "";
 	double now = PMPI_Wtime();
 
-	if (call->learn) /* RANKMAP_LEARN: the learned pattern used, or "none" */
-		snprintf(learned, sizeof(learned), " learned=%s", call->learned);
+	rmp_obs_report(call, obs, sizeof(obs)); /* the features' words (e.g. the learned pattern used) */
 	if (call->warning[0]) /* e.g. hosts the fabric does not connect: mapped, with a penalty distance */
 		snprintf(warning, sizeof(warning), " warning=\"%s\"", call->warning);
 
@@ -65,7 +64,7 @@ static void report(const rmp_call_t *call, const rmp_place_t *pl, const char *al
 		 "rankmap: report fn=%s ranks=%u size=%d algo=%s cost_before=%.6g cost_after=%.6g "
 		 "cost_unit=weight*distance moved=%u time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f hw_bytes=%zu%s%s\n",
 		 call->fn, call->nverts, call->size, algo, before, after, moved, (now - call->t0) * 1e3,
-		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, pl->hw_bytes, learned, warning);
+		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, pl->hw_bytes, obs, warning);
 	report_out(call, line);
 	if (!pl->slot)
 		return;
@@ -187,7 +186,7 @@ int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newco
 
 	call->t_map = PMPI_Wtime();
 	call->cpu_map = rmp_cpu_ms();
-	int rc = rmp_place_learn(call, &pl), place_fail = rc != 0 && !root_fail;
+	int rc = rmp_place_gather(call, &pl), place_fail = rc != 0 && !root_fail;
 
 	if (call->rank == 0 && !root_fail && rc == 0)
 		rc = compute(call, &pl, g);

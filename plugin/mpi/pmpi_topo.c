@@ -34,9 +34,9 @@
 
 #include "pmpi_entry.h"
 
-/* With RANKMAP_LEARN, starts counting the traffic on the communicator the call made (collective over the
- * call's communicator: every rank that passed rmp_agree comes here). Returns rc. */
-static int learned(rmp_call_t *call, int rc, const MPI_Comm *out, int ndims, const int periods[])
+/* Tells the observers the communicator the call made (collective over the call's communicator: every rank
+ * that passed rmp_agree comes here; learning starts counting its traffic). Returns rc. */
+static int created(rmp_call_t *call, int rc, const MPI_Comm *out, int ndims, const int periods[])
 {
 	rmp_obs_created(call, rc == MPI_SUCCESS ? *out : MPI_COMM_NULL, ndims, periods);
 	return rc;
@@ -87,16 +87,16 @@ int rmp_w_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int peri
 	map_graph_t *g = call.rank == 0 ? rmp_graph_cart(&call, ndims, dims, periods) : NULL;
 
 	if (rmp_reorder(&call, g, call.rank == 0 && !g, &split) != 0)
-		return learned(&call, PMPI_Cart_create(comm, ndims, dims, periods, 0, comm_cart), comm_cart, ndims,
+		return created(&call, PMPI_Cart_create(comm, ndims, dims, periods, 0, comm_cart), comm_cart, ndims,
 			       periods);
 	if (split == MPI_COMM_NULL) {
 		*comm_cart = MPI_COMM_NULL;
-		return learned(&call, MPI_SUCCESS, comm_cart, ndims, periods);
+		return created(&call, MPI_SUCCESS, comm_cart, ndims, periods);
 	}
 	int rc = PMPI_Cart_create(split, ndims, dims, periods, 0, comm_cart);
 
 	PMPI_Comm_free(&split);
-	return learned(&call, rc, comm_cart, ndims, periods);
+	return created(&call, rc, comm_cart, ndims, periods);
 }
 
 /* MPI_Cart_map and MPI_Graph_map are local (no communication; the standard does not make them
@@ -174,15 +174,15 @@ int rmp_w_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int e
 
 	rmp_obs_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, call.rank == 0 && !g, &split) != 0)
-		return learned(&call, real_graph(comm, nnodes, index, edges, 0, comm_graph), comm_graph, 0, NULL);
+		return created(&call, real_graph(comm, nnodes, index, edges, 0, comm_graph), comm_graph, 0, NULL);
 	if (split == MPI_COMM_NULL) {
 		*comm_graph = MPI_COMM_NULL;
-		return learned(&call, MPI_SUCCESS, comm_graph, 0, NULL);
+		return created(&call, MPI_SUCCESS, comm_graph, 0, NULL);
 	}
 	int rc = real_graph(split, nnodes, index, edges, 0, comm_graph);
 
 	PMPI_Comm_free(&split);
-	return learned(&call, rc, comm_graph, 0, NULL);
+	return created(&call, rc, comm_graph, 0, NULL);
 }
 
 RMP_ENTRY(Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank),
@@ -283,17 +283,17 @@ int rmp_w_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int
 	map_graph_t *g = rmp_graph_gather(&call, ne, src, destinations, w, &root_fail);
 
 	free(src);
-	call.learn_weighted = w != NULL;
+	call.weighted = w != NULL;
 	rmp_obs_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, root_fail, &split) != 0)
-		return learned(
+		return created(
 			&call,
 			real_dist(comm, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph),
 			comm_dist_graph, 0, NULL);
 	int rc = real_dist(split, n, sources, degrees, destinations, weights, info, 0, comm_dist_graph);
 
 	PMPI_Comm_free(&split);
-	return learned(&call, rc, comm_dist_graph, 0, NULL);
+	return created(&call, rc, comm_dist_graph, 0, NULL);
 }
 
 /* The lists of one vertex of Dist_graph_create_adjacent, packed as ints:
@@ -404,11 +404,11 @@ int rmp_w_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sour
 		rmp_graph_gather(&call, (size_t)outdegree, src, destinations, k == 1 ? destweights : NULL, &root_fail);
 
 	free(src);
-	call.learn_weighted = k == 1;
+	call.weighted = k == 1;
 	rmp_obs_graph_weights(&call, g);
 	if (rmp_reorder(&call, g, root_fail, &split) != 0) {
 		free(packed);
-		return learned(&call,
+		return created(&call,
 			       real_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
 					     destweights, info, reorder, comm_dist_graph),
 			       comm_dist_graph, 0, NULL);
@@ -417,5 +417,5 @@ int rmp_w_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sour
 
 	free(packed);
 	PMPI_Comm_free(&split);
-	return learned(&call, rc, comm_dist_graph, 0, NULL);
+	return created(&call, rc, comm_dist_graph, 0, NULL);
 }

@@ -4,7 +4,8 @@
  * Each process counts, per destination, the bytes and messages it sends, in an open-addressing hash
  * table keyed by the destination's rank in MPI_COMM_WORLD: memory grows with the number of peers a
  * process really talks to, never with the job size. Ranks of other communicators are translated
- * through a table cached on the communicator (an attribute), built on first use. Persistent requests
+ * through the world view of the communicator's neighbour table (pmpi_nbr.c), cached on the communicator
+ * (an attribute), built on first use. Persistent requests
  * are remembered at *_init in the table the observers share (pmpi_persist.c; the destination's world
  * rank in the tracer's note) and counted at each MPI_Start. At MPI_Finalize rank 0 gathers every table
  * and writes two standard Matrix Market files (coordinate integer general; row = sender, column =
@@ -21,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pmpi.h"
+#include "pmpi_obs.h"
 #include "rm_tmpfile.h"
 
 typedef struct trace_ent {
@@ -34,18 +35,10 @@ typedef struct trace_ctx {
 	int wrank, wsize;
 	trace_ent_t *tab;
 	size_t cap, used;
-	int keyval;         /* comm attribute: translation table (comm_map_t) */
+	int keyval;         /* comm attribute: its neighbour table's world view (rmp_nbr_t, pmpi_nbr.c) */
 	MPI_Comm last_comm; /* one-entry cache of the last non-world communicator and its table */
-	struct comm_map *last_map;
+	rmp_nbr_t *last_map;
 } trace_ctx_t;
-
-/* Rank translation of one communicator to MPI_COMM_WORLD, cached as an attribute. */
-typedef struct comm_map {
-	int inter; /* intercommunicators are not traced */
-	int ident; /* same group as MPI_COMM_WORLD, same order: no table */
-	int size;
-	int *world; /* size entries (other communicators) */
-} comm_map_t;
 
 static rmp_slot_t trace_slot; /* the tracer's context: one per process (per rank under SMPI) */
 
@@ -61,14 +54,14 @@ static void ctx_set(trace_ctx_t *t)
 
 static int map_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
-	comm_map_t *m = val;
+	rmp_nbr_t *m = val;
 	trace_ctx_t *t = ctx_get();
 
 	(void)comm, (void)keyval, (void)extra;
 	if (t && t->last_map == m) /* the handle may be reused by the next communicator */
 		t->last_comm = MPI_COMM_NULL, t->last_map = NULL;
 	if (m) {
-		free(m->world);
+		rmp_nbr_free(m);
 		free(m);
 	}
 	return MPI_SUCCESS;
@@ -99,41 +92,13 @@ static void rmp_trace_init(void)
 	ctx_set(t);
 }
 
-/* Builds the translation of comm's ranks to world ranks. */
-static comm_map_t *map_build(MPI_Comm comm)
+/* The neighbour table of comm with its world view (the translation of comm's ranks to world ranks). */
+static rmp_nbr_t *map_build(MPI_Comm comm)
 {
-	comm_map_t *m = calloc(1, sizeof(*m));
-	MPI_Group g, wg;
+	rmp_nbr_t *m = calloc(1, sizeof(*m));
 
-	if (!m)
-		return NULL;
-	PMPI_Comm_test_inter(comm, &m->inter);
-	if (m->inter)
-		return m;
-	PMPI_Comm_size(comm, &m->size);
-	int cmp = MPI_UNEQUAL;
-
-	PMPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp);
-	if (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) { /* duplicates of the world, topologies on it */
-		m->ident = 1;
-		return m;
-	}
-	m->world = malloc(sizeof(int) * (size_t)m->size);
-	int *idx = malloc(sizeof(int) * (size_t)m->size);
-
-	if (!m->world || !idx) {
-		free(idx);
-		m->inter = 1; /* untraceable: count nothing rather than fail */
-		return m;
-	}
-	for (int i = 0; i < m->size; i++)
-		idx[i] = i;
-	PMPI_Comm_group(comm, &g);
-	PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-	PMPI_Group_translate_ranks(g, m->size, idx, wg, m->world);
-	PMPI_Group_free(&g);
-	PMPI_Group_free(&wg);
-	free(idx);
+	if (m)
+		rmp_nbr_world_build(m, comm);
 	return m;
 }
 
@@ -144,7 +109,7 @@ static int world_rank(trace_ctx_t *t, MPI_Comm comm, int r)
 		return r;
 	if (comm == MPI_COMM_NULL || r < 0)
 		return -1;
-	comm_map_t *m = NULL;
+	rmp_nbr_t *m = NULL;
 	int flag = 0;
 
 	if (comm == t->last_comm && t->last_map)
@@ -159,9 +124,7 @@ static int world_rank(trace_ctx_t *t, MPI_Comm comm, int r)
 		}
 		t->last_comm = comm, t->last_map = m;
 	}
-	if (m->inter || r >= m->size)
-		return -1;
-	return m->ident ? r : m->world[r];
+	return rmp_nbr_world(m, r);
 }
 
 static void tab_grow(trace_ctx_t *t)
@@ -400,11 +363,20 @@ static void trace_init(const int *argc, char ***argv)
 	rmp_trace_init();
 }
 
+/* A tracing run (RANKMAP_TRACE set) never reorders: the recorded pattern is the program's own order. */
+static int trace_plain(void)
+{
+	const char *p = getenv("RANKMAP_TRACE");
+
+	return p && *p;
+}
+
 static const rmp_observer_t trace_observer = {
 	.name = "trace",
 	.order = 10,
 	.active = &rmp_active.trace,
 	.init = trace_init,
+	.plain = trace_plain,
 	.finalize = rmp_trace_finalize,
 	.send = rmp_trace_send,
 	.neighbors = rmp_trace_neighbors,
