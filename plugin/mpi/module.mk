@@ -19,8 +19,8 @@ LOCAL_OBJS := $(B)/plugin/local/scotch.o $(B)/plugin/local/target_scotch.o $(B)/
 LOCAL_CFLAGS = $(filter-out -fvisibility=hidden,$(ALL_CFLAGS))
 # Scotch is linked in statically (libscotch-dev's archives are position-independent): its symbols are then
 # local to the helper (the version script), so no program's own Scotch, or functions of the same names,
-# can take its calls, whatever the dynamic linker's lookup order (RTLD_DEEPBIND, which AddressSanitizer
-# refuses, protects the shared InfiniBand libraries only).
+# can take its calls, whatever the dynamic linker's lookup order (it is opened without RTLD_DEEPBIND, so
+# that it shares the program's libc and malloc: pmpi_local.c).
 LOCAL_LIBS = -l:libscotch.a -l:libscotcherr.a -lz -lbz2 -llzma $(PKG_LIBS) -lm -lpthread
 # What the MPI library itself links: no Scotch, no InfiniBand libraries.
 PMPI_LIBS = $(shell pkg-config --libs hwloc jansson 2>/dev/null) $(MUNGE_LIBS) -ldl -lm -lpthread

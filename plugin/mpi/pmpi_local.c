@@ -16,9 +16,10 @@
  * The helper holds its own Scotch (linked statically; plugin/mpi/module.mk), and every symbol but the
  * three is local to it (plugin/mpi/rankmap_local.map, -Bsymbolic): an application that defines functions
  * of the same names (its own Scotch, say) neither captures the helper's calls nor sees its own calls
- * captured. It is opened RTLD_LOCAL and RTLD_DEEPBIND, so that its references to libibnetdisc/libibmad
- * (shared) resolve in its own dependencies first too (under AddressSanitizer, which refuses RTLD_DEEPBIND,
- * without it: those two are then the process's first copies).
+ * captured. It is opened RTLD_LOCAL without RTLD_DEEPBIND: the helper and the program then share one
+ * libc, so what the helper allocates for the caller is freed by the same malloc under any allocator the
+ * program interposes; its references to libibnetdisc/libibmad (shared) resolve to the process's first
+ * copies of those.
  *
  * Without the helper (not installed, no memory), the function fails with an error naming the file, and the
  * call continues unreordered with the one warning every failure gets.
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rm_error.h"
 
@@ -82,11 +84,12 @@ int rmp_local_load(rm_error_t *err)
 {
 	if (!helper.tried) {
 		char path[PATH_MAX];
-		int flags = RTLD_LAZY | RTLD_LOCAL; /* lazy: Scotch binds only the functions it calls */
-
-#if !defined(__SANITIZE_ADDRESS__)
-		flags |= RTLD_DEEPBIND;
-#endif
+		/* lazy: Scotch binds only the functions it calls. RTLD_LOCAL, not RTLD_DEEPBIND: the helper's own
+		 * symbols (its static Scotch, its copy of mapping/ and topo/) are local to it and bound inside it
+		 * (version script, -Bsymbolic), so the program's look-alikes cannot capture them; and its libc is
+		 * the program's, so memory it allocates for the caller (a fabric's tables) comes from the same
+		 * malloc the caller frees with, whatever allocator the program interposes (jemalloc, tcmalloc). */
+		int flags = RTLD_LAZY | RTLD_LOCAL;
 		helper.tried = 1;
 		helper_path(path, sizeof(path));
 		helper.handle = dlopen(path, flags);
@@ -119,12 +122,14 @@ int rmp_local_loaded(void)
 
 void rmp_local_prefetch(void)
 {
-	const char *algo = getenv("RANKMAP_ALGO"), *trace = getenv("RANKMAP_TRACE");
+	const char *algo = getenv("RANKMAP_ENGINE"), *trace = getenv("RANKMAP_TRACE");
 	int rank = -1;
 	rm_error_t ignore = { 0 };
 
+	if (!algo || !*algo) /* RANKMAP_ALGO: the engine's old name, read when RANKMAP_ENGINE is unset */
+		algo = getenv("RANKMAP_ALGO");
 	if (rmp_disabled() || (trace && *trace) || rmp_env_server() ||
-	    (algo && *algo && strcmp(algo, "auto") != 0 && strcmp(algo, "scotch") != 0))
+	    (algo && *algo && strcasecmp(algo, "auto") != 0 && strcasecmp(algo, "scotch") != 0))
 		return;
 	if (PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0)
 		rmp_local_load(&ignore); /* a failure is reported by the call that needs the helper */

@@ -53,6 +53,8 @@ static void report(const rmp_call_t *call, const rmp_place_t *pl, const char *al
 	char line[1024], obs[160], warning[sizeof(call->warning) + 16] = "";
 	double now = PMPI_Wtime();
 
+	if (!call->env.verbose && !call->env.report) /* nobody asked: no line, no per-rank buffer */
+		return;
 	rmp_obs_report(call, obs, sizeof(obs)); /* the features' words (e.g. the learned pattern used) */
 	if (call->warning[0]) /* e.g. hosts the fabric does not connect: mapped, with a penalty distance */
 		snprintf(warning, sizeof(warning), " warning=\"%s\"", call->warning);
@@ -68,15 +70,27 @@ static void report(const rmp_call_t *call, const rmp_place_t *pl, const char *al
 	report_out(call, line);
 	if (!pl->slot)
 		return;
-	/* one buffer for every rank's line, written at once (a file's appends stay together) */
-	size_t cap = (size_t)call->size * (96 + RMP_HOST_LEN) + 1, off = 0;
+	/* one buffer for every rank's line, written at once (a file's appends stay together), sized from the
+	 * host names themselves (a cluster file's names have no length limit); a line is never cut, and the
+	 * buffer is never written past its end */
+	size_t cap = 1, off = 0, fixed = strlen(call->fn) + 128; /* 128: the words and four numbers */
+
+	for (int r = 0; r < call->size; r++)
+		cap += fixed + (pl->slot[r].host ? strlen(pl->slot[r].host) : 1);
 	char *all = malloc(cap);
 
-	for (int r = 0; all && r < call->size; r++)
-		off += (size_t)snprintf(
+	for (int r = 0; all && r < call->size; r++) {
+		int k = snprintf(
 			all + off, cap - off, "rankmap: place fn=%s rank=%d new_rank=%d host=%s pu_os=%ld bound=%s\n",
 			call->fn, r, call->codes[r] == RMP_CODE_SAME ? r : call->codes[r],
 			pl->slot[r].host ? pl->slot[r].host : "?", (long)pl->pu_os[r], pl->bound[r] ? "yes" : "no");
+
+		if (k < 0 || (size_t)k >= cap - off) { /* cannot happen with the size above: stop, keep what fits */
+			all[off] = '\0';
+			break;
+		}
+		off += (size_t)k;
+	}
 	if (all)
 		report_out(call, all);
 	free(all);

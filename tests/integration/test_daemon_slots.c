@@ -174,6 +174,24 @@ static void test_errors(tdaemon_t *d)
 	check(!strcmp(td_code(r), RM_ERR_BAD_REQUEST) && strstr(td_msg(r), "pu_index"), "unknown pu_index: %s",
 	      td_msg(r));
 	json_decref(r);
+	/* bonobo003 is in the fabric, with no hardware data: a PU far beyond anything, and a null one (which
+	 * makes the daemon look for free PUs), are refused naming the host, and the daemon keeps serving */
+	static const long far[] = { 40, 2000000000 };
+	for (size_t k = 0; k < sizeof(far) / sizeof(far[0]); k++) {
+		q = rm_proto_request("map", 9);
+		json_object_set_new(q, "cart", json_string("2"));
+		json_object_set_new(q, "slots", json_pack("[[si][sn]]", "bonobo003", (int)far[k], "bonobo003"));
+		r = td_call(d->sock, q);
+		check(r && !strcmp(td_code(r), RM_ERR_BAD_REQUEST) && strstr(td_msg(r), "bonobo003") &&
+			      strstr(td_msg(r), "no hardware data"),
+		      "a host with no hardware data, PU %ld and null: refused naming it (%s)", far[k],
+		      r ? td_msg(r) : "no answer");
+		json_decref(r);
+	}
+	q = rm_proto_request("ping", 10);
+	r = td_call(d->sock, q);
+	check(r && json_is_true(json_object_get(r, "ok")), "the daemon still answers after them");
+	json_decref(r);
 }
 
 int main(void)
