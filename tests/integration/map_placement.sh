@@ -15,14 +15,8 @@ R=$BIN/rankmapctl
 T=$(mktmp) || exit 1
 chmod 755 "$T"
 C=$T/cluster
-D_PID=""
-cleanup() {
-	stop_rankmapd
-	sh "$H/cluster.sh" stop "$C" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT PIPE TERM
+rankmapd_on_exit() { sh "$H/cluster.sh" stop "$C" 2>/dev/null; }
+rankmapd_cleanup "$T"
 
 for c in munged slurmctld slurmd srun salloc mpirun.openmpi lstopo-no-graphics hwloc-calc; do
 	command -v "$c" >/dev/null || { notok "required command $c is missing (make deps)"; finish; exit 1; }

@@ -13,8 +13,7 @@
 . "$TOP/tests/mpi/common.sh"
 pmpi_check_built
 T=$(mktmp)
-D_PID=
-trap 'stop_rankmapd; rm -rf "$T"' EXIT INT TERM
+rankmapd_cleanup "$T"
 HEAVY='scotch|ibnetdisc|ibmad|ibumad|rankmap_local'
 for m in $PMPI_MPIS; do
 	lib=$(pmpi_lib "$m")

@@ -12,8 +12,7 @@
 . "$TOP/tests/mpi/common.sh"
 pmpi_check_built
 T=$(mktmp)
-D_PID=
-trap 'stop_rankmapd; rm -rf "$T"' EXIT INT TERM
+rankmapd_cleanup "$T"
 [ -x "$BIN/rankmapd" ] || { notok "$BIN/rankmapd not built"; finish; exit 1; }
 cat >"$T/rankmapd.conf" <<EOC
 hwloc_dir = $DATA/daemon/hwloc

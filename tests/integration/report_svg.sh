@@ -12,8 +12,8 @@
 R=$BIN/rankmapctl
 CHK="python3 $TOP/tests/integration/report_svg_check.py"
 T=$(mktmp) || exit 1
-D_PID=
-trap 'stop_rankmapd; [ -n "$KEEP" ] && cp "$T"/*.png "$KEEP"/ 2>/dev/null; rm -rf "$T"' EXIT
+rankmapd_on_exit() { [ -n "$KEEP" ] && cp "$T"/*.png "$KEEP"/ 2>/dev/null; }
+rankmapd_cleanup "$T"
 
 svg() { out=$1; shift; "$R" report "$@" --svg "$T/$out.svg" >"$T/$out.txt" 2>"$T/$out.err" &&
 	"$R" report "$@" --json >"$T/$out.json"; }
