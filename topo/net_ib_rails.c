@@ -1,9 +1,7 @@
 /*
- * topo/net_ib_rails.c: rails of the hosts' HCA ports (what topo_view.h documents), found at finalize:
- * each host's ports are ranked (natural order of the HCA description's last word, then node GUID, then
- * port), every leaf switch takes the rank most of its ports have, and a port is on its leaf's rail.
- * Overrides (topo_fabric_set_rail, a site file's "rail" word) win. O(ports log ports) time, O(ports)
- * memory; no per-host or per-leaf table of rails.
+ * topo/net_ib_rails.c: rails of the hosts' HCA ports (what topo_view.h documents), found at finalize
+ * from the ports' labels and the leaves they reach. Overrides (topo_fabric_set_rail, a site file's
+ * "rail" word) win. O(ports log ports) time, O(ports) memory; no per-host or per-leaf table of rails.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -22,60 +20,41 @@ int topo_fabric_set_rail(struct topo_fabric *f, uint64_t guid, unsigned r)
 	return 0;
 }
 
-/* Last word of a description ("" when none). */
+/* Last word of a description when it has two words or more (the HCA's name after the host's), else
+ * NULL. */
 static const char *last_word(const char *d, size_t *len)
 {
-	size_t n = strlen(d);
+	size_t n = strlen(d), e;
 
 	while (n && isspace((unsigned char)d[n - 1]))
 		n--;
-	*len = 0;
+	e = n;
 	while (n && !isspace((unsigned char)d[n - 1]))
-		n--, ++*len;
+		n--;
+	*len = e - n;
+	if (!*len)
+		return NULL;
+	{
+		size_t k = n;
+
+		while (k && isspace((unsigned char)d[k - 1]))
+			k--;
+		if (!k)
+			return NULL; /* one word: the host's name only */
+	}
 	return d + n;
 }
 
-/* Natural order: digit runs compare by value. */
-static int natcmp(const char *a, size_t la, const char *b, size_t lb)
-{
-	size_t i = 0, j = 0;
-
-	while (i < la && j < lb) {
-		if (isdigit((unsigned char)a[i]) && isdigit((unsigned char)b[j])) {
-			unsigned long long x = 0, y = 0;
-
-			while (i < la && isdigit((unsigned char)a[i]))
-				x = x * 10 + (unsigned)(a[i++] - '0');
-			while (j < lb && isdigit((unsigned char)b[j]))
-				y = y * 10 + (unsigned)(b[j++] - '0');
-			if (x != y)
-				return x < y ? -1 : 1;
-			continue;
-		}
-		if (a[i] != b[j])
-			return (unsigned char)a[i] < (unsigned char)b[j] ? -1 : 1;
-		i++, j++;
-	}
-	return (i < la) - (j < lb);
-}
-
-static int att_before(const struct topo_fabric *f, const struct ib_attach *x, const struct ib_attach *y)
-{
-	const struct ib_node *a = &f->nodes[x->ca], *b = &f->nodes[y->ca];
-	size_t la, lb;
-	const char *wa = last_word(a->desc, &la), *wb = last_word(b->desc, &lb);
-	int c = x->ca == y->ca ? 0 : natcmp(wa, la, wb, lb);
-
-	if (c)
-		return c < 0;
-	if (a->guid != b->guid)
-		return a->guid < b->guid;
-	return x->port < y->port;
-}
+/* An HCA port's label: the stem of its description's last word and the number that ends it ("mlx5_" 4,
+ * "HCA-" 5), or stem "" and the port's rank within its host when the description has no such word. */
+struct label {
+	uint32_t stem; /* index in the stem map */
+	uint32_t num;
+};
 
 struct vote {
 	long sw;
-	uint32_t rank;
+	uint32_t stem, num;
 };
 
 static int cmp_vote(const void *pa, const void *pb)
@@ -84,7 +63,20 @@ static int cmp_vote(const void *pa, const void *pb)
 
 	if (a->sw != b->sw)
 		return a->sw < b->sw ? -1 : 1;
-	return a->rank < b->rank ? -1 : a->rank > b->rank;
+	if (a->stem != b->stem)
+		return a->stem < b->stem ? -1 : 1;
+	return a->num < b->num ? -1 : a->num > b->num;
+}
+
+static int att_before(const struct topo_fabric *f, const struct ib_attach *x, const struct ib_attach *y)
+{
+	const struct ib_node *a = &f->nodes[x->ca], *b = &f->nodes[y->ca];
+
+	if (a->subnet != b->subnet)
+		return a->subnet < b->subnet;
+	if (a->guid != b->guid)
+		return a->guid < b->guid;
+	return x->port < y->port;
 }
 
 static uint32_t override_of(const struct topo_fabric *f, const struct ib_node *nd)
@@ -98,84 +90,165 @@ static uint32_t override_of(const struct topo_fabric *f, const struct ib_node *n
 	return r;
 }
 
-int ib_make_rails(struct topo_fabric *f)
+/* Labels of every attachment; stems interned in *stems (keys owned by *names). */
+static int make_labels(struct topo_fabric *f, struct label *lab, struct ib_strmap *stems, char ***names, size_t *nnames)
 {
-	uint32_t *rank = malloc((f->natt + 1) * sizeof(*rank));
-	struct vote *v = malloc((f->natt + 1) * sizeof(*v));
-	uint32_t dense[TOPO_MAX_RAILS];
-	size_t h, i, j, nv = 0;
-	long maxr = -1;
+	size_t h, i, j, cap = 0;
 
-	if (!rank || !v)
-		return free(rank), free(v), -1;
-	/* ranks within each host (insertion: hosts have a few ports) */
 	for (h = 0; h < f->nhosts; h++) {
 		const struct ib_host *hh = &f->hosts[h];
 
 		for (i = 0; i < hh->n; i++) {
-			uint32_t r = 0;
+			const struct ib_attach *a = &f->att[hh->first + i];
+			size_t len, d;
+			const char *w = last_word(f->nodes[a->ca].desc, &len);
+			char *stem;
+			uint32_t id, num = 0;
 
-			for (j = 0; j < hh->n; j++)
-				r += j != i && att_before(f, &f->att[hh->first + j], &f->att[hh->first + i]);
-			rank[hh->first + i] = r < TOPO_MAX_RAILS ? r : TOPO_MAX_RAILS - 1;
+			if (!w) { /* rank within the host, as the stem "" */
+				for (j = 0; j < hh->n; j++)
+					num += j != i && att_before(f, &f->att[hh->first + j], a);
+				w = "";
+				len = 0;
+			} else {
+				for (d = len; d && isdigit((unsigned char)w[d - 1]); d--)
+					;
+				for (j = d; j < len && j < d + 9; j++)
+					num = num * 10 + (uint32_t)(w[j] - '0');
+				len = d;
+			}
+			if (!(stem = ib_strndup(w, len)))
+				return -1;
+			if ((id = ib_strmap_get(stems, stem)) == IB_NONE) {
+				if (*nnames == cap) {
+					char **nn = realloc(*names, (cap = cap ? cap * 2 : 8) * sizeof(*nn));
+
+					if (!nn)
+						return free(stem), -1;
+					*names = nn;
+				}
+				id = (uint32_t)*nnames;
+				(*names)[(*nnames)++] = stem;
+				if (ib_strmap_put(stems, stem, id) < 0)
+					return -1;
+			} else {
+				free(stem);
+			}
+			lab[hh->first + i] = (struct label){ id, num };
 		}
 	}
+	return 0;
+}
+
+static int cmp_label(const void *pa, const void *pb)
+{
+	const struct label *a = pa, *b = pb;
+
+	if (a->stem != b->stem)
+		return a->stem < b->stem ? -1 : 1;
+	return a->num < b->num ? -1 : a->num > b->num;
+}
+
+/* Ordinal of label l among the sorted distinct labels of its stem in ord[0 .. n-1]. */
+static uint32_t ordinal(const struct label *ord, size_t n, struct label l)
+{
+	size_t lo = 0, hi = n, first;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_label(&ord[mid], &l) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (first = lo; first && ord[first - 1].stem == l.stem; first--)
+		;
+	return (uint32_t)(lo - first);
+}
+
+int ib_make_rails(struct topo_fabric *f)
+{
+	struct label *lab = malloc((f->natt + 1) * sizeof(*lab)), *ord = malloc((f->natt + 1) * sizeof(*ord));
+	struct vote *v = malloc((f->natt + 1) * sizeof(*v));
+	uint32_t *key = malloc((f->natt + 1) * sizeof(*key)), *dense = NULL;
+	struct ib_strmap stems = { 0 };
+	char **names = NULL;
+	size_t nnames = 0, h, i, j, nv = 0, nord = 0;
+	long maxr = -1;
+	int r = -1;
+
+	if (!lab || !ord || !v || !key || make_labels(f, lab, &stems, &names, &nnames) < 0)
+		goto out;
 	for (i = 0; i < f->natt; i++)
 		if (f->att[i].sw >= 0)
-			v[nv++] = (struct vote){ f->att[i].sw, rank[i] };
+			v[nv++] = (struct vote){ f->att[i].sw, lab[i].stem, lab[i].num };
 	qsort(v, nv, sizeof(*v), cmp_vote);
-	/* the rank most ports of a leaf have (ties: the smallest), in the votes' first slot of the leaf */
+	/* each leaf's label: the one most of its ports have (ties: the first in order), kept in the leaf's
+	 * first vote; the leaves' labels, sorted and distinct, give each stem's ordinals */
 	for (i = 0; i < nv;) {
 		size_t best = 0, e = i;
-		uint32_t br = v[i].rank;
+		struct vote bv = v[i];
 
 		while (e < nv && v[e].sw == v[i].sw) {
 			size_t k = e;
 
-			while (e < nv && v[e].sw == v[k].sw && v[e].rank == v[k].rank)
+			while (e < nv && v[e].sw == v[k].sw && v[e].stem == v[k].stem && v[e].num == v[k].num)
 				e++;
 			if (e - k > best)
-				best = e - k, br = v[k].rank;
+				best = e - k, bv = v[k];
 		}
-		v[i].rank = br;
-		for (j = i + 1; j < e; j++)
-			v[j].rank = IB_NONE; /* not the first of its leaf */
+		v[i] = bv;
+		ord[nord++] = (struct label){ bv.stem, bv.num };
 		i = e;
 	}
-	/* dense rail numbers in the order of the ranks that chose them */
-	for (i = 0; i < TOPO_MAX_RAILS; i++)
-		dense[i] = IB_NONE;
-	for (i = 0; i < nv; i++)
-		if (v[i].rank != IB_NONE)
-			dense[v[i].rank] = 0;
 	for (i = 0; i < f->natt; i++)
 		if (f->att[i].sw < 0)
-			dense[rank[i]] = 0;
-	for (i = 0, j = 0; i < TOPO_MAX_RAILS; i++)
-		if (dense[i] != IB_NONE)
-			dense[i] = (uint32_t)j++;
+			ord[nord++] = lab[i];
+	qsort(ord, nord, sizeof(*ord), cmp_label);
+	for (i = 0, j = 0; i < nord; i++)
+		if (!j || cmp_label(&ord[j - 1], &ord[i]))
+			ord[j++] = ord[i];
+	nord = j;
+	/* rail key of every port: ordinal of its leaf's label (its own without a leaf) x subnets + subnet */
 	for (i = 0; i < f->natt; i++) {
-		struct ib_attach *a = &f->att[i];
-		uint32_t r = override_of(f, &f->nodes[a->ca]);
+		const struct ib_attach *a = &f->att[i];
+		struct label l = lab[i];
 
-		if (r == IB_NONE && a->sw >= 0) {
-			struct vote key = { a->sw, 0 }, *lo = v, *hi = v + nv;
+		if (a->sw >= 0) {
+			size_t lo = 0, hi = nv;
 
-			while (lo < hi) { /* first vote of the leaf */
-				struct vote *mid = lo + (hi - lo) / 2;
+			while (lo < hi) { /* the leaf's first vote */
+				size_t mid = lo + (hi - lo) / 2;
 
-				if (mid->sw < key.sw)
+				if (v[mid].sw < a->sw)
 					lo = mid + 1;
 				else
 					hi = mid;
 			}
-			r = dense[lo->rank];
-		} else if (r == IB_NONE) {
-			r = dense[rank[i]];
+			l = (struct label){ v[lo].stem, v[lo].num };
 		}
-		a->rail = (uint8_t)r;
-		if ((long)r > maxr)
-			maxr = (long)r;
+		key[i] = ordinal(ord, nord, l);
+		if (key[i] >= TOPO_MAX_RAILS)
+			key[i] = TOPO_MAX_RAILS - 1;
+		key[i] = key[i] * f->nsubnets + a->subnet;
+	}
+	/* dense rails in key order (ordinal first, then subnet) */
+	if (!(dense = malloc(((size_t)TOPO_MAX_RAILS * f->nsubnets + 1) * sizeof(*dense))))
+		goto out;
+	for (i = 0; i < (size_t)TOPO_MAX_RAILS * f->nsubnets; i++)
+		dense[i] = IB_NONE;
+	for (i = 0; i < f->natt; i++)
+		dense[key[i]] = 0;
+	for (i = 0, j = 0; i < (size_t)TOPO_MAX_RAILS * f->nsubnets; i++)
+		if (dense[i] != IB_NONE)
+			dense[i] = j < TOPO_MAX_RAILS ? (uint32_t)j++ : TOPO_MAX_RAILS - 1;
+	for (i = 0; i < f->natt; i++) {
+		uint32_t o = override_of(f, &f->nodes[f->att[i].ca]);
+
+		f->att[i].rail = (uint8_t)(o != IB_NONE ? o : dense[key[i]]);
+		if ((long)f->att[i].rail > maxr)
+			maxr = f->att[i].rail;
 	}
 	f->nrails = (size_t)(maxr + 1);
 	/* each host's leaf: its port on the lowest rail that reaches a switch */
@@ -192,9 +265,18 @@ int ib_make_rails(struct topo_fabric *f)
 			}
 		}
 	}
-	free(rank);
+	r = 0;
+out:
+	for (i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	ib_strmap_free(&stems);
+	free(lab);
+	free(ord);
 	free(v);
-	return 0;
+	free(key);
+	free(dense);
+	return r;
 }
 
 /* ---- queries ---- */

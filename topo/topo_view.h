@@ -77,14 +77,17 @@ int topo_fabric_host_port_rate(const topo_fabric_t *f, size_t h, size_t i, unsig
 long topo_fabric_host_port_link(const topo_fabric_t *f, size_t h, size_t i);
 
 /* ---- rails (net_ib_rails.c) ---------------------------------------------------------------------
- * Every connected HCA port of a host is on a rail, 0 .. topo_fabric_nrails()-1. Rails are found from
- * the fabric at finalize: a host's HCAs are ranked by their description's last word in natural order
- * ("mlx5_0" < "mlx5_4", "HCA-1" < "HCA-6"; then node GUID, port), each leaf switch takes the rank most
- * of its HCAs have, and an HCA is on its leaf's rail (so the rail is the leaf group the port reaches,
- * and hosts cabled in a different order still land on the rail of their leaf). A host whose HCAs are
- * not on leaves keeps its ranks. A rail override (topo_fabric_set_rail: the cluster file's
- * "rail = GUID N") wins over all this. A fabric whose hosts have one HCA each has one rail, 0.
- * Rails are renumbered densely, in the order of the smallest rank that chose them. */
+ * Every connected HCA port of a host is on a rail, 0 .. topo_fabric_nrails()-1, found from the fabric at
+ * finalize. A port's label is the last word of its HCA's description split into a stem and the number
+ * that ends it ("a08-dgx-04-c01 mlx5_4": "mlx5_" 4; "node7 HCA-5": "HCA-" 5), or, when the description is
+ * one word, the port's rank in its host (by subnet, node GUID, port). Every leaf switch takes the label
+ * most of its ports have; a stem's labels taken by leaves, in numeric order, are its rails 0, 1, ...
+ * (mlx5_0/1/4/5 and HCA-1/2/5/6 both give rails 0-3, and a host without mlx5_4 still has mlx5_5 on
+ * rail 3); a port is on its leaf's rail: the leaf group its cable reaches, whatever the port's own
+ * label. Each subnet's rails are distinct (rails are numbered by that rank, then subnet). A port with
+ * no switch (back to back) takes its own label's rank. An override (topo_fabric_set_rail: the cluster
+ * file's "rail = GUID N", or a site fabric file's "rail N") wins. A fabric whose hosts have one HCA
+ * each, all alike, has one rail, 0. */
 #define TOPO_MAX_RAILS 64
 /* Number of rails (0 without hosts). */
 size_t topo_fabric_nrails(const topo_fabric_t *f);
