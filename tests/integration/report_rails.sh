@@ -59,6 +59,52 @@ sys.exit(0 if want == got else print(want, got) or 1)" "$DF" "$T/df.json"
 expect "ndr: a fat tree shows no dragonfly groups" python3 -c "
 import json, sys; sys.exit(json.load(open(sys.argv[1]))['fabric']['dragonfly'] is not None)" "$T/ndr.json"
 
+# InfiniBand Dragonfly+ (written here): 3 groups, each 2 leaves (2 hosts each) under 2 spines; spine s
+# of every group is cabled to spine s of every other group: 3 pairs x 2 = 6 global links
+python3 - "$T/dfplus.topo" <<'EOP'
+import sys
+G, out = 3, []
+def sw(g, kind, i): return 0x300000 + g * 0x100 + (0x10 if kind == 's' else 0) + i
+for g in range(G):
+    for l in range(2):
+        out.append(f'switchguid=0x{sw(g,"l",l):x}({sw(g,"l",l):x})')
+        out.append(f'Switch\t4 "S-{sw(g,"l",l):016x}"\t\t# "dfp-g{g}-leaf{l}" base port 0 lid 1 lmc 0')
+        for h in range(2):
+            n = (g * 2 + l) * 2 + h
+            out.append(f'[{h+1}]\t"H-{0x400000+n:016x}"[1]({0x400000+n:x}) \t\t# "p{n:02d} HCA-1" lid 5 4xNDR')
+        for s in range(2):
+            out.append(f'[{3+s}]\t"S-{sw(g,"s",s):016x}"[{1+l}]\t\t# "dfp-g{g}-spine{s}" lid 2 4xNDR')
+        out.append('')
+    for s in range(2):
+        out.append(f'switchguid=0x{sw(g,"s",s):x}({sw(g,"s",s):x})')
+        out.append(f'Switch\t4 "S-{sw(g,"s",s):016x}"\t\t# "dfp-g{g}-spine{s}" base port 0 lid 2 lmc 0')
+        for l in range(2):
+            out.append(f'[{1+l}]\t"S-{sw(g,"l",l):016x}"[{3+s}]\t\t# "dfp-g{g}-leaf{l}" lid 1 4xNDR')
+        p = 3
+        for o in range(G):
+            if o != g:
+                # port on the other spine: 3 for the lower-numbered other group, 4 for the higher
+                op = 3 + sorted(x for x in range(G) if x != o).index(g)
+                out.append(f'[{p}]\t"S-{sw(o,"s",s):016x}"[{op}]\t\t# "dfp-g{o}-spine{s}" lid 2 4xNDR')
+                p += 1
+        out.append('')
+for g in range(G):
+    for l in range(2):
+        for h in range(2):
+            n = (g * 2 + l) * 2 + h
+            out.append(f'Ca\t1 "H-{0x400000+n:016x}"\t\t# "p{n:02d} HCA-1"')
+            out.append(f'[1]({0x400000+n:x}) \t"S-{sw(g,"l",l):016x}"[{h+1}]\t\t# lid 5 lmc 0 "dfp-g{g}-leaf{l}" lid 1 4xNDR')
+            out.append('')
+open(sys.argv[1], 'w').write('\n'.join(out) + '\n')
+EOP
+expect "Dragonfly+: report --json runs" sh -c "'$R' report --ib '$T/dfplus.topo' --json >'$T/dfplus.json'"
+expect "Dragonfly+: 3 groups of 4 switches and 4 hosts, 6 global links, 2 per pair" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))['fabric']['dragonfly']
+ok = d and d['groups'] == 3 and d['global_links'] == 6 and [e['links'] for e in d['global_links_per_pair']] == [2, 2, 2]
+ok = ok and all(e['switches'] == 4 and e['hosts'] == 4 for e in d['group_list'])
+sys.exit(0 if ok else print(d) or 1)" "$T/dfplus.json"
+
 # explain on the dragonfly: hosts n000-n015 are group 0 (df-g0-*), n016-n031 group 1
 cat >"$T/df.conf" <<EOC
 hwloc = synthetic:pack:1 core:4 pu:1@n[000-079]
