@@ -84,6 +84,7 @@ static uint32_t override_of(const struct topo_fabric *f, const struct ib_node *n
 static int make_labels(struct topo_fabric *f, struct label *lab, struct ib_strmap *stems, char ***names, size_t *nnames)
 {
 	size_t h, i, j, cap = 0;
+	char buf[64];
 
 	for (h = 0; h < f->nhosts; h++) {
 		const struct ib_host *hh = &f->hosts[h];
@@ -106,6 +107,17 @@ static int make_labels(struct topo_fabric *f, struct label *lab, struct ib_strma
 				for (j = d; j < len && j < d + 9; j++)
 					num = num * 10 + (uint32_t)(w[j] - '0');
 				len = d;
+			}
+			if (len < sizeof(buf)) { /* look up without a copy: most stems are short and repeat */
+				memcpy(buf, w, len);
+				buf[len] = '\0';
+				id = ib_strmap_get(stems, buf);
+			} else {
+				id = IB_NONE;
+			}
+			if (id != IB_NONE) {
+				lab[hh->first + i] = (struct label){ id, num };
+				continue;
 			}
 			if (!(stem = ib_strndup(w, len)))
 				return -1;
