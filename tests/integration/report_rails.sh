@@ -56,6 +56,12 @@ d = json.load(open(sys.argv[2]))['fabric']['dragonfly']
 want = (len(set(g.values())), glob // 2, len(pairs), sorted(set(pairs.values())))
 got = (d['groups'], d['global_links'], len(d['global_links_per_pair']), sorted({e['links'] * 2 for e in d['global_links_per_pair']}))
 sys.exit(0 if want == got else print(want, got) or 1)" "$DF" "$T/df.json"
+# the pictures' headlines name the rails and the groups; the pictures stay well formed
+expect "ndr: report --svg runs" sh -c "'$R' report --ib '$NDR' --svg '$T/ndr.svg' >/dev/null"
+expect "df: report --svg runs" sh -c "'$R' report --ib '$DF' --svg '$T/df.svg' >/dev/null"
+expect "ndr: the picture's headline says 4 rails" grep -q 'class="headline"[^<]*, 4 rails<' "$T/ndr.svg"
+expect "df: the picture's headline says 5 groups, 10 global links" grep -q 'class="headline"[^<]*5 dragonfly groups, 10 global links<' "$T/df.svg"
+expect "df: the picture's text stays in its boxes" python3 "$TOP/tests/integration/report_svg_check.py" svg "$T/df.svg" --in-boxes
 expect "ndr: a fat tree shows no dragonfly groups" python3 -c "
 import json, sys; sys.exit(json.load(open(sys.argv[1]))['fabric']['dragonfly'] is not None)" "$T/ndr.json"
 
