@@ -146,6 +146,11 @@ printf 'switch a\nlink a b\n' >"$T/bad.fabric"
 expect_fail "site file: unknown switch refused" "$R" report --ib "$T/bad.fabric"
 expect "site file: the error names file and line" sh -c "'$R' report --ib '$T/bad.fabric' 2>&1 | grep -q '$T/bad.fabric:2: unknown switch .b.'"
 
+"$R" report --ib "$T/site.fabric" --json >"$T/site.json" 2>/dev/null
+expect "the reports with rails and groups are valid against daemon/rankmap.schema.json" \
+	python3 "$TOP/tests/integration/json_schema_check.py" "$TOP/daemon/rankmap.schema.json" file report \
+	"$T/ndr.json" "$T/df.json" "$T/dfplus.json" "$T/site.json"
+
 # cluster file rail lines: one HCA moved to rail 5 gives 6 rails; a bad line names file and line
 g=$(grep -m1 'a08-p1-dgx-04-c01 mlx5_0' "$NDR" | sed -n 's/.*"H-\([0-9a-f]*\)".*/\1/p')
 printf 'ib = %s\nrail = 0x%s 5\n' "$NDR" "$g" >"$T/rail.conf"
