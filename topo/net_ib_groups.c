@@ -178,18 +178,21 @@ int ib_make_groups(struct topo_fabric *f)
 	if (!parent || !dense || !f->dfgroup)
 		goto oom;
 	if (site) {
-		/* the site file's group numbers: switches of one number join (root: the smallest switch) */
+		/* the site files' groups: switches of one group of one file join (root: the smallest switch);
+		 * two files (two subnets) never share a group */
 		struct ib_u64map first = { 0 };
 
 		for (s = 0; s < f->nsw; s++) {
-			uint32_t g = f->nodes[f->sw_node[s]].site_group, at;
+			const struct ib_node *nd = &f->nodes[f->sw_node[s]];
+			uint64_t key = ((uint64_t)nd->subnet << 32 | nd->site_group) + 1; /* one file's groups */
+			uint32_t at;
 
 			parent[s] = (uint32_t)s;
-			if (g == IB_NONE)
+			if (nd->site_group == IB_NONE)
 				continue;
-			at = ib_u64map_get(&first, (uint64_t)g + 1);
+			at = ib_u64map_get(&first, key);
 			if (at == IB_NONE) {
-				if (ib_u64map_put(&first, (uint64_t)g + 1, (uint32_t)s) < 0) {
+				if (ib_u64map_put(&first, key, (uint32_t)s) < 0) {
 					ib_u64map_free(&first);
 					goto oom;
 				}

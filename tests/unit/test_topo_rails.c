@@ -258,6 +258,17 @@ static void test_site(void)
 		check(topo_fabric_hops(f, (size_t)host(f, "x0"), (size_t)host(f, "x3")) == 5, "site: x0-x3 5 hops");
 		topo_fabric_destroy(f);
 	}
+	/* two site files are two subnets: their groups never merge, even with the same names */
+	p = write_tmp(dir, "site2.fabric",
+		      "switch f0 group east\nswitch f1 group east\nswitch v0 group west\nswitch v1 group west\n"
+		      "link f0 f1\nlink v0 v1\nlink f1 v0\nhost y0 switch f0\nhost y1 switch v1\n");
+	f = topo_fabric_create();
+	rm_error_clear(&err);
+	check(topo_fabric_load_file(f, data("ib/site-2groups.fabric"), &err) == 0 &&
+		      topo_fabric_load_file(f, p, &err) == 0 && topo_fabric_finalize(f, &err) == 0,
+	      "two site files load: %s", err.text);
+	check(topo_fabric_ngroups(f) == 4, "two site files: 2 + 2 groups (%zu)", topo_fabric_ngroups(f));
+	topo_fabric_destroy(f);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		p = write_tmp(dir, "bad.fabric", bad[i].text);
 		f = load(p, &err);
@@ -266,6 +277,7 @@ static void test_site(void)
 		topo_fabric_destroy(f);
 	}
 	unlink(write_tmp(dir, "site.fabric", ""));
+	unlink(write_tmp(dir, "site2.fabric", ""));
 	unlink(write_tmp(dir, "bad.fabric", ""));
 	rmdir(dir);
 }
