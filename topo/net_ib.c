@@ -58,6 +58,7 @@ void topo_fabric_destroy(struct topo_fabric *f)
 	free(f->subnet_source);
 	ib_u64map_free(&f->name_by_guid);
 	ib_u64map_free(&f->subnet_of_switch);
+	ib_u64map_free(&f->rail_override);
 	ib_hwloc_names_free(f);
 	for (i = 0; i < f->nmap_names; i++)
 		free(f->map_names[i]);
@@ -341,14 +342,18 @@ size_t topo_fabric_nsubnets(const struct topo_fabric *f)
 	return f->nsubnets;
 }
 
+/* With dragonfly groups: two levels, the leaf and its group (a Dragonfly+ group's spines are inside
+ * it; the groups' union is the root). */
 int topo_fabric_network_levels(const struct topo_fabric *f)
 {
-	return f->nlevels;
+	return f->ngroups && f->nlevels ? 2 : f->nlevels;
 }
 
 long topo_fabric_leaf_group(const struct topo_fabric *f, long leaf, int k)
 {
-	if (leaf < 0 || (size_t)leaf >= f->nsw || k < 0 || k >= f->nlevels || f->sw_level[leaf] != 0)
+	if (leaf < 0 || (size_t)leaf >= f->nsw || k < 0 || k >= topo_fabric_network_levels(f) || f->sw_level[leaf] != 0)
 		return -1;
+	if (f->ngroups && k == 1)
+		return f->dfgroup[leaf] == IB_NONE ? -1 : (long)f->dfgroup[leaf];
 	return k == 0 ? leaf : (long)f->group[(size_t)k * f->nsw + (size_t)leaf];
 }
