@@ -11,7 +11,7 @@
 #include "net_ib_private.h"
 
 /* The file formats, tried in this order by detection. */
-static const struct ib_format *const formats[] = { &ib_format_topofile, &ib_format_ports };
+static const struct ib_format *const formats[] = { &ib_format_topofile, &ib_format_ports, &ib_format_site };
 
 struct topo_fabric *topo_fabric_create(void)
 {
@@ -203,7 +203,7 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 	struct ib_lines ln;
 	size_t len;
 	char *buf = ib_read_file(path, RM_FILE_IB, &len, err);
-	int line, rc;
+	int line, rc, midline;
 
 	if (!buf)
 		return -1;
@@ -215,10 +215,12 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 		if (!line)
 			return rm_error_set(err, path, 0, 0, "empty file: no InfiniBand nodes found");
 		return rm_error_set(err, path, line, 1,
-				    "not ibnetdiscover output (expected a topology file or a -p ports report)");
+				    "not ibnetdiscover output (expected a topology file or a -p ports report) nor a "
+				    "site fabric file");
 	}
+	midline = len && buf[len - 1] != '\n'; /* before the parser cuts the lines in place */
 	rc = fmt->parse(&b, &ln);
-	if (rc < 0 && err && len && buf[len - 1] != '\n' && !strcmp(err->source, path)) {
+	if (rc < 0 && err && midline && !strcmp(err->source, path)) {
 		size_t n = strlen(err->text);
 
 		snprintf(err->text + n, sizeof(err->text) - n, " (the file ends in mid-line: truncated?)");
