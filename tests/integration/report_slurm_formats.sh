@@ -54,6 +54,25 @@ expect "yaml: a partition example in comments" grep -q '^#   PartitionName=.* To
 expect "yaml: three topologies, tree the cluster default" \
 	sh -c "grep -c '^- topology: ' '$T/ndr.yaml' | grep -qx 3 && grep -A1 '^- topology: tree' '$T/ndr.yaml' | grep -q 'cluster_default: true'"
 
+# ---- a dragonfly: its groups as one level of the tree, as the blocks ---------------------------------
+DF=$DATA/ib/df-5x4x4.topo
+for fmt in tree block yaml weights; do
+	gen "df.$fmt" --ib "$DF" --format "$fmt" || notok "dragonfly: --format $fmt failed: $(cat "$T/df.$fmt.err")"
+done
+expect "dragonfly tree: invariants, one tree (no warning)" sh -c "$TC '$T/df.tree' --invariants && ! grep -q warning '$T/df.tree.err'"
+expect "dragonfly tree: a switch per group above exactly its routers (5 groups, 10 global links found here)" \
+	$FC dragonfly "$T/df.tree" "$DF"
+expect "dragonfly tree: the TopologyParam=Dragonfly advice in comments" \
+	sh -c "grep -q '^#   TopologyParam=Dragonfly' '$T/df.tree' && grep -q '^#   TopologyPlugin=topology/tree' '$T/df.tree'"
+expect "dragonfly block: one block per group, every host of the group, BlockSizes rules" \
+	$FC block "$T/df.block" --tree "$T/df.tree" --groups
+expect "dragonfly yaml: grammar; its tree and blocks are the files'" $FC yaml "$T/df.yaml" --tree "$T/df.tree" --block "$T/df.block"
+expect "dragonfly weights: group by group, leaf by leaf" $FC weights "$T/df.weights" --tree "$T/df.tree"
+sed 's/^SwitchName=group1 Switches=.*/SwitchName=group1 Switches=ibsw[5-7]/; s/^SwitchName=group4 Switches=.*/SwitchName=group4 Switches=ibsw[8,17-20]/' \
+	"$T/df.tree" >"$T/bad.df"
+expect_fail "dragonfly check rejects a router in the wrong group" quiet $FC dragonfly "$T/bad.df" "$DF"
+expect_fail "block check rejects blocks that are not the dragonfly's groups" quiet $FC block "$T/ndr.block" --tree "$T/df.tree" --groups
+
 # ---- the checkers reject broken files -----------------------------------------------------------------
 sed 's/^BlockSizes=.*/BlockSizes=6,10/' "$T/pla.block" >"$T/bad1.block"
 expect_fail "block check rejects BlockSizes=6,10 (10 is not 6 times a power of two)" quiet $FC block "$T/bad1.block"
@@ -175,6 +194,13 @@ print(sum(len(expand(m.group(1))) for m in (re.search(r' Level=0 .*Nodes=(\S+)',
 		echo "$T/ndr.nodes"
 	)" || notok "slurmctld with the NDR file did not answer"
 	expect "NDR: slurmctld loads the tree file cleanly" clean "$T/c-ndr"
+	$TC "$T/df.tree" --list-hosts >"$T/df.nodes"
+	ctld_topology "$T/c-df" topology/tree "$T/df.tree" "$T/df.nodes" TopologyParam=Dragonfly ||
+		notok "slurmctld with the dragonfly file did not answer: $(tail -3 "$T/c-df/out")"
+	expect "dragonfly: slurmctld (TopologyParam=Dragonfly) loads the tree file cleanly" clean "$T/c-df"
+	expect "dragonfly: scontrol show topology: every switch at its level" $TC "$T/df.tree" --slurm-levels "$T/c-df/topo.out"
+	expect "dragonfly: scontrol show topology has the fabric's 5 groups at level 1, each with its routers" \
+		$FC dragonfly "$T/df.tree" "$DF" --slurm "$T/c-df/topo.out"
 	if [ "$(slurm_version)" -ge 2311 ]; then
 		ctld_topology "$T/c-blk" topology/block "$T/f.block" "$T/slurm.nodes" ||
 			notok "slurmctld with topology/block did not answer: $(tail -3 "$T/c-blk/out")"

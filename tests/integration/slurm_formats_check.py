@@ -8,6 +8,16 @@
                                                      below, one a line
   slurm_formats_check.py slurm-blocks FILE BLOCK     `scontrol show topology` under topology/block
                                                      lists the blocks of BLOCK with their nodes
+  slurm_formats_check.py dragonfly TREE TOPOFILE [--slurm SHOW]
+                                                     a dragonfly's tree: one switch per group above
+                                                     exactly the group's routers, one top switch above
+                                                     the groups, the global links counted right; the
+                                                     groups found here from the ibnetdiscover file
+                                                     (a link is inside a group when its two switches
+                                                     have a common neighbour switch: the routers of a
+                                                     group are linked all to all); with --slurm, the
+                                                     `scontrol show topology` output has that many
+                                                     switches at level 1, each with its routers
 
 Grammars, from Slurm's manual pages (not from rankmap):
   - topology.conf(5), "topology/block": lines `BlockName=<name> Nodes=<host list>` and `BlockSizes=`;
@@ -20,6 +30,8 @@ Grammars, from Slurm's manual pages (not from rankmap):
     `block_sizes` (the rule above) and `blocks` items with `block` (required, unique) and `nodes`.
     The structure is tests/data/slurm/topology-yaml.schema.json (JSON Schema, checked with
     python3-jsonschema); the rules a schema cannot state are checked here.
+With --tree --groups, the blocks must be the switches right below the tree's top switch (the
+dragonfly's groups), each with every host below it, in natural order of their names.
 With --tree (a topology/tree file of the same fabric, itself checked against the fabric by
 report_topo_check.py), the blocks must be its leaves with the same hosts, in the leaf order the
 documentation of `slurm-topology --format block` promises: depth first from the root switches (in
@@ -131,10 +143,21 @@ def leaf_order(tree):
     return order, sw
 
 
-def against_tree(blocks, tree, where):
+def hosts_below(sw, n):
+    kind, members = sw[n]
+    return list(members) if kind == 'Nodes' else [h for c in members for h in hosts_below(sw, c)]
+
+
+def against_tree(blocks, tree, where, groups=False):
     order, sw = leaf_order(tree)
     problems = []
     want = [(n, sorted(sw[n][1], key=natural_key)) for n in order]
+    if groups:
+        listed = {c for k, m in sw.values() if k == 'Switches' for c in m}
+        roots = [n for n in sw if n not in listed]
+        if len(roots) != 1:
+            return [f'{tree}: {len(roots)} top switches, a dragonfly has one']
+        want = [(g, sorted(hosts_below(sw, g), key=natural_key)) for g in sorted(sw[roots[0]][1], key=natural_key)]
     got = [(n, sorted(h, key=natural_key)) for n, h in blocks]
     if [n for n, _ in got] != [n for n, _ in want]:
         problems.append(f'{where}: blocks {[n for n, _ in got][:8]}..., the tree\'s leaves in order are '
@@ -223,6 +246,58 @@ def check_weights(path, tree):
     return problems
 
 
+def df_groups(topofile):
+    """Groups of a dragonfly from the raw file: components of the links inside a triangle."""
+    from report_topo_check import parse_topofile
+    adj, hosts = parse_topofile(topofile)
+    local = {s: {t for t in adj[s] if adj[s] & adj[t]} for s in adj}
+    comp, groups = {}, []
+    for s in sorted(adj):
+        if s in comp:
+            continue
+        stack, g = [s], set()
+        comp[s] = len(groups)
+        while stack:
+            u = stack.pop()
+            g.add(u)
+            for v in local[u]:
+                if v not in comp:
+                    comp[v] = len(groups)
+                    stack.append(v)
+        groups.append(g)
+    nglobal = sum(1 for s in adj for t in adj[s] if s < t and comp[s] != comp[t])
+    return groups, hosts, nglobal
+
+
+def check_dragonfly(tree, topofile, args):
+    sw, guid, problems = parse_conf(tree)
+    groups, hosts, nglobal = df_groups(topofile)
+    name_of = {g: n for n, g in guid.items()}
+    want = sorted(sorted(name_of[s] for s in g if hosts.get(s)) for g in groups)
+    listed = {c for k, m in sw.values() if k == 'Switches' for c in m}
+    roots = [n for n in sw if n not in listed]
+    if len(roots) != 1:
+        return problems + [f'{tree}: {len(roots)} top switches, expected one above the groups']
+    gsw = sw[roots[0]][1]
+    got = sorted(sorted(sw[g][1]) for g in gsw if g in sw)
+    if got != want:
+        problems.append(f'{tree}: group switches list {got}, the fabric\'s groups are {want}')
+    m = re.search(r'Dragonfly: (\d+) groups \(\w+\), (\d+) global links', open(tree).read())
+    if not m or (int(m.group(1)), int(m.group(2))) != (len(groups), nglobal):
+        problems.append(f'{tree}: the comment says {m.groups() if m else None} groups / global links, '
+                        f'the fabric has {len(groups)} / {nglobal}')
+    if '--slurm' in args:
+        lv = {}
+        for line in open(args[args.index('--slurm') + 1]):
+            mm = re.match(r'^SwitchName=(\S+) Level=(\d+) .*Switches=(\S+)', line.strip())
+            if mm and mm.group(2) == '1':
+                lv[mm.group(1)] = sorted(expand(mm.group(3)))
+        if sorted(lv.values()) != want:
+            problems.append(f'Slurm reports {len(lv)} switches at level 1 ({sorted(lv.values())}), the fabric has '
+                            f'{len(want)} groups {want}')
+    return problems
+
+
 def check_slurm_blocks(path, bfile):
     """`scontrol show topology` of topology/block: BlockName=<b> BlockIndex=.. Nodes=<list> ..."""
     want, _, problems = parse_block(bfile)
@@ -246,11 +321,13 @@ def main():
     if mode == 'block':
         blocks, _, problems = parse_block(path)
         if '--tree' in args:
-            problems += against_tree(blocks, args[args.index('--tree') + 1], path)
+            problems += against_tree(blocks, args[args.index('--tree') + 1], path, '--groups' in args)
     elif mode == 'yaml':
         problems = check_yaml(path, args)
     elif mode == 'weights':
         problems = check_weights(path, args[args.index('--tree') + 1])
+    elif mode == 'dragonfly':
+        problems = check_dragonfly(path, args[1], args)
     elif mode == 'slurm-blocks':
         problems = check_slurm_blocks(path, args[1])
     else:

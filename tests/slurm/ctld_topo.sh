@@ -2,8 +2,10 @@
 # topology file rankmap wrote. No munged, no slurmd: auth/none, every node at 127.0.0.1, everything
 # under the caller's scratch directory, the daemon stopped by its PID.
 #
-#   ctld_topology DIR PLUGIN FILE NODES   writes DIR/slurm.conf (TopologyPlugin=PLUGIN, one NodeName
-#                                         line per name of the file NODES, one a line), copies FILE to
+#   ctld_topology DIR PLUGIN FILE NODES [LINE]
+#                                         writes DIR/slurm.conf (TopologyPlugin=PLUGIN, one NodeName
+#                                         line per name of the file NODES, one a line, and LINE, e.g.
+#                                         TopologyParam=Dragonfly), copies FILE to
 #                                         DIR/topology.conf, starts slurmctld, waits until it answers,
 #                                         saves `scontrol show topology` in DIR/topo.out and stops it.
 #                                         slurmctld's messages: DIR/out and DIR/log/ctld.log. Returns 1
@@ -40,6 +42,7 @@ ctld_topology() {
 		printf 'SelectType=select/cons_tres\nMailProg=/bin/true\nNodeName=DEFAULT CPUs=1 State=UNKNOWN\n'
 		awk 'NF { print "NodeName=" $1 " NodeAddr=127.0.0.1" }' "$4"
 		printf 'PartitionName=all Nodes=ALL Default=YES\n'
+		[ -n "${5:-}" ] && printf '%s\n' "$5"
 	} >"$_d/slurm.conf"
 	slurmctld -D -i -f "$_d/slurm.conf" >"$_d/out" 2>&1 &
 	CTLD_PID=$!

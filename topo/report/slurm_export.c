@@ -70,15 +70,19 @@ static int visit(topo_cluster_t c, const topo_swtree_t *t, size_t s, unsigned ch
 size_t topo_swtree_leaf_order(topo_cluster_t c, const topo_swtree_t *t, size_t **out)
 {
 	unsigned char *seen = calloc(t->nsw + 1, 1);
-	size_t o, n = 0;
+	size_t o, g, n = 0;
 	int rc = 0;
 
 	*out = malloc((t->nsw + 1) * sizeof(**out));
 	if (!seen || !*out)
 		goto fail;
-	for (o = 0; o < t->nsw && rc == 0; o++)
-		if (t->is_root[t->order[o]])
-			rc = visit(c, t, t->order[o], seen, *out, &n);
+	for (g = 0; g <= t->ngroups; g++) /* on a dragonfly group by group (g = ngroups: the others) */
+		for (o = 0; o < t->nsw && rc == 0; o++) {
+			long sg = t->group[t->order[o]];
+
+			if (t->is_root[t->order[o]] && (g < t->ngroups ? sg == (long)g : sg < 0 || !t->ngroups))
+				rc = visit(c, t, t->order[o], seen, *out, &n);
+		}
 	for (o = 0; o < t->nsw && rc == 0; o++) /* kept leaves no root reaches (none in a tree) */
 		if (t->kept[t->order[o]] && t->level[t->order[o]] == 0 && !seen[t->order[o]])
 			seen[t->order[o]] = 1, (*out)[n++] = t->order[o];
@@ -97,8 +101,13 @@ fail:
 
 void topo_slurm_blocks_destroy(topo_slurm_blocks_t *b)
 {
+	size_t i;
+
 	if (!b)
 		return;
+	for (i = 0; b->names && i < b->n + 1; i++)
+		free(b->names[i]);
+	free(b->names);
 	free(b->name);
 	free(b->off);
 	free(b->host);
@@ -132,6 +141,52 @@ topo_slurm_blocks_t *topo_slurm_blocks_leaves(topo_cluster_t c, const topo_swtre
 	return b;
 nomem:
 	free(leaf);
+	topo_slurm_blocks_destroy(b);
+	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
+	errno = ENOMEM;
+	return NULL;
+}
+
+topo_slurm_blocks_t *topo_slurm_blocks_groups(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err)
+{
+	topo_slurm_blocks_t *b = calloc(1, sizeof(*b)), *leaves = topo_slurm_blocks_leaves(c, t, err);
+	size_t *leaf = NULL, nl = 0, g, i, h = 0;
+
+	if (!b || !leaves)
+		goto nomem;
+	b->kind = "dragonfly group";
+	nl = topo_swtree_leaf_order(c, t, &leaf);
+	b->name = calloc(t->ngroups + 1, sizeof(*b->name));
+	b->names = calloc(t->ngroups + 1, sizeof(*b->names));
+	b->off = malloc((t->ngroups + 1) * sizeof(*b->off));
+	b->host = malloc((leaves->off[leaves->n] + 1) * sizeof(*b->host));
+	if (!leaf || !b->name || !b->names || !b->off || !b->host)
+		goto nomem;
+	for (g = 0; g < t->ngroups; g++) { /* leaves->name[i] is leaf[i]'s: the same order */
+		size_t start = h;
+
+		for (i = 0; i < nl; i++)
+			if (t->group[leaf[i]] == (long)g) {
+				memcpy(b->host + h, leaves->host + leaves->off[i],
+				       (leaves->off[i + 1] - leaves->off[i]) * sizeof(*b->host));
+				h += leaves->off[i + 1] - leaves->off[i];
+			}
+		if (h == start) /* every host of the group left out */
+			continue;
+		if (asprintf(&b->names[b->n], "group%zu", g) < 0) {
+			b->names[b->n] = NULL;
+			goto nomem;
+		}
+		b->name[b->n] = b->names[b->n];
+		b->off[b->n++] = start;
+	}
+	b->off[b->n] = h;
+	free(leaf);
+	topo_slurm_blocks_destroy(leaves);
+	return b;
+nomem:
+	free(leaf);
+	topo_slurm_blocks_destroy(leaves);
 	topo_slurm_blocks_destroy(b);
 	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
 	errno = ENOMEM;
@@ -189,10 +244,11 @@ static void block_comment(const topo_slurm_blocks_t *b, const char *ind, FILE *f
 	size_t sizes[MAX_BLOCK_SIZES], ns = topo_slurm_block_sizes(b, sizes);
 
 	fprintf(f,
-		"%s# Blocks: the %zu %ses, in the order the spines reach them (Slurm pairs neighbouring\n"
-		"%s# blocks into larger ones). Block sizes: the base is the smallest block (%zu nodes; every\n"
-		"%s# block has at least that many), each next size twice the previous one.\n",
-		ind, b->n, b->kind, ind, ns ? sizes[0] : 0, ind);
+		"%s# Blocks: the %zu %ss, in %s order (Slurm pairs neighbouring blocks into larger\n"
+		"%s# ones). Block sizes: the base is the smallest block (%zu nodes; every block has at least\n"
+		"%s# that many), each next size twice the previous one.\n",
+		ind, b->n, b->kind, strcmp(b->kind, "leaf switch") ? "group" : "the spines'", ind, ns ? sizes[0] : 0,
+		ind);
 }
 
 static int write_block_conf(const topo_swtree_t *t, const topo_slurm_blocks_t *b, FILE *f)
@@ -259,7 +315,9 @@ int topo_slurm_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_format
 
 	if (fmt == TOPO_SLURM_TREE)
 		return topo_slurm_topology_write(c, t, top, f, err);
-	if (!(b = topo_slurm_blocks_leaves(c, t, err)))
+	b = t->ngroups && fmt != TOPO_SLURM_WEIGHTS ? topo_slurm_blocks_groups(c, t, err)
+						    : topo_slurm_blocks_leaves(c, t, err);
+	if (!b)
 		return -1;
 	switch (fmt) {
 	case TOPO_SLURM_BLOCK: rc = write_block_conf(t, b, f); break;

@@ -55,6 +55,7 @@ void topo_swtree_destroy(topo_swtree_t *t)
 	free(t->guid_host);
 	free(t->excluded);
 	free(t->missing);
+	free(t->group);
 	free(t);
 }
 
@@ -314,6 +315,13 @@ static int count_trees(const topo_fabric_t *f, topo_swtree_t *t)
 			if (t->kept[nb[i]] && t->level[nb[i]] == t->level[s] - 1)
 				up[uf_find(up, nb[i])] = uf_find(up, s);
 	}
+	for (s = 0, i = t->nsw; s < t->nsw; s++) /* the switches of all groups: one tree (groups, top) */
+		if (t->kept[s] && t->group[s] >= 0) {
+			if (i == t->nsw)
+				i = uf_find(up, s);
+			else
+				up[uf_find(up, s)] = uf_find(up, i);
+		}
 	for (s = 0; s < t->nsw; s++)
 		t->ntrees += t->kept[s] && uf_find(up, s) == s;
 	free(up);
@@ -332,8 +340,9 @@ static int swtree_alloc(topo_swtree_t *t, size_t nsw)
 	t->is_root = calloc(nsw + 1, sizeof(*t->is_root));
 	t->host_off = calloc(nsw + 2, sizeof(*t->host_off));
 	t->order = calloc(nsw + 1, sizeof(*t->order));
+	t->group = calloc(nsw + 1, sizeof(*t->group));
 	return t->name && t->desc && t->guid && t->level && t->subnet && t->kept && t->is_root && t->host_off &&
-			       t->order
+			       t->order && t->group
 		       ? 0
 		       : -1;
 }
@@ -426,7 +435,9 @@ topo_swtree_t *topo_swtree_build_keep(topo_cluster_t c, int flags, const char *c
 		t->guid[s] = topo_fabric_switch_guid(f, (long)s);
 		t->level[s] = topo_fabric_switch_level(f, (long)s);
 		t->subnet[s] = topo_fabric_switch_subnet(f, (long)s);
+		t->group[s] = topo_fabric_switch_group(f, (long)s);
 	}
+	t->ngroups = topo_fabric_ngroups(f);
 	t->filtered = keep != NULL;
 	if (keep && keep_setup(keep, &nkeep, &sorted, &seen) < 0)
 		goto nomem;
@@ -674,6 +685,64 @@ static void write_header(const topo_swtree_t *t, FILE *f)
 	topo_slurm_header_notes(t, f);
 }
 
+/* One line of the tree: a switch (name) above the switches in list, with a comment line before it. */
+static void write_join(FILE *f, int yaml, const char *name, const char **list, size_t n, const char *comment)
+{
+	char *l;
+
+	qsort(list, n, sizeof(*list), topo_slurm_cmp_natural);
+	l = topo_slurm_list(list, n);
+	if (yaml)
+		fprintf(f, "    # %s\n    - switch: \"%s\"\n      children: \"%s\"\n", comment, name, l ? l : "");
+	else
+		fprintf(f, "# %s\nSwitchName=%s Switches=%s\n", comment, name, l ? l : "");
+	free(l);
+}
+
+/* A dragonfly: a switch per group above the group's roots, the top switch above the groups. */
+static int write_groups(topo_cluster_t c, const topo_swtree_t *t, const char *top, int yaml, FILE *f)
+{
+	const topo_fabric_t *fab = topo_cluster_fabric(c);
+	const char **list = malloc((t->nsw + 1) * sizeof(*list)), *in = yaml ? "    " : "";
+	const char *src = topo_fabric_groups_source(fab);
+	char **gname = calloc(t->ngroups + 1, sizeof(*gname)), buf[256], comment[256];
+	size_t g, s, n, ng = 0;
+	int rc = -1;
+
+	if (!list || !gname)
+		goto out;
+	fprintf(f,
+		"%s# Dragonfly: %zu groups (%s), %zu global links. Each group is one switch above its\n"
+		"%s# routers, and one top switch joins the groups. In slurm.conf (Slurm's topology guide):\n"
+		"%s#   TopologyPlugin=topology/tree\n"
+		"%s#   TopologyParam=Dragonfly\n"
+		"%s# so that a job too large for one leaf switch is spread over as many leaf switches as possible.\n",
+		yaml ? "    " : "\n", t->ngroups, src ? src : "fabric", topo_fabric_nglobal_links(fab), in, in, in, in);
+	for (g = 0; g < t->ngroups; g++) {
+		for (s = 0, n = 0; s < t->nsw; s++)
+			if (t->is_root[s] && t->group[s] == (long)g)
+				list[n++] = t->name[s];
+		if (!n)
+			continue;
+		snprintf(buf, sizeof(buf), "group%zu", g);
+		snprintf(comment, sizeof(comment), "dragonfly group %zu: %zu switches of the fabric", g,
+			 topo_fabric_group_nswitches(fab, g));
+		if (!(gname[ng++] = strdup(buf)))
+			goto out;
+		write_join(f, yaml, buf, list, n, comment);
+	}
+	snprintf(comment, sizeof(comment), "the global links between the %zu groups", ng);
+	write_join(f, yaml, top ? topo_slurm_sanitise(top, buf, sizeof(buf)) : "dragonfly", (const char **)gname, ng,
+		   comment);
+	rc = 0;
+out:
+	for (g = 0; gname && g < t->ngroups; g++)
+		free(gname[g]);
+	free(gname);
+	free(list);
+	return rc;
+}
+
 int topo_slurm_tree_body(topo_cluster_t c, const topo_swtree_t *t, const char *top, int yaml, FILE *f, rm_error_t *err)
 {
 	const char **roots = malloc((t->nsw + 1) * sizeof(*roots));
@@ -687,10 +756,20 @@ int topo_slurm_tree_body(topo_cluster_t c, const topo_swtree_t *t, const char *t
 			free(roots);
 			return rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
 		}
+	if (t->ngroups && write_groups(c, t, top, yaml, f) < 0) {
+		free(roots);
+		return rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
+	}
 	for (s = 0; s < t->nsw; s++)
 		if (t->is_root[s])
 			roots[nroots++] = t->name[s];
-	if (top && t->ntrees > 1) {
+	if (t->ngroups) {
+		if (t->ntrees > 1)
+			fprintf(f,
+				"%s# %zu switch trees outside the dragonfly's groups: Slurm will not place one job "
+				"across them.\n",
+				yaml ? "    " : "\n", t->ntrees - 1);
+	} else if (top && t->ntrees > 1) {
 		qsort(roots, nroots, sizeof(*roots), topo_slurm_cmp_natural);
 		l = topo_slurm_list(roots, nroots);
 		topo_slurm_sanitise(top, buf, sizeof(buf));

@@ -23,7 +23,12 @@
  *     description and GUID go into a comment line above each SwitchName;
  *   - with TOPO_SWTREE_NAMED_ONLY, HCAs named only by their GUID (generic description, no node-name
  *     map entry: no host Slurm could know) are left out of the leaves and listed in guid_host;
- *   - leaves, and the switches of each level, are written in natural order of their names.
+ *   - leaves, and the switches of each level, are written in natural order of their names;
+ *   - a dragonfly (the fabric's groups, topo_view.h) is one level more: `SwitchName=group<G>
+ *     Switches=<the group's roots>` per group and `SwitchName=<top, else "dragonfly"> Switches=group[..]`
+ *     above them, with the advice of Slurm's topology guide in comments (TopologyPlugin=topology/tree
+ *     with TopologyParam=Dragonfly: a job too large for one leaf is spread over as many leaves as
+ *     possible).
  * Hosts keep the fabric's names (node-name map, HCA description, or the GUID "0x..." for generic HCAs).
  *
  * Error rule as in topo.h: 0 on success, -1 with errno set; pointer-returning functions return NULL.
@@ -80,6 +85,11 @@ typedef struct topo_swtree {
 	size_t nexcluded;
 	const char **missing;
 	size_t nmissing;
+	/* Dragonfly groups of the fabric (topo_fabric_ngroups; 0 without): the tree gets one switch per
+	 * group above the group's roots ("group<G>") and one top switch above the groups, so that ntrees
+	 * counts a dragonfly as one tree. group[s] is switch s's group, -1 for none. */
+	size_t ngroups;
+	long *group;
 } topo_swtree_t;
 
 /* Builds the switch tree of a finalized cluster's fabric, hosts under their first leaf or as flags
@@ -110,8 +120,9 @@ int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const ch
  *   the fabric. Documented rules kept: every block has at least the base block size of nodes (the
  *   base is the smallest block), and each further size is the previous one times two (a power of two
  *   larger), up to the largest power-of-two number of blocks (at most 16 sizes).
- *   Blocks come from a topo_slurm_blocks_t, whatever forms them: leaf switches today; dragonfly
- *   groups or a GPU node's NVLink domain fill the same structure (the hook for them).
+ *   Blocks come from a topo_slurm_blocks_t, whatever forms them: leaf switches, or on a dragonfly its
+ *   groups (the base block is then the smallest group); a GPU node's NVLink domain fills the same
+ *   structure (the hook for it).
  * yaml: Slurm 25.05's topology.yaml (topology.yaml(5)): a list of topologies, each `topology: NAME`
  *   first, `cluster_default`, and exactly one of `tree:` (`switches:` items with `switch`, `children`
  *   or `nodes`), `block:` (`block_sizes`, `blocks:` items with `block`, `nodes`) or `flat: true`. One
@@ -133,19 +144,23 @@ int topo_slurm_format_parse(const char *name, topo_slurm_format_t *fmt);
 typedef struct topo_slurm_blocks {
 	size_t n;
 	const char *kind;  /* what a block is, for comments: "leaf switch", "dragonfly group", ... */
-	const char **name; /* n names (borrowed) */
+	const char **name; /* n names (borrowed, or from names) */
+	char **names;      /* names made here (owned; NULL entries allowed), or NULL */
 	size_t *off;       /* n + 1: hosts of block b are host[off[b] .. off[b+1]) */
 	const char **host; /* borrowed host names */
 } topo_slurm_blocks_t;
 
 /* Kept leaves of t in the order the spines reach them: depth first from the root switches (in order of
- * their names), each switch's children in order of their names, a leaf at its first visit; so leaves
- * under one switch of the level above are neighbours. Returns the count; *out (malloc'd, caller frees)
+ * their names; on a dragonfly by group, then name), each switch's children in order of their names, a
+ * leaf at its first visit; so leaves under one switch of the level above are neighbours. Returns the count; *out (malloc'd, caller frees)
  * holds switch indices, NULL when out of memory. */
 size_t topo_swtree_leaf_order(topo_cluster_t c, const topo_swtree_t *t, size_t **out);
 /* The leaf switches of t (built without TOPO_SWTREE_ALL_LEAVES) as blocks, in leaf order. Borrows from
  * t. NULL with err set when out of memory. */
 topo_slurm_blocks_t *topo_slurm_blocks_leaves(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err);
+/* The dragonfly groups of t as blocks ("group<G>", the hosts of the group's leaves in leaf order), in
+ * group order; NULL with err set when out of memory. The block format uses them when t has groups. */
+topo_slurm_blocks_t *topo_slurm_blocks_groups(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err);
 void topo_slurm_blocks_destroy(topo_slurm_blocks_t *b);
 /* The BlockSizes the rules above give for b: fills sizes (at most 16), returns their count (0 when b
  * has no block). */
