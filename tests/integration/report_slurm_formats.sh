@@ -164,6 +164,9 @@ expect "an Include of a missing file: exit 1 ($rc), named" sh -c "[ $rc = 1 ] &&
 expect "a missing slurm.conf: exit 1 ($rc), named" sh -c "[ $rc = 1 ] && grep -q 'nope.conf' '$T/err'"
 "$R" slurm-topology --ib "$PLA" --nodes 'a[1-' >/dev/null 2>"$T/err"; rc=$?
 expect "--nodes with a bad host list: exit 1 ($rc)" sh -c "[ $rc = 1 ] && grep -q -- '--nodes' '$T/err'"
+"$R" slurm-topology --ib "$PLA" --nodes 'nothere[1-3]' --out "$T/none.conf" 2>"$T/err"; rc=$?
+expect "--nodes naming no host of the fabric: exit 1 ($rc), said, no file" \
+	sh -c "[ $rc = 1 ] && grep -q 'no host of the fabric' '$T/err' && [ ! -e '$T/none.conf' ]"
 usage2() { "$R" slurm-topology --ib "$PLA" "$@" >/dev/null 2>&1; [ $? = 2 ]; }
 expect "--format nope: usage error" usage2 --format nope
 expect "--all-leaves with --format block: usage error (a node is in one block)" usage2 --all-leaves --format block

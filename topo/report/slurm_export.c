@@ -224,9 +224,10 @@ static int write_blocks(const topo_slurm_blocks_t *b, int yaml, FILE *f)
 
 		if (!l)
 			return -1;
-		if (yaml)
-			fprintf(f, "    - block: \"%s\"\n      nodes: \"%s\"\n", b->name[i], l);
-		else
+		if (yaml) {
+			fprintf(f, "    - block: \"%s\"\n      nodes: ", b->name[i]);
+			topo_slurm_yaml_string(f, l);
+		} else
 			fprintf(f, "BlockName=%s Nodes=%s\n", b->name[i], l);
 		free(l);
 	}
@@ -313,6 +314,10 @@ int topo_slurm_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_format
 	topo_slurm_blocks_t *b;
 	int rc;
 
+	if (t->filtered && !t->nplaced)
+		return rm_error_set(
+			err, "slurm-topology", 0, 0,
+			"no host of the fabric is in the node list (--nodes, --slurm-conf): nothing to write");
 	if (fmt == TOPO_SLURM_TREE)
 		return topo_slurm_topology_write(c, t, top, f, err);
 	b = t->ngroups && fmt != TOPO_SLURM_WEIGHTS ? topo_slurm_blocks_groups(c, t, err)

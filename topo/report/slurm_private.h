@@ -13,6 +13,8 @@ int topo_slurm_cmp_natural(const void *pa, const void *pb);
 /* A compressed Slurm host list of in[0..n) (malloc'd), names with long numeric suffixes listed as they
  * are. NULL when out of memory. */
 char *topo_slurm_list(const char *const *in, size_t n);
+/* s as a double-quoted YAML scalar ('"' and '\\' escaped), then a newline. */
+void topo_slurm_yaml_string(FILE *f, const char *s);
 /* The header's comment lines about the tree's hosts: multi-homed, GUID-named, unplaced, left out by
  * the keep list, Slurm nodes missing from the fabric. */
 void topo_slurm_header_notes(const topo_swtree_t *t, FILE *f);

@@ -548,6 +548,17 @@ char *topo_slurm_list(const char *const *in, size_t n)
 	return out;
 }
 
+void topo_slurm_yaml_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputs("\"\n", f);
+}
+
 /* Writes "SwitchName=<name> <key>=<compressed list>" preceded by a comment line; with yaml, the same
  * switch as an item of topology.yaml's `switches:` list ("nodes:" or "children:"). */
 static void write_switch(FILE *f, const topo_swtree_t *t, size_t s, const char *key, const char **list, size_t n,
@@ -561,10 +572,10 @@ static void write_switch(FILE *f, const topo_swtree_t *t, size_t s, const char *
 	fprintf(f, "%s# \"%s\" guid 0x%016llx, %s, %zu %s\n", yaml ? "    " : "", t->desc[s] ? t->desc[s] : "",
 		(unsigned long long)t->guid[s], t->level[s] == 0 ? "leaf" : "upper switch", n,
 		key[0] == 'N' ? (n == 1 ? "host" : "hosts") : (n == 1 ? "switch" : "switches"));
-	if (yaml)
-		fprintf(f, "    - switch: \"%s\"\n      %s: \"%s\"\n", t->name[s], key[0] == 'N' ? "nodes" : "children",
-			l ? l : "");
-	else
+	if (yaml) {
+		fprintf(f, "    - switch: \"%s\"\n      %s: ", t->name[s], key[0] == 'N' ? "nodes" : "children");
+		topo_slurm_yaml_string(f, l ? l : "");
+	} else
 		fprintf(f, "SwitchName=%s %s=%s\n", t->name[s], key, l ? l : "");
 	free(l);
 }
