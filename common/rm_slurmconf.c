@@ -14,10 +14,12 @@
 
 #define SC_MAX_NAMES 1000000
 #define SC_MAX_DEPTH 8
+#define SC_MAX_FILES 256
 
 typedef struct sc_names {
 	char **v;
 	size_t n, cap;
+	size_t nfiles; /* files read so far (Include patterns can name many) */
 } sc_names_t;
 
 static int names_add(sc_names_t *s, char **add, size_t n)
@@ -130,6 +132,8 @@ static int read_file(const char *path, sc_names_t *s, int depth, rm_error_t *err
 	size_t len = 0, ll = 0, cap = 0;
 	int line = 0, first = 0, rc = 0;
 
+	if (++s->nfiles > SC_MAX_FILES)
+		return rm_error_set(err, path, 0, 0, "more than %d files included", SC_MAX_FILES);
 	if (!(buf = rm_file_read(path, RM_FILE_CONFIG, &len, err)))
 		return -1;
 	for (l = buf; l && *l && rc == 0; l = next) {

@@ -7,7 +7,7 @@
  * comment, a line ending in '\' continues on the next; every NodeName=EXPR on a line (EXPR a Slurm host
  * list, expanded with common/hostlist.h) adds its names, except NodeName=DEFAULT; `Include FILE` lines
  * are followed (a relative FILE from the including file's directory; shell patterns as glob(3) expands
- * them; at most 8 levels deep). Nothing else of the file is interpreted.
+ * them; at most 8 levels deep and 256 files in all). Nothing else of the file is interpreted.
  *
  * Error rule as in rm_error.h: NULL with errno set and err naming the file and line.
  */
