@@ -48,6 +48,11 @@ expect "--format tree is the default output" cmp -s "$T/ndr.tree" "$(gen ndr.def
 expect "NDR tree: checked against the raw fabric file" $TC "$T/ndr.tree" --invariants --topofile "$NDR"
 n=$(grep -c '^BlockName=' "$T/ndr.block"); l=$(grep -c '^SwitchName=.*Nodes=' "$T/ndr.tree")
 expect "NDR: one block per leaf ($n blocks, $l leaves)" test "$n" = "$l" -a "$n" -gt 1
+expect "NDR: a note that the 2-host leaf (B11-P1-CUFM-02, ubuntu) sets the base block size" \
+	grep -q '^# Note: leaf switch ibsw32 (2 nodes) sets the base block size' "$T/ndr.block"
+expect "PlaFRIM: the note names ibsw9 (devel, 6 hosts; leaves of 6-27, median 17)" \
+	grep -q '^# Note: leaf switch ibsw9 (6 nodes) sets the base block size, far below the median block (17$' "$T/pla.block"
+expect "3-level fabric: no note (every leaf has 2 hosts)" sh -c "! grep -q '^# Note:' '$T/s3.block'"
 expect "3-level fabric: the leaves come pod by pod (ibsw6,7 under ibsw2; ibsw8,9 under ibsw4)" \
 	test "$($FC leaf-order "$T/s3.tree" | tr '\n' ' ')" = "ibsw6 ibsw7 ibsw8 ibsw9 "
 expect "yaml: a partition example in comments" grep -q '^#   PartitionName=.* Topology=block' "$T/ndr.yaml"
@@ -177,7 +182,7 @@ expect "--out is not created on error" test ! -e "$T/none.yaml"
 # ---- a real slurmctld reads the files ---------------------------------------------------------------------
 if command -v slurmctld >/dev/null && command -v scontrol >/dev/null; then
 	invalid() { grep -qi "invalid hostnames in switch configuration" "$1/out" "$1/log/ctld.log"; }
-	clean() { ! grep -qi "error.*topology\|fatal\|invalid hostnames" "$1/out" "$1/log/ctld.log"; }
+	clean() { ! grep -qi "error.*topology\|fatal\|invalid hostnames\|lookup failure" "$1/out" "$1/log/ctld.log"; }
 	ctld_topology "$T/c-all" topology/tree "$T/pla.tree" "$T/slurm.nodes" ||
 		notok "slurmctld with the unfiltered file did not answer: $(tail -3 "$T/c-all/out")"
 	expect "the check can fail: unfiltered, slurmctld logs 'Invalid hostnames in switch configuration'" invalid "$T/c-all"
@@ -205,6 +210,10 @@ print(sum(len(expand(m.group(1))) for m in (re.search(r' Level=0 .*Nodes=(\S+)',
 	expect "dragonfly: scontrol show topology has the fabric's 5 groups at level 1, each with its routers" \
 		$FC dragonfly "$T/df.tree" "$DF" --slurm "$T/c-df/topo.out"
 	if [ "$(slurm_version)" -ge 2311 ]; then
+		ctld_topology "$T/c-blkall" topology/block "$T/pla.block" "$T/slurm.nodes" ||
+			notok "slurmctld with the unfiltered block file did not answer: $(tail -3 "$T/c-blkall/out")"
+		expect "topology/block, the check can fail: unfiltered, slurmctld cannot find the file servers" \
+			grep -qi 'lookup failure for node "oss01"\|invalid hostnames in block' "$T/c-blkall/out" "$T/c-blkall/log/ctld.log"
 		ctld_topology "$T/c-blk" topology/block "$T/f.block" "$T/slurm.nodes" ||
 			notok "slurmctld with topology/block did not answer: $(tail -3 "$T/c-blk/out")"
 		expect "topology/block: slurmctld loads the block file cleanly" clean "$T/c-blk"

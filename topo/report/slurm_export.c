@@ -240,16 +240,51 @@ static int write_blocks(const topo_slurm_blocks_t *b, int yaml, FILE *f)
 	return 0;
 }
 
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* When the smallest block sets a base block size below half the median block's, a note naming it: Slurm
+ * plans every job in base blocks, so a small leaf of service nodes shrinks them all. */
+static void small_base_note(const topo_slurm_blocks_t *b, const char *ind, FILE *f)
+{
+	size_t *sz = malloc((b->n + 1) * sizeof(*sz)), i, small = 0, median;
+
+	if (!sz || !b->n) {
+		free(sz);
+		return;
+	}
+	for (i = 0; i < b->n; i++) {
+		sz[i] = b->off[i + 1] - b->off[i];
+		if (sz[i] < b->off[small + 1] - b->off[small])
+			small = i;
+	}
+	qsort(sz, b->n, sizeof(*sz), cmp_size);
+	median = sz[b->n / 2];
+	if (2 * (b->off[small + 1] - b->off[small]) < median)
+		fprintf(f,
+			"%s# Note: %s %s (%zu nodes) sets the base block size, far below the median block (%zu\n"
+			"%s# nodes); Slurm plans every job in base blocks. If its hosts are no compute nodes, leave\n"
+			"%s# them out (--nodes, --slurm-conf).\n",
+			ind, b->kind, b->name[small], b->off[small + 1] - b->off[small], median, ind, ind);
+	free(sz);
+}
+
 static void block_comment(const topo_slurm_blocks_t *b, const char *ind, FILE *f)
 {
 	size_t sizes[MAX_BLOCK_SIZES], ns = topo_slurm_block_sizes(b, sizes);
+	int leaves = !strcmp(b->kind, "leaf switch");
 
 	fprintf(f,
-		"%s# Blocks: the %zu %ss, in %s order (Slurm pairs neighbouring blocks into larger\n"
+		"%s# Blocks: the %zu %s, in %s order (Slurm pairs neighbouring blocks into larger\n"
 		"%s# ones). Block sizes: the base is the smallest block (%zu nodes; every block has at least\n"
 		"%s# that many), each next size twice the previous one.\n",
-		ind, b->n, b->kind, strcmp(b->kind, "leaf switch") ? "group" : "the spines'", ind, ns ? sizes[0] : 0,
-		ind);
+		ind, b->n, leaves ? "leaf switches" : "dragonfly groups", leaves ? "the spines'" : "group", ind,
+		ns ? sizes[0] : 0, ind);
+	small_base_note(b, ind, f);
 }
 
 static int write_block_conf(const topo_swtree_t *t, const topo_slurm_blocks_t *b, FILE *f)
