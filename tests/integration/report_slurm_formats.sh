@@ -27,6 +27,9 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 quiet() { "$@" >/dev/null 2>&1; }
+# rejects CMD...: the checker CMD finds a problem (exit 1), as opposed to not running at all (exit 2, a
+# traceback): a broken checker must not pass as a rejection
+rejects() { _o=$("$@" 2>&1); _r=$?; [ $_r = 1 ] && ! printf '%s' "$_o" | grep -q Traceback || { printf '%s\n' "$_o" | tail -3 >&2; return 1; }; }
 # gen NAME ARGS...: slurm-topology ARGS into $T/NAME (stderr in $T/NAME.err)
 gen() { out=$1; shift; "$R" slurm-topology "$@" --out "$T/$out" 2>"$T/$out.err"; }
 
@@ -75,29 +78,29 @@ expect "dragonfly yaml: grammar; its tree and blocks are the files'" $FC yaml "$
 expect "dragonfly weights: group by group, leaf by leaf" $FC weights "$T/df.weights" --tree "$T/df.tree"
 sed 's/^SwitchName=group1 Switches=.*/SwitchName=group1 Switches=ibsw[5-7]/; s/^SwitchName=group4 Switches=.*/SwitchName=group4 Switches=ibsw[8,17-20]/' \
 	"$T/df.tree" >"$T/bad.df"
-expect_fail "dragonfly check rejects a router in the wrong group" quiet $FC dragonfly "$T/bad.df" "$DF"
-expect_fail "block check rejects blocks that are not the dragonfly's groups" quiet $FC block "$T/ndr.block" --tree "$T/df.tree" --groups
+expect "dragonfly check rejects a router in the wrong group" rejects $FC dragonfly "$T/bad.df" "$DF"
+expect "block check rejects blocks that are not the dragonfly's groups" rejects $FC block "$T/ndr.block" --tree "$T/df.tree" --groups
 
 # ---- the checkers reject broken files -----------------------------------------------------------------
 sed 's/^BlockSizes=.*/BlockSizes=6,10/' "$T/pla.block" >"$T/bad1.block"
-expect_fail "block check rejects BlockSizes=6,10 (10 is not 6 times a power of two)" quiet $FC block "$T/bad1.block"
+expect "block check rejects BlockSizes=6,10 (10 is not 6 times a power of two)" rejects $FC block "$T/bad1.block"
 sed 's/^BlockSizes=.*/BlockSizes=7,14/' "$T/pla.block" >"$T/bad2.block"
-expect_fail "block check rejects a base block size above the smallest block" quiet $FC block "$T/bad2.block"
+expect "block check rejects a base block size above the smallest block" rejects $FC block "$T/bad2.block"
 sed 's/^\(BlockName=ibsw2 Nodes=.*\)$/\1,devel01/' "$T/pla.block" >"$T/bad3.block"
-expect_fail "block check rejects a node in two blocks" quiet $FC block "$T/bad3.block"
+expect "block check rejects a node in two blocks" rejects $FC block "$T/bad3.block"
 awk '/^BlockName=ibsw2 /{ keep = $0; next } { print } /^BlockName=ibsw5 /{ print keep }' "$T/pla.block" >"$T/bad4.block"
-expect_fail "block check rejects leaves out of spine order" quiet $FC block "$T/bad4.block" --tree "$T/pla.tree"
+expect "block check rejects leaves out of spine order" rejects $FC block "$T/bad4.block" --tree "$T/pla.tree"
 awk '/^- topology: tree/{ print "- cluster_default: true"; print "  topology: tree"; getline; next } { print }' \
 	"$T/ndr.yaml" >"$T/bad1.yaml"
-expect_fail "yaml check rejects a topology whose first attribute is not topology" quiet $FC yaml "$T/bad1.yaml"
+expect "yaml check rejects a topology whose first attribute is not topology" rejects $FC yaml "$T/bad1.yaml"
 sed 's/^  flat: true/  flat: true\n  tree:\n    switches: []/' "$T/ndr.yaml" >"$T/bad2.yaml"
-expect_fail "yaml check rejects a topology with two types" quiet $FC yaml "$T/bad2.yaml"
+expect "yaml check rejects a topology with two types" rejects $FC yaml "$T/bad2.yaml"
 sed 's/^      - \([0-9]*\)$/      - "\1"/' "$T/ndr.yaml" >"$T/bad3.yaml"
-expect_fail "yaml check rejects block sizes that are strings" quiet $FC yaml "$T/bad3.yaml"
+expect "yaml check rejects block sizes that are strings" rejects $FC yaml "$T/bad3.yaml"
 # Slurm's default without weights: nodes by name. On the NDR fabric that is not the fat-tree order.
 grep '^NodeName=' "$T/ndr.weights" | cut -d' ' -f1 | sort -V | awk '{ print $0 " Weight=" NR }' >"$T/alpha.weights"
-expect_fail "weights check rejects nodes in name order (Slurm's order without weights)" \
-	quiet $FC weights "$T/alpha.weights" --tree "$T/ndr.tree"
+expect "weights check rejects nodes in name order (Slurm's order without weights)" \
+	rejects $FC weights "$T/alpha.weights" --tree "$T/ndr.tree"
 
 # ---- only Slurm's nodes -------------------------------------------------------------------------------
 # slurm_nodes: the names the NodeName= lines of slurm.conf.nodes and its Include define (read here).

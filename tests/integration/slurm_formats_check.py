@@ -36,6 +36,7 @@ With --tree (a topology/tree file of the same fabric, itself checked against the
 report_topo_check.py), the blocks must be its leaves with the same hosts, in the leaf order the
 documentation of `slurm-topology --format block` promises: depth first from the root switches (in
 natural order of their names), each switch's children in natural order, a leaf at its first visit.
+Exit status: 1 when the file breaks a rule, 2 when the check cannot run (a module missing, bad usage).
 Weights: distinct, 1..N, the hosts of the tree's leaves in that leaf order and, within a leaf, in
 natural order. Prints one line per problem; exit status 1 if any.
 """
@@ -169,8 +170,12 @@ def against_tree(blocks, tree, where, groups=False):
 
 
 def check_yaml(path, args):
-    import yaml
-    import jsonschema
+    try:
+        import yaml
+        import jsonschema
+    except ImportError as e:
+        print(f'{e.name}: not installed (python3-yaml and python3-jsonschema: make deps installs them)')
+        sys.exit(2)
     problems = []
     try:
         doc = yaml.safe_load(open(path))
