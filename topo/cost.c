@@ -36,6 +36,26 @@
  *              costs lat_hop + ref_bytes * G = 0.15 + 4.82 = 4.97 us (one more link transfer).
  * With these, every intra-node distance is below every network distance, as the Rashti load rules
  * require, and each closer level is strictly cheaper.
+ *
+ * Rails. Hosts with several HCAs have one per rail (topo_view.h). Traffic between two hosts is costed
+ * on one rail, the same on both sides: the rail a caller names (topo_host_rail_cost: a GPU's nearest
+ * NIC), else the default, the lowest rail on which both hosts have a port and reach each other
+ * (topo_fabric_default_rail; rail 0 on a rail-optimised fabric). Hops are those between the two HCAs
+ * of that rail, no longer the minimum over every HCA pair (traffic that leaves through rail r arrives
+ * on rail r). Hosts with no common rail (several subnets, each host on some) keep the closest HCA pair.
+ *
+ * Dragonfly groups. A path between leaves of two groups crosses a global link, and adds
+ *     lat_hop + ref_bytes / (bw_net * share),  share = (summed rate of the pair's global links) /
+ *                                                      (rate of the sending host's port)
+ * (share = the number of global links when a rate is unknown): one more link transfer, as a torus
+ * hop, on the scarce channel between the two groups, divided among the parallel cables of the pair.
+ * Global channels are the expensive, few, long links of a dragonfly and minimal routing sends all of a
+ * group pair's traffic over its few direct global channels (Kim, Dally, Scott, Abts, "Technology-Driven,
+ * Highly-Scalable Dragonfly Topology", ISCA 2008, sections 3-4); on HPE Slingshot the global links are
+ * where congestion and latency variation concentrate (De Sensi, Di Girolamo, McMahon, Roweth, Hoefler,
+ * "An In-Depth Analysis of the Slingshot Interconnect", SC20). On the generated 5-group dragonfly
+ * (one 4xHDR global link per group pair, 4xHDR host ports) that is 9.64 us on one switch, 9.79 us in
+ * one group and 14.91 us from n000 to n016 across one global link (+55 %; hops alone gave 9.94 us).
  */
 #include <errno.h>
 

@@ -328,6 +328,16 @@ void topo_fabric_set_hop_limits(struct topo_fabric *f, size_t table_max, double 
 	ib_graph_reset(f);
 }
 
+int topo_fabric_set_rail(struct topo_fabric *f, uint64_t guid, unsigned r)
+{
+	if (!guid || r >= TOPO_MAX_RAILS)
+		return errno = EINVAL, -1;
+	if (ib_u64map_put(&f->rail_override, guid, r) < 0)
+		return errno = ENOMEM, -1;
+	ib_graph_reset(f);
+	return 0;
+}
+
 void topo_fabric_set_tree(struct topo_fabric *f, int on)
 {
 	f->no_tree = !on;

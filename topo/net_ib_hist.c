@@ -355,9 +355,11 @@ void topo_hop_hist_method(const topo_hop_hist_t *h, char *buf, size_t len)
 	else if (h->tree)
 		snprintf(buf, len, "%s: the %zu leaf switches of a %d-level tree, hosts counted per switch group%s",
 			 h->kind == TOPO_HOP_HIST_EXACT ? "exact" : "approximate", h->nleaves, h->levels,
-			 h->kind == TOPO_HOP_HIST_EXACT ? "" : " (hosts with several HCAs under their first leaf)");
+			 h->kind == TOPO_HOP_HIST_EXACT ? ""
+							: " (hosts with several HCAs under their lowest rail's leaf)");
 	else
 		snprintf(buf, len, "%s: one hop count per pair of the %zu leaf switches%s",
 			 h->kind == TOPO_HOP_HIST_EXACT ? "exact" : "approximate", h->nleaves,
-			 h->kind == TOPO_HOP_HIST_EXACT ? "" : " (hosts with several HCAs under their first leaf)");
+			 h->kind == TOPO_HOP_HIST_EXACT ? ""
+							: " (hosts with several HCAs under their lowest rail's leaf)");
 }

@@ -6,6 +6,7 @@
  * switch that is no leaf by one BFS. Lazy state is guarded by a mutex, so concurrent const queries
  * are safe.
  */
+#include <errno.h>
 #include <limits.h>
 #include <string.h>
 
@@ -85,6 +86,48 @@ unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t)
 	return cached_hops(f, s, t); /* no leaf table, or a switch that is no leaf */
 }
 
+unsigned ib_att_hops(const struct topo_fabric *f, const struct ib_attach *x, const struct ib_attach *y)
+{
+	unsigned d;
+
+	if (x->subnet != y->subnet)
+		return IB_HOPS_INF;
+	if (x->peer_ca == y->ca)
+		return 1;
+	if (x->sw < 0 || y->sw < 0)
+		return IB_HOPS_INF;
+	d = ib_switch_hops(f, x->sw, y->sw);
+	return d == IB_HOPS_INF ? IB_HOPS_INF : d + 2;
+}
+
+int topo_fabric_rail_hops(const struct topo_fabric *f, size_t a, size_t b, unsigned r)
+{
+	const struct ib_host *ha, *hb;
+	unsigned best = IB_HOPS_INF;
+	uint32_t i, j;
+
+	if (!f->finalized || a >= f->nhosts || b >= f->nhosts)
+		return errno = EINVAL, -1;
+	ha = &f->hosts[a];
+	hb = &f->hosts[b];
+	for (i = 0; i < ha->n; i++) {
+		const struct ib_attach *x = &f->att[ha->first + i];
+
+		if (x->rail != r)
+			continue;
+		if (a == b)
+			return 0;
+		for (j = 0; j < hb->n; j++) {
+			const struct ib_attach *y = &f->att[hb->first + j];
+			unsigned d;
+
+			if (y->rail == r && (d = ib_att_hops(f, x, y)) < best)
+				best = d;
+		}
+	}
+	return best == IB_HOPS_INF ? (errno = ENOENT, -1) : (int)best;
+}
+
 /* Hops on the default rail (topo_fabric_default_rail: the lowest rail both hosts reach each other
  * on); without a common rail, the closest pair of the two hosts' HCAs (hosts in several subnets). */
 int topo_fabric_hops(const struct topo_fabric *f, size_t a, size_t b)
@@ -144,4 +187,83 @@ size_t topo_fabric_host_components(const struct topo_fabric *f, size_t h, uint32
 		n++;
 	}
 	return n;
+}
+
+long topo_fabric_default_rail(const struct topo_fabric *f, size_t a, size_t b)
+{
+	unsigned r;
+
+	if (!f->finalized || a >= f->nhosts || b >= f->nhosts)
+		return errno = EINVAL, -1;
+	for (r = 0; r < f->nrails; r++)
+		if (topo_fabric_rail_hops(f, a, b, r) >= 0)
+			return (long)r;
+	return errno = ENOENT, -1;
+}
+
+/* The attachments of a and b that give the path of topo_fabric_path (rail r, or the closest pair). */
+static int path_atts(const struct topo_fabric *f, size_t a, size_t b, long r, const struct ib_attach **xa,
+		     const struct ib_attach **xb)
+{
+	const struct ib_host *ha = &f->hosts[a], *hb = &f->hosts[b];
+	unsigned best = IB_HOPS_INF;
+	uint32_t i, j;
+
+	*xa = *xb = NULL;
+	for (i = 0; i < ha->n; i++) {
+		const struct ib_attach *x = &f->att[ha->first + i];
+
+		if (r >= 0 && x->rail != r)
+			continue;
+		for (j = 0; j < hb->n; j++) {
+			const struct ib_attach *y = &f->att[hb->first + j];
+			unsigned d;
+
+			if (r >= 0 && y->rail != r)
+				continue;
+			if (a == b)
+				d = x == y ? 0 : IB_HOPS_INF;
+			else
+				d = ib_att_hops(f, x, y);
+			if (d < best) {
+				best = d;
+				*xa = x, *xb = y;
+			}
+		}
+	}
+	return best == IB_HOPS_INF ? -1 : (int)best;
+}
+
+int topo_fabric_path(const struct topo_fabric *f, size_t a, size_t b, long r, struct topo_fabric_path *p)
+{
+	const struct ib_attach *x, *y;
+	const struct ib_gpair *gp;
+	int d = -1;
+
+	memset(p, 0, sizeof(*p));
+	if (!f->finalized || a >= f->nhosts || b >= f->nhosts)
+		return errno = EINVAL, -1;
+	if (r < 0)
+		r = topo_fabric_default_rail(f, a, b);
+	if (r >= 0)
+		d = path_atts(f, a, b, r, &x, &y);
+	if (d < 0)
+		d = path_atts(f, a, b, -1, &x, &y);
+	if (d < 0)
+		return errno = ENOENT, -1;
+	p->hops = d;
+	p->same_switch = x->sw >= 0 && x->sw == y->sw;
+	if (f->dfgroup && x->sw >= 0 && y->sw >= 0 && f->dfgroup[x->sw] != IB_NONE && f->dfgroup[y->sw] != IB_NONE &&
+	    f->dfgroup[x->sw] != f->dfgroup[y->sw]) {
+		const struct ib_node *nd = &f->nodes[x->ca];
+
+		p->global = 1;
+		if ((gp = ib_gpair_find(f, f->dfgroup[x->sw], f->dfgroup[y->sw])) != NULL) {
+			p->global_count = gp->count;
+			p->global_gbps = gp->gbps;
+		}
+		if (nd->port_link && x->port <= nd->nports && nd->port_link[x->port] != IB_NONE)
+			p->host_gbps = ib_link_gbps(&f->links[nd->port_link[x->port]]);
+	}
+	return 0;
 }

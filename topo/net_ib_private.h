@@ -20,8 +20,11 @@
  *     BFS from the leaves (spines 1, cores 2, ...); switches no leaf reaches get level -1;
  *   - unconnected switch ports: declared ports without a link (topology file, libibnetdisc), or the
  *     ports a ports report lists without a peer;
- *   - the leaf switch of every host (its first attachment), and host-to-host hop counts: 2 + the
- *     switch hops between the two leaves, minimised over the hosts' HCA ports that share a subnet.
+ *   - the rail of every HCA port (net_ib_rails.c) and the leaf switch of every host (its port on its
+ *     lowest rail), and host-to-host hop counts on one rail (net_ib_hops.c): 2 + the switch hops
+ *     between the two hosts' leaves on the lowest rail both reach each other on (the closest pair of
+ *     HCA ports sharing a subnet when they have no common rail);
+ *   - dragonfly groups and the global links per group pair (net_ib_groups.c, topo_view.h).
  *     In a tree (no leaf-to-leaf links, and each group of level k >= 1 has a switch of level k whose
  *     descending paths reach all its leaves: make_tree) leaf-to-leaf hops are 2k, k the first level
  *     whose group holds both leaves, with no table and no BFS. Otherwise leaf-to-leaf hops are a uint8 table when there are at most IB_LEAF_TABLE_MAX leaves (16 MiB at

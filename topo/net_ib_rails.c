@@ -10,16 +10,6 @@
 
 #include "net_ib_private.h"
 
-int topo_fabric_set_rail(struct topo_fabric *f, uint64_t guid, unsigned r)
-{
-	if (!guid || r >= TOPO_MAX_RAILS)
-		return errno = EINVAL, -1;
-	if (ib_u64map_put(&f->rail_override, guid, r) < 0)
-		return errno = ENOMEM, -1;
-	ib_graph_reset(f);
-	return 0;
-}
-
 /* Last word of a description when it has two words or more (the HCA's name after the host's), else
  * NULL. */
 static const char *last_word(const char *d, size_t *len)
@@ -94,6 +84,7 @@ static uint32_t override_of(const struct topo_fabric *f, const struct ib_node *n
 static int make_labels(struct topo_fabric *f, struct label *lab, struct ib_strmap *stems, char ***names, size_t *nnames)
 {
 	size_t h, i, j, cap = 0;
+	char buf[64];
 
 	for (h = 0; h < f->nhosts; h++) {
 		const struct ib_host *hh = &f->hosts[h];
@@ -116,6 +107,17 @@ static int make_labels(struct topo_fabric *f, struct label *lab, struct ib_strma
 				for (j = d; j < len && j < d + 9; j++)
 					num = num * 10 + (uint32_t)(w[j] - '0');
 				len = d;
+			}
+			if (len < sizeof(buf)) { /* look up without a copy: most stems are short and repeat */
+				memcpy(buf, w, len);
+				buf[len] = '\0';
+				id = ib_strmap_get(stems, buf);
+			} else {
+				id = IB_NONE;
+			}
+			if (id != IB_NONE) {
+				lab[hh->first + i] = (struct label){ id, num };
+				continue;
 			}
 			if (!(stem = ib_strndup(w, len)))
 				return -1;
@@ -347,125 +349,4 @@ long topo_fabric_guid_rail(const struct topo_fabric *f, uint64_t guid)
 			return f->att[i].rail;
 	}
 	return errno = ENOENT, -1;
-}
-
-unsigned ib_att_hops(const struct topo_fabric *f, const struct ib_attach *x, const struct ib_attach *y)
-{
-	unsigned d;
-
-	if (x->subnet != y->subnet)
-		return IB_HOPS_INF;
-	if (x->peer_ca == y->ca)
-		return 1;
-	if (x->sw < 0 || y->sw < 0)
-		return IB_HOPS_INF;
-	d = ib_switch_hops(f, x->sw, y->sw);
-	return d == IB_HOPS_INF ? IB_HOPS_INF : d + 2;
-}
-
-int topo_fabric_rail_hops(const struct topo_fabric *f, size_t a, size_t b, unsigned r)
-{
-	const struct ib_host *ha, *hb;
-	unsigned best = IB_HOPS_INF;
-	uint32_t i, j;
-
-	if (!f->finalized || a >= f->nhosts || b >= f->nhosts)
-		return errno = EINVAL, -1;
-	ha = &f->hosts[a];
-	hb = &f->hosts[b];
-	for (i = 0; i < ha->n; i++) {
-		const struct ib_attach *x = &f->att[ha->first + i];
-
-		if (x->rail != r)
-			continue;
-		if (a == b)
-			return 0;
-		for (j = 0; j < hb->n; j++) {
-			const struct ib_attach *y = &f->att[hb->first + j];
-			unsigned d;
-
-			if (y->rail == r && (d = ib_att_hops(f, x, y)) < best)
-				best = d;
-		}
-	}
-	return best == IB_HOPS_INF ? (errno = ENOENT, -1) : (int)best;
-}
-
-long topo_fabric_default_rail(const struct topo_fabric *f, size_t a, size_t b)
-{
-	unsigned r;
-
-	if (!f->finalized || a >= f->nhosts || b >= f->nhosts)
-		return errno = EINVAL, -1;
-	for (r = 0; r < f->nrails; r++)
-		if (topo_fabric_rail_hops(f, a, b, r) >= 0)
-			return (long)r;
-	return errno = ENOENT, -1;
-}
-
-/* The attachments of a and b that give the path of topo_fabric_path (rail r, or the closest pair). */
-static int path_atts(const struct topo_fabric *f, size_t a, size_t b, long r, const struct ib_attach **xa,
-		     const struct ib_attach **xb)
-{
-	const struct ib_host *ha = &f->hosts[a], *hb = &f->hosts[b];
-	unsigned best = IB_HOPS_INF;
-	uint32_t i, j;
-
-	*xa = *xb = NULL;
-	for (i = 0; i < ha->n; i++) {
-		const struct ib_attach *x = &f->att[ha->first + i];
-
-		if (r >= 0 && x->rail != r)
-			continue;
-		for (j = 0; j < hb->n; j++) {
-			const struct ib_attach *y = &f->att[hb->first + j];
-			unsigned d;
-
-			if (r >= 0 && y->rail != r)
-				continue;
-			if (a == b)
-				d = x == y ? 0 : IB_HOPS_INF;
-			else
-				d = ib_att_hops(f, x, y);
-			if (d < best) {
-				best = d;
-				*xa = x, *xb = y;
-			}
-		}
-	}
-	return best == IB_HOPS_INF ? -1 : (int)best;
-}
-
-int topo_fabric_path(const struct topo_fabric *f, size_t a, size_t b, long r, struct topo_fabric_path *p)
-{
-	const struct ib_attach *x, *y;
-	const struct ib_gpair *gp;
-	int d = -1;
-
-	memset(p, 0, sizeof(*p));
-	if (!f->finalized || a >= f->nhosts || b >= f->nhosts)
-		return errno = EINVAL, -1;
-	if (r < 0)
-		r = topo_fabric_default_rail(f, a, b);
-	if (r >= 0)
-		d = path_atts(f, a, b, r, &x, &y);
-	if (d < 0)
-		d = path_atts(f, a, b, -1, &x, &y);
-	if (d < 0)
-		return errno = ENOENT, -1;
-	p->hops = d;
-	p->same_switch = x->sw >= 0 && x->sw == y->sw;
-	if (f->dfgroup && x->sw >= 0 && y->sw >= 0 && f->dfgroup[x->sw] != IB_NONE && f->dfgroup[y->sw] != IB_NONE &&
-	    f->dfgroup[x->sw] != f->dfgroup[y->sw]) {
-		const struct ib_node *nd = &f->nodes[x->ca];
-
-		p->global = 1;
-		if ((gp = ib_gpair_find(f, f->dfgroup[x->sw], f->dfgroup[y->sw])) != NULL) {
-			p->global_count = gp->count;
-			p->global_gbps = gp->gbps;
-		}
-		if (nd->port_link && x->port <= nd->nports && nd->port_link[x->port] != IB_NONE)
-			p->host_gbps = ib_link_gbps(&f->links[nd->port_link[x->port]]);
-	}
-	return 0;
 }

@@ -313,44 +313,49 @@ static void report_hops(const struct topo_fabric *f, json_t *r)
 	json_object_set_new(r, "hop_histogram", h);
 }
 
-/* "rails": per rail, its HCA ports, hosts and leaf switches (a leaf counted once per rail it serves). */
-static void report_rails(const struct topo_fabric *f, const char *const *names, json_t *r)
+/* "rails": per rail, its HCA ports, hosts and leaf switches (a leaf counts for the rail of the first host
+ * port cabled to it). O(ports + switches + rails). */
+static void report_rails(const struct topo_fabric *f, json_t *r)
 {
 	json_t *rails = json_array();
+	size_t *cnt = calloc(3 * (f->nrails + 1), sizeof(*cnt)); /* ports, hosts, leaves per rail */
+	uint8_t *leaf_rail = malloc(f->nsw + 1), seen[TOPO_MAX_RAILS];
 	size_t rl, i, h;
 
-	for (rl = 0; rails && rl < f->nrails; rl++) {
+	if (!rails || !cnt || !leaf_rail) {
+		json_decref(rails);
+		free(cnt);
+		free(leaf_rail);
+		return;
+	}
+	memset(leaf_rail, IB_RAIL_NONE, f->nsw + 1);
+	for (h = 0; h < f->nhosts; h++) {
+		memset(seen, 0, sizeof(seen));
+		for (i = 0; i < f->hosts[h].n; i++) {
+			const struct ib_attach *a = &f->att[f->hosts[h].first + i];
+
+			cnt[3 * a->rail]++;
+			if (!seen[a->rail]++)
+				cnt[3 * a->rail + 1]++;
+		}
+	}
+	for (i = 0; i < f->natt; i++)
+		if (f->att[i].sw >= 0 && leaf_rail[f->att[i].sw] == IB_RAIL_NONE)
+			leaf_rail[f->att[i].sw] = f->att[i].rail;
+	for (i = 0; i < f->nsw; i++)
+		if (leaf_rail[i] != IB_RAIL_NONE)
+			cnt[3 * leaf_rail[i] + 2]++;
+	for (rl = 0; rl < f->nrails; rl++) {
 		json_t *e = json_object();
-		size_t ports = 0, hosts = 0, leaves = 0;
-		long last = -2;
 
-		for (h = 0; h < f->nhosts; h++) {
-			size_t n = 0;
-
-			for (i = 0; i < f->hosts[h].n; i++)
-				n += f->att[f->hosts[h].first + i].rail == rl;
-			ports += n;
-			hosts += n > 0;
-		}
-		for (i = 0; i < f->nsw; i++) { /* leaves whose first host port is on this rail */
-			size_t a;
-
-			if (f->sw_level[i] != 0)
-				continue;
-			for (a = 0; a < f->natt; a++)
-				if (f->att[a].sw == (long)i) {
-					if (f->att[a].rail == rl && last != (long)i)
-						leaves++, last = (long)i;
-					break;
-				}
-		}
 		json_object_set_new(e, "rail", json_integer((json_int_t)rl));
-		json_object_set_new(e, "hca_ports", json_integer((json_int_t)ports));
-		json_object_set_new(e, "hosts", json_integer((json_int_t)hosts));
-		json_object_set_new(e, "leaves", json_integer((json_int_t)leaves));
+		json_object_set_new(e, "hca_ports", json_integer((json_int_t)cnt[3 * rl]));
+		json_object_set_new(e, "hosts", json_integer((json_int_t)cnt[3 * rl + 1]));
+		json_object_set_new(e, "leaves", json_integer((json_int_t)cnt[3 * rl + 2]));
 		json_array_append_new(rails, e);
 	}
-	(void)names;
+	free(cnt);
+	free(leaf_rail);
 	json_object_set_new(r, "rails", rails);
 }
 
@@ -417,7 +422,7 @@ json_t *topo_fabric_report_named(const struct topo_fabric *f, const char *const 
 	report_cas(f, r, an);
 	report_links(f, names, r, an);
 	report_hops(f, r);
-	report_rails(f, names, r);
+	report_rails(f, r);
 	report_groups(f, r);
 	if (f->map_unmatched && f->has_ports_subnet)
 		json_object_set_new(anomaly(an, "unmatched_name_map",

@@ -193,8 +193,10 @@ static void make_cands(struct build *b)
 		K = topo_fabric_network_levels(b->c->fabric);
 		if (K > 10)
 			K = 10;
-		for (k = K - 1; k >= 0; k--)
-			add_cand(b, TOPO_LEVEL_NETWORK, group_names[k], HWLOC_OBJ_MACHINE, k);
+		for (k = K - 1; k >= 0; k--) /* with dragonfly groups, level 1 is the group: "dgroup" */
+			add_cand(b, TOPO_LEVEL_NETWORK,
+				 k == 1 && topo_fabric_ngroups(b->c->fabric) ? TOPO_DGROUP_LEVEL : group_names[k],
+				 HWLOC_OBJ_MACHINE, k);
 		if (K <= 0)
 			add_cand(b, TOPO_LEVEL_NETWORK, "leaf", HWLOC_OBJ_MACHINE, 0);
 	} else if (b->net_mode == 2) {
@@ -348,7 +350,9 @@ static uint32_t cand_count(const struct build *b, int l)
 }
 
 /* Runs of candidate levels with equal group counts are the same partition: keep one per run (the
- * root, the host level and the slot level are always kept). */
+ * root, the host level, the slot level and a dragonfly group level are always kept: explain tells
+ * traffic inside one group from traffic across groups by that level, even when the slots are all in
+ * one group). */
 static void choose_levels(struct build *b)
 {
 	int s = 0, e, l, leaf = b->ncand - 1;
@@ -360,7 +364,7 @@ static void choose_levels(struct build *b)
 		for (e = s; e + 1 < b->ncand && cand_count(b, e + 1) == cand_count(b, s); e++)
 			;
 		for (l = s; l <= e; l++)
-			if (l == 0 || l == b->host_cand || l == leaf) {
+			if (l == 0 || l == b->host_cand || l == leaf || !strcmp(b->cand[l].name, TOPO_DGROUP_LEVEL)) {
 				b->keep[b->nkeep++] = l;
 				kept = 1;
 			}

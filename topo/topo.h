@@ -262,6 +262,9 @@ typedef enum topo_net_class {
 	TOPO_NET_GLOBAL,      /* across a global link between two dragonfly groups */
 	TOPO_NET_OTHER        /* a host outside the fabric, or not connected */
 } topo_net_class_t;
+/* Name of a target's dragonfly group level (a TOPO_LEVEL_NETWORK level; kept even when it does not
+ * branch, so that traffic under it is inside one group and traffic above it crosses a global link). */
+#define TOPO_DGROUP_LEVEL "dgroup"
 /* Class of the path between cluster hosts a and b on the default rail (topo_fabric_default_rail). */
 topo_net_class_t topo_host_net_class(topo_cluster_t c, size_t a, size_t b);
 

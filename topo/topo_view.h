@@ -57,7 +57,7 @@ long topo_host_type(topo_cluster_t c, size_t h);
 /* ---- the fabric (net_ib*.c) --------------------------------------------------------------------- */
 
 /* Hosts the fabric knows, their names (node-name map, first word of the HCA description, or the GUID
- * "0x..." for generic HCAs), leaf switch (dense index of the first switch attachment, -1), and links
+ * "0x..." for generic HCAs), leaf switch (dense index of the switch its port on its lowest rail reaches, -1), and links
  * between two hosts' HCAs (0 for the same host, -1 if unconnected). */
 size_t topo_fabric_nhosts(const topo_fabric_t *f);
 const char *topo_fabric_host_name(const topo_fabric_t *f, size_t i);
@@ -209,7 +209,7 @@ int topo_fabric_link(const topo_fabric_t *f, size_t i, topo_link_info_t *info);
 /* Host pairs per hop count (links between two hosts' HCAs: 2 under one leaf switch), over weight[h]
  * copies of each fabric host h (NULL: each host once; copies of one host are 0 apart). Exact in a tree
  * (O(hosts + leaves x levels)) and, outside one, up to 4096 leaf switches (one BFS per leaf); hosts with
- * several HCAs are counted one by one up to 4096 of them, else under their first leaf ("approximate");
+ * several HCAs are counted one by one up to 4096 of them, else under their leaf (lowest rail; "approximate");
  * beyond 4096 leaves outside a tree, 200,000 random pairs ("sampled"). */
 #define TOPO_HOPS_MAX 256
 #define TOPO_HOPS_UNCONNECTED (TOPO_HOPS_MAX + 1)

@@ -69,7 +69,8 @@ static void ex_usage(FILE *f)
 		"                        names the socket. Same output.\n"
 		"  -j, --json            one JSON object: ranks, slots, metric, engine (the engine, or 'file\n"
 		"                        PERM'; 'algo' in older versions), levels [{level, kind,\n"
-		"                        class, before, after}], classes {socket, node, leaf, above: {before,\n"
+		"                        class, before, after}], classes {socket, node, leaf, above (or group, global "
+		"with dragonfly groups): {before,\n"
 		"                        after, before_percent, after_percent}}, total; with --learned,\n"
 		"                        learned {pattern, fn, order, shape, runs, updated, updated_unix, drift, "
 		"stable,\n"
@@ -382,11 +383,16 @@ static void ex_learned_text(const struct ex_args *a)
 
 /* ---- classes and output ------------------------------------------------------------------------- */
 
-enum { CL_SOCKET, CL_NODE, CL_LEAF, CL_ABOVE, CL_COUNT, CL_NONE = -1 };
-static const char *const class_name[CL_COUNT] = { "socket", "node", "leaf", "above" };
-static const char *const class_text[CL_COUNT] = { "inside one socket", "inside one node, across sockets",
+/* With dragonfly groups (a "dgroup" level, TOPO_DGROUP_LEVEL), "above" splits into "group" (inside one
+ * group, across its switches) and "global" (across a global link between two groups). */
+enum { CL_SOCKET, CL_NODE, CL_LEAF, CL_ABOVE, CL_GROUP, CL_GLOBAL, CL_COUNT, CL_NONE = -1 };
+static const char *const class_name[CL_COUNT] = { "socket", "node", "leaf", "above", "group", "global" };
+static const char *const class_text[CL_COUNT] = { "inside one socket",
+						  "inside one node, across sockets",
 						  "under one leaf switch, across nodes",
-						  "above the leaf switches (spines and up)" };
+						  "above the leaf switches (spines and up)",
+						  "inside one dragonfly group, across switches",
+						  "across a global link between groups" };
 
 /* What the output needs of the target: its slots and its levels' names and kinds (borrowed). Offline it
  * is the target's; through rankmapd it comes from the answer, whatever the shape of the target. */
@@ -397,12 +403,28 @@ struct ex_view {
 	const topo_level_kind_t *kind; /* nlevels */
 };
 
+/* The view has a dragonfly group level. */
+static int has_dgroup(const struct ex_view *t)
+{
+	int l;
+
+	for (l = 0; l < t->nlevels; l++)
+		if (t->kind[l] == TOPO_LEVEL_NETWORK && t->name[l] && !strcmp(t->name[l], TOPO_DGROUP_LEVEL))
+			return 1;
+	return 0;
+}
+
 /* Class of traffic whose deepest shared level is l (CL_NONE for levels without a kind). */
 static int level_class(const struct ex_view *t, int l)
 {
+	int above = has_dgroup(t) ? CL_GLOBAL : CL_ABOVE;
+
 	switch (t->kind[l]) {
-	case TOPO_LEVEL_ROOT: return t->nlevels > 1 && t->kind[1] == TOPO_LEVEL_OTHER ? CL_NONE : CL_ABOVE;
-	case TOPO_LEVEL_NETWORK: return l + 1 < t->nlevels && t->kind[l + 1] == TOPO_LEVEL_HOST ? CL_LEAF : CL_ABOVE;
+	case TOPO_LEVEL_ROOT: return t->nlevels > 1 && t->kind[1] == TOPO_LEVEL_OTHER ? CL_NONE : above;
+	case TOPO_LEVEL_NETWORK:
+		if (l + 1 < t->nlevels && t->kind[l + 1] == TOPO_LEVEL_HOST)
+			return CL_LEAF;
+		return t->name[l] && !strcmp(t->name[l], TOPO_DGROUP_LEVEL) ? CL_GROUP : above;
 	case TOPO_LEVEL_HOST: return CL_NODE;
 	case TOPO_LEVEL_PACKAGE:
 	case TOPO_LEVEL_NUMA:
@@ -411,6 +433,12 @@ static int level_class(const struct ex_view *t, int l)
 	case TOPO_LEVEL_PU: return CL_SOCKET;
 	default: return CL_NONE;
 	}
+}
+
+/* Classes shown: socket, node, leaf, then above, or group and global with dragonfly groups. */
+static int class_shown(const struct ex_view *t, int k)
+{
+	return k <= CL_LEAF || (k == CL_ABOVE) == !has_dgroup(t);
 }
 
 struct ex_result {
@@ -439,10 +467,11 @@ static void ex_print_json(const struct ex_args *a, const map_graph_t *g, const s
 						"after_percent", pct(r->after[l], r->total)));
 	}
 	for (k = 0; r->classed && k < CL_COUNT; k++)
-		json_object_set_new(cl, class_name[k],
-				    json_pack("{s:f, s:f, s:f, s:f}", "before", r->cb[k], "after", r->ca[k],
-					      "before_percent", pct(r->cb[k], r->total), "after_percent",
-					      pct(r->ca[k], r->total)));
+		if (class_shown(t, k))
+			json_object_set_new(cl, class_name[k],
+					    json_pack("{s:f, s:f, s:f, s:f}", "before", r->cb[k], "after", r->ca[k],
+						      "before_percent", pct(r->cb[k], r->total), "after_percent",
+						      pct(r->ca[k], r->total)));
 	json_object_set_new(o, "levels", lv);
 	json_object_set_new(o, "classes", cl);
 	if (r->warning)
@@ -466,8 +495,9 @@ static void ex_print_text(const struct ex_args *a, const map_graph_t *g, const s
 	if (r->classed) {
 		printf("  %-42s %14s %7s %14s %7s\n", "WHERE THE TRAFFIC FLOWS", "BEFORE", "%", "AFTER", "%");
 		for (k = 0; k < CL_COUNT; k++)
-			printf("  %-42s %14.6g %6.1f%% %14.6g %6.1f%%\n", class_text[k], r->cb[k],
-			       pct(r->cb[k], r->total), r->ca[k], pct(r->ca[k], r->total));
+			if (class_shown(t, k))
+				printf("  %-42s %14.6g %6.1f%% %14.6g %6.1f%%\n", class_text[k], r->cb[k],
+				       pct(r->cb[k], r->total), r->ca[k], pct(r->ca[k], r->total));
 		putchar('\n');
 	}
 	printf("  %-12s %-8s %14s %7s %14s %7s\n", "LEVEL", "CLASS", "BEFORE", "%", "AFTER", "%");

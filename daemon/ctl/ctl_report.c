@@ -27,7 +27,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"NAME\n"
-		"    rankmapctl report - summarise a cluster: hardware, fabric, hop counts, anomalies\n\n"
+		"    rankmapctl report - summarise a cluster: hardware, fabric, rails, dragonfly groups, hop counts,\n"
+		"    anomalies\n\n"
 		"SYNOPSIS\n"
 		"    rankmapctl report [--hwloc PATH]... [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
 		"                      [--node-name-map FILE] [--torus FILE] [--cluster FILE] [--strict]\n"
@@ -333,6 +334,60 @@ static void print_leaves(json_t *r, int all)
 		       json_array_size(leaves) - MAX_LEAF_ROWS);
 }
 
+/* Rails (when there are several) and dragonfly groups with the global links per group pair. */
+static void print_rails_groups(json_t *r, int all)
+{
+	json_t *f = json_object_get(r, "fabric"), *rails = json_object_get(f, "rails"),
+	       *d = json_object_get(f, "dragonfly");
+	json_t *e, *pairs;
+	char b[4][32];
+	size_t i;
+
+	if (json_array_size(rails) > 1) {
+		struct table t = { .ncols = 4 };
+
+		printf("\nRails: %zu\n", json_array_size(rails));
+		row(&t, "RAIL", "HCA PORTS", "HOSTS", "LEAVES");
+		json_array_foreach (rails, i, e)
+			row(&t, num(b[0], json_object_get(e, "rail")), num(b[1], json_object_get(e, "hca_ports")),
+			    num(b[2], json_object_get(e, "hosts")), num(b[3], json_object_get(e, "leaves")));
+		table_print(&t);
+	}
+	if (json_is_object(d)) {
+		struct table t = { .ncols = 3 }, u = { .ncols = 4 };
+
+		pairs = json_object_get(d, "global_links_per_pair");
+		printf("\nDragonfly groups: %lld (%s), %lld global links between %lld pairs of groups\n",
+		       (long long)json_integer_value(json_object_get(d, "groups")),
+		       json_string_value(json_object_get(d, "source")),
+		       (long long)json_integer_value(json_object_get(d, "global_links")),
+		       (long long)json_integer_value(json_object_get(d, "group_pairs_linked")));
+		row(&t, "GROUP", "SWITCHES", "HOSTS");
+		json_array_foreach (json_object_get(d, "group_list"), i, e) {
+			if (i == MAX_LEAF_ROWS && !all)
+				break;
+			row(&t, num(b[0], json_object_get(e, "group")), num(b[1], json_object_get(e, "switches")),
+			    num(b[2], json_object_get(e, "hosts")));
+		}
+		table_print(&t);
+		printf("\nGlobal links per pair of groups\n");
+		row(&u, "GROUP", "GROUP", "LINKS", "GB/S");
+		json_array_foreach (pairs, i, e) {
+			if (i == MAX_LEAF_ROWS && !all)
+				break;
+			snprintf(b[3], sizeof(b[3]), "%g", json_number_value(json_object_get(e, "gbps")));
+			row(&u, num(b[0], json_array_get(json_object_get(e, "groups"), 0)),
+			    num(b[1], json_array_get(json_object_get(e, "groups"), 1)),
+			    num(b[2], json_object_get(e, "links")), b[3]);
+		}
+		table_print(&u);
+		if ((json_array_size(pairs) > MAX_LEAF_ROWS ||
+		     json_array_size(json_object_get(d, "group_list")) > MAX_LEAF_ROWS) &&
+		    !all)
+			printf("  ... (--all lists every group and pair)\n");
+	}
+}
+
 /* Anomalies of one kind in the report (the JSON lists them all; the text counts them). */
 static json_int_t kind_count(json_t *r, const char *kind)
 {
@@ -544,6 +599,7 @@ static int render(json_t *r, const struct opts *o)
 		print_hardware(r);
 		print_network(r);
 		print_leaves(r, o->all);
+		print_rails_groups(r, o->all);
 		print_link_quality(r);
 		print_coverage(r);
 		print_torus_order(r);

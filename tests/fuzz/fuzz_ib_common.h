@@ -18,8 +18,19 @@ static void fz_ib_query(struct topo_fabric *f)
 		(void)topo_fabric_hops(f, i, n - 1 - i);
 		(void)topo_fabric_host_leaf(f, i);
 	}
-	for (i = 0; i < topo_fabric_nswitches(f) && i < 64; i++)
+	for (i = 0; i < topo_fabric_nswitches(f) && i < 64; i++) {
 		(void)topo_fabric_switch_name(f, (long)i);
+		(void)topo_fabric_switch_group(f, (long)i);
+	}
+	for (i = 0; i < n && i < 16; i++) { /* rails and paths (net_ib_rails.c, net_ib_hops.c) */
+		struct topo_fabric_path p;
+		topo_group_links_t gl;
+
+		(void)topo_fabric_rail_hops(f, i, n - 1 - i, (unsigned)(i % (topo_fabric_nrails(f) + 1)));
+		(void)topo_fabric_path(f, i, n - 1 - i, -1, &p);
+		(void)topo_fabric_host_group(f, i);
+		(void)topo_fabric_group_links(f, i % (topo_fabric_ngroups(f) + 1), 0, &gl);
+	}
 	json_decref(topo_fabric_report(f));
 }
 

@@ -63,6 +63,8 @@ seed() {
 	fuzz_ib_topofile) cp "$D"/ib/*.topo "$D"/ib/*.ibnetdiscover "$D"/ib/*.net "$D"/bad/ib-files/*.topo "$D"/reports/*.topo \
 		"$D"/plafrim/ib/*.txt "$2"/ ;;
 	fuzz_ib_ports) cp "$D"/ib/*.ports "$D"/bad/ib-files/*.ports "$2"/ ;;
+	fuzz_ib_site) cp "$D"/ib/*.fabric "$2"/
+		for d in "$D"/bad/site-fabric-*; do cp "$d/site.fabric" "$2/$(basename "$d").fabric"; done ;;
 	fuzz_ib_namemap) cp "$D"/ib/*.map "$D"/bad/ib-files/*.map "$2"/
 		for f in "$D"/bad/node-name-map-bad/*; do cp "$f" "$2/bad-$(basename "$f")"; done ;;
 	fuzz_torus) cp "$D"/torus/*.conf "$D"/bad/torus-conf/*.conf conf/torus.conf.example "$2"/ && cp "$D"/bad/torus-disagree/torus.conf "$2"/disagree.conf &&

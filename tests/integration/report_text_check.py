@@ -70,6 +70,25 @@ def main():
                   str(e['unconnected_ports']), e['switch'], e['description']])
             if 'oversubscription' in e:
                 same(f'leaf {e["switch"]} oversubscription', r[4], f'{e["oversubscription"]:.2f}:1')
+        rails = f.get('rails', [])
+        rrows = [l.split() for l in sec.get('Rails', [])[2:] if re.match(r'^\s+\d', l)]
+        same('rail rows', len(rrows), len(rails) if len(rails) > 1 else 0)
+        for r, e in zip(rrows, rails):
+            same(f'rail {e["rail"]}', r, [str(e[k]) for k in ('rail', 'hca_ports', 'hosts', 'leaves')])
+        d = f.get('dragonfly')
+        if d:
+            m = re.match(r'^Dragonfly groups: (\d+) \((.*)\), (\d+) global links between (\d+) pairs',
+                         sec['Dragonfly groups'][0])
+            same('dragonfly summary', m.groups() if m else None,
+                 (str(d['groups']), d['source'], str(d['global_links']), str(d['group_pairs_linked'])))
+            grows = [l.split() for l in sec['Dragonfly groups'][2:] if re.match(r'^\s+\d', l)]
+            same('group rows', grows, [[str(e[k]) for k in ('group', 'switches', 'hosts')]
+                                       for e in d['group_list'][:40]])
+            prows = [l.split() for l in sec['Global links per pair of groups'][2:] if re.match(r'^\s+\d', l)]
+            same('group pair rows', prows, [[str(e['groups'][0]), str(e['groups'][1]), str(e['links']),
+                                             f"{e['gbps']:g}"] for e in d['global_links_per_pair'][:40]])
+        else:
+            same('no dragonfly section', 'Dragonfly groups' in sec, False)
         kinds = {}
         for a in o['anomalies']:
             kinds[a['kind']] = kinds.get(a['kind'], 0) + 1

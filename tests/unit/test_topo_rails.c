@@ -186,6 +186,10 @@ static void test_df_costs(void)
 		      topo_host_net_class(c, n000, n016) == TOPO_NET_GLOBAL,
 	      "df: net classes");
 	check(topo_host_rail_cost(c, n000, n016, 1) < 0, "df: no rail 1");
+	/* n000's HCA: "H-0000000000200000" in df-g0-sw0's block */
+	check(topo_host_guid_rail(c, n000, 0x200000) == 0 && topo_host_guid_rail(c, n001, 0x200000) < 0,
+	      "df: the rail of n000's HCA by GUID, not n001's");
+	check(topo_host_rail_cost(c, n000, n000, 0) == 0, "df: a host to itself costs 0");
 	topo_cluster_destroy(c);
 }
 

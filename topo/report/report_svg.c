@@ -331,8 +331,19 @@ static void svg_header(struct svg *g, int extra_h)
 	if (g->nnohca && o > 0 && (size_t)o < sizeof(title))
 		o += snprintf(title + o, sizeof(title) - (size_t)o, ", %zu with no HCA in the fabric", g->nnohca);
 	if (o > 0 && (size_t)o < sizeof(title))
-		snprintf(title + o, sizeof(title) - (size_t)o, " (%zu subnet%s)", g->t->nsubnets,
-			 g->t->nsubnets > 1 ? "s" : "");
+		o += snprintf(title + o, sizeof(title) - (size_t)o, " (%zu subnet%s)", g->t->nsubnets,
+			      g->t->nsubnets > 1 ? "s" : "");
+	{ /* rails and dragonfly groups (topo_view.h), when the fabric has them */
+		const topo_fabric_t *fab = topo_cluster_fabric(g->c);
+		size_t nr = fab ? topo_fabric_nrails(fab) : 0, ng = fab ? topo_fabric_ngroups(fab) : 0;
+
+		if (nr > 1 && o > 0 && (size_t)o < sizeof(title))
+			o += snprintf(title + o, sizeof(title) - (size_t)o, ", %zu rails", nr);
+		if (ng && o > 0 && (size_t)o < sizeof(title))
+			o += snprintf(title + o, sizeof(title) - (size_t)o, ", %zu dragonfly groups, %zu global links",
+				      ng, topo_fabric_nglobal_links(fab));
+		(void)o;
+	}
 	fprintf(f, "<text class=\"headline\" x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", MARGIN);
 	esc(f, title);
 	fprintf(f, "</text>\n");
