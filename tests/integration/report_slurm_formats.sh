@@ -81,6 +81,15 @@ sed 's/^SwitchName=group1 Switches=.*/SwitchName=group1 Switches=ibsw[5-7]/; s/^
 expect "dragonfly check rejects a router in the wrong group" rejects $FC dragonfly "$T/bad.df" "$DF"
 expect "block check rejects blocks that are not the dragonfly's groups" rejects $FC block "$T/ndr.block" --tree "$T/df.tree" --groups
 
+# a Dragonfly+ (written here): 4 groups of 2 leaves (3 hosts each) under 2 spines, 12 global links
+python3 "$TOP/tests/integration/report_gen_dfplus.py" 4 2 3 2 >"$T/dfp.topo"
+for fmt in tree block weights; do gen "dfp.$fmt" --ib "$T/dfp.topo" --format "$fmt"; done
+expect "Dragonfly+ tree: leaves, spines, a switch per group above its spines, the top (groups found here)" \
+	sh -c "$TC '$T/dfp.tree' --invariants && $FC dragonfly '$T/dfp.tree' '$T/dfp.topo'"
+expect "Dragonfly+ block: the 4 groups, 6 hosts each" \
+	sh -c "$FC block '$T/dfp.block' --tree '$T/dfp.tree' --groups && [ \$(grep -c '^BlockName=group' '$T/dfp.block') = 4 ]"
+expect "Dragonfly+ weights: group by group" $FC weights "$T/dfp.weights" --tree "$T/dfp.tree"
+
 # ---- the checkers reject broken files -----------------------------------------------------------------
 sed 's/^BlockSizes=.*/BlockSizes=6,10/' "$T/pla.block" >"$T/bad1.block"
 expect "block check rejects BlockSizes=6,10 (10 is not 6 times a power of two)" rejects $FC block "$T/bad1.block"
@@ -210,8 +219,14 @@ print(sum(len(expand(m.group(1))) for m in (re.search(r' Level=0 .*Nodes=(\S+)',
 		notok "slurmctld with the dragonfly file did not answer: $(tail -3 "$T/c-df/out")"
 	expect "dragonfly: slurmctld (TopologyParam=Dragonfly) loads the tree file cleanly" clean "$T/c-df"
 	expect "dragonfly: scontrol show topology: every switch at its level" $TC "$T/df.tree" --slurm-levels "$T/c-df/topo.out"
-	expect "dragonfly: scontrol show topology has the fabric's 5 groups at level 1, each with its routers" \
+	expect "dragonfly: scontrol show topology: below the top, the fabric's 5 groups, each with its hosts" \
 		$FC dragonfly "$T/df.tree" "$DF" --slurm "$T/c-df/topo.out"
+	$TC "$T/dfp.tree" --list-hosts >"$T/dfp.nodes"
+	ctld_topology "$T/c-dfp" topology/tree "$T/dfp.tree" "$T/dfp.nodes" TopologyParam=Dragonfly ||
+		notok "slurmctld with the Dragonfly+ file did not answer: $(tail -3 "$T/c-dfp/out")"
+	expect "Dragonfly+: slurmctld loads it cleanly, every switch at its level, the 4 groups below the top" \
+		sh -c "! grep -qi 'error.*topology\|fatal\|invalid hostnames' '$T/c-dfp/out' '$T/c-dfp/log/ctld.log' &&
+			$TC '$T/dfp.tree' --slurm-levels '$T/c-dfp/topo.out' && $FC dragonfly '$T/dfp.tree' '$T/dfp.topo' --slurm '$T/c-dfp/topo.out'"
 	if [ "$(slurm_version)" -ge 2311 ]; then
 		ctld_topology "$T/c-blkall" topology/block "$T/pla.block" "$T/slurm.nodes" ||
 			notok "slurmctld with the unfiltered block file did not answer: $(tail -3 "$T/c-blkall/out")"

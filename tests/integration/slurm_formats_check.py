@@ -45,6 +45,7 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_topo_check import expand, parse_conf  # noqa: E402
 
@@ -158,7 +159,7 @@ def against_tree(blocks, tree, where, groups=False):
         roots = [n for n in sw if n not in listed]
         if len(roots) != 1:
             return [f'{tree}: {len(roots)} top switches, a dragonfly has one']
-        want = [(g, sorted(hosts_below(sw, g), key=natural_key)) for g in sorted(sw[roots[0]][1], key=natural_key)]
+        want = [(g, sorted(set(hosts_below(sw, g)), key=natural_key)) for g in sorted(sw[roots[0]][1], key=natural_key)]
     got = [(n, sorted(h, key=natural_key)) for n, h in blocks]
     if [n for n, _ in got] != [n for n, _ in want]:
         problems.append(f'{where}: blocks {[n for n, _ in got][:8]}..., the tree\'s leaves in order are '
@@ -252,10 +253,14 @@ def check_weights(path, tree):
 
 
 def df_groups(topofile):
-    """Groups of a dragonfly from the raw file: components of the links inside a triangle."""
+    """Groups of a dragonfly from the raw file: components of the local links, a link being local when
+    it joins a leaf (a switch with hosts) and an upper switch (Dragonfly+: leaf to spine), or two leaves
+    with a common neighbour switch (the routers of a group are linked all to all)."""
     from report_topo_check import parse_topofile
     adj, hosts = parse_topofile(topofile)
-    local = {s: {t for t in adj[s] if adj[s] & adj[t]} for s in adj}
+    leaf = {s: bool(hosts.get(s)) for s in adj}
+    local = {s: {t for t in adj[s] if leaf[s] != leaf[t] or (leaf[s] and leaf[t] and adj[s] & adj[t])}
+             for s in adj}
     comp, groups = {}, []
     for s in sorted(adj):
         if s in comp:
@@ -277,29 +282,35 @@ def df_groups(topofile):
 def check_dragonfly(tree, topofile, args):
     sw, guid, problems = parse_conf(tree)
     groups, hosts, nglobal = df_groups(topofile)
-    name_of = {g: n for n, g in guid.items()}
-    want = sorted(sorted(name_of[s] for s in g if hosts.get(s)) for g in groups)
+    want = sorted(sorted(h for s in g for h in hosts.get(s, ())) for g in groups)
+    want = [w for w in want if w]
     listed = {c for k, m in sw.values() if k == 'Switches' for c in m}
     roots = [n for n in sw if n not in listed]
     if len(roots) != 1:
         return problems + [f'{tree}: {len(roots)} top switches, expected one above the groups']
     gsw = sw[roots[0]][1]
-    got = sorted(sorted(sw[g][1]) for g in gsw if g in sw)
+    got = sorted(sorted(set(hosts_below(sw, g))) for g in gsw if g in sw)
     if got != want:
-        problems.append(f'{tree}: group switches list {got}, the fabric\'s groups are {want}')
+        problems.append(f'{tree}: the group switches hold hosts {[x[:3] for x in got]}..., the fabric\'s groups '
+                        f'{[x[:3] for x in want]}...')
     m = re.search(r'Dragonfly: (\d+) groups \(\w+\), (\d+) global links', open(tree).read())
     if not m or (int(m.group(1)), int(m.group(2))) != (len(groups), nglobal):
         problems.append(f'{tree}: the comment says {m.groups() if m else None} groups / global links, '
                         f'the fabric has {len(groups)} / {nglobal}')
     if '--slurm' in args:
-        lv = {}
+        # scontrol: SwitchName=<s> Level=<k> LinkSpeed=.. Nodes=<every node below> [Switches=<children>]
+        nodes, children, top = {}, {}, None
         for line in open(args[args.index('--slurm') + 1]):
-            mm = re.match(r'^SwitchName=(\S+) Level=(\d+) .*Switches=(\S+)', line.strip())
-            if mm and mm.group(2) == '1':
-                lv[mm.group(1)] = sorted(expand(mm.group(3)))
-        if sorted(lv.values()) != want:
-            problems.append(f'Slurm reports {len(lv)} switches at level 1 ({sorted(lv.values())}), the fabric has '
-                            f'{len(want)} groups {want}')
+            mm = re.match(r'^SwitchName=(\S+) Level=(\d+) .*Nodes=(\S+)(?: Switches=(\S+))?', line.strip())
+            if mm:
+                nodes[mm.group(1)] = sorted(set(expand(mm.group(3))))
+                children[mm.group(1)] = expand(mm.group(4)) if mm.group(4) else []
+                if top is None or int(mm.group(2)) > top[1]:
+                    top = (mm.group(1), int(mm.group(2)))
+        got = sorted(nodes.get(g, []) for g in children[top[0]]) if top else []
+        if got != want:
+            problems.append(f'Slurm\'s top switch {top} has {len(got)} switches below it holding the hosts '
+                            f'{[x[:3] for x in got]}..., the fabric has {len(want)} groups')
     return problems
 
 
