@@ -84,6 +84,8 @@ allowed_skip() {
 	"daemon_isolation|SANITIZE=1: "*) return 0 ;;
 	# the same for the process half of the one-parse-per-request check (its thread half runs sanitized)
 	"daemon_parses|SANITIZE=1: "*) return 0 ;;
+	# Debian 12's Slurm is 22.05, which has no topology/block (23.11): the Debian 13 root loads the file
+	"report_slurm_formats|topology/block needs Slurm 23.11 "*) return 0 ;;
 	esac
 	return 1
 }

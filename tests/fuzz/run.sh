@@ -91,6 +91,9 @@ seed() {
 		printf 'hwloc = ../data/daemon/hwloc/bonobo001.xml\nib_cache = ../data/ib/ibsim-fattree.cache\n' >"$2/cache"
 		for d in "$D"/bad/cluster-*; do cp "$d/cluster.conf" "$2/$(basename "$d")"; done ;;
 	fuzz_daemon_config) cp conf/rankmapd.conf "$2"/ ;;
+	fuzz_slurm_conf) cp "$D"/slurm/slurm.conf.nodes "$D"/slurm/nodes.inc "$2"/
+		printf 'NodeName=ok[1-2]\n\nNodeName=bad[1-\n' >"$2/bad-hostlist"
+		printf 'NodeName=a[01-03] \\\n  CPUs=1\nnodename=DEFAULT\nInclude /nonexistent.conf\n' >"$2/include-missing" ;;
 	fuzz_rm_file) i=0; for v in 64M 1G 3K 0 18446744073709551615 99999999999G 12x; do
 			i=$((i + 1)); printf '%s' "$v" >"$2/size$i"; done
 		cp conf/rankmapd.conf "$2"/ ;;
