@@ -193,6 +193,47 @@ int sim_run(const order_t *o, const sim_jobs_t *jobs, sim_result_t *res, rm_erro
  * hist is scratch of dims[0] + dims[1] + dims[2] doubles (zeroed on entry, zeroed on return). */
 double sim_mean_hop(const topo_torus_spec_t *spec, const uint32_t *nodes, size_t k, double *hist);
 
+/* ---- the simulator on a switched fabric (sim_hosts.c) -----------------------------------------------
+ *
+ * The same FCFS simulator on a list of hosts instead of a torus: a job waits until k hosts are free,
+ * then a policy picks them. Each host is under a leaf switch and in a domain whose crossing is the
+ * costly hop: the dragonfly group (global links) or, on a fat tree, the leaf itself (the spine). Start
+ * times do not depend on the policy (a job starts as soon as k hosts are free, whichever they are), so
+ * only locality differs. Policies:
+ *   SIM_HOSTS_FIRST_FIT  the first free hosts of an order (Slurm's free list: node names without
+ *                        weights, rankmap's order with them);
+ *   SIM_HOSTS_SPREAD     a model of topology/tree with TopologyParam=Dragonfly: one leaf when a leaf
+ *                        has room (best fit), else one host at a time from every leaf with free hosts
+ *                        in turn ("spread over as many leaf switches as possible");
+ *   SIM_HOSTS_BLOCK      a model of topology/block: blocks are the domains in order; a job takes the
+ *                        smallest aligned run of 2^i blocks with room (best fit, fewest free hosts),
+ *                        its hosts in order; if none has room, the first free hosts of the order.
+ * Measures per job, for its all-pairs traffic and its rank-to-next-rank (ring) traffic: the fraction
+ * that crosses domains, and the fraction that leaves a leaf. */
+typedef enum sim_hosts_policy { SIM_HOSTS_FIRST_FIT = 0, SIM_HOSTS_SPREAD, SIM_HOSTS_BLOCK } sim_hosts_policy_t;
+
+typedef struct sim_hosts {
+	size_t n;               /* hosts 0 .. n-1 */
+	const uint32_t *order;  /* n: the host at each position of the free list */
+	const uint32_t *leaf;   /* n: dense leaf id of each host */
+	const uint32_t *domain; /* n: dense domain id of each host (group, or leaf on a fat tree) */
+	sim_hosts_policy_t policy;
+} sim_hosts_t;
+
+#define SIM_HOSTS_NMEASURES 4
+/* "domain_pairs", "domain_ring", "leaf_pairs", "leaf_ring" */
+extern const char *const sim_hosts_measure_names[SIM_HOSTS_NMEASURES];
+
+typedef struct sim_hosts_result {
+	size_t jobs[SIM_NCLASSES];
+	double m[SIM_NCLASSES][SIM_HOSTS_NMEASURES]; /* means over the class's jobs of more than one host */
+	double mean_wait;
+} sim_hosts_result_t;
+
+/* Runs the jobs (each at most n hosts, else an error) FCFS under the policy. Returns 0, or -1 with err
+ * set. O(jobs x n) time at worst, O(n) memory. */
+int sim_hosts_run(const sim_hosts_t *m, const sim_jobs_t *jobs, sim_hosts_result_t *res, rm_error_t *err);
+
 /* ---- simulation results as JSON (sim_json.c) ------------------------------------------------------ */
 
 /* Built the same way by `rankmapctl simulate` offline and by rankmapd's `simulate` request, so that

@@ -8,7 +8,7 @@ set -e
 PKGS="build-essential pkg-config clang libclang-rt-14-dev libhwloc-dev hwloc libscotch-dev libjansson-dev
  libslurm-dev slurm-wlm slurmctld slurmd slurm-client munge libmunge-dev libopenmpi-dev openmpi-bin libmpich-dev mpich
  infiniband-diags ibsim-utils libumad2sim0 libibnetdisc-dev libibmad-dev libibumad-dev libxml2-utils
- python3 python3-scipy python3-jsonschema procps psmisc chromium librsvg2-bin util-linux valgrind man-db groff-base libsimgrid-dev iproute2 faketime clang-format
+ python3 python3-scipy python3-jsonschema python3-yaml procps psmisc chromium librsvg2-bin util-linux valgrind man-db groff-base libsimgrid-dev iproute2 faketime clang-format
  systemd strace file debootstrap"
 [ -n "$RANKMAP_EXTRA_PKGS" ] && PKGS="$PKGS $RANKMAP_EXTRA_PKGS"
 missing=""

@@ -8,6 +8,9 @@
  *   node_name_map = names.map
  *   torus = torus.conf
  *   strict = yes                    a bad host file fails the load (default no: it becomes an anomaly)
+ *   ib = site.fabric                a site fabric file (topo/net_ib_site.c) is an ib source too
+ *   rail = 0xe09d7303007a4bd8 3     the HCA with this node or port GUID is on rail 3 (repeatable; applied
+ *                                   after every source, whatever its line; needs a fabric)
  *   lat_net = 1.5                   any cost parameter of topo_costs_t, by name
  *
  * Relative paths are relative to the file's directory; values may be double-quoted. Every line is
@@ -25,7 +28,7 @@
 #include "rm_file.h"
 #include "rm_text.h"
 
-enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST, K_STRICT };
+enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST, K_STRICT, K_RAIL };
 
 struct key {
 	const char *name;
@@ -45,6 +48,7 @@ static const struct key keys[] = {
 	{ "node_name_map", K_NAME_MAP, 0, 0, 0 },
 	{ "torus", K_TORUS, 0, 0, 0 },
 	{ "strict", K_STRICT, 0, 0, 0 },
+	{ "rail", K_RAIL, 0, 0, 0 },
 	COST(lat_core, 0, 0),
 	COST(bw_core, 0, 1),
 	COST(lat_cache, 0, 0),
@@ -65,6 +69,7 @@ struct line {
 	const struct key *key;
 	char *value; /* path resolved, or the spec as written */
 	double num;
+	uint64_t guid; /* K_RAIL */
 	int lineno;
 };
 
@@ -105,6 +110,23 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 		if (!yes && strcmp(val, "no") && strcmp(val, "false") && strcmp(val, "0"))
 			return rm_error_set(err, path, lineno, 0, "strict: expected yes or no, got '%s'", val);
 		out->num = yes;
+		out->value = NULL;
+		return 0;
+	}
+	if (keys[i].kind == K_RAIL) {
+		unsigned long long g;
+		unsigned long r;
+		char *e2;
+
+		g = strtoull(val, &end, 16);
+		r = end != val ? strtoul(end, &e2, 10) : 0;
+		if (end == val || !g || !(*end == ' ' || *end == '\t') || e2 == end || *e2 || r >= TOPO_MAX_RAILS)
+			return rm_error_set(
+				err, path, lineno, 0,
+				"rail: expected 'rail = GUID N' (an HCA node or port GUID, N from 0 to %d), got '%s'",
+				TOPO_MAX_RAILS - 1, val);
+		out->guid = g;
+		out->num = (double)r;
 		out->value = NULL;
 		return 0;
 	}
@@ -220,6 +242,7 @@ static int apply_line(struct topo_cluster *c, const struct line *l, rm_error_t *
 	case K_TORUS: return topo_load_torus(c, l->value, err);
 	case K_COST: *(double *)((char *)&c->costs + l->key->cost_off) = l->num; return 0;
 	case K_STRICT: /* applied before any source (apply_strict) */ return 0;
+	case K_RAIL: /* applied after every source (apply_lines) */ return 0;
 	}
 	return -1;
 }
@@ -236,6 +259,18 @@ static int apply_lines(struct topo_cluster *c, const char *path, const struct li
 			errno = e ? e : EINVAL;
 			return -1;
 		}
+	for (i = 0; i < n; i++) { /* rails, once the fabric is loaded */
+		if (v[i].key->kind != K_RAIL)
+			continue;
+		if (!c->fabric) {
+			errno = EINVAL;
+			return rm_error_set(err, path, v[i].lineno, 0,
+					    "rail: no InfiniBand fabric (an ib or ib_cache line)");
+		}
+		if (topo_fabric_set_rail(c->fabric, v[i].guid, (unsigned)v[i].num) < 0)
+			return rm_error_set(err, path, v[i].lineno, 0, "rail: out of memory");
+		c->finalized = 0;
+	}
 	return 0;
 }
 

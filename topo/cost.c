@@ -75,11 +75,26 @@ double topo_torus_hop_cost(const topo_costs_t *k)
 	return level_cost(k->lat_hop, k->bw_hop, k->ref_bytes);
 }
 
-double topo_host_net_cost(struct topo_cluster *c, size_t a, size_t b)
+/* Network cost of a fabric path (rails and dragonfly groups: see the top of the file). */
+static double fabric_path_cost(const topo_costs_t *k, const struct topo_fabric_path *p)
+{
+	double extra = p->hops > 2 ? p->hops - 2 : 0,
+	       d = level_cost(k->lat_net + k->lat_hop * extra, k->bw_net, k->ref_bytes);
+
+	if (p->global) {
+		double share = p->global_gbps > 0 && p->host_gbps > 0
+				       ? p->global_gbps / p->host_gbps
+				       : (p->global_count ? (double)p->global_count : 1.0);
+
+		d += level_cost(k->lat_hop, k->bw_net * share, k->ref_bytes);
+	}
+	return d;
+}
+
+static double host_rail_cost(struct topo_cluster *c, size_t a, size_t b, long r)
 {
 	const topo_costs_t *k = &c->costs;
 	const struct topo_host *ha = &c->hosts[a], *hb = &c->hosts[b];
-	double extra = 0.0;
 
 	if (c->torus && ha->torus_node >= 0 && hb->torus_node >= 0) {
 		double d = topo_torus_model_distance(c->torus, ha->torus_node, hb->torus_node);
@@ -87,13 +102,72 @@ double topo_host_net_cost(struct topo_cluster *c, size_t a, size_t b)
 		return level_cost(k->lat_net, k->bw_net, k->ref_bytes) + d * topo_torus_hop_cost(k);
 	}
 	if (c->fabric && ha->fabric_host >= 0 && hb->fabric_host >= 0) {
-		int hops = topo_fabric_hops(c->fabric, (size_t)ha->fabric_host, (size_t)hb->fabric_host);
+		struct topo_fabric_path p;
 
-		if (hops < 0)
+		if (topo_fabric_path(c->fabric, (size_t)ha->fabric_host, (size_t)hb->fabric_host, r, &p) < 0)
 			return -1.0;
-		extra = hops > 2 ? hops - 2 : 0;
+		return fabric_path_cost(k, &p);
 	}
-	return level_cost(k->lat_net + k->lat_hop * extra, k->bw_net, k->ref_bytes);
+	return level_cost(k->lat_net, k->bw_net, k->ref_bytes);
+}
+
+double topo_host_net_cost(struct topo_cluster *c, size_t a, size_t b)
+{
+	return host_rail_cost(c, a, b, -1);
+}
+
+double topo_host_rail_cost(topo_cluster_t c, size_t a, size_t b, unsigned r)
+{
+	const struct topo_host *ha, *hb;
+
+	if (a >= c->nhosts || b >= c->nhosts || r >= TOPO_MAX_RAILS)
+		return errno = EINVAL, -1.0;
+	if (a == b)
+		return 0.0;
+	ha = &c->hosts[a];
+	hb = &c->hosts[b];
+	if (!c->fabric || ha->fabric_host < 0 || hb->fabric_host < 0 ||
+	    topo_fabric_rail_hops(c->fabric, (size_t)ha->fabric_host, (size_t)hb->fabric_host, r) < 0)
+		return errno = ENOENT, -1.0;
+	return host_rail_cost(c, a, b, (long)r);
+}
+
+long topo_host_guid_rail(topo_cluster_t c, size_t h, uint64_t guid)
+{
+	const struct topo_host *hh;
+	size_t i, n;
+
+	if (h >= c->nhosts)
+		return errno = EINVAL, -1;
+	hh = &c->hosts[h];
+	if (!c->fabric || hh->fabric_host < 0 || !guid)
+		return errno = ENOENT, -1;
+	n = topo_fabric_host_nports(c->fabric, (size_t)hh->fabric_host);
+	for (i = 0; i < n; i++)
+		if (topo_fabric_host_port_guid(c->fabric, (size_t)hh->fabric_host, i) == guid ||
+		    topo_fabric_host_port_port_guid(c->fabric, (size_t)hh->fabric_host, i) == guid)
+			return topo_fabric_host_port_rail(c->fabric, (size_t)hh->fabric_host, i);
+	return errno = ENOENT, -1;
+}
+
+topo_net_class_t topo_host_net_class(topo_cluster_t c, size_t a, size_t b)
+{
+	const struct topo_host *ha, *hb;
+	struct topo_fabric_path p;
+
+	if (a >= c->nhosts || b >= c->nhosts)
+		return TOPO_NET_OTHER;
+	if (a == b)
+		return TOPO_NET_SAME_HOST;
+	ha = &c->hosts[a];
+	hb = &c->hosts[b];
+	if (c->torus && ha->torus_node >= 0 && hb->torus_node >= 0)
+		return topo_torus_model_distance(c->torus, ha->torus_node, hb->torus_node) > 0 ? TOPO_NET_INTRA_GROUP
+											       : TOPO_NET_SAME_SWITCH;
+	if (!c->fabric || ha->fabric_host < 0 || hb->fabric_host < 0 ||
+	    topo_fabric_path(c->fabric, (size_t)ha->fabric_host, (size_t)hb->fabric_host, -1, &p) < 0)
+		return TOPO_NET_OTHER;
+	return p.global ? TOPO_NET_GLOBAL : p.same_switch || p.hops <= 2 ? TOPO_NET_SAME_SWITCH : TOPO_NET_INTRA_GROUP;
 }
 
 /* Cost of two distinct PUs of one host, from their deepest common ancestor. */

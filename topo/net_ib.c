@@ -11,7 +11,7 @@
 #include "net_ib_private.h"
 
 /* The file formats, tried in this order by detection. */
-static const struct ib_format *const formats[] = { &ib_format_topofile, &ib_format_ports };
+static const struct ib_format *const formats[] = { &ib_format_topofile, &ib_format_ports, &ib_format_site };
 
 struct topo_fabric *topo_fabric_create(void)
 {
@@ -58,6 +58,7 @@ void topo_fabric_destroy(struct topo_fabric *f)
 	free(f->subnet_source);
 	ib_u64map_free(&f->name_by_guid);
 	ib_u64map_free(&f->subnet_of_switch);
+	ib_u64map_free(&f->rail_override);
 	ib_hwloc_names_free(f);
 	for (i = 0; i < f->nmap_names; i++)
 		free(f->map_names[i]);
@@ -202,7 +203,7 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 	struct ib_lines ln;
 	size_t len;
 	char *buf = ib_read_file(path, RM_FILE_IB, &len, err);
-	int line, rc;
+	int line, rc, midline;
 
 	if (!buf)
 		return -1;
@@ -214,10 +215,12 @@ int topo_fabric_load_file(struct topo_fabric *f, const char *path, rm_error_t *e
 		if (!line)
 			return rm_error_set(err, path, 0, 0, "empty file: no InfiniBand nodes found");
 		return rm_error_set(err, path, line, 1,
-				    "not ibnetdiscover output (expected a topology file or a -p ports report)");
+				    "not ibnetdiscover output (expected a topology file or a -p ports report) nor a "
+				    "site fabric file");
 	}
+	midline = len && buf[len - 1] != '\n'; /* before the parser cuts the lines in place */
 	rc = fmt->parse(&b, &ln);
-	if (rc < 0 && err && len && buf[len - 1] != '\n' && !strcmp(err->source, path)) {
+	if (rc < 0 && err && midline && !strcmp(err->source, path)) {
 		size_t n = strlen(err->text);
 
 		snprintf(err->text + n, sizeof(err->text) - n, " (the file ends in mid-line: truncated?)");
@@ -341,14 +344,18 @@ size_t topo_fabric_nsubnets(const struct topo_fabric *f)
 	return f->nsubnets;
 }
 
+/* With dragonfly groups: two levels, the leaf and its group (a Dragonfly+ group's spines are inside
+ * it; the groups' union is the root). */
 int topo_fabric_network_levels(const struct topo_fabric *f)
 {
-	return f->nlevels;
+	return f->ngroups && f->nlevels ? 2 : f->nlevels;
 }
 
 long topo_fabric_leaf_group(const struct topo_fabric *f, long leaf, int k)
 {
-	if (leaf < 0 || (size_t)leaf >= f->nsw || k < 0 || k >= f->nlevels || f->sw_level[leaf] != 0)
+	if (leaf < 0 || (size_t)leaf >= f->nsw || k < 0 || k >= topo_fabric_network_levels(f) || f->sw_level[leaf] != 0)
 		return -1;
+	if (f->ngroups && k == 1)
+		return f->dfgroup[leaf] == IB_NONE ? -1 : (long)f->dfgroup[leaf];
 	return k == 0 ? leaf : (long)f->group[(size_t)k * f->nsw + (size_t)leaf];
 }

@@ -126,6 +126,8 @@ uint32_t ib_build_add_node(struct ib_build *b, int line, uint8_t type, uint64_t 
 	nd->guid = guid;
 	nd->type = type;
 	nd->host = nd->sw = -1;
+	nd->site_group = IB_NONE;
+	nd->site_rail = IB_RAIL_NONE;
 	nd->desc = ib_strndup(desc, desclen);
 	if (!nd->desc || ib_u64map_put(&b->by_guid, guid, (uint32_t)b->nnodes) < 0) {
 		free(nd->desc);

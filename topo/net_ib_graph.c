@@ -37,6 +37,8 @@ void ib_graph_reset(struct topo_fabric *f)
 	free(f->bfs_dist);
 	free(f->norm_speed);
 	free(f->norm_width);
+	ib_groups_reset(f);
+	f->nrails = 0;
 	f->norm_speed = f->norm_width = NULL;
 	f->hosts = NULL;
 	f->att = NULL;
@@ -186,8 +188,9 @@ static int make_attachments(struct topo_fabric *f)
 				continue;
 			o = peer(f, nd, p);
 			f->att[h->first + h->n++] =
-				(struct ib_attach){ (uint32_t)i, nd->subnet, o->sw,
-						    o->type == IBN_CA ? (uint32_t)(o - f->nodes) : IB_NONE };
+				(struct ib_attach){ (uint32_t)i, nd->subnet,
+						    o->sw,       o->type == IBN_CA ? (uint32_t)(o - f->nodes) : IB_NONE,
+						    (uint16_t)p, 0 };
 			if (h->leaf < 0 && o->sw >= 0)
 				h->leaf = o->sw;
 		}
@@ -503,10 +506,11 @@ out:
 
 int ib_graph_build(struct topo_fabric *f, rm_error_t *err)
 {
-	if (make_switches(f) < 0 || make_hosts(f) < 0 || make_attachments(f) < 0)
+	if (make_switches(f) < 0 || make_hosts(f) < 0 || make_attachments(f) < 0 || ib_make_rails(f) < 0)
 		goto oom;
 	dedupe_adjacency(f);
-	if (make_levels(f) < 0 || make_groups(f) < 0 || make_tree(f) < 0 || make_hops(f) < 0 || ib_link_norms(f) < 0)
+	if (make_levels(f) < 0 || make_groups(f) < 0 || make_tree(f) < 0 || make_hops(f) < 0 || ib_link_norms(f) < 0 ||
+	    ib_make_groups(f) < 0)
 		goto oom;
 	return 0;
 oom:

@@ -85,39 +85,34 @@ unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t)
 	return cached_hops(f, s, t); /* no leaf table, or a switch that is no leaf */
 }
 
+/* Hops on the default rail (topo_fabric_default_rail: the lowest rail both hosts reach each other
+ * on); without a common rail, the closest pair of the two hosts' HCAs (hosts in several subnets). */
 int topo_fabric_hops(const struct topo_fabric *f, size_t a, size_t b)
 {
 	const struct ib_host *ha, *hb;
-	int best = INT_MAX;
+	unsigned best = IB_HOPS_INF, r;
 	uint32_t i, j;
 
 	if (!f->finalized || a >= f->nhosts || b >= f->nhosts)
 		return -1;
 	if (a == b)
 		return 0;
+	for (r = 0; r < f->nrails; r++) {
+		int d = topo_fabric_rail_hops(f, a, b, r);
+
+		if (d >= 0)
+			return d;
+	}
 	ha = &f->hosts[a];
 	hb = &f->hosts[b];
-	for (i = 0; i < ha->n; i++) {
-		const struct ib_attach *x = &f->att[ha->first + i];
-
+	for (i = 0; i < ha->n; i++)
 		for (j = 0; j < hb->n; j++) {
-			const struct ib_attach *y = &f->att[hb->first + j];
-			unsigned d;
+			unsigned d = ib_att_hops(f, &f->att[ha->first + i], &f->att[hb->first + j]);
 
-			if (x->subnet != y->subnet)
-				continue;
-			if (x->peer_ca == y->ca) {
-				best = 1;
-				continue;
-			}
-			if (x->sw < 0 || y->sw < 0)
-				continue;
-			d = ib_switch_hops(f, x->sw, y->sw);
-			if (d != IB_HOPS_INF && (int)d + 2 < best)
-				best = (int)d + 2;
+			if (d < best)
+				best = d;
 		}
-	}
-	return best == INT_MAX ? -1 : best;
+	return best == IB_HOPS_INF ? -1 : (int)best;
 }
 
 size_t topo_fabric_host_components(const struct topo_fabric *f, size_t h, uint32_t *out, size_t max)

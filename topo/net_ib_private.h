@@ -84,7 +84,10 @@ struct ib_node {
 	uint16_t down_ports; /* ports a ports report lists as unconnected */
 	long host;           /* host index (finalize), -1 */
 	long sw;             /* dense switch index (finalize), -1 */
+	uint32_t site_group; /* switch: dragonfly group named by a site fabric file, IB_NONE */
+	uint8_t site_rail;   /* CA: rail named by a site fabric file, IB_RAIL_NONE */
 };
+#define IB_RAIL_NONE 0xff
 
 struct ib_link {
 	uint32_t node[2];
@@ -118,12 +121,22 @@ struct ib_attach {
 	uint32_t subnet;
 	long sw;          /* dense switch index of the peer, -1 if the peer is not a switch */
 	uint32_t peer_ca; /* node index of a directly connected CA (back-to-back), IB_NONE */
+	uint16_t port;    /* HCA port number */
+	uint8_t rail;     /* rail (net_ib_rails.c) */
 };
 
 struct ib_host {
 	char *name;        /* owned */
 	uint32_t first, n; /* attachments att[first .. first+n-1] */
-	long leaf;         /* dense switch index of the first switch attachment, -1 */
+	long leaf;         /* dense switch index of the attachment on the host's lowest rail (first switch
+			    * attachment before rails are known), -1 */
+};
+
+/* Global links between two dragonfly groups (net_ib_groups.c). */
+struct ib_gpair {
+	uint32_t g1, g2; /* g1 < g2 */
+	uint32_t count;
+	double gbps, min_gbps;
 };
 
 /* Nodes and links of one source, built by a parser and merged into the fabric on success only. */
@@ -156,6 +169,7 @@ struct topo_fabric {
 	size_t map_unmatched;        /* node-name map entries no node, port or hwloc-paired GUID matched */
 	uint8_t has_ports_subnet;    /* a subnet came from a -p ports report (port GUIDs only) */
 	unsigned long hw_gen;
+	struct ib_u64map rail_override; /* HCA node or port GUID -> rail (topo_fabric_set_rail) */
 	/* finalize results */
 	int finalized;
 	struct ib_host *hosts;
@@ -176,10 +190,17 @@ struct topo_fabric {
 	uint32_t *group;    /* (max_level + 1) * nsw: representative switch per level */
 	int nlevels;
 	uint8_t *norm_speed, *norm_width; /* nsubnets: most common known speed and width of its links */
-	int tree;                         /* hops between leaves follow from the groups (make_tree, net_ib_graph.c) */
-	int no_tree;                      /* tests: never take the fabric for a tree (topo_fabric_set_tree) */
-	size_t leaf_table_max;            /* IB_LEAF_TABLE_MAX unless changed (topo_fabric_set_hop_limits) */
-	double eager_work_max;            /* IB_EAGER_WORK_MAX unless changed */
+	size_t nrails;                    /* rails of the hosts' ports (net_ib_rails.c) */
+	uint32_t *dfgroup;                /* nsw: dragonfly group per switch, IB_NONE; NULL without groups */
+	size_t ngroups;
+	uint32_t *group_nsw, *group_nhosts; /* ngroups */
+	struct ib_gpair *gpairs;            /* group pairs with global links, sorted */
+	size_t ngpairs, nglobal;
+	int groups_site;       /* groups named by a site fabric file */
+	int tree;              /* hops between leaves follow from the groups (make_tree, net_ib_graph.c) */
+	int no_tree;           /* tests: never take the fabric for a tree (topo_fabric_set_tree) */
+	size_t leaf_table_max; /* IB_LEAF_TABLE_MAX unless changed (topo_fabric_set_hop_limits) */
+	double eager_work_max; /* IB_EAGER_WORK_MAX unless changed */
 	/* BFS row cache for large fabrics (mutable through const queries) */
 	pthread_mutex_t cache_lock;
 	uint8_t *row_cache;  /* IB_ROW_CACHE rows of nsw */
@@ -293,6 +314,20 @@ unsigned ib_switch_hops(const struct topo_fabric *f, long s, long t);
 unsigned ib_tree_leaf_hops(const struct topo_fabric *f, long s, long t);
 /* True when a CA description names no host (vendor strings, empty). */
 int ib_desc_is_generic(const char *desc);
+
+/* ---- net_ib_rails.c, net_ib_groups.c ---- */
+/* Rails of every attachment (f->att[].rail, f->nrails) and each host's leaf on its lowest rail; 0 or
+ * -1 (ENOMEM). After the attachments, before the levels. */
+int ib_make_rails(struct topo_fabric *f);
+/* Dragonfly groups (topo_view.h); after levels and make_tree. 0 or -1 (ENOMEM). */
+int ib_make_groups(struct topo_fabric *f);
+void ib_groups_reset(struct topo_fabric *f);
+/* Global-link pair of groups g1 != g2, NULL when they have none. */
+const struct ib_gpair *ib_gpair_find(const struct topo_fabric *f, uint32_t g1, uint32_t g2);
+/* Hops between two attachments (2 under one switch, 1 back to back), IB_HOPS_INF when not connected. */
+unsigned ib_att_hops(const struct topo_fabric *f, const struct ib_attach *x, const struct ib_attach *y);
+/* Site fabric files (net_ib_site.c). */
+extern const struct ib_format ib_format_site;
 
 /* ---- read-only queries: topo_view.h; for tests also ---- */
 /* Hop-count strategy limits (defaults IB_LEAF_TABLE_MAX, IB_EAGER_WORK_MAX): the largest leaf count

@@ -313,6 +313,86 @@ static void report_hops(const struct topo_fabric *f, json_t *r)
 	json_object_set_new(r, "hop_histogram", h);
 }
 
+/* "rails": per rail, its HCA ports, hosts and leaf switches (a leaf counted once per rail it serves). */
+static void report_rails(const struct topo_fabric *f, const char *const *names, json_t *r)
+{
+	json_t *rails = json_array();
+	size_t rl, i, h;
+
+	for (rl = 0; rails && rl < f->nrails; rl++) {
+		json_t *e = json_object();
+		size_t ports = 0, hosts = 0, leaves = 0;
+		long last = -2;
+
+		for (h = 0; h < f->nhosts; h++) {
+			size_t n = 0;
+
+			for (i = 0; i < f->hosts[h].n; i++)
+				n += f->att[f->hosts[h].first + i].rail == rl;
+			ports += n;
+			hosts += n > 0;
+		}
+		for (i = 0; i < f->nsw; i++) { /* leaves whose first host port is on this rail */
+			size_t a;
+
+			if (f->sw_level[i] != 0)
+				continue;
+			for (a = 0; a < f->natt; a++)
+				if (f->att[a].sw == (long)i) {
+					if (f->att[a].rail == rl && last != (long)i)
+						leaves++, last = (long)i;
+					break;
+				}
+		}
+		json_object_set_new(e, "rail", json_integer((json_int_t)rl));
+		json_object_set_new(e, "hca_ports", json_integer((json_int_t)ports));
+		json_object_set_new(e, "hosts", json_integer((json_int_t)hosts));
+		json_object_set_new(e, "leaves", json_integer((json_int_t)leaves));
+		json_array_append_new(rails, e);
+	}
+	(void)names;
+	json_object_set_new(r, "rails", rails);
+}
+
+/* "dragonfly": groups (switches, hosts) and global links per group pair; null without groups. */
+static void report_groups(const struct topo_fabric *f, json_t *r)
+{
+	json_t *d, *groups, *pairs;
+	size_t g, i;
+
+	if (!f->ngroups) {
+		json_object_set_new(r, "dragonfly", json_null());
+		return;
+	}
+	d = json_object();
+	groups = json_array();
+	pairs = json_array();
+	for (g = 0; g < f->ngroups; g++) {
+		json_t *e = json_object();
+
+		json_object_set_new(e, "group", json_integer((json_int_t)g));
+		json_object_set_new(e, "switches", json_integer((json_int_t)f->group_nsw[g]));
+		json_object_set_new(e, "hosts", json_integer((json_int_t)f->group_nhosts[g]));
+		json_array_append_new(groups, e);
+	}
+	for (i = 0; i < f->ngpairs; i++) {
+		const struct ib_gpair *p = &f->gpairs[i];
+		json_t *e = json_object();
+
+		json_object_set_new(e, "groups", json_pack("[II]", (json_int_t)p->g1, (json_int_t)p->g2));
+		json_object_set_new(e, "links", json_integer((json_int_t)p->count));
+		json_object_set_new(e, "gbps", json_real(p->gbps));
+		json_array_append_new(pairs, e);
+	}
+	json_object_set_new(d, "source", json_string(f->groups_site ? "site file" : "fabric"));
+	json_object_set_new(d, "groups", json_integer((json_int_t)f->ngroups));
+	json_object_set_new(d, "global_links", json_integer((json_int_t)f->nglobal));
+	json_object_set_new(d, "group_pairs_linked", json_integer((json_int_t)f->ngpairs));
+	json_object_set_new(d, "group_list", groups);
+	json_object_set_new(d, "global_links_per_pair", pairs);
+	json_object_set_new(r, "dragonfly", d);
+}
+
 json_t *topo_fabric_report(const struct topo_fabric *f)
 {
 	return topo_fabric_report_named(f, NULL);
@@ -337,6 +417,8 @@ json_t *topo_fabric_report_named(const struct topo_fabric *f, const char *const 
 	report_cas(f, r, an);
 	report_links(f, names, r, an);
 	report_hops(f, r);
+	report_rails(f, names, r);
+	report_groups(f, r);
 	if (f->map_unmatched && f->has_ports_subnet)
 		json_object_set_new(anomaly(an, "unmatched_name_map",
 					    "%zu node-name map entries matched no node or port GUID; a -p ports report "

@@ -243,6 +243,28 @@ typedef struct topo_slot {
  * value when a slot is invalid or the hosts are not connected. */
 double topo_slot_distance(topo_cluster_t c, topo_slot_t a, topo_slot_t b);
 
+/* ---- rails and dragonfly groups in the cost model (topo/cost.c; the fabric's rails and groups are in
+ * topo_view.h) ------------------------------------------------------------------------------------ */
+
+/* Network cost between host a's HCA on rail r and host b's HCA on rail r (cluster host indices), in the
+ * units of topo_slot_distance: hops on that rail, plus the dragonfly global-link term when the two
+ * leaves are in different groups. Negative (errno ENOENT) when either host has no HCA on rail r or the
+ * two are not connected over it; 0 for a == b. For callers that know which NIC a slot uses (GPUs). */
+double topo_host_rail_cost(topo_cluster_t c, size_t a, size_t b, unsigned r);
+/* Rail of the HCA of host h whose node or port GUID is guid (hwloc's NodeGUID / PortGUID infos), -1
+ * (ENOENT) when host h has no such HCA in the fabric. */
+long topo_host_guid_rail(topo_cluster_t c, size_t h, uint64_t guid);
+/* Where traffic between two hosts goes over the network, for explain and reports. */
+typedef enum topo_net_class {
+	TOPO_NET_SAME_HOST = 0,
+	TOPO_NET_SAME_SWITCH, /* one leaf switch (or torus router) */
+	TOPO_NET_INTRA_GROUP, /* several switches, one dragonfly group (or any multi-switch path without groups) */
+	TOPO_NET_GLOBAL,      /* across a global link between two dragonfly groups */
+	TOPO_NET_OTHER        /* a host outside the fabric, or not connected */
+} topo_net_class_t;
+/* Class of the path between cluster hosts a and b on the default rail (topo_fabric_default_rail). */
+topo_net_class_t topo_host_net_class(topo_cluster_t c, size_t a, size_t b);
+
 /* ---- targets: a set of slots with the cost model restricted to them (topo/target*.c) --------- */
 
 /*

@@ -46,11 +46,28 @@ int topo_fabric_set_hwloc_names(struct topo_fabric *f, unsigned long gen, const 
  * GUID, else the GUID), computes
  * switch levels, the leaf switch of each host and switch-to-switch hop counts. Idempotent. */
 int topo_fabric_finalize(struct topo_fabric *f, rm_error_t *err);
+/* The HCA with node or port GUID guid is on rail r (the cluster file's "rail = GUID N"), whatever the
+ * fabric suggests; takes effect at the next finalize. 0, or -1 (ENOMEM; EINVAL when r >=
+ * TOPO_MAX_RAILS or guid is 0). */
+int topo_fabric_set_rail(struct topo_fabric *f, uint64_t guid, unsigned r);
+/* The path between fabric hosts a and b on rail r (r < 0: the default rail, topo_fabric_default_rail,
+ * else the closest HCA pair): links between the HCAs (hops; 0 for a == b), whether the two leaves are
+ * one switch, in one dragonfly group or in two (global), and for a global path the links between the two
+ * groups (count, summed Gb/s) and the rate of a's HCA port (Gb/s, 0 unknown). 0, or -1 when not connected
+ * (ENOENT) or out of range (EINVAL). net_ib_rails.c. */
+struct topo_fabric_path {
+	int hops;
+	int same_switch, global;
+	unsigned global_count;
+	double global_gbps, host_gbps;
+};
+int topo_fabric_path(const struct topo_fabric *f, size_t a, size_t b, long r, struct topo_fabric_path *p);
 /* 1 when the finalized fabric has CAs with a generic description (named, or left unnamed, by hosts'
  * hwloc GUIDs): a host's GUIDs may then change the fabric's names. */
 int topo_fabric_names_by_guid(const struct topo_fabric *f);
 /* Group of switch s at "network level" k above the leaves (k = 0: the leaf itself; k = 1: leaves that
- * share a spine set, ...), for building target hierarchies; number of such levels in *nlevels. */
+ * share a spine set, ...), for building target hierarchies; number of such levels in *nlevels. With
+ * dragonfly groups (topo_view.h) there are two levels: the leaf, and k = 1 its dragonfly group number. */
 int topo_fabric_network_levels(const struct topo_fabric *f);
 long topo_fabric_leaf_group(const struct topo_fabric *f, long leaf, int k);
 /* The fabric components host h's HCA ports are cabled into, as ids (distinct, unsorted) in out[0 ..

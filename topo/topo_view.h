@@ -76,6 +76,79 @@ int topo_fabric_host_port_rate(const topo_fabric_t *f, size_t h, size_t i, unsig
 /* Index of the cable on host h's i-th connected port (for topo_fabric_link); -1 (EINVAL) when out of range. */
 long topo_fabric_host_port_link(const topo_fabric_t *f, size_t h, size_t i);
 
+/* ---- rails (net_ib_rails.c) ---------------------------------------------------------------------
+ * Every connected HCA port of a host is on a rail, 0 .. topo_fabric_nrails()-1, found from the fabric at
+ * finalize. A port's label is the last word of its HCA's description split into a stem and the number
+ * that ends it ("a08-dgx-04-c01 mlx5_4": "mlx5_" 4; "node7 HCA-5": "HCA-" 5), or, when the description is
+ * one word, the port's rank in its host (by subnet, node GUID, port). Every leaf switch takes the label
+ * most of its ports have; a stem's labels taken by leaves, in numeric order, are its rails 0, 1, ...
+ * (mlx5_0/1/4/5 and HCA-1/2/5/6 both give rails 0-3, and a host without mlx5_4 still has mlx5_5 on
+ * rail 3); a port is on its leaf's rail: the leaf group its cable reaches, whatever the port's own
+ * label. Each subnet's rails are distinct (rails are numbered by that rank, then subnet). A port with
+ * no switch (back to back) takes its own label's rank. An override (topo_fabric_set_rail: the cluster
+ * file's "rail = GUID N", or a site fabric file's "rail N") wins. A fabric whose hosts have one HCA
+ * each, all alike, has one rail, 0. */
+#define TOPO_MAX_RAILS 64
+/* Number of rails (0 without hosts). */
+size_t topo_fabric_nrails(const topo_fabric_t *f);
+/* Rail of host h's i-th connected port (i as topo_fabric_host_nports), -1 (EINVAL) out of range. */
+long topo_fabric_host_port_rail(const topo_fabric_t *f, size_t h, size_t i);
+/* Index i of host h's first connected port on rail r, -1 (ENOENT) when it has none there. */
+long topo_fabric_host_rail_port(const topo_fabric_t *f, size_t h, unsigned r);
+/* Node GUID and port GUID (0 when unknown) of the HCA of host h's i-th connected port; 0 out of range. */
+uint64_t topo_fabric_host_port_guid(const topo_fabric_t *f, size_t h, size_t i);
+uint64_t topo_fabric_host_port_port_guid(const topo_fabric_t *f, size_t h, size_t i);
+/* Rail of the HCA whose node or port GUID is guid, -1 (ENOENT) when no host HCA has it. */
+long topo_fabric_guid_rail(const topo_fabric_t *f, uint64_t guid);
+/* Links between host a's HCA port on rail r and host b's on rail r (2 under one leaf, 0 for a == b),
+ * -1 when either has no port on r or they are not connected over it. */
+int topo_fabric_rail_hops(const topo_fabric_t *f, size_t a, size_t b, unsigned r);
+/* The rail host-to-host costs use when no slot picks one (the documented default, topo/cost.c): the
+ * smallest rail on which both hosts have a port and are connected; -1 when there is none (then the
+ * hosts' closest HCA pair is used, as for fabrics of several subnets). */
+long topo_fabric_default_rail(const topo_fabric_t *f, size_t a, size_t b);
+/* Leaf (dense switch) of host h's port on rail r, -1 when none. topo_fabric_host_leaf is the leaf of
+ * the host's port on its lowest rail. */
+long topo_fabric_host_rail_leaf(const topo_fabric_t *f, size_t h, unsigned r);
+
+/* ---- dragonfly groups (net_ib_groups.c) ----------------------------------------------------------
+ * Groups of switches densely linked inside and sparsely between (Kim et al. 2008's dragonfly,
+ * InfiniBand Dragonfly+, Slingshot). Found at finalize when the fabric is not a tree: a switch-to-switch
+ * link is local when its ends are on different levels (leaf to spine inside a Dragonfly+ group) or when
+ * both are leaves and share a neighbour switch (a triangle: the all-to-all routers of a dragonfly group);
+ * a link between two non-leaf switches of one level, or between two leaves with no common neighbour,
+ * is global. Groups are the connected components of the local links; they are kept when there are at
+ * least two, each has at least two switches, and global links are fewer than local ones; else the
+ * fabric has no groups (fat trees, tori: 0). A site fabric file (net_ib_site.c) names the groups
+ * itself ("switch NAME group G"); its groups are taken as written.
+ * Groups are numbered 0 .. ngroups-1 in the order of their smallest dense switch. */
+size_t topo_fabric_ngroups(const topo_fabric_t *f);
+/* Group of dense switch s, -1 when the fabric has no groups (or s is out of range / in none). */
+long topo_fabric_switch_group(const topo_fabric_t *f, long s);
+/* Group of host h (the group of topo_fabric_host_leaf), -1 when none. */
+long topo_fabric_host_group(const topo_fabric_t *f, size_t h);
+/* Switches and hosts (by topo_fabric_host_group) of group g; 0 out of range. */
+size_t topo_fabric_group_nswitches(const topo_fabric_t *f, size_t g);
+size_t topo_fabric_group_nhosts(const topo_fabric_t *f, size_t g);
+/* "fabric" (found from the links), "site file" (named by a site fabric file), NULL without groups. */
+const char *topo_fabric_groups_source(const topo_fabric_t *f);
+/* Global links between two groups: cables (parallel cables counted), the sum of their rates in Gb/s
+ * (width x lane rate, topo_view's link rates; 0 when unknown) and the slowest one's rate. */
+typedef struct topo_group_links {
+	size_t g1, g2; /* g1 < g2 */
+	unsigned count;
+	double gbps, min_gbps;
+} topo_group_links_t;
+/* Group pairs with at least one global link (sorted by g1, g2; O(global links) memory). */
+size_t topo_fabric_ngroup_pairs(const topo_fabric_t *f);
+/* Pair i of that list; 0, or -1 (EINVAL) out of range. */
+int topo_fabric_group_pair(const topo_fabric_t *f, size_t i, topo_group_links_t *out);
+/* Global links between groups g1 and g2 (either order; count 0 when none); 0, or -1 (EINVAL) when a
+ * group is out of range. O(log pairs). */
+int topo_fabric_group_links(const topo_fabric_t *f, size_t g1, size_t g2, topo_group_links_t *out);
+/* Total global links (cables) of the fabric. */
+size_t topo_fabric_nglobal_links(const topo_fabric_t *f);
+
 /* Dense switch count, name (node-name map entry, else description), level (0 leaf, 1 spine, ...; -1
  * when no host is reachable), GUID and subnet (0 / -1 when out of range). */
 size_t topo_fabric_nswitches(const topo_fabric_t *f);

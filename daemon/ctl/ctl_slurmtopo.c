@@ -10,7 +10,9 @@
 
 #include "ctl.h"
 #include "ctl_common.h"
+#include "hostlist.h"
 #include "rm_client.h"
+#include "rm_slurmconf.h"
 #include "topo.h"
 #include "topo_slurm.h"
 
@@ -20,12 +22,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"NAME\n"
-		"    rankmapctl slurm-topology - write Slurm's topology.conf from InfiniBand data\n\n"
+		"    rankmapctl slurm-topology - write Slurm's topology.conf, topology.yaml or node weights from\n"
+		"    InfiniBand data\n\n"
 		"SYNOPSIS\n"
 		"    rankmapctl slurm-topology [--ib FILE]... [--ib-cache FILE] [--ib-live]\n"
 		"                              [--node-name-map FILE] [--cluster FILE] [--strict] [--top NAME]\n"
-		"                              [--all-leaves] [--out FILE]\n"
-		"    rankmapctl slurm-topology --server LIST [--top NAME] [--all-leaves] [--out FILE]\n\n"
+		"                              [--all-leaves] [--format tree|block|yaml|weights]\n"
+		"                              [--nodes HOSTLIST | --slurm-conf FILE] [--out FILE]\n"
+		"    rankmapctl slurm-topology --server LIST [--top NAME] [--all-leaves] [--format FORMAT]\n"
+		"                              [--nodes HOSTLIST | --slurm-conf FILE] [--out FILE]\n\n"
 		"DESCRIPTION\n"
 		"    Writes the switch tree of the fabric in the format of Slurm's topology/tree plugin\n"
 		"    (topology.conf(5)), with the structure slurmibtopology.sh and topograph derive from the\n"
@@ -48,9 +53,36 @@ static void usage(FILE *f)
 		"    (\"MT4129 ConnectX7 ...\") and no map entry have no host name: they are left out of\n"
 		"    Nodes= (Slurm would reject them as invalid hostnames), listed by GUID in a comment, and\n"
 		"    counted in one warning on standard error: give a node-name map to name them.\n\n"
+		"    A dragonfly (groups of switches linked all to all, few global links between\n"
+		"    groups: see rankmapctl report) is one level more: SwitchName=group<G> above the\n"
+		"    routers of each group and one top switch (--top NAME, else \"dragonfly\") above the\n"
+		"    groups; comments give Slurm's advice for it, TopologyParam=Dragonfly.\n\n"
 		"    Several subnets (several --ib files) give one tree each. Slurm only places a job on\n"
 		"    nodes under one common switch, so hosts of different trees never share a job; --top NAME\n"
 		"    adds a switch NAME above the roots of all trees to allow it.\n\n"
+		"    Formats (--format):\n"
+		"      tree     topology.conf of topology/tree (the default), as above.\n"
+		"      block    topology.conf of topology/block (Slurm 23.11 and later): one\n"
+		"               BlockName=<leaf> Nodes=<hosts> line per leaf switch, the leaves in the\n"
+		"               order the spines reach them (Slurm pairs neighbouring blocks into larger\n"
+		"               ones), then BlockSizes=: the base block size is the smallest block's node\n"
+		"               count (every block must have at least that many nodes), each next size\n"
+		"               twice the one before (sizes must grow by powers of two), up to the\n"
+		"               largest power of two of blocks. On a dragonfly the blocks are its\n"
+		"               groups (group<G>).\n"
+		"      yaml     topology.yaml of Slurm 25.05 and later: the tree (cluster_default), the\n"
+		"               blocks and flat as three named topologies, with a partition example\n"
+		"               (PartitionName=... Topology=block) in comments. Slurm 25.05 is in no\n"
+		"               Debian release: the file is checked against the documented grammar.\n"
+		"      weights  NodeName=<host> Weight=<n> lines for slurm.conf in fat-tree order: hosts\n"
+		"               in leaf order, the leaves in the order the spines reach them (depth\n"
+		"               first from the top switches, children in order of their names). Slurm\n"
+		"               allocates the lowest weight first and otherwise takes nodes in the\n"
+		"               order of their names, whatever topology.conf says.\n\n"
+		"    Only Slurm's nodes: fabric hosts that are no Slurm node (file servers, login nodes)\n"
+		"    make slurmctld log \"Invalid hostnames in switch configuration\". --nodes HOSTLIST or\n"
+		"    --slurm-conf FILE (its NodeName= lines and Include files) keeps only the nodes\n"
+		"    named; the others are listed in a comment, and so are named nodes the fabric lacks.\n\n"
 		"OPTIONS\n"
 		"    --ib FILE           ibnetdiscover output (topology file or -p ports report); one subnet\n"
 		"                        per file; repeatable.\n"
@@ -64,7 +96,11 @@ static void usage(FILE *f)
 		"    --top NAME          join the trees of several subnets under a switch NAME.\n"
 		"    --all-leaves        list a host with HCAs on several leaf switches (dual rail, rail-\n"
 		"                        optimised fabrics) under every one of them, as slurmibtopology.sh\n"
-		"                        does; Slurm accepts it and logs those nodes as multi-homed.\n"
+		"                        does; Slurm accepts it and logs those nodes as multi-homed\n"
+		"                        (tree only: a node is in one block).\n"
+		"    --format FORMAT     tree (default), block, yaml or weights (above).\n"
+		"    --nodes HOSTLIST    keep only these hosts (a Slurm host list, e.g. node[001-128]).\n"
+		"    --slurm-conf FILE   keep only the nodes slurm.conf FILE defines (NodeName= lines).\n"
 		"    --server LIST       ask rankmapd: the fabric of its model replaces the file options\n"
 		"                        (same output); without file options rankmapd is asked: at\n"
 		"                        $RANKMAP_SERVER, else $RANKMAP_SOCKET, else " RM_SOCKET_DEFAULT
@@ -85,7 +121,8 @@ struct st_opts {
 	ctl_sources_t src; /* InfiniBand sources only */
 	ctl_daemon_t d;
 	int all_leaves;
-	const char *top, *out;
+	const char *top, *out, *nodes, *slurm_conf, *format;
+	topo_slurm_format_t fmt;
 };
 
 static int st_usage_error(const char *msg, const char *arg)
@@ -99,6 +136,9 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 					    { "top", required_argument, NULL, 'T' },
 					    { "out", required_argument, NULL, 'o' },
 					    { "all-leaves", no_argument, NULL, 'a' },
+					    { "format", required_argument, NULL, 'F' },
+					    { "nodes", required_argument, NULL, 'N' },
+					    { "slurm-conf", required_argument, NULL, 'S' },
 					    { "help", no_argument, NULL, 'h' },
 					    CTL_DAEMON_LONGOPTS,
 					    { NULL, 0, NULL, 0 } };
@@ -117,12 +157,21 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 		case 'T': o->top = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'a': o->all_leaves = 1; break;
+		case 'F': o->format = optarg; break;
+		case 'N': o->nodes = optarg; break;
+		case 'S': o->slurm_conf = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: return ctl_usage_hint("slurm-topology");
 		}
 	}
 	if (optind < argc)
 		return st_usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->format && topo_slurm_format_parse(o->format, &o->fmt) < 0)
+		return st_usage_error("--format '%s': use tree, block, yaml or weights", o->format);
+	if (o->all_leaves && o->fmt != TOPO_SLURM_TREE)
+		return st_usage_error("%s", "--all-leaves is for --format tree only (a node is in one block)");
+	if (o->nodes && o->slurm_conf)
+		return st_usage_error("%s", "give --nodes or --slurm-conf, not both");
 	if (ctl_daemon_set(&o->d) && ctl_sources_any(&o->src))
 		return st_usage_error("%s", "--server replaces --ib, --ib-cache, --ib-live and --cluster");
 	if (!ctl_sources_any(&o->src))
@@ -138,8 +187,8 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 
 /* What the tree's warnings need, from a local tree or from rankmapd's answer. */
 struct st_summary {
-	size_t ntrees, nguid, nunplaced, nmultihomed;
-	const char *first_guid, *first_unplaced;
+	size_t ntrees, nguid, nunplaced, nmultihomed, nexcluded, nmissing;
+	const char *first_guid, *first_unplaced, *first_missing;
 };
 
 /* The text of topology.conf: from the local tree (t), or rankmapd's (text). */
@@ -147,7 +196,7 @@ static int st_emit(topo_cluster_t c, const topo_swtree_t *t, const char *text, c
 		   rm_error_t *err)
 {
 	if (t)
-		return topo_slurm_topology_write(c, t, o->top, f, err);
+		return topo_slurm_write(c, t, o->fmt, o->top, f, err);
 	if (fputs(text, f) < 0)
 		return rm_error_set(err, "slurm-topology", 0, 0, "write error");
 	return 0;
@@ -184,6 +233,16 @@ static void st_warnings(const struct st_summary *w, const struct st_opts *o)
 			"rankmapctl slurm-topology: warning: %zu hosts hang on no switch and are not "
 			"listed (first: %s)\n",
 			w->nunplaced, w->first_unplaced ? w->first_unplaced : "?");
+	if (w->nexcluded)
+		fprintf(stderr,
+			"rankmapctl slurm-topology: note: %zu fabric hosts are no Slurm node (--%s) and are "
+			"listed in a comment only\n",
+			w->nexcluded, o->nodes ? "nodes" : "slurm-conf");
+	if (w->nmissing)
+		fprintf(stderr,
+			"rankmapctl slurm-topology: warning: %zu Slurm nodes have no HCA in the fabric (first: %s) "
+			"and are on no switch\n",
+			w->nmissing, w->first_missing ? w->first_missing : "?");
 	if (w->nmultihomed && !o->all_leaves)
 		fprintf(stderr,
 			"rankmapctl slurm-topology: note: %zu hosts have HCAs on several switches; each is "
@@ -197,7 +256,7 @@ static size_t st_num(const json_t *resp, const char *key)
 }
 
 /* slurm-topology through rankmapd: the same text from its model's fabric. Returns the exit status. */
-static int st_remote(const struct st_opts *o)
+static int st_remote(const struct st_opts *o, const char *const *keep, size_t nkeep)
 {
 	json_t *req = rm_proto_request("slurm_topology", 1), *resp;
 	struct st_summary w;
@@ -209,14 +268,25 @@ static int st_remote(const struct st_opts *o)
 		json_object_set_new(req, "all_leaves", json_true());
 	if (o->top)
 		json_object_set_new(req, "top", json_string(o->top));
+	if (o->format)
+		json_object_set_new(req, "format", json_string(o->format));
+	if (keep) {
+		char *l = hostlist_compress(keep, nkeep);
+
+		json_object_set_new(req, "nodes", json_string(l ? l : ""));
+		free(l);
+	}
 	if (!(resp = ctl_call("slurm-topology", &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
 		return 1;
 	w = (struct st_summary){ st_num(resp, "trees"),
 				 st_num(resp, "guid_hcas"),
 				 st_num(resp, "unplaced"),
 				 st_num(resp, "multihomed"),
+				 st_num(resp, "excluded"),
+				 st_num(resp, "missing"),
 				 json_string_value(json_object_get(resp, "first_guid_hca")),
-				 json_string_value(json_object_get(resp, "first_unplaced")) };
+				 json_string_value(json_object_get(resp, "first_unplaced")),
+				 json_string_value(json_object_get(resp, "first_missing")) };
 	if (!(text = json_string_value(json_object_get(resp, "topology_conf"))))
 		fprintf(stderr, "rankmapctl slurm-topology: rankmapd at %s sent no topology.conf\n",
 			ctl_daemon_name(&o->d));
@@ -228,33 +298,69 @@ static int st_remote(const struct st_opts *o)
 	return rc;
 }
 
+/* The keep list of --nodes or --slurm-conf (NULL without either; *bad set on an error, reported). */
+static char **st_keep(const struct st_opts *o, size_t *n, int *bad)
+{
+	rm_error_t err = { 0 };
+	char **keep = NULL;
+
+	*n = 0, *bad = 0;
+	if (o->nodes)
+		keep = hostlist_expand(o->nodes, n, 0, &err);
+	else if (o->slurm_conf)
+		keep = rm_slurm_conf_nodes(o->slurm_conf, n, &err);
+	else
+		return NULL;
+	if (!keep) {
+		char msg[600];
+
+		*bad = 1;
+		fprintf(stderr, "rankmapctl slurm-topology: %s%s\n", o->nodes ? "--nodes: " : "",
+			rm_error_format(&err, msg, sizeof(msg)));
+	}
+	return keep;
+}
+
 int ctl_slurm_topology_main(int argc, char **argv)
 {
 	struct st_opts o;
 	topo_cluster_t c;
 	topo_swtree_t *t = NULL;
 	rm_error_t err;
-	int rc = st_parse(argc, argv, &o);
+	char **keep;
+	size_t nkeep;
+	int bad, rc = st_parse(argc, argv, &o);
 
 	if (rc >= 0)
 		return rc;
-	if (ctl_daemon_set(&o.d))
-		return st_remote(&o);
+	keep = st_keep(&o, &nkeep, &bad);
+	if (bad)
+		return 1;
+	if (ctl_daemon_set(&o.d)) {
+		rc = st_remote(&o, (const char *const *)keep, nkeep);
+		hostlist_free(keep);
+		return rc;
+	}
 	rm_error_clear(&err);
 	if (!(c = topo_cluster_create())) {
 		fprintf(stderr, "rankmapctl slurm-topology: out of memory\n");
+		hostlist_free(keep);
 		return 1;
 	}
 	rc = 1;
 	if (ctl_sources_load(c, &o.src, &err) == 0 &&
-	    (t = topo_swtree_build(c, (o.all_leaves ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY, &err)) &&
+	    (t = topo_swtree_build_keep(c, (o.all_leaves ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY,
+					(const char *const *)keep, nkeep, &err)) &&
 	    st_write(c, t, NULL, &o, &err) == 0) {
 		struct st_summary w = { t->ntrees,
 					t->nguid_host,
 					t->nunplaced,
 					t->nmultihomed,
+					t->nexcluded,
+					t->nmissing,
 					t->nguid_host ? t->guid_host[0].name : NULL,
-					t->nunplaced ? t->unplaced[0] : NULL };
+					t->nunplaced ? t->unplaced[0] : NULL,
+					t->nmissing ? t->missing[0] : NULL };
 
 		st_warnings(&w, &o);
 		rc = 0;
@@ -263,5 +369,6 @@ int ctl_slurm_topology_main(int argc, char **argv)
 	}
 	topo_swtree_destroy(t);
 	topo_cluster_destroy(c);
+	hostlist_free(keep);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hostlist.h"
 #include "order.h"
 #include "report_svg.h"
 #include "rm_client.h"
@@ -480,11 +481,13 @@ static json_t *slurm_topology_ok(const json_t *id, const topo_swtree_t *t, const
 	json_t *resp = rm_proto_ok(id);
 
 	json_object_update_new(
-		resp, json_pack("{s:s, s:I, s:I, s:s?, s:I, s:s?, s:I}", "topology_conf", text ? text : "", "trees",
-				(json_int_t)t->ntrees, "guid_hcas", (json_int_t)t->nguid_host, "first_guid_hca",
-				t->nguid_host ? t->guid_host[0].name : NULL, "unplaced", (json_int_t)t->nunplaced,
-				"first_unplaced", t->nunplaced ? t->unplaced[0] : NULL, "multihomed",
-				(json_int_t)t->nmultihomed));
+		resp,
+		json_pack("{s:s, s:I, s:I, s:s?, s:I, s:s?, s:I, s:I, s:I, s:s?}", "topology_conf", text ? text : "",
+			  "trees", (json_int_t)t->ntrees, "guid_hcas", (json_int_t)t->nguid_host, "first_guid_hca",
+			  t->nguid_host ? t->guid_host[0].name : NULL, "unplaced", (json_int_t)t->nunplaced,
+			  "first_unplaced", t->nunplaced ? t->unplaced[0] : NULL, "multihomed",
+			  (json_int_t)t->nmultihomed, "excluded", (json_int_t)t->nexcluded, "missing",
+			  (json_int_t)t->nmissing, "first_missing", t->nmissing ? t->missing[0] : NULL));
 	return resp;
 }
 
@@ -493,26 +496,36 @@ json_t *srv_req_slurm_topology(srv_ctx_t *ctx, const json_t *req, const json_t *
 {
 	json_error_t jerr;
 	rm_error_t err = { 0 };
-	const char *top = NULL;
+	const char *top = NULL, *format = NULL, *nodes = NULL;
+	topo_slurm_format_t fmt = TOPO_SLURM_TREE;
 	int all = 0;
 	srv_model_t *m;
 	topo_swtree_t *t = NULL;
 	json_t *resp = NULL;
-	char *text = NULL, msg[600];
-	size_t len = 0;
+	char *text = NULL, msg[600], **keep = NULL;
+	size_t len = 0, nkeep = 0;
 	FILE *f;
 
-	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?b, s?s}", "version", &(int){ 0 },
-			   "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "all_leaves", &all, "top",
-			   &top) < 0)
-		return srv_request_invalid(req, id, SRV_ENVELOPE " all_leaves?b top?s", &jerr);
+	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT, "{s:i, s:s, s:o, s?b, s?s, s?s, s?s}", "version",
+			   &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "all_leaves", &all,
+			   "top", &top, "format", &format, "nodes", &nodes) < 0)
+		return srv_request_invalid(req, id, SRV_ENVELOPE " all_leaves?b top?s format?s nodes?s", &jerr);
 	if (top && (!topo_slurm_sanitise(top, msg, sizeof(msg))[0] || strcmp(msg, top)))
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "top: use letters, digits, '.', '_' and '-' only");
-	if (!(m = srv_model_get(ctx)))
+	if (format && topo_slurm_format_parse(format, &fmt) < 0)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "format: tree, block, yaml or weights");
+	if (all && fmt != TOPO_SLURM_TREE)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "all_leaves: for format tree only");
+	if (nodes && !(keep = hostlist_expand(nodes, &nkeep, 0, &err)))
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "nodes: %s", rm_error_format(&err, msg, sizeof(msg)));
+	if (!(m = srv_model_get(ctx))) {
+		hostlist_free(keep);
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
-	t = topo_swtree_build(m->cluster, (all ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY, &err);
+	}
+	t = topo_swtree_build_keep(m->cluster, (all ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY,
+				   (const char *const *)keep, nkeep, &err);
 	if (t && (f = open_memstream(&text, &len))) {
-		int rc = topo_slurm_topology_write(m->cluster, t, top, f, &err);
+		int rc = topo_slurm_write(m->cluster, t, fmt, top, f, &err);
 
 		if (fclose(f) == 0 && rc == 0)
 			resp = slurm_topology_ok(id, t, text);
@@ -522,6 +535,7 @@ json_t *srv_req_slurm_topology(srv_ctx_t *ctx, const json_t *req, const json_t *
 				      rm_error_isset(&err) ? rm_error_format(&err, msg, sizeof(msg)) : "out of memory");
 	free(text);
 	topo_swtree_destroy(t);
+	hostlist_free(keep);
 	srv_model_put(m);
 	return resp;
 }

@@ -158,7 +158,8 @@ RANKMAP_SOCKET=$SOCK "$CTL" explain --cart 4x2 --hosts fourmi001 >"$T/e.remote";
 "$CTL" explain --cart 4x4 --socket "$T/nothing.sock" --hosts fourmi001 >/dev/null 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "nothing.sock" "$T/err" && ok "explain: unreachable daemon is an error naming the socket" \
 	|| notok "explain unreachable: exit $rc"
-for args in "" "--all-leaves" "--top top"; do
+for args in "" "--all-leaves" "--top top" "--format block --slurm-conf $DATA/slurm/slurm.conf.nodes" \
+	"--format yaml --nodes fourmi[001-040],nothere1" "--format weights"; do
 	"$CTL" slurm-topology $args --socket "$SOCK" --out "$T/st.remote" 2>"$T/st.remote.err"; rc=$?
 	"$CTL" slurm-topology $args --cluster "$T/cluster.conf" --out "$T/st.local" 2>"$T/st.local.err"
 	[ $rc -eq 0 ] && same "slurm-topology $args: daemon = offline (file)" "$T/st.remote" "$T/st.local" \

@@ -271,7 +271,10 @@ static void test_small_3level(void)
 }
 
 /* Two subnets of one cluster, by hand: A: a-1 {n1, n2} - a-2 {n3}; B: b-1 {n1, n3, n4} - b-2 {n2}.
- * n1-n2 2 (A), n1-n3 2 (B), n2-n3 3 (both), n2-n4 3 (B), n1-n4 2, n3-n4 2. */
+ * Each host's HCAs are ranked by description then GUID (A's before B's here), so subnet A is rail 0 and B
+ * rail 1; hops are taken on the lowest rail both hosts reach each other on (no longer the closest HCA
+ * pair): n1-n2 2 (A), n1-n3 3 (A; 2 through B before rails), n2-n3 3 (A), n2-n4 3 (B), n1-n4 2 (B),
+ * n3-n4 2 (B). */
 static void test_subnets(void)
 {
 	const char *files[] = { "ib/subnet-a.topo", "ib/subnet-b.ports", NULL };
@@ -281,7 +284,10 @@ static void test_subnets(void)
 	if (!f)
 		return;
 	check(topo_fabric_nhosts(f) == 4, "hosts joined across subnets by name");
-	check(hops(f, "n1", "n2") == 2 && hops(f, "n1", "n3") == 2 && hops(f, "n2", "n3") == 3, "subnet hops 1");
+	check(hops(f, "n1", "n2") == 2 && hops(f, "n1", "n3") == 3 && hops(f, "n2", "n3") == 3, "subnet hops 1");
+	check(topo_fabric_nrails(f) == 2 &&
+		      topo_fabric_rail_hops(f, (size_t)host(f, "n1"), (size_t)host(f, "n3"), 1) == 2,
+	      "subnets are rails 0 and 1; n1-n3 on rail 1 (B) 2");
 	check(hops(f, "n2", "n4") == 3 && hops(f, "n1", "n4") == 2 && hops(f, "n3", "n4") == 2, "subnet hops 2");
 	r = topo_fabric_report(f);
 	check(jint(r, "subnets") == 2 && jint(r, "hcas") == 7 && jint(r, "switches") == 4, "subnets report");

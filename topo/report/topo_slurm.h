@@ -23,7 +23,12 @@
  *     description and GUID go into a comment line above each SwitchName;
  *   - with TOPO_SWTREE_NAMED_ONLY, HCAs named only by their GUID (generic description, no node-name
  *     map entry: no host Slurm could know) are left out of the leaves and listed in guid_host;
- *   - leaves, and the switches of each level, are written in natural order of their names.
+ *   - leaves, and the switches of each level, are written in natural order of their names;
+ *   - a dragonfly (the fabric's groups, topo_view.h) is one level more: `SwitchName=group<G>
+ *     Switches=<the group's roots>` per group and `SwitchName=<top, else "dragonfly"> Switches=group[..]`
+ *     above them, with the advice of Slurm's topology guide in comments (TopologyPlugin=topology/tree
+ *     with TopologyParam=Dragonfly: a job too large for one leaf is spread over as many leaves as
+ *     possible).
  * Hosts keep the fabric's names (node-name map, HCA description, or the GUID "0x..." for generic HCAs).
  *
  * Error rule as in topo.h: 0 on success, -1 with errno set; pointer-returning functions return NULL.
@@ -72,6 +77,19 @@ typedef struct topo_swtree {
 	size_t nsubnets;
 	int all_leaves; /* TOPO_SWTREE_ALL_LEAVES was given */
 	int flags;      /* as built */
+	/* With a keep list (topo_swtree_build_keep): fabric hosts left out because the list does not name
+	 * them (file servers, login nodes: no Slurm node), in natural order (borrowed from the cluster),
+	 * and the listed names the fabric has no host for (borrowed from the keep list). */
+	int filtered;
+	const char **excluded;
+	size_t nexcluded;
+	const char **missing;
+	size_t nmissing;
+	/* Dragonfly groups of the fabric (topo_fabric_ngroups; 0 without): the tree gets one switch per
+	 * group above the group's roots ("group<G>") and one top switch above the groups, so that ntrees
+	 * counts a dragonfly as one tree. group[s] is switch s's group, -1 for none. */
+	size_t ngroups;
+	long *group;
 } topo_swtree_t;
 
 /* Builds the switch tree of a finalized cluster's fabric, hosts under their first leaf or as flags
@@ -79,6 +97,11 @@ typedef struct topo_swtree {
  * the cluster (keep the cluster alive), or NULL with err set when the cluster has no fabric (or on
  * allocation failure). */
 topo_swtree_t *topo_swtree_build(topo_cluster_t c, int flags, rm_error_t *err);
+/* The same, keeping only the hosts named in keep[0..nkeep) (Slurm's nodes: `--nodes`, `--slurm-conf`);
+ * the others go to excluded[], the names of keep that no fabric host has to missing[]. keep must
+ * outlive the tree. O((hosts + nkeep) log nkeep). keep NULL: no filter. */
+topo_swtree_t *topo_swtree_build_keep(topo_cluster_t c, int flags, const char *const *keep, size_t nkeep,
+				      rm_error_t *err);
 void topo_swtree_destroy(topo_swtree_t *t);
 /* Switches of level k-1 below kept switch s that are kept; *out is malloc'd (caller frees). */
 size_t topo_swtree_children(topo_cluster_t c, const topo_swtree_t *t, size_t s, size_t **out);
@@ -87,6 +110,66 @@ size_t topo_swtree_children(topo_cluster_t c, const topo_swtree_t *t, size_t s, 
  * above them; with top non-NULL and more than one root switch, a joining switch named top (sanitised).
  * Host and switch lists are compressed Slurm host lists. Returns 0, or -1 on a write error. */
 int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const char *top, FILE *f, rm_error_t *err);
+
+/* ---- the other formats (slurm_export.c) -------------------------------------------------------------
+ *
+ * block: Slurm's topology/block plugin (23.11 and later; topology.conf(5), "topology/block"):
+ *   `BlockName=<name> Nodes=<hosts>` per block, then `BlockSizes=<base>,<2 base>,...`. The blocks are
+ *   the leaf switches, in the order the spines reach them (topo_swtree_leaf_order): Slurm pairs
+ *   neighbouring blocks into higher-level blocks, so neighbours in the file should be neighbours in
+ *   the fabric. Documented rules kept: every block has at least the base block size of nodes (the
+ *   base is the smallest block), and each further size is the previous one times two (a power of two
+ *   larger), up to the largest power-of-two number of blocks (at most 16 sizes).
+ *   Blocks come from a topo_slurm_blocks_t, whatever forms them: leaf switches, or on a dragonfly its
+ *   groups (the base block is then the smallest group); a GPU node's NVLink domain fills the same
+ *   structure (the hook for it).
+ * yaml: Slurm 25.05's topology.yaml (topology.yaml(5)): a list of topologies, each `topology: NAME`
+ *   first, `cluster_default`, and exactly one of `tree:` (`switches:` items with `switch`, `children`
+ *   or `nodes`), `block:` (`block_sizes`, `blocks:` items with `block`, `nodes`) or `flat: true`. One
+ *   entry per format (tree is the cluster default), and a partition example (`Topology=NAME`) in
+ *   comments.
+ * weights: `NodeName=<host> Weight=<n>` lines for slurm.conf, lowest first: hosts in leaf order, the
+ *   leaves in the order the spines reach them. */
+typedef enum topo_slurm_format {
+	TOPO_SLURM_TREE = 0,
+	TOPO_SLURM_BLOCK,
+	TOPO_SLURM_YAML,
+	TOPO_SLURM_WEIGHTS,
+} topo_slurm_format_t;
+
+/* "tree", "block", "yaml", "weights"; -1 (EINVAL) for another name. */
+int topo_slurm_format_parse(const char *name, topo_slurm_format_t *fmt);
+
+/* Named sets of hosts, in the order Slurm should pair them (what a block file lists). */
+typedef struct topo_slurm_blocks {
+	size_t n;
+	const char *kind;  /* what a block is, for comments: "leaf switch", "dragonfly group", ... */
+	const char **name; /* n names (borrowed, or from names) */
+	char **names;      /* names made here (owned; NULL entries allowed), or NULL */
+	size_t *off;       /* n + 1: hosts of block b are host[off[b] .. off[b+1]) */
+	const char **host; /* borrowed host names */
+} topo_slurm_blocks_t;
+
+/* Kept leaves of t in the order the spines reach them: depth first from the root switches (in order of
+ * their names; on a dragonfly by group, then name), each switch's children in order of their names, a
+ * leaf at its first visit; so leaves under one switch of the level above are neighbours. Returns the count; *out (malloc'd, caller frees)
+ * holds switch indices, NULL when out of memory. */
+size_t topo_swtree_leaf_order(topo_cluster_t c, const topo_swtree_t *t, size_t **out);
+/* The leaf switches of t (built without TOPO_SWTREE_ALL_LEAVES) as blocks, in leaf order. Borrows from
+ * t. NULL with err set when out of memory. */
+topo_slurm_blocks_t *topo_slurm_blocks_leaves(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err);
+/* The dragonfly groups of t as blocks ("group<G>", the hosts of the group's leaves in leaf order), in
+ * group order; NULL with err set when out of memory. The block format uses them when t has groups. */
+topo_slurm_blocks_t *topo_slurm_blocks_groups(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err);
+void topo_slurm_blocks_destroy(topo_slurm_blocks_t *b);
+/* The BlockSizes the rules above give for b: fills sizes (at most 16), returns their count (0 when b
+ * has no block). */
+size_t topo_slurm_block_sizes(const topo_slurm_blocks_t *b, size_t sizes[16]);
+
+/* Writes the file of the format for t (blocks from its leaves; top as for topo_slurm_topology_write).
+ * Returns 0, or -1 with err set (write error, out of memory). */
+int topo_slurm_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_format_t fmt, const char *top, FILE *f,
+		     rm_error_t *err);
 
 /* Sanitises name into buf for Slurm (see above); returns buf. An empty result stays empty. */
 char *topo_slurm_sanitise(const char *name, char *buf, size_t len);

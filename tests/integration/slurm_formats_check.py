@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""tests/integration/slurm_formats_check.py: independent checks of slurm-topology's other formats.
+
+  slurm_formats_check.py block FILE [--tree TREE]    topology/block's topology.conf
+  slurm_formats_check.py yaml FILE [--tree TREE] [--block BLOCK]   Slurm 25.05's topology.yaml
+  slurm_formats_check.py weights FILE --tree TREE    NodeName=... Weight=... lines in fat-tree order
+  slurm_formats_check.py leaf-order TREE             the leaves of a tree file in the order expected
+                                                     below, one a line
+  slurm_formats_check.py slurm-blocks FILE BLOCK     `scontrol show topology` under topology/block
+                                                     lists the blocks of BLOCK with their nodes
+  slurm_formats_check.py dragonfly TREE TOPOFILE [--slurm SHOW]
+                                                     a dragonfly's tree: one switch per group above
+                                                     exactly the group's routers, one top switch above
+                                                     the groups, the global links counted right; the
+                                                     groups found here from the ibnetdiscover file
+                                                     (a link is inside a group when its two switches
+                                                     have a common neighbour switch: the routers of a
+                                                     group are linked all to all); with --slurm, the
+                                                     `scontrol show topology` output has that many
+                                                     switches at level 1, each with its routers
+
+Grammars, from Slurm's manual pages (not from rankmap):
+  - topology.conf(5), "topology/block": lines `BlockName=<name> Nodes=<host list>` and `BlockSizes=`;
+    parameter names are case insensitive, '#' starts a comment. Each BlockSizes value is an integer;
+    "Each block must have at least the planning base block size count of nodes. Successive BlockSizes
+    must be a power of two larger than the prior values." Block names unique; a node in one block.
+  - topology.yaml(5) (Slurm 25.05): a list of topologies; `topology` must be the first attribute and
+    unique; `cluster_default` a boolean; exactly one of `block`, `flat: true`, `tree`; tree `switches`
+    items with `switch` (required, at most 64 characters, unique), `children`, `nodes`; block
+    `block_sizes` (the rule above) and `blocks` items with `block` (required, unique) and `nodes`.
+    The structure is tests/data/slurm/topology-yaml.schema.json (JSON Schema, checked with
+    python3-jsonschema); the rules a schema cannot state are checked here.
+With --tree --groups, the blocks must be the switches right below the tree's top switch (the
+dragonfly's groups), each with every host below it, in natural order of their names.
+With --tree (a topology/tree file of the same fabric, itself checked against the fabric by
+report_topo_check.py), the blocks must be its leaves with the same hosts, in the leaf order the
+documentation of `slurm-topology --format block` promises: depth first from the root switches (in
+natural order of their names), each switch's children in natural order, a leaf at its first visit.
+Weights: distinct, 1..N, the hosts of the tree's leaves in that leaf order and, within a leaf, in
+natural order. Prints one line per problem; exit status 1 if any.
+"""
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_topo_check import expand, parse_conf  # noqa: E402
+
+NAME_RE = re.compile(r'^[A-Za-z0-9._-]+$')
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def natural_key(s):
+    return [(0, int(t), '') if t.isdigit() else (1, 0, t) for t in re.findall(r'\d+|\D+', s)]
+
+
+def sizes_problems(sizes, blocks, where):
+    """BlockSizes rules of topology.conf(5) / topology.yaml(5)."""
+    problems = []
+    if not sizes:
+        return problems
+    if any(not isinstance(s, int) or s < 1 for s in sizes):
+        return [f'{where}: block sizes must be positive integers: {sizes}']
+    for a, b in zip(sizes, sizes[1:]):
+        q = b // a if b % a == 0 else 0
+        if q < 2 or q & (q - 1):
+            problems.append(f'{where}: block size {b} is not a power of two larger than {a}')
+    for name, hosts in blocks:
+        if len(hosts) < sizes[0]:
+            problems.append(f'{where}: block {name} has {len(hosts)} nodes, fewer than the base block size {sizes[0]}')
+    return problems
+
+
+def blocks_problems(blocks, where):
+    problems, owner = [], {}
+    names = [n for n, _ in blocks]
+    for n in names:
+        if not NAME_RE.match(n):
+            problems.append(f'{where}: block name {n!r}')
+    if len(set(names)) != len(names):
+        problems.append(f'{where}: block names are not unique')
+    for n, hosts in blocks:
+        for h in hosts:
+            if h in owner:
+                problems.append(f'{where}: node {h} in blocks {owner[h]} and {n}')
+            owner[h] = n
+    return problems
+
+
+def parse_block(path):
+    blocks, sizes, problems = [], None, []
+    for no, line in enumerate(open(path), 1):
+        line = line.split('#', 1)[0].strip()
+        if not line:
+            continue
+        kv = {}
+        for tok in line.split():
+            if '=' not in tok:
+                problems.append(f'{path}:{no}: not key=value: {tok}')
+                continue
+            k, v = tok.split('=', 1)
+            kv[k.lower()] = v
+        if set(kv) == {'blockname', 'nodes'}:
+            if sizes is not None:
+                problems.append(f'{path}:{no}: BlockName after BlockSizes')
+            blocks.append((kv['blockname'], expand(kv['nodes'])))
+        elif set(kv) == {'blocksizes'}:
+            if sizes is not None:
+                problems.append(f'{path}:{no}: BlockSizes twice')
+            try:
+                sizes = [int(x) for x in kv['blocksizes'].split(',')]
+            except ValueError:
+                problems.append(f'{path}:{no}: BlockSizes={kv["blocksizes"]}: not integers')
+                sizes = []
+        else:
+            problems.append(f'{path}:{no}: neither BlockName=... Nodes=... nor BlockSizes=...: {line}')
+    problems += blocks_problems(blocks, path) + sizes_problems(sizes or [], blocks, path)
+    if not blocks:
+        problems.append(f'{path}: no block')
+    return blocks, sizes, problems
+
+
+def leaf_order(tree):
+    """Leaves of a tree file in the promised order (see the module's text)."""
+    sw, _, _ = parse_conf(tree)
+    children = {n: set(m) for n, (k, m) in sw.items() if k == 'Switches'}
+    listed = set().union(*children.values()) if children else set()
+    roots = sorted((n for n in sw if n not in listed), key=natural_key)
+    order, seen = [], set()
+
+    def walk(n):
+        if n in seen:
+            return
+        seen.add(n)
+        if sw[n][0] == 'Nodes':
+            order.append(n)
+            return
+        for c in sorted(children[n], key=natural_key):
+            walk(c)
+    for r in roots:
+        walk(r)
+    return order, sw
+
+
+def hosts_below(sw, n):
+    kind, members = sw[n]
+    return list(members) if kind == 'Nodes' else [h for c in members for h in hosts_below(sw, c)]
+
+
+def against_tree(blocks, tree, where, groups=False):
+    order, sw = leaf_order(tree)
+    problems = []
+    want = [(n, sorted(sw[n][1], key=natural_key)) for n in order]
+    if groups:
+        listed = {c for k, m in sw.values() if k == 'Switches' for c in m}
+        roots = [n for n in sw if n not in listed]
+        if len(roots) != 1:
+            return [f'{tree}: {len(roots)} top switches, a dragonfly has one']
+        want = [(g, sorted(hosts_below(sw, g), key=natural_key)) for g in sorted(sw[roots[0]][1], key=natural_key)]
+    got = [(n, sorted(h, key=natural_key)) for n, h in blocks]
+    if [n for n, _ in got] != [n for n, _ in want]:
+        problems.append(f'{where}: blocks {[n for n, _ in got][:8]}..., the tree\'s leaves in order are '
+                        f'{[n for n, _ in want][:8]}...')
+    for (gn, gh), (wn, wh) in zip(got, want):
+        if gn == wn and gh != wh:
+            problems.append(f'{where}: block {gn} has {gh[:4]}..., its leaf {wh[:4]}...')
+    return problems
+
+
+def check_yaml(path, args):
+    import yaml
+    import jsonschema
+    problems = []
+    try:
+        doc = yaml.safe_load(open(path))
+    except yaml.YAMLError as e:
+        return [f'{path}: not YAML: {e}']
+    schema = json.load(open(os.path.join(TOP, 'tests/data/slurm/topology-yaml.schema.json')))
+    for e in jsonschema.Draft202012Validator(schema).iter_errors(doc):
+        problems.append(f'{path}: {"/".join(map(str, e.absolute_path))}: {e.message}')
+    if problems:
+        return problems
+    names = [t['topology'] for t in doc]
+    if len(set(names)) != len(names):
+        problems.append(f'{path}: topology names are not unique: {names}')
+    for t in doc:
+        where = f'{path}: topology {t["topology"]}'
+        if next(iter(t)) != 'topology':
+            problems.append(f'{where}: `topology` is not the first attribute')
+        if 'tree' in t:
+            sws = [s['switch'] for s in t['tree']['switches']]
+            if len(set(sws)) != len(sws):
+                problems.append(f'{where}: switch names are not unique')
+            for s in t['tree']['switches']:
+                if ('children' in s) == ('nodes' in s):
+                    problems.append(f'{where}: switch {s["switch"]} needs exactly one of children, nodes')
+        if 'block' in t:
+            blocks = [(b['block'], expand(b.get('nodes', ''))) for b in t['block']['blocks']]
+            problems += blocks_problems(blocks, where)
+            problems += sizes_problems(t['block'].get('block_sizes', []), blocks, where)
+    defaults = [t['topology'] for t in doc if t.get('cluster_default')]
+    if not defaults:
+        problems.append(f'{path}: no topology has cluster_default: true')
+    if '--tree' in args:
+        tree_file = args[args.index('--tree') + 1]
+        sw, _, _ = parse_conf(tree_file)
+        trees = [t for t in doc if 'tree' in t]
+        got = {s['switch']: ('Nodes' if 'nodes' in s else 'Switches', sorted(expand(s.get('nodes') or s.get('children'))))
+               for s in trees[0]['tree']['switches']} if trees else {}
+        want = {n: (k, sorted(m)) for n, (k, m) in sw.items()}
+        if got != want:
+            diff = sorted(n for n in set(got) | set(want) if got.get(n) != want.get(n))[:4]
+            problems.append(f'{path}: the tree differs from {tree_file} at switches {diff}')
+    if '--block' in args:
+        bfile = args[args.index('--block') + 1]
+        want, wsizes, _ = parse_block(bfile)
+        blk = [t for t in doc if 'block' in t]
+        got = [(b['block'], expand(b.get('nodes', ''))) for b in blk[0]['block']['blocks']] if blk else []
+        if got != want or (blk and blk[0]['block'].get('block_sizes') != wsizes):
+            problems.append(f'{path}: the block topology differs from {bfile}')
+    return problems
+
+
+def check_weights(path, tree):
+    problems, rows = [], []
+    for no, line in enumerate(open(path), 1):
+        line = line.split('#', 1)[0].strip()
+        if not line:
+            continue
+        m = re.match(r'^NodeName=(\S+) Weight=(\d+)$', line)
+        if not m:
+            problems.append(f'{path}:{no}: not NodeName=<host> Weight=<n>: {line}')
+            continue
+        rows.append((m.group(1), int(m.group(2))))
+    weights = [w for _, w in rows]
+    if sorted(weights) != list(range(1, len(rows) + 1)):
+        problems.append(f'{path}: weights are not 1..{len(rows)}, each once')
+    got = [h for h, _ in sorted(rows, key=lambda r: r[1])]
+    order, sw = leaf_order(tree)
+    want = [h for leaf in order for h in sorted(sw[leaf][1], key=natural_key)]
+    if got != want:
+        i = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+        problems.append(f'{path}: host {i + 1} by weight is {got[i] if i < len(got) else None}, expected '
+                        f'{want[i] if i < len(want) else None} (fat-tree order of {tree})')
+    return problems
+
+
+def df_groups(topofile):
+    """Groups of a dragonfly from the raw file: components of the links inside a triangle."""
+    from report_topo_check import parse_topofile
+    adj, hosts = parse_topofile(topofile)
+    local = {s: {t for t in adj[s] if adj[s] & adj[t]} for s in adj}
+    comp, groups = {}, []
+    for s in sorted(adj):
+        if s in comp:
+            continue
+        stack, g = [s], set()
+        comp[s] = len(groups)
+        while stack:
+            u = stack.pop()
+            g.add(u)
+            for v in local[u]:
+                if v not in comp:
+                    comp[v] = len(groups)
+                    stack.append(v)
+        groups.append(g)
+    nglobal = sum(1 for s in adj for t in adj[s] if s < t and comp[s] != comp[t])
+    return groups, hosts, nglobal
+
+
+def check_dragonfly(tree, topofile, args):
+    sw, guid, problems = parse_conf(tree)
+    groups, hosts, nglobal = df_groups(topofile)
+    name_of = {g: n for n, g in guid.items()}
+    want = sorted(sorted(name_of[s] for s in g if hosts.get(s)) for g in groups)
+    listed = {c for k, m in sw.values() if k == 'Switches' for c in m}
+    roots = [n for n in sw if n not in listed]
+    if len(roots) != 1:
+        return problems + [f'{tree}: {len(roots)} top switches, expected one above the groups']
+    gsw = sw[roots[0]][1]
+    got = sorted(sorted(sw[g][1]) for g in gsw if g in sw)
+    if got != want:
+        problems.append(f'{tree}: group switches list {got}, the fabric\'s groups are {want}')
+    m = re.search(r'Dragonfly: (\d+) groups \(\w+\), (\d+) global links', open(tree).read())
+    if not m or (int(m.group(1)), int(m.group(2))) != (len(groups), nglobal):
+        problems.append(f'{tree}: the comment says {m.groups() if m else None} groups / global links, '
+                        f'the fabric has {len(groups)} / {nglobal}')
+    if '--slurm' in args:
+        lv = {}
+        for line in open(args[args.index('--slurm') + 1]):
+            mm = re.match(r'^SwitchName=(\S+) Level=(\d+) .*Switches=(\S+)', line.strip())
+            if mm and mm.group(2) == '1':
+                lv[mm.group(1)] = sorted(expand(mm.group(3)))
+        if sorted(lv.values()) != want:
+            problems.append(f'Slurm reports {len(lv)} switches at level 1 ({sorted(lv.values())}), the fabric has '
+                            f'{len(want)} groups {want}')
+    return problems
+
+
+def check_slurm_blocks(path, bfile):
+    """`scontrol show topology` of topology/block: BlockName=<b> BlockIndex=.. Nodes=<list> ..."""
+    want, _, problems = parse_block(bfile)
+    got = {}
+    for line in open(path):
+        m = re.match(r'^BlockName=(\S+) .*Nodes=(\S+)', line.strip())
+        if m:
+            got[m.group(1)] = sorted(expand(m.group(2)))
+    for n, hosts in want:
+        if got.get(n) != sorted(hosts):
+            problems.append(f'Slurm reports block {n} with {got.get(n)}, the file gives {sorted(hosts)[:4]}...')
+    return problems
+
+
+def main():
+    mode, args = sys.argv[1], sys.argv[2:]
+    path = args[0]
+    if mode == 'leaf-order':
+        print('\n'.join(leaf_order(path)[0]))
+        return 0
+    if mode == 'block':
+        blocks, _, problems = parse_block(path)
+        if '--tree' in args:
+            problems += against_tree(blocks, args[args.index('--tree') + 1], path, '--groups' in args)
+    elif mode == 'yaml':
+        problems = check_yaml(path, args)
+    elif mode == 'weights':
+        problems = check_weights(path, args[args.index('--tree') + 1])
+    elif mode == 'dragonfly':
+        problems = check_dragonfly(path, args[1], args)
+    elif mode == 'slurm-blocks':
+        problems = check_slurm_blocks(path, args[1])
+    else:
+        print(f'unknown mode {mode}')
+        return 2
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
