@@ -22,6 +22,7 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_topo_check import NAME_RE, expand, parse_conf  # noqa: E402
 
