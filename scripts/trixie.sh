@@ -193,7 +193,10 @@ build) cmd_build ;;
 path) cmd_path ;;
 run) shift; cmd_run "$@" ;;
 suite) [ $# -eq 2 ] || die "usage: trixie.sh suite SRC"; cmd_run "$2" sh /src/tests/trixie/suite.sh ;;
-clean) [ -d "$cache" ] && rm -rf --one-file-system "$cache"; exit 0 ;;
+clean)
+	[ -d "$cache" ] || exit 0
+	exec 9>"$cache/lock" && flock 9 || die "cannot lock $cache/lock"
+	rm -rf --one-file-system "$cache"/root-* "$cache"/new.* ;;
 _inside) shift; cmd_inside "$@" ;;
 *) die "usage: trixie.sh build|path|run SRC CMD...|suite SRC|clean" ;;
 esac
