@@ -1,5 +1,5 @@
 # rankmap: non-recursive build. Each module describes itself in <dir>/module.mk.
-# Targets: all deps test run bench install uninstall clean fuzz.  Variables: PREFIX DESTDIR SANITIZE=1.
+# Targets: all deps test run bench install uninstall clean fuzz trixie-root test-trixie.  Variables: PREFIX DESTDIR SANITIZE=1.
 
 # Installation directories. What is built records them (conf/module.mk: $(B)/gen/paths.stamp), so that
 # `make && make install PREFIX=/usr` rebuilds what embeds one: the SPANK plugin's library directory,
@@ -95,6 +95,15 @@ bench: all test-progs
 
 clean:
 	rm -rf $(B)
+
+# The Debian 13 test root (scripts/trixie.sh; README.md, "Debian 13"): trixie-root makes it (cached in
+# RANKMAP_TRIXIE_CACHE, default /var/tmp/rankmap-trixie, kept by `make clean`); test-trixie runs the second
+# suite in it alone (`make test` runs it too, as the test debian13, where the root exists).
+.PHONY: trixie-root test-trixie
+trixie-root: deps
+	@sh scripts/trixie.sh build >/dev/null
+test-trixie:
+	@sh scripts/trixie.sh suite .
 
 check-format:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')

@@ -7,7 +7,8 @@
 # Every test prints "N passed, N failed" as its last line, followed by ", N skipped" when it skipped
 # checks, and one "SKIP - reason" line per skipped check (tests/lib.sh skip, tests/harness.h skip()).
 #
-#   TESTS='pattern'       only the tests whose name matches the shell pattern (e.g. 'daemon_*')
+#   TESTS='pattern...'    only the tests whose name matches one of the blank-separated shell patterns
+#                         (e.g. 'daemon_*', 'pmpi_cart spank_*')
 #   TEST_TIMEOUT=s        per-test timeout (default 900)
 #   RANKMAP_TEST_JOBS=n   tests run at once (default 2: the machine has 2 cores)
 #   RANKMAP_NO_SKIP=1     a skip fails its test unless allowed_skip accepts it (set by CI=true, and by
@@ -61,7 +62,8 @@ serial_group() {
 	spank_cluster | fault_spank | fault_pmpi | pmpi_cart | pmpi_fallback | pmpi_graph | pmpi_trace | pmpi_daemon | \
 	fault_spank_pattern | fault_pmpi_guard | pmpi_learn | pmpi_unconnected | cluster_tcp | cluster_slurm_tcp | make_run | \
 	pmpi_wrong_mpi | pmpi_pattern_fake | cluster_slurm_learn | map_placement | mtx_readers | pmpi_preload | pmpi_slots | \
-	auth_flood) echo mpi ;; # auth_flood: a churn of connections takes both cores for a minute
+	auth_flood | debian13) echo mpi ;; # auth_flood: a churn of connections takes both cores for a minute;
+	# debian13: the second suite (its own MPI jobs and Slurm cluster, in the Debian 13 root)
 	# each runs make in $B: concurrent makes would write the same files
 	fuzz_replay | e2e_smpi_smoke | install | install_service) echo make ;;
 	esac
@@ -84,6 +86,11 @@ allowed_skip() {
 	"daemon_isolation|SANITIZE=1: "*) return 0 ;;
 	# the same for the process half of the one-parse-per-request check (its thread half runs sanitized)
 	"daemon_parses|SANITIZE=1: "*) return 0 ;;
+	# the second suite (Debian 13) builds its own plain tree in its root: it runs in the plain suite
+	"debian13|SANITIZE=1: "*) return 0 ;;
+	# Slurm's topology/block is in Slurm 23.11 and later, in no Debian 12 package: the block file is
+	# checked there, and Slurm loads it in the Debian 13 suite (debian13)
+	"slurm_block|Slurm 22.05: "*) return 0 ;;
 	# Debian 12's Slurm is 22.05, which has no topology/block (23.11): the Debian 13 root loads the file
 	"report_slurm_formats|topology/block needs Slurm 23.11 "*) return 0 ;;
 	esac
@@ -132,9 +139,13 @@ for t in tests/integration/*.sh; do
 	[ -f "$t" ] && basename "$t" .sh
 done >>"$work/names"
 : >"$work/selected"
+set -f # the patterns are matched, not expanded here
 while read -r n; do
-	case $n in $pat) echo "$n" >>"$work/selected" ;; esac
+	for p in $pat; do
+		case $n in $p) echo "$n" >>"$work/selected" && break ;; esac
+	done
 done <"$work/names"
+set +f
 
 # The jobs, longest first: "seconds<TAB>names". A test not run before counts 1 s.
 last() { [ -f "$logdir/$1.res" ] && cut -d' ' -f2 "$logdir/$1.res" || echo 1; }

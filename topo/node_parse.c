@@ -182,6 +182,18 @@ int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_err
 		return rm_error_set(err, source, 1, 0, "not an hwloc XML topology (no <topology> element)");
 	if (!memmem(buf, len, "</topology>", 11))
 		return rm_error_set(err, source, lines, 0, "truncated hwloc XML topology (no </topology>)");
+	/* a format newer than this hwloc's (hwloc 3.0's XML in hwloc 2.9): the version named */
+	{
+		const char *v = memmem(buf, len < 4096 ? len : 4096, "<topology version=\"", 19);
+		unsigned major = 0, minor = 0, api = hwloc_get_api_version();
+
+		if (v && sscanf(v + 19, "%u.%u\"", &major, &minor) == 2 && major > 2)
+			return rm_error_set(
+				err, source, 0, 0,
+				"hwloc XML version %u.%u (from a newer hwloc), which this hwloc (API %u.%u) "
+				"cannot import",
+				major, minor, api >> 16, (api >> 8) & 0xff);
+	}
 	return rm_error_set(err, source, 0, 0, "malformed hwloc XML topology (hwloc cannot parse it)");
 }
 

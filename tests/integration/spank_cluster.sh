@@ -145,7 +145,7 @@ expect "each slurmd registered its node with rankmapd at start" registered
 field() { sed -n "s/^cart:.* $1=\([0-9]*\).*/\1/p" "$2" | head -n 1; }
 
 # run_cart OUT SRUN_ARGS...: runs srun with the given arguments, output in $T/OUT.{out,err}.
-# Open MPI 4.1's TCP transport crashes inside MPI_Init in a few percent of runs on these virtual nodes
+# Open MPI 4.1's TCP transport (and 5.0's ob1, lib.sh) crashes inside MPI_Init in a few percent of runs on these virtual nodes
 # (all on 127.0.0.1), with or without rankmap (backtrace: a NULL callback called from mca_btl_tcp.so's
 # event handler under ompi_mpi_init; measured here: 0 of 60 runs, 5 of 60 with yield_when_idle); a run
 # that dies that way before main's output is retried, up to four attempts, and says so.

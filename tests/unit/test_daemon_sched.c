@@ -293,7 +293,7 @@ static void random_run(int workers, int cap, int users, unsigned seed)
 				want = j->conn_id && r == f && f < effcap ? oldest(&m, 0, j->peer.uid) : -3;
 			if (kind == RES)
 				want = res_ok && j->conn_id && r == 0 ? oldest(&m, 0, j->peer.uid) : -3;
-			if (m.state[k] != 1 || k != want) {
+			if (k < 0 || k >= MAXJ || m.state[k] != 1 || k != want) {
 				fail("workers %d: %s worker started job %d (uid %u, internal %d, state %d, its user "
 				     "runs "
 				     "%d, fewest %d, regular busy %d, reserve busy %d); the rule: job %d",
