@@ -261,7 +261,7 @@ static json_t *gpu_slots_json(topo_cluster_t c, const topo_target_t *t)
 
 		if (!g || hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), g->cpuset) < 0)
 			cpus[0] = '\0';
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:s, s:s, s:s?}", "host",
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:s, s:s, s:s*}", "host",
 						     t->host_name[t->slot_host[s]], "gpu", g ? g->name : "", "index",
 						     (int)t->slot_gpu[s], "busid", g ? g->busid : "", "cpus", cpus,
 						     "nic", nic ? nic->name : NULL));
