@@ -395,6 +395,16 @@ static void test_gpu_slots(void)
 		ok &= t->slot[t->given[i]].host == s[i].host && t->slot_gpu[t->given[i]] == s[i].gpu;
 	check(ok, "given[] leads each given GPU slot to its target slot");
 	topo_target_destroy(t);
+	{ /* two quad-less GPUs per host: no GPU group level of one child each (Scotch divides by zero) */
+		topo_gpu_slot_t two[4] = { { 0, 0 }, { 0, 1 }, { 1, 2 }, { 1, 3 } };
+		int l, split = 1;
+
+		t = topo_target_from_gpu_slots(c, two, 4, &e);
+		for (l = t ? t->host_level + 1 : 0; t && l < t->nlevels - 1; l++)
+			split &= t->ngroups[l] > t->ngroups[l - 1] && t->ngroups[l] < t->ngroups[l + 1];
+		check(t && split, "every GPU group level splits its parent and is split");
+		topo_target_destroy(t);
+	}
 	memset(&e, 0, sizeof(e));
 	check(!topo_target_from_gpu_slots(c, dup, 2, &e) && strstr(e.text, "twice"), "a GPU given twice: %s", e.text);
 	memset(&e, 0, sizeof(e));
