@@ -92,6 +92,14 @@ mkdir "$T/hw"
 for i in 1 2 3 4; do cp "$G/mpibind/eas-tioga.xml" "$T/hw/tioga$i.xml"; done
 printf 'hwloc = %s\ngpu_links = %s\n' "$T/hw" "$TOP/conf/gpu-links-mi250x.conf" >"$T/cluster.conf"
 "$R" report --cluster "$T/cluster.conf" --json >"$T/rep.json"
+"$R" report --cluster "$T/cluster.conf" --svg "$T/rep.svg" >/dev/null
+expect "report --svg draws each GPU of the MI250X nodes, its NIC and the links" python3 -c '
+import sys, xml.dom.minidom as M
+d = M.parse(sys.argv[1]); t = [e.firstChild.data for e in d.getElementsByTagName("title") if e.firstChild]
+gpus = [x for x in t if x.startswith("GPU ") and x.split()[1].isdigit() and " - " not in x]; links = [x for x in t if " - GPU " in x]
+ok = len(gpus) == 8 and all("NIC hsi" in x for x in gpus) and len(links) == 12
+ok or print(t)
+sys.exit(0 if ok else 1)' "$T/rep.svg"
 "$R" map --cart 4x8 --cluster "$T/cluster.conf" --slots gpu --json >"$T/map.json" 2>"$T/map.err" &&
 	ok "map --slots gpu on 4 MI250X nodes" || notok "map --slots gpu: $(cat "$T/map.err")"
 check_gpu_map() { # MAP_JSON REPORT_JSON: 8 ranks per node, each on its own GPU, with that GPU's cores
