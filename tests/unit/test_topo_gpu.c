@@ -454,6 +454,38 @@ static void test_bad_links(void)
 	rmdir(dir);
 }
 
+/* A derived cluster (rankmapd's registrations) keeps the site links and the slot kind of its base,
+ * and outlives it. */
+static void test_derive(void)
+{
+	char links[1024];
+	topo_cluster_t base, pool = topo_cluster_create(), d;
+	const char *names[1] = { "g1" };
+	rm_error_t e = { 0 };
+	topo_gpu_links_t l;
+	long h;
+
+	snprintf(links, sizeof(links), "%s/../conf/gpu-links-mi250x.conf", harness_data_dir());
+	if (access(links, R_OK) != 0)
+		snprintf(links, sizeof(links), "conf/gpu-links-mi250x.conf");
+	base = load("mpibind/eas-tioga.xml", 1, links);
+	if (!base || topo_load_hwloc_xml(pool, data("mpibind/eas-tioga.xml"), "g1", &e) < 0 ||
+	    topo_cluster_finalize(pool, &e) < 0) {
+		fail("derive setup: %s", e.text);
+		topo_cluster_destroy(base);
+		topo_cluster_destroy(pool);
+		return;
+	}
+	d = topo_cluster_derive(base, pool, names, 1, &e);
+	topo_cluster_destroy(base);
+	h = d ? topo_host_find(d, "g1") : -1;
+	check(d && h >= 0 && topo_host_ngpus(d, (size_t)h) == 8, "a derived cluster has the new host's GPUs");
+	check(h >= 0 && topo_host_gpu_links(d, (size_t)h, &l) == 0 && strstr(l.source, "site file"),
+	      "... and the site links of its base, after the base is gone");
+	topo_cluster_destroy(d);
+	topo_cluster_destroy(pool);
+}
+
 int main(void)
 {
 	test_files();
@@ -465,5 +497,6 @@ int main(void)
 	test_mi250x();
 	test_gpu_slots();
 	test_bad_links();
+	test_derive();
 	return harness_done();
 }
