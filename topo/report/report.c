@@ -164,9 +164,23 @@ static json_t *link_summary(topo_cluster_t c, size_t h)
 			if (k == json_array_size(bws))
 				json_array_append_new(bws, json_real(b));
 		}
-	return json_pack("{s:s, s:I, s:I, s:f, s:f, s:o, s:i, s:b}", "source", l.source, "pairs", pairs, "linked_pairs",
-			 linked, "min_gbps", lo, "max_gbps", hi, "distinct_gbps", bws, "nvswitches", (int)l.nswitches,
-			 "asymmetric", l.asymmetric);
+	{
+		json_t *r = json_pack("{s:s, s:I, s:I, s:f, s:f, s:o, s:i, s:b}", "source", l.source, "pairs", pairs,
+				      "linked_pairs", linked, "min_gbps", lo, "max_gbps", hi, "distinct_gbps", bws,
+				      "nvswitches", (int)l.nswitches, "asymmetric", l.asymmetric);
+		json_t *m = l.n <= 64 ? json_array() : NULL; /* the whole matrix for nodes of up to 64 GPUs */
+
+		for (i = 0; m && i < l.n; i++) {
+			json_t *row = json_array();
+
+			for (j = 0; row && j < l.n; j++)
+				json_array_append_new(row, json_real(l.bw[(size_t)i * l.n + j]));
+			json_array_append_new(m, row);
+		}
+		if (r && m)
+			json_object_set_new(r, "matrix_gbps", m);
+		return r;
+	}
 }
 
 static json_t *group_entry(topo_cluster_t c, const struct sig *s, const char **names, size_t n)
