@@ -89,8 +89,12 @@ typedef struct topo_nic {
 	int numa;          /* as topo_gpu_t */
 	int package;
 	hwloc_const_cpuset_t locality;
-	uint64_t node_guid; /* OpenFabrics NodeGUID info, 0 when none */
-	size_t nports;      /* port GUIDs (the interface part of Port<N>GID0 infos) */
+	/* OpenFabrics NodeGUID info (0 when none) and port GUIDs (the interface part of Port<N>GID0 infos)
+	 * as recorded in the XML that created this node type: hosts whose XML differs only in <info>
+	 * elements share the type, so these are that first host's; each host's own GUIDs are
+	 * topo_host_guids(c, h) (topo.h), which the report and the fabric use */
+	uint64_t node_guid;
+	size_t nports;
 	const uint64_t *port_guids;
 	unsigned ngpus; /* GPUs whose nearest NIC this is */
 } topo_nic_t;

@@ -122,17 +122,14 @@ static json_t *nic_list(topo_cluster_t c, size_t h)
 	json_t *arr = json_array();
 	size_t i;
 
+	/* no GUIDs: they are each host's own (topo_host_guids), not the node type's */
 	for (i = 0; arr && i < topo_host_nnics(c, h); i++) {
 		const topo_nic_t *n = topo_host_nic(c, h, i);
-		char guid[32] = "";
 
-		if (n->node_guid)
-			snprintf(guid, sizeof(guid), "0x%016llx", (unsigned long long)n->node_guid);
-		json_array_append_new(arr, json_pack("{s:i, s:s, s:s*, s:s, s:s, s:i, s:s*, s:i, s:i}", "index",
-						     (int)n->index, "name", n->name, "netdev", n->netdev, "kind",
-						     topo_nic_kind_name(n->kind), "busid", n->busid, "numa", n->numa,
-						     "node_guid", n->node_guid ? guid : NULL, "port_guids",
-						     (int)n->nports, "gpus", (int)n->ngpus));
+		json_array_append_new(arr,
+				      json_pack("{s:i, s:s, s:s*, s:s, s:s, s:i, s:i}", "index", (int)n->index, "name",
+						n->name, "netdev", n->netdev, "kind", topo_nic_kind_name(n->kind),
+						"busid", n->busid, "numa", n->numa, "gpus", (int)n->ngpus));
 	}
 	return arr;
 }
