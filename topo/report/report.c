@@ -88,8 +88,8 @@ static int cmp_hosts_desc(const void *pa, const void *pb)
 	return a > b ? -1 : a < b;
 }
 
-/* The GPUs of host h: index, name, OS devices, backends, bus id, UUID, model, NUMA node, nearest cores
- * (PU OS indices) and NIC. */
+/* The GPUs of host h: index, name, OS devices, backends, bus id, model, NUMA node, nearest cores
+ * (PU OS indices) and NIC (not UUIDs: they are each host's, topo_host_gpu_uuid). */
 static json_t *gpu_list(topo_cluster_t c, size_t h)
 {
 	static const char *be[] = { "CUDA", "NVML", "RSMI", "LevelZero", "OpenCL" };
@@ -107,12 +107,11 @@ static json_t *gpu_list(topo_cluster_t c, size_t h)
 				json_array_append_new(bk, json_string(be[b]));
 		if (hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), g->cpuset) < 0)
 			cpus[0] = '\0';
-		json_array_append_new(
-			arr, json_pack("{s:i, s:s, s:s, s:o, s:s, s:i, s:s*, s:s*, s:i, s:i, s:s, s:i, s:s*}", "index",
-				       (int)g->index, "name", g->name, "osdevs", g->osdevs, "backends", bk, "busid",
-				       g->busid, "partition", (int)g->partition, "uuid", g->uuid, "model", g->model,
-				       "numa", g->numa, "package", g->package, "cpus", cpus, "cores", (int)g->ncores,
-				       "nic", nic ? nic->name : NULL));
+		json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:o, s:s, s:i, s:s*, s:i, s:i, s:s, s:i, s:s*}",
+						     "index", (int)g->index, "name", g->name, "osdevs", g->osdevs,
+						     "backends", bk, "busid", g->busid, "partition", (int)g->partition,
+						     "model", g->model, "numa", g->numa, "package", g->package, "cpus",
+						     cpus, "cores", (int)g->ncores, "nic", nic ? nic->name : NULL));
 	}
 	return arr;
 }
