@@ -68,21 +68,112 @@ static int add_guid(uint64_t **v, size_t *n, size_t *cap, uint64_t g)
 	return 0;
 }
 
-static struct topo_guids *guids_make(const uint64_t *node, size_t nnode, const uint64_t *port, size_t nport)
+/* A GUID block with the GPU UUID pairs u (ulen bytes, may be 0). NULL when there is nothing. */
+static struct topo_guids *guids_make_u(const uint64_t *node, size_t nnode, const uint64_t *port, size_t nport,
+				       const char *u, size_t ulen)
 {
 	struct topo_guids *g;
 
-	if (!nnode && !nport)
+	if (!nnode && !nport && !ulen)
 		return NULL;
-	if (!(g = malloc(sizeof(*g) + (nnode + nport) * sizeof(g->v[0]))))
+	if (!(g = malloc(sizeof(*g) + (nnode + nport) * sizeof(g->v[0]) + ulen)))
 		return NULL;
 	g->n = (uint32_t)(nnode + nport);
 	g->nnode = (uint32_t)nnode;
+	g->uuid_len = (uint32_t)ulen;
 	if (nnode) /* node or port may be NULL when it holds nothing */
 		memcpy(g->v, node, nnode * sizeof(*node));
 	if (nport)
 		memcpy(g->v + nnode, port, nport * sizeof(*port));
+	if (ulen)
+		memcpy(g->v + g->n, u, ulen);
 	return g;
+}
+
+size_t topo_guids_bytes(const struct topo_guids *g)
+{
+	return g ? sizeof(*g) + g->n * sizeof(g->v[0]) + g->uuid_len : 0;
+}
+
+const char *topo_guids_uuid(const struct topo_guids *g, const char *osdev)
+{
+	const char *p, *end;
+
+	if (!g || !g->uuid_len || !osdev)
+		return NULL;
+	p = (const char *)(g->v + g->n);
+	end = p + g->uuid_len;
+	while (p < end) {
+		const char *u = p + strlen(p) + 1;
+
+		if (u >= end)
+			break;
+		if (!strcmp(p, osdev))
+			return u;
+		p = u + strlen(u) + 1;
+	}
+	return NULL;
+}
+
+/* The GPU UUIDs of an hwloc XML buffer: for each NVIDIAUUID, AMDUUID or LevelZeroUUID info, the name of
+ * the OS device it belongs to (the last <object type="OSDev" ... name="..."> before it) and the value,
+ * as "osdev\0uuid\0" pairs in a new buffer (length in *ulen; NULL when none). These are infos, so hosts
+ * that share a node type keep their own here (topo_host_gpu_uuid). */
+static char *gpu_uuids(const char *buf, size_t len, size_t *ulen)
+{
+	static const char *names[] = { "<info name=\"NVIDIAUUID\" value=\"", "<info name=\"AMDUUID\" value=\"",
+				       "<info name=\"LevelZeroUUID\" value=\"" };
+	const char *end = buf + len, *p = buf;
+	char *out = NULL;
+	size_t cap = 0, i;
+
+	*ulen = 0;
+	while (p < end) {
+		const char *best = NULL, *v, *q, *o, *nm, *nq;
+		size_t bl = 0, need;
+		char *no;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			const char *f = memmem(p, (size_t)(end - p), names[i], strlen(names[i]));
+
+			if (f && (!best || f < best)) {
+				best = f;
+				bl = strlen(names[i]);
+			}
+		}
+		if (!best)
+			break;
+		v = best + bl;
+		p = v;
+		if (!(q = memchr(v, '"', (size_t)(end - v))) || q - v > 80)
+			continue;
+		/* its OS device: at most 4 KiB back (an OS device's infos are few), so that a file of many
+		 * UUID infos costs linear time */
+		for (o = best; o > buf && best - o < 4096 && strncmp(o, "<object type=\"OSDev\"", 20); o--)
+			;
+		if (best - o >= 4096)
+			continue;
+		nm = o > buf ? memmem(o, (size_t)(best - o), " name=\"", 7) : NULL;
+		if (!nm || !(nq = memchr(nm + 7, '"', (size_t)(best - nm - 7))) || nq - nm - 7 > 64)
+			continue;
+		need = (size_t)(nq - nm - 7) + 1 + (size_t)(q - v) + 1;
+		if (*ulen + need > cap) {
+			cap = (*ulen + need) * 2 + 64;
+			if (!(no = realloc(out, cap))) {
+				free(out);
+				*ulen = 0;
+				return NULL;
+			}
+			out = no;
+		}
+		memcpy(out + *ulen, nm + 7, (size_t)(nq - nm - 7));
+		*ulen += (size_t)(nq - nm - 7);
+		out[(*ulen)++] = '\0';
+		memcpy(out + *ulen, v, (size_t)(q - v));
+		*ulen += (size_t)(q - v);
+		out[(*ulen)++] = '\0';
+	}
+	return out;
 }
 
 struct topo_guids *topo_guids_from_xml(const char *buf, size_t len)
@@ -107,7 +198,15 @@ struct topo_guids *topo_guids_from_xml(const char *buf, size_t len)
 			continue;
 		bad = isnode ? add_guid(&node, &nn, &cn, g) : add_guid(&port, &np, &cp, g);
 	}
-	out = bad ? NULL : guids_make(node, nn, port, np);
+	if (!bad) {
+		size_t ulen;
+		char *u = gpu_uuids(buf, len, &ulen);
+
+		out = guids_make_u(node, nn, port, np, u, ulen);
+		free(u);
+	} else {
+		out = NULL;
+	}
 	free(node);
 	free(port);
 	return out;
@@ -141,9 +240,9 @@ struct topo_guids *topo_guids_patch(const struct topo_guids *g, hwloc_topology_d
 	size_t i, n = g ? g->n : 0;
 	int isnode;
 
-	if (!n)
+	if (!g || (!n && !g->uuid_len))
 		return NULL;
-	if (!(v = malloc(n * sizeof(*v))))
+	if (!(v = malloc((n ? n : 1) * sizeof(*v))))
 		return NULL;
 	memcpy(v, g->v, n * sizeof(*v));
 	for (; diff; diff = diff->generic.next)
@@ -151,7 +250,8 @@ struct topo_guids *topo_guids_patch(const struct topo_guids *g, hwloc_topology_d
 			for (i = isnode ? 0 : g->nnode; i < (isnode ? g->nnode : n); i++)
 				if (v[i] == from)
 					v[i] = to;
-	out = guids_make(v, g->nnode, v + g->nnode, n - g->nnode);
+	/* the reference's GPU UUIDs, as they are (a diff host keeps them: its GPUs are named by index) */
+	out = guids_make_u(v, g->nnode, v + g->nnode, n - g->nnode, (const char *)(g->v + g->n), g->uuid_len);
 	free(v);
 	return out;
 }

@@ -12,9 +12,11 @@
 #define RANKMAP_TOPO_PRIVATE_H
 
 #include <jansson.h>
+#include <pthread.h>
 
 #include "topo.h"
 #include "topo_view.h"
+#include "topo_gpu.h"
 
 struct topo_fabric;      /* net_ib*.c */
 struct topo_torus_model; /* net_torus.c */
@@ -99,8 +101,13 @@ struct topo_nodetype; /* one parsed hwloc tree shared by all hosts with identica
 /* InfiniBand GUIDs from a host's hwloc XML: node GUIDs v[0 .. nnode-1], port GUIDs after them. */
 struct topo_guids {
 	uint32_t n, nnode;
+	uint32_t uuid_len; /* bytes after v[n]: the host's GPU UUIDs, "osdev\0uuid\0" pairs (node_guid.c) */
 	uint64_t v[];
 };
+/* Bytes of g, its GPU UUIDs included (0 for NULL). */
+size_t topo_guids_bytes(const struct topo_guids *g);
+/* The UUID the host's XML gives the OS device named osdev, NULL when none. */
+const char *topo_guids_uuid(const struct topo_guids *g, const char *osdev);
 
 struct topo_host {
 	char *name;
@@ -124,11 +131,15 @@ struct topo_cluster {
 	int strict;                /* a bad host file fails the load (topo_cluster_set_strict) */
 	topo_anomaly_t *anomalies; /* load anomalies, strings owned (node_anomaly.c) */
 	size_t nanomalies, anomalies_cap;
-	unsigned long guid_gen;      /* bumped whenever hosts' GUIDs change (node_guid.c) */
-	struct rm_child_srv *parser; /* hwloc's parsers in a child, during a load (node_parse.c) */
-	int keep_parser;             /* the parser outlives each buffer load (topo_cluster_keep_parser) */
-	struct topo_netshare *net;   /* fabric and torus shared with derived clusters (cluster_derive.c) */
-	char *arena;                 /* one block holding copied host names and GUIDs (topo_cluster_copy_table) */
+	unsigned long guid_gen;              /* bumped whenever hosts' GUIDs change (node_guid.c) */
+	struct rm_child_srv *parser;         /* hwloc's parsers in a child, during a load (node_parse.c) */
+	int keep_parser;                     /* the parser outlives each buffer load (topo_cluster_keep_parser) */
+	struct topo_netshare *net;           /* fabric and torus shared with derived clusters (cluster_derive.c) */
+	struct topo_gpu_override *gpu_links; /* site GPU link overrides (node_gpu_links.c), NULL */
+	struct merged *gpu_merged;           /* link matrices with overrides applied (node_gpu_links.c) */
+	pthread_mutex_t gpu_lock;            /* guards gpu_merged (filled by const queries) */
+	topo_slot_kind_t slots;              /* the cluster file's `slots` (default for requests) */
+	char *arena; /* one block holding copied host names and GUIDs (topo_cluster_copy_table) */
 	size_t arena_len;
 };
 
