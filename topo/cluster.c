@@ -26,25 +26,32 @@ topo_cluster_t topo_cluster_create(void)
 		return NULL;
 	}
 	topo_costs_default(&c->costs);
+	pthread_mutex_init(&c->gpu_lock, NULL);
 	return c;
 }
 
 void topo_cluster_fork_prepare(topo_cluster_t c)
 {
-	if (c)
+	if (c) {
+		pthread_mutex_lock(&c->gpu_lock);
 		topo_fabric_fork_prepare(c->fabric);
+	}
 }
 
 void topo_cluster_fork_parent(topo_cluster_t c)
 {
-	if (c)
+	if (c) {
 		topo_fabric_fork_parent(c->fabric);
+		pthread_mutex_unlock(&c->gpu_lock);
+	}
 }
 
 void topo_cluster_fork_child(topo_cluster_t c)
 {
-	if (c)
+	if (c) {
 		topo_fabric_fork_child(c->fabric);
+		pthread_mutex_init(&c->gpu_lock, NULL);
+	}
 }
 
 void topo_cluster_destroy(topo_cluster_t c)
@@ -61,6 +68,9 @@ void topo_cluster_destroy(topo_cluster_t c)
 	}
 	free(c->arena);
 	free(c->hosts);
+	topo_gpu_merged_free(c);
+	topo_gpu_overrides_free(c->gpu_links);
+	pthread_mutex_destroy(&c->gpu_lock);
 	topo_anomalies_truncate(c, 0);
 	for (i = 0; i < c->ntypes; i++)
 		topo_nodetype_free(c->types[i]);

@@ -236,6 +236,8 @@ topo_cluster_t topo_cluster_derive(topo_cluster_t base, topo_cluster_t pool, con
 	if (!(c = topo_cluster_create()))
 		goto nomem;
 	c->costs = base->costs;
+	c->gpu_links = topo_gpu_overrides_ref(base->gpu_links);
+	c->slots = base->slots;
 	c->strict = base->strict;
 	c->guid_gen = base->guid_gen;
 	if (share_net(c, base) < 0 || copy_hosts(c, base) < 0 || copy_anomalies(c, base) < 0)

@@ -25,7 +25,7 @@
 #include "rm_file.h"
 #include "rm_text.h"
 
-enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST, K_STRICT };
+enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST, K_STRICT, K_GPU_LINKS, K_SLOTS };
 
 struct key {
 	const char *name;
@@ -58,6 +58,11 @@ static const struct key keys[] = {
 	COST(lat_hop, 0, 0),
 	COST(ref_bytes, 0, 0),
 	COST(bw_hop, 0, 1),
+	COST(lat_gpu, 0, 0),
+	COST(lat_gpu_pcie, 0, 0),
+	COST(bw_gpu_pcie, 0, 1),
+	{ "gpu_links", K_GPU_LINKS, 0, 0, 0 },
+	{ "slots", K_SLOTS, 0, 0, 0 },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -105,6 +110,15 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 		if (!yes && strcmp(val, "no") && strcmp(val, "false") && strcmp(val, "0"))
 			return rm_error_set(err, path, lineno, 0, "strict: expected yes or no, got '%s'", val);
 		out->num = yes;
+		out->value = NULL;
+		return 0;
+	}
+	if (keys[i].kind == K_SLOTS) {
+		topo_slot_kind_t k;
+
+		if (topo_slot_kind_parse(val, &k) < 0)
+			return rm_error_set(err, path, lineno, 0, "slots: expected core or gpu, got '%s'", val);
+		out->num = k;
 		out->value = NULL;
 		return 0;
 	}
@@ -220,6 +234,8 @@ static int apply_line(struct topo_cluster *c, const struct line *l, rm_error_t *
 	case K_TORUS: return topo_load_torus(c, l->value, err);
 	case K_COST: *(double *)((char *)&c->costs + l->key->cost_off) = l->num; return 0;
 	case K_STRICT: /* applied before any source (apply_strict) */ return 0;
+	case K_GPU_LINKS: return topo_load_gpu_links(c, l->value, err);
+	case K_SLOTS: c->slots = (topo_slot_kind_t)l->num; return 0;
 	}
 	return -1;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "topo_private.h"
+#include "topo_gpu.h"
 
 #include <hwloc/diff.h>
 
@@ -30,7 +31,37 @@ struct topo_nodetype {
 	size_t nhosts;                    /* hosts of the cluster using this type */
 	size_t index;                     /* in the cluster's types[] (topo_host_type) */
 	long *shared; /* topo and norm shared with other clusters' copies (cluster_derive.c): their count */
+	struct topo_gpumodel *gpu; /* GPUs, NICs, links (node_gpu.c); freed with topo */
 };
+
+/* The GPUs, NICs and link matrix of a node type (node_gpu.c; topo_gpu.h says what counts). */
+struct topo_gpumodel {
+	size_t ngpus, nnics;
+	topo_gpu_t *gpus;
+	topo_nic_t *nics;
+	double *bw; /* ngpus * ngpus GB/s, hwloc's */
+	int *hops;  /* ngpus * ngpus */
+	const char *source;
+	unsigned nswitches;
+	int asymmetric;
+	unsigned host_numa, gpu_numa;
+	uint64_t host_mem, gpu_mem;
+	void **allocs; /* everything above that is allocated */
+	size_t nallocs, allocs_cap;
+	hwloc_bitmap_t *sets;
+	size_t nsets, sets_cap;
+};
+/* The model of a loaded tree; NULL on ENOMEM. */
+struct topo_gpumodel *topo_gpumodel_build(hwloc_topology_t topo);
+void topo_gpumodel_free(struct topo_gpumodel *m);
+
+/* Site GPU link overrides (node_gpu_links.c): sections of the files loaded. */
+struct topo_gpu_override;
+void topo_gpu_overrides_free(struct topo_gpu_override *o);
+/* Takes one more reference on o (a derived cluster shares its base's overrides); returns o. */
+struct topo_gpu_override *topo_gpu_overrides_ref(struct topo_gpu_override *o);
+/* Frees the link matrices with overrides applied that queries built (cluster destroy). */
+void topo_gpu_merged_free(struct topo_cluster *c);
 
 /* The cluster's host_index (cluster.c: hslot, hosts by name) and type index (node_type.c: tslot, types
  * by key): open-addressing tables of index+1 (0 = empty); capacities are powers of two, load <= 1/2. */
@@ -71,6 +102,9 @@ int topo_cluster_copy_table(struct topo_cluster *dst, const struct topo_cluster 
 
 /* Loads XML bytes into topo (flags and filters already set); -1 when hwloc refuses them. */
 int topo_hwloc_load_bytes(hwloc_topology_t topo, const char *buf, size_t len);
+/* hwloc 3.0 XML (node_hwloc_v3.c): 1 when buf is one; its 2.x form (caller frees; NULL on ENOMEM). */
+int topo_hwloc_is_v3(const char *buf, size_t len);
+char *topo_hwloc_v3_to_v2(const char *buf, size_t len, size_t *out_len);
 /* Sets err to why hwloc refused buf (empty, not XML, truncated, malformed), naming source. Returns -1. */
 int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_error_t *err);
 
@@ -112,6 +146,8 @@ void topo_anomalies_truncate(struct topo_cluster *c, size_t n);
 /* Network part of the cost between two distinct hosts (lat_net + hops or torus distance + transfer);
  * negative when both are in the fabric but not connected (cost.c). */
 double topo_host_net_cost(struct topo_cluster *c, size_t a, size_t b);
+/* lat + bytes / (bw GB/s), in microseconds (cost.c). */
+double topo_level_cost(double lat, double bw, double bytes);
 /* Cost of one torus hop of link cost 1: lat_hop + ref_bytes / bw_hop (cost.c). */
 double topo_torus_hop_cost(const topo_costs_t *k);
 

@@ -58,11 +58,19 @@ void topo_costs_default(topo_costs_t *k)
 	k->lat_hop = 0.15;
 	k->ref_bytes = (L + 2 * o) / G;
 	k->bw_hop = 1.0 / G / 1000.0;
+	k->lat_gpu = 1.5;      /* GPU-to-GPU over NVLink/xGMI (topo/COST-GPU.md) */
+	k->lat_gpu_pcie = 2.5; /* GPU-to-GPU through the PCIe root complex */
+	k->bw_gpu_pcie = 25.0; /* PCIe 4.0 x16: 31.5 GB/s raw, about 25 usable */
 }
 
 topo_costs_t *topo_cluster_costs(topo_cluster_t c)
 {
 	return &c->costs;
+}
+
+double topo_level_cost(double lat, double bw, double bytes)
+{
+	return lat + (bw > 0 ? bytes / (bw * 1000.0) : 0.0);
 }
 
 static double level_cost(double lat, double bw, double bytes)

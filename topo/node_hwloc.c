@@ -554,6 +554,7 @@ int topo_load_hwloc_live(topo_cluster_t c, const char *host, rm_error_t *err)
 	}
 	if (hwloc_topology_init(&topo) < 0)
 		return rm_error_set(err, "live", 0, 0, "hwloc_topology_init failed");
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT); /* GPUs and NICs */
 	if (hwloc_topology_load(topo) < 0) {
 		hwloc_topology_destroy(topo);
 		errno = EIO;

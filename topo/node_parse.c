@@ -187,9 +187,13 @@ int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_err
 
 /* Loads XML bytes into topo; hwloc is given a NUL-terminated copy, size including the NUL (as
  * hwloc_topology_export_xmlbuffer() produces), since callers' buffers need not be terminated.
- * Disallowed PUs are kept: XML gathered in a job's cpuset still describes the whole machine. */
+ * Disallowed PUs are kept: XML gathered in a job's cpuset still describes the whole machine. Unless the
+ * caller chose filters, I/O devices are kept as hwloc calls them important (GPUs, co-processors,
+ * network and OpenFabrics devices, the PCI devices and bridges that lead to them): the GPU and NIC model
+ * (node_gpu.c) reads them. A node whose XML has none costs nothing more. */
 int topo_hwloc_load_bytes(hwloc_topology_t topo, const char *buf, size_t len)
 {
+	enum hwloc_type_filter_e f;
 	char *z;
 	int r;
 
@@ -198,6 +202,9 @@ int topo_hwloc_load_bytes(hwloc_topology_t topo, const char *buf, size_t len)
 	memcpy(z, buf, len);
 	z[len] = '\0';
 	r = hwloc_topology_set_flags(topo, hwloc_topology_get_flags(topo) | HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+	if (r == 0 && hwloc_topology_get_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, &f) == 0 &&
+	    f == HWLOC_TYPE_FILTER_KEEP_NONE)
+		r = hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	if (r == 0)
 		r = hwloc_topology_set_xmlbuffer(topo, z, (int)len + 1);
 	if (r == 0)

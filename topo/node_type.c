@@ -109,6 +109,7 @@ void topo_nodetype_free(struct topo_nodetype *t)
 		return;
 	}
 	free(t->shared);
+	topo_gpumodel_free(t->gpu);
 	if (t->topo)
 		hwloc_topology_destroy(t->topo);
 	free(t->norm);
@@ -149,8 +150,14 @@ struct topo_nodetype *topo_nodetype_intern(struct topo_cluster *c, hwloc_topolog
 	if (t->ncores == 0) /* hwloc trees without cores: count PUs as cores */
 		t->ncores = t->npus;
 	t->disallowed_pus = disallowed_pus(topo);
+	if (!(t->gpu = topo_gpumodel_build(topo))) {
+		free(t);
+		rm_error_set(err, source, 0, 0, "out of memory");
+		goto fail;
+	}
 	if (topo_cluster_add_type(c, t) == 0)
 		return t;
+	topo_gpumodel_free(t->gpu);
 	free(t);
 	rm_error_set(err, source, 0, 0, "out of memory");
 fail:
@@ -179,8 +186,23 @@ struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const cha
 		free(norm);
 		return t;
 	}
-	/* hwloc parses the host's bytes in a child; this process parses only hwloc's export of them */
-	if (!(canon = topo_parse_guarded(c, TOPO_PARSE_TOPO, buf, len, source, &canon_len, &perr))) {
+	/* hwloc 3.0 XML is translated to the 2.x form first (node_hwloc_v3.c) */
+	if (topo_hwloc_is_v3(buf, len)) {
+		size_t v2len;
+		char *v2 = topo_hwloc_v3_to_v2(buf, len, &v2len);
+
+		if (!v2) {
+			free(norm);
+			rm_error_set(err, source, 0, 0, "out of memory");
+			return NULL;
+		}
+		canon = topo_parse_guarded(c, TOPO_PARSE_TOPO, v2, v2len, source, &canon_len, &perr);
+		free(v2);
+	} else {
+		/* hwloc parses the host's bytes in a child; this process parses only hwloc's export of them */
+		canon = topo_parse_guarded(c, TOPO_PARSE_TOPO, buf, len, source, &canon_len, &perr);
+	}
+	if (!canon) {
 		free(norm);
 		if (errno == EINVAL)
 			topo_hwloc_xml_error(buf, len, source, err);

@@ -39,6 +39,7 @@ void topo_target_destroy(topo_target_t *t)
 	free(t->slot_host);
 	free(t->slot);
 	free(t->slot_pu_os);
+	free(t->slot_gpu);
 	free(t->given);
 	free(t->warning);
 	free(t);

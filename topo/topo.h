@@ -226,6 +226,10 @@ typedef struct topo_costs {
 	double ref_bytes;           /* message size the distance is quoted for */
 	double bw_hop;              /* torus link bandwidth: each torus hop of link cost 1 also costs
 					 * ref_bytes / bw_hop (hop-bytes; see topo/cost.c) */
+	/* GPU slots (topo_gpu.h, topo/COST-GPU.md): two GPUs of a host joined by a link of bandwidth bw
+	 * GB/s cost lat_gpu + ref_bytes / bw; without a link, lat_gpu_pcie + ref_bytes / bw_gpu_pcie (plus
+	 * lat_host and the inter-package bandwidth bw_host when their packages differ) */
+	double lat_gpu, lat_gpu_pcie, bw_gpu_pcie;
 } topo_costs_t;
 
 /* Fills costs with the defaults. */
@@ -272,6 +276,7 @@ struct topo_target {
 	uint32_t *given;      /* nslots: target slot of the i-th slot given to topo_target_from_slots (the one
 			       * translation between a caller's order and the target's; NULL for tleaf) */
 	unsigned *slot_pu_os; /* nslots: PU OS index, for binding (NULL for tleaf) */
+	uint32_t *slot_gpu;   /* nslots: GPU index on its host for a GPU-slot target (topo_gpu.h), else NULL */
 	char **host_name;     /* nhosts (NULL for tleaf) */
 	/* optional non-tree network distance between target-local hosts */
 	double (*net_dist)(const topo_target_t *t, uint32_t ha, uint32_t hb);

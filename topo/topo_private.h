@@ -12,9 +12,11 @@
 #define RANKMAP_TOPO_PRIVATE_H
 
 #include <jansson.h>
+#include <pthread.h>
 
 #include "topo.h"
 #include "topo_view.h"
+#include "topo_gpu.h"
 
 struct topo_fabric;      /* net_ib*.c */
 struct topo_torus_model; /* net_torus.c */
@@ -107,11 +109,15 @@ struct topo_cluster {
 	int strict;                /* a bad host file fails the load (topo_cluster_set_strict) */
 	topo_anomaly_t *anomalies; /* load anomalies, strings owned (node_anomaly.c) */
 	size_t nanomalies, anomalies_cap;
-	unsigned long guid_gen;      /* bumped whenever hosts' GUIDs change (node_guid.c) */
-	struct rm_child_srv *parser; /* hwloc's parsers in a child, during a load (node_parse.c) */
-	int keep_parser;             /* the parser outlives each buffer load (topo_cluster_keep_parser) */
-	struct topo_netshare *net;   /* fabric and torus shared with derived clusters (cluster_derive.c) */
-	char *arena;                 /* one block holding copied host names and GUIDs (topo_cluster_copy_table) */
+	unsigned long guid_gen;              /* bumped whenever hosts' GUIDs change (node_guid.c) */
+	struct rm_child_srv *parser;         /* hwloc's parsers in a child, during a load (node_parse.c) */
+	int keep_parser;                     /* the parser outlives each buffer load (topo_cluster_keep_parser) */
+	struct topo_netshare *net;           /* fabric and torus shared with derived clusters (cluster_derive.c) */
+	struct topo_gpu_override *gpu_links; /* site GPU link overrides (node_gpu_links.c), NULL */
+	struct merged *gpu_merged;           /* link matrices with overrides applied (node_gpu_links.c) */
+	pthread_mutex_t gpu_lock;            /* guards gpu_merged (filled by const queries) */
+	topo_slot_kind_t slots;              /* the cluster file's `slots` (default for requests) */
+	char *arena; /* one block holding copied host names and GUIDs (topo_cluster_copy_table) */
 	size_t arena_len;
 };
 

@@ -1,0 +1,543 @@
+/*
+ * topo/target_gpu.c: GPU slots. The cost between two GPUs of a host and through a GPU's NIC, and targets
+ * with one slot per GPU (topo_gpu.h). The model and the sources of its figures: topo/COST-GPU.md.
+ *
+ * A GPU target is built from the core target of the GPUs' first PUs (topo_target_from_slots gives the
+ * levels above the host: network levels, their costs or net_dist, the unconnected-hosts warning), whose
+ * levels below the host are replaced by GPU groups derived from the link matrix:
+ *   for the distinct pair costs v1 < v2 < ... of a host's GPUs, the GPUs joined by pairs of cost <= vk
+ *   (connected components) form the groups of one level, finest first, until all are one group (the
+ *   host). A level's cost is the mean cost of the pairs that first meet there (max over node types).
+ * So the two GCDs of an MI250X package (quad link) form a group below the host, and four H100 GPUs that
+ * are all joined by equal NVLinks form none: any two cost the same.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cluster_private.h"
+
+#define GPU_MAX_LEVELS 8 /* GPU group levels below a host */
+
+/* ---- costs -------------------------------------------------------------------------------------- */
+
+int topo_slot_kind_parse(const char *s, topo_slot_kind_t *out)
+{
+	if (s && !strcasecmp(s, "core"))
+		*out = TOPO_SLOTS_CORE;
+	else if (s && !strcasecmp(s, "gpu"))
+		*out = TOPO_SLOTS_GPU;
+	else
+		return errno = EINVAL, -1;
+	return 0;
+}
+
+const char *topo_slot_kind_name(topo_slot_kind_t k)
+{
+	return k == TOPO_SLOTS_GPU ? "gpu" : "core";
+}
+
+topo_slot_kind_t topo_cluster_slot_kind(topo_cluster_t c)
+{
+	return c->slots;
+}
+
+double topo_gpu_pair_cost(topo_cluster_t c, size_t h, unsigned a, unsigned b)
+{
+	const topo_costs_t *k = &c->costs;
+	const topo_gpu_t *ga = topo_host_gpu(c, h, a), *gb = topo_host_gpu(c, h, b);
+	topo_gpu_links_t l;
+	double bw;
+
+	if (!ga || !gb || topo_host_gpu_links(c, h, &l) < 0)
+		return errno = EINVAL, -1.0;
+	if (a == b)
+		return 0.0;
+	bw = l.bw[(size_t)a * l.n + b];
+	if (bw > 0)
+		return topo_level_cost(k->lat_gpu, bw, k->ref_bytes);
+	if (ga->package == gb->package)
+		return topo_level_cost(k->lat_gpu_pcie, k->bw_gpu_pcie, k->ref_bytes);
+	return topo_level_cost(k->lat_gpu_pcie + k->lat_host, k->bw_gpu_pcie < k->bw_host ? k->bw_gpu_pcie : k->bw_host,
+			       k->ref_bytes);
+}
+
+double topo_gpu_nic_cost(topo_cluster_t c, size_t h, int nic)
+{
+	const topo_nic_t *n = nic >= 0 ? topo_host_nic(c, h, (size_t)nic) : NULL;
+	const topo_costs_t *k = &c->costs;
+
+	/* the NIC's bandwidth bw_net is shared by its ngpus GPUs: a message of ref_bytes from one of them
+	 * takes ngpus times its transfer time when they all send (a host without a NIC for the GPU: its
+	 * traffic shares the host's one path, counted as one) */
+	if (!n || n->ngpus <= 1 || !(k->bw_net > 0))
+		return 0.0;
+	return (double)(n->ngpus - 1) * k->ref_bytes / (k->bw_net * 1000.0);
+}
+
+/* ---- GPU groups of a node type ------------------------------------------------------------------ */
+
+struct gpu_levels {
+	const struct topo_gpumodel *m;   /* the type (and its overrides) these were computed for */
+	size_t host;                     /* a host of that type */
+	int nlev;                        /* group levels below the host, finest last */
+	uint32_t *grp;                   /* nlev * ngpus: group of GPU g at level l (coarsest first) */
+	double cost[GPU_MAX_LEVELS + 1]; /* [0]: host level; [l + 1]: level l */
+};
+
+static uint32_t uf_find(uint32_t *p, uint32_t x)
+{
+	while (p[x] != x)
+		x = p[x] = p[p[x]];
+	return x;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Computes the group levels of host h's GPUs. */
+static int gpu_levels_compute(topo_cluster_t c, size_t h, struct gpu_levels *gl)
+{
+	size_t n = topo_host_ngpus(c, h), i, j, nv = 0, k;
+	double *C = malloc((n * n + 1) * sizeof(*C)), *v = malloc((n * n + 1) * sizeof(*v));
+	uint32_t *parts = malloc((GPU_MAX_LEVELS * n + 1) * sizeof(*parts)), *p = malloc((n + 1) * sizeof(*p));
+	double sum[GPU_MAX_LEVELS + 1];
+	size_t cnt[GPU_MAX_LEVELS + 1];
+	int np = 0, l;
+
+	if (!C || !v || !parts || !p) {
+		free(C), free(v), free(parts), free(p);
+		return errno = ENOMEM, -1;
+	}
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++) {
+			C[i * n + j] = topo_gpu_pair_cost(c, h, (unsigned)i, (unsigned)j);
+			if (i < j)
+				v[nv++] = C[i * n + j];
+		}
+	qsort(v, nv, sizeof(*v), cmp_double);
+	/* partitions at each distinct threshold, finest first, until one group */
+	for (k = 0; k < nv && np < GPU_MAX_LEVELS; k++) {
+		size_t groups = n;
+
+		if (k && v[k] == v[k - 1])
+			continue;
+		for (i = 0; i < n; i++)
+			p[i] = (uint32_t)i;
+		for (i = 0; i < n; i++)
+			for (j = i + 1; j < n; j++)
+				if (C[i * n + j] <= v[k]) {
+					uint32_t a = uf_find(p, (uint32_t)i), b = uf_find(p, (uint32_t)j);
+
+					if (a != b) {
+						p[a > b ? a : b] = a < b ? a : b;
+						groups--;
+					}
+				}
+		if (groups <= 1)
+			break;
+		for (i = 0; i < n; i++)
+			parts[np * n + i] = uf_find(p, (uint32_t)i);
+		if (np && !memcmp(parts + np * n, parts + (np - 1) * n, n * sizeof(*parts)))
+			continue;
+		if (groups < n) /* all singletons is the GPU level itself */
+			np++;
+	}
+	/* coarsest first */
+	gl->nlev = np;
+	gl->grp = malloc((np * n + 1) * sizeof(*gl->grp));
+	if (!gl->grp) {
+		free(C), free(v), free(parts), free(p);
+		return errno = ENOMEM, -1;
+	}
+	for (l = 0; l < np; l++)
+		memcpy(gl->grp + (size_t)l * n, parts + (size_t)(np - 1 - l) * n, n * sizeof(*parts));
+	memset(sum, 0, sizeof(sum));
+	memset(cnt, 0, sizeof(cnt));
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++) {
+			int d = 0; /* deepest level (0: host, l + 1: group level l) shared by i and j */
+
+			for (l = 0; l < np && gl->grp[(size_t)l * n + i] == gl->grp[(size_t)l * n + j]; l++)
+				d = l + 1;
+			sum[d] += C[i * n + j];
+			cnt[d]++;
+		}
+	for (l = 0; l <= np; l++)
+		gl->cost[l] = cnt[l] ? sum[l] / (double)cnt[l] : 0.0;
+	free(C), free(v), free(parts), free(p);
+	return 0;
+}
+
+/* ---- the target ----------------------------------------------------------------------------------- */
+
+/* net_dist wrapper: the core target's network distance plus the NIC sharing term of either host. */
+struct nic_net {
+	double (*fn)(const topo_target_t *t, uint32_t ha, uint32_t hb);
+	void *ctx;
+	void (*free_ctx)(void *ctx);
+	double *extra; /* per target-local host */
+};
+
+static double nic_net_dist(const topo_target_t *t, uint32_t ha, uint32_t hb)
+{
+	const struct nic_net *w = t->net_ctx;
+	topo_target_t tmp = *t;
+	double e = w->extra[ha] > w->extra[hb] ? w->extra[ha] : w->extra[hb];
+
+	tmp.net_ctx = w->ctx;
+	return w->fn(&tmp, ha, hb) + e;
+}
+
+static void nic_net_free(void *p)
+{
+	struct nic_net *w = p;
+
+	if (w->free_ctx && w->ctx)
+		w->free_ctx(w->ctx);
+	free(w->extra);
+	free(w);
+}
+
+struct gslot {
+	uint32_t old;  /* slot index in the core target */
+	uint32_t host; /* target-local host */
+	uint32_t gpu;
+	uint32_t key[GPU_MAX_LEVELS];
+	uint32_t given; /* index in the caller's list */
+};
+
+static int cmp_gslot(const void *pa, const void *pb, void *arg)
+{
+	const struct gslot *a = pa, *b = pb;
+	int l, K = *(const int *)arg;
+
+	if (a->old != b->old) /* old: the host's first slot in the core target (depth-first host order) */
+		return a->old < b->old ? -1 : 1;
+	for (l = 0; l < K; l++)
+		if (a->key[l] != b->key[l])
+			return a->key[l] < b->key[l] ? -1 : 1;
+	return (a->gpu > b->gpu) - (a->gpu < b->gpu);
+}
+
+/* Picks for each GPU slot a PU of its cpuset that no earlier GPU slot of its host took. */
+static int pick_pus(topo_cluster_t c, const topo_gpu_slot_t *slots, size_t n, topo_slot_t *out, rm_error_t *err)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		const topo_gpu_t *g = topo_host_gpu(c, slots[i].host, slots[i].gpu);
+		hwloc_topology_t topo = topo_host_hwloc(c, slots[i].host);
+		unsigned k;
+
+		out[i].host = slots[i].host;
+		for (k = 0; k < g->npus; k++) {
+			hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, g->pu_os[k]);
+
+			if (!pu)
+				continue;
+			for (j = 0; j < i; j++) /* GPUs per request are few per host: quadratic only in a host */
+				if (out[j].host == slots[i].host && out[j].pu == pu->logical_index)
+					break;
+			if (j == i) {
+				out[i].pu = pu->logical_index;
+				break;
+			}
+		}
+		if (k == g->npus) {
+			errno = EINVAL;
+			return rm_error_set(err, topo_host_name(c, slots[i].host), 0, 0,
+					    "GPU %u (%s): no PU of its nearest cores is left for it", g->index,
+					    g->name);
+		}
+	}
+	return 0;
+}
+
+static int check_slots(topo_cluster_t c, const topo_gpu_slot_t *slots, size_t n, rm_error_t *err)
+{
+	size_t i;
+
+	errno = EINVAL;
+	if (!c->finalized)
+		return rm_error_set(err, "target", 0, 0, "the cluster is not finalized");
+	if (n == 0 || n > UINT32_MAX - 1)
+		return rm_error_set(err, "slots", 0, 0, "%zu GPU slots: need 1 or more", n);
+	for (i = 0; i < n; i++) {
+		if (slots[i].host >= c->nhosts)
+			return rm_error_set(err, "slots", 0, 0, "GPU slot %zu: host %u out of range", i, slots[i].host);
+		if (slots[i].gpu >= topo_host_ngpus(c, slots[i].host))
+			return rm_error_set(err, topo_host_name(c, slots[i].host), 0, 0,
+					    "GPU slot %zu: the host has no GPU %u (it has %zu)", i, slots[i].gpu,
+					    topo_host_ngpus(c, slots[i].host));
+	}
+	return 0;
+}
+
+/* The group levels of host h, cached per node type model in v (count *nv). */
+static struct gpu_levels *levels_of(topo_cluster_t c, size_t h, struct gpu_levels **v, size_t *nv)
+{
+	const struct topo_gpumodel *m = c->hosts[h].type->gpu;
+	struct gpu_levels *n;
+	size_t i;
+
+	for (i = 0; i < *nv; i++)
+		if ((*v)[i].m == m)
+			return &(*v)[i];
+	if (!(n = realloc(*v, (*nv + 1) * sizeof(*n))))
+		return NULL;
+	*v = n;
+	memset(&n[*nv], 0, sizeof(n[*nv]));
+	n[*nv].m = m;
+	n[*nv].host = h;
+	if (gpu_levels_compute(c, h, &n[*nv]) < 0)
+		return NULL;
+	return &n[(*nv)++];
+}
+
+topo_target_t *topo_target_from_gpu_slots(topo_cluster_t c, const topo_gpu_slot_t *slots, size_t n, rm_error_t *err)
+{
+	topo_slot_t *core = NULL;
+	topo_target_t *ct = NULL, *t = NULL;
+	struct gpu_levels *lv = NULL, **of = NULL;
+	struct gslot *gs = NULL;
+	size_t nlv = 0, i;
+	int K = 0, hl, nl, l;
+	double hostcost = 0, lcost[GPU_MAX_LEVELS], nicmax = 0;
+	double *extra = NULL;
+
+	if (check_slots(c, slots, n, err) < 0)
+		return NULL;
+	memset(lcost, 0, sizeof(lcost));
+	core = malloc(n * sizeof(*core));
+	gs = calloc(n, sizeof(*gs));
+	of = calloc(n, sizeof(*of));
+	if (!core || !gs || !of)
+		goto nomem;
+	if (pick_pus(c, slots, n, core, err) < 0)
+		goto fail;
+	if (!(ct = topo_target_from_slots(c, core, n, err)))
+		goto fail;
+	hl = ct->host_level;
+	/* group levels per node type (pointers into lv are taken once it stops growing) */
+	for (i = 0; i < n; i++)
+		if (!levels_of(c, slots[i].host, &lv, &nlv))
+			goto nomem;
+	for (i = 0; i < n; i++) {
+		struct gpu_levels *g = levels_of(c, slots[i].host, &lv, &nlv);
+
+		of[i] = g;
+		K = g->nlev > K ? g->nlev : K;
+	}
+	for (i = 0; i < nlv; i++) {
+		hostcost = lv[i].cost[0] > hostcost ? lv[i].cost[0] : hostcost;
+		for (l = 0; l < lv[i].nlev; l++)
+			lcost[l] = lv[i].cost[l + 1] > lcost[l] ? lv[i].cost[l + 1] : lcost[l];
+	}
+	for (l = 1; l < K; l++) /* a type with fewer levels repeats its finest: keep costs non-increasing */
+		if (lcost[l] == 0 || lcost[l] > lcost[l - 1])
+			lcost[l] = lcost[l - 1];
+	/* the slots in their new order */
+	for (i = 0; i < n; i++) {
+		uint32_t s = ct->given[i];
+		const struct gpu_levels *g = of[i];
+		size_t ng = topo_host_ngpus(c, slots[i].host);
+
+		gs[i].old = s;
+		gs[i].host = ct->slot_host[s];
+		gs[i].gpu = slots[i].gpu;
+		gs[i].given = (uint32_t)i;
+		for (l = 0; l < K; l++)
+			gs[i].key[l] =
+				g->nlev ? g->grp[(size_t)(l < g->nlev ? l : g->nlev - 1) * ng + slots[i].gpu] : 0;
+	}
+	/* hosts keep the core target's order: sort by (first core slot of the host, keys, GPU) */
+	{
+		uint32_t *first = malloc(ct->nhosts * sizeof(*first));
+
+		if (!first)
+			goto nomem;
+		for (i = 0; i < ct->nhosts; i++)
+			first[i] = UINT32_MAX;
+		for (i = 0; i < n; i++)
+			if (gs[i].old < first[gs[i].host])
+				first[gs[i].host] = gs[i].old;
+		for (i = 0; i < n; i++)
+			gs[i].old = first[gs[i].host];
+		free(first);
+	}
+	qsort_r(gs, n, sizeof(*gs), cmp_gslot, &K);
+	for (i = 1; i < n; i++)
+		if (gs[i].old == gs[i - 1].old && gs[i].gpu == gs[i - 1].gpu) {
+			errno = EINVAL;
+			rm_error_set(err, topo_host_name(c, slots[gs[i].given].host), 0, 0,
+				     "GPU %u is given twice (GPU slots %u and %u)", gs[i].gpu, gs[i - 1].given,
+				     gs[i].given);
+			goto fail;
+		}
+	/* the new target */
+	nl = hl + 1 + K + 1;
+	if (!(t = calloc(1, sizeof(*t))))
+		goto nomem;
+	t->nslots = (uint32_t)n;
+	t->nlevels = nl;
+	t->host_level = hl;
+	t->nhosts = ct->nhosts;
+	t->group = malloc(n * (size_t)nl * sizeof(*t->group));
+	t->ngroups = calloc((size_t)nl, sizeof(*t->ngroups));
+	t->cost = calloc((size_t)nl, sizeof(*t->cost));
+	t->kind = calloc((size_t)nl, sizeof(*t->kind));
+	t->level_name = calloc((size_t)nl, sizeof(*t->level_name));
+	t->slot_host = malloc(n * sizeof(*t->slot_host));
+	t->slot = malloc(n * sizeof(*t->slot));
+	t->slot_pu_os = malloc(n * sizeof(*t->slot_pu_os));
+	t->slot_gpu = malloc(n * sizeof(*t->slot_gpu));
+	t->given = malloc(n * sizeof(*t->given));
+	if (!t->group || !t->ngroups || !t->cost || !t->kind || !t->level_name || !t->slot_host || !t->slot ||
+	    !t->slot_pu_os || !t->slot_gpu || !t->given)
+		goto nomem;
+	for (l = 0; l < nl; l++) {
+		char name[32];
+
+		if (l <= hl) {
+			t->kind[l] = ct->kind[l];
+			t->cost[l] = ct->cost[l];
+			snprintf(name, sizeof(name), "%s", ct->level_name[l]);
+		} else if (l < nl - 1) {
+			t->kind[l] = TOPO_LEVEL_OTHER;
+			t->cost[l] = lcost[l - hl - 1];
+			snprintf(name, sizeof(name), "gpu-group%d", l - hl);
+		} else {
+			t->kind[l] = TOPO_LEVEL_OTHER;
+			snprintf(name, sizeof(name), "gpu");
+		}
+		if (!(t->level_name[l] = strdup(name)))
+			goto nomem;
+	}
+	t->cost[hl] = hostcost;
+	t->cost[nl - 1] = 0.0;
+	for (i = 0; i < n; i++) {
+		uint32_t s = ct->given[gs[i].given];
+
+		for (l = 0; l <= hl; l++)
+			t->group[i * (size_t)nl + (size_t)l] = ct->group[(size_t)s * ct->nlevels + (size_t)l];
+		for (l = hl + 1; l < nl; l++) { /* dense ids: a new group where the row first differs above */
+			int new_group = i == 0;
+			int m;
+
+			for (m = 0; m <= l && !new_group; m++) {
+				uint32_t a = m <= hl ? t->group[i * (size_t)nl + (size_t)m]
+						     : (m < nl - 1 ? gs[i].key[m - hl - 1] : gs[i].gpu);
+				uint32_t b = m <= hl ? t->group[(i - 1) * (size_t)nl + (size_t)m]
+						     : (m < nl - 1 ? gs[i - 1].key[m - hl - 1] : gs[i - 1].gpu);
+
+				new_group = a != b;
+			}
+			t->group[i * (size_t)nl + (size_t)l] = new_group ? t->ngroups[l]++ : t->ngroups[l] - 1;
+		}
+		t->slot[i] = ct->slot[s];
+		t->slot_host[i] = ct->slot_host[s];
+		t->slot_pu_os[i] = ct->slot_pu_os[s];
+		t->slot_gpu[i] = gs[i].gpu;
+		t->given[gs[i].given] = (uint32_t)i;
+	}
+	for (l = 0; l <= hl; l++)
+		t->ngroups[l] = ct->ngroups[l];
+	/* the NIC term above the host */
+	if (!(extra = calloc(ct->nhosts + 1, sizeof(*extra))))
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		const topo_gpu_t *g = topo_host_gpu(c, slots[i].host, slots[i].gpu);
+		double e = topo_gpu_nic_cost(c, slots[i].host, g->nic);
+		uint32_t h = ct->slot_host[ct->given[i]];
+
+		extra[h] = e > extra[h] ? e : extra[h];
+		nicmax = e > nicmax ? e : nicmax;
+	}
+	for (l = 0; l < hl; l++)
+		t->cost[l] += nicmax;
+	if (ct->net_dist) {
+		struct nic_net *w = calloc(1, sizeof(*w));
+
+		if (!w)
+			goto nomem;
+		w->fn = ct->net_dist;
+		w->ctx = ct->net_ctx;
+		w->free_ctx = ct->net_free;
+		w->extra = extra;
+		extra = NULL;
+		ct->net_ctx = NULL;
+		ct->net_free = NULL;
+		t->net_dist = nic_net_dist;
+		t->net_ctx = w;
+		t->net_free = nic_net_free;
+	}
+	t->host_name = ct->host_name;
+	ct->host_name = NULL;
+	t->warning = ct->warning;
+	ct->warning = NULL;
+	free(extra);
+	for (i = 0; i < nlv; i++)
+		free(lv[i].grp);
+	free(lv);
+	free(of);
+	free(gs);
+	free(core);
+	topo_target_destroy(ct);
+	return t;
+nomem:
+	errno = ENOMEM;
+	rm_error_set(err, "target", 0, 0, "out of memory");
+fail:
+	free(extra);
+	for (i = 0; i < nlv; i++)
+		free(lv[i].grp);
+	free(lv);
+	free(of);
+	free(gs);
+	free(core);
+	topo_target_destroy(ct);
+	topo_target_destroy(t);
+	return NULL;
+}
+
+topo_target_t *topo_target_from_gpus(topo_cluster_t c, const char *const *hosts, size_t nhosts, rm_error_t *err)
+{
+	topo_gpu_slot_t *s;
+	topo_target_t *t;
+	size_t i, n = 0, total = 0;
+	long h;
+
+	for (i = 0; i < nhosts; i++) {
+		if ((h = topo_host_find(c, hosts[i])) < 0) {
+			errno = ENOENT;
+			return rm_error_set(err, hosts[i], 0, 0, "unknown host"), NULL;
+		}
+		if (!topo_host_ngpus(c, (size_t)h)) {
+			errno = ENOENT;
+			return rm_error_set(err, hosts[i], 0, 0, "host has no GPU in its hardware data"), NULL;
+		}
+		total += topo_host_ngpus(c, (size_t)h);
+	}
+	if (!(s = malloc((total ? total : 1) * sizeof(*s)))) {
+		errno = ENOMEM;
+		return rm_error_set(err, "target", 0, 0, "out of memory"), NULL;
+	}
+	for (i = 0; i < nhosts; i++) {
+		size_t g;
+
+		h = topo_host_find(c, hosts[i]);
+		for (g = 0; g < topo_host_ngpus(c, (size_t)h); g++)
+			s[n++] = (topo_gpu_slot_t){ (uint32_t)h, (uint32_t)g };
+	}
+	t = topo_target_from_gpu_slots(c, s, n, err);
+	free(s);
+	return t;
+}
