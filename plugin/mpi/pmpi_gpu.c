@@ -129,8 +129,14 @@ int rmp_gpu_resolve(rmp_call_t *call, topo_cluster_t c, const int32_t *host, con
 	int none = 0, known = 0;
 
 	why[0] = 0;
-	if (!recs)
-		return 0;
+	if (!recs) { /* no rank names a GPU: GPU slots only when each host has one GPU, the one each rank sees */
+		for (size_t r = 0; r < n; r++) {
+			if (topo_host_ngpus(c, (size_t)host[r]) != 1)
+				return 0;
+			gpu[r] = 0;
+		}
+		return call->env.socket || shared_gpu(host, gpu, n, &g) != 0 ? 0 : 1;
+	}
 	if (call->env.socket) {
 		snprintf(why, len, "GPU slots are mapped in the job, not yet through rankmapd");
 		return 0;
