@@ -98,6 +98,19 @@ model_gpus() {
 	"$BIN/rankmapctl" slurm-gres --hwloc "$R" >"$T/reg.gres" 2>&1 && [ "$(grep -c 'Name=gpu' "$T/reg.gres")" = 4 ]
 }
 expect "the model of the registered XML has the node's 4 GPUs" model_gpus
+# its HCA GUIDs name a generic HCA of a fabric (two HCAs back to back; mlx5_0's NodeGUID described only as
+# "MT4123 ConnectX6 ...", as on a cluster without rdma-ndd): the HCA takes the host's name
+guids_name_hca() {
+	mkdir -p "$T/reghw" && cp "$R" "$T/reghw/n1.xml" || return 1
+	printf '%s\n' '# two HCAs back to back (hand-written)' 'caguid=0xa088c2030009704e' \
+		'Ca	1 "H-a088c2030009704e"		# "MT4123 ConnectX6 Mellanox Technologies"' \
+		'[1](a088c2030009704e) 	"H-0000000000000b02"[1]		# lid 1 lmc 0 "beta HCA-1" lid 2 4xHDR' '' \
+		'caguid=0xb02' 'Ca	1 "H-0000000000000b02"		# "beta HCA-1"' \
+		'[1](b02) 	"H-a088c2030009704e"[1]		# lid 2 lmc 0 "MT4123 ConnectX6 Mellanox Technologies" lid 1 4xHDR' >"$T/fab.topo"
+	"$BIN/rankmapctl" report --hwloc "$T/reghw" --ib "$T/fab.topo" >"$T/fab.report" 2>&1 || return 1
+	! grep -q 'generic_hca\|not_in_fabric' "$T/fab.report" || { cat "$T/fab.report" >&2; return 1; }
+}
+expect "the registered XML's NodeGUID names the fabric's generic HCA after n1" guids_name_hca
 
 # ---- --rankmap-bind=gpu ----------------------------------------------------------------------------
 cat >"$T/probe.sh" <<'EOS'
