@@ -28,9 +28,9 @@ all: $(CONF_GEN)
 install: install-conf
 INSTALLED += $(SYSTEMDUNITDIR)/rankmapd.service \
 	$(addprefix $(DATADIR)/examples/,rankmapd.conf torus.conf.example plugstack.conf.example \
-		cluster.conf.example rankmapd.default plafrim/ib/ib-subnet0.txt plafrim/README) \
+		cluster.conf.example rankmapd.default gpu-links-mi250x.conf plafrim/ib/ib-subnet0.txt plafrim/README) \
 	$(addprefix $(DATADIR)/examples/plafrim/hwloc/,$(notdir $(wildcard tests/data/plafrim/hwloc/*.xml))) \
-	$(addprefix $(DOCDIR)/,README.md ARCHITECTURE.md PROTOCOL.md FAULTS.md) $(DATADIR)/rankmap.schema.json
+	$(addprefix $(DOCDIR)/,README.md ARCHITECTURE.md PROTOCOL.md FAULTS.md COST-GPU.md) $(DATADIR)/rankmap.schema.json
 CONFFILES += conf/rankmapd.conf $(SYSCONFDIR)/rankmap/rankmapd.conf \
 	$(B)/conf/cluster.conf.example $(SYSCONFDIR)/rankmap/cluster.conf.example \
 	conf/rankmapd.default $(SYSCONFDIR)/default/rankmapd
@@ -41,7 +41,7 @@ install-conf: $(CONF_GEN) conf/rankmapd.conf conf/rankmapd.default conf/torus.co
 		$(DESTDIR)$(SYSCONFDIR)/default
 	install -m 644 $(B)/conf/rankmapd.service $(DESTDIR)$(SYSTEMDUNITDIR)/rankmapd.service
 	install -m 644 conf/rankmapd.conf conf/torus.conf.example $(B)/conf/plugstack.conf.example \
-		$(B)/conf/cluster.conf.example $(DESTDIR)$(DATADIR)/examples/
+		$(B)/conf/cluster.conf.example conf/gpu-links-mi250x.conf $(DESTDIR)$(DATADIR)/examples/
 	install -m 644 conf/rankmapd.default $(DESTDIR)$(DATADIR)/examples/rankmapd.default
 	install -m 644 tests/data/plafrim/hwloc/*.xml $(DESTDIR)$(DATADIR)/examples/plafrim/hwloc/
 	install -m 644 tests/data/plafrim/ib/ib-subnet0.txt $(DESTDIR)$(DATADIR)/examples/plafrim/ib/
@@ -49,5 +49,5 @@ install-conf: $(CONF_GEN) conf/rankmapd.conf conf/rankmapd.default conf/torus.co
 	sh scripts/install-conf.sh conf/rankmapd.conf $(DESTDIR)$(SYSCONFDIR)/rankmap/rankmapd.conf
 	sh scripts/install-conf.sh $(B)/conf/cluster.conf.example $(DESTDIR)$(SYSCONFDIR)/rankmap/cluster.conf.example
 	sh scripts/install-conf.sh conf/rankmapd.default $(DESTDIR)$(SYSCONFDIR)/default/rankmapd
-	install -m 644 README.md ARCHITECTURE.md daemon/PROTOCOL.md tests/FAULTS.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 README.md ARCHITECTURE.md daemon/PROTOCOL.md tests/FAULTS.md topo/COST-GPU.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 daemon/rankmap.schema.json $(DESTDIR)$(DATADIR)/

@@ -198,8 +198,11 @@ int topo_load_gpu_links(topo_cluster_t c, const char *path, rm_error_t *err)
 				*hash = '\0';
 		}
 		if (parse_line(o, line, path, ln, err) < 0) {
+			int e = errno && errno != ERANGE ? errno : EINVAL; /* parse_uint clears errno */
+
 			topo_gpu_overrides_free(o);
 			free(buf);
+			errno = e;
 			return -1;
 		}
 		line = buf + i + 1;
@@ -207,9 +210,10 @@ int topo_load_gpu_links(topo_cluster_t c, const char *path, rm_error_t *err)
 	free(buf);
 	for (i = 0; i < o->nsec; i++)
 		if (!o->sec[i].ngpus) {
+			rm_error_set(err, path, 0, 0, "section 'model %s' has no 'gpus' line", o->sec[i].model);
 			topo_gpu_overrides_free(o);
 			errno = EINVAL;
-			return rm_error_set(err, path, 0, 0, "section 'model %s' has no 'gpus' line", o->sec[i].model);
+			return -1;
 		}
 	o->next = c->gpu_links;
 	c->gpu_links = o;

@@ -227,6 +227,46 @@ static int cmp_gslot(const void *pa, const void *pb, void *arg)
 	return (a->gpu > b->gpu) - (a->gpu < b->gpu);
 }
 
+/* Drops the GPU group levels that split nothing for these slots (as many groups as the level above
+ * or below: one child each), as the core target has no level of arity 1 either (Scotch's tleaf
+ * divides by zero on one). A level equal to the one above gives that one its cost. */
+static void compact_levels(topo_target_t *t)
+{
+	int l = t->host_level + 1, m;
+	uint32_t s;
+
+	while (l < t->nlevels - 1) {
+		int up = t->ngroups[l] == t->ngroups[l - 1], down = t->ngroups[l] == t->ngroups[l + 1];
+
+		if (!up && !down) {
+			l++;
+			continue;
+		}
+		if (up && !down)
+			t->cost[l - 1] = t->cost[l];
+		free(t->level_name[l]);
+		for (m = l; m + 1 < t->nlevels; m++) {
+			t->ngroups[m] = t->ngroups[m + 1];
+			t->cost[m] = t->cost[m + 1];
+			t->kind[m] = t->kind[m + 1];
+			t->level_name[m] = t->level_name[m + 1];
+		}
+		for (s = 0; s < t->nslots; s++) /* rows shrink in place: row s moves to s * (nlevels - 1) */
+			for (m = 0; m < t->nlevels; m++)
+				if (m != l)
+					t->group[(size_t)s * (t->nlevels - 1) + (size_t)(m - (m > l))] =
+						t->group[(size_t)s * t->nlevels + (size_t)m];
+		t->nlevels--;
+	}
+	for (l = t->host_level + 1; l < t->nlevels - 1; l++) { /* names follow the levels kept */
+		char name[32];
+
+		snprintf(name, sizeof(name), "gpu-group%d", l - t->host_level);
+		free(t->level_name[l]);
+		t->level_name[l] = strdup(name);
+	}
+}
+
 /* Picks for each GPU slot a PU of its cpuset that no earlier GPU slot of its host took. */
 static int pick_pus(topo_cluster_t c, const topo_gpu_slot_t *slots, size_t n, topo_slot_t *out, rm_error_t *err)
 {
@@ -450,6 +490,7 @@ topo_target_t *topo_target_from_gpu_slots(topo_cluster_t c, const topo_gpu_slot_
 	}
 	for (l = 0; l <= hl; l++)
 		t->ngroups[l] = ct->ngroups[l];
+	compact_levels(t);
 	/* the NIC term above the host */
 	if (!(extra = calloc(ct->nhosts + 1, sizeof(*extra))))
 		goto nomem;

@@ -13,6 +13,7 @@
 #include <hwloc.h>
 
 #include "ctl_common.h"
+#include "topo_gpu.h"
 #include "hostlist.h"
 #include "rm_client.h"
 #include "rm_tmpfile.h"
@@ -247,31 +248,78 @@ static unsigned slot_cpu(topo_cluster_t c, size_t h, unsigned pu, int per_pu)
 	return core ? core->logical_index : pu;
 }
 
-topo_target_t *ctl_load_target_cpus(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
-				    unsigned **cpu, rm_error_t *err)
+/* One object per slot of a GPU target: where the slot is and which GPU it drives. */
+static json_t *gpu_slots_json(topo_cluster_t c, const topo_target_t *t)
+{
+	json_t *arr = json_array();
+	uint32_t s;
+
+	for (s = 0; arr && s < t->nslots; s++) {
+		const topo_gpu_t *g = topo_host_gpu(c, t->slot[s].host, t->slot_gpu[s]);
+		const topo_nic_t *nic = g && g->nic >= 0 ? topo_host_nic(c, t->slot[s].host, (size_t)g->nic) : NULL;
+		char cpus[1024];
+
+		if (!g || hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), g->cpuset) < 0)
+			cpus[0] = '\0';
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:s, s:s, s:s*}", "host",
+						     t->host_name[t->slot_host[s]], "gpu", g ? g->name : "", "index",
+						     (int)t->slot_gpu[s], "busid", g ? g->busid : "", "cpus", cpus,
+						     "nic", nic ? nic->name : NULL));
+	}
+	return arr;
+}
+
+topo_target_t *ctl_load_target_kind(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
+				    const char *slots, unsigned **cpu, json_t **gpus, rm_error_t *err)
 {
 	topo_cluster_t c;
 	topo_target_t *t = NULL;
+	topo_slot_kind_t kind = TOPO_SLOTS_CORE;
 	char **names = NULL;
 	size_t n = 0;
 	uint32_t s;
 
 	if (cpu)
 		*cpu = NULL;
-	if (tleaf)
+	if (gpus)
+		*gpus = NULL;
+	if (slots && topo_slot_kind_parse(slots, &kind) < 0) {
+		errno = EINVAL;
+		rm_error_set(err, "--slots", 0, 0, "expected core or gpu, got '%s'", slots);
+		return NULL;
+	}
+	if (tleaf) {
+		if (kind == TOPO_SLOTS_GPU) {
+			errno = EINVAL;
+			rm_error_set(err, "--slots", 0, 0, "GPU slots need --cluster or the daemon, not --topology");
+			return NULL;
+		}
 		return topo_target_from_tleaf(tleaf, err);
+	}
 	if (!(c = topo_cluster_create()))
 		return NULL;
 	if (topo_load_cluster_file(c, cluster, err) == 0 && topo_cluster_finalize(c, err) == 0)
 		names = ctl_job_hosts(c, hosts, &n, err);
-	if (names)
+	if (names && !slots)
+		kind = topo_cluster_slot_kind(c);
+	if (names && kind == TOPO_SLOTS_GPU)
+		t = topo_target_from_gpus(c, (const char *const *)names, n, err);
+	else if (names)
 		t = topo_target_from_hosts(c, (const char *const *)names, n, !per_pu, err);
 	if (t && cpu && t->slot && (*cpu = malloc(((size_t)t->nslots + 1) * sizeof(**cpu))))
 		for (s = 0; s < t->nslots; s++)
 			(*cpu)[s] = slot_cpu(c, t->slot[s].host, t->slot[s].pu, per_pu);
+	if (t && gpus && t->slot_gpu)
+		*gpus = gpu_slots_json(c, t);
 	hostlist_free(names);
 	topo_cluster_destroy(c);
 	return t;
+}
+
+topo_target_t *ctl_load_target_cpus(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
+				    unsigned **cpu, rm_error_t *err)
+{
+	return ctl_load_target_kind(tleaf, cluster, hosts, per_pu, NULL, cpu, NULL, err);
 }
 
 topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const char *hosts, int per_pu, rm_error_t *err)

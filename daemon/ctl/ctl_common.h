@@ -129,6 +129,12 @@ topo_target_t *ctl_load_target(const char *tleaf, const char *cluster, const cha
  * *cpu is NULL for a tleaf target. */
 topo_target_t *ctl_load_target_cpus(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
 				    unsigned **cpu, rm_error_t *err);
+/* ctl_load_target_cpus with a slot kind: slots "core", "gpu" or NULL (the cluster file's `slots`, core by
+ * default). With GPU slots (one per GPU of the hosts, topo_target_from_gpus) *gpus (when not NULL) gets
+ * a new JSON array, one object per target slot: {"host", "gpu" (its OS device name), "index", "busid",
+ * "cpus" (the PU OS indices of its nearest cores, hwloc list form), "nic"}; NULL for core slots. */
+topo_target_t *ctl_load_target_kind(const char *tleaf, const char *cluster, const char *hosts, int per_pu,
+				    const char *slots, unsigned **cpu, json_t **gpus, rm_error_t *err);
 /* Writes where each rank runs (rank r on slot perm[r]; slot s on host slot_host[s], logical core or,
  * per_pu, PU slot_cpu[s]): an Open MPI rankfile at rankfile ("rank R=HOST slot=N" lines, mpirun(1)) and
  * a Slurm host list at hostfile (line R: rank R's host, SLURM_HOSTFILE for srun

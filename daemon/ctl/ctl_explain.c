@@ -63,6 +63,8 @@ static void ex_usage(FILE *f)
 		"                        (--algo is its old name)\n"
 		"    --metric METRIC     bytes (default: first weight column), messages, loggp\n"
 		"    --per-pu            one slot per PU (hardware thread) instead of per core\n"
+		"    --slots KIND        core (the default unless the cluster file says `slots = gpu`) or\n"
+		"                        gpu: one slot per GPU of the hosts, GPU link and NIC costs\n"
 		"    --server LIST       ask rankmapd: its model replaces --cluster (--hosts, default every\n"
 		"                        host with hardware data, and --per-pu apply to it), the pattern is\n"
 		"                        read here and sent; without --cluster and --topology, RANKMAP_SOCKET\n"
@@ -86,7 +88,7 @@ static void ex_usage(FILE *f)
 }
 
 struct ex_args {
-	const char *pattern, *cart, *cluster, *hosts, *tleaf, *perm, *algo, *metric, *learned, *learn_dir;
+	const char *pattern, *cart, *cluster, *hosts, *tleaf, *perm, *algo, *metric, *learned, *learn_dir, *slots;
 	ctl_daemon_t d;
 	int json, per_pu;
 	rm_pattern_t *lp;            /* --learned: the pattern */
@@ -111,6 +113,7 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 					    { "algo", required_argument, NULL, 'a' },
 					    { "metric", required_argument, NULL, 'm' },
 					    { "per-pu", no_argument, NULL, 'u' },
+					    { "slots", required_argument, NULL, 'K' },
 					    { "json", no_argument, NULL, 'j' },
 					    { "help", no_argument, NULL, 'h' },
 					    { "cart", required_argument, NULL, 'c' },
@@ -137,6 +140,11 @@ static int ex_parse(int argc, char **argv, struct ex_args *a)
 		case 'a': a->algo = optarg; break;
 		case 'm': a->metric = optarg; break;
 		case 'u': a->per_pu = 1; break;
+		case 'K':
+			if (strcmp(optarg, "core") && strcmp(optarg, "gpu"))
+				return ex_usage_error("--slots: expected core or gpu, not '%s'", optarg);
+			a->slots = optarg;
+			break;
 		case 'j': a->json = 1; break;
 		case 'h': ex_usage(stdout); return 0;
 		default: return ctl_usage_hint("explain");
@@ -731,7 +739,7 @@ int ctl_explain_main(int argc, char **argv)
 			fprintf(stderr, "rankmapctl explain: %s\n", rm_error_format(&err, buf, sizeof(buf)));
 	} else if (ctl_daemon_set(&a.d))
 		rc = ex_remote(&a, g);
-	else if (!(t = ctl_load_target(a.tleaf, a.cluster, a.hosts, a.per_pu, &err)))
+	else if (!(t = ctl_load_target_kind(a.tleaf, a.cluster, a.hosts, a.per_pu, a.slots, NULL, NULL, &err)))
 		fprintf(stderr, "rankmapctl explain: %s\n", rm_error_format(&err, buf, sizeof(buf)));
 	else if (g->n > t->nslots)
 		fprintf(stderr, "rankmapctl explain: the pattern has %u ranks but the job only %u slots\n", g->n,

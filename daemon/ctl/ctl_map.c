@@ -24,7 +24,7 @@ static void map_usage(FILE *f)
 		"SYNOPSIS\n"
 		"    rankmapctl map (--matrix FILE | --cart DIMS[:PERIODS[:WEIGHTS]])\n"
 		"                   [--topology 'tleaf ...' | --cluster FILE | --server LIST]\n"
-		"                   [--hosts LIST] [--per-pu] [--engine NAME] [--metric METRIC]\n"
+		"                   [--hosts LIST] [--per-pu | --slots core|gpu] [--engine NAME] [--metric METRIC]\n"
 		"                   [--budget MS] [--seed N] [--out PERM] [--rankfile FILE]\n"
 		"                   [--slurm-hostfile FILE] [-j|--json] [-t|--timeout MS] [--progress]\n\n"
 		"DESCRIPTION\n"
@@ -57,6 +57,10 @@ static void map_usage(FILE *f)
 		"    --hosts LIST        with --cluster or the daemon: the job's hosts as a Slurm host list,\n"
 		"                        in order (node[01-04],login1); default every host with hardware data\n"
 		"    --per-pu            one slot per PU (hardware thread) instead of per core\n"
+		"    --slots KIND        core (one slot per core, the default unless the cluster file says\n"
+		"                        `slots = gpu`) or gpu: one slot per GPU of the hosts, costs from\n"
+		"                        the GPU links and NICs (topo/COST-GPU.md); each rank's line names\n"
+		"                        its host, GPU, PCI bus id and nearest cores (the PUs to bind to)\n"
 		"    --engine NAME       (--algo is its old name)\n"
 		"                        treematch  TreeMatch (Jeannot-Mercier), bottom-up grouping over the\n"
 		"                                   levels of the target\n"
@@ -105,7 +109,7 @@ static void map_usage(FILE *f)
 }
 
 struct map_args {
-	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out, *rankfile, *hostfile;
+	const char *pattern, *cart, *tleaf, *cluster, *hosts, *algo, *metric, *out, *rankfile, *hostfile, *slots;
 	ctl_daemon_t d;
 	double budget;
 	unsigned seed;
@@ -130,25 +134,16 @@ static int parse_number(const char *s, double *out)
 static int map_parse(int argc, char **argv, struct map_args *a)
 {
 	static const struct option opts[] = {
-		{ "matrix", required_argument, NULL, 'p' },
-		{ "pattern", required_argument, NULL, 'p' },
-		{ "cart", required_argument, NULL, 'c' },
-		{ "topology", required_argument, NULL, 'T' },
-		{ "cluster", required_argument, NULL, 'C' },
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "per-pu", no_argument, NULL, 'P' },
-		{ "engine", required_argument, NULL, 'a' },
-		{ "algo", required_argument, NULL, 'a' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "budget", required_argument, NULL, 'b' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "rankfile", required_argument, NULL, 'R' },
-		{ "slurm-hostfile", required_argument, NULL, 'F' },
-		{ "json", no_argument, NULL, 'j' },
-		CTL_DAEMON_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "matrix", required_argument, NULL, 'p' },   { "pattern", required_argument, NULL, 'p' },
+		{ "cart", required_argument, NULL, 'c' },     { "topology", required_argument, NULL, 'T' },
+		{ "cluster", required_argument, NULL, 'C' },  { "hosts", required_argument, NULL, 'H' },
+		{ "per-pu", no_argument, NULL, 'P' },         { "slots", required_argument, NULL, 'K' },
+		{ "engine", required_argument, NULL, 'a' },   { "algo", required_argument, NULL, 'a' },
+		{ "metric", required_argument, NULL, 'm' },   { "budget", required_argument, NULL, 'b' },
+		{ "seed", required_argument, NULL, 'S' },     { "out", required_argument, NULL, 'o' },
+		{ "rankfile", required_argument, NULL, 'R' }, { "slurm-hostfile", required_argument, NULL, 'F' },
+		{ "json", no_argument, NULL, 'j' },           CTL_DAEMON_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
 	};
 	double v;
 	int c;
@@ -166,6 +161,11 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		case 'C': a->cluster = optarg; break;
 		case 'H': a->hosts = optarg; break;
 		case 'P': a->per_pu = 1; break;
+		case 'K':
+			if (strcmp(optarg, "core") && strcmp(optarg, "gpu"))
+				return usage_error("--slots: expected core or gpu, not '%s'", optarg);
+			a->slots = optarg;
+			break;
 		case 'a': a->algo = optarg; break;
 		case 'm': a->metric = optarg; break;
 		case 'o': a->out = optarg; break;
@@ -197,8 +197,10 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 		return usage_error("%s", "give one of --topology, --cluster and --server");
 	if (!a->tleaf && !a->cluster)
 		ctl_daemon_default(&a->d);
-	if ((a->hosts || a->per_pu) && a->tleaf)
-		return usage_error("%s", "--hosts and --per-pu need --cluster or the daemon, not --topology");
+	if (a->per_pu && a->slots && !strcmp(a->slots, "gpu"))
+		return usage_error("%s", "--per-pu and --slots gpu exclude each other");
+	if ((a->hosts || a->per_pu || a->slots) && a->tleaf)
+		return usage_error("%s", "--hosts, --per-pu and --slots need --cluster or the daemon, not --topology");
 	if ((a->rankfile || a->hostfile) && a->tleaf)
 		return usage_error(
 			"%s", "--rankfile and --slurm-hostfile need hosts: --cluster or the daemon, not --topology");
@@ -256,6 +258,34 @@ static double num(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
+/* A string field of o, or dflt. */
+static const char *str_or(const json_t *o, const char *k, const char *dflt)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+
+	return v ? v : dflt;
+}
+
+/* With GPU slots: one line per rank, its host, GPU and nearest cores. */
+static void print_placement(FILE *f, const json_t *s)
+{
+	json_t *e;
+	size_t r;
+
+	json_array_foreach (json_object_get(s, "placement"), r, e) {
+		fprintf(f, "rank %zu: host %s gpu %s (index %d", r, str_or(e, "host", "?"), str_or(e, "gpu", "?"),
+			(int)json_integer_value(json_object_get(e, "index")));
+		if (json_object_get(e, "busid"))
+			fprintf(f, ", %s", str_or(e, "busid", "?"));
+		fprintf(f, ")");
+		if (json_object_get(e, "cpus"))
+			fprintf(f, " cpus %s", str_or(e, "cpus", "?"));
+		if (json_object_get(e, "nic"))
+			fprintf(f, " nic %s", str_or(e, "nic", "?"));
+		fprintf(f, "\n");
+	}
+}
+
 static void print_text(FILE *f, const json_t *s)
 {
 	json_t *bd = json_object_get(s, "breakdown"), *id = json_object_get(s, "identity_breakdown"), *e;
@@ -276,6 +306,7 @@ static void print_text(FILE *f, const json_t *s)
 		fprintf(f, "  %-14s %10.4g %14.6g %14.6g\n", name && *name ? name : "?", num(e, "distance"),
 			num(e, "traffic"), num(json_array_get(id, l), "traffic"));
 	}
+	print_placement(f, s);
 }
 
 /* Where the slots are, for --rankfile and --slurm-hostfile: host name and logical core (or PU) per slot. */
@@ -320,7 +351,7 @@ static int map_output(const struct map_args *a, const uint32_t *perm, uint32_t n
 
 /* Computes the mapping here; returns the exit status. */
 static int map_run(const struct map_args *a, const map_graph_t *g, const topo_target_t *t, const unsigned *cpu,
-		   rm_error_t *err)
+		   const json_t *gpus, rm_error_t *err)
 {
 	struct map_slots where = { NULL, (unsigned *)cpu };
 	ctl_progress_t *prog;
@@ -359,6 +390,14 @@ static int map_run(const struct map_args *a, const map_graph_t *g, const topo_ta
 	json_object_set_new(s, "identity_breakdown", breakdown_json(t, idbd));
 	if (t->warning)
 		json_object_set_new(s, "warnings", json_pack("[s]", t->warning));
+	if (gpus) { /* rank r runs on slot perm[r]: its GPU */
+		json_t *pl = json_array();
+
+		for (i = 0; pl && i < g->n; i++)
+			json_array_append(pl, json_array_get(gpus, perm[i]));
+		json_object_set_new(s, "slot_kind", json_string("gpu"));
+		json_object_set_new(s, "placement", pl);
+	}
 	rc = map_output(a, perm, g->n, s, &where);
 out:
 	json_decref(s);
@@ -371,10 +410,11 @@ static int map_offline(const struct map_args *a, const map_graph_t *g)
 	rm_error_t err;
 	topo_target_t *t;
 	unsigned *cpu = NULL;
+	json_t *gpus = NULL;
 	int rc;
 
 	rm_error_clear(&err);
-	t = ctl_load_target_cpus(a->tleaf, a->cluster, a->hosts, a->per_pu, &cpu, &err);
+	t = ctl_load_target_kind(a->tleaf, a->cluster, a->hosts, a->per_pu, a->slots, &cpu, &gpus, &err);
 	if (!t)
 		rc = report_error(&err, a->tleaf ? "--topology" : a->cluster);
 	else if (g->n > t->nslots)
@@ -382,8 +422,9 @@ static int map_offline(const struct map_args *a, const map_graph_t *g)
 			      t->nslots),
 		      1);
 	else
-		rc = map_run(a, g, t, cpu, &err);
+		rc = map_run(a, g, t, cpu, gpus, &err);
 	topo_target_destroy(t);
+	json_decref(gpus);
 	free(cpu);
 	return rc;
 }
@@ -430,6 +471,8 @@ static json_t *map_request(const struct map_args *a, const map_graph_t *g, json_
 		q.time_budget_ms = a->budget;
 	req = ctl_map_request(a->pattern ? g : NULL, a->cart, hosts, "hosts", &q);
 	json_decref(hosts);
+	if (req && a->slots)
+		json_object_set_new(req, "slot_kind", json_string(a->slots));
 	return req;
 }
 
@@ -514,6 +557,24 @@ static int map_remote(const struct map_args *a, const map_graph_t *g)
 	if (s && json_array_size(p) == g->n && (perm = calloc((size_t)g->n + 1, sizeof(*perm)))) {
 		for (i = 0; i < g->n; i++)
 			perm[i] = (uint32_t)json_integer_value(json_array_get(p, i));
+		if (json_object_get(resp, "gpus")) { /* GPU slots: each rank's host and GPU */
+			json_t *pl = json_array(), *sl = json_object_get(resp, "slots");
+
+			for (i = 0; pl && i < g->n; i++)
+				json_array_append_new(
+					pl, json_pack("{s:o, s:o, s:o}", "host",
+						      json_incref(json_array_get(json_array_get(sl, perm[i]), 0)
+									  ?: json_null()),
+						      "gpu",
+						      json_incref(json_array_get(json_object_get(resp, "gpu_names"),
+										 perm[i])
+									  ?: json_null()),
+						      "index",
+						      json_incref(json_array_get(json_object_get(resp, "gpus"), perm[i])
+									  ?: json_null())));
+			json_object_set_new(s, "slot_kind", json_string("gpu"));
+			json_object_set_new(s, "placement", pl);
+		}
 		if (!(a->rankfile || a->hostfile) || remote_slots(a, json_object_get(resp, "slots"), &where) == 0)
 			rc = map_output(a, perm, g->n, s, &where);
 		free(perm);

@@ -210,6 +210,45 @@ static const char *num(char *buf, json_t *v)
 	return buf;
 }
 
+/* The GPUs and NICs of a node type: each GPU's bus id, NUMA node, nearest cores and NIC; the NICs; the
+ * link matrix summary. */
+static void print_gpus(const json_t *e)
+{
+	json_t *g, *n, *l = json_object_get(e, "gpu_links");
+	size_t i;
+
+	if (!json_array_size(json_object_get(e, "gpu_list")) && !json_array_size(json_object_get(e, "nic_list")))
+		return;
+	printf("\nGPUs and NICs of %s\n", json_string_value(json_object_get(e, "host_list")));
+	json_array_foreach (json_object_get(e, "gpu_list"), i, g)
+		printf("  GPU %-3lld %-10s %s  NUMA %-3lld cpus %-20s NIC %s%s%s\n",
+		       (long long)json_integer_value(json_object_get(g, "index")),
+		       json_string_value(json_object_get(g, "name")), json_string_value(json_object_get(g, "busid")),
+		       (long long)json_integer_value(json_object_get(g, "numa")),
+		       json_string_value(json_object_get(g, "cpus")),
+		       json_string_value(json_object_get(g, "nic")) ? json_string_value(json_object_get(g, "nic"))
+								    : "-",
+		       json_string_value(json_object_get(g, "model")) ? "  " : "",
+		       json_string_value(json_object_get(g, "model")) ? json_string_value(json_object_get(g, "model"))
+								      : "");
+	json_array_foreach (json_object_get(e, "nic_list"), i, n)
+		printf("  NIC %-3lld %-10s %s  NUMA %-3lld %-11s GPUs %lld\n",
+		       (long long)json_integer_value(json_object_get(n, "index")),
+		       json_string_value(json_object_get(n, "name")), json_string_value(json_object_get(n, "busid")),
+		       (long long)json_integer_value(json_object_get(n, "numa")),
+		       json_string_value(json_object_get(n, "kind")),
+		       (long long)json_integer_value(json_object_get(n, "gpus")));
+	if (json_is_object(l))
+		printf("  links: %s, %lld of %lld pairs linked, %.0f to %.0f GB/s%s%s\n",
+		       json_string_value(json_object_get(l, "source")),
+		       (long long)json_integer_value(json_object_get(l, "linked_pairs")),
+		       (long long)json_integer_value(json_object_get(l, "pairs")),
+		       json_number_value(json_object_get(l, "min_gbps")),
+		       json_number_value(json_object_get(l, "max_gbps")),
+		       json_integer_value(json_object_get(l, "nvswitches")) ? ", through NVSwitches" : "",
+		       json_is_true(json_object_get(l, "asymmetric")) ? ", ASYMMETRIC" : "");
+}
+
 static void print_hardware(json_t *r)
 {
 	struct table t = { .ncols = 7 };
@@ -224,6 +263,10 @@ static void print_hardware(json_t *r)
 	row(&t, "packages", num(b[0], json_object_get(r, "packages")));
 	row(&t, "cores", num(b[0], json_object_get(r, "cores")));
 	row(&t, "PUs", num(b[0], json_object_get(r, "pus")));
+	if (json_integer_value(json_object_get(r, "gpus")) || json_integer_value(json_object_get(r, "nics"))) {
+		row(&t, "GPUs", num(b[0], json_object_get(r, "gpus")));
+		row(&t, "NICs", num(b[0], json_object_get(r, "nics")));
+	}
 	table_print(&t);
 	if (!json_array_size(json_object_get(r, "node_types")))
 		return;
@@ -239,6 +282,8 @@ static void print_hardware(json_t *r)
 		row(&t, "", "", "", "", "", "", json_string_value(json_object_get(e, "host_list")));
 	}
 	table_print(&t);
+	json_array_foreach (json_object_get(r, "node_types"), i, e)
+		print_gpus(e);
 }
 
 /* "k1 v1, k2 v2" from a JSON object of counts. */

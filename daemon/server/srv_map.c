@@ -14,13 +14,14 @@
 #include "rm_slot.h"
 #include "mapping.h"
 #include "order.h"
+#include "topo_gpu.h"
 #include "srv.h"
 #include "srv_requests.h"
 
 #define MAP_SCHEMA                                                                                   \
 	SRV_ENVELOPE                                                                                 \
 	" pattern?o cart?s hosts?a slots?a per_core?b engine?s algorithm?s seed?i time_budget_ms?f " \
-	"breakdown?b pu_index?s index?s"
+	"breakdown?b pu_index?s index?s slot_kind?s"
 #define MAX_RANKS (1u << 24)
 #define MAX_BUDGET_MS 60000
 #define ENGINE_DEFAULT_BUDGET_MS 1000 /* the most the engines take for time_budget_ms 0 (mapping/engine.c) */
@@ -192,7 +193,9 @@ typedef struct target_spec {
 	topo_slot_t *slots; /* slots mode */
 	size_t n;
 	int per_core;
-	rm_slot_pu_t pu_index; /* slots mode: how the request's PUs count */
+	int gpu;                 /* slot_kind "gpu": one slot per GPU (hosts), or [host, gpu] slots */
+	topo_gpu_slot_t *gslots; /* gpu slots mode */
+	rm_slot_pu_t pu_index;   /* slots mode: how the request's PUs count */
 	char key[SRV_TCACHE_MAX_KEY];
 	int cacheable;
 } target_spec_t;
@@ -201,6 +204,9 @@ static topo_target_t *build_target(void *arg, rm_error_t *err)
 {
 	target_spec_t *ts = arg;
 
+	if (ts->gpu)
+		return ts->names ? topo_target_from_gpus(ts->c, ts->names, ts->n, err)
+				 : topo_target_from_gpu_slots(ts->c, ts->gslots, ts->n, err);
 	return ts->names ? topo_target_from_hosts(ts->c, ts->names, ts->n, ts->per_core, err)
 			 : topo_target_from_slots(ts->c, ts->slots, ts->n, err);
 }
@@ -320,6 +326,35 @@ static int resolve_any(target_spec_t *ts, const json_t *id, json_t **error)
 	return rc ? -1 : 0;
 }
 
+/* GPU slot i of a request: [host, gpu], gpu an index or a name topo_host_gpu_find knows (an OS device
+ * name, PCI bus id or UUID). 0, or -1 with *error. */
+static int parse_gpu_slot(target_spec_t *ts, const json_t *v, size_t i, const json_t *id, json_t **error)
+{
+	const char *host = NULL;
+	const json_t *g = NULL;
+	long h, gi = -1;
+
+	if (json_unpack((json_t *)v, "[so!]", &host, &g) < 0 || !(json_is_integer(g) || json_is_string(g)))
+		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST,
+					       "slots[%zu]: expected [\"host\", gpu index or name] (slot_kind gpu)", i),
+		       -1;
+	if ((h = topo_host_find(ts->c, host)) < 0)
+		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "slots: unknown host '%.*s'",
+					       rm_utf8_prefix(host, 128), host),
+		       -1;
+	if (json_is_integer(g) && json_integer_value(g) >= 0 &&
+	    (size_t)json_integer_value(g) < topo_host_ngpus(ts->c, (size_t)h))
+		gi = (long)json_integer_value(g);
+	else if (json_is_string(g))
+		gi = topo_host_gpu_find(ts->c, (size_t)h, json_string_value(g));
+	if (gi < 0)
+		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "slots[%zu]: host %s has no such GPU (it has %zu)",
+					       i, host, topo_host_ngpus(ts->c, (size_t)h)),
+		       -1;
+	ts->gslots[i] = (topo_gpu_slot_t){ (uint32_t)h, (uint32_t)gi };
+	return 0;
+}
+
 /* Validates the host names or [host, pu] slots of a map request into ts. 0, or -1 with *error. */
 static int target_spec(target_spec_t *ts, const json_t *hosts, const json_t *slots, const json_t *id, json_t **error)
 {
@@ -330,7 +365,23 @@ static int target_spec(target_spec_t *ts, const json_t *hosts, const json_t *slo
 	ts->cacheable = 1;
 	if (ts->n == 0)
 		return *error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: empty list", hosts ? "hosts" : "slots"), -1;
-	key_add(ts, &len, hosts ? (ts->per_core ? "hosts/cores" : "hosts/pus") : "slots", -1);
+	key_add(ts, &len,
+		hosts     ? (ts->gpu        ? "hosts/gpus"
+			     : ts->per_core ? "hosts/cores"
+					    : "hosts/pus")
+		: ts->gpu ? "gpuslots"
+			  : "slots",
+		-1);
+	if (slots && ts->gpu) {
+		if (!(ts->gslots = calloc(ts->n, sizeof(*ts->gslots))))
+			return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
+		for (i = 0; i < ts->n; i++) {
+			if (parse_gpu_slot(ts, json_array_get(slots, i), i, id, error) < 0)
+				return -1;
+			key_add(ts, &len, topo_host_name(ts->c, ts->gslots[i].host), ts->gslots[i].gpu);
+		}
+		return 0;
+	}
 	if (hosts && !(ts->names = calloc(ts->n, sizeof(*ts->names))))
 		return *error = rm_proto_error(id, RM_ERR_INTERNAL, "out of memory"), -1;
 	if (slots && !(ts->slots = calloc(ts->n, sizeof(*ts->slots))))
@@ -356,9 +407,10 @@ static int target_spec(target_spec_t *ts, const json_t *hosts, const json_t *slo
 /* The target of a request: every core (per_core) or PU of the named hosts, or the listed [host, pu]
  * slots; from the model's cache when an identical one was built recently. *handle for the put. */
 static const topo_target_t *request_target(srv_model_t *m, const json_t *hosts, const json_t *slots, int per_core,
-					   rm_slot_pu_t pu_index, const json_t *id, void **handle, json_t **error)
+					   int gpu, rm_slot_pu_t pu_index, const json_t *id, void **handle,
+					   json_t **error)
 {
-	target_spec_t ts = { .c = m->cluster, .per_core = per_core, .pu_index = pu_index };
+	target_spec_t ts = { .c = m->cluster, .per_core = per_core, .gpu = gpu, .pu_index = pu_index };
 	const topo_target_t *t = NULL;
 	rm_error_t err = { 0 };
 	char msg[600];
@@ -374,6 +426,7 @@ static const topo_target_t *request_target(srv_model_t *m, const json_t *hosts, 
 	}
 	free(ts.names);
 	free(ts.slots);
+	free(ts.gslots);
 	return t;
 }
 
@@ -402,6 +455,20 @@ static json_t *map_response(const json_t *id, const topo_target_t *t, topo_clust
 		json_array_append_new(pair, json_string_nocheck(topo_host_name(c, t->slot[i].host)));
 		json_array_append_new(pair, json_integer(t->slot[i].pu));
 		json_array_append_new(sl, pair);
+	}
+	if (t->slot_gpu) { /* GPU slots: the GPU of each slot listed (in the same order) */
+		json_t *gi = json_array(), *gn = json_array();
+
+		for (i = 0; i < t->nslots; i++) {
+			uint32_t s = by_request ? t->given[i] : i;
+			const topo_gpu_t *g = topo_host_gpu(c, t->slot[s].host, t->slot_gpu[s]);
+
+			json_array_append_new(gi, json_integer(t->slot_gpu[s]));
+			json_array_append_new(gn, json_string(g ? g->name : ""));
+		}
+		json_object_set_new(resp, "slot_kind", json_string("gpu"));
+		json_object_set_new(resp, "gpus", gi);
+		json_object_set_new(resp, "gpu_names", gn);
 	}
 	free(back);
 	json_object_set_new(resp, "permutation", p);
@@ -503,9 +570,10 @@ static double granted_budget(const srv_ctx_t *ctx, const srv_peer_t *peer, doubl
 typedef struct map_req {
 	json_t *pat, *hosts, *slots;
 	const char *cart, *algo;
-	int per_core, seed, breakdown, by_request;
+	int per_core, seed, breakdown, by_request, gpu;
 	rm_slot_pu_t pu_index;
 	double budget;
+	const char *slot_kind;
 } map_req_t;
 
 /* Unpacks and checks a map request's fields into q. NULL, or the error response. */
@@ -516,11 +584,12 @@ static json_t *map_fields(const json_t *req, const json_t *id, map_req_t *q)
 
 	*q = (map_req_t){ .algo = "auto", .per_core = 1 };
 	if (json_unpack_ex((json_t *)req, &jerr, JSON_STRICT,
-			   "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?s, s?i, s?F, s?b, s?s, s?s}", "version",
-			   &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL }, "pattern", &q->pat,
-			   "cart", &q->cart, "hosts", &q->hosts, "slots", &q->slots, "per_core", &q->per_core, "engine",
-			   &engine, "algorithm", &algorithm, "seed", &q->seed, "time_budget_ms", &q->budget,
-			   "breakdown", &q->breakdown, "pu_index", &pu_index, "index", &index) < 0 ||
+			   "{s:i, s:s, s:o, s?o, s?s, s?o, s?o, s?b, s?s, s?s, s?i, s?F, s?b, s?s, s?s, s?s}",
+			   "version", &(int){ 0 }, "type", &(const char *){ NULL }, "id", &(json_t *){ NULL },
+			   "pattern", &q->pat, "cart", &q->cart, "hosts", &q->hosts, "slots", &q->slots, "per_core",
+			   &q->per_core, "engine", &engine, "algorithm", &algorithm, "seed", &q->seed, "time_budget_ms",
+			   &q->budget, "breakdown", &q->breakdown, "pu_index", &pu_index, "index", &index, "slot_kind",
+			   &q->slot_kind) < 0 ||
 	    (q->hosts && !json_is_array(q->hosts)) || (q->slots && !json_is_array(q->slots)) ||
 	    (q->pat && !json_is_object(q->pat)))
 		return srv_request_invalid(req, id, MAP_SCHEMA, &jerr);
@@ -538,6 +607,16 @@ static json_t *map_fields(const json_t *req, const json_t *id, map_req_t *q)
 	if (pu_index && (q->hosts || rm_slot_pu_parse(pu_index, &q->pu_index) < 0))
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "pu_index: '%s' is not logical or os (with slots)",
 				      pu_index);
+	if (q->slot_kind) {
+		topo_slot_kind_t k;
+
+		if (topo_slot_kind_parse(q->slot_kind, &k) < 0)
+			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "slot_kind: '%s' is not core or gpu",
+					      q->slot_kind);
+		q->gpu = k == TOPO_SLOTS_GPU;
+		if (q->gpu && pu_index)
+			return rm_proto_error(id, RM_ERR_BAD_REQUEST, "pu_index: not with slot_kind gpu");
+	}
 	q->by_request = index && !strcmp(index, "request");
 	if (index && ((!q->by_request && strcmp(index, "target")) || (q->by_request && q->hosts)))
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST,
@@ -564,7 +643,9 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 		return error;
 	if (!(m = srv_model_get(ctx)))
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
-	t = request_target(m, q.hosts, q.slots, q.per_core, q.pu_index, id, &th, &error);
+	if (!q.slot_kind) /* the model's cluster file may make GPU slots the default */
+		q.gpu = topo_cluster_slot_kind(m->cluster) == TOPO_SLOTS_GPU;
+	t = request_target(m, q.hosts, q.slots, q.per_core, q.gpu, q.pu_index, id, &th, &error);
 	if (t)
 		g = q.pat ? pattern_graph(q.pat, t->nslots, id, &error) : cart_graph(q.cart, t->nslots, id, &error);
 	if (!g || !t)

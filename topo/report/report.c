@@ -15,6 +15,7 @@
 
 #include "hostlist.h"
 #include "topo_report.h"
+#include "topo_gpu.h"
 #include "topo_slurm.h"
 #include "topo_view.h"
 
@@ -25,24 +26,30 @@
 
 struct sig {
 	size_t type; /* index of the node type */
-	unsigned packages, numa, cores, pus;
-	unsigned long long mem, mem_gib;
+	long host;   /* a host of that type (for its GPUs and NICs, topo_gpu.h) */
+	unsigned packages, numa, cores, pus, gpus, nics, gpu_numa;
+	unsigned long long mem, mem_gib, gpu_mem;
 	char model[128]; /* CPU model with runs of blanks squeezed */
 	size_t group;
 };
 
-static void type_sig(const topo_type_info_t *t, size_t type, struct sig *s)
+static void type_sig(topo_cluster_t c, const topo_type_info_t *t, size_t type, long host, struct sig *s)
 {
+	uint64_t gpu_mem = 0;
 	hwloc_obj_t pkg = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PACKAGE, 0);
 	const char *m = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
 	size_t o;
 
 	s->type = type;
 	s->packages = t->npackages;
-	s->numa = (unsigned)hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_NUMANODE);
+	s->host = host;
 	s->cores = t->ncores;
 	s->pus = t->npus;
-	s->mem = hwloc_get_root_obj(t->topo)->total_memory;
+	/* GPU memory NUMA nodes (hwloc 1.x Sierra, GPUMemory) are not host NUMA nodes nor host memory */
+	s->mem = host >= 0 ? topo_host_memory(c, (size_t)host, &s->numa, &s->gpu_numa, &gpu_mem) : 0;
+	s->gpu_mem = gpu_mem;
+	s->gpus = host >= 0 ? (unsigned)topo_host_ngpus(c, (size_t)host) : 0;
+	s->nics = host >= 0 ? (unsigned)topo_host_nnics(c, (size_t)host) : 0;
 	s->mem_gib = (s->mem + (1ULL << 29)) >> 30;
 	for (o = 0; m && *m && o + 1 < sizeof(s->model); m++)
 		if (*m != ' ' || (o > 0 && s->model[o - 1] != ' '))
@@ -66,6 +73,10 @@ static int cmp_sig(const void *pa, const void *pb)
 		return a->pus < b->pus ? -1 : 1;
 	if (a->mem_gib != b->mem_gib) /* a few MiB reserved differently do not make another type */
 		return a->mem_gib < b->mem_gib ? -1 : 1;
+	if (a->gpus != b->gpus)
+		return a->gpus < b->gpus ? -1 : 1;
+	if (a->nics != b->nics)
+		return a->nics < b->nics ? -1 : 1;
 	return strcmp(a->model, b->model);
 }
 
@@ -77,14 +88,101 @@ static int cmp_hosts_desc(const void *pa, const void *pb)
 	return a > b ? -1 : a < b;
 }
 
-static json_t *group_entry(const struct sig *s, const char **names, size_t n)
+/* The GPUs of host h: index, name, OS devices, backends, bus id, UUID, model, NUMA node, nearest cores
+ * (PU OS indices) and NIC. */
+static json_t *gpu_list(topo_cluster_t c, size_t h)
+{
+	static const char *be[] = { "CUDA", "NVML", "RSMI", "LevelZero", "OpenCL" };
+	json_t *arr = json_array();
+	size_t i, b;
+
+	for (i = 0; arr && i < topo_host_ngpus(c, h); i++) {
+		const topo_gpu_t *g = topo_host_gpu(c, h, i);
+		const topo_nic_t *nic = g->nic >= 0 ? topo_host_nic(c, h, (size_t)g->nic) : NULL;
+		json_t *bk = json_array();
+		char cpus[1024];
+
+		for (b = 0; b < sizeof(be) / sizeof(be[0]); b++)
+			if (g->backends & (1u << b))
+				json_array_append_new(bk, json_string(be[b]));
+		if (hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), g->cpuset) < 0)
+			cpus[0] = '\0';
+		json_array_append_new(
+			arr, json_pack("{s:i, s:s, s:s, s:o, s:s, s:i, s:s*, s:s*, s:i, s:i, s:s, s:i, s:s*}", "index",
+				       (int)g->index, "name", g->name, "osdevs", g->osdevs, "backends", bk, "busid",
+				       g->busid, "partition", (int)g->partition, "uuid", g->uuid, "model", g->model,
+				       "numa", g->numa, "package", g->package, "cpus", cpus, "cores", (int)g->ncores,
+				       "nic", nic ? nic->name : NULL));
+	}
+	return arr;
+}
+
+static json_t *nic_list(topo_cluster_t c, size_t h)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; arr && i < topo_host_nnics(c, h); i++) {
+		const topo_nic_t *n = topo_host_nic(c, h, i);
+		char guid[32] = "";
+
+		if (n->node_guid)
+			snprintf(guid, sizeof(guid), "0x%016llx", (unsigned long long)n->node_guid);
+		json_array_append_new(arr, json_pack("{s:i, s:s, s:s*, s:s, s:s, s:i, s:s*, s:i, s:i}", "index",
+						     (int)n->index, "name", n->name, "netdev", n->netdev, "kind",
+						     topo_nic_kind_name(n->kind), "busid", n->busid, "numa", n->numa,
+						     "node_guid", n->node_guid ? guid : NULL, "port_guids",
+						     (int)n->nports, "gpus", (int)n->ngpus));
+	}
+	return arr;
+}
+
+/* The link matrix summary of host h: source, bandwidths of the linked pairs, pairs without a link. */
+static json_t *link_summary(topo_cluster_t c, size_t h)
+{
+	topo_gpu_links_t l;
+	double lo = 0, hi = 0;
+	json_int_t linked = 0, pairs = 0;
+	json_t *bws = json_array();
+	unsigned i, j;
+
+	if (topo_host_gpu_links(c, h, &l) < 0 || l.n < 2)
+		return json_decref(bws), json_null();
+	for (i = 0; i < l.n; i++)
+		for (j = i + 1; j < l.n; j++) {
+			double b = l.bw[(size_t)i * l.n + j];
+			size_t k;
+
+			pairs++;
+			if (!(b > 0))
+				continue;
+			lo = linked && lo < b ? lo : b;
+			hi = b > hi ? b : hi;
+			linked++;
+			for (k = 0; k < json_array_size(bws) && json_real_value(json_array_get(bws, k)) != b; k++)
+				;
+			if (k == json_array_size(bws))
+				json_array_append_new(bws, json_real(b));
+		}
+	return json_pack("{s:s, s:I, s:I, s:f, s:f, s:o, s:i, s:b}", "source", l.source, "pairs", pairs, "linked_pairs",
+			 linked, "min_gbps", lo, "max_gbps", hi, "distinct_gbps", bws, "nvswitches", (int)l.nswitches,
+			 "asymmetric", l.asymmetric);
+}
+
+static json_t *group_entry(topo_cluster_t c, const struct sig *s, const char **names, size_t n)
 {
 	char *list = hostlist_compress(names, n);
-	json_t *e =
-		json_pack("{s:I, s:s, s:i, s:i, s:i, s:i, s:I, s:s}", "hosts", (json_int_t)n, "host_list",
-			  list ? list : "", "packages", (int)s->packages, "numa_nodes", (int)s->numa, "cores",
-			  (int)s->cores, "pus", (int)s->pus, "memory_bytes", (json_int_t)s->mem, "cpu_model", s->model);
+	json_t *e = json_pack("{s:I, s:s, s:i, s:i, s:i, s:i, s:I, s:s, s:i, s:i, s:i, s:I}", "hosts", (json_int_t)n,
+			      "host_list", list ? list : "", "packages", (int)s->packages, "numa_nodes", (int)s->numa,
+			      "cores", (int)s->cores, "pus", (int)s->pus, "memory_bytes", (json_int_t)s->mem,
+			      "cpu_model", s->model, "gpus", (int)s->gpus, "nics", (int)s->nics,
+			      "gpu_memory_numa_nodes", (int)s->gpu_numa, "gpu_memory_bytes", (json_int_t)s->gpu_mem);
 
+	if (e && s->host >= 0 && (s->gpus || s->nics)) {
+		json_object_set_new(e, "gpu_list", gpu_list(c, (size_t)s->host));
+		json_object_set_new(e, "nic_list", nic_list(c, (size_t)s->host));
+		json_object_set_new(e, "gpu_links", link_summary(c, (size_t)s->host));
+	}
 	free(list);
 	return e;
 }
@@ -138,7 +236,7 @@ static json_t *group_hosts(topo_cluster_t c, const struct sig *s, size_t ntypes,
 	for (g = 0, h = 0; g < ntypes; g++) { /* cnt[k] is now the end of group k */
 		if (g && s[g].group == s[g - 1].group)
 			continue;
-		json_array_append_new(arr, group_entry(&s[g], names + h, cnt[s[g].group] - h));
+		json_array_append_new(arr, group_entry(c, &s[g], names + h, cnt[s[g].group] - h));
 		h = cnt[s[g].group];
 	}
 out:
@@ -153,14 +251,24 @@ static json_t *node_types(topo_cluster_t c)
 {
 	size_t i, ngroups = 0, nt = topo_cluster_ntypes(c);
 	struct sig *s = calloc(nt ? nt : 1, sizeof(*s));
+	long *host = malloc((nt ? nt : 1) * sizeof(*host)), t;
 	topo_type_info_t ti;
 	json_t *arr;
 
-	if (!s)
+	if (!s || !host) {
+		free(s);
+		free(host);
 		return NULL;
+	}
+	for (i = 0; i < nt; i++)
+		host[i] = -1;
+	for (i = topo_nhosts(c); i-- > 0;) /* a host of each type: the first */
+		if ((t = topo_host_type(c, i)) >= 0 && (size_t)t < nt)
+			host[t] = (long)i;
 	for (i = 0; i < nt; i++)
 		if (topo_cluster_type_info(c, i, &ti) == 0)
-			type_sig(&ti, i, &s[i]);
+			type_sig(c, &ti, i, host[i], &s[i]);
+	free(host);
 	qsort(s, nt, sizeof(*s), cmp_sig);
 	for (i = 0; i < nt; i++) {
 		if (i && cmp_sig(&s[i - 1], &s[i]))
@@ -505,7 +613,7 @@ static void host_anomalies(topo_cluster_t c, json_t *an)
 
 static void hardware_totals(topo_cluster_t c, json_t *r)
 {
-	json_int_t with = 0, pkgs = 0, cores = 0, pus = 0;
+	json_int_t with = 0, pkgs = 0, cores = 0, pus = 0, gpus = 0, nics = 0;
 	topo_type_info_t t;
 	size_t i;
 
@@ -518,12 +626,65 @@ static void hardware_totals(topo_cluster_t c, json_t *r)
 		pkgs += t.npackages;
 		cores += t.ncores;
 		pus += t.npus;
+		gpus += (json_int_t)topo_host_ngpus(c, i);
+		nics += (json_int_t)topo_host_nnics(c, i);
 	}
 	json_object_set_new(r, "hosts", json_integer((json_int_t)topo_nhosts(c)));
 	json_object_set_new(r, "hosts_with_hardware", json_integer(with));
 	json_object_set_new(r, "packages", json_integer(pkgs));
 	json_object_set_new(r, "cores", json_integer(cores));
 	json_object_set_new(r, "pus", json_integer(pus));
+	json_object_set_new(r, "gpus", json_integer(gpus));
+	json_object_set_new(r, "nics", json_integer(nics));
+}
+
+/* GPU anomalies, once per node type group (read from the report's own entries): GPUs with no NIC on
+ * their NUMA node, and hwloc link matrices that are not symmetric. */
+static void gpu_anomalies(json_t *types, json_t *an)
+{
+	json_t *e, *g, *n;
+	size_t i, j;
+	char text[1024];
+
+	json_array_foreach (types, i, e) {
+		const char *list = json_string_value(json_object_get(e, "host_list"));
+		json_t *links = json_object_get(e, "gpu_links"), *bad = json_array();
+		size_t len = 0;
+
+		json_array_foreach (json_object_get(e, "gpu_list"), j, g) {
+			json_int_t numa = json_integer_value(json_object_get(g, "numa"));
+			const char *nic = json_string_value(json_object_get(g, "nic"));
+			int local = 0;
+			size_t k;
+
+			json_array_foreach (json_object_get(e, "nic_list"), k, n)
+				if (nic && !strcmp(nic, json_string_value(json_object_get(n, "name"))))
+					local = json_integer_value(json_object_get(n, "numa")) == numa;
+			if (!local) {
+				json_array_append_new(bad, json_string(json_string_value(json_object_get(g, "name"))));
+				if (len < 200)
+					len += (size_t)snprintf(text + len, 210 - len, "%s%s", len ? ", " : "",
+								json_string_value(json_object_get(g, "name")));
+			}
+		}
+		if (json_array_size(bad)) {
+			char msg[1400];
+
+			snprintf(msg, sizeof(msg), "GPUs with no NIC on their NUMA node on hosts %s: %s", list, text);
+			json_array_append_new(an, json_pack("{s:s, s:s, s:s, s:o}", "kind", "gpu_no_local_nic", "text",
+							    msg, "host_list", list, "gpus", bad));
+		} else {
+			json_decref(bad);
+		}
+		if (json_is_true(json_object_get(links, "asymmetric"))) {
+			snprintf(text, sizeof(text),
+				 "hosts %s: hwloc's GPU link matrix %s is not symmetric (the larger "
+				 "value of each pair is used)",
+				 list, json_string_value(json_object_get(links, "source")));
+			json_array_append_new(an, json_pack("{s:s, s:s, s:s}", "kind", "gpu_links_asymmetric", "text",
+							    text, "host_list", list));
+		}
+	}
 }
 
 /* Copies the fabric's headline keys to the top level (0 / empty without a fabric). */
@@ -572,6 +733,7 @@ json_t *topo_cluster_report(topo_cluster_t c)
 		json_array_extend(an, json_object_get(torus, "anomalies"));
 	hop_histogram(c, r);
 	host_anomalies(c, an);
+	gpu_anomalies(json_object_get(r, "node_types"), an);
 	topo_anomalies_report(c, an);
 	json_array_foreach (an, i, a) /* a warning unless its source said otherwise (below_norm_link: a note) */
 		if (!json_object_get(a, "severity"))

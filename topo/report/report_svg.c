@@ -871,10 +871,41 @@ static int svg_fabric(struct svg *g, const char *extra, rm_error_t *err)
 	return 0;
 }
 
+/* The GPU picture above extra, as one <svg> element (caller frees); NULL without GPUs. */
+static char *with_gpus(topo_cluster_t c, const char *extra)
+{
+	int gw = 0, gh = 0, ew = extra_dim(extra, "width"), eh = extra_dim(extra, "height");
+	char *gpu = topo_report_svg_gpus(c, &gw, &gh), *out = NULL;
+	const char *e = extra ? strstr(extra, "<svg") : NULL;
+	size_t len, o;
+
+	if (!gpu)
+		return NULL;
+	len = strlen(gpu) + (e ? strlen(e) : 0) + 512;
+	if ((out = malloc(len))) {
+		o = (size_t)snprintf(out, len,
+				     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n"
+				     "<svg x=\"0\" y=\"0\"%s",
+				     gw > ew ? gw : ew, gh + (e ? eh + 12 : 0), gpu + 4);
+		if (e && o < len)
+			o += (size_t)snprintf(out + o, len - o, "<svg x=\"0\" y=\"%d\"%s", gh + 12, e + 4);
+		if (o < len)
+			snprintf(out + o, len - o, "</svg>\n");
+	}
+	free(gpu);
+	return out;
+}
+
 int topo_report_svg(topo_cluster_t c, const char *extra, FILE *f, rm_error_t *err)
 {
 	struct svg g = { .c = c, .f = topo_cluster_fabric(c), .out = f };
-	int rc = 0, w = extra_dim(extra, "width"), h = extra_dim(extra, "height");
+	char *both = with_gpus(c, extra);
+	int rc = 0, w, h;
+
+	if (both)
+		extra = both;
+	w = extra_dim(extra, "width");
+	h = extra_dim(extra, "height");
 
 	if (g.f && topo_fabric_nhosts(g.f) > 0) {
 		rc = svg_fabric(&g, extra, err);
@@ -886,11 +917,12 @@ int topo_report_svg(topo_cluster_t c, const char *extra, FILE *f, rm_error_t *er
 			"<title>rankmap cluster</title>\n<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" "
 			"fill=\"white\"/>\n<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
 			w, 40 + h + 12, MARGIN,
-			extra ? "3D torus (no InfiniBand fabric loaded)" : "no InfiniBand fabric loaded");
+			extra && !both ? "3D torus (no InfiniBand fabric loaded)" : "no InfiniBand fabric loaded");
 		embed(f, extra, 40);
 		fprintf(f, "</svg>\n");
 	}
 	svg_free(&g);
+	free(both);
 	if (rc == 0 && ferror(f))
 		rc = rm_error_set(err, "svg", 0, 0, "write error");
 	return rc;

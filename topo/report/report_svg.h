@@ -34,6 +34,11 @@
  * be finalized. Returns 0, or -1 with err set (allocation or write failure). */
 int topo_report_svg(topo_cluster_t c, const char *extra, FILE *f, rm_error_t *err);
 
+/* The GPU nodes' picture (report_svg_gpu.c): one panel per node type with GPUs (its GPUs by NUMA
+ * node, each one's nearest NIC, the GPU links as arcs), as a standalone <svg> element (caller frees)
+ * of *width x *height; NULL when no host has a GPU. topo_report_svg draws it above `extra`. */
+char *topo_report_svg_gpus(topo_cluster_t c, int *width, int *height);
+
 /* Speed colour used by the picture for an InfiniBand speed name ("QDR", "NDR", ...); "#888888" for
  * unknown names. Exported for the legend of text outputs and for tests. */
 const char *topo_report_svg_speed_colour(const char *speed);

@@ -1,0 +1,469 @@
+/*
+ * tests/unit/test_topo_gpu.c: GPUs, NICs, GPU memory, link matrices and GPU-slot targets (topo_gpu.h)
+ * over the recorded GPU nodes of tests/data/gpu. Every check is a property of the XML or of the model,
+ * not a copy of its output: each GPU's cores lie in its locality and are its own; the hwloc 3.0 form of a
+ * node gives the model its 2.x form gives; GPU memory NUMA nodes are the memory-only ones hwloc itself
+ * shows; on a node whose link matrix is uniform every pair costs the same; with the MI250X site file a
+ * quad-linked pair costs less than a single-linked one and shares a GPU group; bad site files are refused
+ * naming file and line. (tests/integration/gpu_model.sh counts GPUs and NICs from the XML with python.)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster_private.h"
+#include "tests/harness.h"
+
+static char path_buf[1024];
+
+static const char *data(const char *rel)
+{
+	snprintf(path_buf, sizeof(path_buf), "%s/gpu/%s", harness_data_dir(), rel);
+	return path_buf;
+}
+
+static topo_cluster_t load(const char *rel, int ncopies, const char *links)
+{
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t e = { 0 };
+	char host[32];
+	int i;
+
+	for (i = 0; i < ncopies; i++) {
+		snprintf(host, sizeof(host), "g%d", i);
+		if (topo_load_hwloc_xml(c, data(rel), host, &e) < 0) {
+			fail("%s: %s", rel, e.text);
+			topo_cluster_destroy(c);
+			return NULL;
+		}
+	}
+	if (links && topo_load_gpu_links(c, links, &e) < 0) {
+		fail("%s: %s", links, e.text);
+		topo_cluster_destroy(c);
+		return NULL;
+	}
+	if (topo_cluster_finalize(c, &e) < 0) {
+		fail("finalize %s: %s", rel, e.text);
+		topo_cluster_destroy(c);
+		return NULL;
+	}
+	return c;
+}
+
+static const char *gpu_files[] = {
+	"mpibind/eas-tioga.xml",        "mpibind/coral-lassen.xml",
+	"mpibind/g4dnmetal.xml",        "flux-core/ipa20.xml",
+	"flux-core/sierra.xml",         "flux-core/tuo.SPX.xml",
+	"flux-core/tuo.CPX.xml",        "hwloc/nvidiaDGX2.xml",
+	"hwloc/power8gpudistances.xml", "hwloc/32em64t-2n8c2t-pci-wholeio.xml",
+};
+
+/* Properties every GPU and NIC must have. */
+static void check_host(topo_cluster_t c, const char *f)
+{
+	hwloc_topology_t topo = topo_host_hwloc(c, 0);
+	size_t n = topo_host_ngpus(c, 0), nn = topo_host_nnics(c, 0), i, j, with_nic = 0, nic_gpus = 0;
+
+	check(n > 0, "%s: GPUs found", f);
+	for (i = 0; i < n; i++) {
+		const topo_gpu_t *g = topo_host_gpu(c, 0, i);
+		hwloc_obj_t first;
+		unsigned k;
+		int ok = 1;
+
+		check(g->index == i && g->name && strstr(g->osdevs, g->name), "%s: GPU %zu named in its OS devices", f,
+		      i);
+		check(g->backends != 0, "%s: GPU %zu has a backend", f, i);
+		check(strlen(g->busid) == 12 && g->busid[4] == ':' && g->busid[7] == ':' && g->busid[10] == '.',
+		      "%s: GPU %zu bus id %s", f, i, g->busid);
+		check(!hwloc_bitmap_iszero(g->cpuset) && hwloc_bitmap_isincluded(g->cpuset, g->locality),
+		      "%s: GPU %zu has nearest cores inside its locality", f, i);
+		check(g->npus == (unsigned)hwloc_bitmap_weight(g->cpuset) && g->ncores > 0, "%s: GPU %zu PU count", f,
+		      i);
+		for (k = 0; k < g->npus; k++)
+			ok &= hwloc_bitmap_isset(g->cpuset, g->pu_os[k]) && (k == 0 || g->pu_os[k - 1] < g->pu_os[k]);
+		check(ok, "%s: GPU %zu pu_os lists its cpuset in order", f, i);
+		first = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, g->first_pu);
+		check(first && first->os_index == g->pu_os[0], "%s: GPU %zu first_pu is its first PU", f, i);
+		for (j = 0; j < i; j++) {
+			const topo_gpu_t *h = topo_host_gpu(c, 0, j);
+
+			if (hwloc_bitmap_isequal(h->locality, g->locality) &&
+			    (size_t)hwloc_bitmap_weight(g->locality) >= n)
+				check(!hwloc_bitmap_intersects(h->cpuset, g->cpuset),
+				      "%s: GPUs %zu and %zu share no core", f, j, i);
+			check(strcmp(h->name, g->name), "%s: GPU names distinct", f);
+			check(strcmp(h->busid, g->busid) || h->partition != g->partition,
+			      "%s: (bus id, partition) distinct", f);
+		}
+		check(topo_host_gpu_find(c, 0, g->name) == (long)i, "%s: GPU %zu found by name %s", f, i, g->name);
+		if (!g->partition)
+			check(topo_host_gpu_find(c, 0, g->busid) == (long)i, "%s: GPU %zu found by bus id", f, i);
+		if (g->uuid)
+			check(topo_host_gpu_find(c, 0, g->uuid) == (long)i, "%s: GPU %zu found by UUID", f, i);
+		check(g->nic < (int)nn, "%s: GPU %zu NIC index in range", f, i);
+		with_nic += g->nic >= 0;
+		if (g->nic >= 0) { /* nothing nearer: no NIC shares a deeper ancestor... its kind is a fast one */
+			for (j = 0; j < nn; j++)
+				if (topo_host_nic(c, 0, j)->kind != TOPO_NIC_ETHERNET)
+					break;
+			check(j == nn || topo_host_nic(c, 0, (size_t)g->nic)->kind != TOPO_NIC_ETHERNET,
+			      "%s: GPU %zu's NIC is a high-speed one when the host has one", f, i);
+		}
+	}
+	for (j = 0; j < nn; j++)
+		nic_gpus += topo_host_nic(c, 0, j)->ngpus;
+	check(nic_gpus == with_nic, "%s: NICs' GPU counts add up (%zu, %zu)", f, nic_gpus, with_nic);
+	check(topo_host_gpu_find(c, 0, "no-such-gpu") < 0 && errno == ENOENT, "%s: unknown GPU id", f);
+	check(topo_host_gpu(c, 0, n) == NULL && topo_host_nic(c, 0, nn) == NULL, "%s: out of range", f);
+}
+
+static void test_files(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(gpu_files) / sizeof(gpu_files[0]); i++) {
+		topo_cluster_t c = load(gpu_files[i], 1, NULL);
+
+		if (c)
+			check_host(c, gpu_files[i]);
+		topo_cluster_destroy(c);
+	}
+}
+
+static void test_core_only(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t e = { 0 };
+	unsigned nn = 9, gn = 9;
+	uint64_t gb = 9;
+	const char *h = "n0";
+
+	check(topo_load_hwloc_synthetic(c, "n0", "pack:2 core:4 pu:2", &e) == 0 && topo_cluster_finalize(c, &e) == 0,
+	      "synthetic node");
+	check(topo_host_ngpus(c, 0) == 0 && topo_host_nnics(c, 0) == 0, "a core-only node has no GPU or NIC");
+	topo_host_memory(c, 0, &nn, &gn, &gb);
+	check(gn == 0 && gb == 0 && nn >= 1, "no GPU memory");
+	check(!topo_target_from_gpus(c, &h, 1, &e) && strstr(e.text, "no GPU"), "GPU slots on it are refused: %s",
+	      e.text);
+	topo_cluster_destroy(c);
+}
+
+/* The model of a file and of its hwloc 3.0 form agree. */
+static void test_v3(void)
+{
+	static const char *f[] = { "hwloc/nvidiaDGX2", "hwloc/power8gpudistances", "hwloc/32em64t-2n8c2t-pci-wholeio" };
+	size_t i, k;
+	char a[128], b[128];
+
+	for (i = 0; i < 3; i++) {
+		topo_cluster_t c2, c3;
+		topo_gpu_links_t l2, l3;
+		int same = 1;
+
+		snprintf(a, sizeof(a), "%s.xml", f[i]);
+		snprintf(b, sizeof(b), "%s.v3.xml", f[i]);
+		c2 = load(a, 1, NULL);
+		c3 = load(b, 1, NULL);
+		if (!c2 || !c3) {
+			topo_cluster_destroy(c2);
+			topo_cluster_destroy(c3);
+			continue;
+		}
+		check(topo_host_npus(c2, 0) == topo_host_npus(c3, 0), "%s: 3.0 XML read, same PUs", b);
+		same = topo_host_ngpus(c2, 0) == topo_host_ngpus(c3, 0) &&
+		       topo_host_nnics(c2, 0) == topo_host_nnics(c3, 0);
+		for (k = 0; same && k < topo_host_ngpus(c2, 0); k++)
+			same = !strcmp(topo_host_gpu(c2, 0, k)->busid, topo_host_gpu(c3, 0, k)->busid) &&
+			       !strcmp(topo_host_gpu(c2, 0, k)->name, topo_host_gpu(c3, 0, k)->name) &&
+			       hwloc_bitmap_isequal(topo_host_gpu(c2, 0, k)->cpuset, topo_host_gpu(c3, 0, k)->cpuset);
+		for (k = 0; same && k < topo_host_nnics(c2, 0); k++)
+			same = !strcmp(topo_host_nic(c2, 0, k)->name, topo_host_nic(c3, 0, k)->name) &&
+			       topo_host_nic(c2, 0, k)->kind == topo_host_nic(c3, 0, k)->kind;
+		check(same, "%s: the same GPUs and NICs as the 2.x file", b);
+		if (topo_host_gpu_links(c2, 0, &l2) == 0 && topo_host_gpu_links(c3, 0, &l3) == 0)
+			check(l2.n == l3.n && !memcmp(l2.bw, l3.bw, (size_t)l2.n * l2.n * sizeof(double)) &&
+				      !strcmp(l2.source, l3.source),
+			      "%s: the same link matrix (%s)", b, l3.source);
+		topo_cluster_destroy(c2);
+		topo_cluster_destroy(c3);
+	}
+}
+
+/* Sierra (hwloc 1.x): the memory-only NUMA nodes are the GPUs' HBM. */
+static void test_gpu_memory(void)
+{
+	topo_cluster_t c = load("flux-core/sierra.xml", 1, NULL);
+	hwloc_topology_t topo;
+	hwloc_obj_t o = NULL;
+	unsigned nn, gn, with_cpus = 0, without = 0;
+	uint64_t gb, hm, total;
+
+	if (!c)
+		return;
+	topo = topo_host_hwloc(c, 0);
+	while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, o)))
+		if (o->cpuset && !hwloc_bitmap_iszero(o->cpuset))
+			with_cpus++;
+		else
+			without++;
+	hm = topo_host_memory(c, 0, &nn, &gn, &gb);
+	total = hwloc_get_root_obj(topo)->total_memory;
+	check(without > 0 && gn == without && nn == with_cpus, "GPU memory NUMA nodes apart: %u host, %u GPU", nn, gn);
+	check(hm + gb == total && gb > 0 && hm < total, "host memory excludes GPU memory");
+	for (size_t i = 0; i < topo_host_ngpus(c, 0); i++)
+		check(topo_host_gpu(c, 0, i)->memory > 0, "GPU %zu has its HBM NUMA node", i);
+	topo_cluster_destroy(c);
+}
+
+/* MI300A in CPX mode: 6 GPUs per APU, each a partition of one PCI device. */
+static void test_partitions(void)
+{
+	topo_cluster_t c = load("flux-core/tuo.CPX.xml", 1, NULL);
+	topo_cluster_t spx = load("flux-core/tuo.SPX.xml", 1, NULL);
+	size_t i, n;
+
+	if (!c || !spx)
+		goto out;
+	n = topo_host_ngpus(c, 0);
+	check(n == 6 * topo_host_ngpus(spx, 0), "CPX shows 6 GPUs per SPX GPU: %zu", n);
+	for (i = 0; i < n; i++) {
+		const topo_gpu_t *g = topo_host_gpu(c, 0, i), *a = topo_host_gpu(spx, 0, i / 6);
+
+		check(!strcmp(g->busid, a->busid) && g->partition == i % 6, "CPX GPU %zu: partition %u of %s", i,
+		      g->partition, g->busid);
+		check(hwloc_bitmap_isincluded(g->cpuset, a->cpuset), "CPX GPU %zu's cores are within its APU's", i);
+	}
+out:
+	topo_cluster_destroy(c);
+	topo_cluster_destroy(spx);
+}
+
+/* H100 node: hwloc's NVLink matrix is uniform, so every GPU pair costs the same, and the GPU target
+ * has no group level between host and GPUs. */
+static void test_uniform(void)
+{
+	topo_cluster_t c = load("flux-core/ipa20.xml", 1, NULL);
+	const char *h;
+	topo_gpu_links_t l;
+	topo_target_t *t;
+	rm_error_t e = { 0 };
+	unsigned a, b, n;
+	double first = -1;
+	int uniform = 1, equal = 1;
+
+	if (!c || topo_host_gpu_links(c, 0, &l) < 0)
+		goto out;
+	n = l.n;
+	for (a = 0; a < n; a++)
+		for (b = 0; b < n; b++)
+			if (a != b)
+				uniform &= l.bw[a * n + b] == l.bw[1] && l.bw[1] > 0;
+	check(uniform && !strcmp(l.source, "NVLinkBandwidth"), "ipa20: hwloc's NVLink matrix is uniform");
+	for (a = 0; a < n; a++)
+		for (b = a + 1; b < n; b++) {
+			double d = topo_gpu_pair_cost(c, 0, a, b);
+
+			if (first < 0)
+				first = d;
+			equal &= d == first && d > 0;
+		}
+	check(equal, "ipa20: every GPU pair costs the same (%g)", first);
+	check(topo_host_gpu(c, 0, 0)->package != topo_host_gpu(c, 0, 2)->package,
+	      "ipa20: the pairs include GPUs of different packages");
+	h = topo_host_name(c, 0);
+	t = topo_target_from_gpus(c, &h, 1, &e);
+	check(t && t->nlevels == t->host_level + 2 && t->slot_gpu, "ipa20: no GPU group level (%d levels)",
+	      t ? t->nlevels : -1);
+	topo_target_destroy(t);
+out:
+	topo_cluster_destroy(c);
+}
+
+/* The site file's links, read back independently from the file: pairs by bandwidth. */
+static int site_pairs(const char *path, double bw, unsigned (*out)[2], int max)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f) && n < max) {
+		unsigned a, b;
+		double v;
+
+		if (sscanf(line, "link %u %u %lf", &a, &b, &v) == 3 && v == bw) {
+			out[n][0] = a;
+			out[n++][1] = b;
+		}
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void test_mi250x(void)
+{
+	char links[1024];
+	topo_cluster_t raw = load("mpibind/eas-tioga.xml", 1, NULL), c;
+	unsigned quad[16][2], single[16][2];
+	int nq, ns, i, j, ok = 1;
+	topo_target_t *t;
+	const char *hosts[4] = { "g0", "g1", "g2", "g3" };
+	rm_error_t e = { 0 };
+	topo_gpu_links_t l;
+
+	snprintf(links, sizeof(links), "%s/../conf/gpu-links-mi250x.conf", harness_data_dir());
+	if (access(links, R_OK) != 0)
+		snprintf(links, sizeof(links), "conf/gpu-links-mi250x.conf");
+	c = load("mpibind/eas-tioga.xml", 4, links);
+	if (!raw || !c)
+		goto out;
+	/* hwloc alone: every pair alike (issue 775) */
+	check(topo_gpu_pair_cost(raw, 0, 0, 1) == topo_gpu_pair_cost(raw, 0, 0, 3), "hwloc's MI250X matrix is uniform");
+	nq = site_pairs(links, 200, quad, 16);
+	ns = site_pairs(links, 50, single, 16);
+	check(nq == 4 && ns > 0, "the site file has 4 quad pairs and single pairs (%d, %d)", nq, ns);
+	for (i = 0; i < nq; i++)
+		for (j = 0; j < ns; j++)
+			ok &= topo_gpu_pair_cost(c, 0, quad[i][0], quad[i][1]) <
+			      topo_gpu_pair_cost(c, 0, single[j][0], single[j][1]);
+	check(ok, "the two GCDs of a package cost less than a single-linked pair");
+	for (i = 0; i < nq; i++) { /* the quad pairs are the GCDs that share a Slingshot NIC */
+		const topo_gpu_t *a = topo_host_gpu(c, 0, quad[i][0]), *b = topo_host_gpu(c, 0, quad[i][1]);
+
+		check(a->nic >= 0 && a->nic == b->nic &&
+			      topo_host_nic(c, 0, (size_t)a->nic)->kind == TOPO_NIC_SLINGSHOT,
+		      "quad pair %u-%u shares a Slingshot NIC", quad[i][0], quad[i][1]);
+	}
+	check(topo_host_gpu_links(c, 0, &l) == 0 && strstr(l.source, "site file"), "the links come from the site file");
+	t = topo_target_from_gpus(c, hosts, 4, &e);
+	check(t && t->nslots == 32 && t->nhosts == 4, "4 MI250X nodes: 32 GPU slots");
+	if (t) {
+		uint32_t s, q, pa = 0, pb = 0, sa = 0, sb = 0;
+		int all = 1;
+
+		for (s = 0; s < t->nslots; s++) { /* each slot bound inside its GPU's cores */
+			const topo_gpu_t *g = topo_host_gpu(c, t->slot[s].host, t->slot_gpu[s]);
+
+			all &= hwloc_bitmap_isset(g->cpuset, t->slot_pu_os[s]);
+			if (t->slot[s].host == 0) {
+				pa = t->slot_gpu[s] == quad[0][0] ? s : pa;
+				pb = t->slot_gpu[s] == quad[0][1] ? s : pb;
+				sa = t->slot_gpu[s] == single[0][0] ? s : sa;
+				sb = t->slot_gpu[s] == single[0][1] ? s : sb;
+			}
+		}
+		check(all, "each GPU slot's PU is one of its GPU's nearest cores");
+		check(topo_target_common_level(t, pa, pb) == t->nlevels - 2,
+		      "a quad pair shares the deepest GPU group");
+		check(topo_target_common_level(t, sa, sb) < t->nlevels - 2, "a single-linked pair does not");
+		check(topo_target_distance(t, pa, pb) < topo_target_distance(t, sa, sb),
+		      "and costs less in the target");
+		for (q = 0; q < t->nslots; q++)
+			if (t->slot[q].host != t->slot[pa].host)
+				break;
+		/* between hosts: the NIC of 2 GCDs carries both: at least the NIC term more than the network */
+		check(q < t->nslots &&
+			      topo_target_distance(t, pa, q) >= topo_gpu_nic_cost(c, 0, topo_host_gpu(c, 0, 0)->nic) &&
+			      topo_gpu_nic_cost(c, 0, topo_host_gpu(c, 0, 0)->nic) > 0,
+		      "inter-host GPU cost includes the shared NIC");
+	}
+	topo_target_destroy(t);
+out:
+	topo_cluster_destroy(raw);
+	topo_cluster_destroy(c);
+}
+
+static void test_gpu_slots(void)
+{
+	topo_cluster_t c = load("mpibind/eas-tioga.xml", 2, NULL);
+	topo_gpu_slot_t s[4] = { { 1, 5 }, { 0, 2 }, { 1, 0 }, { 0, 7 } }, dup[2] = { { 0, 1 }, { 0, 1 } },
+			bad[1] = { { 0, 8 } };
+	rm_error_t e = { 0 };
+	topo_target_t *t;
+	int i, ok = 1;
+
+	if (!c)
+		return;
+	t = topo_target_from_gpu_slots(c, s, 4, &e);
+	check(t && t->nslots == 4, "4 GPU slots given");
+	for (i = 0; t && i < 4; i++)
+		ok &= t->slot[t->given[i]].host == s[i].host && t->slot_gpu[t->given[i]] == s[i].gpu;
+	check(ok, "given[] leads each given GPU slot to its target slot");
+	topo_target_destroy(t);
+	{ /* two quad-less GPUs per host: no GPU group level of one child each (Scotch divides by zero) */
+		topo_gpu_slot_t two[4] = { { 0, 0 }, { 0, 1 }, { 1, 2 }, { 1, 3 } };
+		int l, split = 1;
+
+		t = topo_target_from_gpu_slots(c, two, 4, &e);
+		for (l = t ? t->host_level + 1 : 0; t && l < t->nlevels - 1; l++)
+			split &= t->ngroups[l] > t->ngroups[l - 1] && t->ngroups[l] < t->ngroups[l + 1];
+		check(t && split, "every GPU group level splits its parent and is split");
+		topo_target_destroy(t);
+	}
+	memset(&e, 0, sizeof(e));
+	check(!topo_target_from_gpu_slots(c, dup, 2, &e) && strstr(e.text, "twice"), "a GPU given twice: %s", e.text);
+	memset(&e, 0, sizeof(e));
+	check(!topo_target_from_gpu_slots(c, bad, 1, &e) && strstr(e.text, "no GPU 8"), "GPU out of range: %s", e.text);
+	topo_cluster_destroy(c);
+}
+
+/* Bad site link files: refused, naming file and line. */
+static void test_bad_links(void)
+{
+	static const struct {
+		const char *text, *what;
+		int line;
+	} cases[] = {
+		{ "gpus 8\n", "before any 'model'", 1 },
+		{ "model MI200\nlink 0 1 200\n", "'gpus' count first", 2 },
+		{ "model MI200\ngpus 8\nlink 0 8 200\n", "below 8", 3 },
+		{ "model MI200\ngpus 8\nlink 0 1 fast\n", "not a positive", 3 },
+		{ "model MI200\ngpus 8\nlink 0 0 200\n", "must differ", 3 },
+		{ "model MI200\ngpus 8\n\nnolink 0 1 5\n", "nolink", 4 },
+		{ "model MI200\ngpus 8\nbandwidth 0 1 5\n", "unknown directive", 3 },
+		{ "model MI200\n", "no 'gpus' line", 0 },
+	};
+	char dir[] = "/tmp/rankmap-test-gpu.XXXXXX", path[600];
+	size_t i;
+
+	if (!mkdtemp(dir)) {
+		fail("mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/links.conf", dir);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		topo_cluster_t c = topo_cluster_create();
+		FILE *f = fopen(path, "w");
+		rm_error_t e = { 0 };
+
+		if (!f)
+			break;
+		fputs(cases[i].text, f);
+		fclose(f);
+		check(topo_load_gpu_links(c, path, &e) < 0 && errno == EINVAL && strstr(e.text, cases[i].what) &&
+			      e.line == cases[i].line && !strcmp(e.source, path),
+		      "bad link file %zu refused at line %d: %s:%d %s", i, cases[i].line, e.source, e.line, e.text);
+		topo_cluster_destroy(c);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	test_files();
+	test_core_only();
+	test_v3();
+	test_gpu_memory();
+	test_partitions();
+	test_uniform();
+	test_mi250x();
+	test_gpu_slots();
+	test_bad_links();
+	return harness_done();
+}
