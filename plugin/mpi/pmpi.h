@@ -196,6 +196,7 @@ typedef struct rmp_place {
 	size_t hw_bytes;            /* hardware descriptions (hwloc XML) the root gathered for the call */
 	int gpu_slots;              /* the slots are the ranks' GPUs (target from topo_target_from_gpu_slots) */
 	uint32_t *gpu;              /* gpu_slots: rank -> its GPU's index on its host (topo_gpu_t.index) */
+	char **gpu_ids;             /* gpu_slots through rankmapd: rank -> its GPU as the map request names it */
 } rmp_place_t;
 
 /* ---- GPUs (pmpi_gpu.c) -------------------------------------------------------------------------------
@@ -220,6 +221,12 @@ int rmp_gpu_gather(rmp_call_t *call, rmp_gpu_rec_t **recs);
  * fallback (why says which rank and why, for the one warning). */
 int rmp_gpu_resolve(rmp_call_t *call, topo_cluster_t c, const int32_t *host, const rmp_gpu_rec_t *recs, uint32_t *gpu,
 		    char *why, size_t len);
+
+/* Root, through rankmapd (which holds the hosts' GPUs): the GPU of each rank as the map request names it
+ * (*ids: call->size strings, an index "3" or a UUID; free each and the array) when every rank names a GPU
+ * and no two the same one of a host: returns 1. Returns 0 for core slots (why as rmp_gpu_resolve). */
+int rmp_gpu_daemon_ids(rmp_call_t *call, const char *const *host, const rmp_gpu_rec_t *recs, char ***ids, char *why,
+		       size_t len);
 
 /* Collective: every rank takes part; on the root (rank 0) fills pl. Returns this rank's status
  * (0 or -1 with call->err set); the root's status reaches the others through rmp_reorder's codes. */

@@ -14,7 +14,9 @@
  * mapping sees GPU costs (links inside a node, each GPU's NIC between nodes) and the new rank order
  * follows them. Reordering only renumbers: the device variables are read, never written, so every
  * process keeps its GPU. A mixed or unknown case maps onto cores with one warning (RANKMAP_SLOTS=gpu
- * or auto); RANKMAP_SLOTS=core never looks at GPUs.
+ * or auto); RANKMAP_SLOTS=core never looks at GPUs. Through rankmapd the root has no hardware: it names
+ * each rank's GPU in the map request ([host, "3"] or [host, UUID], slot_kind gpu: rmp_gpu_daemon_ids) and
+ * the daemon resolves it on its model.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,11 +137,7 @@ int rmp_gpu_resolve(rmp_call_t *call, topo_cluster_t c, const int32_t *host, con
 				return 0;
 			gpu[r] = 0;
 		}
-		return call->env.socket || shared_gpu(host, gpu, n, &g) != 0 ? 0 : 1;
-	}
-	if (call->env.socket) {
-		snprintf(why, len, "GPU slots are mapped in the job, not yet through rankmapd");
-		return 0;
+		return shared_gpu(host, gpu, n, &g) != 0 ? 0 : 1;
 	}
 	for (size_t r = 0; r < n; r++) {
 		long i = find_gpu(c, (size_t)host[r], &recs[r]);
@@ -181,4 +179,68 @@ int rmp_gpu_resolve(rmp_call_t *call, topo_cluster_t c, const int32_t *host, con
 		return 0;
 	}
 	return 1;
+}
+
+/* FNV-1a of a host name, never 0. */
+static uint32_t host_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h ? h : 1;
+}
+
+int rmp_gpu_daemon_ids(rmp_call_t *call, const char *const *host, const rmp_gpu_rec_t *recs, char ***ids, char *why,
+		       size_t len)
+{
+	size_t n = (size_t)call->size, g = 0;
+	int32_t *hh = NULL;
+	uint32_t *gi = NULL;
+	char **v = NULL;
+	int rc = 0;
+
+	why[0] = 0;
+	*ids = NULL;
+	if (!recs)
+		return 0; /* no rank names a GPU: cores, quietly (rankmapd knows which hosts have one GPU only) */
+	for (size_t r = 0; r < n; r++)
+		if (recs[r].status != 1) {
+			snprintf(why, len,
+				 recs[r].status == 2 ? "rank %zu: its device variables do not name one GPU"
+						     : "rank %zu names no GPU while others do",
+				 r);
+			return 0;
+		}
+	hh = calloc(n + 1, sizeof(*hh)), gi = calloc(n + 1, sizeof(*gi));
+	v = calloc(n + 1, sizeof(*v));
+	if (!hh || !gi || !v) {
+		snprintf(why, len, "out of memory");
+		goto out;
+	}
+	for (size_t r = 0; r < n; r++) { /* the same host and index twice: two ranks on one GPU */
+		hh[r] = (int32_t)host_hash(host[r]);
+		gi[r] = recs[r].uuid[0] ? (uint32_t)(0x80000000u | (r & 0x7fffffffu)) : (uint32_t)recs[r].index;
+	}
+	if (shared_gpu(hh, gi, n, &g) != 0) {
+		snprintf(why, len, "two ranks drive GPU %zu of one host: one rank per GPU", g);
+		goto out;
+	}
+	for (size_t r = 0; r < n; r++) {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", recs[r].index);
+		if (!(v[r] = strdup(recs[r].uuid[0] ? recs[r].uuid : num))) {
+			snprintf(why, len, "out of memory");
+			goto out;
+		}
+	}
+	*ids = v, v = NULL, rc = 1;
+out:
+	for (size_t r = 0; v && r < n; r++)
+		free(v[r]);
+	free(v);
+	free(hh);
+	free(gi);
+	return rc;
 }

@@ -667,9 +667,21 @@ int rmp_place_gather(rmp_call_t *call, rmp_place_t *pl)
 		goto out;
 	pl->hw_bytes = ga.xml_len;
 	if (call->env.socket && !call->env.fake_hosts) {
-		if (grecs && call->env.slots != RMP_SLOTS_CORE && call->gpus == 1)
-			gpu_fallback_warn(call, "GPU slots are mapped in the job, not yet through rankmapd");
 		rc = daemon_slots(call, pl, &ga);
+		if (rc == 0 && call->env.slots != RMP_SLOTS_CORE) {
+			char why[200] = "";
+			const char **hosts = malloc(sizeof(*hosts) * ((size_t)call->size + 1));
+
+			for (int r = 0; hosts && r < call->size; r++)
+				hosts[r] = pl->slot[r].host;
+			pl->gpu_slots =
+				hosts && rmp_gpu_daemon_ids(call, hosts, grecs, &pl->gpu_ids, why, sizeof(why)) == 1;
+			free(hosts);
+			if (!pl->gpu_slots && (why[0] || call->env.slots == RMP_SLOTS_GPU))
+				gpu_fallback_warn(call, why[0] ? why : "RANKMAP_SLOTS=gpu, but no rank names a GPU");
+			if (pl->gpu_slots && !(pl->gpu = calloc((size_t)call->size, sizeof(uint32_t))))
+				rc = rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+		}
 		goto out;
 	}
 	pl->cluster = topo_cluster_create();
@@ -706,5 +718,8 @@ void rmp_place_free(rmp_place_t *pl)
 	free(pl->pu_os);
 	free(pl->bound);
 	free(pl->gpu);
+	for (int r = 0; pl->gpu_ids && pl->gpu_ids[r]; r++)
+		free(pl->gpu_ids[r]);
+	free(pl->gpu_ids);
 	memset(pl, 0, sizeof(*pl));
 }

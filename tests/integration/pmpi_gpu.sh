@@ -15,7 +15,11 @@
 #     (RANKMAP_SLOTS=core) do not give;
 #   - a rank without a device variable, a rank whose variable is garbage, or two ranks on one GPU: core
 #     slots and exactly one warning naming the rank or GPU; RANKMAP_SLOTS=core: no warning;
-#   - 16 ranks on two virtual hosts of that blade (RANKMAP_FAKE_HOSTS=2): GPU slots across hosts.
+#   - 16 ranks on two virtual hosts of that blade (RANKMAP_FAKE_HOSTS=2): GPU slots across hosts;
+#   - through rankmapd (its model holds the blade as host gpunode, which each rank names as its
+#     SLURMD_NODENAME): the map request carries [host, gpu] slots (slot_kind gpu), the same pairing,
+#     each place line names the rank's GPU; a rank without a GPU: core slots through the daemon, one
+#     warning.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/mpi/common.sh"
 pmpi_check_built
@@ -42,6 +46,10 @@ out.sort()
 for i, (b, s, u) in enumerate(out):
     print(i, b, s, u)
 EOP
+mkdir -p "$T/dhw" && cp "$XML" "$T/dhw/gpunode.xml"
+printf 'hwloc = %s\ngpu_links = %s\n' "$T/dhw" "$TOP/conf/gpu-links-mi250x.conf" >"$T/dcluster.conf"
+printf 'cluster = %s\n' "$T/dcluster.conf" >"$T/rankmapd.conf"
+start_rankmapd "$T/rankmapd.conf" "$T/sock" "$T/d.log" --state-dir "$T/state"
 [ "$(wc -l <"$T/gcds")" = 8 ] && ok "the blade's 8 GCDs read from the XML" || { notok "GCDs: $(cat "$T/gcds")"; finish; exit 1; }
 serial() { awk -v g="$1" '$1 == g { print $3 }' "$T/gcds"; }
 uuid() { awk -v g="$1" '$1 == g { print $4 }' "$T/gcds"; }
@@ -57,6 +65,7 @@ r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
 set -- $RM_GPUS "$@"
 shift $r; v=$1; shift $(( $(echo $RM_GPUS | wc -w) - r ))
 [ "$v" = - ] || export "$RM_GPUVAR=$v"
+[ -z "$RM_NODE" ] || export SLURMD_NODENAME=$RM_NODE
 LD_PRELOAD=$RM_LIB exec "$@"
 EOW
 chmod +x "$T/wrap"
@@ -73,11 +82,11 @@ chmod +x "$T/wrap"
 gpu_job() {
 	_m=$1; _np=$2; _var=$3; _gpus=$4; _out=$5; shift 5
 	case $_m in
-	openmpi) RM_LIB=$(pmpi_lib openmpi) RM_GPUVAR=$_var RM_GPUS=$_gpus timeout -k 5 "$PMPI_TIMEOUT" \
-			mpirun.openmpi --oversubscribe --allow-run-as-root -np "$_np" -x RM_LIB -x RM_GPUVAR -x RM_GPUS \
+	openmpi) RM_LIB=$(pmpi_lib openmpi) RM_GPUVAR=$_var RM_GPUS=$_gpus RM_NODE=${RM_NODE:-} timeout -k 5 "$PMPI_TIMEOUT" \
+			mpirun.openmpi --oversubscribe --allow-run-as-root -np "$_np" -x RM_LIB -x RM_GPUVAR -x RM_GPUS -x RM_NODE \
 			"$T/wrap" "$BIN/tests/mpi/openmpi/gpu_halo" "$@" ;;
 	mpich) timeout -k 5 "$PMPI_TIMEOUT" mpirun.mpich -np "$_np" -genv RM_LIB "$(pmpi_lib mpich)" \
-			-genv RM_GPUVAR "$_var" -genv RM_GPUS "$_gpus" "$T/wrap" "$BIN/tests/mpi/mpich/gpu_halo" "$@" ;;
+			-genv RM_GPUVAR "$_var" -genv RM_GPUS "$_gpus" -genv RM_NODE "${RM_NODE:-}" "$T/wrap" "$BIN/tests/mpi/mpich/gpu_halo" "$@" ;;
 	esac >"$_out" 2>"$_out.err"
 }
 
@@ -191,6 +200,23 @@ for m in $PMPI_MPIS; do
 		lt "$(field cost_after "$R")" "$(field cost_before "$R")" &&
 		ok "$m: 16 ranks on two virtual MI250X blades: GPU slots, GPUs kept, cost $(field cost_before "$R") -> $(field cost_after "$R")" ||
 		notok "$m: two hosts: slots=$(field slots "$R") $out $(tail -2 "$T/$m.o4.err")"
-	unset RANKMAP_FAKE_XML RANKMAP_MATRIX RANKMAP_CLUSTER
+	unset RANKMAP_FAKE_XML RANKMAP_CLUSTER
+
+	# through rankmapd: GPU slots of the daemon's model
+	R=$T/$m.r5
+	rm -f "$R"
+	RM_NODE=gpunode RANKMAP_SOCKET=$T/sock RANKMAP_REPORT=$R gpu_job "$m" 8 ROCR_VISIBLE_DEVICES "$SCRAMBLED" "$T/$m.o5" 1 8 0
+	[ "$(field slots "$R")" = gpu ] && out=$(place_gpus "$R" "$SCRAMBLED") && out=$(same_devices "$T/$m.o5" ROCR_VISIBLE_DEVICES "$SCRAMBLED") &&
+		[ "$(pairs_packaged "$T/$m.o5" "$SCRAMBLED")" = 4 ] && [ "$(warnings "$T/$m.o5.err")" = 0 ] &&
+		case $(field algo "$R") in rankmapd:*) true ;; *) false ;; esac &&
+		ok "$m: through rankmapd: GPU slots ([host, gpu]), each heavy pair on one package, GPUs kept" ||
+		notok "$m: through rankmapd: slots=$(field slots "$R") algo=$(field algo "$R") $out $(head -3 "$T/$m.o5.err")"
+	R=$T/$m.r6
+	rm -f "$R"
+	RM_NODE=gpunode RANKMAP_SOCKET=$T/sock RANKMAP_REPORT=$R gpu_job "$m" 8 ROCR_VISIBLE_DEVICES "0 2 4 - 1 3 5 7" "$T/$m.o6" 1 8 0
+	[ "$(field slots "$R")" = core ] && [ "$(warnings "$T/$m.o6.err")" = 1 ] && grep -q "GPU slots not used (rank 3 names no GPU" "$T/$m.o6.err" &&
+		ok "$m: through rankmapd, a rank without a GPU: core slots, one warning" ||
+		notok "$m: through rankmapd, mixed: slots=$(field slots "$R") $(cat "$T/$m.o6.err")"
+	unset RANKMAP_MATRIX
 done
 finish
