@@ -94,10 +94,26 @@ registered_io() {
 	done
 }
 expect "n1 registered its XML with its GPUs, NICs and HCA NodeGUIDs" registered_io
+# rankmapd's model of n1 (its report through the daemon): the XML's GPUs and NICs, counted here from the
+# XML's OS devices (PCI devices with a network or OpenFabrics device: osdev_type 2 or 3)
+nnics=$(python3 - "$XML" <<'EOP'
+import sys
+import xml.etree.ElementTree as ET
+print(sum(1 for p in ET.parse(sys.argv[1]).iter("object") if p.get("type") == "PCIDev" and
+          any(o.get("type") == "OSDev" and o.get("osdev_type") in ("2", "3") for o in p.findall("object"))))
+EOP
+)
 model_gpus() {
-	"$BIN/rankmapctl" slurm-gres --hwloc "$R" >"$T/reg.gres" 2>&1 && [ "$(grep -c 'Name=gpu' "$T/reg.gres")" = 4 ]
+	"$BIN/rankmapctl" report --server "$T/rankmapd.sock" --json >"$T/reg.json" 2>&1 || { cat "$T/reg.json" >&2; return 1; }
+	python3 - "$T/reg.json" "$nnics" <<'EOP'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = [t for t in d["node_types"] if "n1" in t["host_list"] or t["host_list"].startswith("n[")]
+assert t and t[0]["gpus"] == 4 and t[0]["nics"] == int(sys.argv[2]), (t, sys.argv[2])
+assert any(n.get("kind") == "openfabrics" for n in t[0]["nic_list"]), t[0]["nic_list"]
+EOP
 }
-expect "the model of the registered XML has the node's 4 GPUs" model_gpus
+expect "rankmapd's model of the registered nodes has their 4 GPUs and $nnics NICs (report through the daemon)" model_gpus
 # its HCA GUIDs name a generic HCA of a fabric (two HCAs back to back; mlx5_0's NodeGUID described only as
 # "MT4123 ConnectX6 ...", as on a cluster without rdma-ndd): the HCA takes the host's name
 guids_name_hca() {
