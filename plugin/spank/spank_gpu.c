@@ -214,17 +214,45 @@ static hwloc_bitmap_t alloc_set(hwloc_topology_t topo, const char *alloc, rm_err
 	return set;
 }
 
-/* The allocated CPUs nearest GPU g: inside its locality, else inside its package. */
-static int near_cpus(hwloc_topology_t topo, hwloc_obj_t g, hwloc_const_bitmap_t alloc, char *buf, size_t len,
-		     rm_error_t *err)
+/* GPU gi's share of its locality: the locality's cores split evenly, in PCI order, among the GPUs that
+ * have the same locality, one core each in turn when they outnumber the cores (as topo_gpu_t.cpuset: the
+ * GPU slot's cores; test_spank_gpu checks that the two agree), into out. */
+static void gpu_share(hwloc_topology_t topo, hwloc_obj_t *gpus, size_t ng, size_t gi, hwloc_bitmap_t out)
 {
-	hwloc_obj_t loc = hwloc_get_non_io_ancestor_obj(topo, g), pkg;
+	hwloc_obj_t loc = hwloc_get_non_io_ancestor_obj(topo, gpus[gi]), c = NULL;
+	size_t pos = 0, k = 0, nc, i = 0;
+
+	for (size_t j = 0; j < ng; j++)
+		if (hwloc_get_non_io_ancestor_obj(topo, gpus[j]) == loc) {
+			pos += j < gi;
+			k++;
+		}
+	nc = (size_t)hwloc_get_nbobjs_inside_cpuset_by_type(topo, loc->cpuset, HWLOC_OBJ_CORE);
+	hwloc_bitmap_zero(out);
+	while ((c = hwloc_get_next_obj_inside_cpuset_by_type(topo, loc->cpuset, HWLOC_OBJ_CORE, c)) && k) {
+		if (nc >= k ? i >= pos * nc / k && i < (pos + 1) * nc / k
+			    : i == pos % nc) /* more GPUs than cores: shared */
+			hwloc_bitmap_or(out, out, c->cpuset);
+		i++;
+	}
+	if (hwloc_bitmap_iszero(out)) /* no cores (or fewer than GPUs): the whole locality */
+		hwloc_bitmap_copy(out, loc->cpuset);
+}
+
+/* The allocated CPUs nearest GPU gi: its share of its locality, else its locality, else its package. */
+static int near_cpus(hwloc_topology_t topo, hwloc_obj_t *gpus, size_t ng, size_t gi, hwloc_const_bitmap_t alloc,
+		     char *buf, size_t len, rm_error_t *err)
+{
+	hwloc_obj_t loc = hwloc_get_non_io_ancestor_obj(topo, gpus[gi]), pkg;
 	hwloc_bitmap_t s = hwloc_bitmap_alloc();
 	int rc = -1;
 
 	if (!s)
 		return rm_error_set(err, "memory", 0, 0, "out of memory");
-	hwloc_bitmap_and(s, loc->cpuset, alloc);
+	gpu_share(topo, gpus, ng, gi, s);
+	hwloc_bitmap_and(s, s, alloc);
+	if (hwloc_bitmap_iszero(s))
+		hwloc_bitmap_and(s, loc->cpuset, alloc);
 	if (hwloc_bitmap_iszero(s) && (pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, loc)))
 		hwloc_bitmap_and(s, pkg->cpuset, alloc);
 	if (hwloc_bitmap_iszero(s))
@@ -322,7 +350,7 @@ int rm_spank_gpu_place(hwloc_topology_t topo, const rm_gpu_pick_t *pick, const c
 	}
 	gpu_describe(gpus[out->gpu], out->gpu_desc, sizeof(out->gpu_desc));
 	if (!(set = alloc_set(topo, alloc, err)) ||
-	    near_cpus(topo, gpus[out->gpu], set, out->cpus, sizeof(out->cpus), err) < 0) {
+	    near_cpus(topo, gpus, ng, (size_t)out->gpu, set, out->cpus, sizeof(out->cpus), err) < 0) {
 		errno = EINVAL;
 		goto out;
 	}

@@ -51,9 +51,10 @@ typedef struct rm_spank_gpu_place {
 
 /* Finds pick's GPU (index in PCI order, or UUID against the OS devices' *UUID infos, a prefix allowed),
  * its nearest allocated cores (alloc: Slurm's logical core list, S_STEP_ALLOC_CORES; NULL: every core)
- * and its nearest NIC. The nearest cores are the allocated cores inside the GPU's locality (its
- * non-I/O ancestor's cpuset); when none of them is, the allocated cores of the GPU's package, else an
- * error. The nearest NIC is the one whose path to the GPU in the tree is shortest; NICs equally near
+ * and its nearest NIC. The nearest cores are the allocated ones among the GPU's share of its locality
+ * (its non-I/O ancestor's cores split evenly, in PCI order, among the GPUs of that locality: the GPU
+ * slot's cores, topo_gpu_t.cpuset); when none is allocated, the allocated cores of its locality, else of
+ * its package, else an error. The nearest NIC is the one whose path to the GPU in the tree is shortest; NICs equally near
  * are shared out among the GPUs that see the same ones, in PCI order. Returns 0 or -1. */
 int rm_spank_gpu_place(hwloc_topology_t topo, const rm_gpu_pick_t *pick, const char *alloc, rm_spank_gpu_place_t *out,
 		       rm_error_t *err);

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "spank_gpu.h"
+#include "topo.h"
+#include "topo_gpu.h"
 #include "tests/harness.h"
 
 #ifndef TOP
@@ -78,7 +80,14 @@ static void tioga(void)
 			continue;
 		}
 		locality(t, g[i], loc, sizeof(loc));
-		check(p.gpu == i && !strcmp(p.cpus, loc), "GPU %d: bound to its locality %s (got %s)", i, loc, p.cpus);
+		hwloc_bitmap_t mine = hwloc_bitmap_alloc(), l = hwloc_bitmap_alloc();
+
+		hwloc_bitmap_list_sscanf(mine, p.cpus);
+		hwloc_bitmap_list_sscanf(l, loc);
+		check(p.gpu == i && !hwloc_bitmap_iszero(mine) && hwloc_bitmap_isincluded(mine, l),
+		      "GPU %d: bound to its share of its locality %s (got %s)", i, loc, p.cpus);
+		hwloc_bitmap_free(mine);
+		hwloc_bitmap_free(l);
 		check(p.nic >= 0 && hwloc_bitmap_isequal(hwloc_get_non_io_ancestor_obj(t, nic[p.nic])->nodeset,
 							 hwloc_get_non_io_ancestor_obj(t, g[i])->nodeset),
 		      "GPU %d: its NIC (%s) is on its NUMA node", i, p.nic_name);
@@ -215,8 +224,55 @@ static void lassen(void)
 	hwloc_topology_destroy(t);
 }
 
+/* The plugin's choices (its own reading of hwloc) agree with the model's (topo/topo_gpu.h): the same GPUs
+ * in the same order, each GPU's nearest NIC and its cores (every core allocated). */
+static void agree_with_model(const char *xml)
+{
+	char path[512];
+	rm_error_t err = { 0 };
+	topo_cluster_t c = topo_cluster_create();
+	hwloc_topology_t t = load(xml);
+	size_t ng = 0;
+	hwloc_obj_t *g = rm_spank_gpu_list(t, &ng);
+
+	snprintf(path, sizeof(path), "tests/data/gpu/%s", xml);
+	if (!c || topo_load_hwloc_xml(c, path, "h", &err) < 0 || topo_cluster_finalize(c, &err) < 0) {
+		fail("%s: the model does not load: %s", xml, err.text);
+		goto out;
+	}
+	check(topo_host_ngpus(c, 0) == ng && ng > 0, "%s: %zu GPUs, the model %zu", xml, ng, topo_host_ngpus(c, 0));
+	for (size_t i = 0; i < ng && i < topo_host_ngpus(c, 0); i++) {
+		const topo_gpu_t *mg = topo_host_gpu(c, 0, i);
+		const topo_nic_t *mn = mg->nic >= 0 ? topo_host_nic(c, 0, (size_t)mg->nic) : NULL;
+		rm_gpu_pick_t pick = by_index((int)i);
+		rm_spank_gpu_place_t p;
+		char cpus[1024];
+
+		hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), mg->cpuset);
+		check(rm_spank_gpu_place(t, &pick, NULL, &p, NULL) == 0 &&
+			      !strncmp(p.gpu_desc, mg->busid, strlen(mg->busid)) && !strcmp(p.cpus, cpus) &&
+			      !strcmp(p.nic_name, mn ? mn->name : ""),
+		      "%s GPU %zu: plugin %s cpus %s nic %s, model %s cpus %s nic %s", xml, i, p.gpu_desc, p.cpus,
+		      p.nic_name, mg->busid, cpus, mn ? mn->name : "");
+	}
+out:
+	free(g);
+	hwloc_topology_destroy(t);
+	topo_cluster_destroy(c);
+}
+
 int main(void)
 {
+	static const char *const xmls[] = { "mpibind/eas-tioga.xml",
+					    "mpibind/coral-lassen.xml",
+					    "mpibind/g4dnmetal.xml",
+					    "flux-core/ipa20.xml",
+					    "hwloc/nvidiaDGX2.xml",
+					    "hwloc/power8gpudistances.xml",
+					    "hwloc/32em64t-2n8c2t-pci-wholeio.xml" };
+
+	for (size_t i = 0; i < sizeof(xmls) / sizeof(xmls[0]); i++)
+		agree_with_model(xmls[i]);
 	tioga();
 	h100();
 	lassen();
