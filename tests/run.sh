@@ -62,7 +62,7 @@ serial_group() {
 	spank_cluster | fault_spank | fault_pmpi | pmpi_cart | pmpi_fallback | pmpi_graph | pmpi_trace | pmpi_daemon | \
 	fault_spank_pattern | fault_pmpi_guard | pmpi_learn | pmpi_unconnected | cluster_tcp | cluster_slurm_tcp | make_run | \
 	pmpi_wrong_mpi | pmpi_pattern_fake | cluster_slurm_learn | map_placement | mtx_readers | pmpi_preload | pmpi_slots | \
-	auth_flood | debian13) echo mpi ;; # auth_flood: a churn of connections takes both cores for a minute;
+	pmpi_gpu | spank_gpu | auth_flood | debian13) echo mpi ;; # auth_flood: a churn of connections takes both cores for a minute;
 	# debian13: the second suite (its own MPI jobs and Slurm cluster, in the Debian 13 root)
 	# each runs make in $B: concurrent makes would write the same files
 	fuzz_replay | e2e_smpi_smoke | install | install_service) echo make ;;
@@ -80,6 +80,8 @@ allowed_skip() {
 	# an ASan plugin needs the ASan runtime preloaded into slurmd, slurmstepd and srun, which shows up
 	# in every task's LD_PRELOAD that this test checks; fault_spank.sh runs the sanitized plugin
 	"spank_cluster|SANITIZE=1: "*) return 0 ;;
+	# the same for the cluster of GPU nodes (test_spank_gpu runs the plugin's GPU and NIC choices sanitized)
+	"spank_gpu|SANITIZE=1: "*) return 0 ;;
 	# the same for the Slurm cluster across network namespaces (and its learning runs)
 	"cluster_slurm_tcp|SANITIZE=1: "* | "cluster_slurm_learn|SANITIZE=1: "*) return 0 ;;
 	# worker processes are forked from a threaded daemon, which GCC 12's ASan runtime cannot do safely

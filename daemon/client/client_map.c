@@ -39,9 +39,11 @@ static json_t *where_json(const rm_map_request_t *q)
 	for (size_t i = 0; list && q->slots && i < q->nslots; i++) {
 		const rm_slot_t *s = &q->slots[i];
 
-		if (json_array_append_new(list, json_pack("[s, o]", s->host ? s->host : "",
-							  s->pu == RM_SLOT_ANY ? json_null() : json_integer(s->pu))) <
-		    0) {
+		json_t *w = q->gpus                ? json_string(q->gpus[i] ? q->gpus[i] : "")
+			    : s->pu == RM_SLOT_ANY ? json_null()
+						   : json_integer(s->pu);
+
+		if (json_array_append_new(list, json_pack("[s, o]", s->host ? s->host : "", w)) < 0) {
 			json_decref(list);
 			return NULL;
 		}
@@ -66,7 +68,8 @@ json_t *rm_map_request_json(const rm_map_request_t *q)
 	where = NULL;
 	if (!bad && q->slots)
 		bad = json_object_set_new(req, "index", json_string("request")) < 0 ||
-		      (q->pu_index != RM_SLOT_PU_LOGICAL &&
+		      (q->gpus && json_object_set_new(req, "slot_kind", json_string("gpu")) < 0) ||
+		      (!q->gpus && q->pu_index != RM_SLOT_PU_LOGICAL &&
 		       json_object_set_new(req, "pu_index", json_string(rm_slot_pu_name(q->pu_index))) < 0);
 	if (!bad && !q->slots)
 		bad = json_object_set_new(req, "per_core", json_boolean(!q->per_pu)) < 0;

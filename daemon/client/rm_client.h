@@ -294,7 +294,10 @@ typedef struct rm_map_request {
 	const char *cart; /* instead of the edges: "8x8", "8x4:1,0"... */
 	const rm_slot_t *slots;
 	size_t nslots;
-	rm_slot_pu_t pu_index; /* how the slots' PUs count; RM_SLOT_ANY: a free PU of the host */
+	rm_slot_pu_t pu_index;   /* how the slots' PUs count; RM_SLOT_ANY: a free PU of the host */
+	const char *const *gpus; /* GPU slots (slot_kind gpu): slot i is [slots[i].host, gpus[i]], a GPU index
+				  * as text ("3") or a name the daemon knows (OS device, bus id, UUID);
+				  * slots[i].pu and pu_index unused. NULL: PU slots */
 	const char *const *hosts;
 	size_t nhosts;
 	int per_pu;            /* hosts: every PU rather than every core */

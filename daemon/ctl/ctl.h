@@ -16,6 +16,7 @@ int ctl_register_main(int argc, char **argv);       /* ctl_daemon.c */
 int ctl_reload_main(int argc, char **argv);         /* ctl_daemon.c */
 int ctl_distance_main(int argc, char **argv);       /* ctl_daemon.c */
 int ctl_slurm_topology_main(int argc, char **argv); /* ctl_slurmtopo.c */
+int ctl_slurm_gres_main(int argc, char **argv);     /* ctl_slurmgres.c */
 int ctl_explain_main(int argc, char **argv);        /* ctl_explain.c */
 int ctl_patterns_main(int argc, char **argv);       /* ctl_patterns.c */
 

@@ -21,6 +21,7 @@ static const struct subcommand subcommands[] = {
 	{ "order", ctl_order_main, "compute a torus node ordering (MDF, Gray, Hilbert, BBB) for Slurm" },
 	{ "simulate", ctl_simulate_main, "simulate allocation from a free list to compare orderings" },
 	{ "slurm-topology", ctl_slurm_topology_main, "write Slurm topology.conf from InfiniBand data" },
+	{ "slurm-gres", ctl_slurm_gres_main, "write Slurm gres.conf lines for the GPUs of hwloc data" },
 	{ "explain", ctl_explain_main, "show where a job's traffic flows, before and after reordering" },
 	{ "patterns", ctl_patterns_main, "list, show or forget the communication patterns learned by MPI jobs" },
 	{ "distance", ctl_distance_main, "distance between hosts or slots" },

@@ -57,6 +57,8 @@ typedef struct rmp_env {
 	int fake_hosts;        /* test-only RANKMAP_FAKE_HOSTS (0: real placement) */
 	const char *fake_node; /* test-only RANKMAP_FAKE_NODE: hwloc synthetic string */
 	int fake_cyclic;       /* test-only RANKMAP_FAKE_PLACEMENT=cyclic */
+	const char *fake_xml;  /* test-only RANKMAP_FAKE_XML: hwloc XML file of each virtual (or real) host */
+	int slots;             /* RANKMAP_SLOTS: RMP_SLOTS_AUTO (default), RMP_SLOTS_CORE or RMP_SLOTS_GPU */
 	int guard;             /* RANKMAP_GUARD: 1 fork (default): the root maps in a child process; 0 off */
 	unsigned guard_cpu;    /* RANKMAP_GUARD_CPU: the child's CPU seconds (default RMP_GUARD_CPU) */
 	size_t guard_mem;      /* RANKMAP_GUARD_MEM: the child's memory in MiB (default RMP_GUARD_MEM) */
@@ -66,6 +68,10 @@ typedef struct rmp_env {
  * topology, and 'core:99999999' took the job forever. Above the largest common nodes (768 PUs: 2 x 192 cores x 2
  * threads); 4096 PUs (pack:4 core:1024) map in about a second. */
 #define RMP_FAKE_NODE_PUS 4096
+/* RANKMAP_SLOTS: auto maps onto GPUs when every rank drives one (pmpi_gpu.c), onto cores when none does */
+#define RMP_SLOTS_AUTO 0
+#define RMP_SLOTS_CORE 1
+#define RMP_SLOTS_GPU 2
 #define RMP_GUARD_CPU 60   /* s; the child's wall-clock bound is 2 x CPU + 1 s */
 #define RMP_GUARD_MEM 8192 /* MiB above the process's size at fork */
 
@@ -138,6 +144,7 @@ typedef struct rmp_call {
 	int observed;      /* set by an observer at call_begin: every call takes the full path and the agreement
 		       * (no verdict remembered by the communicator, no one-host shortcut) */
 	int weighted;      /* the call carried weights of its own */
+	int gpus;          /* the agreement's maximum of rmp_gpu_local over the ranks (0: no rank names a GPU) */
 	/* each observer's state for this call (rmp_call_state): zero at rmp_call_begin, the observer's alone */
 	uint64_t obs[RMP_OBSERVERS_MAX][RMP_CALL_OBS_WORDS];
 	/* what the communicator remembers (pmpi_memo.c) */
@@ -187,7 +194,39 @@ typedef struct rmp_place {
 	uint32_t *slot_rank;        /* target slot -> rank occupying it */
 	uint32_t *rank_slot;        /* rank -> target slot (target->given) */
 	size_t hw_bytes;            /* hardware descriptions (hwloc XML) the root gathered for the call */
+	int gpu_slots;              /* the slots are the ranks' GPUs (target from topo_target_from_gpu_slots) */
+	uint32_t *gpu;              /* gpu_slots: rank -> its GPU's index on its host (topo_gpu_t.index) */
+	char **gpu_ids;             /* gpu_slots through rankmapd: rank -> its GPU as the map request names it */
 } rmp_place_t;
+
+/* ---- GPUs (pmpi_gpu.c) -------------------------------------------------------------------------------
+ * Which GPU each rank drives, from its own device variables (common/rm_gpuenv.h), and the GPU slots of a
+ * call: a rank's slot is its GPU when every rank drives a known GPU of its host; reordering only
+ * renumbers, the device variables are never touched. */
+/* This rank's GPU status (local, RANKMAP_SLOTS=core: 0): 0 no variable names a GPU, 1 one GPU named, 2 the
+ * variables are unusable (malformed, several devices, ambiguous). */
+int rmp_gpu_local(const rmp_call_t *call);
+/* One rank's GPU as the root receives it. */
+#define RMP_GPU_UUID 48
+typedef struct rmp_gpu_rec {
+	int32_t status; /* rmp_gpu_local's */
+	int32_t index;  /* the node's GPU in PCI order, -1 when named by UUID */
+	char uuid[RMP_GPU_UUID];
+} rmp_gpu_rec_t;
+/* Collective when call->gpus != 0: every rank's record gathered at the root (*recs, call->size of them;
+ * NULL elsewhere and when no rank names a GPU). 0, or -1 at the root (out of memory). */
+int rmp_gpu_gather(rmp_call_t *call, rmp_gpu_rec_t **recs);
+/* Root: each rank's GPU (gpu[r], its index on cluster host host[r]) when every rank drives a distinct,
+ * known GPU of its host: returns 1. Returns 0 for core slots: no rank names a GPU (why = ""), or the
+ * fallback (why says which rank and why, for the one warning). */
+int rmp_gpu_resolve(rmp_call_t *call, topo_cluster_t c, const int32_t *host, const rmp_gpu_rec_t *recs, uint32_t *gpu,
+		    char *why, size_t len);
+
+/* Root, through rankmapd (which holds the hosts' GPUs): the GPU of each rank as the map request names it
+ * (*ids: call->size strings, an index "3" or a UUID; free each and the array) when every rank names a GPU
+ * and no two the same one of a host: returns 1. Returns 0 for core slots (why as rmp_gpu_resolve). */
+int rmp_gpu_daemon_ids(rmp_call_t *call, const char *const *host, const rmp_gpu_rec_t *recs, char ***ids, char *why,
+		       size_t len);
 
 /* Collective: every rank takes part; on the root (rank 0) fills pl. Returns this rank's status
  * (0 or -1 with call->err set); the root's status reaches the others through rmp_reorder's codes. */

@@ -168,6 +168,7 @@ int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, rmp_place_t *pl, uint
 			       .slots = pl->slot,
 			       .nslots = (size_t)call->size,
 			       .pu_index = pl->pu_index,
+			       .gpus = pl->gpu_slots ? (const char *const *)pl->gpu_ids : NULL,
 			       .engine = call->env.algo,
 			       .time_budget_ms = call->env.budget_ms };
 
@@ -182,6 +183,9 @@ int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, rmp_place_t *pl, uint
 		vrank[v] = a.slot[v];
 	for (int r = 0; r < call->size; r++)
 		pl->pu_os[r] = a.pu_os[r];
+	/* GPU slots: the daemon names each slot's GPU by its index (in the request's order) */
+	for (int r = 0; pl->gpu_slots && r < call->size; r++)
+		pl->gpu[r] = (uint32_t)json_integer_value(json_array_get(json_object_get(a.resp, "gpus"), (size_t)r));
 	if (a.warning)
 		snprintf(call->warning, sizeof(call->warning), "%s", a.warning);
 	res->cost = a.cost;

@@ -32,6 +32,10 @@
  *   RANKMAP_LEARN=1          use and record learned patterns (pmpi_learn.c; read once, at MPI_Init)
  *   RANKMAP_LEARN_DIR=DIR    the per-user pattern directory (default $XDG_CACHE_HOME/rankmap, else
  *                            ~/.cache/rankmap), used when there is no daemon
+ *   RANKMAP_SLOTS=auto|core|gpu  what a rank's slot is: gpu, the GPU it drives (its device variables,
+ *                            common/rm_gpuenv.h; costs between GPUs, topo/topo_gpu.h); core, the PU it
+ *                            runs on; auto (default): gpu when every rank drives a known GPU, core when
+ *                            none does, and core with one warning when some do (pmpi_gpu.c)
  *   RANKMAP_LOCAL_LIB=PATH   the local mapping helper (default librankmap_local.so beside this library;
  *                            pmpi_local.c), opened by a root that maps Scotch or an InfiniBand fabric itself
  * Test-only (they invent a placement so that one machine can exercise multi-node mapping):
@@ -42,6 +46,9 @@
  *                            RANKMAP_FAKE_HOSTS, the hardware of every real host (ranks then fill its
  *                            PUs in rank order; the SMPI variant uses this for simulated hosts)
  *   RANKMAP_FAKE_PLACEMENT=block|cyclic
+ *   RANKMAP_FAKE_XML=FILE    an hwloc XML file (a recorded GPU node) as the hardware of each virtual host,
+ *                            or without RANKMAP_FAKE_HOSTS of every real host; the ranks' device
+ *                            variables (CUDA_VISIBLE_DEVICES...) then name GPUs of that file
  *   RANKMAP_FAKE_ENGINE_FAULT=segv|hang|sleep|oom   the engine crashes, spins, blocks or grows (read by
  *                            mapping/map_guard.c, guarded or not: with RANKMAP_GUARD=off it hits the job)
  */
@@ -50,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
@@ -121,6 +129,10 @@ static int env_fake(rmp_env_t *env, rm_error_t *err)
 					    "'%.64s' describes more than %d PUs per host: not built", env->fake_node,
 					    RMP_FAKE_NODE_PUS);
 	}
+	env->fake_xml = env_str("RANKMAP_FAKE_XML");
+	if (env->fake_xml && env->fake_node)
+		return rm_error_set(err, "RANKMAP_FAKE_XML", 0, 0,
+				    "give RANKMAP_FAKE_XML or RANKMAP_FAKE_NODE, not both");
 	v = env_str("RANKMAP_FAKE_PLACEMENT");
 	if (v && strcmp(v, "cyclic") == 0)
 		env->fake_cyclic = 1;
@@ -213,6 +225,15 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 		return rm_error_set(err, "RANKMAP_METRIC", 0, 0, "'%s' is not bytes, messages or loggp", v);
 	if (env_guard(env, err) != 0)
 		return -1;
+	v = env_str("RANKMAP_SLOTS");
+	if (!v || !strcasecmp(v, "auto"))
+		env->slots = RMP_SLOTS_AUTO;
+	else if (!strcasecmp(v, "core"))
+		env->slots = RMP_SLOTS_CORE;
+	else if (!strcasecmp(v, "gpu"))
+		env->slots = RMP_SLOTS_GPU;
+	else
+		return rm_error_set(err, "RANKMAP_SLOTS", 0, 0, "'%s' is not auto, core or gpu", v);
 	return env_fake(env, err);
 }
 
@@ -258,7 +279,7 @@ static void host_of(uint64_t *hash, int *bound)
 }
 
 /* The agreement's fixed words; each observer's RMP_VOTE_WORDS follow them. */
-#define AGREE_WORDS 7
+#define AGREE_WORDS 8
 #define AGREE_MAX (AGREE_WORDS + RMP_VOTE_WORDS * RMP_OBSERVERS_MAX)
 
 static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
@@ -269,16 +290,20 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 	 * elected as UINT64_MAX - rank was lost beside the zeros of the ranks that did not fail. The fourth
 	 * says whether some rank's MPI_Cart_map/MPI_Graph_map promised the unreordered placement of this call;
 	 * the fifth and sixth whether every rank runs on the same host (same trick as the hash), the seventh
-	 * whether some rank is bound to a single PU. Then each observer's words (rmp_observer_t.vote), so
+	 * whether some rank is bound to a single PU or drives a known GPU, the eighth the ranks' GPU status
+ * (rmp_gpu_local: 0 when no rank names a GPU, and the GPUs are then not gathered). Then each observer's words (rmp_observer_t.vote), so
 	 * that no feature adds a collective of its own. */
 	int fail = local_fail || rm_error_isset(&call->err), bound = 0,
 	    nw = AGREE_WORDS + RMP_VOTE_WORDS * rmp_observer_count();
 	uint64_t host = 0, in[AGREE_MAX], out[AGREE_MAX];
 
+	int gpu = rmp_gpu_local(call);
+
 	host_of(&host, &bound);
+	bound |= gpu == 1; /* a rank on a GPU has a place on its host, bound or not */
 	in[0] = hash, in[1] = ~hash, in[2] = fail ? RMP_ELECT(call->rank) : 0;
 	in[3] = (uint64_t)(call->key && rmp_memo_promised(call->comm, call->key));
-	in[4] = host, in[5] = ~host, in[6] = (uint64_t)bound;
+	in[4] = host, in[5] = ~host, in[6] = (uint64_t)bound, in[7] = (uint64_t)gpu;
 	rmp_obs_vote(call, in + AGREE_WORDS);
 	if (PMPI_Allreduce(in, out, nw, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
 		/* With MPI_ERRORS_ARE_FATAL we never get here; with ERRORS_RETURN every rank sees it. */
@@ -307,10 +332,12 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 	/* One host, no rank bound to a PU: where a rank runs on the host is the scheduler's choice from one
 	 * moment to the next, so no order of the ranks is better than another (real placement only). */
 	if (out[4] == host && out[5] == ~host && out[6] == 0 && host != 0 && !call->env.fake_hosts &&
-	    !call->env.fake_node && !call->observed) { /* an observed call (learning) still takes the path */
+	    !call->env.fake_node && !call->env.fake_xml &&
+	    !call->observed) { /* an observed call (learning) still takes the path */
 		rmp_memo_verdict(call->comm, call->envh, NULL);
 		return -1;
 	}
+	call->gpus = (int)out[7];
 	rmp_obs_agreed(call, out + AGREE_WORDS);
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "pmpi.h"
+#include "topo_gpu.h"
 
 typedef struct rmp_rec {
 	char host[RMP_HOST_LEN];
@@ -277,6 +278,8 @@ static int ensure_hw(rmp_call_t *call, topo_cluster_t c, const char *name, const
 		return 0;
 	if (xml)
 		return topo_load_hwloc_xmlbuf(c, name, xml, len, "hwloc XML gathered from the host", &call->err);
+	if (call->env.fake_xml) /* test-only: a recorded node's XML */
+		return topo_load_hwloc_xml(c, call->env.fake_xml, name, &call->err);
 	if (desc)
 		return topo_load_hwloc_synthetic(c, name, desc, &call->err);
 	return rm_error_set(&call->err, name, 0, 0, "no hardware description for this host");
@@ -347,8 +350,12 @@ static int where_fake(rmp_call_t *call, topo_cluster_t c, int32_t *host, int32_t
 	if (!hidx)
 		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
 	fake_desc(call, per, desc, sizeof(desc));
-	if (!call->env.cluster && !call->env.socket)
+	if (!call->env.cluster && !call->env.socket && !call->env.fake_xml)
 		rc = fake_hosts_flat(call, c, desc, n);
+	for (int h = 0; h < n && rc == 0 && !call->env.cluster && !call->env.socket && call->env.fake_xml; h++) {
+		snprintf(name, sizeof(name), "rmfake%d", h); /* one parsed tree for all: identical contents */
+		rc = topo_load_hwloc_xml(c, call->env.fake_xml, name, &call->err);
+	}
 	for (int h = 0; h < n && rc == 0 && (call->env.cluster || call->env.socket); h++)
 		rc = fake_host_name(call, c, h, name, sizeof(name)) || ensure_hw(call, c, name, NULL, 0, desc);
 	if (rc == 0)
@@ -397,7 +404,8 @@ static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_
 		for (int k = 0; k < ntrees && !xml && rec->xml_hash; k++)
 			if (ga->rec[tree[k]].xml_hash == rec->xml_hash)
 				xml = ga->xml + ga->xml_off[tree[k]], len = (size_t)ga->rec[tree[k]].xml_len;
-		if (call->env.fake_node) /* test-only hardware overrides what the hosts reported */
+		if (call->env.fake_node ||
+		    call->env.fake_xml) /* test-only hardware overrides what the hosts reported */
 			xml = NULL;
 		rc = ensure_hw(call, c, rec->host, xml, len, desc[0] ? desc : NULL);
 	}
@@ -428,7 +436,7 @@ static int where_real(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga
 		host[r] = (int32_t)h;
 		pu[r] = -1;
 		hwloc_topology_t t = topo_host_hwloc(c, (size_t)h);
-		hwloc_obj_t o = t && rec->cpu >= 0 && !call->env.fake_node
+		hwloc_obj_t o = t && rec->cpu >= 0 && !call->env.fake_node && !call->env.fake_xml
 					? hwloc_get_pu_obj_by_os_index(t, (unsigned)rec->cpu)
 					: NULL;
 
@@ -525,9 +533,85 @@ static int make_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, c
 		pl->rank_slot[r] = s, pl->slot_rank[s] = r;
 		pl->slot[r] = (rm_slot_t){ topo_host_name(pl->cluster, (size_t)host[r]), pu[r] };
 		pl->pu_os[r] = (int32_t)pl->target->slot_pu_os[s];
-		pl->bound[r] = ga && ga->rec && !call->env.fake_node && ga->rec[r].cpu == pl->pu_os[r];
+		pl->bound[r] =
+			ga && ga->rec && !call->env.fake_node && !call->env.fake_xml && ga->rec[r].cpu == pl->pu_os[r];
 	}
 	return 0;
+}
+
+/* Root: the target over the ranks' GPUs (gpu[r] on host host[r]: rmp_gpu_resolve), each rank's slot the
+ * GPU's first PU. The device variables are not touched: a rank keeps its GPU and only its number changes. */
+static int make_gpu_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, const uint32_t *gpu)
+{
+	size_t n = (size_t)call->size;
+	topo_gpu_slot_t *gs = malloc(sizeof(*gs) * n);
+
+	pl->slot_rank = malloc(sizeof(uint32_t) * n);
+	pl->rank_slot = malloc(sizeof(uint32_t) * n);
+	pl->gpu = malloc(sizeof(uint32_t) * n);
+	if (!gs || !pl->slot_rank || !pl->rank_slot || !pl->gpu || alloc_slots(call, pl, 0) != 0) {
+		free(gs);
+		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+	}
+	for (size_t r = 0; r < n; r++)
+		gs[r] = (topo_gpu_slot_t){ (uint32_t)host[r], gpu[r] };
+	pl->target = topo_target_from_gpu_slots(pl->cluster, gs, n, &call->err);
+	free(gs);
+	if (!pl->target || pl->target->nslots != n || !pl->target->given)
+		return rm_error_set(&call->err, "placement", 0, 0, "cannot build the target of %zu GPU slots", n);
+	pl->pu_index = RM_SLOT_PU_LOGICAL;
+	pl->gpu_slots = 1;
+	for (uint32_t r = 0; r < n; r++) {
+		uint32_t s = pl->target->given[r];
+
+		pl->rank_slot[r] = s, pl->slot_rank[s] = r;
+		pl->slot[r] =
+			(rm_slot_t){ topo_host_name(pl->cluster, (size_t)host[r]), (int32_t)pl->target->slot[s].pu };
+		pl->pu_os[r] = (int32_t)pl->target->slot_pu_os[s];
+		pl->gpu[r] = gpu[r];
+		pl->bound[r] = 0;
+	}
+	return 0;
+}
+
+/* Root: the one warning of a job whose GPUs cannot be its slots (mixed, unknown, shared): it maps onto
+ * cores. Once per process and cause; it also goes into the report line. */
+static void gpu_fallback_warn(rmp_call_t *call, const char *why)
+{
+	static char last[256];
+
+	snprintf(call->warning, sizeof(call->warning), "GPU slots not used: %s", why);
+	if (strcmp(last, why) == 0 && !call->env.verbose)
+		return;
+	snprintf(last, sizeof(last), "%s", why);
+	fprintf(stderr, "rankmap: %s: GPU slots not used (%s); mapping onto cores\n", call->fn, why);
+	fflush(stderr);
+}
+
+/* Root: GPU slots when every rank drives a known GPU (make_gpu_target), else core slots (make_target). */
+static int make_slots(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, int32_t *pu, const rmp_gather_t *ga,
+		      const rmp_gpu_rec_t *grecs)
+{
+	char why[200] = "";
+	uint32_t *gpu = NULL;
+	int g = 0;
+
+	if (call->env.slots != RMP_SLOTS_CORE) {
+		if (!(gpu = malloc(sizeof(uint32_t) * (size_t)call->size)))
+			return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+		g = rmp_gpu_resolve(call, pl->cluster, host, grecs, gpu, why, sizeof(why));
+		if (g == 0 && !why[0] && call->env.slots == RMP_SLOTS_GPU)
+			snprintf(why, sizeof(why), "RANKMAP_SLOTS=gpu, but no rank names a GPU");
+	}
+	int rc = g == 1 ? make_gpu_target(call, pl, host, gpu) : 0;
+
+	free(gpu);
+	if (g == 1)
+		return rc;
+	if (why[0])
+		gpu_fallback_warn(call, why);
+	rc = assign_pus(call, pl->cluster, host, pu);
+	return rc == 0 ? make_target(call, pl, host, pu, ga) : rc;
 }
 
 /* Root, real placement through rankmapd: every rank's slot as it reported it (host, OS PU or
@@ -539,7 +623,8 @@ static int daemon_slots(rmp_call_t *call, rmp_place_t *pl, const rmp_gather_t *g
 	pl->pu_index = RM_SLOT_PU_OS;
 	for (int r = 0; r < call->size; r++) {
 		const rmp_rec_t *rec = &ga->rec[r];
-		int32_t cpu = call->env.fake_node ? RM_SLOT_ANY : rec->cpu; /* test-only hardware: PUs unknown */
+		/* test-only hardware: PUs unknown */
+		int32_t cpu = call->env.fake_node || call->env.fake_xml ? RM_SLOT_ANY : rec->cpu;
 
 		memcpy(pl->host[r], rec->host, RMP_HOST_LEN);
 		pl->host[r][RMP_HOST_LEN - 1] = 0;
@@ -567,17 +652,36 @@ static int load_network(rmp_call_t *call, topo_cluster_t c)
 int rmp_place_gather(rmp_call_t *call, rmp_place_t *pl)
 {
 	rmp_gather_t ga = { 0 };
+	rmp_gpu_rec_t *grecs = NULL;
 	int rc = 0;
 	int32_t *host = NULL, *pu = NULL;
 
 	memset(pl, 0, sizeof(*pl));
+	int grc = rmp_gpu_gather(call, &grecs); /* collective when some rank names a GPU (the agreement said) */
+
 	if (!call->env.fake_hosts)
 		rc = gather_real(call, &ga); /* collective: every rank reads the same environment */
+	if (rc == 0)
+		rc = grc;
 	if (call->rank != 0 || rc != 0)
 		goto out;
 	pl->hw_bytes = ga.xml_len;
 	if (call->env.socket && !call->env.fake_hosts) {
 		rc = daemon_slots(call, pl, &ga);
+		if (rc == 0 && call->env.slots != RMP_SLOTS_CORE) {
+			char why[200] = "";
+			const char **hosts = malloc(sizeof(*hosts) * ((size_t)call->size + 1));
+
+			for (int r = 0; hosts && r < call->size; r++)
+				hosts[r] = pl->slot[r].host;
+			pl->gpu_slots =
+				hosts && rmp_gpu_daemon_ids(call, hosts, grecs, &pl->gpu_ids, why, sizeof(why)) == 1;
+			free(hosts);
+			if (!pl->gpu_slots && (why[0] || call->env.slots == RMP_SLOTS_GPU))
+				gpu_fallback_warn(call, why[0] ? why : "RANKMAP_SLOTS=gpu, but no rank names a GPU");
+			if (pl->gpu_slots && !(pl->gpu = calloc((size_t)call->size, sizeof(uint32_t))))
+				rc = rm_error_set(&call->err, "placement", 0, 0, "out of memory");
+		}
 		goto out;
 	}
 	pl->cluster = topo_cluster_create();
@@ -592,10 +696,9 @@ int rmp_place_gather(rmp_call_t *call, rmp_place_t *pl)
 		rc = call->env.fake_hosts ? where_fake(call, pl->cluster, host, pu)
 					  : where_real(call, pl->cluster, &ga, host, pu);
 	if (rc == 0)
-		rc = assign_pus(call, pl->cluster, host, pu);
-	if (rc == 0)
-		rc = make_target(call, pl, host, pu, &ga);
+		rc = make_slots(call, pl, host, pu, &ga, grecs);
 out:
+	free(grecs);
 	free(host);
 	free(pu);
 	free(ga.rec);
@@ -614,5 +717,9 @@ void rmp_place_free(rmp_place_t *pl)
 	free(pl->host);
 	free(pl->pu_os);
 	free(pl->bound);
+	free(pl->gpu);
+	for (int r = 0; pl->gpu_ids && pl->gpu_ids[r]; r++)
+		free(pl->gpu_ids[r]);
+	free(pl->gpu_ids);
 	memset(pl, 0, sizeof(*pl));
 }

@@ -64,26 +64,33 @@ static void report(const rmp_call_t *call, const rmp_place_t *pl, const char *al
 	 * when the machine is not oversubscribed) */
 	snprintf(line, sizeof(line),
 		 "rankmap: report fn=%s ranks=%u size=%d algo=%s cost_before=%.6g cost_after=%.6g "
-		 "cost_unit=weight*distance moved=%u time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f hw_bytes=%zu%s%s\n",
+		 "cost_unit=weight*distance moved=%u time_ms=%.3f map_ms=%.3f map_cpu_ms=%.3f hw_bytes=%zu "
+		 "slots=%s%s%s\n",
 		 call->fn, call->nverts, call->size, algo, before, after, moved, (now - call->t0) * 1e3,
-		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, pl->hw_bytes, obs, warning);
+		 (now - call->t_map) * 1e3, rmp_cpu_ms() - call->cpu_map, pl->hw_bytes, pl->gpu_slots ? "gpu" : "core",
+		 obs, warning);
 	report_out(call, line);
 	if (!pl->slot)
 		return;
 	/* one buffer for every rank's line, written at once (a file's appends stay together), sized from the
 	 * host names themselves (a cluster file's names have no length limit); a line is never cut, and the
 	 * buffer is never written past its end */
-	size_t cap = 1, off = 0, fixed = strlen(call->fn) + 128; /* 128: the words and four numbers */
+	size_t cap = 1, off = 0, fixed = strlen(call->fn) + 160; /* 160: the words and five numbers */
 
 	for (int r = 0; r < call->size; r++)
 		cap += fixed + (pl->slot[r].host ? strlen(pl->slot[r].host) : 1);
 	char *all = malloc(cap);
 
 	for (int r = 0; all && r < call->size; r++) {
-		int k = snprintf(
-			all + off, cap - off, "rankmap: place fn=%s rank=%d new_rank=%d host=%s pu_os=%ld bound=%s\n",
-			call->fn, r, call->codes[r] == RMP_CODE_SAME ? r : call->codes[r],
-			pl->slot[r].host ? pl->slot[r].host : "?", (long)pl->pu_os[r], pl->bound[r] ? "yes" : "no");
+		char gpu[24] = "";
+
+		if (pl->gpu_slots)
+			snprintf(gpu, sizeof(gpu), " gpu=%u", pl->gpu[r]);
+		int k = snprintf(all + off, cap - off,
+				 "rankmap: place fn=%s rank=%d new_rank=%d host=%s pu_os=%ld bound=%s%s\n", call->fn, r,
+				 call->codes[r] == RMP_CODE_SAME ? r : call->codes[r],
+				 pl->slot[r].host ? pl->slot[r].host : "?", (long)pl->pu_os[r],
+				 pl->bound[r] ? "yes" : "no", gpu);
 
 		if (k < 0 || (size_t)k >= cap - off) { /* cannot happen with the size above: stop, keep what fits */
 			all[off] = '\0';

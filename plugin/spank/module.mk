@@ -4,7 +4,7 @@
 SPANK_SRC  := $(wildcard plugin/spank/*.c)
 SPANK_OBJS := $(call objs_of,$(SPANK_SRC))
 SPANK_PURE := $(call objs_of,plugin/spank/spank_elf.c plugin/spank/spank_opts.c plugin/spank/spank_bind.c \
-	plugin/spank/spank_pattern.c)
+	plugin/spank/spank_pattern.c plugin/spank/spank_gpu.c)
 SPANK_SO   := $(B)/spank_rankmap.so
 
 # Uses common/, topo/ (through mapping.h), mapping/ and the client library.

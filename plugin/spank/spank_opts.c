@@ -276,7 +276,17 @@ int rm_spank_job_set(rm_spank_job_t *job, int opt, const char *v, int check_file
 		if (copy_arg(job->trace, sizeof(job->trace), "--rankmap-trace", v, err) < 0)
 			return -1;
 		return check_files ? check_trace(v, err) : 0;
-	case RM_SPANK_OPT_BIND: job->bind = 1; return 0;
+	case RM_SPANK_OPT_BIND:
+		if (!v || !*v || !strcmp(v, "cores"))
+			job->bind = RM_SPANK_BIND_CORES;
+		else if (!strcmp(v, "gpu"))
+			job->bind = RM_SPANK_BIND_GPU;
+		else {
+			errno = EINVAL;
+			return rm_error_set(err, "--rankmap-bind", 0, 0, "invalid value '%s' (expected cores or gpu)",
+					    v);
+		}
+		return 0;
 	case RM_SPANK_OPT_LEARN:
 		if (!v || !*v || !strcmp(v, "on"))
 			job->learn = 1;
@@ -332,7 +342,9 @@ int rm_spank_job_learns(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
 
 int rm_spank_job_binds(const rm_spank_job_t *job, const rm_spank_conf_t *conf)
 {
-	return rm_spank_job_active(job, conf) && (job->bind || conf->bind_default);
+	if (!rm_spank_job_active(job, conf))
+		return 0;
+	return job->bind ? job->bind : conf->bind_default ? RM_SPANK_BIND_CORES : 0;
 }
 
 /* True when lib is one of the entries of a colon/space separated list. */

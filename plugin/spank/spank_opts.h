@@ -61,7 +61,7 @@ typedef struct rm_spank_job {
 	char metric[16]; /* bytes | messages | loggp */
 	char trace[PATH_MAX];
 	int pattern_old; /* the matrix was given by its old name, --rankmap-pattern: messages name that */
-	int bind;        /* --rankmap-bind given */
+	int bind;        /* --rankmap-bind given: RM_SPANK_BIND_CORES or RM_SPANK_BIND_GPU; 0 when not */
 	int learn;       /* --rankmap-learn[=on]: 1, --rankmap-learn=off: -1, not given: 0 */
 } rm_spank_job_t;
 
@@ -105,7 +105,12 @@ int rm_spank_job_active(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
 /* Whether the step's tasks learn their communication patterns (RANKMAP_LEARN=1): active, and
  * --rankmap-learn given, or learn=on in plugstack.conf and not --rankmap-learn=off. */
 int rm_spank_job_learns(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
-/* Whether tasks are to be bound (active and --rankmap-bind, or bind=on in plugstack.conf). */
+/* --rankmap-bind's values: cores (also the option alone, and plugstack.conf's bind=on): each task on a core
+ * placed by rankmapd; gpu: each task on its GPU's nearest cores, its nearest NIC exported (spank_gpu.h). */
+enum { RM_SPANK_BIND_CORES = 1, RM_SPANK_BIND_GPU = 2 };
+
+/* How tasks are to be bound (active and --rankmap-bind, or bind=on in plugstack.conf): RM_SPANK_BIND_CORES,
+ * RM_SPANK_BIND_GPU, or 0 when they are not. */
 int rm_spank_job_binds(const rm_spank_job_t *job, const rm_spank_conf_t *conf);
 
 /* Returns a malloc'd LD_PRELOAD value with lib first and the existing value (may be NULL or "") kept

@@ -72,10 +72,11 @@ static struct spank_option rm_options[] = {
 	  "rankmap: record the point-to-point traffic of this run into FILE at MPI_Finalize "
 	  "(a traced run is not reordered). Implies --rankmap.",
 	  1, RM_SPANK_OPT_TRACE, opt_cb },
-	{ "rankmap-bind", NULL,
-	  "rankmap: bind each task to a core of the step's allocation, placed by rankmapd "
-	  "according to the pattern (or rank order). Implies --rankmap.",
-	  0, RM_SPANK_OPT_BIND, opt_cb },
+	{ "rankmap-bind", "[cores|gpu]",
+	  "rankmap: cores (the default): bind each task to a core of the step's allocation, placed by rankmapd "
+	  "according to the pattern (or rank order); gpu: bind each task to the allocated cores nearest the GPU "
+	  "it drives and name its nearest NIC to UCX, Open MPI and Cray MPICH. Implies --rankmap.",
+	  2, RM_SPANK_OPT_BIND, opt_cb },
 	{ "rankmap-learn", "[on|off]",
 	  "rankmap: learn this program's communication pattern at each run and use it from the next one "
 	  "(RANKMAP_LEARN=1; kept by rankmapd per user). off: do not, even when the site turns learning on. "
@@ -214,7 +215,7 @@ EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (ctx_load(&ctx, sp, ac, av, 1) < 0 || !rm_spank_job_active(&ctx.job, &ctx.conf))
 		return 0;
 	rm_spank_ensure_nodename(&ctx);
-	if (rm_spank_job_binds(&ctx.job, &ctx.conf))
+	if (rm_spank_job_binds(&ctx.job, &ctx.conf) == RM_SPANK_BIND_CORES)
 		rm_spank_step_bind_plan(&ctx);
 	else
 		rm_spank_probe_daemon(&ctx);
@@ -235,8 +236,10 @@ EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (spank_get_item(sp, S_TASK_ID, &ctx.local_id) != ESPANK_SUCCESS)
 		ctx.local_id = -1;
 	rm_spank_task_preload(&ctx);
-	if (rm_spank_job_binds(&ctx.job, &ctx.conf))
+	if (rm_spank_job_binds(&ctx.job, &ctx.conf) == RM_SPANK_BIND_CORES)
 		rm_spank_task_bind(&ctx);
+	else if (rm_spank_job_binds(&ctx.job, &ctx.conf) == RM_SPANK_BIND_GPU)
+		rm_spank_task_bind_gpu(&ctx);
 	if (!rm_error_isset(&ctx.err))
 		return 0;
 	rm_error_format(&ctx.err, buf, sizeof(buf));

@@ -9,7 +9,9 @@
  * The node name is slurmd's -N argument when given (several slurmd on one host), else the short host
  * name (Slurm's default NodeName). Test-only: RANKMAP_FAKE_NODE='<hwloc synthetic description>' in
  * slurmd's environment registers that synthetic hardware instead of the real one, so that virtual
- * nodes (slurmd -N) can look like the nodes slurm.conf declares.
+ * nodes (slurmd -N) can look like the nodes slurm.conf declares. The export keeps the node's I/O
+ * devices (GPUs, NICs, and the OpenFabrics HCAs whose NodeGUID/Port GIDs name generic HCAs in the fabric:
+ * topo/node_guid.c); hwloc's HWLOC_XMLFILE in slurmd's environment registers a recorded node instead.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +83,10 @@ static char *node_xml(hwloc_topology_t *topo, int *len, rm_error_t *err)
 		rm_error_set(err, "RANKMAP_FAKE_NODE", 0, 0, "bad hwloc synthetic description '%s'", fake);
 		goto fail;
 	}
+	/* GPUs, NICs and the HCAs' GUIDs are PCI and OS devices, which hwloc's default filters drop: keep
+	 * the devices hwloc calls important (GPUs, NICs, OpenFabrics HCAs, storage) and the bridges above
+	 * them */
+	hwloc_topology_set_io_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	if (hwloc_topology_load(*topo) < 0) {
 		rm_error_set(err, "hwloc", 0, 0, "load: %s", strerror(errno));
 		goto fail;

@@ -53,4 +53,8 @@ void rm_spank_task_preload(rm_spank_ctx_t *ctx);
 /* task_init: binds the task as the plan says. */
 void rm_spank_task_bind(rm_spank_ctx_t *ctx);
 
+/* task_init, --rankmap-bind=gpu: binds the task to the allocated cores nearest its GPU (the device
+ * variables Slurm set for it, common/rm_gpuenv.h) and exports its nearest NIC (spank_gpu.h). */
+void rm_spank_task_bind_gpu(rm_spank_ctx_t *ctx);
+
 #endif

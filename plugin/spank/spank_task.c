@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "spank_bind.h"
+#include "spank_gpu.h"
+#include "rm_gpuenv.h"
 #include "rm_client.h"
 #include "spank_elf.h"
 #include "spank_rm.h"
@@ -327,4 +329,83 @@ void rm_spank_task_bind(rm_spank_ctx_t *ctx)
 		spank_setenv(ctx->sp, RM_SPANK_BIND_CPUS_ENV, cpus, 1);
 	}
 	free(plan);
+}
+
+/* ---- --rankmap-bind=gpu ---- */
+
+/* The task's variables as rm_gpu_env_pick reads them (each fetched once, freed with the reader). */
+typedef struct task_env {
+	spank_t sp;
+	char *val[16];
+	const char *name[16];
+	int n;
+} task_env_t;
+
+static const char *task_env_get(const char *name, void *arg)
+{
+	task_env_t *e = arg;
+
+	for (int i = 0; i < e->n; i++)
+		if (!strcmp(e->name[i], name))
+			return e->val[i];
+	if (e->n == 16)
+		return NULL;
+	e->name[e->n] = name;
+	e->val[e->n] = step_getenv(e->sp, name);
+	return e->val[e->n++];
+}
+
+/* Finds the task's GPU and its place; 0 or -1 with err set. */
+static int gpu_place(rm_spank_ctx_t *ctx, rm_spank_gpu_place_t *pl, rm_error_t *err)
+{
+	task_env_t env = { .sp = ctx->sp };
+	rm_gpu_pick_t pick;
+	hwloc_topology_t topo;
+	char *cores = NULL;
+	int rc;
+
+	rc = rm_gpu_env_pick(task_env_get, &env, &pick, err);
+	for (int i = 0; i < env.n; i++)
+		free(env.val[i]);
+	if (rc == 0)
+		return rm_error_set(err, "--rankmap-bind=gpu", 0, 0,
+				    "no device variable names the task's GPU (ask Slurm for GPUs: --gpus-per-task)");
+	if (rc < 0)
+		return -1;
+	if (spank_get_item(ctx->sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores || !*cores)
+		cores = NULL; /* every core of the node */
+	if (rm_spank_gpu_topology(&topo, err) < 0)
+		return -1;
+	rc = rm_spank_gpu_place(topo, &pick, cores, pl, err);
+	hwloc_topology_destroy(topo);
+	return rc;
+}
+
+void rm_spank_task_bind_gpu(rm_spank_ctx_t *ctx)
+{
+	rm_spank_gpu_place_t pl;
+	rm_spank_nic_var_t vars[RM_SPANK_NIC_VARS];
+	rm_error_t err = { 0 };
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32], cpus[4096];
+	uint32_t ntasks = 0;
+	size_t nv;
+
+	if (gpu_place(ctx, &pl, &err) < 0) {
+		rm_error_set(&ctx->err, "--rankmap-bind=gpu", 0, 0, "task %u: %s; task not bound", ctx->global_id,
+			     rm_error_format(&err, buf, sizeof(buf)));
+		return;
+	}
+	spank_setenv(ctx->sp, RM_SPANK_GPU_ENV, pl.gpu_desc, 1);
+	if (spank_get_item(ctx->sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS)
+		ntasks = 0;
+	nv = rm_spank_nic_vars(&pl, ntasks, vars);
+	for (size_t i = 0; i < nv; i++) /* a value the user set wins */
+		spank_setenv(ctx->sp, vars[i].name, vars[i].value, 0);
+	if (rm_spank_bind_apply(pl.cpus, 0, cpus, sizeof(cpus), &err) < 0)
+		rm_error_set(&ctx->err, "--rankmap-bind=gpu", 0, 0, "task %u: GPU %s: %s; task not bound",
+			     ctx->global_id, pl.gpu_desc, rm_error_format(&err, buf, sizeof(buf)));
+	else
+		spank_setenv(ctx->sp, RM_SPANK_BIND_CPUS_ENV, cpus, 1);
+	slurm_info("rankmap: task %u: GPU %s, CPUs %s, NIC %s", ctx->global_id, pl.gpu_desc, pl.cpus,
+		   pl.nic_name[0] ? pl.nic_name : "(none)");
 }

@@ -94,6 +94,10 @@ seed() {
 	fuzz_slurm_conf) cp "$D"/slurm/slurm.conf.nodes "$D"/slurm/nodes.inc "$2"/
 		printf 'NodeName=ok[1-2]\n\nNodeName=bad[1-\n' >"$2/bad-hostlist"
 		printf 'NodeName=a[01-03] \\\n  CPUs=1\nnodename=DEFAULT\nInclude /nonexistent.conf\n' >"$2/include-missing" ;;
+	fuzz_gpu_env) printf '3\n' >"$2/cuda"; printf '\nGPU-4b2c1a9f,1\n' >"$2/rocr"
+		printf '1\n\n\n\n\n4,6\n' >"$2/relative"; printf '\n\n\n\n1.2,0.1.2\n' >"$2/ze"
+		printf 'MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/1/0\n' >"$2/mig"; printf '\n\n\n\n\n0-3,8\n2-5\n' >"$2/slurm"
+		printf '=\nNoDevFiles\n' >"$2/empty" ;;
 	fuzz_rm_file) i=0; for v in 64M 1G 3K 0 18446744073709551615 99999999999G 12x; do
 			i=$((i + 1)); printf '%s' "$v" >"$2/size$i"; done
 		cp conf/rankmapd.conf "$2"/ ;;

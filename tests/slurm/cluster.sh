@@ -19,6 +19,9 @@
 #   RM_SLURM_CTLD=NAME(ADDR)              slurmctld's host (port 6817; every slurmd on 6818)
 #   RM_SLURM_NODES="n1=ADDR ... n4=ADDR"  each node's host address (the names are n1..n4)
 #   RM_SLURM_MUNGE=SOCKET                 munged's socket as every host sees it
+# GPU nodes (any setup): RM_SLURM_NODE_HW="CPUs=... SocketsPerBoard=... CoresPerSocket=... ThreadsPerCore=..."
+# replaces the nodes' hardware (e.g. that of the HWLOC_XMLFILE slurmd is given), RM_SLURM_GRES="gpu:TYPE:N"
+# adds GresTypes=gpu and the nodes' Gres= (the caller writes DIR/gres.conf).
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 # free_port_base: print a base port P such that P..P+4 are free on 127.0.0.1.
@@ -39,7 +42,7 @@ free_port_base() {
 
 # node_lines PORT: the NodeName lines (one host: consecutive slurmd ports after slurmctld's PORT)
 node_lines() {
-	hw="CPUs=16 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=1000"
+	hw="${RM_SLURM_NODE_HW:-CPUs=16 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1} RealMemory=1000${RM_SLURM_GRES:+ Gres=$RM_SLURM_GRES}"
 	if [ -z "${RM_SLURM_NODES:-}" ]; then
 		echo "NodeName=n[1-4] NodeHostname=localhost NodeAddr=127.0.0.1 Port=[$(($1 + 1))-$(($1 + 4))] $hw"
 		return
@@ -52,6 +55,7 @@ write_conf() { # dir port plugin args...
 	if [ -n "${RM_SLURM_NODES:-}" ]; then ports="SlurmctldPort=6817
 SlurmdPort=6818"; else ports="SlurmctldPort=$port"; fi
 	cat >"$d/slurm.conf" <<EOC
+${RM_SLURM_GRES:+GresTypes=gpu}
 ClusterName=rmtest
 SlurmctldHost=${RM_SLURM_CTLD:-localhost(127.0.0.1)}
 $ports

@@ -76,14 +76,26 @@ static void test_job(void)
 	      "bad mode");
 	memset(&j, 0, sizeof(j));
 	check(rm_spank_job_set(&j, RM_SPANK_OPT_BIND, NULL, 1, NULL) == 0 && rm_spank_job_active(&j, &c) &&
-		      rm_spank_job_binds(&j, &c),
-	      "--rankmap-bind implies --rankmap");
+		      rm_spank_job_binds(&j, &c) == RM_SPANK_BIND_CORES,
+	      "--rankmap-bind implies --rankmap, binds to cores");
+	memset(&j, 0, sizeof(j));
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_BIND, "cores", 1, NULL) == 0 &&
+		      rm_spank_job_binds(&j, &c) == RM_SPANK_BIND_CORES,
+	      "--rankmap-bind=cores");
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_BIND, "gpu", 1, NULL) == 0 && rm_spank_job_active(&j, &c) &&
+		      rm_spank_job_binds(&j, &c) == RM_SPANK_BIND_GPU,
+	      "--rankmap-bind=gpu");
+	rm_error_clear(&err);
+	check(rm_spank_job_set(&j, RM_SPANK_OPT_BIND, "gpus", 1, &err) == -1 && errno == EINVAL &&
+		      !strcmp(err.source, "--rankmap-bind") && strstr(err.text, "'gpus'") &&
+		      strstr(err.text, "cores or gpu"),
+	      "a bad --rankmap-bind value names the option and the values (%s)", err.text);
 	memset(&j, 0, sizeof(j));
 	check(rm_spank_job_set(&j, RM_SPANK_OPT_METRIC, "loggp", 1, NULL) == 0 && rm_spank_job_active(&j, &c),
 	      "metric loggp");
 	check(!rm_spank_job_binds(&j, &c), "no binding unless asked");
 	c.bind_default = 1;
-	check(rm_spank_job_binds(&j, &c), "bind=on binds active jobs");
+	check(rm_spank_job_binds(&j, &c) == RM_SPANK_BIND_CORES, "bind=on binds active jobs to cores");
 	rm_error_clear(&err);
 	check(rm_spank_job_set(&j, RM_SPANK_OPT_METRIC, "bandwidth", 1, &err) == -1 && strstr(err.text, "bandwidth"),
 	      "bad metric");
