@@ -33,7 +33,7 @@
 #include "mapping_private.h"
 
 #define ML_COARSE_PER_PART 24
-#define ML_INIT_TRIES 4
+#define ML_INIT_TRIES 8
 #define ML_PASSES 4
 #define ML_IMBALANCE 0.03
 #define NONE UINT32_MAX
@@ -327,6 +327,155 @@ static void kway_pass(const struct lgraph *h, uint32_t k, const double *cap, con
 	}
 }
 
+struct hitem {
+	double gain;
+	uint32_t v;
+};
+
+struct heap {
+	struct hitem *a;
+	size_t n, cap;
+};
+
+static int hpush(struct heap *H, double gain, uint32_t v)
+{
+	size_t i;
+
+	if (H->n == H->cap) {
+		size_t cap = H->cap ? 2 * H->cap : 256;
+		struct hitem *na = realloc(H->a, cap * sizeof(*na));
+
+		if (!na)
+			return -1;
+		H->a = na, H->cap = cap;
+	}
+	for (i = H->n++; i > 0 && H->a[(i - 1) / 2].gain < gain; i = (i - 1) / 2)
+		H->a[i] = H->a[(i - 1) / 2];
+	H->a[i] = (struct hitem){ gain, v };
+	return 0;
+}
+
+static struct hitem hpop(struct heap *H)
+{
+	struct hitem top = H->a[0], last = H->a[--H->n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < H->n) {
+		if (c + 1 < H->n && H->a[c + 1].gain > H->a[c].gain)
+			c++;
+		if (H->a[c].gain <= last.gain)
+			break;
+		H->a[i] = H->a[c], i = c;
+	}
+	if (H->n)
+		H->a[i] = last;
+	return top;
+}
+
+/* The best move of u (to a part with room, its own part keeping at least lo[]): *to, or NONE. */
+static double best_move(const struct lgraph *h, const uint32_t *part, const double *wt, const double *cap,
+			const double *lo, double *conn, uint32_t *tl, uint32_t u, uint32_t *to)
+{
+	uint32_t own = part[u], nt = 0, t;
+	double bg = -1e300;
+	uint64_t e;
+
+	*to = NONE;
+	for (e = h->xadj[u]; e < h->xadj[u + 1]; e++) {
+		uint32_t p = part[h->adj[e]];
+
+		if (conn[p] == 0)
+			tl[nt++] = p;
+		conn[p] += h->w[e];
+	}
+	if (wt[own] - h->c[u] >= lo[own])
+		for (t = 0; t < nt; t++) {
+			uint32_t p = tl[t];
+
+			if (p != own && wt[p] + h->c[u] <= cap[p] && conn[p] - conn[own] > bg)
+				bg = conn[p] - conn[own], *to = p;
+		}
+	for (t = 0; t < nt; t++)
+		conn[tl[t]] = 0;
+	return bg;
+}
+
+/* k-way Fiduccia-Mattheyses: moves by best gain, negative ones too (each vertex once a pass), then
+ * the best prefix of the pass is kept; passes until one gains nothing. Returns -1 when out of memory. */
+static int kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const double *lo, uint32_t *part, double *wt,
+		   double *conn, uint32_t *tl)
+{
+	uint32_t n = h->n, u, *logv = malloc(((size_t)n + 1) * sizeof(*logv)),
+		 *logp = malloc(((size_t)n + 1) * sizeof(*logp));
+	unsigned char *locked = calloc((size_t)n + 1, 1);
+	uint32_t stall_max = n / 8 < 64 ? 64 : n / 8;
+	struct heap H = { 0 };
+	int pass, rc = -1;
+
+	if (!logv || !logp || !locked)
+		goto out;
+	for (pass = 0; pass < ML_PASSES; pass++) {
+		double cur = 0, best = 0;
+		uint32_t nlog = 0, bestpos = 0, stall = 0, to;
+
+		H.n = 0;
+		memset(locked, 0, n);
+		for (u = 0; u < n; u++) {
+			double gn = best_move(h, part, wt, cap, lo, conn, tl, u, &to);
+
+			if (to != NONE && hpush(&H, gn, u) < 0)
+				goto out;
+		}
+		while (H.n && stall < stall_max) {
+			struct hitem it = hpop(&H);
+			double gn;
+			uint64_t e;
+
+			if (locked[it.v])
+				continue;
+			gn = best_move(h, part, wt, cap, lo, conn, tl, it.v, &to);
+			if (to == NONE)
+				continue;
+			if (gn < it.gain - 1e-12 * (1 + (it.gain < 0 ? -it.gain : it.gain))) { /* stale */
+				if (hpush(&H, gn, it.v) < 0)
+					goto out;
+				continue;
+			}
+			locked[it.v] = 1;
+			logv[nlog] = it.v, logp[nlog++] = part[it.v];
+			wt[part[it.v]] -= h->c[it.v], wt[to] += h->c[it.v];
+			part[it.v] = to;
+			cur += gn;
+			if (cur > best + 1e-9 * (1 + best))
+				best = cur, bestpos = nlog, stall = 0;
+			else
+				stall++;
+			for (e = h->xadj[it.v]; e < h->xadj[it.v + 1]; e++) {
+				uint32_t x = h->adj[e];
+				double gx;
+
+				if (locked[x])
+					continue;
+				gx = best_move(h, part, wt, cap, lo, conn, tl, x, &to);
+				if (to != NONE && hpush(&H, gx, x) < 0)
+					goto out;
+			}
+		}
+		while (nlog > bestpos) { /* back to the best prefix */
+			uint32_t v = logv[--nlog];
+
+			wt[part[v]] -= h->c[v], wt[logp[nlog]] += h->c[v];
+			part[v] = logp[nlog];
+		}
+		if (best <= 0)
+			break;
+	}
+	rc = 0;
+out:
+	free(logv), free(logp), free(locked), free(H.a);
+	return rc;
+}
+
 /* ord[0..n-1]: a seeded random order of 0..n-1. */
 static void shuffle(struct ml *M, uint32_t *ord, uint32_t n)
 {
@@ -414,7 +563,7 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 {
 	struct lgraph *lv[64];
 	uint32_t *cmaps[64], nl = 1, i, mint = UINT32_MAX, *tl = NULL, *best = NULL, *front = NULL, *ord = NULL;
-	double *wt = NULL, *cap = NULL, *conn = NULL, bestcut = -1;
+	double *wt = NULL, *cap = NULL, *lo = NULL, *conn = NULL, bestcut = -1;
 	int rc = -1, stop = 0, l, try;
 
 	lv[0] = h;
@@ -442,17 +591,28 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 
 		wt = malloc((size_t)k * sizeof(*wt));
 		cap = malloc((size_t)k * sizeof(*cap));
+		lo = malloc((size_t)k * sizeof(*lo));
 		conn = calloc(sz > h->n ? sz : h->n, sizeof(*conn));
 		tl = malloc(((size_t)h->n + k) * sizeof(*tl));
 		front = malloc(((size_t)h->n + 1) * sizeof(*front));
 		best = malloc(((size_t)h->n + 1) * sizeof(*best));
 		ord = malloc(((size_t)h->n + 1) * sizeof(*ord));
-		if (!wt || !cap || !conn || !tl || !front || !best || !ord)
+		if (!wt || !cap || !lo || !conn || !tl || !front || !best || !ord)
 			goto out;
 		for (try = 0; try < ML_INIT_TRIES; try++) {
 			double c;
 
 			grow(M, hc, k, tgt, part, conn, front);
+			for (i = 0; i < k; i++)
+				wt[i] = 0, cap[i] = tgt[i] + ML_IMBALANCE * tgt[i] + 1,
+				lo[i] = tgt[i] - ML_IMBALANCE * tgt[i] - 1;
+			for (i = 0; i < hc->n; i++)
+				wt[part[i]] += hc->c[i];
+			for (i = 0; i < k; i++)
+				cap[i] = cap[i] < wt[i] ? wt[i] : cap[i], lo[i] = lo[i] > wt[i] ? wt[i] : lo[i];
+			memset(conn, 0, (size_t)k * sizeof(*conn));
+			if (kway_fm(hc, k, cap, lo, part, wt, conn, tl) < 0)
+				goto out;
 			c = cut_of(hc, part);
 			if (bestcut < 0 || c < bestcut) {
 				bestcut = c;
@@ -476,11 +636,17 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 			wt[i] = 0, cap[i] = tgt[i] + ML_IMBALANCE * tgt[i] + 1;
 		for (i = 0; i < hl->n; i++)
 			wt[part[i]] += hl->c[i];
-		for (i = 0; i < k; i++)
+		for (i = 0; i < k; i++) {
 			if (cap[i] < wt[i])
 				cap[i] = wt[i]; /* (an overfull part may not grow, but need not shrink here) */
+			lo[i] = tgt[i] - ML_IMBALANCE * tgt[i] - 1;
+			if (lo[i] > wt[i])
+				lo[i] = wt[i];
+		}
 		shuffle(M, ord, hl->n);
 		kway_pass(hl, k, cap, ord, part, wt, conn, tl);
+		if (kway_fm(hl, k, cap, lo, part, wt, conn, tl) < 0)
+			goto out;
 		if (l == 0 && balance(hl, k, tgt, part, wt, conn, tl) < 0)
 			goto out;
 	}
@@ -488,7 +654,7 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 out:
 	for (i = 1; i < nl; i++)
 		lg_free(lv[i]), free(cmaps[i - 1]);
-	free(wt), free(cap), free(conn), free(tl), free(best), free(front), free(ord);
+	free(wt), free(cap), free(lo), free(conn), free(tl), free(best), free(front), free(ord);
 	if (rc < 0)
 		M->oom = 1;
 	return rc;
