@@ -120,8 +120,8 @@ int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
  * or -1 (err set) when out of memory. */
 int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm);
 
-/* refine.c: improves perm in place (must be a bijection) until no gain or the deadline, then (kicks)
- * by iterated local search. Returns the number of improving moves, -1 on allocation failure. */
+/* refine.c: improves perm in place (must be a bijection) until no gain or the deadline, then (kicks > 0)
+ * by iterated local search, kicks + 1 random moves a step (1: two, the engines' own strength). Returns the number of improving moves, -1 on allocation failure. */
 long map_refine_run(const map_ctx_t *ctx, uint32_t *perm, int kicks);
 
 #endif

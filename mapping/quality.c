@@ -9,7 +9,7 @@
  *  - a multilevel construction (multilevel.c: hierarchical multisection by multilevel k-way
  *    partitioning), followed by refine.c's hierarchy-aware swap search and its iterated local search;
  *  - every third item instead restarts the iterated local search from the best mapping so far with a
- *    fresh seed (its kicks move a rank next to one of its neighbours, in any group of the tree: the
+ *    fresh seed and two to five random moves a step (its kicks move a rank next to one of its neighbours, in any group of the tree: the
  *    swap neighbourhoods N_C^d of von Kirchbach, Schulz and Traeff, "Better process mapping and sparse
  *    quadratic assignment", SEA 2017, with d = 1 and C the groups of the lowest level).
  *
@@ -37,8 +37,8 @@
 
 #define QUALITY_ITEMS 4
 #define QUALITY_MAX_THREADS 8
-#define QUALITY_MAX_ROUNDS 64
-#define QUALITY_STALL_ROUNDS 12
+#define QUALITY_MAX_ROUNDS 256
+#define QUALITY_STALL_ROUNDS 32
 #define QUALITY_MIN_SHARE_MS 1.0
 
 struct item {
@@ -46,7 +46,8 @@ struct item {
 	const uint32_t *best; /* start of a restart */
 	uint32_t *perm;
 	unsigned seed;
-	int restart;
+	int restart, strength, on_main;
+		/* on_main: run by the calling thread (its clock counts it) */ /* strength: kicks + 1 random moves a step of the restarted local search */
 	double share, cpu, cost;
 	int rc;
 };
@@ -54,6 +55,7 @@ struct item {
 struct worker {
 	struct item *items;
 	size_t first, step, count;
+	int on_main;
 };
 
 static void run_item(struct item *it)
@@ -72,7 +74,7 @@ static void run_item(struct item *it)
 		memcpy(it->perm, it->best, (size_t)n * sizeof(*it->perm));
 	else if (map_multilevel(&sub, it->seed, it->perm) < 0 || map_repair(sub.g, sub.t, it->perm) < 0)
 		it->rc = -1;
-	if (it->rc == 0 && map_refine_run(&sub, it->perm, 1) < 0)
+	if (it->rc == 0 && map_refine_run(&sub, it->perm, it->restart ? it->strength : 1) < 0)
 		it->rc = -1;
 	it->cost = it->rc == 0 ? map_cost(sub.g, sub.t, it->perm) : -1;
 	it->cpu = map_now_ms() - t0;
@@ -83,8 +85,10 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	size_t i;
 
-	for (i = w->first; i < w->count; i += w->step)
+	for (i = w->first; i < w->count; i += w->step) {
+		w->items[i].on_main = w->on_main;
 		run_item(&w->items[i]);
+	}
 	return NULL;
 }
 
@@ -97,8 +101,8 @@ static size_t nthreads(void)
 	return c > QUALITY_MAX_THREADS ? QUALITY_MAX_THREADS : c > QUALITY_ITEMS ? QUALITY_ITEMS : (size_t)c;
 }
 
-/* Runs the items on up to nt threads (the calling thread is one of them); returns the CPU time they
- * took, all threads together. */
+/* Runs the items on up to nt threads (the calling thread is one of them); returns the CPU time that the
+ * other threads took (the calling thread's own is on its clock). */
 static double run_round(struct item *items, size_t nt)
 {
 	pthread_t th[QUALITY_ITEMS];
@@ -107,7 +111,7 @@ static double run_round(struct item *items, size_t nt)
 	double cpu = 0;
 
 	for (i = 0; i < nt; i++)
-		w[i] = (struct worker){ items, i, nt, QUALITY_ITEMS };
+		w[i] = (struct worker){ items, i, nt, QUALITY_ITEMS, i == 0 };
 	for (i = 1; i < nt; i++) {
 		if (pthread_create(&th[i], NULL, worker_main, &w[i]) != 0)
 			break;
@@ -119,11 +123,14 @@ static double run_round(struct item *items, size_t nt)
 	for (i = started + 1; i < nt; i++) { /* the items of threads that did not start */
 		size_t j;
 
-		for (j = i; j < QUALITY_ITEMS; j += nt)
+		for (j = i; j < QUALITY_ITEMS; j += nt) {
+			items[j].on_main = 1;
 			run_item(&items[j]);
+		}
 	}
 	for (i = 0; i < QUALITY_ITEMS; i++)
-		cpu += items[i].cpu;
+		if (!items[i].on_main)
+			cpu += items[i].cpu;
 	return cpu;
 }
 
@@ -155,6 +162,7 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 			items[i] = (struct item){ .ctx = ctx, .best = perm, .perm = mem + i * n, .share = share };
 			items[i].seed = ctx->opt.seed * 2654435761u + k + 1;
 			items[i].restart = k % 3 == 2 || (ml_cpu > share);
+			items[i].strength = 1 + (int)(k / 3 % 4); /* two to five kicks a step */
 		}
 		spent += run_round(items, nt);
 		for (i = 0; i < QUALITY_ITEMS; i++) {

@@ -11,7 +11,8 @@
  * BENCH_QUALITY_BUDGETS (CPU ms, comma-separated, default "1000,10000"). Costs are computed here from
  * the Metis file and the tleaf arities alone (cost_indep below: integer division of slot numbers, no
  * call into mapping/ or topo/), the same rule as score.py; with OUT, every mapping is also written to
- * OUT/NAME.ENGINE.perm (one slot per line) for score.py to cost again (run.sh does). A Metis file with
+ * OUT/NAME.ENGINE.perm (one slot per line), with its cost in OUT/NAME.ENGINE.cost, for score.py to
+ * cost again (run.sh does). A Metis file with
  * a "% rankmap-cart: SPEC" line is the halo exchange of that grid, built by map_graph_cart so that auto
  * knows the grid (checked against the file's edges).
  *
@@ -187,7 +188,8 @@ static int best_peer(const char *file, const char *name, struct peer *out)
 	return found;
 }
 
-static void dump(const char *outdir, const char *name, const char *eng, const uint32_t *perm, uint32_t n)
+/* OUT/NAME.ENGINE.perm (one slot per line) and OUT/NAME.ENGINE.cost (the cost printed), for run.sh. */
+static void dump(const char *outdir, const char *name, const char *eng, const uint32_t *perm, uint32_t n, double cost)
 {
 	char path[1024];
 	FILE *f;
@@ -199,6 +201,11 @@ static void dump(const char *outdir, const char *name, const char *eng, const ui
 		return;
 	for (uint32_t i = 0; i < n; i++)
 		fprintf(f, "%u\n", perm[i]);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s.%s.cost", outdir, name, eng);
+	if (!(f = fopen(path, "w")))
+		return;
+	fprintf(f, "%.0f\n", cost);
 	fclose(f);
 }
 
@@ -218,7 +225,7 @@ static double one(const struct inst *in, const map_graph_t *g, const topo_target
 	*cpu = cpu_now() - c0;
 	c = cost_indep(in, perm);
 	printf(" %12.0f %7.3f", c, *cpu);
-	dump(outdir, in->name, label, perm, g->n);
+	dump(outdir, in->name, label, perm, g->n, c);
 	return c;
 }
 
@@ -249,8 +256,12 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "%s: cannot open\n", path), 2;
 	printf("%-20s %7s %12s %7s %12s %7s %12s %7s", "instance", "ranks", "identity", "cpu-s", "scotch", "cpu-s",
 	       "auto", "cpu-s");
-	for (int b = 0; b < nb; b++)
-		printf(" %9s%-3.0fs %7s", "auto ", budgets[b] / 1000, "cpu-s");
+	for (int b = 0; b < nb; b++) {
+		char h[32];
+
+		snprintf(h, sizeof(h), "auto %gs", budgets[b] / 1000);
+		printf(" %12s %7s", h, "cpu-s");
+	}
 	printf("\n");
 	while (fgets(line, sizeof(line), lst)) {
 		struct inst in = { 0 };
