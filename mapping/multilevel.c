@@ -11,16 +11,19 @@
  * 2024; von Kirchbach, Schulz and Traeff, "Better process mapping and sparse quadratic assignment",
  * SEA 2017 / JEA 2020, whose top-down construction it is), our implementation:
  *
- *  - coarsening: heavy-edge matching in a seeded random order, the rating w(u,v) / (c(u) c(v)) (c the
- *    ranks a coarse vertex holds) so that clusters stay even, no cluster above a third of the smallest
- *    part; until the graph is small (ML_COARSE_PER_PART x parts vertices) or stops shrinking;
- *  - initial partition of the coarsest graph: greedy growing of each part from the unassigned vertex
- *    most connected to nothing assigned yet, by strongest connection, ML_INIT_TRIES seeded tries, the
- *    smallest cut kept;
- *  - uncoarsening: at every level, passes of greedy k-way moves (each vertex to the part it is most
- *    connected to, when the part stays within ML_IMBALANCE of its size), then at the finest level the
- *    parts are made exact by moving the vertices that lose least from each overfull part to an
- *    underfull one.
+ *  - a node's k-way split is recursive bisection: the children are halved, the ranks bisected into
+ *    exactly the two halves' sizes, each side split again, then k-way FM over the node's graph at exact
+ *    sizes polishes across the bisections' boundaries;
+ *  - each bisection (and k-way split of 2) is multilevel: heavy-edge matching in a seeded random order,
+ *    the rating w(u,v) / (c(u) c(v)) (c the ranks a coarse vertex holds) so that clusters stay even, no
+ *    cluster above an eighth of the smallest part, until the graph is small (ML_COARSE_PER_PART x parts,
+ *    and at least ML_COARSE_MIN vertices) or stops shrinking;
+ *  - initial partition of the coarsest graph: greedy growing of each part by strongest connection,
+ *    ML_INIT_TRIES seeded tries each balanced and refined by FM, the smallest cut kept;
+ *  - uncoarsening: at every level, sizes first (diffusion: an overfull part's excess moves downhill to
+ *    neighbouring parts, best gain first), then greedy k-way moves and k-way Fiduccia-Mattheyses
+ *    (negative moves too, best prefix kept) within ML_IMBALANCE of the sizes, exact but for one rank at
+ *    the finest level (FM's pairs of moves are then exchanges); the finest level ends at exact sizes.
  *
  * The swaps between the parts that exact sizes forbid as moves are left to refine.c's hierarchy-aware
  * swap search, which quality.c runs on the result. Time O((ranks + edges) x levels x passes), memory
@@ -33,7 +36,9 @@
 #include "mapping_private.h"
 
 #define ML_COARSE_PER_PART 24
-#define ML_INIT_TRIES 8
+#define ML_COARSE_MIN 160 /* the coarsest graph keeps at least this many vertices */
+#define ML_CLUSTER_DIV 8  /* no cluster above 1/8 of the smallest part */
+#define ML_INIT_TRIES 24
 #define ML_PASSES 4
 #define ML_IMBALANCE 0.03
 #define NONE UINT32_MAX
@@ -558,6 +563,100 @@ static int balance(const struct lgraph *h, uint32_t k, const uint32_t *tgt, uint
 	return 0;
 }
 
+/* Moves vertices downhill until no part is above cap: from a part above its cap to a neighbouring part
+ * whose excess over its size stays below the source's (the source's excess less the vertex), best gain
+ * first, pass after pass, so that an excess travels through the parts between to a part with room,
+ * along the boundary. */
+static int diffuse(const struct lgraph *h, uint32_t k, const uint32_t *tgt, const double *cap, uint32_t *part,
+		   double *wt, double *conn, uint32_t *tl)
+{
+	uint32_t n = h->n, u, nc, i, p;
+	struct cand *cs = malloc(((size_t)n + 1) * sizeof(*cs));
+	int pass;
+
+	if (!cs)
+		return -1;
+	for (pass = 0; pass < 64; pass++) {
+		int over = 0;
+
+		for (p = 0; p < k; p++)
+			over |= wt[p] > cap[p];
+		if (!over)
+			break;
+		nc = 0;
+		for (u = 0; u < n; u++) {
+			uint32_t own = part[u], nt = 0, t, to = NONE;
+			double bg = -1e300;
+			uint64_t e;
+
+			if (wt[own] <= cap[own])
+				continue;
+			for (e = h->xadj[u]; e < h->xadj[u + 1]; e++) {
+				uint32_t q = part[h->adj[e]];
+
+				if (conn[q] == 0)
+					tl[nt++] = q;
+				conn[q] += h->w[e];
+			}
+			for (t = 0; t < nt; t++) {
+				uint32_t q = tl[t];
+
+				if (q != own && wt[q] + h->c[u] - tgt[q] < wt[own] - tgt[own] &&
+				    conn[q] - conn[own] > bg)
+					bg = conn[q] - conn[own], to = q;
+			}
+			for (t = 0; t < nt; t++)
+				conn[tl[t]] = 0;
+			if (to != NONE)
+				cs[nc].loss = -bg, cs[nc].v = u, cs[nc++].to = to;
+		}
+		if (!nc)
+			break;
+		qsort(cs, nc, sizeof(*cs), cand_cmp);
+		for (i = 0; i < nc; i++) {
+			uint32_t v = cs[i].v, own = part[v], q = cs[i].to;
+
+			if (wt[own] > cap[own] && wt[q] + h->c[v] - tgt[q] < wt[own] - tgt[own]) {
+				part[v] = q;
+				wt[own] -= h->c[v], wt[q] += h->c[v];
+			}
+		}
+	}
+	free(cs);
+	return 0;
+}
+
+/* cap[] and lo[] of a level: the size give or take frac of it and one; wt[] recounted from part. */
+static void bounds(const struct lgraph *h, uint32_t k, const uint32_t *tgt, double frac, const uint32_t *part,
+		   double *wt, double *cap, double *lo)
+{
+	uint32_t i;
+
+	for (i = 0; i < k; i++)
+		wt[i] = 0;
+	for (i = 0; i < h->n; i++)
+		wt[part[i]] += h->c[i];
+	for (i = 0; i < k; i++) {
+		double slack = frac * tgt[i] + 1;
+
+		cap[i] = tgt[i] + slack, lo[i] = tgt[i] - slack;
+	}
+}
+
+/* After diffuse: a part still outside its bounds keeps what it holds (it may not grow past it, nor
+ * shrink below it), so that FM never makes it worse. */
+static void widen(uint32_t k, const double *wt, double *cap, double *lo)
+{
+	uint32_t i;
+
+	for (i = 0; i < k; i++) {
+		if (cap[i] < wt[i])
+			cap[i] = wt[i];
+		if (lo[i] > wt[i])
+			lo[i] = wt[i];
+	}
+}
+
 /* Multilevel k-way partition of h into parts of exactly tgt[0..k-1] vertices (sum = h->n). */
 static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *tgt, uint32_t *part)
 {
@@ -570,13 +669,13 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 	for (i = 0; i < k; i++)
 		if (tgt[i] < mint)
 			mint = tgt[i];
-	while (nl < 64 && lv[nl - 1]->n > ML_COARSE_PER_PART * k && mint >= 3) {
+	while (nl < 64 && lv[nl - 1]->n > ML_COARSE_PER_PART * k && lv[nl - 1]->n > ML_COARSE_MIN && mint >= 3) {
 		cmaps[nl - 1] = malloc((size_t)lv[nl - 1]->n * sizeof(uint32_t));
 		if (!cmaps[nl - 1]) {
 			M->oom = 1;
 			break;
 		}
-		lv[nl] = coarsen(M, lv[nl - 1], mint / 3, cmaps[nl - 1], &stop);
+		lv[nl] = coarsen(M, lv[nl - 1], mint / ML_CLUSTER_DIV + 1, cmaps[nl - 1], &stop);
 		if (!lv[nl]) {
 			free(cmaps[nl - 1]);
 			break;
@@ -603,14 +702,11 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 			double c;
 
 			grow(M, hc, k, tgt, part, conn, front);
-			for (i = 0; i < k; i++)
-				wt[i] = 0, cap[i] = tgt[i] + ML_IMBALANCE * tgt[i] + 1,
-				lo[i] = tgt[i] - ML_IMBALANCE * tgt[i] - 1;
-			for (i = 0; i < hc->n; i++)
-				wt[part[i]] += hc->c[i];
-			for (i = 0; i < k; i++)
-				cap[i] = cap[i] < wt[i] ? wt[i] : cap[i], lo[i] = lo[i] > wt[i] ? wt[i] : lo[i];
 			memset(conn, 0, (size_t)k * sizeof(*conn));
+			bounds(hc, k, tgt, ML_IMBALANCE, part, wt, cap, lo);
+			if (diffuse(hc, k, tgt, cap, part, wt, conn, tl) < 0)
+				goto out;
+			widen(k, wt, cap, lo);
 			if (kway_fm(hc, k, cap, lo, part, wt, conn, tl) < 0)
 				goto out;
 			c = cut_of(hc, part);
@@ -632,29 +728,117 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 				best[u] = part[cmaps[l][u]];
 			memcpy(part, best, (size_t)hl->n * sizeof(*part));
 		}
-		for (i = 0; i < k; i++)
-			wt[i] = 0, cap[i] = tgt[i] + ML_IMBALANCE * tgt[i] + 1;
-		for (i = 0; i < hl->n; i++)
-			wt[part[i]] += hl->c[i];
-		for (i = 0; i < k; i++) {
-			if (cap[i] < wt[i])
-				cap[i] = wt[i]; /* (an overfull part may not grow, but need not shrink here) */
-			lo[i] = tgt[i] - ML_IMBALANCE * tgt[i] - 1;
-			if (lo[i] > wt[i])
-				lo[i] = wt[i];
-		}
+		/* sizes first (the finest level: exact but for one, for FM's exchanges), then the cut */
+		bounds(hl, k, tgt, l ? ML_IMBALANCE : 0, part, wt, cap, lo);
+		if (diffuse(hl, k, tgt, cap, part, wt, conn, tl) < 0)
+			goto out;
+		widen(k, wt, cap, lo);
 		shuffle(M, ord, hl->n);
 		kway_pass(hl, k, cap, ord, part, wt, conn, tl);
 		if (kway_fm(hl, k, cap, lo, part, wt, conn, tl) < 0)
 			goto out;
-		if (l == 0 && balance(hl, k, tgt, part, wt, conn, tl) < 0)
-			goto out;
+		if (l == 0) { /* exact sizes */
+			for (i = 0; i < k; i++)
+				cap[i] = tgt[i];
+			if (diffuse(hl, k, tgt, cap, part, wt, conn, tl) < 0 ||
+			    balance(hl, k, tgt, part, wt, conn, tl) < 0)
+				goto out;
+		}
 	}
 	rc = 0;
 out:
 	for (i = 1; i < nl; i++)
 		lg_free(lv[i]), free(cmaps[i - 1]);
 	free(wt), free(cap), free(lo), free(conn), free(tl), free(best), free(front), free(ord);
+	if (rc < 0)
+		M->oom = 1;
+	return rc;
+}
+
+/* The graph that the vertices vs[0..n-1] of h induce (loc: scratch of h->n entries, all NONE, left so). */
+static struct lgraph *lg_induced(const struct lgraph *h, const uint32_t *vs, uint32_t n, uint32_t *loc)
+{
+	uint64_t nadj = 0, k, pos = 0;
+	struct lgraph *s;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		loc[vs[i]] = i;
+	for (i = 0; i < n; i++)
+		for (k = h->xadj[vs[i]]; k < h->xadj[vs[i] + 1]; k++)
+			nadj += loc[h->adj[k]] != NONE;
+	if ((s = lg_alloc(n, nadj)))
+		for (i = 0; i < n; i++) {
+			s->c[i] = h->c[vs[i]];
+			for (k = h->xadj[vs[i]]; k < h->xadj[vs[i] + 1]; k++)
+				if (loc[h->adj[k]] != NONE)
+					s->adj[pos] = loc[h->adj[k]], s->w[pos++] = h->w[k];
+			s->xadj[i + 1] = pos;
+		}
+	for (i = 0; i < n; i++)
+		loc[vs[i]] = NONE;
+	return s;
+}
+
+/* A k-way partition by recursive multilevel bisection (each half of the parts gets its exact share),
+ * then k-way FM over the whole graph at exact sizes but for one, for what the bisections left across
+ * their boundaries. */
+static int ml_kway(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *tgt, uint32_t *part)
+{
+	uint32_t mid = k / 2, t2[2] = { 0, 0 }, i, side, *vs = NULL, *loc = NULL, *sub = NULL, *tl = NULL;
+	double *wt = NULL, *cap = NULL, *lo = NULL, *conn = NULL;
+	int rc = -1;
+
+	if (k <= 2)
+		return ml_partition(M, h, k, tgt, part);
+	for (i = 0; i < k; i++)
+		t2[i >= mid] += tgt[i];
+	if (ml_partition(M, h, 2, t2, part) < 0)
+		return -1;
+	vs = malloc(((size_t)h->n + 1) * sizeof(*vs));
+	loc = malloc(((size_t)h->n + 1) * sizeof(*loc));
+	sub = malloc(((size_t)h->n + 1) * sizeof(*sub));
+	wt = malloc((size_t)k * sizeof(*wt)), cap = malloc((size_t)k * sizeof(*cap));
+	lo = malloc((size_t)k * sizeof(*lo)), conn = calloc(k, sizeof(*conn));
+	tl = malloc(((size_t)h->n + k) * sizeof(*tl));
+	if (!vs || !loc || !sub || !wt || !cap || !lo || !conn || !tl)
+		goto out;
+	for (i = 0; i < h->n; i++)
+		loc[i] = NONE;
+	for (side = 0; side < 2; side++) {
+		uint32_t n = 0, j, p0 = side ? mid : 0, kk = side ? k - mid : mid;
+		struct lgraph *s;
+
+		for (i = 0; i < h->n; i++)
+			if (part[i] == side)
+				vs[n++] = i;
+		if (!(s = lg_induced(h, vs, n, loc)))
+			goto out;
+		j = ml_kway(M, s, kk, tgt + p0, sub) < 0;
+		lg_free(s);
+		if (j)
+			goto out;
+		for (j = 0; j < n; j++)
+			sub[j] += p0, loc[vs[j]] = sub[j]; /* (loc borrowed for the new parts) */
+		for (j = 0; j < n; j++)
+			vs[j] = loc[vs[j]];
+		for (i = 0, j = 0; i < h->n; i++)
+			if (part[i] == side)
+				loc[i] = NONE, part[i] = vs[j++] | 0x80000000u;
+	}
+	for (i = 0; i < h->n; i++)
+		part[i] &= 0x7fffffffu;
+	bounds(h, k, tgt, 0, part, wt, cap, lo);
+	widen(k, wt, cap, lo);
+	if (kway_fm(h, k, cap, lo, part, wt, conn, tl) < 0)
+		goto out;
+	for (i = 0; i < k; i++)
+		cap[i] = tgt[i];
+	if (diffuse(h, k, tgt, cap, part, wt, conn, tl) < 0 || balance(h, k, tgt, part, wt, conn, tl) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(vs), free(loc), free(sub), free(wt), free(cap), free(lo), free(conn), free(tl);
 	if (rc < 0)
 		M->oom = 1;
 	return rc;
@@ -711,7 +895,7 @@ static int place(struct ml *M, int lev, uint32_t lo, uint32_t hi, uint32_t *vs, 
 	if (k == 1) {
 		for (i = 0; i < n; i++)
 			part[i] = 0;
-	} else if (ml_partition(M, h, k, tgt, part) < 0) {
+	} else if (ml_kway(M, h, k, tgt, part) < 0) {
 		goto out;
 	}
 	lg_free(h);
