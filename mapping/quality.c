@@ -47,7 +47,7 @@ struct item {
 	uint32_t *perm;
 	unsigned seed;
 	int restart, strength, on_main;
-		/* on_main: run by the calling thread (its clock counts it) */ /* strength: kicks + 1 random moves a step of the restarted local search */
+	/* on_main: run by the calling thread (its clock counts it) */ /* strength: kicks + 1 random moves a step of the restarted local search */
 	double share, cpu, cost;
 	int rc;
 };
