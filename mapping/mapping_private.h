@@ -113,7 +113,7 @@ int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine);
 
 /* multilevel.c: a mapping by hierarchical multisection (each tree node's ranks split among its children
  * by a multilevel k-way partition, exact sizes), deterministic for seed; perm is a bijection onto
- * slots. Returns 0, or -1 (errno ENOMEM). */
+ * slots. Returns 0, or -1: errno ENOMEM, or ETIMEDOUT past ctx->deadline (checked between partitions). */
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
 /* quality.c: improves perm (a bijection, auto's result at the default budget) with the rest of the
  * budget (ctx->deadline, CPU time of all threads together); never returns a costlier perm. Returns 0,

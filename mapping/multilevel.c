@@ -57,7 +57,8 @@ struct ml {
 	uint32_t *perm;
 	uint32_t *loc; /* global rank -> local index in the current subset, NONE outside */
 	uint64_t rng;
-	int oom;
+	double deadline; /* thread CPU time (map_now_ms) past which the construction gives up */
+	int oom, late;
 };
 
 static uint32_t rnd(struct ml *M)
@@ -158,6 +159,28 @@ static struct lgraph *coarsen(struct ml *M, const struct lgraph *h, uint32_t max
 		match[u] = best == NONE ? u : best;
 		if (best != NONE)
 			match[best] = u;
+	}
+	for (i = 0; i < n; i++) /* (order: now the last unmatched vertex seen beside each vertex) */
+		order[i] = NONE;
+	for (u = 0; u < n; u++) { /* two hops: unmatched vertices beside the same heaviest neighbour pair up
+				    (the leaves of a hub in a power-law graph have no unmatched neighbour) */
+		uint32_t x = NONE, v;
+		double bw = 0;
+
+		if (match[u] != u)
+			continue;
+		for (k = h->xadj[u]; k < h->xadj[u + 1]; k++)
+			if (h->w[k] > bw)
+				bw = h->w[k], x = h->adj[k];
+		if (x == NONE)
+			continue;
+		v = order[x];
+		if (v != NONE && match[v] == v && h->c[u] + h->c[v] <= maxc) {
+			match[u] = v, match[v] = u;
+			order[x] = NONE;
+		} else {
+			order[x] = u;
+		}
 	}
 	for (u = 0; u < n; u++) /* coarse vertices numbered in the order of their first member */
 		if (match[u] >= u)
@@ -698,7 +721,7 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 		ord = malloc(((size_t)h->n + 1) * sizeof(*ord));
 		if (!wt || !cap || !lo || !conn || !tl || !front || !best || !ord)
 			goto out;
-		for (try = 0; try < ML_INIT_TRIES; try++) {
+		for (try = 0; try < ML_INIT_TRIES && (try == 0 || map_now_ms() <= M->deadline); try++) {
 			double c;
 
 			grow(M, hc, k, tgt, part, conn, front);
@@ -854,8 +877,13 @@ static int place(struct ml *M, int lev, uint32_t lo, uint32_t hi, uint32_t *vs, 
 
 	if (!n)
 		return 0;
-	if (lev >= t->nlevels - 1 || hi - lo <= 1) {
-		M->perm[vs[0]] = lo;
+	if (map_now_ms() > M->deadline) {
+		M->late = 1;
+		return -1;
+	}
+	if (lev >= t->nlevels - 2 || hi - lo <= 1) { /* the slots of one group: every order costs the same */
+		for (i = 0; i < n; i++)
+			M->perm[vs[i]] = lo + i;
 		return 0;
 	}
 	bound = malloc(((size_t)(hi - lo) + 1) * sizeof(*bound));
@@ -928,7 +956,7 @@ int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 	int rc;
 
 	memset(&M, 0, sizeof(M));
-	M.g = ctx->g, M.t = ctx->t, M.perm = perm;
+	M.g = ctx->g, M.t = ctx->t, M.perm = perm, M.deadline = ctx->deadline;
 	M.rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)seed * 0xd1b54a32d192ed03ull + 1);
 	M.loc = malloc(((size_t)n + 1) * sizeof(*M.loc));
 	vs = malloc(((size_t)n + 1) * sizeof(*vs));
@@ -941,6 +969,10 @@ int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 		M.loc[i] = NONE, vs[i] = i;
 	rc = place(&M, 0, 0, ctx->t->nslots, vs, n);
 	free(M.loc), free(vs);
+	if (M.late) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
 	if (rc < 0 || M.oom) {
 		errno = ENOMEM;
 		return -1;

@@ -1,17 +1,19 @@
 /*
  * mapping/quality.c: auto's quality mode, for callers that allow more time than the default budget.
  *
- * auto first runs its portfolio at the default budget (auto.c), so the quality mode starts from
- * exactly what the default gives and keeps it unless something strictly cheaper is found. The rest of
- * the budget goes to rounds of QUALITY_ITEMS independent searches, run on up to QUALITY_MAX_THREADS
- * threads (the machine's online CPUs), each with its own seed:
+ * auto first runs its portfolio at the default budget (auto.c); the quality mode returns that result
+ * unless its rounds find a mapping no costlier, and the rounds start from nothing the default's budget
+ * could cut (so that a seed gives one result). The rest of the budget goes to rounds of QUALITY_ITEMS
+ * independent searches, run on up to QUALITY_MAX_THREADS threads (the machine's online CPUs), each with
+ * its own seed:
  *
- *  - a multilevel construction (multilevel.c: hierarchical multisection by multilevel k-way
- *    partitioning), followed by refine.c's hierarchy-aware swap search and its iterated local search;
- *  - every third item instead restarts the iterated local search from the best mapping so far with a
- *    fresh seed and two to five random moves a step (its kicks move a rank next to one of its neighbours, in any group of the tree: the
- *    swap neighbourhoods N_C^d of von Kirchbach, Schulz and Traeff, "Better process mapping and sparse
- *    quadratic assignment", SEA 2017, with d = 1 and C the groups of the lowest level).
+ *  - a multilevel construction (multilevel.c: hierarchical multisection by multilevel recursive
+ *    bisection), followed by refine.c's hierarchy-aware swap search and its iterated local search;
+ *  - every third item (from the second round) instead restarts the iterated local search from the
+ *    rounds' best mapping so far, with a fresh seed and two to five random moves a step (its kicks move
+ *    a rank next to one of its neighbours, in any group of the tree: the swap neighbourhoods N_C^d of
+ *    von Kirchbach, Schulz and Traeff, "Better process mapping and sparse quadratic assignment", SEA
+ *    2017, with d = 1 and C the groups of the lowest level).
  *
  * refine.c's gains are those of the tree's distances, which for a tree target are the Steiner-tree
  * gains of Mt-KaHyPar's process mapping (Heuer, Maas, Schlag, Schulz, Seemaier, Sanders, "Multilevel
@@ -136,21 +138,22 @@ static double run_round(struct item *items, size_t nt)
 
 int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 {
-	uint32_t n = ctx->g->n, *mem;
+	uint32_t n = ctx->g->n, *mem, *cur;
 	struct item items[QUALITY_ITEMS];
-	double best = map_cost(ctx->g, ctx->t, perm), spent = 0, ml_cpu = -1;
+	double anchor = map_cost(ctx->g, ctx->t, perm), best = -1, spent = 0, ml_cpu = -1;
 	size_t nt = nthreads(), i;
 	unsigned round, stall = 0;
 
 	if (n < 2 || ctx->t->nlevels < 2)
 		return 0;
-	mem = malloc((size_t)QUALITY_ITEMS * n * sizeof(*mem));
+	mem = malloc(((size_t)QUALITY_ITEMS + 1) * n * sizeof(*mem));
 	if (!mem) {
 		errno = ENOMEM;
 		return rm_error_set(ctx->err, "auto", 0, 0, "out of memory");
 	}
+	cur = mem + (size_t)QUALITY_ITEMS * n; /* the best of the rounds (best: its cost, -1 for none) */
 	for (round = 0; round < QUALITY_MAX_ROUNDS && stall < QUALITY_STALL_ROUNDS; round++) {
-		/* CPU left: the budget less this thread's time since the start and the items' */
+		/* CPU left: the budget less this thread's time since the start and the other threads' */
 		double left = ctx->deadline - map_now_ms() - spent, share = left / QUALITY_ITEMS;
 		size_t won = QUALITY_ITEMS;
 
@@ -159,27 +162,34 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 		for (i = 0; i < QUALITY_ITEMS; i++) {
 			unsigned k = round * QUALITY_ITEMS + (unsigned)i;
 
-			items[i] = (struct item){ .ctx = ctx, .best = perm, .perm = mem + i * n, .share = share };
+			/* restarts from the rounds' best (from the default's result only when no construction
+			 * fits the share: the rounds then depend on nothing that the default's budget cut) */
+			items[i] = (struct item){
+				.ctx = ctx, .best = best >= 0 ? cur : perm, .perm = mem + i * n, .share = share
+			};
 			items[i].seed = ctx->opt.seed * 2654435761u + k + 1;
-			items[i].restart = k % 3 == 2 || (ml_cpu > share);
+			items[i].restart = (best >= 0 && k % 3 == 2) || ml_cpu > share;
 			items[i].strength = 1 + (int)(k / 3 % 4); /* two to five kicks a step */
 		}
 		spent += run_round(items, nt);
 		for (i = 0; i < QUALITY_ITEMS; i++) {
 			if (!items[i].restart && ml_cpu < 0)
 				ml_cpu = items[i].cpu;
-			if (items[i].rc == 0 && items[i].cost >= 0 && items[i].cost < best * (1 - 1e-12) &&
+			if (items[i].rc == 0 && items[i].cost >= 0 &&
+			    (best < 0 || items[i].cost < best * (1 - 1e-12)) &&
 			    (won == QUALITY_ITEMS || items[i].cost < items[won].cost))
 				won = i;
 		}
 		if (won < QUALITY_ITEMS) {
 			best = items[won].cost;
-			memcpy(perm, items[won].perm, (size_t)n * sizeof(*perm));
+			memcpy(cur, items[won].perm, (size_t)n * sizeof(*cur));
 			stall = 0;
 		} else {
 			stall++;
 		}
 	}
+	if (best >= 0 && best <= anchor) /* (the default's result stays only when strictly cheaper) */
+		memcpy(perm, cur, (size_t)n * sizeof(*perm));
 	free(mem);
 	return 0;
 }
