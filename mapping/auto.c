@@ -81,7 +81,7 @@ static double run_candidate(const map_ctx_t *ctx, const struct candidate *c, dou
 	return map_cost(ctx->g, ctx->t, tmp);
 }
 
-int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
+static int portfolio(const map_ctx_t *ctx, uint32_t *perm)
 {
 	uint32_t n = ctx->g->n, *tmp = malloc(((size_t)n + 1) * sizeof(*tmp));
 	double best = -1, first_ms = 0;
@@ -128,4 +128,20 @@ int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
 		memcpy(perm, tmp, (size_t)n * sizeof(*perm));
 	free(tmp);
 	return 0;
+}
+
+/* Above MAP_QUALITY_FACTOR x the default budget: the portfolio at the default budget, then the quality
+ * mode (quality.c) with the rest. */
+int map_engine_auto(const map_ctx_t *ctx, uint32_t *perm)
+{
+	map_ctx_t d = *ctx;
+
+	if (ctx->default_ms <= 0 || ctx->opt.time_budget_ms < MAP_QUALITY_FACTOR * ctx->default_ms ||
+	    ctx->opt.time_budget_ms < MAP_QUALITY_MIN_MS)
+		return portfolio(ctx, perm);
+	d.opt.time_budget_ms = ctx->default_ms;
+	d.deadline = map_now_ms() + ctx->default_ms;
+	if (portfolio(&d, perm) < 0)
+		return -1;
+	return map_auto_quality(ctx, perm);
 }

@@ -110,8 +110,15 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 	ctx.t = t;
 	if (opt)
 		ctx.opt = *opt;
+	if (!(ctx.opt.time_budget_ms <= MAP_MAX_BUDGET_MS)) { /* (NaN too) */
+		errno = EINVAL;
+		return rm_error_set(err, "time_budget_ms", 0, 0,
+				    "%g ms is more than the most an engine may take, %d ms", ctx.opt.time_budget_ms,
+				    MAP_MAX_BUDGET_MS);
+	}
+	ctx.default_ms = default_budget(g->n);
 	if (ctx.opt.time_budget_ms <= 0)
-		ctx.opt.time_budget_ms = default_budget(g->n);
+		ctx.opt.time_budget_ms = ctx.default_ms;
 	ctx.deadline = t0 + ctx.opt.time_budget_ms;
 	ctx.err = err;
 	idcost = map_cost(g, t, perm);

@@ -87,8 +87,14 @@ map_graph_t *map_graph_cart(const map_cart_t *cart, rm_error_t *err);
 /* Frees a graph. NULL is fine. */
 void map_graph_destroy(map_graph_t *g);
 
+/* The largest time budget an engine takes (CPU milliseconds, all its threads together): one minute.
+ * map_compute refuses more (an error naming time_budget_ms). */
+#define MAP_MAX_BUDGET_MS 60000
+
 typedef struct map_options {
-	double time_budget_ms; /* for "auto" and "refine"; <= 0: the default budget */
+	double time_budget_ms; /* for "auto" and "refine"; <= 0: the default budget; at most MAP_MAX_BUDGET_MS.
+				* auto given more than MAP_QUALITY_FACTOR x its default spends the rest in its
+				* quality mode (multilevel constructions and local search on several threads) */
 	unsigned seed;         /* for randomised steps; results are deterministic for a seed */
 	const uint32_t *start; /* optional start mapping for "refine" (NULL: identity) */
 } map_options_t;
@@ -126,6 +132,10 @@ int map_compute_guarded(const char *algo, const map_graph_t *g, const topo_targe
  * refine and auto stop at their time budget (map_options_t.time_budget_ms, 1 s by default); identity
  * is O(n). */
 #define MAP_SCOTCH_MAX_RANKS 8192u
+/* auto's quality mode starts at a budget of this many times its default for the graph (and at least
+ * MAP_QUALITY_MIN_MS): below, auto is the fast portfolio, whatever the budget. */
+#define MAP_QUALITY_FACTOR 2.0
+#define MAP_QUALITY_MIN_MS 20.0
 
 /* Names of the engines, NULL-terminated (static). */
 const char *const *map_algorithms(void);

@@ -18,7 +18,9 @@
  * target_scotch.c  Scotch target architectures from topo_target_t (target_scotch.h)
  * refine.c         swap-based local search and iterated local search
  * bisect.c         recursive bipartitioning along the target tree (greedy growing + FM)
- * auto.c           portfolio of the above within a time budget
+ * auto.c           portfolio of the above within a time budget; above the default budget, quality.c
+ * quality.c        auto's quality mode: multilevel constructions and local searches on threads
+ * multilevel.c     hierarchical multisection by multilevel k-way partitioning
  */
 #ifndef RANKMAP_MAPPING_PRIVATE_H
 #define RANKMAP_MAPPING_PRIVATE_H
@@ -40,6 +42,7 @@ typedef struct map_ctx {
 	const topo_target_t *t;
 	map_options_t opt; /* defaults filled in */
 	double deadline;   /* thread CPU time (map_now_ms) after which refining stops */
+	double default_ms; /* the default budget for this graph (auto's quality mode starts above it) */
 	rm_error_t *err;
 } map_ctx_t;
 
@@ -108,8 +111,17 @@ long map_order_ties(const map_graph_t *g, const topo_target_t *t, uint32_t *perm
  * mlrefine, multilevel refinement of the positions of every coarse level on the way down. */
 int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine);
 
-/* refine.c: improves perm in place (must be a bijection) until no gain or the deadline, then (kicks)
- * by iterated local search. Returns the number of improving moves, -1 on allocation failure. */
+/* multilevel.c: a mapping by hierarchical multisection (each tree node's ranks split among its children
+ * by a multilevel k-way partition, exact sizes), deterministic for seed; perm is a bijection onto
+ * slots. Returns 0, or -1: errno ENOMEM, or ETIMEDOUT past ctx->deadline (checked between partitions). */
+int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
+/* quality.c: improves perm (a bijection, auto's result at the default budget) with the rest of the
+ * budget (ctx->deadline, CPU time of all threads together); never returns a costlier perm. Returns 0,
+ * or -1 (err set) when out of memory. */
+int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm);
+
+/* refine.c: improves perm in place (must be a bijection) until no gain or the deadline, then (kicks > 0)
+ * by iterated local search, kicks + 1 random moves a step (1: two, the engines' own strength). Returns the number of improving moves, -1 on allocation failure. */
 long map_refine_run(const map_ctx_t *ctx, uint32_t *perm, int kicks);
 
 #endif

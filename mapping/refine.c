@@ -6,7 +6,7 @@
  * change length. Candidate slots for r are the slots of the lowest groups (the groups just above the
  * slots) that hold r's neighbours: moving r next to the ranks it talks to. A work queue holds the
  * ranks to examine (all at first, then the neighbours of every rank that moved); each takes its best
- * improving move. At the local optimum, an iterated local search follows: two random kicks (a rank
+ * improving move. At the local optimum, an iterated local search follows: kicks + 1 random kicks (a rank
  * to a random slot near one of its neighbours), local repair from the queue, kept when the cost did
  * not rise and undone otherwise; up to ILS_ITERS_PER_RANK kicks per rank, until max(ILS_MIN_STALL,
  * ranks) kicks in a row bring nothing, or the deadline. The
@@ -297,7 +297,7 @@ static void undo(struct refine *R)
 }
 
 /* Iterated local search: kick, repair locally, keep when not worse, else undo. */
-static void ils(struct refine *R, double deadline, long *moves)
+static void ils(struct refine *R, double deadline, long *moves, int strength)
 {
 	uint64_t iters = (uint64_t)R->g->n * ILS_ITERS_PER_RANK, i, stall = 0;
 	uint64_t max_stall = R->g->n > ILS_MIN_STALL ? R->g->n : ILS_MIN_STALL;
@@ -314,7 +314,8 @@ static void ils(struct refine *R, double deadline, long *moves)
 		R->nlog = 0;
 		m = 0;
 		d = perturb(R);
-		d += perturb(R);
+		for (int s = 0; s < strength; s++)
+			d += perturb(R);
 		d += local_search(R, deadline, &m);
 		stall = d < -R->tol ? 0 : stall + 1;
 		if (d <= R->tol)
@@ -390,8 +391,8 @@ long map_refine_run(const map_ctx_t *ctx, uint32_t *perm, int kicks)
 	for (r = 0; r < ctx->g->n; r++)
 		push(&R, r);
 	local_search(&R, ctx->deadline, &moves);
-	if (kicks && map_now_ms() < ctx->deadline)
-		ils(&R, ctx->deadline, &moves);
+	if (kicks > 0 && map_now_ms() < ctx->deadline)
+		ils(&R, ctx->deadline, &moves, kicks);
 	refine_free(&R);
 	return moves;
 }

@@ -8,8 +8,8 @@
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 DTEST_SRC := $(wildcard tests/integration/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC)) $(patsubst tests/integration/%.c,$(B)/tests/%,$(DTEST_SRC))
-BENCH_SRC := $(wildcard tests/bench/bench_*.c)
-BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/tests/%,$(BENCH_SRC))
+BENCH_SRC := $(wildcard tests/bench/bench_*.c) tests/bench/mapping/bench_quality.c
+BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/tests/%,$(wildcard tests/bench/bench_*.c)) $(B)/tests/mapping/bench_quality
 TEST_INC := -I. $(INC_common) $(INC_topo) $(INC_report) $(INC_order) $(INC_mapping) $(INC_client) \
 	$(SCOTCH_CFLAGS)
 TEST_LIBS := $(B)/libtopo_report.a $(B)/librmclient.a $(CORE_LIBS)
@@ -24,6 +24,11 @@ $(patsubst tests/integration/%.c,$(B)/tests/%,$(DTEST_SRC)): $(B)/tests/%: $(B)/
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
 
 $(B)/tests/bench_%: $(B)/tests/bench/bench_%.o $(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
+
+# tests/bench/mapping/run.sh runs it on gen_instances.py's files (so its name is not build/tests/bench_*, which tests/bench/run.sh runs bare).
+$(B)/tests/mapping/bench_quality: $(B)/tests/bench/mapping/bench_quality.o $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_ALL)
 

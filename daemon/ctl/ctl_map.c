@@ -73,9 +73,13 @@ static void map_usage(FILE *f)
 		"                        identity   rank i on slot i\n"
 		"    --metric METRIC     which weight of a matrix with message counts: bytes (default),\n"
 		"                        messages, or loggp (messages x (L + 2o) + bytes x G, DDR InfiniBand)\n"
-		"    --budget MS         time budget of auto and refine, in CPU milliseconds (default:\n"
-		"                        0.025 ms per rank up to 512 ranks, 0.04 above;\n"
-		"                        at least 2 ms, at most 1 s)\n"
+		"    --budget MS         time budget of auto and refine, in CPU milliseconds of all their\n"
+		"                        threads together, at most 60000 (default: 0.025 ms per rank up to\n"
+		"                        512 ranks, 0.04 above; at least 2 ms, at most 1 s). Given more than\n"
+		"                        twice its default (and at least 20 ms), auto spends the rest in its\n"
+		"                        quality mode: multilevel constructions (hierarchical multisection)\n"
+		"                        and swap searches with several seeds on the machine's cores, the\n"
+		"                        cheapest kept; never worse than at the default budget\n"
 		"    --seed N            seed of the randomised steps (default 0); results are\n"
 		"                        reproducible for a seed unless the budget cuts the search\n"
 		"    --out PERM          write the permutation there ('-': standard output, and the\n"
@@ -176,6 +180,8 @@ static int map_parse(int argc, char **argv, struct map_args *a)
 			if (parse_number(optarg, &v) < 0 || !(v > 0))
 				return usage_error("--budget: expected a positive number of milliseconds, not '%s'",
 						   optarg);
+			if (v > MAP_MAX_BUDGET_MS)
+				return usage_error("--budget: at most 60000 ms (one minute), not '%s'", optarg);
 			a->budget = v;
 			break;
 		case 'S':

@@ -23,8 +23,8 @@
 	" pattern?o cart?s hosts?a slots?a per_core?b engine?s algorithm?s seed?i time_budget_ms?f " \
 	"breakdown?b pu_index?s index?s slot_kind?s"
 #define MAX_RANKS (1u << 24)
-#define MAX_BUDGET_MS 60000
-#define ENGINE_DEFAULT_BUDGET_MS 1000 /* the most the engines take for time_budget_ms 0 (mapping/engine.c) */
+#define MAX_BUDGET_MS MAP_MAX_BUDGET_MS /* (mapping.h: one minute) */
+#define ENGINE_DEFAULT_BUDGET_MS 1000   /* the most the engines take for time_budget_ms 0 (mapping/engine.c) */
 
 typedef struct edges {
 	size_t n, cap;

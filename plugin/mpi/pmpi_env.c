@@ -7,7 +7,8 @@
  *   RANKMAP_ENGINE=NAME      mapping engine (mapping/: auto, treematch, scotch, refine, identity);
  *                            RANKMAP_ALGO is its old name, read when RANKMAP_ENGINE is not set
  *   RANKMAP_TIME_BUDGET_MS=T time the "auto" and "refine" engines may use (default 1 ms + 5 us/rank:
- *                            the call runs inside the application's start-up)
+ *                            the call runs inside the application's start-up; at most 60000 ms; more
+ *                            than twice auto's own default turns its quality mode on, mapping/quality.c)
  *   RANKMAP_MATRIX=FILE      a communication matrix (Matrix Market, RANKMAP_TRACE's output) used as
  *                            weights; RANKMAP_PATTERN is its old name, read when RANKMAP_MATRIX is not
  *                            set ("pattern" alone means a learned pattern, RANKMAP_LEARN)
@@ -205,6 +206,9 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err)
 		env->budget_ms = strtod(v, &end);
 		if (*end || !(env->budget_ms > 0))
 			return rm_error_set(err, "RANKMAP_TIME_BUDGET_MS", 0, 0, "'%s' is not a positive time", v);
+		if (env->budget_ms > MAP_MAX_BUDGET_MS)
+			return rm_error_set(err, "RANKMAP_TIME_BUDGET_MS", 0, 0, "'%s' is more than %d ms (one minute)",
+					    v, MAP_MAX_BUDGET_MS);
 	}
 	env->pattern = env_alias("RANKMAP_MATRIX", "RANKMAP_PATTERN");
 	env->cluster = env_str("RANKMAP_CLUSTER");

@@ -1,0 +1,195 @@
+/*
+ * mapping/quality.c: auto's quality mode, for callers that allow more time than the default budget.
+ *
+ * auto first runs its portfolio at the default budget (auto.c); the quality mode returns that result
+ * unless its rounds find a mapping no costlier, and the rounds start from nothing the default's budget
+ * could cut (so that a seed gives one result). The rest of the budget goes to rounds of QUALITY_ITEMS
+ * independent searches, run on up to QUALITY_MAX_THREADS threads (the machine's online CPUs), each with
+ * its own seed:
+ *
+ *  - a multilevel construction (multilevel.c: hierarchical multisection by multilevel recursive
+ *    bisection), followed by refine.c's hierarchy-aware swap search and its iterated local search;
+ *  - every third item (from the second round) instead restarts the iterated local search from the
+ *    rounds' best mapping so far, with a fresh seed and two to five random moves a step (its kicks move
+ *    a rank next to one of its neighbours, in any group of the tree: the swap neighbourhoods N_C^d of
+ *    von Kirchbach, Schulz and Traeff, "Better process mapping and sparse quadratic assignment", SEA
+ *    2017, with d = 1 and C the groups of the lowest level).
+ *
+ * refine.c's gains are those of the tree's distances, which for a tree target are the Steiner-tree
+ * gains of Mt-KaHyPar's process mapping (Heuer, Maas, Schlag, Schulz, Seemaier, Sanders, "Multilevel
+ * process mapping", and the Steiner tree metric of Mt-KaHyPar, 2023-2024): the cost change of a swap is
+ * computed from the two ranks' edges alone. SharedMap (Schulz and Woydt, 2024) is the model of the
+ * multisection. No code is taken from VieM, KaHIP, Mt-KaHyPar or SharedMap.
+ *
+ * The budget is CPU time, all threads together: each item gets an equal share of what is left at its
+ * round's start (CPU time of its own thread), and the next round starts only with QUALITY_MIN_SHARE_MS
+ * a share left. The rounds stop at the budget, after QUALITY_MAX_ROUNDS rounds, or after
+ * QUALITY_STALL_ROUNDS rounds in a row that found nothing cheaper. Items are numbered and the best is
+ * chosen by (cost, number) after each round, so the result is the same for a seed whatever the number
+ * of threads, unless the budget cuts a search short. A construction is skipped (the item restarts the
+ * local search instead) when the first one took more CPU time than the item's share.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mapping_private.h"
+
+#define QUALITY_ITEMS 4
+#define QUALITY_MAX_THREADS 8
+#define QUALITY_MAX_ROUNDS 256
+#define QUALITY_STALL_ROUNDS 32
+#define QUALITY_MIN_SHARE_MS 1.0
+
+struct item {
+	const map_ctx_t *ctx;
+	const uint32_t *best; /* start of a restart */
+	uint32_t *perm;
+	unsigned seed;
+	int restart, strength, on_main;
+	/* on_main: run by the calling thread (its clock counts it) */ /* strength: kicks + 1 random moves a step of the restarted local search */
+	double share, cpu, cost;
+	int rc;
+};
+
+struct worker {
+	struct item *items;
+	size_t first, step, count;
+	int on_main;
+};
+
+static void run_item(struct item *it)
+{
+	map_ctx_t sub = *it->ctx;
+	rm_error_t ignore;
+	double t0 = map_now_ms();
+	uint32_t n = sub.g->n;
+
+	rm_error_clear(&ignore);
+	sub.err = &ignore;
+	sub.opt.seed = it->seed;
+	sub.deadline = t0 + it->share;
+	it->rc = 0;
+	if (it->restart)
+		memcpy(it->perm, it->best, (size_t)n * sizeof(*it->perm));
+	else if (map_multilevel(&sub, it->seed, it->perm) < 0 || map_repair(sub.g, sub.t, it->perm) < 0)
+		it->rc = -1;
+	if (it->rc == 0 && map_refine_run(&sub, it->perm, it->restart ? it->strength : 1) < 0)
+		it->rc = -1;
+	it->cost = it->rc == 0 ? map_cost(sub.g, sub.t, it->perm) : -1;
+	it->cpu = map_now_ms() - t0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	size_t i;
+
+	for (i = w->first; i < w->count; i += w->step) {
+		w->items[i].on_main = w->on_main;
+		run_item(&w->items[i]);
+	}
+	return NULL;
+}
+
+static size_t nthreads(void)
+{
+	long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (c < 1)
+		c = 1;
+	return c > QUALITY_MAX_THREADS ? QUALITY_MAX_THREADS : c > QUALITY_ITEMS ? QUALITY_ITEMS : (size_t)c;
+}
+
+/* Runs the items on up to nt threads (the calling thread is one of them); returns the CPU time that the
+ * other threads took (the calling thread's own is on its clock). */
+static double run_round(struct item *items, size_t nt)
+{
+	pthread_t th[QUALITY_ITEMS];
+	struct worker w[QUALITY_ITEMS];
+	size_t i, started = 0;
+	double cpu = 0;
+
+	for (i = 0; i < nt; i++)
+		w[i] = (struct worker){ items, i, nt, QUALITY_ITEMS, i == 0 };
+	for (i = 1; i < nt; i++) {
+		if (pthread_create(&th[i], NULL, worker_main, &w[i]) != 0)
+			break;
+		started = i;
+	}
+	worker_main(&w[0]);
+	for (i = 1; i <= started; i++)
+		pthread_join(th[i], NULL);
+	for (i = started + 1; i < nt; i++) { /* the items of threads that did not start */
+		size_t j;
+
+		for (j = i; j < QUALITY_ITEMS; j += nt) {
+			items[j].on_main = 1;
+			run_item(&items[j]);
+		}
+	}
+	for (i = 0; i < QUALITY_ITEMS; i++)
+		if (!items[i].on_main)
+			cpu += items[i].cpu;
+	return cpu;
+}
+
+int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
+{
+	uint32_t n = ctx->g->n, *mem, *cur;
+	struct item items[QUALITY_ITEMS];
+	double anchor = map_cost(ctx->g, ctx->t, perm), best = -1, spent = 0, ml_cpu = -1;
+	size_t nt = nthreads(), i;
+	unsigned round, stall = 0;
+
+	if (n < 2 || ctx->t->nlevels < 2)
+		return 0;
+	mem = malloc(((size_t)QUALITY_ITEMS + 1) * n * sizeof(*mem));
+	if (!mem) {
+		errno = ENOMEM;
+		return rm_error_set(ctx->err, "auto", 0, 0, "out of memory");
+	}
+	cur = mem + (size_t)QUALITY_ITEMS * n; /* the best of the rounds (best: its cost, -1 for none) */
+	for (round = 0; round < QUALITY_MAX_ROUNDS && stall < QUALITY_STALL_ROUNDS; round++) {
+		/* CPU left: the budget less this thread's time since the start and the other threads' */
+		double left = ctx->deadline - map_now_ms() - spent, share = left / QUALITY_ITEMS;
+		size_t won = QUALITY_ITEMS;
+
+		if (share < QUALITY_MIN_SHARE_MS)
+			break;
+		for (i = 0; i < QUALITY_ITEMS; i++) {
+			unsigned k = round * QUALITY_ITEMS + (unsigned)i;
+
+			/* restarts from the rounds' best (from the default's result only when no construction
+			 * fits the share: the rounds then depend on nothing that the default's budget cut) */
+			items[i] = (struct item){
+				.ctx = ctx, .best = best >= 0 ? cur : perm, .perm = mem + i * n, .share = share
+			};
+			items[i].seed = ctx->opt.seed * 2654435761u + k + 1;
+			items[i].restart = (best >= 0 && k % 3 == 2) || ml_cpu > share;
+			items[i].strength = 1 + (int)(k / 3 % 4); /* two to five kicks a step */
+		}
+		spent += run_round(items, nt);
+		for (i = 0; i < QUALITY_ITEMS; i++) {
+			if (!items[i].restart && ml_cpu < 0)
+				ml_cpu = items[i].cpu;
+			if (items[i].rc == 0 && items[i].cost >= 0 &&
+			    (best < 0 || items[i].cost < best * (1 - 1e-12)) &&
+			    (won == QUALITY_ITEMS || items[i].cost < items[won].cost))
+				won = i;
+		}
+		if (won < QUALITY_ITEMS) {
+			best = items[won].cost;
+			memcpy(cur, items[won].perm, (size_t)n * sizeof(*cur));
+			stall = 0;
+		} else {
+			stall++;
+		}
+	}
+	if (best >= 0 && best <= anchor) /* (the default's result stays only when strictly cheaper) */
+		memcpy(perm, cur, (size_t)n * sizeof(*perm));
+	free(mem);
+	return 0;
+}

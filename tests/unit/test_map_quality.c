@@ -1,0 +1,311 @@
+/*
+ * tests/unit/test_map_quality.c: auto's quality mode (mapping/quality.c, mapping/multilevel.c; issue 29).
+ *
+ *  - on generated graphs (random sparse, an irregular mesh, a power-law graph, a 27-point stencil, a
+ *    Cartesian grid), auto with a budget of QBUDGET ms is never costlier than auto at its default
+ *    budget, and is cheaper on most of them (the mode does something);
+ *  - it respects its budget: CPU time of the whole process (all threads) within 1.5 x the budget +
+ *    50 ms;
+ *  - it is deterministic for a seed when the budget does not cut it (a small graph, a large budget);
+ *  - the multilevel construction alone gives a bijection onto the slots, with fewer ranks than slots
+ *    too (the first children filled first);
+ *  - budgets out of range are refused with an error naming time_budget_ms (above one minute, NaN).
+ * Costs are recomputed here from the edge list and the tleaf's arities (integer division of slot
+ * numbers), not by map_cost.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mapping.h"
+#include "mapping_private.h"
+#include "tests/harness.h"
+
+#define QBUDGET 400.0
+
+struct edges {
+	uint32_t *s, *d;
+	double *w;
+	size_t n, cap;
+};
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return (uint32_t)(rng >> 11);
+}
+
+static void add(struct edges *e, uint32_t a, uint32_t b, double w)
+{
+	if (a == b)
+		return;
+	if (e->n == e->cap) {
+		e->cap = e->cap ? 2 * e->cap : 1024;
+		e->s = realloc(e->s, e->cap * sizeof(*e->s));
+		e->d = realloc(e->d, e->cap * sizeof(*e->d));
+		e->w = realloc(e->w, e->cap * sizeof(*e->w));
+		if (!e->s || !e->d || !e->w)
+			abort();
+	}
+	e->s[e->n] = a, e->d[e->n] = b, e->w[e->n++] = w;
+}
+
+static map_graph_t *finish(struct edges *e, uint32_t n)
+{
+	map_graph_t *g = map_graph_from_edges(n, e->n, e->s, e->d, e->w, NULL);
+
+	free(e->s), free(e->d), free(e->w);
+	memset(e, 0, sizeof(*e));
+	return g;
+}
+
+static map_graph_t *gen_random(uint32_t n)
+{
+	struct edges e = { 0 };
+
+	for (uint32_t i = 0; i < n; i++)
+		for (int k = 0; k < 4; k++)
+			add(&e, i, rnd() % n, 1 + rnd() % 100);
+	return finish(&e, n);
+}
+
+/* An irregular 2D mesh: a grid with every cell joined to its right and lower neighbours, a third of
+ * the diagonals, random weights, ranks shuffled. */
+static map_graph_t *gen_mesh(uint32_t side)
+{
+	uint32_t n = side * side, *p = malloc(n * sizeof(*p));
+	struct edges e = { 0 };
+
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = i;
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = rnd() % i, x = p[i - 1];
+
+		p[i - 1] = p[j], p[j] = x;
+	}
+	for (uint32_t x = 0; x < side; x++)
+		for (uint32_t y = 0; y < side; y++) {
+			uint32_t r = x * side + y;
+
+			if (y + 1 < side)
+				add(&e, p[r], p[r + 1], 10 + rnd() % 91);
+			if (x + 1 < side)
+				add(&e, p[r], p[r + side], 10 + rnd() % 91);
+			if (x + 1 < side && y + 1 < side && rnd() % 3 == 0)
+				add(&e, p[r], p[r + side + 1], 10 + rnd() % 40);
+		}
+	free(p);
+	return finish(&e, n);
+}
+
+static map_graph_t *gen_powerlaw(uint32_t n)
+{
+	struct edges e = { 0 };
+	uint32_t *ends = malloc(8 * (size_t)n * sizeof(*ends)), ne = 0;
+
+	for (uint32_t v = 1; v < n; v++)
+		for (int k = 0; k < 3; k++) {
+			uint32_t t = ne ? ends[rnd() % ne] : 0;
+
+			if (t == v)
+				continue;
+			add(&e, v, t, 1 + rnd() % 100);
+			ends[ne++] = t, ends[ne++] = v;
+		}
+	free(ends);
+	return finish(&e, n);
+}
+
+static map_graph_t *gen_stencil27(uint32_t nx, uint32_t ny, uint32_t nz)
+{
+	struct edges e = { 0 };
+	const double wd[3] = { 8, 4, 1 };
+
+	for (uint32_t x = 0; x < nx; x++)
+		for (uint32_t y = 0; y < ny; y++)
+			for (uint32_t z = 0; z < nz; z++)
+				for (int d = 1; d < 27; d++) {
+					int o[3] = { d / 9 - 1, d / 3 % 3 - 1, d % 3 - 1 };
+					int X = (int)x + o[0], Y = (int)y + o[1], Z = (int)z + o[2];
+					double w = 1;
+
+					if ((o[0] == 0 && o[1] == 0 && o[2] == 0) || X < 0 || Y < 0 || Z < 0 ||
+					    X >= (int)nx || Y >= (int)ny || Z >= (int)nz)
+						continue;
+					for (int k = 0; k < 3; k++)
+						w *= o[k] ? wd[k] : 1;
+					if ((uint32_t)((X * (int)ny + Y) * (int)nz + Z) > (x * ny + y) * nz + z)
+						add(&e, (x * ny + y) * nz + z,
+						    (uint32_t)((X * (int)ny + Y) * (int)nz + Z), w);
+				}
+	return finish(&e, nx * ny * nz);
+}
+
+/* The cost from the edges and the tleaf's arities alone. */
+static double cost_indep(const map_graph_t *g, int L, const uint32_t *arity, const double *dist, const uint32_t *perm)
+{
+	uint64_t below[16], slots = 1;
+	double total = 0;
+
+	for (int l = 0; l < L; l++)
+		slots *= arity[l];
+	for (int l = 0; l < L; l++)
+		slots /= arity[l], below[l] = slots;
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++) {
+			uint32_t v = g->adj[k], a = perm[u], b = perm[v];
+			int l = 0;
+
+			if (v <= u || a == b)
+				continue;
+			while (l < L && a / below[l] == b / below[l])
+				l++;
+			total += g->w[k] * dist[l];
+		}
+	return total;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct tcase {
+	const char *name;
+	map_graph_t *g;
+	int L;
+	uint32_t arity[4];
+	double dist[4];
+};
+
+static topo_target_t *target_of(const struct tcase *c)
+{
+	char s[256];
+	int used = snprintf(s, sizeof(s), "tleaf %d", c->L);
+
+	for (int l = 0; l < c->L; l++)
+		used += snprintf(s + used, sizeof(s) - (size_t)used, " %u %g", c->arity[l], c->dist[l]);
+	return topo_target_from_tleaf(s, NULL);
+}
+
+/* auto at the default budget and at QBUDGET: never costlier; returns 1 when strictly cheaper. */
+static int check_better(const struct tcase *c)
+{
+	topo_target_t *t = target_of(c);
+	uint32_t *p0 = malloc(t->nslots * sizeof(*p0)), *p1 = malloc(t->nslots * sizeof(*p1));
+	map_options_t d = { 0 }, q = { .time_budget_ms = QBUDGET };
+	double c0, c1, cpu;
+	int rc0, rc1;
+
+	rc0 = map_compute("auto", c->g, t, &d, p0, NULL, NULL);
+	cpu = cpu_s();
+	rc1 = map_compute("auto", c->g, t, &q, p1, NULL, NULL);
+	cpu = cpu_s() - cpu;
+	c0 = cost_indep(c->g, c->L, c->arity, c->dist, p0);
+	c1 = cost_indep(c->g, c->L, c->arity, c->dist, p1);
+	check(rc0 == 0 && rc1 == 0, "%s: auto ran at both budgets", c->name);
+	check(map_check_perm(p1, c->g->n, t->nslots) == 0, "%s: the quality mode's result is a bijection", c->name);
+	check(c1 <= c0, "%s: auto at %.0f ms costs %.0f, at the default %.0f: never costlier", c->name, QBUDGET, c1,
+	      c0);
+	check(cpu <= 1.5 * QBUDGET / 1e3 + 0.05, "%s: %.3f CPU s (all threads) for a budget of %.3f s", c->name, cpu,
+	      QBUDGET / 1e3);
+	printf("# %s (%u ranks): default %.0f, %.0f ms %.0f (%+.2f %%), %.3f CPU s\n", c->name, c->g->n, c0, QBUDGET,
+	       c1, 100 * (c1 / c0 - 1), cpu);
+	free(p0), free(p1);
+	topo_target_destroy(t);
+	return c1 < c0;
+}
+
+static void check_determinism(void)
+{
+	struct tcase c = { "random 48", gen_random(48), 3, { 3, 2, 8 }, { 10, 2, 1 } };
+	topo_target_t *t = target_of(&c);
+	uint32_t *a = malloc(48 * sizeof(*a)), *b = malloc(48 * sizeof(*b));
+	map_options_t q = { .time_budget_ms = 30000, .seed = 7 };
+	double cpu = cpu_s();
+
+	check(map_compute("auto", c.g, t, &q, a, NULL, NULL) == 0, "auto, seed 7, first run");
+	cpu = cpu_s() - cpu;
+	check(map_compute("auto", c.g, t, &q, b, NULL, NULL) == 0, "auto, seed 7, second run");
+	check(!memcmp(a, b, 48 * sizeof(*a)), "the quality mode is deterministic for a seed (budget not reached)");
+	check(cpu < 30, "the search ended before its budget (%.2f CPU s), so the check above means something", cpu);
+	free(a), free(b);
+	topo_target_destroy(t);
+	map_graph_destroy(c.g);
+}
+
+static void check_multilevel_alone(void)
+{
+	map_graph_t *g = gen_mesh(20);                                            /* 400 ranks */
+	topo_target_t *t = topo_target_from_tleaf("tleaf 3 4 10 4 2 32 1", NULL); /* 512 slots */
+	uint32_t *p = malloc(t->nslots * sizeof(*p)), hi = 0;
+	map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
+
+	check(map_multilevel(&ctx, 3, p) == 0, "the multilevel construction runs with fewer ranks than slots");
+	check(map_check_perm(p, g->n, t->nslots) == 0, "and gives a bijection onto distinct slots");
+	for (uint32_t i = 0; i < g->n; i++)
+		hi = p[i] > hi ? p[i] : hi;
+	check(hi < 400, "the first children are filled first (highest slot %u < 400)", hi);
+	free(p);
+	topo_target_destroy(t);
+	map_graph_destroy(g);
+}
+
+static void check_refusals(void)
+{
+	map_graph_t *g = gen_random(16);
+	topo_target_t *t = topo_target_from_tleaf("tleaf 2 4 10 4 1", NULL);
+	uint32_t p[16];
+	const double bad[] = { 60001, 1e9, NAN };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		map_options_t o = { .time_budget_ms = bad[i] };
+		rm_error_t err;
+
+		rm_error_clear(&err);
+		errno = 0;
+		check(map_compute("auto", g, t, &o, p, NULL, &err) < 0 && errno == EINVAL,
+		      "a budget of %g ms is refused (EINVAL)", bad[i]);
+		check(!strcmp(err.source, "time_budget_ms") && strstr(err.text, "60000"),
+		      "the error names time_budget_ms and the limit: %s: %s", err.source, err.text);
+	}
+	{
+		map_options_t o = { .time_budget_ms = MAP_MAX_BUDGET_MS };
+
+		check(MAP_MAX_BUDGET_MS == 60000, "the largest budget is one minute");
+		check(map_compute("identity", g, t, &o, p, NULL, NULL) == 0, "a budget of exactly one minute is taken");
+	}
+	map_graph_destroy(g);
+	topo_target_destroy(t);
+}
+
+int main(void)
+{
+	struct tcase cases[] = {
+		{ "random sparse 256", gen_random(256), 4, { 2, 4, 2, 16 }, { 14, 10, 2, 1 } },
+		{ "irregular mesh 24x24", gen_mesh(24), 3, { 6, 4, 24 }, { 10, 2, 1 } },
+		{ "power law 384", gen_powerlaw(384), 3, { 8, 3, 16 }, { 10, 2, 1 } },
+		{ "27-point stencil 8x8x6", gen_stencil27(8, 8, 6), 3, { 12, 2, 16 }, { 10, 3, 1 } },
+		{ "random sparse 1024", gen_random(1024), 4, { 8, 8, 2, 8 }, { 14, 10, 2, 1 } },
+	};
+	size_t i, nc = sizeof(cases) / sizeof(cases[0]);
+	int better = 0;
+
+	for (i = 0; i < nc; i++) {
+		better += check_better(&cases[i]);
+		map_graph_destroy(cases[i].g);
+	}
+	check(better * 2 > (int)nc, "the quality mode is strictly cheaper on most graphs (%d of %zu)", better, nc);
+	check_determinism();
+	check_multilevel_alone();
+	check_refusals();
+	return harness_done();
+}
