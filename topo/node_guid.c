@@ -1,5 +1,6 @@
 /*
- * topo/node_guid.c: the InfiniBand GUIDs hwloc records for a host's HCAs, and their use in naming the
+ * topo/node_guid.c: the InfiniBand GUIDs hwloc records for a host's HCAs (with its GPU UUIDs: infos are each
+ * host's own, while hosts that differ only in infos share a node type), and their use in naming the
  * fabric's unnamed HCAs.
  *
  * hwloc's OpenFabrics OS devices (mlx4_0, mlx5_0, hfi1_0, ...) carry infos
