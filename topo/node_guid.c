@@ -1,5 +1,6 @@
 /*
- * topo/node_guid.c: the InfiniBand GUIDs hwloc records for a host's HCAs, and their use in naming the
+ * topo/node_guid.c: the InfiniBand GUIDs hwloc records for a host's HCAs (with its GPU UUIDs: infos are each
+ * host's own, while hosts that differ only in infos share a node type), and their use in naming the
  * fabric's unnamed HCAs.
  *
  * hwloc's OpenFabrics OS devices (mlx4_0, mlx5_0, hfi1_0, ...) carry infos
@@ -121,39 +122,37 @@ const char *topo_guids_uuid(const struct topo_guids *g, const char *osdev)
  * that share a node type keep their own here (topo_host_gpu_uuid). */
 static char *gpu_uuids(const char *buf, size_t len, size_t *ulen)
 {
-	static const char *names[] = { "<info name=\"NVIDIAUUID\" value=\"", "<info name=\"AMDUUID\" value=\"",
-				       "<info name=\"LevelZeroUUID\" value=\"" };
-	const char *end = buf + len, *p = buf;
+	static const char tag[] = "<info name=\"";
+	static const char *names[] = { "NVIDIAUUID\" value=\"", "AMDUUID\" value=\"", "LevelZeroUUID\" value=\"" };
+	const char *end = buf + len, *p = buf, *scan = buf, *osdev = NULL;
 	char *out = NULL;
 	size_t cap = 0, i;
 
 	*ulen = 0;
-	while (p < end) {
-		const char *best = NULL, *v, *q, *o, *nm, *nq;
+	/* one pass over the info elements (as topo_guids_from_xml): the cost of a file is linear */
+	while (p < end && (p = memmem(p, (size_t)(end - p), tag, sizeof(tag) - 1))) {
+		const char *best = p, *v, *q, *o, *nm, *nq;
 		size_t bl = 0, need;
 		char *no;
 
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-			const char *f = memmem(p, (size_t)(end - p), names[i], strlen(names[i]));
-
-			if (f && (!best || f < best)) {
-				best = f;
-				bl = strlen(names[i]);
-			}
-		}
-		if (!best)
-			break;
+		p += sizeof(tag) - 1;
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if ((size_t)(end - p) > strlen(names[i]) && !strncmp(p, names[i], strlen(names[i])))
+				bl = sizeof(tag) - 1 + strlen(names[i]);
+		if (!bl)
+			continue;
 		v = best + bl;
 		p = v;
 		if (!(q = memchr(v, '"', (size_t)(end - v))) || q - v > 80)
 			continue;
-		/* its OS device: at most 4 KiB back (an OS device's infos are few), so that a file of many
-		 * UUID infos costs linear time */
-		for (o = best; o > buf && best - o < 4096 && strncmp(o, "<object type=\"OSDev\"", 20); o--)
-			;
-		if (best - o >= 4096)
-			continue;
-		nm = o > buf ? memmem(o, (size_t)(best - o), " name=\"", 7) : NULL;
+		/* its OS device: the last one opened before it, found by a forward scan that never goes back */
+		while (scan < best && (o = memmem(scan, (size_t)(best - scan), "<object type=\"OSDev\"", 20))) {
+			osdev = o;
+			scan = o + 20;
+		}
+		scan = best;
+		o = osdev;
+		nm = o ? memmem(o, (size_t)(best - o), " name=\"", 7) : NULL;
 		if (!nm || !(nq = memchr(nm + 7, '"', (size_t)(best - nm - 7))) || nq - nm - 7 > 64)
 			continue;
 		need = (size_t)(nq - nm - 7) + 1 + (size_t)(q - v) + 1;
@@ -176,7 +175,7 @@ static char *gpu_uuids(const char *buf, size_t len, size_t *ulen)
 	return out;
 }
 
-struct topo_guids *topo_guids_from_xml(const char *buf, size_t len)
+struct topo_guids *topo_guids_from_xml(const char *buf, size_t len, int gpus)
 {
 	static const char tag[] = "<info name=\"";
 	const char *p = buf, *end = buf + len, *s, *v;
@@ -199,8 +198,8 @@ struct topo_guids *topo_guids_from_xml(const char *buf, size_t len)
 		bad = isnode ? add_guid(&node, &nn, &cn, g) : add_guid(&port, &np, &cp, g);
 	}
 	if (!bad) {
-		size_t ulen;
-		char *u = gpu_uuids(buf, len, &ulen);
+		size_t ulen = 0;
+		char *u = gpus ? gpu_uuids(buf, len, &ulen) : NULL; /* a node without GPUs pays nothing */
 
 		out = guids_make_u(node, nn, port, np, u, ulen);
 		free(u);
