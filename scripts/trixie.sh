@@ -44,7 +44,7 @@ ready() { [ -f "$1/.rankmap-root" ]; }
 cmd_path() {
 	[ -r "$list" ] || die "no package list $list"
 	r=$(root)
-	ready "$r" || die "no Debian 13 root at $r (\`make trixie-root\` or \`sh scripts/trixie.sh build\` makes it: about 3 minutes and 1.1 GB from Debian's archive)"
+	ready "$r" || die "no Debian 13 root at $r (\`make trixie-root\` or \`sh scripts/trixie.sh build\` makes it: 3 to 6 minutes and 1.1 GB from Debian's archive)"
 	echo "$r"
 }
 
