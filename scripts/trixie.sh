@@ -103,8 +103,9 @@ cmd_inside() {
 		eval "_set=\${$v+x}"
 		[ -n "$_set" ] && eval "set -- \"$v=\$$v\" \"\$@\""
 	done
+	# (no Python bytecode written into the checkout at /src: its __pycache__ would be Python 3.13's)
 	chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LANG=C.UTF-8 "$@"
+		LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 "$@"
 	rc=$?
 	undo
 	exit $rc
