@@ -44,7 +44,7 @@ ready() { [ -f "$1/.rankmap-root" ]; }
 cmd_path() {
 	[ -r "$list" ] || die "no package list $list"
 	r=$(root)
-	ready "$r" || die "no Debian 13 root at $r (\`make trixie-root\` or \`sh scripts/trixie.sh build\` makes it: about 3 minutes and 1.1 GB from Debian's archive)"
+	ready "$r" || die "no Debian 13 root at $r (\`make trixie-root\` or \`sh scripts/trixie.sh build\` makes it: 3 to 6 minutes and 1.1 GB from Debian's archive)"
 	echo "$r"
 }
 
@@ -103,8 +103,9 @@ cmd_inside() {
 		eval "_set=\${$v+x}"
 		[ -n "$_set" ] && eval "set -- \"$v=\$$v\" \"\$@\""
 	done
+	# (no Python bytecode written into the checkout at /src: its __pycache__ would be Python 3.13's)
 	chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LANG=C.UTF-8 "$@"
+		LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 "$@"
 	rc=$?
 	undo
 	exit $rc
