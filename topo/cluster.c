@@ -198,7 +198,7 @@ void topo_cluster_free_owned(struct topo_cluster *c, void *p)
 
 static size_t guids_size(const struct topo_guids *g)
 {
-	return g ? (sizeof(*g) + g->n * sizeof(g->v[0]) + 7) & ~(size_t)7 : 0;
+	return g ? (topo_guids_bytes(g) + 7) & ~(size_t)7 : 0;
 }
 
 /* Gives the empty dst src's host table: names and GUIDs copied into one block (dst's arena: a derived
@@ -228,8 +228,7 @@ int topo_cluster_copy_table(struct topo_cluster *dst, const struct topo_cluster 
 		d->type = NULL;
 		d->guids = gl ? (struct topo_guids *)(dst->arena + at) : NULL;
 		if (gl)
-			memcpy(d->guids, src->hosts[h].guids,
-			       sizeof(*d->guids) + src->hosts[h].guids->n * sizeof(d->guids->v[0]));
+			memcpy(d->guids, src->hosts[h].guids, topo_guids_bytes(src->hosts[h].guids));
 		at += gl;
 		d->name = dst->arena + at;
 		memcpy(d->name, src->hosts[h].name, nl);

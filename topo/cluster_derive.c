@@ -42,7 +42,7 @@ static struct topo_nodetype *type_share(struct topo_cluster *dst, struct topo_no
 
 static struct topo_guids *guids_dup(const struct topo_guids *g)
 {
-	size_t sz = g ? sizeof(*g) + (g->n) * sizeof(g->v[0]) : 0;
+	size_t sz = topo_guids_bytes(g);
 	struct topo_guids *n = g ? malloc(sz) : NULL;
 
 	if (n)
@@ -54,7 +54,8 @@ static int guids_equal(const struct topo_guids *a, const struct topo_guids *b)
 {
 	if (!a || !b)
 		return a == b;
-	return a->n == b->n && a->nnode == b->nnode && !memcmp(a->v, b->v, a->n * sizeof(a->v[0]));
+	return a->n == b->n && a->nnode == b->nnode && !memcmp(a->v, b->v, a->n * sizeof(a->v[0])) &&
+	       a->uuid_len == b->uuid_len && !memcmp(a->v + a->n, b->v + b->n, a->uuid_len);
 }
 
 /* src's types as dst's, by src type index (filled as hosts need them). */

@@ -131,9 +131,9 @@ void topo_diffset_destroy(struct topo_diffset *d);
 struct topo_nodetype *topo_diffset_host(struct topo_diffset *d, const char *path, const char *host,
 					struct topo_guids **guids, int *ref_bad, rm_error_t *err);
 
-/* GUIDs of the HCAs in an hwloc XML buffer (NodeGUID and Port<N>GID0 infos); NULL when none or out of
- * memory. Caller frees (node_guid.c). */
-struct topo_guids *topo_guids_from_xml(const char *buf, size_t len);
+/* GUIDs of the HCAs in an hwloc XML buffer (NodeGUID and Port<N>GID0 infos), and with gpus != 0 (the
+ * node type has GPUs) its GPU UUIDs; NULL when none or out of memory. Caller frees (node_guid.c). */
+struct topo_guids *topo_guids_from_xml(const char *buf, size_t len, int gpus);
 /* A copy of g with the GUID changes of a diff's info hunks applied; NULL when none remain. */
 struct topo_guids *topo_guids_patch(const struct topo_guids *g, hwloc_topology_diff_t diff);
 /* Gives the fabric the hosts' GUIDs before it names its hosts (cluster finalize). -1 on ENOMEM. */

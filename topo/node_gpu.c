@@ -749,17 +749,44 @@ long topo_host_gpu_find(topo_cluster_t c, size_t h, const char *id)
 	for (i = 0; i < m->ngpus; i++) {
 		const topo_gpu_t *g = &m->gpus[i];
 		size_t bl = strlen(g->busid);
+		const char *u = topo_host_gpu_uuid(c, h, i);
 
 		if (has_word(g->osdevs, id, l))
 			return (long)i;
 		if (!g->partition && (!strcasecmp(g->busid, id) || (l == bl - 5 && !strcasecmp(g->busid + 5, id))))
 			return (long)i;
-		if (g->uuid &&
-		    (!strcasecmp(g->uuid, id) || (!strncasecmp(id, "GPU-", 4) && !strcasecmp(g->uuid, id + 4)) ||
-		     (!strncasecmp(g->uuid, "GPU-", 4) && !strcasecmp(g->uuid + 4, id))))
+		if (u && (!strcasecmp(u, id) || (!strncasecmp(id, "GPU-", 4) && !strcasecmp(u, id + 4)) ||
+			  (!strncasecmp(u, "GPU-", 4) && !strcasecmp(u + 4, id))))
 			return (long)i;
 	}
 	return errno = ENOENT, -1;
+}
+
+const char *topo_host_gpu_uuid(topo_cluster_t c, size_t h, size_t i)
+{
+	const topo_gpu_t *g = topo_host_gpu(c, h, i);
+	const char *s, *u, *p;
+	char name[128];
+
+	if (!g)
+		return NULL;
+	for (s = g->osdevs; *s;) { /* the host's own UUID of any of the GPU's OS devices */
+		size_t k = strcspn(s, " ");
+
+		if (k < sizeof(name)) {
+			memcpy(name, s, k);
+			name[k] = '\0';
+			if ((u = topo_guids_uuid(c->hosts[h].guids, name))) {
+				for (p = strncasecmp(u, "GPU-", 4) ? u : u + 4; *p == '0' || *p == '-'; p++)
+					;
+				if (*p)
+					return u;
+			}
+		}
+		s += k;
+		s += *s == ' ';
+	}
+	return NULL;
 }
 
 uint64_t topo_host_memory(topo_cluster_t c, size_t h, unsigned *nnuma, unsigned *gpu_numa, uint64_t *gpu_bytes)

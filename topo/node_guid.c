@@ -1,5 +1,6 @@
 /*
- * topo/node_guid.c: the InfiniBand GUIDs hwloc records for a host's HCAs, and their use in naming the
+ * topo/node_guid.c: the InfiniBand GUIDs hwloc records for a host's HCAs (with its GPU UUIDs: infos are each
+ * host's own, while hosts that differ only in infos share a node type), and their use in naming the
  * fabric's unnamed HCAs.
  *
  * hwloc's OpenFabrics OS devices (mlx4_0, mlx5_0, hfi1_0, ...) carry infos
@@ -68,24 +69,113 @@ static int add_guid(uint64_t **v, size_t *n, size_t *cap, uint64_t g)
 	return 0;
 }
 
-static struct topo_guids *guids_make(const uint64_t *node, size_t nnode, const uint64_t *port, size_t nport)
+/* A GUID block with the GPU UUID pairs u (ulen bytes, may be 0). NULL when there is nothing. */
+static struct topo_guids *guids_make_u(const uint64_t *node, size_t nnode, const uint64_t *port, size_t nport,
+				       const char *u, size_t ulen)
 {
 	struct topo_guids *g;
 
-	if (!nnode && !nport)
+	if (!nnode && !nport && !ulen)
 		return NULL;
-	if (!(g = malloc(sizeof(*g) + (nnode + nport) * sizeof(g->v[0]))))
+	if (!(g = malloc(sizeof(*g) + (nnode + nport) * sizeof(g->v[0]) + ulen)))
 		return NULL;
 	g->n = (uint32_t)(nnode + nport);
 	g->nnode = (uint32_t)nnode;
+	g->uuid_len = (uint32_t)ulen;
 	if (nnode) /* node or port may be NULL when it holds nothing */
 		memcpy(g->v, node, nnode * sizeof(*node));
 	if (nport)
 		memcpy(g->v + nnode, port, nport * sizeof(*port));
+	if (ulen)
+		memcpy(g->v + g->n, u, ulen);
 	return g;
 }
 
-struct topo_guids *topo_guids_from_xml(const char *buf, size_t len)
+size_t topo_guids_bytes(const struct topo_guids *g)
+{
+	return g ? sizeof(*g) + g->n * sizeof(g->v[0]) + g->uuid_len : 0;
+}
+
+const char *topo_guids_uuid(const struct topo_guids *g, const char *osdev)
+{
+	const char *p, *end;
+
+	if (!g || !g->uuid_len || !osdev)
+		return NULL;
+	p = (const char *)(g->v + g->n);
+	end = p + g->uuid_len;
+	while (p < end) {
+		const char *u = p + strlen(p) + 1;
+
+		if (u >= end)
+			break;
+		if (!strcmp(p, osdev))
+			return u;
+		p = u + strlen(u) + 1;
+	}
+	return NULL;
+}
+
+/* The GPU UUIDs of an hwloc XML buffer: for each NVIDIAUUID, AMDUUID or LevelZeroUUID info, the name of
+ * the OS device it belongs to (the last <object type="OSDev" ... name="..."> before it) and the value,
+ * as "osdev\0uuid\0" pairs in a new buffer (length in *ulen; NULL when none). These are infos, so hosts
+ * that share a node type keep their own here (topo_host_gpu_uuid). */
+static char *gpu_uuids(const char *buf, size_t len, size_t *ulen)
+{
+	static const char tag[] = "<info name=\"";
+	static const char *names[] = { "NVIDIAUUID\" value=\"", "AMDUUID\" value=\"", "LevelZeroUUID\" value=\"" };
+	const char *end = buf + len, *p = buf, *scan = buf, *osdev = NULL;
+	char *out = NULL;
+	size_t cap = 0, i;
+
+	*ulen = 0;
+	/* one pass over the info elements (as topo_guids_from_xml): the cost of a file is linear */
+	while (p < end && (p = memmem(p, (size_t)(end - p), tag, sizeof(tag) - 1))) {
+		const char *best = p, *v, *q, *o, *nm, *nq;
+		size_t bl = 0, need;
+		char *no;
+
+		p += sizeof(tag) - 1;
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if ((size_t)(end - p) > strlen(names[i]) && !strncmp(p, names[i], strlen(names[i])))
+				bl = sizeof(tag) - 1 + strlen(names[i]);
+		if (!bl)
+			continue;
+		v = best + bl;
+		p = v;
+		if (!(q = memchr(v, '"', (size_t)(end - v))) || q - v > 80)
+			continue;
+		/* its OS device: the last one opened before it, found by a forward scan that never goes back */
+		while (scan < best && (o = memmem(scan, (size_t)(best - scan), "<object type=\"OSDev\"", 20))) {
+			osdev = o;
+			scan = o + 20;
+		}
+		scan = best;
+		o = osdev;
+		nm = o ? memmem(o, (size_t)(best - o), " name=\"", 7) : NULL;
+		if (!nm || !(nq = memchr(nm + 7, '"', (size_t)(best - nm - 7))) || nq - nm - 7 > 64)
+			continue;
+		need = (size_t)(nq - nm - 7) + 1 + (size_t)(q - v) + 1;
+		if (*ulen + need > cap) {
+			cap = (*ulen + need) * 2 + 64;
+			if (!(no = realloc(out, cap))) {
+				free(out);
+				*ulen = 0;
+				return NULL;
+			}
+			out = no;
+		}
+		memcpy(out + *ulen, nm + 7, (size_t)(nq - nm - 7));
+		*ulen += (size_t)(nq - nm - 7);
+		out[(*ulen)++] = '\0';
+		memcpy(out + *ulen, v, (size_t)(q - v));
+		*ulen += (size_t)(q - v);
+		out[(*ulen)++] = '\0';
+	}
+	return out;
+}
+
+struct topo_guids *topo_guids_from_xml(const char *buf, size_t len, int gpus)
 {
 	static const char tag[] = "<info name=\"";
 	const char *p = buf, *end = buf + len, *s, *v;
@@ -107,7 +197,15 @@ struct topo_guids *topo_guids_from_xml(const char *buf, size_t len)
 			continue;
 		bad = isnode ? add_guid(&node, &nn, &cn, g) : add_guid(&port, &np, &cp, g);
 	}
-	out = bad ? NULL : guids_make(node, nn, port, np);
+	if (!bad) {
+		size_t ulen = 0;
+		char *u = gpus ? gpu_uuids(buf, len, &ulen) : NULL; /* a node without GPUs pays nothing */
+
+		out = guids_make_u(node, nn, port, np, u, ulen);
+		free(u);
+	} else {
+		out = NULL;
+	}
 	free(node);
 	free(port);
 	return out;
@@ -141,9 +239,9 @@ struct topo_guids *topo_guids_patch(const struct topo_guids *g, hwloc_topology_d
 	size_t i, n = g ? g->n : 0;
 	int isnode;
 
-	if (!n)
+	if (!g || (!n && !g->uuid_len))
 		return NULL;
-	if (!(v = malloc(n * sizeof(*v))))
+	if (!(v = malloc((n ? n : 1) * sizeof(*v))))
 		return NULL;
 	memcpy(v, g->v, n * sizeof(*v));
 	for (; diff; diff = diff->generic.next)
@@ -151,7 +249,8 @@ struct topo_guids *topo_guids_patch(const struct topo_guids *g, hwloc_topology_d
 			for (i = isnode ? 0 : g->nnode; i < (isnode ? g->nnode : n); i++)
 				if (v[i] == from)
 					v[i] = to;
-	out = guids_make(v, g->nnode, v + g->nnode, n - g->nnode);
+	/* the reference's GPU UUIDs, as they are (a diff host keeps them: its GPUs are named by index) */
+	out = guids_make_u(v, g->nnode, v + g->nnode, n - g->nnode, (const char *)(g->v + g->n), g->uuid_len);
 	free(v);
 	return out;
 }

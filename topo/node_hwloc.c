@@ -241,7 +241,7 @@ static int load_buf(struct batch *b, const char *host, const char *buf, size_t l
 {
 	struct topo_nodetype *t = topo_hwloc_type_from_xml(b->c, buf, len, source, err);
 
-	return t ? batch_add(b, host, t, topo_guids_from_xml(buf, len), source, err) : -1;
+	return t ? batch_add(b, host, t, topo_guids_from_xml(buf, len, t->gpu && t->gpu->ngpus), source, err) : -1;
 }
 
 int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len, const char *source,
@@ -396,7 +396,7 @@ static int load_dir_entry(struct batch *b, struct topo_diffset *ds, const char *
 		if (ref_bad)
 			*kind = "bad_reference";
 	} else if ((buf = read_file(path, &len, err)) && (t = topo_hwloc_type_from_xml(b->c, buf, len, path, err))) {
-		g = topo_guids_from_xml(buf, len);
+		g = topo_guids_from_xml(buf, len, t->gpu && t->gpu->ngpus);
 	}
 	free(buf);
 	return t ? batch_add(b, host, t, g, path, err) : -1;

@@ -219,7 +219,7 @@ static void probe_load(struct topo_diffset *d, struct probe *p)
 			rm_error_set(&p->err, p->ref, 0, 0, "hwloc cannot read back its own export of this file");
 		free(canon);
 	}
-	p->guids = topo_guids_from_xml(buf, len);
+	p->guids = topo_guids_from_xml(buf, len, 1);
 	if ((p->v1 = xml_is_v1(buf, len)))
 		v1_levels(p, buf, len);
 	free(buf);

@@ -64,7 +64,8 @@ typedef struct topo_gpu {
 	unsigned backends;  /* TOPO_GPU_* bits */
 	const char *busid;  /* PCI bus id "0000:c1:00.0" */
 	unsigned partition; /* index among the GPUs of its PCI device (0 when it is alone) */
-	const char *uuid;   /* NVIDIAUUID / AMDUUID / LevelZeroUUID info when present and not all zeros, else NULL */
+	const char *uuid;   /* NVIDIAUUID / AMDUUID / LevelZeroUUID info when present and not all zeros, else NULL,
+			     * of the XML that created the node type: per host, topo_host_gpu_uuid */
 	const char *model;  /* GPUModel info (or the PCI device's), NULL when none */
 	int numa;           /* OS index of the host NUMA node its locality holds (the first), -1 when none */
 	int package;        /* logical index of its package, -1 when none */
@@ -89,8 +90,12 @@ typedef struct topo_nic {
 	int numa;          /* as topo_gpu_t */
 	int package;
 	hwloc_const_cpuset_t locality;
-	uint64_t node_guid; /* OpenFabrics NodeGUID info, 0 when none */
-	size_t nports;      /* port GUIDs (the interface part of Port<N>GID0 infos) */
+	/* OpenFabrics NodeGUID info (0 when none) and port GUIDs (the interface part of Port<N>GID0 infos)
+	 * as recorded in the XML that created this node type: hosts whose XML differs only in <info>
+	 * elements share the type, so these are that first host's; each host's own GUIDs are
+	 * topo_host_guids(c, h) (topo.h), which the report and the fabric use */
+	uint64_t node_guid;
+	size_t nports;
 	const uint64_t *port_guids;
 	unsigned ngpus; /* GPUs whose nearest NIC this is */
 } topo_nic_t;
@@ -101,9 +106,13 @@ const topo_gpu_t *topo_host_gpu(topo_cluster_t c, size_t h, size_t i);
 /* NICs of host h; NIC i (borrowed), NULL when out of range. */
 size_t topo_host_nnics(topo_cluster_t c, size_t h);
 const topo_nic_t *topo_host_nic(topo_cluster_t c, size_t h, size_t i);
+/* The UUID host h's own XML gives GPU i (NVIDIAUUID, AMDUUID or LevelZeroUUID info, not all zeros),
+ * NULL when none. Borrowed. UUIDs are each host's: topo_gpu_t.uuid is that of the host whose XML
+ * created the node type. */
+const char *topo_host_gpu_uuid(topo_cluster_t c, size_t h, size_t i);
 /* Index of the GPU of host h that id names: a decimal index ("3"), an OS device name of any backend
  * ("rsmi3", "cuda3", "nvml3"), a PCI bus id ("0000:c1:00.0" or "c1:00.0", first partition) or a UUID
- * (exact, or "GPU-" + the NVIDIA form). -1 (errno ENOENT) when none. */
+ * (host h's own, topo_host_gpu_uuid; exact, or with or without NVIDIA's "GPU-"). -1 (errno ENOENT) when none. */
 long topo_host_gpu_find(topo_cluster_t c, size_t h, const char *id);
 
 /* Host memory in bytes (NUMA nodes holding CPUs, and memory-only nodes that are not GPU memory) and

@@ -84,8 +84,13 @@ struct topo_nodetype; /* one parsed hwloc tree shared by all hosts with identica
 /* InfiniBand GUIDs from a host's hwloc XML: node GUIDs v[0 .. nnode-1], port GUIDs after them. */
 struct topo_guids {
 	uint32_t n, nnode;
+	uint32_t uuid_len; /* bytes after v[n]: the host's GPU UUIDs, "osdev\0uuid\0" pairs (node_guid.c) */
 	uint64_t v[];
 };
+/* Bytes of g, its GPU UUIDs included (0 for NULL). */
+size_t topo_guids_bytes(const struct topo_guids *g);
+/* The UUID the host's XML gives the OS device named osdev, NULL when none. */
+const char *topo_guids_uuid(const struct topo_guids *g, const char *osdev);
 
 struct topo_host {
 	char *name;

@@ -103,8 +103,9 @@ static void check_host(topo_cluster_t c, const char *f)
 		check(topo_host_gpu_find(c, 0, g->name) == (long)i, "%s: GPU %zu found by name %s", f, i, g->name);
 		if (!g->partition)
 			check(topo_host_gpu_find(c, 0, g->busid) == (long)i, "%s: GPU %zu found by bus id", f, i);
-		if (g->uuid)
-			check(topo_host_gpu_find(c, 0, g->uuid) == (long)i, "%s: GPU %zu found by UUID", f, i);
+		if (topo_host_gpu_uuid(c, 0, i))
+			check(topo_host_gpu_find(c, 0, topo_host_gpu_uuid(c, 0, i)) == (long)i,
+			      "%s: GPU %zu found by UUID", f, i);
 		check(g->nic < (int)nn, "%s: GPU %zu NIC index in range", f, i);
 		with_nic += g->nic >= 0;
 		if (g->nic >= 0) { /* nothing nearer: no NIC shares a deeper ancestor... its kind is a fast one */
@@ -454,6 +455,97 @@ static void test_bad_links(void)
 	rmdir(dir);
 }
 
+/* A derived cluster (rankmapd's registrations) keeps the site links and the slot kind of its base,
+ * and outlives it. */
+static void test_derive(void)
+{
+	char links[1024];
+	topo_cluster_t base, pool = topo_cluster_create(), d;
+	const char *names[1] = { "g1" };
+	rm_error_t e = { 0 };
+	topo_gpu_links_t l;
+	long h;
+
+	snprintf(links, sizeof(links), "%s/../conf/gpu-links-mi250x.conf", harness_data_dir());
+	if (access(links, R_OK) != 0)
+		snprintf(links, sizeof(links), "conf/gpu-links-mi250x.conf");
+	base = load("mpibind/eas-tioga.xml", 1, links);
+	if (!base || topo_load_hwloc_xml(pool, data("mpibind/eas-tioga.xml"), "g1", &e) < 0 ||
+	    topo_cluster_finalize(pool, &e) < 0) {
+		fail("derive setup: %s", e.text);
+		topo_cluster_destroy(base);
+		topo_cluster_destroy(pool);
+		return;
+	}
+	d = topo_cluster_derive(base, pool, names, 1, &e);
+	topo_cluster_destroy(base);
+	h = d ? topo_host_find(d, "g1") : -1;
+	check(d && h >= 0 && topo_host_ngpus(d, (size_t)h) == 8, "a derived cluster has the new host's GPUs");
+	check(h >= 0 && topo_host_gpu_links(d, (size_t)h, &l) == 0 && strstr(l.source, "site file"),
+	      "... and the site links of its base, after the base is gone");
+	topo_cluster_destroy(d);
+	topo_cluster_destroy(pool);
+}
+
+/* Two hosts of one node type (XML equal but for infos) keep their own GPU UUIDs. */
+static void test_uuids(void)
+{
+	char dir[] = "/tmp/rankmap-test-uuid.XXXXXX", path[600], *buf, *at;
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t e = { 0 };
+	FILE *f;
+	long len;
+	const char *u0, *u1;
+
+	f = fopen(data("mpibind/coral-lassen.xml"), "r");
+	if (!mkdtemp(dir) || !f) {
+		fail("setup");
+		return;
+	}
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)len + 1);
+	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+		fail("read");
+		fclose(f);
+		free(buf);
+		return;
+	}
+	fclose(f);
+	buf[len] = '\0';
+	/* a second host: its first GPU gets another NVIDIAUUID  */
+	at = strstr(buf, "<info name=\"NVIDIAUUID\" value=\"GPU-");
+	snprintf(path, sizeof(path), "%s/a.xml", dir);
+	if (at && (f = fopen(path, "w"))) {
+		fwrite(buf, 1, (size_t)len, f);
+		fclose(f);
+	}
+	check(at != NULL, "coral-lassen has an NVIDIAUUID");
+	if (at)
+		memcpy(at + strlen("<info name=\"NVIDIAUUID\" value=\"GPU-"), "12345678", 8);
+	snprintf(path, sizeof(path), "%s/b.xml", dir);
+	if ((f = fopen(path, "w"))) {
+		fwrite(buf, 1, (size_t)len, f);
+		fclose(f);
+	}
+	free(buf);
+	check(topo_load_hwloc_dir(c, dir, &e) == 0 && topo_cluster_finalize(c, &e) == 0, "two hosts load: %s", e.text);
+	check(topo_cluster_ntypes(c) == 1, "they share one node type");
+	u0 = topo_host_gpu_uuid(c, 0, 0);
+	u1 = topo_host_gpu_uuid(c, 1, 0);
+	check(u0 && u1 && strcmp(u0, u1) && !strncmp(u1, "GPU-12345678", 12), "each keeps its own UUID: %s %s",
+	      u0 ? u0 : "-", u1 ? u1 : "-");
+	check(u1 && topo_host_gpu_find(c, 1, u1) == 0 && topo_host_gpu_find(c, 0, u1) < 0,
+	      "a UUID finds the GPU on its own host only");
+	topo_cluster_destroy(c);
+	snprintf(path, sizeof(path), "%s/a.xml", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/b.xml", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_files();
@@ -465,5 +557,7 @@ int main(void)
 	test_mi250x();
 	test_gpu_slots();
 	test_bad_links();
+	test_derive();
+	test_uuids();
 	return harness_done();
 }

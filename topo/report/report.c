@@ -88,8 +88,8 @@ static int cmp_hosts_desc(const void *pa, const void *pb)
 	return a > b ? -1 : a < b;
 }
 
-/* The GPUs of host h: index, name, OS devices, backends, bus id, UUID, model, NUMA node, nearest cores
- * (PU OS indices) and NIC. */
+/* The GPUs of host h: index, name, OS devices, backends, bus id, model, NUMA node, nearest cores
+ * (PU OS indices) and NIC (not UUIDs: they are each host's, topo_host_gpu_uuid). */
 static json_t *gpu_list(topo_cluster_t c, size_t h)
 {
 	static const char *be[] = { "CUDA", "NVML", "RSMI", "LevelZero", "OpenCL" };
@@ -107,12 +107,11 @@ static json_t *gpu_list(topo_cluster_t c, size_t h)
 				json_array_append_new(bk, json_string(be[b]));
 		if (hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), g->cpuset) < 0)
 			cpus[0] = '\0';
-		json_array_append_new(
-			arr, json_pack("{s:i, s:s, s:s, s:o, s:s, s:i, s:s*, s:s*, s:i, s:i, s:s, s:i, s:s*}", "index",
-				       (int)g->index, "name", g->name, "osdevs", g->osdevs, "backends", bk, "busid",
-				       g->busid, "partition", (int)g->partition, "uuid", g->uuid, "model", g->model,
-				       "numa", g->numa, "package", g->package, "cpus", cpus, "cores", (int)g->ncores,
-				       "nic", nic ? nic->name : NULL));
+		json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:o, s:s, s:i, s:s*, s:i, s:i, s:s, s:i, s:s*}",
+						     "index", (int)g->index, "name", g->name, "osdevs", g->osdevs,
+						     "backends", bk, "busid", g->busid, "partition", (int)g->partition,
+						     "model", g->model, "numa", g->numa, "package", g->package, "cpus",
+						     cpus, "cores", (int)g->ncores, "nic", nic ? nic->name : NULL));
 	}
 	return arr;
 }
@@ -122,17 +121,14 @@ static json_t *nic_list(topo_cluster_t c, size_t h)
 	json_t *arr = json_array();
 	size_t i;
 
+	/* no GUIDs: they are each host's own (topo_host_guids), not the node type's */
 	for (i = 0; arr && i < topo_host_nnics(c, h); i++) {
 		const topo_nic_t *n = topo_host_nic(c, h, i);
-		char guid[32] = "";
 
-		if (n->node_guid)
-			snprintf(guid, sizeof(guid), "0x%016llx", (unsigned long long)n->node_guid);
-		json_array_append_new(arr, json_pack("{s:i, s:s, s:s*, s:s, s:s, s:i, s:s*, s:i, s:i}", "index",
-						     (int)n->index, "name", n->name, "netdev", n->netdev, "kind",
-						     topo_nic_kind_name(n->kind), "busid", n->busid, "numa", n->numa,
-						     "node_guid", n->node_guid ? guid : NULL, "port_guids",
-						     (int)n->nports, "gpus", (int)n->ngpus));
+		json_array_append_new(arr,
+				      json_pack("{s:i, s:s, s:s*, s:s, s:s, s:i, s:i}", "index", (int)n->index, "name",
+						n->name, "netdev", n->netdev, "kind", topo_nic_kind_name(n->kind),
+						"busid", n->busid, "numa", n->numa, "gpus", (int)n->ngpus));
 	}
 	return arr;
 }
@@ -164,9 +160,23 @@ static json_t *link_summary(topo_cluster_t c, size_t h)
 			if (k == json_array_size(bws))
 				json_array_append_new(bws, json_real(b));
 		}
-	return json_pack("{s:s, s:I, s:I, s:f, s:f, s:o, s:i, s:b}", "source", l.source, "pairs", pairs, "linked_pairs",
-			 linked, "min_gbps", lo, "max_gbps", hi, "distinct_gbps", bws, "nvswitches", (int)l.nswitches,
-			 "asymmetric", l.asymmetric);
+	{
+		json_t *r = json_pack("{s:s, s:I, s:I, s:f, s:f, s:o, s:i, s:b}", "source", l.source, "pairs", pairs,
+				      "linked_pairs", linked, "min_gbps", lo, "max_gbps", hi, "distinct_gbps", bws,
+				      "nvswitches", (int)l.nswitches, "asymmetric", l.asymmetric);
+		json_t *m = l.n <= 64 ? json_array() : NULL; /* the whole matrix for nodes of up to 64 GPUs */
+
+		for (i = 0; m && i < l.n; i++) {
+			json_t *row = json_array();
+
+			for (j = 0; row && j < l.n; j++)
+				json_array_append_new(row, json_real(l.bw[(size_t)i * l.n + j]));
+			json_array_append_new(m, row);
+		}
+		if (r && m)
+			json_object_set_new(r, "matrix_gbps", m);
+		return r;
+	}
 }
 
 static json_t *group_entry(topo_cluster_t c, const struct sig *s, const char **names, size_t n)
