@@ -86,9 +86,9 @@ static long find_gpu(topo_cluster_t c, size_t h, const rmp_gpu_rec_t *rec)
 	if (!rec->uuid[0])
 		return rec->index >= 0 && (size_t)rec->index < n ? rec->index : -1;
 	for (size_t i = 0; i < n; i++) {
-		const topo_gpu_t *g = topo_host_gpu(c, h, i);
+		const char *u = topo_host_gpu_uuid(c, h, i); /* the host's own (hosts of one node type differ) */
 
-		if (g && g->uuid && rm_gpu_uuid_match(rec->uuid, g->uuid)) {
+		if (u && rm_gpu_uuid_match(rec->uuid, u)) {
 			if (found >= 0)
 				return -1; /* a prefix that names two GPUs names none (as CUDA) */
 			found = (long)i;
