@@ -79,24 +79,28 @@ double topo_gpu_nic_cost(topo_cluster_t c, size_t h, int nic)
 }
 
 /* The host of h's type whose XML created the type's NIC GUIDs: the first host of that type holding the
- * NIC's node GUID (hosts of one type list their GUIDs in the same XML order). */
-static long type_ref_host(topo_cluster_t c, size_t h, uint64_t guid, size_t *k)
+ * NIC's node GUID (hosts of one type list their GUIDs in the same XML order), *k its place there. ref:
+ * a candidate per type index (SIZE_MAX none), tried first; else O(hosts). */
+static long type_ref_host(topo_cluster_t c, size_t h, uint64_t guid, const size_t *ref, size_t *k)
 {
-	size_t i, j, nn, np;
+	const struct topo_nodetype *ty = c->hosts[h].type;
+	size_t i, j, nn, np, first = ref && ty ? ref[ty->index] : SIZE_MAX;
 	const uint64_t *node, *port;
 
-	for (i = 0; i < c->nhosts; i++) {
-		if (c->hosts[i].type != c->hosts[h].type)
+	for (i = first != SIZE_MAX ? first : 0; i < c->nhosts; i++) {
+		if (c->hosts[i].type != ty)
 			continue;
 		nn = topo_host_guids(c, i, &node, &port, &np);
 		for (j = 0; j < nn; j++)
 			if (node[j] == guid)
 				return *k = j, (long)i;
+		if (first != SIZE_MAX) /* the candidate failed: scan all */
+			first = SIZE_MAX, i = (size_t)-1;
 	}
 	return -1;
 }
 
-long topo_gpu_rail(topo_cluster_t c, size_t h, unsigned gpu)
+static long gpu_rail(topo_cluster_t c, size_t h, unsigned gpu, const size_t *ref)
 {
 	const topo_gpu_t *g = topo_host_gpu(c, h, gpu);
 	const topo_nic_t *n = g && g->nic >= 0 ? topo_host_nic(c, h, (size_t)g->nic) : NULL;
@@ -115,9 +119,16 @@ long topo_gpu_rail(topo_cluster_t c, size_t h, unsigned gpu)
 		if ((r = topo_host_guid_rail(c, h, n->port_guids[i])) >= 0)
 			return r;
 	nn = topo_host_guids(c, h, &node, &port, &np);
-	if (type_ref_host(c, h, n->node_guid, &k) >= 0 && k < nn)
+	if (type_ref_host(c, h, n->node_guid, ref, &k) >= 0 && k < nn)
 		return topo_host_guid_rail(c, h, node[k]);
 	return errno = ENOENT, -1;
+}
+
+long topo_gpu_rail(topo_cluster_t c, size_t h, unsigned gpu)
+{
+	if (h >= c->nhosts)
+		return errno = EINVAL, -1;
+	return gpu_rail(c, h, gpu, NULL);
 }
 
 double topo_gpu_net_cost(topo_cluster_t c, size_t ha, unsigned ga, size_t hb, unsigned gb)
@@ -341,7 +352,7 @@ static int attach_rails(topo_cluster_t c, const topo_target_t *t, const topo_gpu
 {
 	int32_t idx[TOPO_MAX_RAILS];
 	unsigned rails[TOPO_MAX_RAILS];
-	size_t i, nh = t->nhosts, *host_of = NULL, *rep = NULL, *rep2 = NULL;
+	size_t i, nh = t->nhosts, *host_of = NULL, *rep = NULL, *rep2 = NULL, *ref = NULL;
 	long *raw = NULL, *uniq = NULL;
 	uint32_t k;
 
@@ -358,10 +369,18 @@ static int attach_rails(topo_cluster_t c, const topo_target_t *t, const topo_gpu
 	rep2 = malloc((nh + 1) * sizeof(*rep2));
 	if (!w->slot_r || !w->slot_e || !host_of || !raw || !uniq || !rep || !rep2)
 		goto nomem;
+	/* per node type, its first host with GUIDs: where a host's own GUIDs are matched by position */
+	if (!(ref = malloc((c->ntypes + 1) * sizeof(*ref))))
+		goto nomem;
+	for (i = 0; i < c->ntypes; i++)
+		ref[i] = SIZE_MAX;
+	for (i = 0; i < c->nhosts; i++)
+		if (c->hosts[i].type && c->hosts[i].guids && ref[c->hosts[i].type->index] == SIZE_MAX)
+			ref[c->hosts[i].type->index] = i;
 	for (i = 0; i < n; i++) {
 		uint32_t s = t->given[i];
 		const topo_gpu_t *g = topo_host_gpu(c, slots[i].host, slots[i].gpu);
-		long r = topo_gpu_rail(c, slots[i].host, slots[i].gpu);
+		long r = gpu_rail(c, slots[i].host, slots[i].gpu, ref);
 
 		host_of[t->slot_host[s]] = slots[i].host;
 		w->slot_e[s] = topo_gpu_nic_cost(c, slots[i].host, g->nic);
@@ -377,7 +396,7 @@ static int attach_rails(topo_cluster_t c, const topo_target_t *t, const topo_gpu
 	if (!w->nr) {
 		free(w->slot_r), free(w->slot_e);
 		w->slot_r = NULL, w->slot_e = NULL;
-		free(host_of), free(raw), free(uniq), free(rep), free(rep2);
+		free(host_of), free(raw), free(uniq), free(rep), free(rep2), free(ref);
 		return 0;
 	}
 	w->leaf = malloc((size_t)w->nr * nh * sizeof(*w->leaf));
@@ -430,10 +449,10 @@ static int attach_rails(topo_cluster_t c, const topo_target_t *t, const topo_gpu
 					b == SIZE_MAX ? -1.0f : (float)topo_host_rail_cost(c, rep[x], b, rails[k]);
 			}
 	}
-	free(host_of), free(raw), free(uniq), free(rep), free(rep2);
+	free(host_of), free(raw), free(uniq), free(rep), free(rep2), free(ref);
 	return 1;
 nomem:
-	free(host_of), free(raw), free(uniq), free(rep), free(rep2);
+	free(host_of), free(raw), free(uniq), free(rep), free(rep2), free(ref);
 	return -1;
 }
 
