@@ -710,6 +710,90 @@ static void test_rails(void)
 	topo_cluster_destroy(c);
 }
 
+/* NIC sharing on the MI250X blade, read from the XML text itself (not through the model): hwloc writes
+ * each NUMA node's locality as a Group followed by its I/O devices, so the GCDs (rsmiN OS devices) and
+ * Slingshot NICs (hsiN) listed after one Group share that locality: there, each NIC carries
+ * rsmi / hsi GCDs. Each NIC's ngpus must be that count, and two GPU slots on two hosts of a flat network
+ * cost lat_net + ref_bytes / bw_net (topo/cost.c) plus (sharing - 1) * ref_bytes / bw_net, each GCD
+ * getting 1 / sharing of its NIC's bandwidth (COST-GPU.md, "Between hosts"). */
+static void test_nic_sharing(void)
+{
+	topo_cluster_t c = load("mpibind/eas-tioga.xml", 2, NULL);
+	const char *hosts[2] = { "g0", "g1" };
+	unsigned share[64] = { 0 }; /* by hsi number */
+	unsigned grp_gpu = 0, grp_nic[8], ngrp_nic = 0, i, bad = 0, checked = 0;
+	rm_error_t e = { 0 };
+	topo_target_t *t;
+	char line[4096];
+	const topo_costs_t *k;
+	FILE *f = fopen(data("mpibind/eas-tioga.xml"), "r");
+
+	if (!c || !f) {
+		fail("eas-tioga");
+		if (f)
+			fclose(f);
+		topo_cluster_destroy(c);
+		return;
+	}
+	for (;;) {
+		int end = !fgets(line, sizeof(line), f);
+		const char *p;
+
+		if (end || strstr(line, "type=\"Group\"")) { /* close the group before */
+			for (i = 0; i < ngrp_nic; i++)
+				if (grp_nic[i] < 64)
+					share[grp_nic[i]] = grp_gpu / ngrp_nic;
+			grp_gpu = ngrp_nic = 0;
+			if (end)
+				break;
+		}
+		if (strstr(line, "type=\"OSDev\"") && (p = strstr(line, "name=\"rsmi")))
+			grp_gpu++;
+		if (strstr(line, "type=\"OSDev\"") && (p = strstr(line, "name=\"hsi")) && ngrp_nic < 8)
+			grp_nic[ngrp_nic++] = (unsigned)atoi(p + 9);
+	}
+	fclose(f);
+	for (i = 0; i < topo_host_nnics(c, 0); i++) {
+		const topo_nic_t *n = topo_host_nic(c, 0, i);
+		unsigned want = n->netdev && !strncmp(n->netdev, "hsi", 3) ? share[atoi(n->netdev + 3) & 63] : 0;
+
+		if (n->kind != TOPO_NIC_SLINGSHOT)
+			continue;
+		checked++;
+		check(want == 2 && n->ngpus == want, "%s carries %u GCDs as the XML's NUMA groups say (model: %u)",
+		      n->netdev ? n->netdev : n->name, want, n->ngpus);
+	}
+	check(checked == 4, "eas-tioga has 4 Slingshot NICs (%u)", checked);
+	k = topo_cluster_costs(c);
+	t = topo_target_from_gpus(c, hosts, 2, &e);
+	check(t && t->nslots == 16, "2 MI250X nodes: 16 GPU slots: %s", e.text);
+	for (i = 0; t && i < t->nslots; i++) {
+		uint32_t j;
+
+		for (j = 0; j < t->nslots; j++) {
+			const topo_gpu_t *a = topo_host_gpu(c, t->slot[i].host, t->slot_gpu[i]);
+			const topo_gpu_t *b = topo_host_gpu(c, t->slot[j].host, t->slot_gpu[j]);
+			const topo_nic_t *na = topo_host_nic(c, t->slot[i].host, (size_t)a->nic);
+			const topo_nic_t *nb = topo_host_nic(c, t->slot[j].host, (size_t)b->nic);
+			unsigned sa, sb, sh;
+			double xfer = k->ref_bytes / (k->bw_net * 1000.0), want;
+
+			if (t->slot[i].host == t->slot[j].host || !na || !nb || !na->netdev || !nb->netdev)
+				continue;
+			sa = share[atoi(na->netdev + 3) & 63];
+			sb = share[atoi(nb->netdev + 3) & 63];
+			sh = sa > sb ? sa : sb;
+			want = k->lat_net + xfer + (sh - 1) * xfer;
+			if (fabs(topo_target_distance(t, i, j) - want) > 1e-6 * want && bad++ < 3)
+				fail("GPU slots %u and %u on two hosts: %g, want %g (NICs shared by %u and %u)", i, j,
+				     topo_target_distance(t, i, j), want, sa, sb);
+		}
+	}
+	check(bad == 0, "each GCD gets half its NIC's bandwidth between hosts (%u pairs wrong)", bad);
+	topo_target_destroy(t);
+	topo_cluster_destroy(c);
+}
+
 int main(void)
 {
 	test_files();
@@ -724,5 +808,6 @@ int main(void)
 	test_derive();
 	test_uuids();
 	test_rails();
+	test_nic_sharing();
 	return harness_done();
 }
