@@ -3,6 +3,7 @@
 
     python3 tests/bench/e2e/gpu_bench.py [--bin build/tests/e2e] [--iters 3] [--out DIR]
                                          [--xml tests/data/gpu/...xml] [--links FILE|none]
+                                         [--ref-bytes N]
 
 The machine is rankmap's own model of 4 HPE Cray EX235a nodes (tests/data/gpu/mpibind/eas-tioga.xml,
 8 MI250X GCDs and 4 Slingshot NICs each, with the MI250X link file conf/gpu-links-mi250x.conf), read
@@ -24,7 +25,9 @@ The program is cart_bench's halo on an 8x4 grid (dimension 0 heavy: 4 MiB per ne
 hand-made placements are then columns-Nx1 and, for 8 GPUs, the MI250X package tiles): e.g.
 hwloc/nvidiaDGX2.xml (16 V100 all joined at 150 GB/s through NVSwitches, 2 packages) or
 flux-core/ipa20.xml (4 H100, uniform NVLink, 2 packages), where GPU links and core distances disagree;
-a node whose XML records no NIC gets one host NIC that all its GPUs share.
+a node whose XML records no NIC gets one host NIC that all its GPUs share. --ref-bytes N sets the
+cluster file's ref_bytes (the message size the costs are for, 7194 by default) for both mappings, e.g.
+4194304: the heavy dimension's message size, where link bandwidth rather than latency sets the cost.
 Prints the table and the issue's targets (within 1.1x of best-tried; 1.5x faster than rankmap-core
 where the two differ) and writes DIR/results.json.
 """
@@ -153,6 +156,7 @@ def main():
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(TOP, "tests", "bench", "e2e", "out-gpu"))
     ap.add_argument("--xml", default="mpibind/eas-tioga.xml", help="node XML under tests/data/gpu")
+    ap.add_argument("--ref-bytes", type=int, default=0, help="ref_bytes of the cluster file (0: the default)")
     ap.add_argument("--links", default=None, help="site link file (default: the MI250X one for eas-tioga; none)")
     ARGS = ap.parse_args()
     global DIMS
@@ -167,7 +171,8 @@ def main():
             shutil.copy(os.path.join(TOP, "tests/data/gpu", ARGS.xml), os.path.join(work, "hw", "node%d.xml" % i))
         cluster = os.path.join(work, "cluster.conf")
         with open(cluster, "w") as f:
-            f.write("hwloc = hw\n" + ("gpu_links = %s\n" % links if links != "none" else ""))
+            f.write("hwloc = hw\n" + ("gpu_links = %s\n" % links if links != "none" else "") +
+                    ("ref_bytes = %d\n" % ARGS.ref_bytes if ARGS.ref_bytes > 0 else ""))
         hosts, gpus, bw = model(rankmapctl, cluster)
         DIMS = "%dx%d" % (len(gpus), len(hosts))
         xml, name = platform(hosts, gpus, bw)
