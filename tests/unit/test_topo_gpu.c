@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cluster_private.h"
+#include "mapping.h"
 #include "tests/harness.h"
 
 static char path_buf[1024];
@@ -705,6 +706,23 @@ static void test_rails(void)
 		check(n && topo_gpu_rail(c, 0, (unsigned)i) >= 0 && topo_gpu_rail(c, 1, (unsigned)i) >= 0 &&
 			      topo_gpu_rail(c, 0, (unsigned)i) == topo_gpu_rail(c, 1, (unsigned)i),
 		      "GPU %zu's NIC %s: on one rail on both hosts", i, n ? n->name : "-");
+	}
+	if (t) { /* the engines map on it: the per-slot distance is what the result's cost sums */
+		map_cart_t cart;
+		map_graph_t *g = map_cart_parse("4x2:1,1:8,1", &cart, &e) == 0 ? map_graph_cart(&cart, &e) : NULL;
+		uint32_t perm[8], r;
+		map_result_t res;
+		double sum = 0;
+		uint64_t q;
+
+		check(g && map_compute("auto", g, t, NULL, perm, &res, &e) == 0, "map on the rails target: %s", e.text);
+		for (r = 0; g && r < g->n; r++)
+			for (q = g->xadj[r]; q < g->xadj[r + 1]; q++)
+				sum += g->w[q] * topo_target_distance(t, perm[r], perm[g->adj[q]]);
+		check(g && fabs(sum / 2 - res.cost) <= 1e-6 * res.cost + 1e-9 && res.cost <= res.identity_cost,
+		      "its cost (%g) sums the slots' distances (%g) and is no worse than identity (%g)", res.cost,
+		      sum / 2, res.identity_cost);
+		map_graph_destroy(g);
 	}
 	topo_target_destroy(t);
 	topo_cluster_destroy(c);
