@@ -166,8 +166,9 @@ typedef struct topo_gpu_slot {
  * their link (site file, then hwloc's matrix), else the PCIe and inter-package path (COST-GPU.md). */
 double topo_gpu_pair_cost(topo_cluster_t c, size_t h, unsigned a, unsigned b);
 /* Network part of the cost for traffic leaving host h through its NIC nic (-1: none): the NIC's
- * bandwidth is shared by the GPUs that use it (topo_nic_t.ngpus). The one place where a NIC meets the
- * host network: fabric rails may refine it. Microseconds added to the host-to-host network cost. */
+ * bandwidth is shared by the GPUs that use it (topo_nic_t.ngpus): (ngpus - 1) * ref_bytes / bw_net.
+ * Microseconds added to the host-to-host network cost; the rail the NIC is on is topo_gpu_rail's, and
+ * topo_gpu_net_cost combines both. */
 double topo_gpu_nic_cost(topo_cluster_t c, size_t h, int nic);
 
 /* Rail (topo_view.h) of the nearest NIC of GPU gpu of host h: that NIC's node or port GUID, as host h's
