@@ -23,8 +23,9 @@ The program is cart_bench's halo on an 8x4 grid (dimension 0 heavy: 4 MiB per ne
                  not a proven optimum
 --xml picks another recorded node (4 of them; the grid is GPUs-per-node x 4, dimension 0 heavy; the
 hand-made placements are then columns-Nx1 and, for 8 GPUs, the MI250X package tiles): e.g.
-hwloc/nvidiaDGX2.xml (16 V100 all joined at 150 GB/s through NVSwitches, 2 packages) or
-flux-core/ipa20.xml (4 H100, uniform NVLink, 2 packages), where GPU links and core distances disagree;
+flux-core/ipa20.xml (4 H100, uniform NVLink, 2 packages: GPU links and core distances disagree) or
+hwloc/power8gpudistances.xml (4 P100, NVLink pairs); hwloc/nvidiaDGX2.xml cannot be mapped per GPU
+(its XML has 4 PUs for 16 GPUs; README.md);
 a node whose XML records no NIC gets one host NIC that all its GPUs share. --ref-bytes N sets the
 cluster file's ref_bytes (the message size the costs are for, 7194 by default) for both mappings, e.g.
 4194304: the heavy dimension's message size, where link bandwidth rather than latency sets the cost.
