@@ -189,7 +189,7 @@ int topo_target_tleaf_string(const topo_target_t *t, char *buf, size_t len)
 	size_t off;
 	int l, k;
 
-	if (!t || !buf || t->net_dist || t->nlevels < 2) {
+	if (!t || !buf || t->net_dist || t->slot_net_dist || t->nlevels < 2) {
 		errno = EINVAL;
 		return -1;
 	}

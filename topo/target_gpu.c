@@ -78,6 +78,84 @@ double topo_gpu_nic_cost(topo_cluster_t c, size_t h, int nic)
 	return (double)(n->ngpus - 1) * k->ref_bytes / (k->bw_net * 1000.0);
 }
 
+/* The host of h's type whose XML created the type's NIC GUIDs: the first host of that type holding the
+ * NIC's node GUID (hosts of one type list their GUIDs in the same XML order), *k its place there. ref:
+ * a candidate per type index (SIZE_MAX none), tried first; else O(hosts). */
+static long type_ref_host(topo_cluster_t c, size_t h, uint64_t guid, const size_t *ref, size_t *k)
+{
+	const struct topo_nodetype *ty = c->hosts[h].type;
+	size_t i, j, nn, np, first = ref && ty ? ref[ty->index] : SIZE_MAX;
+	const uint64_t *node, *port;
+
+	for (i = first != SIZE_MAX ? first : 0; i < c->nhosts; i++) {
+		if (c->hosts[i].type != ty)
+			continue;
+		nn = topo_host_guids(c, i, &node, &port, &np);
+		for (j = 0; j < nn; j++)
+			if (node[j] == guid)
+				return *k = j, (long)i;
+		if (first != SIZE_MAX) /* the candidate failed: scan all */
+			first = SIZE_MAX, i = (size_t)-1;
+	}
+	return -1;
+}
+
+static long gpu_rail(topo_cluster_t c, size_t h, unsigned gpu, const size_t *ref)
+{
+	const topo_gpu_t *g = topo_host_gpu(c, h, gpu);
+	const topo_nic_t *n = g && g->nic >= 0 ? topo_host_nic(c, h, (size_t)g->nic) : NULL;
+	const uint64_t *node, *port;
+	size_t i, nn, np, k;
+	long r;
+
+	if (!g)
+		return errno = EINVAL, -1;
+	if (!n || !c->fabric || c->hosts[h].fabric_host < 0 || topo_fabric_nrails(c->fabric) < 2 || !n->node_guid)
+		return errno = ENOENT, -1;
+	/* the type's GUIDs are its first host's: this host's own are at the same places in its list */
+	if ((r = topo_host_guid_rail(c, h, n->node_guid)) >= 0)
+		return r;
+	for (i = 0; i < n->nports; i++)
+		if ((r = topo_host_guid_rail(c, h, n->port_guids[i])) >= 0)
+			return r;
+	nn = topo_host_guids(c, h, &node, &port, &np);
+	if (type_ref_host(c, h, n->node_guid, ref, &k) >= 0 && k < nn)
+		return topo_host_guid_rail(c, h, node[k]);
+	return errno = ENOENT, -1;
+}
+
+long topo_gpu_rail(topo_cluster_t c, size_t h, unsigned gpu)
+{
+	if (h >= c->nhosts)
+		return errno = EINVAL, -1;
+	return gpu_rail(c, h, gpu, NULL);
+}
+
+double topo_gpu_net_cost(topo_cluster_t c, size_t ha, unsigned ga, size_t hb, unsigned gb)
+{
+	const topo_gpu_t *a = topo_host_gpu(c, ha, ga), *b = topo_host_gpu(c, hb, gb);
+	double d[2], ea, eb;
+	long r[2];
+	int i;
+
+	if (!a || !b)
+		return errno = EINVAL, -1.0;
+	if (ha == hb)
+		return 0.0;
+	r[0] = topo_gpu_rail(c, ha, ga);
+	r[1] = topo_gpu_rail(c, hb, gb);
+	for (i = 0; i < 2; i++) {
+		d[i] = r[i] >= 0 ? topo_host_rail_cost(c, ha, hb, (unsigned)r[i]) : -1.0;
+		if (d[i] < 0)
+			d[i] = topo_host_net_cost(c, ha, hb);
+	}
+	ea = topo_gpu_nic_cost(c, ha, a->nic);
+	eb = topo_gpu_nic_cost(c, hb, b->nic);
+	if (d[0] < 0 || d[1] < 0)
+		return errno = ENOENT, -1.0;
+	return (d[0] + d[1]) / 2 + (ea > eb ? ea : eb);
+}
+
 /* ---- GPU groups of a node type ------------------------------------------------------------------ */
 
 struct gpu_levels {
@@ -178,13 +256,24 @@ static int gpu_levels_compute(topo_cluster_t c, size_t h, struct gpu_levels *gl)
 
 /* ---- the target ----------------------------------------------------------------------------------- */
 
-/* net_dist wrapper: the core target's network distance plus the NIC sharing term of either host. */
+/* net_dist wrapper: the core target's network distance plus the NIC sharing term of either host; with
+ * rails, slot_net_dist: each direction on the rail of its source GPU's NIC (COST-GPU.md). */
 struct nic_net {
-	double (*fn)(const topo_target_t *t, uint32_t ha, uint32_t hb);
+	double (*fn)(const topo_target_t *t, uint32_t ha, uint32_t hb); /* NULL: the tree's cost */
 	void *ctx;
 	void (*free_ctx)(void *ctx);
 	double *extra; /* per target-local host */
+	/* rails (NULL/0 without): */
+	double nicmax;   /* added to the tree's costs above the host */
+	double *slot_e;  /* nslots: NIC sharing term of the slot's NIC */
+	int32_t *slot_r; /* nslots: index of the slot's rail in rails[], -1 none */
+	uint32_t nr;     /* rails used by the slots */
+	int32_t *leaf;   /* nr * nhosts: dense leaf of a target host on that rail, -1 none */
+	uint32_t *nleaf; /* nr */
+	float **m;       /* nr: nleaf x nleaf rail costs between leaves' hosts, < 0 none */
 };
+
+#define RAIL_MAX_LEAVES 2048 /* leaves of one rail up to which rail costs are kept (a matrix) */
 
 static double nic_net_dist(const topo_target_t *t, uint32_t ha, uint32_t hb)
 {
@@ -196,14 +285,175 @@ static double nic_net_dist(const topo_target_t *t, uint32_t ha, uint32_t hb)
 	return w->fn(&tmp, ha, hb) + e;
 }
 
+/* Network cost between the hosts of slots a and b without rails (the core target's). */
+static double base_net(const topo_target_t *t, const struct nic_net *w, uint32_t a, uint32_t b)
+{
+	topo_target_t tmp = *t;
+
+	if (!w->fn)
+		return t->cost[topo_target_common_level(t, a, b)] - w->nicmax;
+	tmp.net_ctx = w->ctx;
+	return w->fn(&tmp, t->slot_host[a], t->slot_host[b]);
+}
+
+static double rail_slot_dist(const topo_target_t *t, uint32_t a, uint32_t b)
+{
+	const struct nic_net *w = t->net_ctx;
+	uint32_t s[2] = { a, b }, ha = t->slot_host[a], hb = t->slot_host[b];
+	double d = 0, base = -1, ea = w->slot_e[a], eb = w->slot_e[b];
+	int i;
+
+	for (i = 0; i < 2; i++) { /* the direction from s[i]: on its NIC's rail */
+		int32_t r = w->slot_r[s[i]], la, lb;
+		float x = -1;
+
+		if (r >= 0 && (la = w->leaf[(size_t)r * t->nhosts + ha]) >= 0 &&
+		    (lb = w->leaf[(size_t)r * t->nhosts + hb]) >= 0)
+			x = w->m[r][(size_t)la * w->nleaf[r] + (size_t)lb];
+		if (x < 0) {
+			if (base < 0)
+				base = base_net(t, w, a, b);
+			d += base;
+		} else {
+			d += x;
+		}
+	}
+	return d / 2 + (ea > eb ? ea : eb);
+}
+
 static void nic_net_free(void *p)
 {
 	struct nic_net *w = p;
+	uint32_t r;
+
+	for (r = 0; r < w->nr; r++)
+		free(w->m[r]);
+	free(w->m), free(w->nleaf), free(w->leaf), free(w->slot_r), free(w->slot_e);
 
 	if (w->free_ctx && w->ctx)
 		w->free_ctx(w->ctx);
 	free(w->extra);
 	free(w);
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The rails of the slots' NICs and, per rail used, the rail costs between the leaves of the target's
+ * hosts (by representative hosts: two hosts under the same leaves of a rail cost the same on it).
+ * Returns 1 when some slot has a rail (w's rail fields set), 0 when none (fabric without rails or
+ * GUIDs: nothing set), -1 on ENOMEM. */
+static int attach_rails(topo_cluster_t c, const topo_target_t *t, const topo_gpu_slot_t *slots, size_t n,
+			struct nic_net *w)
+{
+	int32_t idx[TOPO_MAX_RAILS];
+	unsigned rails[TOPO_MAX_RAILS];
+	size_t i, nh = t->nhosts, *host_of = NULL, *rep = NULL, *rep2 = NULL, *ref = NULL;
+	long *raw = NULL, *uniq = NULL;
+	uint32_t k;
+
+	if (!c->fabric || topo_fabric_nrails(c->fabric) < 2)
+		return 0;
+	for (i = 0; i < TOPO_MAX_RAILS; i++)
+		idx[i] = -1;
+	w->slot_r = malloc((n + 1) * sizeof(*w->slot_r));
+	w->slot_e = malloc((n + 1) * sizeof(*w->slot_e));
+	host_of = malloc((nh + 1) * sizeof(*host_of));
+	raw = malloc((nh + 1) * sizeof(*raw));
+	uniq = malloc((nh + 1) * sizeof(*uniq));
+	rep = malloc((nh + 1) * sizeof(*rep));
+	rep2 = malloc((nh + 1) * sizeof(*rep2));
+	if (!w->slot_r || !w->slot_e || !host_of || !raw || !uniq || !rep || !rep2)
+		goto nomem;
+	/* per node type, its first host with GUIDs: where a host's own GUIDs are matched by position */
+	if (!(ref = malloc((c->ntypes + 1) * sizeof(*ref))))
+		goto nomem;
+	for (i = 0; i < c->ntypes; i++)
+		ref[i] = SIZE_MAX;
+	for (i = 0; i < c->nhosts; i++)
+		if (c->hosts[i].type && c->hosts[i].guids && ref[c->hosts[i].type->index] == SIZE_MAX)
+			ref[c->hosts[i].type->index] = i;
+	for (i = 0; i < n; i++) {
+		uint32_t s = t->given[i];
+		const topo_gpu_t *g = topo_host_gpu(c, slots[i].host, slots[i].gpu);
+		long r = gpu_rail(c, slots[i].host, slots[i].gpu, ref);
+
+		host_of[t->slot_host[s]] = slots[i].host;
+		w->slot_e[s] = topo_gpu_nic_cost(c, slots[i].host, g->nic);
+		w->slot_r[s] = -1;
+		if (r < 0 || r >= TOPO_MAX_RAILS)
+			continue;
+		if (idx[r] < 0) {
+			idx[r] = (int32_t)w->nr;
+			rails[w->nr++] = (unsigned)r;
+		}
+		w->slot_r[s] = idx[r];
+	}
+	if (!w->nr) {
+		free(w->slot_r), free(w->slot_e);
+		w->slot_r = NULL, w->slot_e = NULL;
+		free(host_of), free(raw), free(uniq), free(rep), free(rep2), free(ref);
+		return 0;
+	}
+	w->leaf = malloc((size_t)w->nr * nh * sizeof(*w->leaf));
+	w->nleaf = calloc(w->nr, sizeof(*w->nleaf));
+	w->m = calloc(w->nr, sizeof(*w->m));
+	if (!w->leaf || !w->nleaf || !w->m)
+		goto nomem;
+	for (k = 0; k < w->nr; k++) {
+		size_t L = 0, x, y, h;
+		int32_t *lf = w->leaf + (size_t)k * nh;
+
+		for (h = 0; h < nh; h++) {
+			long fh = c->hosts[host_of[h]].fabric_host;
+
+			raw[h] = fh >= 0 ? topo_fabric_host_rail_leaf(c->fabric, (size_t)fh, rails[k]) : -1;
+			if (raw[h] >= 0)
+				uniq[L++] = raw[h];
+		}
+		qsort(uniq, L, sizeof(*uniq), cmp_long);
+		for (x = 0, y = 0; x < L; x++)
+			if (!y || uniq[y - 1] != uniq[x])
+				uniq[y++] = uniq[x];
+		L = y;
+		for (h = 0; h < nh; h++) {
+			long *p = raw[h] >= 0 && L <= RAIL_MAX_LEAVES
+					  ? bsearch(&raw[h], uniq, L, sizeof(*uniq), cmp_long)
+					  : NULL;
+
+			lf[h] = p ? (int32_t)(p - uniq) : -1;
+		}
+		if (L > RAIL_MAX_LEAVES || !L) /* too many leaves: this rail's slots keep the default rail */
+			continue;
+		for (x = 0; x < L; x++)
+			rep[x] = rep2[x] = SIZE_MAX;
+		for (h = 0; h < nh; h++)
+			if (lf[h] >= 0) {
+				if (rep[lf[h]] == SIZE_MAX)
+					rep[lf[h]] = host_of[h];
+				else if (rep2[lf[h]] == SIZE_MAX)
+					rep2[lf[h]] = host_of[h];
+			}
+		if (!(w->m[k] = malloc(L * L * sizeof(**w->m))))
+			goto nomem;
+		w->nleaf[k] = (uint32_t)L;
+		for (x = 0; x < L; x++)
+			for (y = 0; y < L; y++) {
+				size_t b = x == y ? rep2[x] : rep[y];
+
+				w->m[k][x * L + y] =
+					b == SIZE_MAX ? -1.0f : (float)topo_host_rail_cost(c, rep[x], b, rails[k]);
+			}
+	}
+	free(host_of), free(raw), free(uniq), free(rep), free(rep2), free(ref);
+	return 1;
+nomem:
+	free(host_of), free(raw), free(uniq), free(rep), free(rep2), free(ref);
+	return -1;
 }
 
 struct gslot {
@@ -504,21 +754,32 @@ topo_target_t *topo_target_from_gpu_slots(topo_cluster_t c, const topo_gpu_slot_
 	}
 	for (l = 0; l < hl; l++)
 		t->cost[l] += nicmax;
-	if (ct->net_dist) {
+	{
 		struct nic_net *w = calloc(1, sizeof(*w));
+		int rails;
 
 		if (!w)
 			goto nomem;
-		w->fn = ct->net_dist;
-		w->ctx = ct->net_ctx;
-		w->free_ctx = ct->net_free;
-		w->extra = extra;
-		extra = NULL;
-		ct->net_ctx = NULL;
-		ct->net_free = NULL;
-		t->net_dist = nic_net_dist;
-		t->net_ctx = w;
-		t->net_free = nic_net_free;
+		w->nicmax = nicmax;
+		if ((rails = attach_rails(c, t, slots, n, w)) < 0) {
+			nic_net_free(w);
+			goto nomem;
+		}
+		if (ct->net_dist || rails) {
+			w->fn = ct->net_dist;
+			w->ctx = ct->net_ctx;
+			w->free_ctx = ct->net_free;
+			w->extra = extra;
+			extra = NULL;
+			ct->net_ctx = NULL;
+			ct->net_free = NULL;
+			t->net_dist = w->fn ? nic_net_dist : NULL;
+			t->slot_net_dist = rails ? rail_slot_dist : NULL;
+			t->net_ctx = w;
+			t->net_free = nic_net_free;
+		} else {
+			nic_net_free(w);
+		}
 	}
 	t->host_name = ct->host_name;
 	ct->host_name = NULL;

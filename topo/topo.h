@@ -279,7 +279,8 @@ topo_net_class_t topo_host_net_class(topo_cluster_t c, size_t a, size_t b);
  * slot) and level nlevels-1 the slots themselves. group[s * nlevels + l] is the dense id (0 ..
  * ngroups[l]-1) of slot s's ancestor at level l. Two slots whose deepest common level is l are at
  * distance cost[l] (cost[nlevels-1] == 0), unless net_dist is set: then slots on different hosts
- * (deepest common level < host_level) are at net_dist(t, slot_host[a], slot_host[b]). Slots are
+ * (deepest common level < host_level) are at net_dist(t, slot_host[a], slot_host[b]) (slot_net_dist(t, a, b)
+ * when set). Slots are
  * numbered depth-first, so a subtree is a contiguous range of slots.
  * The struct is public so that mapping inner loops can read it directly; build it only with the
  * functions below.
@@ -307,6 +308,10 @@ struct topo_target {
 	double (*net_dist)(const topo_target_t *t, uint32_t ha, uint32_t hb);
 	void *net_ctx;
 	void (*net_free)(void *net_ctx);
+	/* optional: network distance between two slots of different hosts, when it depends on the slots
+	 * and not only on their hosts (GPU slots whose nearest NICs are on different rails: topo_gpu.h);
+	 * replaces net_dist (and the tree's cost) across hosts; it reads net_ctx */
+	double (*slot_net_dist)(const topo_target_t *t, uint32_t a, uint32_t b);
 	/* one warning about the target for the user (owned), NULL when none: hosts the InfiniBand fabric
 	 * does not connect (topo_hosts_connected); those pairs are at a penalty distance, twice the largest
 	 * network distance of the target, so that mappings keep heavy traffic within each group */
@@ -345,8 +350,12 @@ static inline double topo_target_distance(const topo_target_t *t, uint32_t a, ui
 {
 	int l = topo_target_common_level(t, a, b);
 
-	if (t->net_dist && t->host_level >= 0 && l < t->host_level)
-		return t->net_dist(t, t->slot_host[a], t->slot_host[b]);
+	if (t->host_level >= 0 && l < t->host_level) {
+		if (t->slot_net_dist)
+			return t->slot_net_dist(t, a, b);
+		if (t->net_dist)
+			return t->net_dist(t, t->slot_host[a], t->slot_host[b]);
+	}
 	return t->cost[l];
 }
 

@@ -166,9 +166,20 @@ typedef struct topo_gpu_slot {
  * their link (site file, then hwloc's matrix), else the PCIe and inter-package path (COST-GPU.md). */
 double topo_gpu_pair_cost(topo_cluster_t c, size_t h, unsigned a, unsigned b);
 /* Network part of the cost for traffic leaving host h through its NIC nic (-1: none): the NIC's
- * bandwidth is shared by the GPUs that use it (topo_nic_t.ngpus). The one place where a NIC meets the
- * host network: fabric rails may refine it. Microseconds added to the host-to-host network cost. */
+ * bandwidth is shared by the GPUs that use it (topo_nic_t.ngpus): (ngpus - 1) * ref_bytes / bw_net.
+ * Microseconds added to the host-to-host network cost; the rail the NIC is on is topo_gpu_rail's, and
+ * topo_gpu_net_cost combines both. */
 double topo_gpu_nic_cost(topo_cluster_t c, size_t h, int nic);
+
+/* Rail (topo_view.h) of the nearest NIC of GPU gpu of host h: that NIC's node or port GUID, as host h's
+ * own XML gives it (topo_host_guids), in the fabric. -1: errno ENOENT when the fabric has fewer than
+ * two rails, or the GPU no NIC, or its NIC no GUID in the fabric; EINVAL when out of range. */
+long topo_gpu_rail(topo_cluster_t c, size_t h, unsigned gpu);
+/* Network cost between GPU ga of host ha and GPU gb of host hb (ha != hb; 0 when equal): each direction
+ * on the rail of its source GPU's NIC (topo_host_rail_cost; the default rail, topo_host_net_cost, where
+ * topo_gpu_rail has none), the mean of the two, plus the larger NIC sharing term (topo_gpu_nic_cost).
+ * A GPU target's distance across hosts is this (COST-GPU.md). Negative when out of range. */
+double topo_gpu_net_cost(topo_cluster_t c, size_t ha, unsigned ga, size_t hb, unsigned gb);
 
 /* A target with one slot per given GPU (in that order unless depth-first order needs renumbering, as
  * topo_target_from_slots): levels root, the network levels, host, then GPU groups inside a host

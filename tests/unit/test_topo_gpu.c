@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cluster_private.h"
+#include "mapping.h"
 #include "tests/harness.h"
 
 static char path_buf[1024];
@@ -546,6 +547,271 @@ static void test_uuids(void)
 	rmdir(dir);
 }
 
+/* Rails: two H100 hosts (ipa20.xml, 4 ConnectX HCAs mlx5_0..3; the second host's GUIDs changed) on a
+ * fabric written here with one rail per HCA label: on the rails of mlx5_0 and mlx5_1 both hosts are
+ * under one leaf (2 links apart), on those of mlx5_2 and mlx5_3 under two leaves joined by a spine (4
+ * links). A GPU's traffic to the other host leaves through its nearest NIC, on that NIC's rail, so the
+ * cost between GPUs of the two hosts is the mean of the two directions' rail costs (each from the hops
+ * written below and cost.c's documented fabric formula lat_net + lat_hop * (hops - 2) + ref_bytes /
+ * bw_net) plus the NIC sharing term. */
+static const char *rail_guid[2][4] = {
+	{ "043f720300aea282", "043f720300aea283", "a088c2030009704e", "a088c20300097012" },
+	{ "043f720300bea282", "043f720300bea283", "a088c2030019704e", "a088c20300197012" },
+};
+
+static int rail_split(const char *nic) /* hops between the hosts' HCAs of that label, by the file below */
+{
+	return !strcmp(nic, "mlx5_2") || !strcmp(nic, "mlx5_3") ? 4 : 2;
+}
+
+static void write_rail_fabric(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	/* leaf index per (host, label): 0, 1 shared; 2/3 for mlx5_2, 4/5 for mlx5_3 */
+	static const int leaf_of[2][4] = { { 0, 1, 2, 4 }, { 0, 1, 3, 5 } };
+	int l, h, k;
+
+	if (!f)
+		return;
+	for (l = 0; l < 6; l++) {
+		int port = 1;
+
+		fprintf(f,
+			"switchguid=0x10%d(10%d)\nSwitch\t8 \"S-000000000000010%d\"\t\t# \"leaf%d\" base port 0 lid %d "
+			"lmc 0\n",
+			l, l, l, l, 10 + l);
+		for (h = 0; h < 2; h++)
+			for (k = 0; k < 4; k++)
+				if (leaf_of[h][k] == l)
+					fprintf(f, "[%d]\t\"H-%s\"[1](%s) \t\t# \"g%d mlx5_%d\" lid %d 4xHDR\n", port++,
+						rail_guid[h][k], rail_guid[h][k], h, k, 100 + h * 4 + k);
+		fprintf(f, "[8]\t\"S-00000000000001ff\"[%d]\t\t# \"spine\" lid 9 4xHDR\n\n", l + 1);
+	}
+	fprintf(f, "switchguid=0x1ff(1ff)\nSwitch\t8 \"S-00000000000001ff\"\t\t# \"spine\" base port 0 lid 9 lmc 0\n");
+	for (l = 0; l < 6; l++)
+		fprintf(f, "[%d]\t\"S-000000000000010%d\"[8]\t\t# \"leaf%d\" lid %d 4xHDR\n", l + 1, l, l, 10 + l);
+	fprintf(f, "\n");
+	for (h = 0; h < 2; h++)
+		for (k = 0; k < 4; k++) {
+			int port = 1, m, n;
+
+			for (m = 0; m < h; m++) /* port on its leaf: the order written above */
+				for (n = 0; n < 4; n++)
+					port += leaf_of[m][n] == leaf_of[h][k];
+			for (n = 0; n < k; n++)
+				port += leaf_of[h][n] == leaf_of[h][k];
+			fprintf(f,
+				"caguid=0x%s\nCa\t1 \"H-%s\"\t\t# \"g%d mlx5_%d\"\n[1](%s) "
+				"\t\"S-000000000000010%d\"[%d]\t\t# lid %d lmc 0 \"leaf%d\" lid %d 4xHDR\n\n",
+				rail_guid[h][k], rail_guid[h][k], h, k, rail_guid[h][k], leaf_of[h][k], port,
+				100 + h * 4 + k, leaf_of[h][k], 10 + leaf_of[h][k]);
+		}
+	fclose(f);
+}
+
+static void test_rails(void)
+{
+	char dir[] = "/tmp/rankmap-test-rails.XXXXXX", path[600], *buf, *at;
+	static const char *from[] = { "043f:7203:00ae:", "a088:c203:0009:" },
+			  *to[] = { "043f:7203:00be:", "a088:c203:0019:" };
+	topo_cluster_t c = topo_cluster_create();
+	const topo_costs_t *k;
+	rm_error_t e = { 0 };
+	topo_target_t *t = NULL;
+	const char *hosts[] = { "g0", "g1" };
+	FILE *f;
+	long len;
+	size_t i, j, split = 0, mixed = 0, bad = 0;
+	int x;
+
+	f = fopen(data("flux-core/ipa20.xml"), "r");
+	if (!mkdtemp(dir) || !f) {
+		fail("setup");
+		if (f)
+			fclose(f);
+		topo_cluster_destroy(c);
+		return;
+	}
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)len + 1);
+	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+		fail("read");
+		fclose(f);
+		free(buf);
+		topo_cluster_destroy(c);
+		return;
+	}
+	fclose(f);
+	buf[len] = '\0';
+	snprintf(path, sizeof(path), "%s/g0.xml", dir);
+	check(topo_load_hwloc_xml(c, data("flux-core/ipa20.xml"), "g0", &e) == 0, "g0 loads: %s", e.text);
+	for (x = 0; x < 2; x++) /* the second host's HCAs: other GUIDs, at the same places */
+		for (at = buf; (at = strstr(at, from[x])); at += strlen(from[x]))
+			memcpy(at, to[x], strlen(to[x]));
+	snprintf(path, sizeof(path), "%s/g1.xml", dir);
+	if ((f = fopen(path, "w"))) {
+		fwrite(buf, 1, (size_t)len, f);
+		fclose(f);
+	}
+	free(buf);
+	check(topo_load_hwloc_xml(c, path, "g1", &e) == 0, "g1 loads: %s", e.text);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/rails.topo", dir);
+	write_rail_fabric(path);
+	check(topo_load_ib_file(c, path, &e) == 0 && topo_cluster_finalize(c, &e) == 0, "rail fabric: %s", e.text);
+	unlink(path);
+	rmdir(dir);
+	k = topo_cluster_costs(c);
+	t = topo_target_from_gpus(c, hosts, 2, &e);
+	check(t != NULL && t->nslots == 8, "a GPU target of the two hosts: %s", e.text);
+	for (i = 0; t && i < t->nslots; i++)
+		for (j = 0; j < t->nslots; j++) {
+			size_t ha = t->slot[i].host, hb = t->slot[j].host;
+			unsigned ga = t->slot_gpu[i], gb = t->slot_gpu[j];
+			const topo_gpu_t *a = topo_host_gpu(c, ha, ga), *b = topo_host_gpu(c, hb, gb);
+			const topo_nic_t *na = topo_host_nic(c, ha, (size_t)a->nic),
+					 *nb = topo_host_nic(c, hb, (size_t)b->nic);
+			double want = 0, ea, eb, got;
+			int side;
+
+			if (ha == hb || !na || !nb)
+				continue;
+			for (side = 0; side < 2; side++) {
+				int hops = rail_split(side ? nb->name : na->name);
+
+				want += (k->lat_net + k->lat_hop * (hops - 2) + k->ref_bytes / (k->bw_net * 1000.0)) /
+					2;
+			}
+			ea = topo_gpu_nic_cost(c, ha, a->nic);
+			eb = topo_gpu_nic_cost(c, hb, b->nic);
+			want += ea > eb ? ea : eb;
+			got = topo_target_distance(t, (uint32_t)i, (uint32_t)j);
+			split += rail_split(na->name) == 4 && rail_split(nb->name) == 4;
+			mixed += rail_split(na->name) != rail_split(nb->name);
+			if (fabs(got - want) > 1e-4 * want ||
+			    fabs(topo_gpu_net_cost(c, ha, ga, hb, gb) - want) > 1e-4 * want) {
+				if (bad++ < 4)
+					fail("GPU %zu:%u (%s) to %zu:%u (%s): %g, want %g", ha, ga, na->name, hb, gb,
+					     nb->name, got, want);
+			}
+		}
+	check(bad == 0, "GPU pairs across hosts cost as their NICs' rails say (%zu wrong)", bad);
+	check(split > 0 && mixed > 0, "some pairs use only split rails (%zu), some one of each (%zu)", split, mixed);
+	for (i = 0; i < topo_host_ngpus(c, 0); i++) {
+		const topo_gpu_t *g = topo_host_gpu(c, 0, i);
+		const topo_nic_t *n = topo_host_nic(c, 0, (size_t)g->nic);
+
+		check(n && topo_gpu_rail(c, 0, (unsigned)i) >= 0 && topo_gpu_rail(c, 1, (unsigned)i) >= 0 &&
+			      topo_gpu_rail(c, 0, (unsigned)i) == topo_gpu_rail(c, 1, (unsigned)i),
+		      "GPU %zu's NIC %s: on one rail on both hosts", i, n ? n->name : "-");
+	}
+	if (t) { /* the engines map on it: the per-slot distance is what the result's cost sums */
+		map_cart_t cart;
+		map_graph_t *g = map_cart_parse("4x2:1,1:8,1", &cart, &e) == 0 ? map_graph_cart(&cart, &e) : NULL;
+		uint32_t perm[8], r;
+		map_result_t res;
+		double sum = 0;
+		uint64_t q;
+
+		check(g && map_compute("auto", g, t, NULL, perm, &res, &e) == 0, "map on the rails target: %s", e.text);
+		for (r = 0; g && r < g->n; r++)
+			for (q = g->xadj[r]; q < g->xadj[r + 1]; q++)
+				sum += g->w[q] * topo_target_distance(t, perm[r], perm[g->adj[q]]);
+		check(g && fabs(sum / 2 - res.cost) <= 1e-6 * res.cost + 1e-9 && res.cost <= res.identity_cost,
+		      "its cost (%g) sums the slots' distances (%g) and is no worse than identity (%g)", res.cost,
+		      sum / 2, res.identity_cost);
+		map_graph_destroy(g);
+	}
+	topo_target_destroy(t);
+	topo_cluster_destroy(c);
+}
+
+/* NIC sharing on the MI250X blade, read from the XML text itself (not through the model): hwloc writes
+ * each NUMA node's locality as a Group followed by its I/O devices, so the GCDs (rsmiN OS devices) and
+ * Slingshot NICs (hsiN) listed after one Group share that locality: there, each NIC carries
+ * rsmi / hsi GCDs. Each NIC's ngpus must be that count, and two GPU slots on two hosts of a flat network
+ * cost lat_net + ref_bytes / bw_net (topo/cost.c) plus (sharing - 1) * ref_bytes / bw_net, each GCD
+ * getting 1 / sharing of its NIC's bandwidth (COST-GPU.md, "Between hosts"). */
+static void test_nic_sharing(void)
+{
+	topo_cluster_t c = load("mpibind/eas-tioga.xml", 2, NULL);
+	const char *hosts[2] = { "g0", "g1" };
+	unsigned share[64] = { 0 }; /* by hsi number */
+	unsigned grp_gpu = 0, grp_nic[8], ngrp_nic = 0, i, bad = 0, checked = 0;
+	rm_error_t e = { 0 };
+	topo_target_t *t;
+	char line[4096];
+	const topo_costs_t *k;
+	FILE *f = fopen(data("mpibind/eas-tioga.xml"), "r");
+
+	if (!c || !f) {
+		fail("eas-tioga");
+		if (f)
+			fclose(f);
+		topo_cluster_destroy(c);
+		return;
+	}
+	for (;;) {
+		int end = !fgets(line, sizeof(line), f);
+		const char *p;
+
+		if (end || strstr(line, "type=\"Group\"")) { /* close the group before */
+			for (i = 0; i < ngrp_nic; i++)
+				if (grp_nic[i] < 64)
+					share[grp_nic[i]] = grp_gpu / ngrp_nic;
+			grp_gpu = ngrp_nic = 0;
+			if (end)
+				break;
+		}
+		if (strstr(line, "type=\"OSDev\"") && (p = strstr(line, "name=\"rsmi")))
+			grp_gpu++;
+		if (strstr(line, "type=\"OSDev\"") && (p = strstr(line, "name=\"hsi")) && ngrp_nic < 8)
+			grp_nic[ngrp_nic++] = (unsigned)atoi(p + 9);
+	}
+	fclose(f);
+	for (i = 0; i < topo_host_nnics(c, 0); i++) {
+		const topo_nic_t *n = topo_host_nic(c, 0, i);
+		unsigned want = n->netdev && !strncmp(n->netdev, "hsi", 3) ? share[atoi(n->netdev + 3) & 63] : 0;
+
+		if (n->kind != TOPO_NIC_SLINGSHOT)
+			continue;
+		checked++;
+		check(want == 2 && n->ngpus == want, "%s carries %u GCDs as the XML's NUMA groups say (model: %u)",
+		      n->netdev ? n->netdev : n->name, want, n->ngpus);
+	}
+	check(checked == 4, "eas-tioga has 4 Slingshot NICs (%u)", checked);
+	k = topo_cluster_costs(c);
+	t = topo_target_from_gpus(c, hosts, 2, &e);
+	check(t && t->nslots == 16, "2 MI250X nodes: 16 GPU slots: %s", e.text);
+	for (i = 0; t && i < t->nslots; i++) {
+		uint32_t j;
+
+		for (j = 0; j < t->nslots; j++) {
+			const topo_gpu_t *a = topo_host_gpu(c, t->slot[i].host, t->slot_gpu[i]);
+			const topo_gpu_t *b = topo_host_gpu(c, t->slot[j].host, t->slot_gpu[j]);
+			const topo_nic_t *na = topo_host_nic(c, t->slot[i].host, (size_t)a->nic);
+			const topo_nic_t *nb = topo_host_nic(c, t->slot[j].host, (size_t)b->nic);
+			unsigned sa, sb, sh;
+			double xfer = k->ref_bytes / (k->bw_net * 1000.0), want;
+
+			if (t->slot[i].host == t->slot[j].host || !na || !nb || !na->netdev || !nb->netdev)
+				continue;
+			sa = share[atoi(na->netdev + 3) & 63];
+			sb = share[atoi(nb->netdev + 3) & 63];
+			sh = sa > sb ? sa : sb;
+			want = k->lat_net + xfer + (sh - 1) * xfer;
+			if (fabs(topo_target_distance(t, i, j) - want) > 1e-6 * want && bad++ < 3)
+				fail("GPU slots %u and %u on two hosts: %g, want %g (NICs shared by %u and %u)", i, j,
+				     topo_target_distance(t, i, j), want, sa, sb);
+		}
+	}
+	check(bad == 0, "each GCD gets half its NIC's bandwidth between hosts (%u pairs wrong)", bad);
+	topo_target_destroy(t);
+	topo_cluster_destroy(c);
+}
+
 int main(void)
 {
 	test_files();
@@ -559,5 +825,7 @@ int main(void)
 	test_bad_links();
 	test_derive();
 	test_uuids();
+	test_rails();
+	test_nic_sharing();
 	return harness_done();
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """tests/bench/e2e/gpu_bench.py: one rank per GPU on simulated GPU nodes (issue #25, "proof of gain").
 
-    python3 tests/bench/e2e/gpu_bench.py [--bin build/tests/e2e] [--nodes 4] [--iters 3] [--out DIR]
+    python3 tests/bench/e2e/gpu_bench.py [--bin build/tests/e2e] [--iters 3] [--out DIR]
+                                         [--xml tests/data/gpu/...xml] [--links FILE|none]
+                                         [--ref-bytes N]
 
 The machine is rankmap's own model of 4 HPE Cray EX235a nodes (tests/data/gpu/mpibind/eas-tioga.xml,
 8 MI250X GCDs and 4 Slingshot NICs each, with the MI250X link file conf/gpu-links-mi250x.conf), read
@@ -19,6 +21,14 @@ The program is cart_bench's halo on an 8x4 grid (dimension 0 heavy: 4 MiB per ne
   best-tried     the fastest of the placements above and of hand-made ones (row-major and column-major
                  tilings of the grid onto nodes and MI250X packages): the best placement known here,
                  not a proven optimum
+--xml picks another recorded node (4 of them; the grid is GPUs-per-node x 4, dimension 0 heavy; the
+hand-made placements are then columns-Nx1 and, for 8 GPUs, the MI250X package tiles): e.g.
+flux-core/ipa20.xml (4 H100, uniform NVLink, 2 packages: GPU links and core distances disagree) or
+hwloc/power8gpudistances.xml (4 P100, NVLink pairs); hwloc/nvidiaDGX2.xml cannot be mapped per GPU
+(its XML has 4 PUs for 16 GPUs; README.md);
+a node whose XML records no NIC gets one host NIC that all its GPUs share. --ref-bytes N sets the
+cluster file's ref_bytes (the message size the costs are for, 7194 by default) for both mappings, e.g.
+4194304: the heavy dimension's message size, where link bandwidth rather than latency sets the cost.
 Prints the table and the issue's targets (within 1.1x of best-tried; 1.5x faster than rankmap-core
 where the two differ) and writes DIR/results.json.
 """
@@ -38,7 +48,7 @@ import time
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SMPI_CFG = ["--cfg=smpi/simulate-computation:no", "--cfg=smpi/privatization:no",
             "--cfg=smpi/host-speed:1Gf", "--log=root.thres:critical"]
-DIMS, BYTES, WEIGHTS = "8x4", "4194304,65536", "64,1"
+DIMS, BYTES, WEIGHTS = "8x4", "4194304,65536", "64,1"  # DIMS: GPUs per node x nodes (main sets it)
 PCIE, NIC, LAT = "25GBps", "25GBps", "1us"
 
 
@@ -67,7 +77,7 @@ def platform(hosts, gpus, bw):
     for h in hosts:
         for g in range(n):
             out.append('  <link id="pcie-%s" bandwidth="%s" latency="%s"/>' % (name(h, g), PCIE, LAT))
-        for nic in sorted({g["nic"] for g in gpus}):
+        for nic in sorted({str(g.get("nic")) for g in gpus}):  # "None": the host's one path
             out.append('  <link id="nic-%s-%s" bandwidth="%s" latency="%s"/>' % (h, nic, NIC, LAT))
         for a in range(n):
             for b in range(a + 1, n):
@@ -79,8 +89,8 @@ def platform(hosts, gpus, bw):
             if h1 == h2:
                 links = ["x-%s-%d-%d" % (h1, a, b)] if bw[a][b] > 0 else ["pcie-" + name(h1, a), "pcie-" + name(h2, b)]
             else:
-                links = ["pcie-" + name(h1, a), "nic-%s-%s" % (h1, gpus[a]["nic"]), "switch",
-                         "nic-%s-%s" % (h2, gpus[b]["nic"]), "pcie-" + name(h2, b)]
+                links = ["pcie-" + name(h1, a), "nic-%s-%s" % (h1, gpus[a].get("nic")), "switch",
+                         "nic-%s-%s" % (h2, gpus[b].get("nic")), "pcie-" + name(h2, b)]
             out.append('  <route src="%s" dst="%s">%s</route>' % (name(h1, a), name(h2, b),
                                                                    "".join('<link_ctn id="%s"/>' % l for l in links)))
     out += ["</zone>", "</platform>"]
@@ -146,18 +156,26 @@ def main():
     ap.add_argument("--bin", default=os.path.join(TOP, "build", "tests", "e2e"))
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(TOP, "tests", "bench", "e2e", "out-gpu"))
+    ap.add_argument("--xml", default="mpibind/eas-tioga.xml", help="node XML under tests/data/gpu")
+    ap.add_argument("--ref-bytes", type=int, default=0, help="ref_bytes of the cluster file (0: the default)")
+    ap.add_argument("--links", default=None, help="site link file (default: the MI250X one for eas-tioga; none)")
     ARGS = ap.parse_args()
+    global DIMS
+    links = ARGS.links if ARGS.links is not None else (
+        os.path.join(TOP, "conf/gpu-links-mi250x.conf") if "eas-tioga" in ARGS.xml else "none")
     build = os.path.dirname(os.path.dirname(ARGS.bin))
     rankmapctl, rankmapd = os.path.join(build, "rankmapctl"), os.path.join(build, "rankmapd")
     work = tempfile.mkdtemp(prefix="rankmap-gpu-bench.")
     try:
         os.makedirs(os.path.join(work, "hw"))
         for i in range(1, 5):
-            shutil.copy(os.path.join(TOP, "tests/data/gpu/mpibind/eas-tioga.xml"), os.path.join(work, "hw", "tioga%d.xml" % i))
+            shutil.copy(os.path.join(TOP, "tests/data/gpu", ARGS.xml), os.path.join(work, "hw", "node%d.xml" % i))
         cluster = os.path.join(work, "cluster.conf")
         with open(cluster, "w") as f:
-            f.write("hwloc = hw\ngpu_links = %s\n" % os.path.join(TOP, "conf/gpu-links-mi250x.conf"))
+            f.write("hwloc = hw\n" + ("gpu_links = %s\n" % links if links != "none" else "") +
+                    ("ref_bytes = %d\n" % ARGS.ref_bytes if ARGS.ref_bytes > 0 else ""))
         hosts, gpus, bw = model(rankmapctl, cluster)
+        DIMS = "%dx%d" % (len(gpus), len(hosts))
         xml, name = platform(hosts, gpus, bw)
         plat = os.path.join(work, "platform.xml")
         with open(plat, "w") as f:
@@ -172,13 +190,16 @@ def main():
         gpu_of = {(h, first[g]): g for h in hosts for g in range(n)}
         place["rankmap-core"] = [name(h, gpu_of[(h, pu)]) for h, pu in core]
         # hand-made: grid (i, j), rank i * 4 + j; nodes get 2 rows of 4 (row-major) or 8 rows of 1 column
-        pairs = [(0, 1), (2, 3), (4, 5), (6, 7)]  # the MI250X packages (quad links, conf/gpu-links-mi250x.conf)
-        place["tiles-2x4"] = [name(hosts[(r // 4) // 2], pairs[r % 4][(r // 4) % 2]) for r in range(32)]
-        place["columns-8x1"] = [name(hosts[r % 4], (r // 4)) for r in range(32)]
+        nh = len(hosts)
+        if n == 8 and nh == 4:
+            pairs = [(0, 1), (2, 3), (4, 5), (6, 7)]  # the MI250X packages (quad links, conf/gpu-links-mi250x.conf)
+            place["tiles-2x4"] = [name(hosts[(r // 4) // 2], pairs[r % 4][(r // 4) % 2]) for r in range(32)]
+        place["columns-%dx1" % n] = [name(hosts[r % nh], (r // nh)) for r in range(n * nh)]
         res = {k: run(os.path.join(ARGS.bin, "cart_bench"), work, plat, v, k) for k, v in place.items()}
         best = min(res.values())
         os.makedirs(ARGS.out, exist_ok=True)
-        print("halo %s, bytes %s, one rank per GPU, 4 x 8 MI250X GCDs (simulated s; x best-tried)" % (DIMS, BYTES))
+        print("halo %s, bytes %s, one rank per GPU, %d x %d GPUs of %s (simulated s; x best-tried)" % (
+            DIMS, BYTES, len(hosts), n, ARGS.xml))
         for k, v in res.items():
             print("  %-14s %10.6f  %5.2fx" % (k, v, v / best))
         g, c = res["rankmap-gpu"], res["rankmap-core"]
