@@ -693,6 +693,10 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 		if (tgt[i] < mint)
 			mint = tgt[i];
 	while (nl < 64 && lv[nl - 1]->n > ML_COARSE_PER_PART * k && lv[nl - 1]->n > ML_COARSE_MIN && mint >= 3) {
+		if (map_now_ms() > M->deadline) {
+			M->late = 1;
+			goto out;
+		}
 		cmaps[nl - 1] = malloc((size_t)lv[nl - 1]->n * sizeof(uint32_t));
 		if (!cmaps[nl - 1]) {
 			M->oom = 1;
@@ -744,6 +748,10 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 	for (l = (int)nl - 1; l >= 0; l--) {
 		const struct lgraph *hl = lv[l];
 
+		if (map_now_ms() > M->deadline) { /* (every level: the budget holds within a level's time) */
+			M->late = 1;
+			goto out;
+		}
 		if (l < (int)nl - 1) { /* project the partition of level l+1 onto level l */
 			uint32_t u;
 
@@ -773,7 +781,7 @@ out:
 	for (i = 1; i < nl; i++)
 		lg_free(lv[i]), free(cmaps[i - 1]);
 	free(wt), free(cap), free(lo), free(conn), free(tl), free(best), free(front), free(ord);
-	if (rc < 0)
+	if (rc < 0 && !M->late)
 		M->oom = 1;
 	return rc;
 }
@@ -862,7 +870,7 @@ static int ml_kway(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *t
 	rc = 0;
 out:
 	free(vs), free(loc), free(sub), free(wt), free(cap), free(lo), free(conn), free(tl);
-	if (rc < 0)
+	if (rc < 0 && !M->late)
 		M->oom = 1;
 	return rc;
 }
