@@ -22,8 +22,11 @@ rankmap's order, leaves and groups come from `rankmapctl slurm-topology --format
 host lists in order) and `rankmapctl report --json` (dragonfly groups), not from this script.
 The job's ranks are laid out block by block over its hosts in the scheduler's node order (Slurm's
 default distribution). The program is cart_bench's 2D halo, dimension 0 heavy (Rashti's case).
-Each placement runs twice: unmapped (RANKMAP_DISABLE=1) and mapped by rankmap (RANKMAP_CLUSTER,
+Each placement runs unmapped (RANKMAP_DISABLE=1) and mapped by rankmap (RANKMAP_CLUSTER,
 RANKMAP_PATTERN from one traced run, one run per RANKMAP_ALGO of --algos). Times are SMPI simulated seconds.
+Prints the table and the goal (rankmap's placements never slower than slurm-names; exit status 1 when
+missed) and writes DIR/results.json. FB_KEEP=1 keeps the scratch directory (platform, hostfiles,
+RANKMAP_REPORT of every mapped run). Results and their reading: tests/bench/PLACEMENT.md.
 """
 import argparse
 import json
@@ -239,9 +242,9 @@ def main():
               "paths over the fabric's links); states: idle, and %d of %d hosts busy drawn with seeds 26..%d"
               % (DIMS, BYTES, ARGS.iters, NODES, RANKS_PER_HOST, os.path.relpath(TOPO, TOP), BUSY, len(hosts),
                  25 + ARGS.seeds))
-        print("simulated ms; x = ratio to slurm-names of the same state and column; span = groups/leaves\n")
+        print("simulated ms; x = ratio to slurm-names of the same state and column; span = hosts in each group / leaves\n")
         cols = ["unmapped"] + algos
-        print("%-9s %-12s %-7s" % ("state", "policy", "span") + "".join(" %-16s" % c for c in cols))
+        print("%-9s %-12s %-12s" % ("state", "policy", "span") + "".join(" %-16s" % c for c in cols))
         for sname, free in states:
             base = {}
             for pol in POLICIES:
@@ -253,14 +256,15 @@ def main():
                 t["unmapped"] = run(binary, work, plat, got, tag + "_u", {"RANKMAP_DISABLE": "1"})[0]
                 for al in algos:
                     env = {"RANKMAP_CLUSTER": cluster, "RANKMAP_PATTERN": pattern, "RANKMAP_ALGO": al,
-                           "RANKMAP_METRIC": "bytes"}
+                           "RANKMAP_METRIC": "bytes", "RANKMAP_REPORT": os.path.join(work, tag + "_" + al + ".report")}
                     x = run(binary, work, plat, got, tag + "_" + al, env)
                     t[al] = x[0]
                     warn += x[2]
                 if pol == "slurm-names":
                     base = dict(t)
-                span = "%dg/%dl" % (len({group[h] for h in got}), len({leaf[h] for h in got}))
-                print("%-9s %-12s %-7s" % (sname, pol, span) +
+                per = sorted((sum(1 for h in got if group[h] == g) for g in {group[h] for h in got}), reverse=True)
+                span = "%s/%dl" % ("+".join(map(str, per)), len({leaf[h] for h in got}))
+                print("%-9s %-12s %-12s" % (sname, pol, span) +
                       "".join(" %7.3f %5.2fx  " % (t[c] * 1e3, t[c] / base[c]) for c in cols) +
                       ("  (" + "; ".join(sorted(set(warn))) + ")" if warn else ""), flush=True)
                 res.append(dict(state=sname, policy=pol, hosts=got, groups=len({group[h] for h in got}),
@@ -291,6 +295,9 @@ def main():
         print("%d of %d comparisons missed" % (missed, 2 * len(states) * len(cols)))
         return 1 if missed else 0
     finally:
+        if os.environ.get("FB_KEEP"):
+            print("kept " + work)
+            return 1
         shutil.rmtree(work, ignore_errors=True)
 
 
