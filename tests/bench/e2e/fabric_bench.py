@@ -26,7 +26,7 @@ Each placement (a policy's hosts, unless an earlier policy picked the same hosts
 order: then its figures are reused, as auto's time budget would otherwise make noise) runs unmapped (RANKMAP_DISABLE=1) and mapped by rankmap (RANKMAP_CLUSTER,
 RANKMAP_PATTERN from one traced run, one run per RANKMAP_ALGO of --algos). Times are SMPI simulated seconds.
 Prints the table and the goal (rankmap's placements never slower than slurm-names; exit status 1 when
-missed) and writes DIR/results.json. FB_KEEP=1 keeps the scratch directory (platform, hostfiles,
+missed) and writes DIR/results-FABRIC.json. FB_KEEP=1 keeps the scratch directory (platform, hostfiles,
 RANKMAP_REPORT of every mapped run). Results and their reading: tests/bench/PLACEMENT.md.
 """
 import argparse
@@ -41,13 +41,14 @@ import sys
 import tempfile
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-TOPO = os.path.join(TOP, "tests", "data", "ib", "df-5x4x4.topo")
+FABRICS = {"dragonfly": os.path.join(TOP, "tests", "data", "ib", "df-5x4x4.topo"),
+           "ndr": os.path.join(TOP, "tests", "data", "ib", "ndr-fattree-582ca.ibnetdiscover")}
 SMPI_CFG = ["--cfg=smpi/simulate-computation:no", "--cfg=smpi/privatization:no",
             "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/auto-shared-malloc-thresh:65536",
             "--log=root.thres:critical"]
 RANKS_PER_HOST = 2
 NODES = 16
-BUSY = 32
+BUSY = 0.4  # share of the hosts busy in the busy states
 DIMS, BYTES = "8x4", "262144,16384"  # dimension 0 heavy (16x)
 LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR": 14.0625, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
 LINK_LAT = "0.6us"
@@ -59,30 +60,48 @@ def natural(s):
 
 
 def parse_topo(path):
-    """Switches, hosts and links (a, b, GB/s) of an ibnetdiscover file (switch port lines)."""
-    links, seen, hosts = [], set(), []
-    sw = None
-    guid_name = {}
+    """The cables of an ibnetdiscover file, from its switches' port lines: (host, switch GUID, GB/s) per
+    HCA cable (the host is the first word of the HCA's description) and {(GUID, GUID): GB/s} per pair of
+    switches, parallel cables summed."""
+    hca, sw_links, seen, swg = [], {}, set(), None
     for ln in open(path):
-        m = re.match(r'^Switch\s+\d+\s+"(S-[0-9a-f]+)"\s+#\s+"([^"]+)"', ln)
+        m = re.match(r'^Switch\s+\d+\s+"(S-[0-9a-f]+)"', ln)
         if m:
-            sw, swg = m.group(2), m.group(1)
-            guid_name[swg] = sw
+            swg = m.group(1)
             continue
         m = re.match(r'^\[(\d+)\]\s+"([SH]-[0-9a-f]+)"\[(\d+)\].*#\s+"([^"]+)".*\s(\d+)x(\w+)\s*$', ln)
-        if m and sw:
-            port, peer, pport, pname, width, speed = m.groups()
-            gbs = int(width) * LANE_GBPS[speed] / 8
-            if peer.startswith("H-"):
-                host = pname.split()[0]
-                hosts.append(host)
-                links.append((host, sw, gbs))
-            else:
-                if (peer, int(pport)) not in seen:  # each cable once
-                    seen.add((swg, int(port)))
-                    links.append((sw, peer, gbs))  # peer's name resolved below
-    links = [(a, guid_name.get(b, b), g) for a, b, g in links]
-    return hosts, links
+        if not m or not swg:
+            continue
+        port, peer, pport, pname, width, speed = m.groups()
+        gbs = int(width) * LANE_GBPS[speed] / 8
+        if peer.startswith("H-"):
+            hca.append((pname.split()[0], swg, gbs))
+        elif (peer, int(pport)) not in seen:  # each cable once
+            seen.add((swg, int(port)))
+            key = tuple(sorted((swg, peer)))
+            sw_links[key] = sw_links.get(key, 0) + gbs
+    return hca, sw_links
+
+
+def fabric_links(hca, sw_links, leaf):
+    """The platform's links: each host by one cable to the switch of its leaf in rankmap's tree (the
+    switch all hosts of that leaf reach), and the switch-to-switch links. Hosts of several HCAs (rails)
+    keep that one cable: see PLACEMENT.md."""
+    reach = {}
+    for h, g, gbs in hca:
+        reach.setdefault(h, {})[g] = gbs
+    members = {}
+    for h, l in leaf.items():
+        members.setdefault(l, []).append(h)
+    links = []
+    for l, hs in members.items():
+        common = set.intersection(*(set(reach[h]) for h in hs))
+        if not common:
+            raise SystemExit("no switch reaches every host of rankmap's leaf %s" % l)
+        g = sorted(common)[0]
+        links += [(h, g, reach[h][g]) for h in hs]
+    links += [(a, b, gbs) for (a, b), gbs in sorted(sw_links.items())]
+    return links
 
 
 def platform(hosts, links, cores):
@@ -202,6 +221,7 @@ def main():
     global ARGS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(TOP, "build", "tests", "e2e"))
+    ap.add_argument("--fabric", choices=sorted(FABRICS), default="dragonfly")
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--seeds", type=int, default=6, help="busy machine states (seeds 26, 27, ...)")
     ap.add_argument("--algos", default="treematch,scotch,auto", help="rankmap algorithms of the mapped runs")
@@ -212,15 +232,20 @@ def main():
     binary = os.path.join(os.path.abspath(ARGS.bin), "cart_bench")
     work = tempfile.mkdtemp(prefix="rankmap-fabric-bench.")
     try:
-        hosts, links = parse_topo(TOPO)
+        TOPO = FABRICS[ARGS.fabric]
         shutil.copy(TOPO, os.path.join(work, "fabric.topo"))
         cluster = os.path.join(work, "rankmap.cluster")
         with open(cluster, "w") as f:
+            f.write("ib = fabric.topo\n")
+        rm_order, leaf, group = rankmap_view(rankmapctl, cluster)  # the fabric alone: which hosts are named
+        hosts = list(rm_order)
+        if set(leaf) != set(hosts) or set(group) != set(hosts):
+            raise SystemExit("rankmapctl's weights, tree and blocks do not list the same hosts")
+        with open(cluster, "w") as f:
             f.write("# the SMPI platform's machine for rankmap\nhwloc = synthetic:core:%d pu:1@%s\nib = fabric.topo\n"
                     % (RANKS_PER_HOST, ",".join(sorted(hosts, key=natural))))
-        rm_order, leaf, group = rankmap_view(rankmapctl, cluster)
-        if sorted(rm_order) != sorted(hosts) or set(leaf) != set(hosts) or set(group) != set(hosts):
-            raise SystemExit("rankmapctl's weights, tree and blocks do not list the fabric's hosts")
+        links = fabric_links(*parse_topo(TOPO), leaf)
+        busy_n = int(BUSY * len(hosts) + 0.5)
         groups = []
         for h in rm_order:
             if group[h] not in groups:
@@ -233,7 +258,7 @@ def main():
         npos = {h: i for i, h in enumerate(name_order)}
         states = [("idle", set(hosts))]
         for seed in range(26, 26 + ARGS.seeds):
-            states.append(("busy s%d" % seed, set(hosts) - set(random.Random(seed).sample(name_order, BUSY))))
+            states.append(("busy s%d" % seed, set(hosts) - set(random.Random(seed).sample(name_order, busy_n))))
         # the pattern: one traced run (rank to rank bytes do not depend on the placement)
         pattern = os.path.join(work, "traced.mtx")
         run(binary, work, plat, name_order[:NODES], "trace", {"RANKMAP_TRACE": pattern})
@@ -241,7 +266,7 @@ def main():
         res = []
         print("halo %s (periodic), bytes %s per neighbour, %d iterations, %d nodes x %d ranks, on %s (SMPI, shortest "
               "paths over the fabric's links); states: idle, and %d of %d hosts busy drawn with seeds 26..%d"
-              % (DIMS, BYTES, ARGS.iters, NODES, RANKS_PER_HOST, os.path.relpath(TOPO, TOP), BUSY, len(hosts),
+              % (DIMS, BYTES, ARGS.iters, NODES, RANKS_PER_HOST, os.path.relpath(TOPO, TOP), busy_n, len(hosts),
                  25 + ARGS.seeds))
         print("simulated ms; x = ratio to slurm-names of the same state and column; span = hosts in each group / leaves\n")
         cols = ["unmapped"] + algos
@@ -298,7 +323,7 @@ def main():
                         x["state"], x["policy"], c, x["times"][c] * 1e3, y["times"][c] * 1e3,
                         x["times"][c] / y["times"][c]))
         os.makedirs(ARGS.out, exist_ok=True)
-        with open(os.path.join(ARGS.out, "results.json"), "w") as f:
+        with open(os.path.join(ARGS.out, "results-%s.json" % ARGS.fabric), "w") as f:
             json.dump(res, f, indent=1)
         print("%d of %d comparisons missed" % (missed, 2 * len(states) * len(cols)))
         return 1 if missed else 0
