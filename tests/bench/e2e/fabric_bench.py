@@ -1,30 +1,33 @@
 #!/usr/bin/env python3
-"""tests/bench/e2e/fabric_bench.py: an SMPI halo on the generated dragonfly, placed by each policy of
-bench_placement and mapped by rankmap (issue #26 item 5, second half).
+"""tests/bench/e2e/fabric_bench.py: an SMPI halo on a platform generated from the generated dragonfly
+(or the NDR capture), placed by each policy of bench_placement and mapped by rankmap (issue #26 item 5).
 
-    python3 tests/bench/e2e/fabric_bench.py [--bin build/tests/e2e] [--iters 3] [--out DIR]
+    python3 tests/bench/e2e/fabric_bench.py [--fabric dragonfly|ndr] [--bin build/tests/e2e] [--iters 10]
+                                            [--seeds 6] [--algos treematch,scotch,auto] [--out DIR]
 
-The platform is generated from the same fabric file the placement bench reads
-(tests/data/ib/df-5x4x4.topo): every host and switch of the file, every link of the file with its rate
-(4xHDR: 25 GB/s, 0.6 us per link), routed by shortest path (SimGrid Floyd routing): a message between
+The platform is generated from the fabric file the placement bench reads (tests/data/ib/df-5x4x4.topo;
+--fabric ndr: tests/data/ib/ndr-fattree-582ca.ibnetdiscover): every switch, every switch-to-switch
+cable with its rate (parallel cables summed), and each host by one cable to the switch of its leaf in
+rankmap's tree, routed by shortest path (SimGrid Floyd routing): on the dragonfly a message between
 groups takes the single global link of its pair of groups, as the model sees it. Each host has
 RANKS_PER_HOST cores (hwloc synthetic for rankmap, core= for SimGrid).
 
-One representative job of NODES nodes on a partly busy machine (BUSY hosts taken, drawn once with
-seed 26), and the same job on an idle machine. Hosts are picked by the rules of bench_placement
+One representative job of NODES nodes on an idle machine and on --seeds partly busy ones (a share
+BUSY of the hosts taken, drawn with seeds 26, 27, ...). Hosts are picked by the rules of bench_placement
 (order/sim_hosts.c):
   slurm-names  the first free nodes in the order of their names
   slurm-df     one leaf when a leaf has room (best fit), else one node from each leaf in turn
   rankmap-wt   the first free nodes in rankmap's Weight order (slurm-topology --format weights)
   rankmap-blk  the smallest aligned run of 2^i blocks (dragonfly groups) with room, best fit; else the
                groups with the most free nodes first
-rankmap's order, leaves and groups come from `rankmapctl slurm-topology --format block` (the blocks'
-host lists in order) and `rankmapctl report --json` (dragonfly groups), not from this script.
+rankmap's order, leaves and blocks (groups; leaves on a fat tree) come from `rankmapctl slurm-topology
+--format weights|tree|block`, not from this script.
 The job's ranks are laid out block by block over its hosts in the scheduler's node order (Slurm's
 default distribution). The program is cart_bench's 2D halo, dimension 0 heavy (Rashti's case).
-Each placement (a policy's hosts, unless an earlier policy picked the same hosts in the same
-order: then its figures are reused, as auto's time budget would otherwise make noise) runs unmapped (RANKMAP_DISABLE=1) and mapped by rankmap (RANKMAP_CLUSTER,
-RANKMAP_PATTERN from one traced run, one run per RANKMAP_ALGO of --algos). Times are SMPI simulated seconds.
+Each placement runs unmapped (RANKMAP_DISABLE=1) and mapped by rankmap (RANKMAP_CLUSTER, RANKMAP_PATTERN
+from one traced run, one run per RANKMAP_ALGO of --algos); a policy that picks the same hosts in the same
+order as an earlier one reuses its figures (auto's time budget would otherwise make noise). Times are
+SMPI simulated seconds.
 Prints the table and the goal (rankmap's placements never slower than slurm-names; exit status 1 when
 missed) and writes DIR/results-FABRIC.json. FB_KEEP=1 keeps the scratch directory (platform, hostfiles,
 RANKMAP_REPORT of every mapped run). Results and their reading: tests/bench/PLACEMENT.md.
