@@ -271,7 +271,8 @@ def main():
               "paths over the fabric's links); states: idle, and %d of %d hosts busy drawn with seeds 26..%d"
               % (DIMS, BYTES, ARGS.iters, NODES, RANKS_PER_HOST, os.path.relpath(TOPO, TOP), busy_n, len(hosts),
                  25 + ARGS.seeds))
-        print("simulated ms; x = ratio to slurm-names of the same state and column; span = hosts in each group / leaves\n")
+        print("simulated ms; x = ratio to slurm-names of the same state and column; "
+              "span = hosts in each block / leaves\n")
         cols = ["unmapped"] + algos
         print("%-9s %-12s %-12s" % ("state", "policy", "span") + "".join(" %-16s" % c for c in cols))
         def runs(got, tag):
