@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""tests/bench/e2e/fabric_bench.py: an SMPI halo on a platform generated from the generated dragonfly
+(or the NDR capture), placed by each policy of bench_placement and mapped by rankmap (issue #26 item 5).
+
+    python3 tests/bench/e2e/fabric_bench.py [--fabric dragonfly|ndr] [--bin build/tests/e2e] [--iters 10]
+                                            [--seeds 6] [--algos treematch,scotch,auto] [--out DIR]
+
+The platform is generated from the fabric file the placement bench reads (tests/data/ib/df-5x4x4.topo;
+--fabric ndr: tests/data/ib/ndr-fattree-582ca.ibnetdiscover): every switch, every switch-to-switch
+cable with its rate (parallel cables summed), and each host by one cable to the switch of its leaf in
+rankmap's tree, routed by shortest path (SimGrid Floyd routing): on the dragonfly a message between
+groups takes the single global link of its pair of groups, as the model sees it. Each host has
+RANKS_PER_HOST cores (hwloc synthetic for rankmap, core= for SimGrid).
+
+One representative job of NODES nodes on an idle machine and on --seeds partly busy ones (a share
+BUSY of the hosts taken, drawn with seeds 26, 27, ...). Hosts are picked by the rules of bench_placement
+(order/sim_hosts.c):
+  slurm-names  the first free nodes in the order of their names
+  slurm-df     one leaf when a leaf has room (best fit), else one node from each leaf in turn
+  rankmap-wt   the first free nodes in rankmap's Weight order (slurm-topology --format weights)
+  rankmap-blk  the smallest aligned run of 2^i blocks (dragonfly groups) with room, best fit; else the
+               groups with the most free nodes first
+rankmap's order, leaves and blocks (groups; leaves on a fat tree) come from `rankmapctl slurm-topology
+--format weights|tree|block`, not from this script.
+The job's ranks are laid out block by block over its hosts in the scheduler's node order (Slurm's
+default distribution). The program is cart_bench's 2D halo, dimension 0 heavy (Rashti's case).
+Each placement runs unmapped (RANKMAP_DISABLE=1) and mapped by rankmap (RANKMAP_CLUSTER, RANKMAP_PATTERN
+from one traced run, one run per RANKMAP_ALGO of --algos); a policy that picks the same hosts in the same
+order as an earlier one reuses its figures (auto's time budget would otherwise make noise). Times are
+SMPI simulated seconds.
+Prints the table and the goal (rankmap's placements never slower than slurm-names; exit status 1 when
+missed) and writes DIR/results-FABRIC.json. FB_KEEP=1 keeps the scratch directory (platform, hostfiles,
+RANKMAP_REPORT of every mapped run). Results and their reading: tests/bench/PLACEMENT.md.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+FABRICS = {"dragonfly": os.path.join(TOP, "tests", "data", "ib", "df-5x4x4.topo"),
+           "ndr": os.path.join(TOP, "tests", "data", "ib", "ndr-fattree-582ca.ibnetdiscover")}
+SMPI_CFG = ["--cfg=smpi/simulate-computation:no", "--cfg=smpi/privatization:no",
+            "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/auto-shared-malloc-thresh:65536",
+            "--log=root.thres:critical"]
+RANKS_PER_HOST = 2
+NODES = 16
+BUSY = 0.4  # share of the hosts busy in the busy states
+DIMS, BYTES = "8x4", "262144,16384"  # dimension 0 heavy (16x)
+LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR": 14.0625, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
+LINK_LAT = "0.6us"
+POLICIES = ["slurm-names", "slurm-df", "rankmap-wt", "rankmap-blk"]
+
+
+def natural(s):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+def parse_topo(path):
+    """The cables of an ibnetdiscover file, from its switches' port lines: (host, switch GUID, GB/s) per
+    HCA cable (the host is the first word of the HCA's description) and {(GUID, GUID): GB/s} per pair of
+    switches, parallel cables summed."""
+    hca, sw_links, seen, swg = [], {}, set(), None
+    for ln in open(path):
+        m = re.match(r'^Switch\s+\d+\s+"(S-[0-9a-f]+)"', ln)
+        if m:
+            swg = m.group(1)
+            continue
+        m = re.match(r'^\[(\d+)\]\s+"([SH]-[0-9a-f]+)"\[(\d+)\].*#\s+"([^"]+)".*\s(\d+)x(\w+)\s*$', ln)
+        if not m or not swg:
+            continue
+        port, peer, pport, pname, width, speed = m.groups()
+        gbs = int(width) * LANE_GBPS[speed] / 8
+        if peer.startswith("H-"):
+            hca.append((pname.split()[0], swg, gbs))
+        elif (peer, int(pport)) not in seen:  # each cable once
+            seen.add((swg, int(port)))
+            key = tuple(sorted((swg, peer)))
+            sw_links[key] = sw_links.get(key, 0) + gbs
+    return hca, sw_links
+
+
+def fabric_links(hca, sw_links, leaf):
+    """The platform's links: each host by one cable to the switch of its leaf in rankmap's tree (the
+    switch all hosts of that leaf reach), and the switch-to-switch links. Hosts of several HCAs (rails)
+    keep that one cable: see PLACEMENT.md."""
+    reach = {}
+    for h, g, gbs in hca:
+        reach.setdefault(h, {})[g] = gbs
+    members = {}
+    for h, l in leaf.items():
+        members.setdefault(l, []).append(h)
+    links = []
+    for l, hs in members.items():
+        common = set.intersection(*(set(reach[h]) for h in hs))
+        if not common:
+            raise SystemExit("no switch reaches every host of rankmap's leaf %s" % l)
+        g = sorted(common)[0]
+        links += [(h, g, reach[h][g]) for h in hs]
+    links += [(a, b, gbs) for (a, b), gbs in sorted(sw_links.items())]
+    return links
+
+
+def platform(hosts, links, cores):
+    out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+           '<platform version="4.1">', '<zone id="fabric" routing="Floyd">']
+    for h in hosts:
+        out.append('  <host id="%s" speed="1Gf" core="%d"/>' % (h, cores))
+    for s in sorted({x for a, b, _ in links for x in (a, b)} - set(hosts)):
+        out.append('  <router id="%s"/>' % s)
+    for i, (a, b, g) in enumerate(links):
+        out.append('  <link id="l%d" bandwidth="%gGBps" latency="%s"/>' % (i, g, LINK_LAT))
+    for i, (a, b, g) in enumerate(links):
+        out.append('  <route src="%s" dst="%s"><link_ctn id="l%d"/></route>' % (a, b, i))
+    out += ["</zone>", "</platform>"]
+    return "\n".join(out) + "\n"
+
+
+def rankmap_view(rankmapctl, cluster):
+    """rankmap's host order (--format weights), each host's leaf (--format tree, the switches with
+    Nodes=) and dragonfly group (--format block), all from rankmapctl slurm-topology."""
+    def fmt(f):
+        return subprocess.check_output([rankmapctl, "slurm-topology", "--cluster", cluster, "--format", f],
+                                       text=True).splitlines()
+    wt = [re.match(r"^NodeName=(\S+)\s+Weight=(\d+)", ln) for ln in fmt("weights")]
+    order = [m.group(1) for m in sorted((m for m in wt if m), key=lambda m: int(m.group(2)))]
+    leaf, group = {}, {}
+    for f, key, into in (("tree", "SwitchName", leaf), ("block", "BlockName", group)):
+        for ln in fmt(f):
+            m = re.match(r"^%s=(\S+)\s+Nodes=(\S+)" % key, ln)
+            if m:
+                for h in expand(m.group(2)):
+                    into[h] = m.group(1)
+    return order, leaf, group
+
+
+def expand(hl):
+    """Slurm hostlist n[000-003,008] -> names."""
+    out = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", hl):
+        m = re.match(r"^(.*)\[(.*)\]$", part)
+        if not m:
+            out.append(part)
+            continue
+        for r in m.group(2).split(","):
+            a, _, b = r.partition("-")
+            for i in range(int(a), int(b or a) + 1):
+                out.append("%s%0*d" % (m.group(1), len(a), i))
+    return out
+
+
+def pick(policy, want, free, name_order, rm_order, leaf, group, groups):
+    """The hosts of one job under a policy (bench_placement's rules, order/sim_hosts.c)."""
+    if policy in ("slurm-names", "rankmap-wt"):
+        order = name_order if policy == "slurm-names" else rm_order
+        return [h for h in order if h in free][:want]
+    if policy == "slurm-df":
+        leaves = []
+        for h in rm_order:  # leaves in order of their first host
+            if leaf[h] not in leaves:
+                leaves.append(leaf[h])
+        nfree = {l: sum(1 for h in free if leaf[h] == l) for l in leaves}
+        fit = [l for l in leaves if nfree[l] >= want]
+        if fit:
+            best = min(fit, key=lambda l: nfree[l])
+            return [h for h in rm_order if h in free and leaf[h] == best][:want]
+        got, left = [], set(free)
+        while len(got) < want and left:
+            for l in leaves:
+                c = [h for h in rm_order if h in left and leaf[h] == l]
+                if c and len(got) < want:
+                    got.append(c[0])
+                    left.discard(c[0])
+        return got
+    # rankmap-blk: groups numbered in block order
+    nfree = {g: sum(1 for h in free if group[h] == g) for g in groups}
+    best = None
+    span = 1
+    while span <= len(groups) and best is None:
+        for d in range(0, len(groups) - span + 1, span):
+            fr = sum(nfree[g] for g in groups[d:d + span])
+            if fr >= want and (best is None or fr < best[1]):
+                best = (groups[d:d + span], fr)
+        span *= 2
+    got = []
+    if best:
+        for g in best[0]:
+            got += [h for h in rm_order if h in free and group[h] == g][:want - len(got)]
+    left = set(free) - set(got)
+    while len(got) < want:
+        g = max(groups, key=lambda g: (sum(1 for h in left if group[h] == g), -groups.index(g)))
+        c = [h for h in rm_order if h in left and group[h] == g]
+        if not c:
+            break
+        take = c[:want - len(got)]
+        got += take
+        left -= set(take)
+    return got
+
+
+def run(binary, work, plat, hosts, label, env):
+    hf = os.path.join(work, label + ".hosts")
+    with open(hf, "w") as f:
+        f.write("".join(h + "\n" for h in hosts for _ in range(RANKS_PER_HOST)))
+    cmd = ["smpirun", "-platform", plat, "-hostfile", hf, "-np", str(len(hosts) * RANKS_PER_HOST)] + SMPI_CFG + \
+          [binary, "--dims", DIMS, "--periods", "1,1", "--bytes", BYTES, "--iters", str(ARGS.iters)]
+    p = subprocess.run(cmd, cwd=work, env=dict(os.environ, TMPDIR=work, **env), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=600)
+    m = re.search(r"E2E time=([0-9.e+-]+) offnode=([0-9.]+)", p.stdout)
+    if not m:
+        raise SystemExit("%s: no time in the output (rc %d):\n%s\n%s" % (label, p.returncode, " ".join(cmd),
+                                                                        p.stdout[-3000:]))
+    warn = [ln for ln in p.stdout.splitlines() if ln.startswith("rankmap:")]
+    return float(m.group(1)), float(m.group(2)), warn
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.path.join(TOP, "build", "tests", "e2e"))
+    ap.add_argument("--fabric", choices=sorted(FABRICS), default="dragonfly")
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--seeds", type=int, default=6, help="busy machine states (seeds 26, 27, ...)")
+    ap.add_argument("--algos", default="treematch,scotch,auto", help="rankmap algorithms of the mapped runs")
+    ap.add_argument("--out", default=os.path.join(TOP, "tests", "bench", "e2e", "out-fabric"))
+    ARGS = ap.parse_args()
+    build = os.path.dirname(os.path.dirname(os.path.abspath(ARGS.bin)))
+    rankmapctl = os.path.join(build, "rankmapctl")
+    binary = os.path.join(os.path.abspath(ARGS.bin), "cart_bench")
+    work = tempfile.mkdtemp(prefix="rankmap-fabric-bench.")
+    try:
+        TOPO = FABRICS[ARGS.fabric]
+        shutil.copy(TOPO, os.path.join(work, "fabric.topo"))
+        cluster = os.path.join(work, "rankmap.cluster")
+        with open(cluster, "w") as f:
+            f.write("ib = fabric.topo\n")
+        rm_order, leaf, group = rankmap_view(rankmapctl, cluster)  # the fabric alone: which hosts are named
+        hosts = list(rm_order)
+        if set(leaf) != set(hosts) or set(group) != set(hosts):
+            raise SystemExit("rankmapctl's weights, tree and blocks do not list the same hosts")
+        with open(cluster, "w") as f:
+            f.write("# the SMPI platform's machine for rankmap\nhwloc = synthetic:core:%d pu:1@%s\nib = fabric.topo\n"
+                    % (RANKS_PER_HOST, ",".join(sorted(hosts, key=natural))))
+        links = fabric_links(*parse_topo(TOPO), leaf)
+        busy_n = int(BUSY * len(hosts) + 0.5)
+        groups = []
+        for h in rm_order:
+            if group[h] not in groups:
+                groups.append(group[h])
+        plat = os.path.join(work, "platform.xml")
+        with open(plat, "w") as f:
+            f.write(platform(hosts, links, RANKS_PER_HOST))
+        name_order = sorted(hosts, key=natural)
+        pos = {h: i for i, h in enumerate(rm_order)}
+        npos = {h: i for i, h in enumerate(name_order)}
+        states = [("idle", set(hosts))]
+        for seed in range(26, 26 + ARGS.seeds):
+            states.append(("busy s%d" % seed, set(hosts) - set(random.Random(seed).sample(name_order, busy_n))))
+        # the pattern: one traced run (rank to rank bytes do not depend on the placement)
+        pattern = os.path.join(work, "traced.mtx")
+        run(binary, work, plat, name_order[:NODES], "trace", {"RANKMAP_TRACE": pattern})
+        algos = ARGS.algos.split(",")
+        res = []
+        print("halo %s (periodic), bytes %s per neighbour, %d iterations, %d nodes x %d ranks, on %s (SMPI, shortest "
+              "paths over the fabric's links); states: idle, and %d of %d hosts busy drawn with seeds 26..%d"
+              % (DIMS, BYTES, ARGS.iters, NODES, RANKS_PER_HOST, os.path.relpath(TOPO, TOP), busy_n, len(hosts),
+                 25 + ARGS.seeds))
+        print("simulated ms; x = ratio to slurm-names of the same state and column; "
+              "span = hosts in each block / leaves\n")
+        cols = ["unmapped"] + algos
+        print("%-9s %-12s %-12s" % ("state", "policy", "span") + "".join(" %-16s" % c for c in cols))
+        def runs(got, tag):
+            t, warn = {}, []
+            t["unmapped"] = run(binary, work, plat, got, tag + "_u", {"RANKMAP_DISABLE": "1"})[0]
+            for al in algos:
+                env = {"RANKMAP_CLUSTER": cluster, "RANKMAP_PATTERN": pattern, "RANKMAP_ALGO": al,
+                       "RANKMAP_METRIC": "bytes", "RANKMAP_REPORT": os.path.join(work, tag + "_" + al + ".report")}
+                x = run(binary, work, plat, got, tag + "_" + al, env)
+                t[al] = x[0]
+                warn += x[2]
+            return t, warn
+
+        cache = {}
+        for sname, free in states:
+            base = {}
+            for pol in POLICIES:
+                got = pick(pol, NODES, free, name_order, rm_order, leaf, group, groups)
+                # Slurm lists a job's nodes in its node order: names, or the weights for rankmap's policies
+                got.sort(key=(lambda h: npos[h]) if pol.startswith("slurm") else (lambda h: pos[h]))
+                tag = re.sub(r"[^a-z0-9]+", "_", sname) + "_" + pol
+                if tuple(got) not in cache:  # the same hosts in the same order are the same runs
+                    cache[tuple(got)] = runs(got, tag)
+                t, warn = cache[tuple(got)]
+                if pol == "slurm-names":
+                    base = dict(t)
+                per = sorted((sum(1 for h in got if group[h] == g) for g in {group[h] for h in got}), reverse=True)
+                span = "%s/%dl" % ("+".join(map(str, per)), len({leaf[h] for h in got}))
+                print("%-9s %-12s %-12s" % (sname, pol, span) +
+                      "".join(" %7.3f %5.2fx  " % (t[c] * 1e3, t[c] / base[c]) for c in cols) +
+                      ("  (" + "; ".join(sorted(set(warn))) + ")" if warn else ""), flush=True)
+                res.append(dict(state=sname, policy=pol, hosts=got, groups=len({group[h] for h in got}),
+                                leaves=len({leaf[h] for h in got}), times=t, warn=warn))
+        print("\ngeometric mean over the busy states of the ratio to slurm-names (same column):")
+        for pol in POLICIES:
+            line = "  %-12s" % pol
+            for c in cols:
+                rs = [x["times"][c] / y["times"][c] for x in res for y in res if x["policy"] == pol and
+                      y["policy"] == "slurm-names" and x["state"] == y["state"] and x["state"] != "idle"]
+                line += " %-8s %5.3f" % (c, math.exp(sum(math.log(r) for r in rs) / len(rs)))
+            print(line)
+        print("\ngoal: rankmap's placements never slower than slurm-names (each state, each column)")
+        missed = 0
+        for x in res:
+            if x["policy"] not in ("rankmap-wt", "rankmap-blk"):
+                continue
+            y = [y for y in res if y["state"] == x["state"] and y["policy"] == "slurm-names"][0]
+            for c in cols:
+                if x["times"][c] > y["times"][c] * 1.0001:
+                    missed += 1
+                    print("  MISSED: %s %s %s: %.3f ms against %.3f ms (%.2fx)" % (
+                        x["state"], x["policy"], c, x["times"][c] * 1e3, y["times"][c] * 1e3,
+                        x["times"][c] / y["times"][c]))
+        os.makedirs(ARGS.out, exist_ok=True)
+        with open(os.path.join(ARGS.out, "results-%s.json" % ARGS.fabric), "w") as f:
+            json.dump(res, f, indent=1)
+        print("%d of %d comparisons missed" % (missed, 2 * len(states) * len(cols)))
+        return 1 if missed else 0
+    finally:
+        if os.environ.get("FB_KEEP"):
+            print("kept " + work)
+            return 1
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
