@@ -454,6 +454,12 @@ static void test_bad_links(void)
 		{ "model MI200\ngpus 8\n\nnolink 0 1 5\n", "nolink", 4 },
 		{ "model MI200\ngpus 8\nbandwidth 0 1 5\n", "unknown directive", 3 },
 		{ "model MI200\n", "no 'gpus' line", 0 },
+		/* a model of six words or more is kept whole (words past the fifth were dropped) */
+		{ "model AMD Instinct MI250X GCD rev B\n", "'model AMD Instinct MI250X GCD rev B' has no 'gpus'", 0 },
+		{ "model MI200\ngpus 8\nlink 0 1 200 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 "
+		  "26 27 "
+		  "28 29 30\n",
+		  "more than 32 words", 3 },
 	};
 	char dir[] = "/tmp/rankmap-test-gpu.XXXXXX", path[600];
 	size_t i;
