@@ -123,9 +123,11 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 		unsigned long r;
 		char *e2;
 
+		errno = 0;
 		g = strtoull(val, &end, 16);
-		r = end != val ? strtoul(end, &e2, 10) : 0;
-		if (end == val || !g || !(*end == ' ' || *end == '\t') || e2 == end || *e2 || r >= TOPO_MAX_RAILS)
+		r = end != val && errno != ERANGE ? strtoul(end, &e2, 10) : 0;
+		if (end == val || !g || errno == ERANGE || !(*end == ' ' || *end == '\t') || e2 == end || *e2 ||
+		    r >= TOPO_MAX_RAILS)
 			return rm_error_set(
 				err, path, lineno, 0,
 				"rail: expected 'rail = GUID N' (an HCA node or port GUID, N from 0 to %d), got '%s'",
@@ -286,6 +288,20 @@ static int apply_lines(struct topo_cluster *c, const char *path, const struct li
 		if (topo_fabric_set_rail(c->fabric, v[i].guid, (unsigned)v[i].num) < 0)
 			return rm_error_set(err, path, v[i].lineno, 0, "rail: out of memory");
 		c->finalized = 0;
+	}
+	if (c->fabric) { /* a GUID no HCA has is a typo, not a silent no-op */
+		uint64_t miss = topo_fabric_rail_unmatched(c->fabric);
+
+		for (i = 0; miss && i < n; i++)
+			if (v[i].key->kind == K_RAIL && (v[i].guid == miss || miss == UINT64_MAX)) {
+				errno = miss == UINT64_MAX ? ENOMEM : EINVAL;
+				return rm_error_set(err, path, v[i].lineno, 0,
+						    miss == UINT64_MAX
+							    ? "rail: out of memory"
+							    : "rail: no HCA of the fabric has the node or port "
+							      "GUID 0x%016llx",
+						    (unsigned long long)miss);
+			}
 	}
 	return 0;
 }

@@ -338,6 +338,30 @@ int topo_fabric_set_rail(struct topo_fabric *f, uint64_t guid, unsigned r)
 	return 0;
 }
 
+uint64_t topo_fabric_rail_unmatched(const struct topo_fabric *f)
+{
+	struct ib_u64map hca = { 0 };
+	uint64_t miss = 0;
+	size_t i;
+
+	if (!f->rail_override.n)
+		return 0;
+	for (i = 0; i < f->nnodes; i++) {
+		const struct ib_node *nd = &f->nodes[i];
+
+		if (nd->type == IBN_CA && ((nd->guid && ib_u64map_put(&hca, nd->guid, 1) < 0) ||
+					   (nd->port_guid && ib_u64map_put(&hca, nd->port_guid, 1) < 0))) {
+			ib_u64map_free(&hca);
+			return errno = ENOMEM, UINT64_MAX;
+		}
+	}
+	for (i = 0; i < f->rail_override.cap && !miss; i++)
+		if (f->rail_override.keys[i] && ib_u64map_get(&hca, f->rail_override.keys[i]) == IB_NONE)
+			miss = f->rail_override.keys[i];
+	ib_u64map_free(&hca);
+	return miss;
+}
+
 void topo_fabric_set_tree(struct topo_fabric *f, int on)
 {
 	f->no_tree = !on;

@@ -296,12 +296,8 @@ static int do_host(struct site *st, int line, char **w, int n)
 		st->host_names[st->nhost_names++] = key;
 		if (ib_strmap_put(&st->nics_of_host, key, 1) < 0)
 			return site_err(st, line, "out of memory%s", "");
-	} else {
-		size_t j;
-
-		for (j = 0; j < st->nics_of_host.cap; j++) /* bump the count in place */
-			if (st->nics_of_host.keys[j] && !strcmp(st->nics_of_host.keys[j], w[1]))
-				st->nics_of_host.vals[j]++;
+	} else if (ib_strmap_put(&st->nics_of_host, w[1], cnt + 1) < 0) { /* the key stays the first line's */
+		return site_err(st, line, "out of memory%s", "");
 	}
 	if ((p = take_port(st, line, s)) < 0)
 		return -1;

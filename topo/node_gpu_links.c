@@ -92,15 +92,17 @@ static int parse_uint(const char *s, unsigned *out)
 
 static int parse_line(struct topo_gpu_override *o, char *line, const char *path, int ln, rm_error_t *err)
 {
-	char *w[6], *save = NULL, *t;
+	char *w[32], *save = NULL, *t;
 	int n = 0;
 	struct section *s;
 
-	for (t = strtok_r(line, " \t\r", &save); t && n < 6; t = strtok_r(NULL, " \t\r", &save))
+	for (t = strtok_r(line, " \t\r", &save); t && n < 32; t = strtok_r(NULL, " \t\r", &save))
 		w[n++] = t;
 	if (!n)
 		return 0;
 	errno = EINVAL;
+	if (t) /* words past the 32nd were dropped unseen (a model's past its fifth, once) */
+		return rm_error_set(err, path, ln, 0, "more than 32 words");
 	if (!strcmp(w[0], "model")) {
 		char *rest = n > 1 ? w[1] : NULL;
 

@@ -68,7 +68,9 @@ static const char *attr(const char *s, const char *e, const char *name, size_t *
 
 char *topo_hwloc_v3_to_v2(const char *buf, size_t len, size_t *out_len)
 {
-	char *out = malloc(len + 64), *o = out;
+	/* A rewritten tag grows by 2 bytes at most ("<topology version=\"3.>", 22 bytes, becomes 24; an
+	 * empty osdev_type value becomes one digit) and is 20 bytes or more: len / 8 bounds the growth. */
+	char *out = malloc(len + len / 8 + 64), *o = out;
 	const char *p = buf, *end = buf + len;
 	int depth = 0, root_done = 0;
 

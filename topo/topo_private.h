@@ -52,6 +52,9 @@ int topo_fabric_finalize(struct topo_fabric *f, rm_error_t *err);
  * fabric suggests; takes effect at the next finalize. 0, or -1 (ENOMEM; EINVAL when r >=
  * TOPO_MAX_RAILS or guid is 0). */
 int topo_fabric_set_rail(struct topo_fabric *f, uint64_t guid, unsigned r);
+/* The first rail override (topo_fabric_set_rail) whose GUID is no loaded HCA's node or port GUID, 0 when
+ * every one names an HCA; UINT64_MAX with errno ENOMEM. O(nodes + overrides). */
+uint64_t topo_fabric_rail_unmatched(const struct topo_fabric *f);
 /* The path between fabric hosts a and b on rail r (r < 0: the default rail, topo_fabric_default_rail,
  * else the closest HCA pair): links between the HCAs (hops; 0 for a == b), whether the two leaves are
  * one switch, in one dragonfly group or in two (global), and for a global path the links between the two

@@ -574,6 +574,7 @@ typedef struct map_req {
 	rm_slot_pu_t pu_index;
 	double budget;
 	const char *slot_kind;
+	int pu_given; /* pu_index given: PU slots, whatever the model's default slot kind */
 } map_req_t;
 
 /* Unpacks and checks a map request's fields into q. NULL, or the error response. */
@@ -604,6 +605,7 @@ static json_t *map_fields(const json_t *req, const json_t *id, map_req_t *q)
 				      MAX_BUDGET_MS);
 	if (!q->hosts == !q->slots)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "give exactly one of 'hosts' and 'slots'");
+	q->pu_given = pu_index != NULL;
 	if (pu_index && (q->hosts || rm_slot_pu_parse(pu_index, &q->pu_index) < 0))
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "pu_index: '%s' is not logical or os (with slots)",
 				      pu_index);
@@ -643,7 +645,7 @@ json_t *srv_req_map(srv_ctx_t *ctx, const json_t *req, const json_t *id, const s
 		return error;
 	if (!(m = srv_model_get(ctx)))
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
-	if (!q.slot_kind) /* the model's cluster file may make GPU slots the default */
+	if (!q.slot_kind && !q.pu_given) /* the model's cluster file may make GPU slots the default */
 		q.gpu = topo_cluster_slot_kind(m->cluster) == TOPO_SLOTS_GPU;
 	t = request_target(m, q.hosts, q.slots, q.per_core, q.gpu, q.pu_index, id, &th, &error);
 	if (t)

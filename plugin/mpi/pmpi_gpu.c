@@ -181,22 +181,25 @@ int rmp_gpu_resolve(rmp_call_t *call, topo_cluster_t c, const int32_t *host, con
 	return 1;
 }
 
-/* FNV-1a of a host name, never 0. */
-static uint32_t host_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
+/* A rank's (host name, GPU index) for the daemon path's check that no two ranks share a GPU. */
+typedef struct host_gpu {
+	const char *host;
+	uint32_t gpu;
+} host_gpu_t;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h ? h : 1;
+static int cmp_host_gpu(const void *a, const void *b)
+{
+	const host_gpu_t *x = a, *y = b;
+	int c = strcmp(x->host, y->host);
+
+	return c ? c : x->gpu < y->gpu ? -1 : x->gpu > y->gpu;
 }
 
 int rmp_gpu_daemon_ids(rmp_call_t *call, const char *const *host, const rmp_gpu_rec_t *recs, char ***ids, char *why,
 		       size_t len)
 {
-	size_t n = (size_t)call->size, g = 0;
-	int32_t *hh = NULL;
-	uint32_t *gi = NULL;
+	size_t n = (size_t)call->size;
+	host_gpu_t *hg = NULL;
 	char **v = NULL;
 	int rc = 0;
 
@@ -212,20 +215,25 @@ int rmp_gpu_daemon_ids(rmp_call_t *call, const char *const *host, const rmp_gpu_
 				 r);
 			return 0;
 		}
-	hh = calloc(n + 1, sizeof(*hh)), gi = calloc(n + 1, sizeof(*gi));
+	hg = malloc((n + 1) * sizeof(*hg));
 	v = calloc(n + 1, sizeof(*v));
-	if (!hh || !gi || !v) {
+	if (!hg || !v) {
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
-	for (size_t r = 0; r < n; r++) { /* the same host and index twice: two ranks on one GPU */
-		hh[r] = (int32_t)host_hash(host[r]);
-		gi[r] = recs[r].uuid[0] ? (uint32_t)(0x80000000u | (r & 0x7fffffffu)) : (uint32_t)recs[r].index;
-	}
-	if (shared_gpu(hh, gi, n, &g) != 0) {
-		snprintf(why, len, "two ranks drive GPU %zu of one host: one rank per GPU", g);
-		goto out;
-	}
+	/* the same host name and index twice: two ranks on one GPU (names compared, not hashed: two hosts
+	 * whose hashes collide are two hosts) */
+	for (size_t r = 0; r < n; r++)
+		hg[r] = (host_gpu_t){ host[r] ? host[r] : "", recs[r].uuid[0]
+								      ? (uint32_t)(0x80000000u | (r & 0x7fffffffu))
+								      : (uint32_t)recs[r].index };
+	qsort(hg, n, sizeof(*hg), cmp_host_gpu);
+	for (size_t i = 1; i < n; i++)
+		if (!cmp_host_gpu(&hg[i], &hg[i - 1])) {
+			snprintf(why, len, "two ranks drive GPU %u of host %s: one rank per GPU", hg[i].gpu,
+				 hg[i].host);
+			goto out;
+		}
 	for (size_t r = 0; r < n; r++) {
 		char num[16];
 
@@ -240,7 +248,6 @@ out:
 	for (size_t r = 0; v && r < n; r++)
 		free(v[r]);
 	free(v);
-	free(hh);
-	free(gi);
+	free(hg);
 	return rc;
 }

@@ -179,4 +179,23 @@ print(*errs, sep="\n")
 sys.exit(1 if errs else 0)' "$TOP/daemon/rankmap.schema.json" "$T/raw.json"
 raw_map '[["tioga1", 8]]' >"$T/raw2.json"
 expect "a GPU the host lacks is refused" grep -q 'no such GPU' "$T/raw2.json"
+# a [host, pu] request with pu_index (the MPI library's core slots) on this model whose cluster file says
+# "slots = gpu": PU slots, as the request says (it was read as [host, gpu] and refused)
+python3 - "$SOCK" >"$T/raw3.json" <<'PY'
+import json, socket, struct, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+req = {"version": 1, "type": "map", "id": 8, "cart": "2x2", "index": "request", "pu_index": "os",
+       "slots": [["tioga1", None], ["tioga1", None], ["tioga2", 9], ["tioga2", 17]]}
+b = json.dumps(req).encode(); s.sendall(struct.pack(">I", len(b)) + b)
+def rd(n):
+    d = b""
+    while len(d) < n:
+        c = s.recv(n - len(d))
+        if not c: raise SystemExit("closed")
+        d += c
+    return d
+n = struct.unpack(">I", rd(4))[0]; print(rd(n).decode())
+PY
+expect "[host, pu] slots with pu_index on a 'slots = gpu' model: PU slots" python3 -c '
+import json,sys; a=json.load(open(sys.argv[1])); sys.exit(0 if a.get("ok") and "slot_kind" not in a and a["pu_os"][2:] == [9, 17] else 1)' "$T/raw3.json"
 finish

@@ -19,7 +19,8 @@
 #   - through rankmapd (its model holds the blade as host gpunode, which each rank names as its
 #     SLURMD_NODENAME): the map request carries [host, gpu] slots (slot_kind gpu), the same pairing,
 #     each place line names the rank's GPU; a rank without a GPU: core slots through the daemon, one
-#     warning.
+#     warning; ranks on two hosts whose names have the same 32-bit hash, GPUs 0-3 on each: GPU slots, no
+#     warning (the check that no two ranks share a GPU compares the names).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/mpi/common.sh"
 pmpi_check_built
@@ -47,6 +48,9 @@ for i, (b, s, u) in enumerate(out):
     print(i, b, s, u)
 EOP
 mkdir -p "$T/dhw" && cp "$XML" "$T/dhw/gpunode.xml"
+# two more blades whose names have the same 32-bit FNV-1a hash (found by a search): two hosts all the same
+HA=gn184969 HB=gn1271020
+cp "$XML" "$T/dhw/$HA.xml" && cp "$XML" "$T/dhw/$HB.xml"
 printf 'hwloc = %s\ngpu_links = %s\n' "$T/dhw" "$TOP/conf/gpu-links-mi250x.conf" >"$T/dcluster.conf"
 printf 'cluster = %s\n' "$T/dcluster.conf" >"$T/rankmapd.conf"
 start_rankmapd "$T/rankmapd.conf" "$T/sock" "$T/d.log" --state-dir "$T/state"
@@ -66,6 +70,7 @@ set -- $RM_GPUS "$@"
 shift $r; v=$1; shift $(( $(echo $RM_GPUS | wc -w) - r ))
 [ "$v" = - ] || export "$RM_GPUVAR=$v"
 [ -z "$RM_NODE" ] || export SLURMD_NODENAME=$RM_NODE
+[ -z "$RM_NODES" ] || export SLURMD_NODENAME="$(echo $RM_NODES | cut -d' ' -f$((r + 1)))"
 LD_PRELOAD=$RM_LIB exec "$@"
 EOW
 chmod +x "$T/wrap"
@@ -82,11 +87,11 @@ chmod +x "$T/wrap"
 gpu_job() {
 	_m=$1; _np=$2; _var=$3; _gpus=$4; _out=$5; shift 5
 	case $_m in
-	openmpi) RM_LIB=$(pmpi_lib openmpi) RM_GPUVAR=$_var RM_GPUS=$_gpus RM_NODE=${RM_NODE:-} timeout -k 5 "$PMPI_TIMEOUT" \
-			mpirun.openmpi --oversubscribe --allow-run-as-root -np "$_np" -x RM_LIB -x RM_GPUVAR -x RM_GPUS -x RM_NODE \
+	openmpi) RM_LIB=$(pmpi_lib openmpi) RM_GPUVAR=$_var RM_GPUS=$_gpus RM_NODE=${RM_NODE:-} RM_NODES=${RM_NODES:-} timeout -k 5 "$PMPI_TIMEOUT" \
+			mpirun.openmpi --oversubscribe --allow-run-as-root -np "$_np" -x RM_LIB -x RM_GPUVAR -x RM_GPUS -x RM_NODE -x RM_NODES \
 			"$T/wrap" "$BIN/tests/mpi/openmpi/gpu_halo" "$@" ;;
 	mpich) timeout -k 5 "$PMPI_TIMEOUT" mpirun.mpich -np "$_np" -genv RM_LIB "$(pmpi_lib mpich)" \
-			-genv RM_GPUVAR "$_var" -genv RM_GPUS "$_gpus" -genv RM_NODE "${RM_NODE:-}" "$T/wrap" "$BIN/tests/mpi/mpich/gpu_halo" "$@" ;;
+			-genv RM_GPUVAR "$_var" -genv RM_GPUS "$_gpus" -genv RM_NODE "${RM_NODE:-}" -genv RM_NODES "${RM_NODES:-}" "$T/wrap" "$BIN/tests/mpi/mpich/gpu_halo" "$@" ;;
 	esac >"$_out" 2>"$_out.err"
 }
 
@@ -217,6 +222,13 @@ for m in $PMPI_MPIS; do
 	[ "$(field slots "$R")" = core ] && [ "$(warnings "$T/$m.o6.err")" = 1 ] && grep -q "GPU slots not used (rank 3 names no GPU" "$T/$m.o6.err" &&
 		ok "$m: through rankmapd, a rank without a GPU: core slots, one warning" ||
 		notok "$m: through rankmapd, mixed: slots=$(field slots "$R") $(cat "$T/$m.o6.err")"
+	# through rankmapd, two hosts whose names hash alike, GPUs 0-3 on each: GPU slots, no warning
+	R=$T/$m.r7
+	rm -f "$R"
+	RM_NODES="$HA $HA $HA $HA $HB $HB $HB $HB" RANKMAP_SOCKET=$T/sock RANKMAP_REPORT=$R gpu_job "$m" 8 ROCR_VISIBLE_DEVICES "0 1 2 3 0 1 2 3" "$T/$m.o7" 1 8 0
+	[ "$(field slots "$R")" = gpu ] && [ "$(warnings "$T/$m.o7.err")" = 0 ] &&
+		ok "$m: through rankmapd, GPU 0-3 of two hosts whose names hash alike: GPU slots, no warning" ||
+		notok "$m: through rankmapd, hash-alike hosts: slots=$(field slots "$R") $(head -3 "$T/$m.o7.err")"
 	unset RANKMAP_MATRIX
 done
 finish

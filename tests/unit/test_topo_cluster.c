@@ -125,6 +125,14 @@ static void test_cluster_files(void)
 	expect_file_error("zero bandwidth", "bw_net = 0\n", NULL, 1, "bw_net");
 	expect_file_error("zero torus link bandwidth", "# torus\nbw_hop = 0\n", NULL, 2, "bw_hop");
 	expect_file_error("empty value", "ib =\n", NULL, 1, "needs a value");
+	expect_file_error("rail GUID beyond 64 bits", "rail = 0x1ffffffffffffffff 3\n", NULL, 1, "rail: expected");
+	{ /* a rail line naming a GUID no HCA of the fabric has: refused, not silently ignored */
+		char text[4400], abs[4096];
+
+		snprintf(text, sizeof(text), "ib = %s/ib/site-2groups.fabric\n# typo\nrail = 0x1 3\n",
+			 realpath(harness_data_dir(), abs) ? abs : harness_data_dir());
+		expect_file_error("rail GUID no HCA has", text, NULL, 3, "no HCA of the fabric has");
+	}
 	expect_file_error("empty file", "# nothing\n", NULL, 0, "no source");
 	expect_file_error("missing data file", "hwloc = synthetic:core:2 pu:1@a\nhwloc = nosuch.xml\n", "nosuch.xml", 0,
 			  "bad.conf:2");

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,31 @@ static void test_v3(void)
 			      "%s: the same link matrix (%s)", b, l3.source);
 		topo_cluster_destroy(c2);
 		topo_cluster_destroy(c3);
+	}
+}
+
+/* The 3.0 -> 2.x translation of a hostile document: every tag it rewrites is one that grows (a bare
+ * "<topology version=\"3.>", an empty osdev_type); the output stays inside its buffer. */
+static void test_v3_growth(void)
+{
+	static const char *tag[] = { "<topology version=\"3.>", "<object osdev_type=\"\">" };
+	size_t k, i, n = 4000;
+
+	for (k = 0; k < 2; k++) {
+		size_t tl = strlen(tag[k]), len = tl * n, out_len = 0;
+		char *in = malloc(len + 1), *out;
+
+		if (!in)
+			continue;
+		for (i = 0; i < n; i++)
+			memcpy(in + i * tl, tag[k], tl);
+		in[len] = '\0';
+		out = topo_hwloc_v3_to_v2(in, len, &out_len);
+		check(out && out_len < malloc_usable_size(out) && out_len > len,
+		      "v3 translation of %zu growing tags '%s' stays in its buffer (%zu bytes out)", n, tag[k],
+		      out_len);
+		free(out);
+		free(in);
 	}
 }
 
@@ -429,6 +455,12 @@ static void test_bad_links(void)
 		{ "model MI200\ngpus 8\n\nnolink 0 1 5\n", "nolink", 4 },
 		{ "model MI200\ngpus 8\nbandwidth 0 1 5\n", "unknown directive", 3 },
 		{ "model MI200\n", "no 'gpus' line", 0 },
+		/* a model of six words or more is kept whole (words past the fifth were dropped) */
+		{ "model AMD Instinct MI250X GCD rev B\n", "'model AMD Instinct MI250X GCD rev B' has no 'gpus'", 0 },
+		{ "model MI200\ngpus 8\nlink 0 1 200 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 "
+		  "26 27 "
+		  "28 29 30\n",
+		  "more than 32 words", 3 },
 	};
 	char dir[] = "/tmp/rankmap-test-gpu.XXXXXX", path[600];
 	size_t i;
@@ -817,6 +849,7 @@ int main(void)
 	test_files();
 	test_core_only();
 	test_v3();
+	test_v3_growth();
 	test_gpu_memory();
 	test_partitions();
 	test_uniform();
