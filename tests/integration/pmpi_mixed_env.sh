@@ -4,7 +4,8 @@
 # setting, so every rank takes the job-wide path (no rank waits in a collective the others skip). Each job
 # must complete within a bound (it hung before: some ranks took the observed or the plain path, the others
 # not), with correct neighbours, and exactly one "rankmap: " warning. Job-wide decisions: any rank disabled
-# or tracing makes the call plain (unreordered); a trace is written only when every rank traces; learning
+# or tracing makes the call plain (unreordered); a trace is written only when every rank traces (agreed at
+# MPI_Finalize, also in a program without topology calls); learning
 # records a call only when every rank learns.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/mpi/common.sh"
@@ -69,6 +70,23 @@ for m in $PMPI_MPIS; do
 		notok "$m TRACE on odd ranks: $(cat "$T/out")"
 	[ ! -e "$T/trace.$m" ] && ok "$m TRACE on odd ranks: no partial trace written" ||
 		notok "$m TRACE on odd ranks: $T/trace.$m written"
+	# no topology call at all (trace_split: a split and sends): the ranks agree at MPI_Finalize alone, where
+	# the tracing ranks gathered their tables and the others had left
+	t0=$(date +%s)
+	case $m in
+	openmpi) RM_VAR=RANKMAP_TRACE RM_VAL=$T/split.$m RM_LIB=$(lib openmpi) timeout -k 5 "$BOUND" mpirun.openmpi \
+			--oversubscribe --allow-run-as-root -np 4 -x RM_LIB -x ASAN_OPTIONS -x RM_VAR -x RM_VAL -x RM_ONEHOST \
+			"$T/wrap" "$BIN/tests/mpi/openmpi/trace_split" ;;
+	mpich) RM_VAR=RANKMAP_TRACE RM_VAL=$T/split.$m timeout -k 5 "$BOUND" mpirun.mpich -np 4 -genv RM_LIB "$(lib mpich)" \
+			-genv RM_VAR RANKMAP_TRACE -genv RM_VAL "$T/split.$m" "$T/wrap" "$BIN/tests/mpi/mpich/trace_split" ;;
+	esac >"$T/out" 2>"$T/err"
+	rc=$?; s=$(($(date +%s) - t0))
+	[ $rc -eq 0 ] && grep -q '^ok' "$T/out" && ok "$m TRACE on odd ranks, no topology call: job completed in ${s}s" ||
+		{ notok "$m TRACE on odd ranks, no topology call: exit $rc after ${s}s"; tail -n 5 "$T/err"; }
+	n=$(warnings "$T/err")
+	[ "$n" -eq 1 ] && [ ! -e "$T/split.$m" ] &&
+		ok "$m TRACE on odd ranks, no topology call: no trace, one warning: $(grep '^rankmap:' "$T/err")" ||
+		{ notok "$m TRACE on odd ranks, no topology call: $n warnings"; ls "$T"; grep '^rankmap:' "$T/err" | head -n 3; }
 	job "$m" RANKMAP_LEARN 1
 	# one real host, no rank bound: the others would take the one-host shortcut, the learning ranks not
 	RM_ONEHOST=1; job "$m" RANKMAP_LEARN 1; RM_ONEHOST=
