@@ -83,6 +83,9 @@ int rmp_env_read(rmp_env_t *env, rm_error_t *err);
 const char *rmp_env_server(void);
 /* True when RANKMAP_DISABLE=1 (cheap, for the fast path). */
 int rmp_disabled(void);
+/* Set once this process warned that the ranks' RANKMAP_DISABLE/RANKMAP_TRACE differ (rmp_agree): the
+ * tracer's own agreement at MPI_Finalize then does not warn again. */
+extern int rmp_mixed_warned;
 
 /* A pointer to one rank's state (the tracer's, the learner's), zero-initialised: one per process, or,
  * under SMPI, where every rank may run in one address space, one per world rank. The slot does not own
@@ -143,6 +146,8 @@ typedef struct rmp_call {
 				 * "" when none; it goes into the report line, never on a line of its own */
 	int observed;      /* set by an observer at call_begin: every call takes the full path and the agreement
 		       * (no verdict remembered by the communicator, no one-host shortcut) */
+	int plain;         /* this rank's setting asks for the plain call (RANKMAP_DISABLE, a tracing run); the
+			    * agreement makes it job-wide: plain for all when any rank asks for it */
 	int weighted;      /* the call carried weights of its own */
 	int gpus;          /* the agreement's maximum of rmp_gpu_local over the ranks (0: no rank names a GPU) */
 	/* each observer's state for this call (rmp_call_state): zero at rmp_call_begin, the observer's alone */

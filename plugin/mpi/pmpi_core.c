@@ -158,6 +158,8 @@ const char *rmp_env_server(void)
 	return rm_client_socket_from_env(); /* RANKMAP_SERVER, else RANKMAP_SOCKET: what every client reads */
 }
 
+int rmp_mixed_warned;
+
 int rmp_disabled(void)
 {
 	const char *v = getenv("RANKMAP_DISABLE");

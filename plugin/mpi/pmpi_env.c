@@ -3,7 +3,8 @@
  * decisions every rank takes together.
  *
  * Variables:
- *   RANKMAP_DISABLE=1        behave exactly like the MPI library underneath
+ *   RANKMAP_DISABLE=1        no reordering: the plain calls of the MPI library underneath (a topology call
+ *                            still joins the agreement, so that ranks set differently take one path)
  *   RANKMAP_ENGINE=NAME      mapping engine (mapping/: auto, treematch, scotch, refine, identity);
  *                            RANKMAP_ALGO is its old name, read when RANKMAP_ENGINE is not set
  *   RANKMAP_TIME_BUDGET_MS=T time the "auto" and "refine" engines may use (default 1 ms + 5 us/rank:
@@ -19,7 +20,8 @@
  *   RANKMAP_SOCKET=PATH      rankmapd socket (network distances from the daemon)
  *   RANKMAP_TIMEOUT_MS=MS    one daemon call, every server of the list included (default 5000; the
  *                            SPANK plugin exports its own timeout)
- *   RANKMAP_TRACE=FILE       record point-to-point traffic, written at MPI_Finalize
+ *   RANKMAP_TRACE=FILE       record point-to-point traffic, written at MPI_Finalize (only when every rank
+ *                            traces; the ranks agree there)
  *   RANKMAP_VERBOSE=1        rank 0 prints one line with the mapping outcome
  *   RANKMAP_REPORT=FILE      rank 0 appends that line to FILE
  *   RANKMAP_GUARD=fork|off   fork (default): the root runs the mapping engine in a child process
@@ -283,7 +285,7 @@ static void host_of(uint64_t *hash, int *bound)
 }
 
 /* The agreement's fixed words; each observer's RMP_VOTE_WORDS follow them. */
-#define AGREE_WORDS 8
+#define AGREE_WORDS 11
 #define AGREE_MAX (AGREE_WORDS + RMP_VOTE_WORDS * RMP_OBSERVERS_MAX)
 
 static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
@@ -295,8 +297,11 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 	 * says whether some rank's MPI_Cart_map/MPI_Graph_map promised the unreordered placement of this call;
 	 * the fifth and sixth whether every rank runs on the same host (same trick as the hash), the seventh
 	 * whether some rank is bound to a single PU or drives a known GPU, the eighth the ranks' GPU status
- * (rmp_gpu_local: 0 when no rank names a GPU, and the GPUs are then not gathered). Then each observer's words (rmp_observer_t.vote), so
-	 * that no feature adds a collective of its own. */
+	 * (rmp_gpu_local: 0 when no rank names a GPU, and the GPUs are then not gathered). The ninth says
+	 * whether some rank asks for the plain call (RANKMAP_DISABLE, RANKMAP_TRACE), the tenth elects the
+	 * lowest rank that does not (it warns, once, when the settings differ), the eleventh whether some rank
+	 * is observed (RANKMAP_LEARN): the settings of the ranks may differ, the path they take may not. Then
+	 * each observer's words (rmp_observer_t.vote), so that no feature adds a collective of its own. */
 	int fail = local_fail || rm_error_isset(&call->err), bound = 0,
 	    nw = AGREE_WORDS + RMP_VOTE_WORDS * rmp_observer_count();
 	uint64_t host = 0, in[AGREE_MAX], out[AGREE_MAX];
@@ -308,6 +313,8 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 	in[0] = hash, in[1] = ~hash, in[2] = fail ? RMP_ELECT(call->rank) : 0;
 	in[3] = (uint64_t)(call->key && rmp_memo_promised(call->comm, call->key));
 	in[4] = host, in[5] = ~host, in[6] = (uint64_t)bound, in[7] = (uint64_t)gpu;
+	in[8] = (uint64_t)(call->plain != 0), in[9] = call->plain ? 0 : RMP_ELECT(call->rank);
+	in[10] = (uint64_t)(call->observed != 0);
 	rmp_obs_vote(call, in + AGREE_WORDS);
 	if (PMPI_Allreduce(in, out, nw, MPI_UINT64_T, MPI_MAX, call->comm) != MPI_SUCCESS) {
 		/* With MPI_ERRORS_ARE_FATAL we never get here; with ERRORS_RETURN every rank sees it. */
@@ -317,6 +324,24 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 		}
 		return -1;
 	}
+	if (out[8] != 0) { /* some rank disabled or tracing: the plain call for all (then remembered) */
+		if (out[9] != 0 && RMP_ELECT(call->rank) == out[9]) {
+			rm_error_t e = { 0 };
+			rmp_call_t w = *call;
+
+			rm_error_set(
+				&e, "RANKMAP_DISABLE", 0, 0,
+				"some ranks ask for the plain call (RANKMAP_DISABLE, or a run that never reorders), "
+				"not all: every rank takes it");
+			w.err = e;
+			rmp_warn(&w);
+			rmp_mixed_warned = 1;
+		}
+		if (call->key)
+			rmp_memo_result(call->comm, call->key, RMP_MEMO_PLAIN);
+		return -1;
+	}
+	call->observed = out[10] != 0; /* some rank learns: the full path for all, nothing remembered */
 	if (out[2] != 0) {
 		if (RMP_ELECT(call->rank) == out[2])
 			rmp_warn(call);
@@ -330,7 +355,8 @@ static int agree(rmp_call_t *call, int local_fail, uint64_t hash)
 		return -1;
 	}
 	if (out[3] != 0) { /* MPI_Cart_map/MPI_Graph_map answered the unreordered placement: keep it */
-		rmp_memo_result(call->comm, call->key, RMP_MEMO_PLAIN);
+		if (!call->observed)
+			rmp_memo_result(call->comm, call->key, RMP_MEMO_PLAIN);
 		return -1;
 	}
 	/* One host, no rank bound to a PU: where a rank runs on the host is the scheduler's choice from one
@@ -367,10 +393,11 @@ int rmp_call_begin(rmp_call_t *call, const char *fn, MPI_Comm comm)
 	if (call->size < 2)
 		return -1; /* nothing can move: the plain call, at no cost */
 	call->envh = rmp_env_hash();
+	/* disabled, or a tracing run (it never reorders): this rank asks for the plain call, which the
+	 * agreement makes job-wide (a rank that went its own way would leave the others in a collective) */
+	call->plain = rmp_disabled() || rmp_obs_plain();
 	if (rmp_env_read(&call->env, &call->err) != 0)
-		return 0;                         /* reported collectively by rmp_agree */
-	if (call->env.disable || rmp_obs_plain()) /* e.g. a tracing run never reorders */
-		return -1;
+		return 0; /* reported collectively by rmp_agree */
 	/* the root's scatter buffer, allocated now so that a failure is part of rmp_agree's decision */
 	if (call->rank == 0 && !(call->codes = malloc(sizeof(int) * (size_t)call->size)))
 		rm_error_set(&call->err, "rankmap", 0, 0, "out of memory for %d ranks", call->size);

@@ -208,7 +208,12 @@ static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 		if (!ga->rec || !req || !counts || !displs || !ga->xml_off || !alh)
 			rc = -1;
 	}
-	PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, rc == 0 ? ga->rec : NULL, (int)sizeof(me), MPI_BYTE, 0, call->comm);
+	/* the root's buffers, first: a root that could not allocate them would otherwise gather into nothing
+	 * while the others send (every rank takes the path the root's status says: unreordered, one warning) */
+	PMPI_Bcast(&rc, 1, MPI_INT, 0, call->comm);
+	if (rc != 0)
+		goto out;
+	PMPI_Gather(&me, (int)sizeof(me), MPI_BYTE, ga->rec, (int)sizeof(me), MPI_BYTE, 0, call->comm);
 	/* the root decides for all (the environment may differ between ranks): through rankmapd, which
 	 * holds the hardware, the records are all it needs */
 	if (call->rank == 0 && rc == 0)

@@ -232,15 +232,18 @@ int rmp_reorder(rmp_call_t *call, map_graph_t *g, int root_fail, MPI_Comm *newco
 
 		if (call->rank == 0)
 			rmp_error_text(call, cause, sizeof(cause));
-		rmp_memo_verdict(call->comm, call->envh, call->rank == 0 ? cause : NULL);
+		if (!call->observed) /* observed (job-wide, rmp_agree): nothing remembered, every call agrees */
+			rmp_memo_verdict(call->comm, call->envh, call->rank == 0 ? cause : NULL);
 		return -1;
 	}
 	if (mine == RMP_CODE_FAILED || mine == RMP_CODE_SAME) {
-		rmp_memo_result(call->comm, call->key, RMP_MEMO_PLAIN);
+		if (!call->observed)
+			rmp_memo_result(call->comm, call->key, RMP_MEMO_PLAIN);
 		return -1;
 	}
 	if (PMPI_Comm_split(call->comm, mine >= 0 ? 0 : MPI_UNDEFINED, mine, newcomm) != MPI_SUCCESS)
 		return -1; /* only with MPI_ERRORS_RETURN; the caller then returns the unreordered result */
-	rmp_memo_result(call->comm, call->key, mine);
+	if (!call->observed)
+		rmp_memo_result(call->comm, call->key, mine);
 	return 0;
 }

@@ -302,13 +302,45 @@ static void write_pattern(const trace_ctx_t *t, const uint64_t *all, const int *
 	free(mpath);
 }
 
+/* Collective over MPI_COMM_WORLD, on every rank, tracing or not (the settings of the ranks may differ, the
+ * path they take may not): whether every rank traces. 1 when all do, 0 when none does or some do not (the
+ * lowest rank that does not trace warns, unless rmp_agree already did: one warning per job). */
+static int trace_everywhere(trace_ctx_t *t)
+{
+	int init = 0, fin = 0, rank = 0;
+	uint64_t in[3], out[3];
+
+	if (PMPI_Initialized(&init) != MPI_SUCCESS || !init || PMPI_Finalized(&fin) != MPI_SUCCESS || fin)
+		return 0;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	in[0] = t != NULL, in[1] = t == NULL, in[2] = t ? 0 : RMP_ELECT(rank);
+	if (PMPI_Allreduce(in, out, 3, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+		return 0;
+	if (out[0] && out[1] && out[2] == RMP_ELECT(rank) && !rmp_mixed_warned) {
+		fprintf(stderr,
+			"rankmap: MPI_Finalize: RANKMAP_TRACE: set on some ranks, not on all: no trace "
+			"is written\n");
+		fflush(stderr);
+	}
+	return out[0] && !out[1];
+}
+
 /* Collective over MPI_COMM_WORLD: gathers every table to rank 0, which writes the pattern. */
 static void rmp_trace_finalize(void)
 {
 	trace_ctx_t *t = ctx_get();
+	int every = trace_everywhere(t);
 
 	if (!t)
 		return;
+	if (!every) { /* some rank does not trace: no gather (it would not join), nothing written */
+		PMPI_Comm_free_keyval(&t->keyval);
+		free(t->tab);
+		free(t->path);
+		free(t);
+		ctx_set(NULL);
+		return;
+	}
 	uint64_t *mine = malloc(sizeof(uint64_t) * 3 * (t->used + 1));
 	int n = 0, *cnt = NULL, *rc3 = NULL, *dis = NULL;
 	uint64_t *all = NULL;
