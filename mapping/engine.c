@@ -24,6 +24,11 @@
 #define ENGINE_NAME(name, fn) name,
 #define ENGINE_LISTED(name, fn) ", " name
 
+rm_error_t *map_ctx_error(const struct map_ctx *ctx)
+{
+	return ctx->err;
+}
+
 static const struct map_engine {
 	const char *name;
 	map_engine_fn fn;

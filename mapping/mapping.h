@@ -115,6 +115,12 @@ typedef struct map_result {
 int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
 		uint32_t *perm, map_result_t *res, rm_error_t *err);
 
+/* An engine's call context (mapping/mapping_private.h, private to mapping/): the error record of the
+ * call, for an engine defined outside mapping/ (the MPI library's stand-in for Scotch, which loads the
+ * real engine on demand: plugin/mpi/pmpi_local.c), so that no other module copies the context's layout. */
+struct map_ctx;
+rm_error_t *map_ctx_error(const struct map_ctx *ctx);
+
 /* map_compute() run in a child process (common/rm_child.h) so that an engine that crashes, loops or
  * exhausts memory cannot take the caller down: lim bounds its wall-clock time, CPU time and memory (lim
  * NULL: run in this process, unguarded). The child returns perm and res through a pipe; perm is checked

@@ -135,25 +135,9 @@ void rmp_local_prefetch(void)
 		rmp_local_load(&ignore); /* a failure is reported by the call that needs the helper */
 }
 
-/* map_ctx_t as mapping/mapping_private.h defines it (which only mapping/ may include): the engine's error
- * goes to its err. tests/integration/pmpi_preload.sh maps with the helper missing and checks that the
- * warning names it, which it would not if this layout drifted from the real one. */
-struct map_ctx_view {
-	const map_graph_t *g;
-	const topo_target_t *t;
-	map_options_t opt;
-	double deadline;
-	rm_error_t *err;
-};
-
-static rm_error_t *rmp_local_ctx_err(const struct map_ctx *ctx)
-{
-	return ((const struct map_ctx_view *)(const void *)ctx)->err;
-}
-
 int map_engine_scotch(const struct map_ctx *ctx, uint32_t *perm)
 {
-	if (rmp_local_load(rmp_local_ctx_err(ctx)) != 0)
+	if (rmp_local_load(map_ctx_error(ctx)) != 0)
 		return -1;
 	return helper.scotch(ctx, perm);
 }
