@@ -46,13 +46,6 @@ EXTRA_LDFLAGS += -fsanitize=address,undefined
 # memory-growth checks about the daemon, not about ASan's free-list; tests/sanitize/asan.supp: others' bugs.
 export ASAN_OPTIONS ?= verify_asan_link_order=0:quarantine_size_mb=16:suppressions=$(CURDIR)/tests/sanitize/asan.supp
 export UBSAN_OPTIONS ?= print_stacktrace=1
-# Debian 12's hwloc 2.9 loses about 1 KB to LeakSanitizer in every live load that keeps I/O devices (as
-# rankmap's do since GPUs and NICs are in the model): its hwloc_pci plugin leaves libpciaccess state that
-# becomes unreachable when hwloc unloads the plugin at exit (a five-line program that loads and destroys a
-# topology with KEEP_IMPORTANT I/O shows the same 1016 bytes; with libpciaccess preloaded, none). The
-# sanitized suite's live loads therefore skip hwloc's PCI discovery; the plain suite keeps it, and XML
-# loads (every GPU and NIC test) never use it.
-export HWLOC_COMPONENTS ?= -pci
 endif
 
 .PHONY: all deps test run bench install uninstall clean check-format

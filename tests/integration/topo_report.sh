@@ -105,7 +105,9 @@ env -u RANKMAP_CLUSTER -u RANKMAP_SERVER -u RANKMAP_SOCKET "$CTL" report >/dev/n
 "$CTL" report --bogus >/dev/null 2>&1; [ $? = 2 ] && ok "unknown option: usage error" || notok "unknown option"
 "$CTL" report --hwloc synthetic:pack:2\ core:2\ pu:2@a,b --json >"$T/s.json" &&
 	[ "$(json_get "$T/s.json" pus)" = 16 ] && ok "synthetic hosts: 2 x 8 PUs" || notok "synthetic"
-"$CTL" report --hwloc live --json >"$T/l.json" && [ "$(json_get "$T/l.json" hosts_with_hardware)" = 1 ] &&
+# under ASan, without hwloc's PCI plugin (Debian 12's leaks about 1 KB at exit: tests/unit/test_topo_hwloc.c)
+san_env=; ldd "$CTL" | grep -q libasan && san_env="HWLOC_COMPONENTS=-pci"
+env $san_env "$CTL" report --hwloc live --json >"$T/l.json" && [ "$(json_get "$T/l.json" hosts_with_hardware)" = 1 ] &&
 	ok "live machine" || notok "live"
 
 # ---- bad inputs ----------------------------------------------------------------------------------

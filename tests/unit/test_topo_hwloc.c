@@ -303,6 +303,15 @@ static void test_synthetic_live(void)
 	check(topo_load_hwloc_spec(c, "synthetic:pack:1 core:2@s4,s1", &err) < 0 && topo_nhosts(c) == 3,
 	      "spec with a duplicate adds nothing");
 	rm_error_clear(&err);
+#if defined(__SANITIZE_ADDRESS__)
+	/* Debian 12's hwloc 2.9 loses about 1 KB in every live load that keeps I/O devices: its hwloc_pci
+	 * plugin leaves libpciaccess state that is unreachable once hwloc unloads the plugin at exit (a
+	 * five-line program that loads and destroys such a topology shows the same 1016 bytes; with
+	 * libpciaccess preloaded, none). Under LeakSanitizer the live load skips that plugin: hwloc's Linux
+	 * backend still reads the PCI devices from sysfs. (HWLOC_COMPONENTS is not set suite-wide: it would
+	 * make hwloc ignore HWLOC_XMLFILE, which the GPU tests give slurmd.) */
+	setenv("HWLOC_COMPONENTS", "-pci", 1);
+#endif
 	check(topo_load_hwloc_live(c, NULL, &err) == 0, "live: %s", err.text);
 	gethostname(name, sizeof(name));
 	h = topo_host_find(c, name);
