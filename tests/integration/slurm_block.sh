@@ -11,14 +11,14 @@
 # topology/block: there the loading is skipped (a skip CI allows: the Debian 13 suite, debian13, loads it
 # with Slurm 24.11).
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/slurm/ctld_topo.sh"
 
 R=$BIN/rankmapctl
 CHK="python3 $TOP/tests/integration/slurm_block_check.py"
 TREECHK="python3 $TOP/tests/integration/report_topo_check.py"
 T=$(mktmp) || exit 1
-CTLD_PID=""
 cleanup() {
-	if [ -n "$CTLD_PID" ]; then kill "$CTLD_PID" 2>/dev/null; wait "$CTLD_PID" 2>/dev/null; fi
+	ctld_kill
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -46,58 +46,26 @@ expect_fail "the check refuses a block with a host its leaf lacks" $CHK check "$
 sed 's/^BlockSizes=\([0-9]*\),.*/BlockSizes=\1,3/' "$T/ndr.block" >"$T/bad2.block"
 expect_fail "the check refuses BlockSizes that do not double" $CHK check "$T/bad2.block" "$T/ndr.tree"
 
-free_port() {
-	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://')
-	while :; do
-		p=$(( ( $(od -An -N2 -tu2 /dev/urandom) % 20000 ) + 30000 ))
-		echo "$used" | grep -qx "$p" || { echo "$p"; return; }
-	done
-}
-
-# slurm_loads NAME BLOCKS TREE: slurmctld loads BLOCKS as topology.conf with topology/block; scontrol lists
-# every block with its nodes, slurmctld logs no topology error.
+# slurm_loads NAME BLOCKS TREE: slurmctld loads BLOCKS as topology.conf with topology/block (ctld_topology);
+# scontrol lists every block with its nodes, slurmctld logs no topology error.
 slurm_loads() {
-	sd=$T/slurm-$1; mkdir -p "$sd/state" "$sd/log"
-	cp "$2" "$sd/topology.conf"
-	{
-		printf 'ClusterName=rmblock\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%s\n' "$(free_port)"
-		printf 'SlurmUser=root\nAuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=%s\n' "$MUNGE_SOCK"
-		printf 'StateSaveLocation=%s/state\nSlurmctldPidFile=%s/ctld.pid\nSlurmctldLogFile=%s/log/ctld.log\n' "$sd" "$sd" "$sd"
-		printf 'TopologyPlugin=topology/block\nProctrackType=proctrack/linuxproc\n'
-		printf 'SelectType=select/cons_tres\nMailProg=/bin/true\nNodeName=DEFAULT CPUs=1 State=UNKNOWN\n'
-		$TREECHK "$3" --list-hosts | grep -v '^0x' | awk '{print "NodeName=" $1 " NodeAddr=127.0.0.1"}'
-		printf 'PartitionName=all Nodes=ALL Default=YES\n'
-	} >"$sd/slurm.conf"
-	slurmctld -D -i -f "$sd/slurm.conf" >"$sd/out" 2>&1 &
-	CTLD_PID=$!
-	i=0
-	while [ $i -lt 150 ] && ! SLURM_CONF=$sd/slurm.conf scontrol ping >/dev/null 2>&1; do
-		kill -0 "$CTLD_PID" 2>/dev/null || break
-		sleep 0.2; i=$((i + 1))
-	done
-	SLURM_CONF=$sd/slurm.conf scontrol show topology >"$sd/topo.out" 2>&1
-	kill "$CTLD_PID" 2>/dev/null; wait "$CTLD_PID" 2>/dev/null; CTLD_PID=""
+	sd=$T/slurm-$1
+	$TREECHK "$3" --list-hosts | grep -v '^0x' | awk '{print $1}' >"$T/$1.nodes"
+	ctld_topology "$sd" topology/block "$2" "$T/$1.nodes" || return 1
 	if grep -qi "error.*\(topology\|block\)\|fatal\|invalid hostnames" "$sd/out" "$sd/log/ctld.log"; then
 		grep -i "error\|fatal" "$sd/out" "$sd/log/ctld.log" | head -n 5 >&2; return 1
 	fi
 	$CHK slurm "$2" "$sd/topo.out" || { head -5 "$sd/topo.out" >&2; return 1; }
 }
 
-v=$(slurmctld -V 2>/dev/null | sed -n 's/^slurm[^ ]* \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-if [ -z "$v" ]; then
+v=$(slurm_version)
+vs=$((v / 100)).$(printf %02d $((v % 100)))
+if [ "$v" = 0 ]; then
 	skip "slurmctld is not installed (make deps installs it): Slurm's loading of the block file not checked"
-elif [ "${v% *}" -lt 23 ] || { [ "${v% *}" -eq 23 ] && [ "${v#* }" -lt 11 ]; }; then
-	skip "Slurm $(echo "$v" | tr ' ' .): topology/block is in Slurm 23.11 and later, in no Debian 12 package (the Debian 13 suite, debian13, loads the file)"
+elif [ "$v" -lt 2311 ]; then
+	skip "Slurm $vs: topology/block is in Slurm 23.11 and later, in no Debian 12 package (the Debian 13 suite, debian13, loads the file)"
 else
-	# slurmctld authenticates scontrol with MUNGE: a munged of the test's own
-	mkdir -p "$T/munge" "$T/run" && chmod 700 "$T/munge" && chmod 755 "$T"
-	dd if=/dev/urandom of="$T/munge/munge.key" bs=128 count=1 2>/dev/null && chmod 600 "$T/munge/munge.key"
-	MUNGE_SOCK=$T/munge/munge.sock
-	munged --force --socket="$MUNGE_SOCK" --key-file="$T/munge/munge.key" --pid-file="$T/run/munged.pid" \
-		--log-file="$T/munge/munged.log" --seed-file="$T/munge/munged.seed"
-	munge_stop() { [ -s "$T/run/munged.pid" ] && kill "$(cat "$T/run/munged.pid")" 2>/dev/null; }
-	trap 'munge_stop; cleanup' EXIT
-	expect "Slurm $(echo "$v" | tr ' ' .) loads the small-3level block file (scontrol show topology: every block, its nodes)" \
+	expect "Slurm $vs loads the small-3level block file (scontrol show topology: every block, its nodes)" \
 		slurm_loads s3 "$T/s3.block" "$T/s3.tree"
 	expect "Slurm loads the NDR fat tree's block file (GUID-only HCAs left out)" \
 		slurm_loads ndr "$T/ndr.block" "$T/ndr.tree"
