@@ -352,7 +352,8 @@ static int refine_init(struct refine *R, const map_ctx_t *ctx, uint32_t *perm)
 	R->wr = calloc(ctx->g->n, sizeof(*R->wr));
 	if (!R->inv || !R->lo || !R->hi || !R->stamp || !R->queue || !R->inq || !R->wr)
 		return -1;
-	R->fast = !t->slot_net_dist && (!t->net_dist || t->host_level < 0 || R->lev >= t->host_level);
+	R->fast = !t->slot_net_dist && !t->slot_host_dist &&
+		  (!t->net_dist || t->host_level < 0 || R->lev >= t->host_level);
 	memset(R->inv, 0xff, (size_t)t->nslots * sizeof(*R->inv));
 	for (s = 0; s < ctx->g->n; s++)
 		R->inv[perm[s]] = s;

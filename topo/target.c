@@ -30,6 +30,8 @@ void topo_target_destroy(topo_target_t *t)
 			free(t->host_name[h]);
 	if (t->net_free && t->net_ctx)
 		t->net_free(t->net_ctx);
+	if (t->host_free && t->host_ctx)
+		t->host_free(t->host_ctx);
 	free(t->level_name);
 	free(t->host_name);
 	free(t->group);
@@ -189,7 +191,7 @@ int topo_target_tleaf_string(const topo_target_t *t, char *buf, size_t len)
 	size_t off;
 	int l, k;
 
-	if (!t || !buf || t->net_dist || t->slot_net_dist || t->nlevels < 2) {
+	if (!t || !buf || t->net_dist || t->slot_net_dist || t->slot_host_dist || t->nlevels < 2) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,9 @@ struct gpu_levels {
 	int nlev;                        /* group levels below the host, finest last */
 	uint32_t *grp;                   /* nlev * ngpus: group of GPU g at level l (coarsest first) */
 	double cost[GPU_MAX_LEVELS + 1]; /* [0]: host level; [l + 1]: level l */
+	size_t ng;                       /* GPUs of the type */
+	double *pair;                    /* ng * ng: topo_gpu_pair_cost of every pair */
+	int exact;                       /* some pair costs other than its level's mean */
 };
 
 static uint32_t uf_find(uint32_t *p, uint32_t x)
@@ -250,7 +254,18 @@ static int gpu_levels_compute(topo_cluster_t c, size_t h, struct gpu_levels *gl)
 		}
 	for (l = 0; l <= np; l++)
 		gl->cost[l] = cnt[l] ? sum[l] / (double)cnt[l] : 0.0;
-	free(C), free(v), free(parts), free(p);
+	for (i = 0; i < n; i++) /* is the level's mean every pair's cost? (MI250X: no, COST-GPU.md) */
+		for (j = i + 1; j < n; j++) {
+			int d = 0;
+
+			for (l = 0; l < np && gl->grp[(size_t)l * n + i] == gl->grp[(size_t)l * n + j]; l++)
+				d = l + 1;
+			if (fabs(C[i * n + j] - gl->cost[d]) > 1e-9 * (gl->cost[d] + 1))
+				gl->exact = 1;
+		}
+	gl->ng = n;
+	gl->pair = C;
+	free(v), free(parts), free(p);
 	return 0;
 }
 
@@ -334,6 +349,35 @@ static void nic_net_free(void *p)
 		w->free_ctx(w->ctx);
 	free(w->extra);
 	free(w);
+}
+
+/* slot_host_dist: two GPUs of one host at their own pair's cost (its link, or the PCIe path), not at
+ * the mean of their group level; one ng x ng matrix per node type (COST-GPU.md, "Inside the mapping"). */
+struct gpu_pairs {
+	uint32_t ntypes;
+	uint32_t *slot_type; /* nslots: the slot's node type */
+	size_t *ng;          /* ntypes */
+	double **pair;       /* ntypes: ng x ng */
+};
+
+static double gpu_pair_dist(const topo_target_t *t, uint32_t a, uint32_t b)
+{
+	const struct gpu_pairs *p = t->host_ctx;
+	uint32_t k = p->slot_type[a];
+
+	return p->pair[k][(size_t)t->slot_gpu[a] * p->ng[k] + t->slot_gpu[b]];
+}
+
+static void gpu_pairs_free(void *v)
+{
+	struct gpu_pairs *p = v;
+	uint32_t k;
+
+	if (!p)
+		return;
+	for (k = 0; k < p->ntypes; k++)
+		free(p->pair[k]);
+	free(p->pair), free(p->ng), free(p->slot_type), free(p);
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -781,13 +825,38 @@ topo_target_t *topo_target_from_gpu_slots(topo_cluster_t c, const topo_gpu_slot_
 			nic_net_free(w);
 		}
 	}
+	/* exact pair costs inside hosts, where some type's levels average different pairs */
+	for (i = 0; i < nlv && !lv[i].exact; i++)
+		;
+	if (i < nlv) {
+		struct gpu_pairs *p = calloc(1, sizeof(*p));
+
+		if (!p)
+			goto nomem;
+		t->host_ctx = p;
+		t->host_free = gpu_pairs_free;
+		p->slot_type = malloc(n * sizeof(*p->slot_type));
+		p->ng = calloc(nlv, sizeof(*p->ng));
+		p->pair = calloc(nlv, sizeof(*p->pair));
+		if (!p->slot_type || !p->ng || !p->pair)
+			goto nomem;
+		p->ntypes = (uint32_t)nlv;
+		for (i = 0; i < nlv; i++) {
+			p->ng[i] = lv[i].ng;
+			p->pair[i] = lv[i].pair;
+			lv[i].pair = NULL;
+		}
+		for (i = 0; i < n; i++)
+			p->slot_type[t->given[i]] = (uint32_t)(of[i] - lv);
+		t->slot_host_dist = gpu_pair_dist;
+	}
 	t->host_name = ct->host_name;
 	ct->host_name = NULL;
 	t->warning = ct->warning;
 	ct->warning = NULL;
 	free(extra);
 	for (i = 0; i < nlv; i++)
-		free(lv[i].grp);
+		free(lv[i].grp), free(lv[i].pair);
 	free(lv);
 	free(of);
 	free(gs);
@@ -800,7 +869,7 @@ nomem:
 fail:
 	free(extra);
 	for (i = 0; i < nlv; i++)
-		free(lv[i].grp);
+		free(lv[i].grp), free(lv[i].pair);
 	free(lv);
 	free(of);
 	free(gs);

@@ -280,7 +280,7 @@ topo_net_class_t topo_host_net_class(topo_cluster_t c, size_t a, size_t b);
  * ngroups[l]-1) of slot s's ancestor at level l. Two slots whose deepest common level is l are at
  * distance cost[l] (cost[nlevels-1] == 0), unless net_dist is set: then slots on different hosts
  * (deepest common level < host_level) are at net_dist(t, slot_host[a], slot_host[b]) (slot_net_dist(t, a, b)
- * when set). Slots are
+ * when set); and two different slots of one host are at slot_host_dist(t, a, b) when that is set. Slots are
  * numbered depth-first, so a subtree is a contiguous range of slots.
  * The struct is public so that mapping inner loops can read it directly; build it only with the
  * functions below.
@@ -312,6 +312,14 @@ struct topo_target {
 	 * and not only on their hosts (GPU slots whose nearest NICs are on different rails: topo_gpu.h);
 	 * replaces net_dist (and the tree's cost) across hosts; it reads net_ctx */
 	double (*slot_net_dist)(const topo_target_t *t, uint32_t a, uint32_t b);
+	/* optional: distance between two different slots of one host when it depends on the pair and not
+	 * only on their deepest common level (GPU slots: the pair's own NVLink/xGMI link or PCIe path,
+	 * topo/COST-GPU.md); replaces the tree's cost at and below the host level, which stays the
+	 * engines' approximation (TreeMatch, Scotch, tiling group by it; refinement and the cost of a
+	 * mapping use this); it reads host_ctx, freed with host_free */
+	double (*slot_host_dist)(const topo_target_t *t, uint32_t a, uint32_t b);
+	void *host_ctx;
+	void (*host_free)(void *host_ctx);
 	/* one warning about the target for the user (owned), NULL when none: hosts the InfiniBand fabric
 	 * does not connect (topo_hosts_connected); those pairs are at a penalty distance, twice the largest
 	 * network distance of the target, so that mappings keep heavy traffic within each group */
@@ -355,6 +363,8 @@ static inline double topo_target_distance(const topo_target_t *t, uint32_t a, ui
 			return t->slot_net_dist(t, a, b);
 		if (t->net_dist)
 			return t->net_dist(t, t->slot_host[a], t->slot_host[b]);
+	} else if (t->slot_host_dist && a != b) {
+		return t->slot_host_dist(t, a, b);
 	}
 	return t->cost[l];
 }

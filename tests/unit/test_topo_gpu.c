@@ -440,6 +440,87 @@ static void test_gpu_slots(void)
 	topo_cluster_destroy(c);
 }
 
+/* Inside a host the target costs each GPU pair at its own link (slot_host_dist), not at the mean of the
+ * group level the two first meet at: with the MI250X site file, GCDs of two packages joined by no link
+ * (PCIe) cost more than a pair joined by one xGMI link, although both pairs first meet at the host
+ * level. A halo whose heavy dimension is a ring of 8 (one node's GCDs) must then be mapped onto a ring
+ * of linked pairs (the file's link lines read back here): the level means gave a ring with 3 PCIe
+ * hops, which tests/bench/e2e/gpu_bench.py simulates 2x slower. */
+static int site_linked(const char *path, unsigned a, unsigned b)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	int linked = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned x, y;
+		double v;
+
+		if (sscanf(line, "link %u %u %lf", &x, &y, &v) == 3 && ((x == a && y == b) || (x == b && y == a)))
+			linked = 1;
+	}
+	if (f)
+		fclose(f);
+	return linked;
+}
+
+static void test_pair_exact(void)
+{
+	char links[1024];
+	topo_cluster_t c;
+	const char *hosts[4] = { "g0", "g1", "g2", "g3" };
+	rm_error_t e = { 0 };
+	topo_target_t *t;
+	uint32_t a, b;
+	int same = 1;
+	double maxlinked = 0, minnolink = 1e300;
+
+	snprintf(links, sizeof(links), "%s/../conf/gpu-links-mi250x.conf", harness_data_dir());
+	if (access(links, R_OK) != 0)
+		snprintf(links, sizeof(links), "conf/gpu-links-mi250x.conf");
+	if (!(c = load("mpibind/eas-tioga.xml", 4, links)))
+		return;
+	t = topo_target_from_gpus(c, hosts, 4, &e);
+	check(t != NULL, "4 MI250X nodes: %s", e.text);
+	for (a = 0; t && a < t->nslots; a++)
+		for (b = 0; b < t->nslots; b++) {
+			double d;
+
+			if (a == b || t->slot[a].host != t->slot[b].host)
+				continue;
+			d = topo_target_distance(t, a, b);
+			same &= fabs(d - topo_gpu_pair_cost(c, t->slot[a].host, t->slot_gpu[a], t->slot_gpu[b])) < 1e-9;
+			if (site_linked(links, t->slot_gpu[a], t->slot_gpu[b]))
+				maxlinked = d > maxlinked ? d : maxlinked;
+			else
+				minnolink = d < minnolink ? d : minnolink;
+		}
+	check(t && same, "every GPU pair of one host is at its own pair cost in the target");
+	check(t && maxlinked < minnolink, "a pair with no xGMI link costs more than any linked pair (%g > %g)",
+	      minnolink, maxlinked);
+	if (t) {
+		map_cart_t cart;
+		map_graph_t *g = map_cart_parse("8x4:1,1:64,1", &cart, &e) == 0 ? map_graph_cart(&cart, &e) : NULL;
+		uint32_t perm[32], i, j;
+		map_result_t res;
+		int rings = 1, pcie = 0;
+
+		check(g && map_compute("auto", g, t, NULL, perm, &res, &e) == 0, "map the 8x4 halo: %s", e.text);
+		for (j = 0; g && j < 4; j++) /* ring j: ranks i * 4 + j, i = 0..7 */
+			for (i = 0; i < 8; i++) {
+				uint32_t s1 = perm[i * 4 + j], s2 = perm[((i + 1) % 8) * 4 + j];
+
+				rings &= t->slot[s1].host == t->slot[s2].host;
+				pcie += !site_linked(links, t->slot_gpu[s1], t->slot_gpu[s2]);
+			}
+		check(g && rings, "each heavy ring of 8 lies on one node");
+		check(g && pcie == 0, "and runs over xGMI links only (%d hops without a link)", pcie);
+		map_graph_destroy(g);
+	}
+	topo_target_destroy(t);
+	topo_cluster_destroy(c);
+}
+
 /* Bad site link files: refused, naming file and line. */
 static void test_bad_links(void)
 {
@@ -854,6 +935,7 @@ int main(void)
 	test_partitions();
 	test_uniform();
 	test_mi250x();
+	test_pair_exact();
 	test_gpu_slots();
 	test_bad_links();
 	test_derive();
