@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tests/raw_client.py: a raw client of rankmapd for the refusal checks of daemon_tcp.sh and
-cluster_tcp.sh, and the raw map requests of daemon_fair.sh and daemon_isolation.sh (it is not rankmap's
+cluster_tcp.sh, the raw map requests of daemon_fair.sh and daemon_isolation.sh, and the requests of
+gpu_model.sh that name GPUs as rankmapctl does not (it is not rankmap's
 client library: it sends what that library never would).
 
 Usage: raw_client.py HOST PORT MODE [ARG...]   (TCP)
@@ -18,6 +19,8 @@ Usage: raw_client.py HOST PORT MODE [ARG...]   (TCP)
   garbage   a first frame that is not a hello
   huge      a frame header announcing 1 GiB, and nothing else
   silent    nothing at all
+  json TEXT a request given as JSON text (a Unix socket needs no authentication), as the first frame;
+            prints the answer's JSON on one line ("closed" when none came)
   hello     a hello, then nothing (prints the server's answer: "server uid=U ident=I name=N")
   login [--cred FILE] [--save FILE] [--restrict UID|none] [--ident IDENT] [--payload TEXT]
             the handshake of version 2 (PROTOCOL.md), with the munge and unmunge commands on
@@ -128,6 +131,12 @@ if mode == "map":
         print("ok", ms, json.dumps(r.get("warnings", [])))
     else:
         print(r["error"]["code"], ms, r["error"]["message"])
+    sys.exit(0)
+
+if mode == "json":
+    frame(json.dumps(json.loads(opts[0])).encode())
+    r = answer()
+    print("closed" if r is None else json.dumps(r))
     sys.exit(0)
 
 pre = None  # a refusal of the hello, already read

@@ -151,21 +151,8 @@ import json,sys,collections; m=json.load(open(sys.argv[1])); pl=m["placement"]
 c=collections.Counter(p["host"] for p in pl)
 sys.exit(0 if len(pl) == 32 and sorted(c.values()) == [8]*4 and len({(p["host"],p["gpu"]) for p in pl}) == 32 and all(p["gpu"].startswith("rsmi") for p in pl) else 1)' "$T/dmap.json"
 raw_map() { # SLOTS_JSON -> the answer (JSON) on stdout
-	python3 - "$SOCK" "$1" <<'PY'
-import json, socket, struct, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-req = {"version": 1, "type": "map", "id": 7, "cart": "2x2", "slot_kind": "gpu", "index": "request",
-       "slots": json.loads(sys.argv[2])}
-b = json.dumps(req).encode(); s.sendall(struct.pack(">I", len(b)) + b)
-def rd(n):
-    d = b""
-    while len(d) < n:
-        c = s.recv(n - len(d))
-        if not c: raise SystemExit("closed")
-        d += c
-    return d
-n = struct.unpack(">I", rd(4))[0]; print(rd(n).decode())
-PY
+	python3 "$TOP/tests/raw_client.py" unix "$SOCK" json \
+		'{"version": 1, "type": "map", "id": 7, "cart": "2x2", "slot_kind": "gpu", "index": "request", "slots": '"$1"'}'
 }
 raw_map '[["tioga1", 0], ["tioga1", "rsmi1"], ["tioga2", "0000:c9:00.0"], ["tioga2", 3]]' >"$T/raw.json"
 expect "[host, gpu] slots by index, OS device name and bus id" python3 -c '
@@ -181,21 +168,9 @@ raw_map '[["tioga1", 8]]' >"$T/raw2.json"
 expect "a GPU the host lacks is refused" grep -q 'no such GPU' "$T/raw2.json"
 # a [host, pu] request with pu_index (the MPI library's core slots) on this model whose cluster file says
 # "slots = gpu": PU slots, as the request says (it was read as [host, gpu] and refused)
-python3 - "$SOCK" >"$T/raw3.json" <<'PY'
-import json, socket, struct, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-req = {"version": 1, "type": "map", "id": 8, "cart": "2x2", "index": "request", "pu_index": "os",
-       "slots": [["tioga1", None], ["tioga1", None], ["tioga2", 9], ["tioga2", 17]]}
-b = json.dumps(req).encode(); s.sendall(struct.pack(">I", len(b)) + b)
-def rd(n):
-    d = b""
-    while len(d) < n:
-        c = s.recv(n - len(d))
-        if not c: raise SystemExit("closed")
-        d += c
-    return d
-n = struct.unpack(">I", rd(4))[0]; print(rd(n).decode())
-PY
+python3 "$TOP/tests/raw_client.py" unix "$SOCK" json '{"version": 1, "type": "map", "id": 8, "cart": "2x2",
+	"index": "request", "pu_index": "os", "slots": [["tioga1", null], ["tioga1", null], ["tioga2", 9], ["tioga2", 17]]}' \
+	>"$T/raw3.json"
 expect "[host, pu] slots with pu_index on a 'slots = gpu' model: PU slots" python3 -c '
 import json,sys; a=json.load(open(sys.argv[1])); sys.exit(0 if a.get("ok") and "slot_kind" not in a and a["pu_os"][2:] == [9, 17] else 1)' "$T/raw3.json"
 finish

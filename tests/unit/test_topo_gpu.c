@@ -601,48 +601,54 @@ static void test_derive(void)
 	topo_cluster_destroy(pool);
 }
 
+/* A stored file's text (NUL-terminated; its length in *len), or NULL after a failed check. */
+static char *slurp(const char *path, long *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (*len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)*len + 1)) && fread(buf, 1, (size_t)*len, f) == (size_t)*len)
+		buf[*len] = '\0';
+	else
+		free(buf), buf = NULL;
+	if (f)
+		fclose(f);
+	check(buf != NULL, "read %s", path);
+	return buf;
+}
+
+/* Writes len bytes of buf to path. */
+static void spill(const char *path, const char *buf, long len)
+{
+	FILE *f = fopen(path, "w");
+
+	check(f && fwrite(buf, 1, (size_t)len, f) == (size_t)len && fclose(f) == 0, "write %s", path);
+}
+
 /* Two hosts of one node type (XML equal but for infos) keep their own GPU UUIDs. */
 static void test_uuids(void)
 {
 	char dir[] = "/tmp/rankmap-test-uuid.XXXXXX", path[600], *buf, *at;
 	topo_cluster_t c = topo_cluster_create();
 	rm_error_t e = { 0 };
-	FILE *f;
 	long len;
 	const char *u0, *u1;
 
-	f = fopen(data("mpibind/coral-lassen.xml"), "r");
-	if (!mkdtemp(dir) || !f) {
+	if (!mkdtemp(dir) || !(buf = slurp(data("mpibind/coral-lassen.xml"), &len))) {
 		fail("setup");
+		topo_cluster_destroy(c);
 		return;
 	}
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)len + 1);
-	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
-		fail("read");
-		fclose(f);
-		free(buf);
-		return;
-	}
-	fclose(f);
-	buf[len] = '\0';
 	/* a second host: its first GPU gets another NVIDIAUUID  */
 	at = strstr(buf, "<info name=\"NVIDIAUUID\" value=\"GPU-");
 	snprintf(path, sizeof(path), "%s/a.xml", dir);
-	if (at && (f = fopen(path, "w"))) {
-		fwrite(buf, 1, (size_t)len, f);
-		fclose(f);
-	}
+	spill(path, buf, len);
 	check(at != NULL, "coral-lassen has an NVIDIAUUID");
 	if (at)
 		memcpy(at + strlen("<info name=\"NVIDIAUUID\" value=\"GPU-"), "12345678", 8);
 	snprintf(path, sizeof(path), "%s/b.xml", dir);
-	if ((f = fopen(path, "w"))) {
-		fwrite(buf, 1, (size_t)len, f);
-		fclose(f);
-	}
+	spill(path, buf, len);
 	free(buf);
 	check(topo_load_hwloc_dir(c, dir, &e) == 0 && topo_cluster_finalize(c, &e) == 0, "two hosts load: %s", e.text);
 	check(topo_cluster_ntypes(c) == 1, "they share one node type");
@@ -732,42 +738,22 @@ static void test_rails(void)
 	rm_error_t e = { 0 };
 	topo_target_t *t = NULL;
 	const char *hosts[] = { "g0", "g1" };
-	FILE *f;
 	long len;
 	size_t i, j, split = 0, mixed = 0, bad = 0;
 	int x;
 
-	f = fopen(data("flux-core/ipa20.xml"), "r");
-	if (!mkdtemp(dir) || !f) {
+	if (!mkdtemp(dir) || !(buf = slurp(data("flux-core/ipa20.xml"), &len))) {
 		fail("setup");
-		if (f)
-			fclose(f);
 		topo_cluster_destroy(c);
 		return;
 	}
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)len + 1);
-	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
-		fail("read");
-		fclose(f);
-		free(buf);
-		topo_cluster_destroy(c);
-		return;
-	}
-	fclose(f);
-	buf[len] = '\0';
 	snprintf(path, sizeof(path), "%s/g0.xml", dir);
 	check(topo_load_hwloc_xml(c, data("flux-core/ipa20.xml"), "g0", &e) == 0, "g0 loads: %s", e.text);
 	for (x = 0; x < 2; x++) /* the second host's HCAs: other GUIDs, at the same places */
 		for (at = buf; (at = strstr(at, from[x])); at += strlen(from[x]))
 			memcpy(at, to[x], strlen(to[x]));
 	snprintf(path, sizeof(path), "%s/g1.xml", dir);
-	if ((f = fopen(path, "w"))) {
-		fwrite(buf, 1, (size_t)len, f);
-		fclose(f);
-	}
+	spill(path, buf, len);
 	free(buf);
 	check(topo_load_hwloc_xml(c, path, "g1", &e) == 0, "g1 loads: %s", e.text);
 	unlink(path);
