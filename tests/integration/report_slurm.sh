@@ -8,13 +8,13 @@
 # under a temporary directory, stopped by PID) loads topology/tree, and `scontrol show topology` must
 # list every switch at the level the file implies. Skipped (a skip CI fails) when slurmctld is not installed.
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/slurm/ctld_topo.sh"
 
 R=$BIN/rankmapctl
 CHK="python3 $TOP/tests/integration/report_topo_check.py"
 T=$(mktmp) || exit 1
-CTLD_PID=""
 cleanup() {
-	if [ -n "$CTLD_PID" ]; then kill "$CTLD_PID" 2>/dev/null; wait "$CTLD_PID" 2>/dev/null; fi
+	ctld_kill
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -111,36 +111,12 @@ expect_fail "garbage input is an error" "$R" slurm-topology --ib "$T/garbage.txt
 expect "--out is not created on error" test ! -e "$T/err.conf"
 
 # ---- Slurm reads the files -------------------------------------------------------------------------
-free_port() {
-	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://')
-	while :; do
-		p=$(( ( $(od -An -N2 -tu2 /dev/urandom) % 20000 ) + 30000 ))
-		echo "$used" | grep -qx "$p" || { echo "$p"; return; }
-	done
-}
-
 # slurm_reads NAME CONF: slurmctld loads CONF as topology.conf; scontrol shows every switch at its level.
 slurm_reads() {
-	sd=$T/slurm-$1; mkdir -p "$sd/state" "$sd/log"
-	cp "$2" "$sd/topology.conf"
-	{
-		printf 'ClusterName=rmtopo\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=%s\n' "$(free_port)"
-		printf 'SlurmUser=root\nAuthType=auth/none\nCredType=cred/none\nStateSaveLocation=%s/state\n' "$sd"
-		printf 'SlurmctldPidFile=%s/ctld.pid\nSlurmctldLogFile=%s/log/ctld.log\n' "$sd" "$sd"
-		printf 'TopologyPlugin=topology/tree\nSwitchType=switch/none\nProctrackType=proctrack/linuxproc\n'
-		printf 'SelectType=select/cons_tres\nMailProg=/bin/true\nNodeName=DEFAULT CPUs=1 State=UNKNOWN\n'
-		$CHK "$2" --list-hosts | grep -v '^0x' | awk '{print "NodeName=" $1 " NodeAddr=127.0.0.1"}'
-		printf 'PartitionName=all Nodes=ALL Default=YES\n'
-	} >"$sd/slurm.conf"
-	slurmctld -D -i -f "$sd/slurm.conf" >"$sd/out" 2>&1 &
-	CTLD_PID=$!
-	i=0
-	while [ $i -lt 100 ] && ! SLURM_CONF=$sd/slurm.conf scontrol ping >/dev/null 2>&1; do
-		kill -0 "$CTLD_PID" 2>/dev/null || break
-		sleep 0.2; i=$((i + 1))
-	done
-	SLURM_CONF=$sd/slurm.conf scontrol show topology >"$sd/topo.out" 2>&1
-	kill "$CTLD_PID" 2>/dev/null; wait "$CTLD_PID" 2>/dev/null; CTLD_PID=""
+	sd=$T/slurm-$1
+	mkdir -p "$sd"
+	$CHK "$2" --list-hosts | grep -v '^0x' >"$sd/nodes"
+	ctld_topology "$sd" topology/tree "$2" "$sd/nodes" || { cat "$sd/out" >&2; return 1; }
 	if grep -qi "error.*topology\|fatal\|invalid hostnames" "$sd/out" "$sd/log/ctld.log"; then
 		cat "$sd/out" "$sd/log/ctld.log" >&2; return 1
 	fi
