@@ -42,6 +42,24 @@ static char *normalise(const char *buf, size_t len, size_t *out_len)
 	return out;
 }
 
+uint64_t topo_hwloc_xml_type_key(const char *buf, size_t len)
+{
+	uint64_t h = TOPO_HASH_SEED;
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) { /* the bytes normalise() keeps, hashed as they come */
+		const char *s = memmem(p, (size_t)(end - p), "<info ", 6), *e;
+
+		if (!s || !(e = memmem(s, (size_t)(end - s), "/>", 2))) {
+			h = topo_hash_bytes(h, p, (size_t)(end - p));
+			break;
+		}
+		h = topo_hash_bytes(h, p, (size_t)(s - p));
+		p = e + 2;
+	}
+	return h ? h : 1;
+}
+
 /* ---- restricted cpusets ------------------------------------------------------------------------ */
 
 /* PUs of the tree outside the allowed cpuset (the XML was gathered inside a restricted cpuset). */

@@ -46,6 +46,10 @@ void topo_cluster_fork_child(topo_cluster_t c);
  * without ".xml". Identical contents are shared between hosts (one parsed tree per node type).
  * A host loaded twice is an error (duplicate host), unless topo_cluster_replace_hw() is on. */
 int topo_load_hwloc_xml(topo_cluster_t c, const char *path, const char *host, rm_error_t *err);
+/* A 64-bit hash of an hwloc XML buffer's bytes without its <info .../> elements (host name, addresses,
+ * GUIDs, cgroup, ...): two buffers that topo_load_hwloc_xmlbuf would give one node type have the same
+ * value. Never 0. No allocation: O(len). */
+uint64_t topo_hwloc_xml_type_key(const char *buf, size_t len);
 /* Same from a memory buffer (rankmapd's `register`); source names the origin in errors. */
 int topo_load_hwloc_xmlbuf(topo_cluster_t c, const char *host, const char *buf, size_t len, const char *source,
 			   rm_error_t *err);

@@ -6,8 +6,9 @@
  * unknown): its slot (rm_slot.h), named once. Through rankmapd that is all: the root sends the slots in
  * rank order with OS PU indices, and the daemon, which holds every registered host's hardware, resolves
  * them (daemon/server/srv_map.c: unknown and shared PUs get the free PUs of their host in rank order).
- * Mapping here, one leader per host exports its hwloc tree as XML; the root fetches one XML per distinct
- * tree (hash), so identical nodes cost one transfer, and resolves the PUs itself by the same rule.
+ * Mapping here, one leader per host exports its hwloc tree as XML; the root fetches one XML per node
+ * type (topo_hwloc_xml_type_key: the XML without its infos, such as HostName), so identical nodes cost
+ * one transfer, and resolves the PUs itself by the same rule.
  * Records are fixed-size, O(p) at the root only.
  *
  * Test-only placement (RANKMAP_FAKE_HOSTS / RANKMAP_FAKE_NODE / RANKMAP_FAKE_PLACEMENT): computed at
@@ -45,15 +46,26 @@ typedef struct rmp_gather {
 
 #define RMP_RECORDS_ONLY 1 /* gather_real's broadcast: no hardware to gather */
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = RMP_HASH_INIT;
+/* A leader's XML by its node-type key (topo_hwloc_xml_type_key), for sorting and binary search. */
+typedef struct rmp_tree {
+	uint64_t key;
+	int rank;
+} rmp_tree_t;
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h ? h : 1;
+static int cmp_key(const void *a, const void *b)
+{
+	const rmp_tree_t *x = a, *y = b;
+
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+static int cmp_tree(const void *a, const void *b)
+{
+	const rmp_tree_t *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 static void local_identity(rmp_rec_t *rec)
@@ -149,36 +161,38 @@ static int pick_leaders(rmp_call_t *call, rmp_rec_t *rec, int *leader)
 	return 0;
 }
 
-/* Root: which ranks send their XML (one per distinct tree), their counts and offsets. */
+/* Root: which ranks send their XML (one per distinct node type: hosts whose XML differs only in its
+ * infos, such as HostName, send one), their counts and offsets. O(p log p): the leaders sorted by key. */
 static int plan_xml(rmp_call_t *call, rmp_gather_t *ga, int *req, int *counts, int *displs)
 {
 	size_t total = 0;
-	int ntrees = 0, *tree = malloc(sizeof(int) * (size_t)call->size); /* one leader per distinct tree */
+	int n = 0;
+	rmp_tree_t *lead = malloc(sizeof(*lead) * (size_t)call->size);
 
-	if (!tree)
+	if (!lead)
 		return -1;
 	for (int r = 0; r < call->size; r++) {
 		ga->xml_off[r] = -1;
 		displs[r] = 0;
-		if (ga->rec[r].xml_len <= 0)
-			continue;
-		int dup = 0;
+		if (ga->rec[r].xml_len > 0)
+			lead[n].key = ga->rec[r].xml_hash, lead[n++].rank = r;
+	}
+	qsort(lead, (size_t)n, sizeof(*lead), cmp_tree);
+	for (int i = 0; i < n; i++) {
+		int r = lead[i].rank;
 
-		for (int i = 0; i < ntrees && !dup; i++) /* distinct trees are few: scan them */
-			dup = ga->rec[tree[i]].xml_hash == ga->rec[r].xml_hash;
-		if (!dup) {
-			tree[ntrees++] = r;
-			req[r] = 1;
-			counts[r] = ga->rec[r].xml_len;
-			displs[r] = ga->xml_off[r] = (int)total;
-			total += (size_t)counts[r];
-			if (total > (size_t)INT32_MAX) {
-				free(tree);
-				return -1;
-			}
+		if (i > 0 && lead[i - 1].key == lead[i].key)
+			continue;
+		req[r] = 1;
+		counts[r] = ga->rec[r].xml_len;
+		displs[r] = ga->xml_off[r] = (int)total;
+		total += (size_t)counts[r];
+		if (total > (size_t)INT32_MAX) {
+			free(lead);
+			return -1;
 		}
 	}
-	free(tree);
+	free(lead);
 	ga->xml_len = total;
 	ga->xml = malloc(total + 1);
 	return ga->xml ? 0 : -1;
@@ -227,9 +241,9 @@ static int gather_real(rmp_call_t *call, rmp_gather_t *ga)
 		PMPI_Scatter(req, 1, MPI_INT, &lead, 1, MPI_INT, 0, call->comm);
 #ifndef RANKMAP_SMPI
 		if (lead && (xml = live_xml(&len)))
-			lh[0] = len, lh[1] = (int64_t)hash_bytes(xml, (size_t)len);
+			lh[0] = len, lh[1] = (int64_t)topo_hwloc_xml_type_key(xml, (size_t)len);
 #else
-		(void)hash_bytes, (void)lead;
+		(void)lead;
 #endif
 		PMPI_Gather(lh, 2, MPI_INT64_T, alh, 2, MPI_INT64_T, 0, call->comm);
 		for (int r = 0; call->rank == 0 && r < call->size; r++) {
@@ -385,8 +399,10 @@ static int cmp_host(const void *a, const void *b, void *base)
 	return strcmp(rec[*(const int *)a].host, rec[*(const int *)b].host);
 }
 
-/* Root: loads the hardware of every distinct host once (hosts sorted by name), then finalizes. */
-static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga, const int *tree, int ntrees)
+/* Root: loads the hardware of every distinct host once (hosts sorted by name), then finalizes; tree: the
+ * ranks whose XML was gathered, sorted by key (one per key). */
+static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga, const rmp_tree_t *tree,
+			   int ntrees)
 {
 	char desc[512] = "";
 
@@ -406,9 +422,12 @@ static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_
 
 		if (i > 0 && strcmp(ga->rec[ord[i - 1]].host, rec->host) == 0)
 			continue;
-		for (int k = 0; k < ntrees && !xml && rec->xml_hash; k++)
-			if (ga->rec[tree[k]].xml_hash == rec->xml_hash)
-				xml = ga->xml + ga->xml_off[tree[k]], len = (size_t)ga->rec[tree[k]].xml_len;
+		rmp_tree_t want = { rec->xml_hash, -1 };
+		const rmp_tree_t *t =
+			rec->xml_hash ? bsearch(&want, tree, (size_t)ntrees, sizeof(*tree), cmp_key) : NULL;
+
+		if (t)
+			xml = ga->xml + ga->xml_off[t->rank], len = (size_t)ga->rec[t->rank].xml_len;
 		if (call->env.fake_node ||
 		    call->env.fake_xml) /* test-only hardware overrides what the hosts reported */
 			xml = NULL;
@@ -418,17 +437,19 @@ static int load_real_hosts(rmp_call_t *call, topo_cluster_t c, const rmp_gather_
 	return rc ? -1 : topo_cluster_finalize(c, &call->err);
 }
 
-/* Root, real placement: cluster host index and logical PU (-1 unknown) of every rank. Distinct
- * hardware trees are few, so finding a rank's XML scans the short list of trees. */
+/* Root, real placement: cluster host index and logical PU (-1 unknown) of every rank. A host finds its
+ * XML by its key among the gathered ones (binary search: O(p log p) in all). */
 static int where_real(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga, int32_t *host, int32_t *pu)
 {
-	int ntrees = 0, *tree = malloc(sizeof(int) * (size_t)call->size);
+	int ntrees = 0;
+	rmp_tree_t *tree = malloc(sizeof(*tree) * (size_t)call->size);
 
 	if (!tree)
 		return rm_error_set(&call->err, "placement", 0, 0, "out of memory");
 	for (int r = 0; r < call->size; r++)
 		if (ga->xml_off[r] >= 0)
-			tree[ntrees++] = r;
+			tree[ntrees].key = ga->rec[r].xml_hash, tree[ntrees++].rank = r;
+	qsort(tree, (size_t)ntrees, sizeof(*tree), cmp_tree);
 	int rc = load_real_hosts(call, c, ga, tree, ntrees);
 
 	free(tree);

@@ -3,7 +3,7 @@
 # 4 hosts of the daemon's model (tests/data/daemon/hwloc), each rank's host named by a wrapper
 # (SLURMD_NODENAME = host r % 4: ranks that talk are on different hosts, so the mapping moves them).
 # Checks: the root gathers no hardware when the daemon holds it (report hw_bytes=0; the same job mapping
-# here gathers hwloc XML: hw_bytes > 0); the report has one "place" line per rank (old rank, new rank,
+# here gathers hwloc XML: hw_bytes > 0, one XML for hosts whose XML differs only in HostName); the report has one "place" line per rank (old rank, new rank,
 # host, pu_os, bound) agreeing with the program's own count of moved ranks and with the host each rank was
 # given; the PUs the daemon resolved are distinct on each host; RANKMAP_ALGO is case-insensitive ("Auto")
 # and a wrong one is reported naming the variable. Ranks whose environment differs (RANKMAP_SOCKET on
@@ -30,6 +30,9 @@ set -- $HOSTS "\$@"
 shift \$((r % 4)); SLURMD_NODENAME=\$1; shift \$((4 - r % 4))
 export SLURMD_NODENAME
 case " \$RM_NOSOCK " in *" \$r "*) unset RANKMAP_SOCKET ;; esac
+# RM_UTS: the rank runs in a UTS namespace of its own named after its host, so that hwloc's export of
+# this one machine carries that host's name (HostName), as on real nodes
+[ -n "\$RM_UTS" ] && exec unshare --uts sh -c 'hostname "\$SLURMD_NODENAME" && LD_PRELOAD=\$RM_LIB exec "\$@"' sh "\$@"
 LD_PRELOAD=\$RM_LIB exec "\$@"
 EOW
 chmod +x "$T/wrap"
@@ -101,6 +104,23 @@ for m in $PMPI_MPIS; do
 	[ -n "$hb" ] && [ "$hb" -gt 0 ] && ok "$m: mapping here gathers hwloc XML (hw_bytes=$hb)" || notok "$m: local hw_bytes=$hb"
 	why=$(check_places "$T/r2" "$(field moved "$C.2.out")") && ok "$m: local: place lines agree" ||
 		notok "$m: local place lines:$why"
+	# 2b. hosts whose hwloc XML differs only in its infos (HostName: one UTS namespace per rank, named
+	# after its host) are one node type: rank 0 gathers one XML for the 4 hosts, as for identical ones
+	case $m in
+	openmpi) RM_LIB=$(pmpi_lib openmpi) RM_UTS=1 RANKMAP_REPORT=$T/r6 timeout -k 5 60 mpirun.openmpi --oversubscribe \
+			--allow-run-as-root -np 8 -x RM_LIB -x RM_UTS -x RANKMAP_REPORT "$T/wrap" \
+			"$BIN/tests/mpi/openmpi/cart_halo" 2 4 2 1 1 ;;
+	mpich) timeout -k 5 60 mpirun.mpich -np 8 -genv RM_LIB "$(pmpi_lib mpich)" -genv RM_UTS 1 -genv RANKMAP_REPORT \
+			"$T/r6" "$T/wrap" "$BIN/tests/mpi/mpich/cart_halo" 2 4 2 1 1 ;;
+	esac >"$T/uts.out" 2>"$T/uts.err"
+	rc=$?
+	h6=$(field hw_bytes "$T/r6")
+	[ $rc -eq 0 ] && [ "$(field errors "$T/uts.out")" = 0 ] && [ -n "$h6" ] && [ -n "$hb" ] && [ "$h6" -gt 0 ] &&
+		[ "$h6" -lt $((hb * 3 / 2)) ] &&
+		ok "$m: 4 hosts named apart in their XML: one XML gathered (hw_bytes=$h6, one host's: $hb)" ||
+		notok "$m: hosts named apart: exit $rc hw_bytes=$h6 (one host's: $hb) $(head -c 300 "$T/uts.err")"
+	why=$(check_places "$T/r6" "$(field moved "$T/uts.out")") &&
+		ok "$m: hosts named apart: place lines agree" || notok "$m: hosts named apart: place lines:$why"
 	# 3. Auto: the engine auto
 	[ "$(warnings "$C.3.err")" -eq 0 ] && grep -q '^rankmap: report ' "$T/r3" && ok "$m: RANKMAP_ALGO=Auto accepted" ||
 		notok "$m: Auto: $(grep -h '^rankmap' "$C.3.err")"
