@@ -4,6 +4,7 @@
  * torus loaders. Its node types are node_type.c's registry. A failed load leaves the cluster as it was.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -403,6 +404,19 @@ hwloc_topology_t topo_host_hwloc(topo_cluster_t c, size_t h)
 unsigned topo_host_npus(topo_cluster_t c, size_t h)
 {
 	return h < c->nhosts && c->hosts[h].type ? c->hosts[h].type->npus : 0;
+}
+
+long topo_host_pu_by_os(topo_cluster_t c, size_t h, unsigned long os)
+{
+	const struct topo_nodetype *t = h < c->nhosts ? c->hosts[h].type : NULL;
+	hwloc_obj_t o;
+
+	if (!t)
+		return -1;
+	if (t->pu_logical) /* the table covers every OS index of the tree */
+		return os < t->pu_os_end ? t->pu_logical[os] : -1;
+	o = os <= UINT_MAX ? hwloc_get_pu_obj_by_os_index(t->topo, (unsigned)os) : NULL;
+	return o ? (long)o->logical_index : -1;
 }
 
 unsigned topo_host_ncores(topo_cluster_t c, size_t h)

@@ -32,6 +32,9 @@ struct topo_nodetype {
 	size_t index;                     /* in the cluster's types[] (topo_host_type) */
 	long *shared; /* topo and norm shared with other clusters' copies (cluster_derive.c): their count */
 	struct topo_gpumodel *gpu; /* GPUs, NICs, links (node_gpu.c); freed with topo */
+	int32_t *pu_logical;       /* [OS index]: logical index of that PU, -1 none; freed with topo (NULL:
+				    * OS indices too sparse for a table, hwloc's lookup then) */
+	unsigned pu_os_end;        /* entries of pu_logical: largest OS index + 1 */
 };
 
 /* The GPUs, NICs and link matrix of a node type (node_gpu.c; topo_gpu.h says what counts). */

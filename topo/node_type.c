@@ -118,6 +118,25 @@ static unsigned v1_missing_pus(hwloc_topology_t topo, const char *buf, size_t le
 
 /* ---- node types -------------------------------------------------------------------------------- */
 
+/* t->pu_logical: OS index -> logical index of the type's PUs, when OS indices are dense enough (at most
+ * 16 entries per PU: a real machine numbers its PUs 0..n-1 with few holes). Without it (or without
+ * memory) topo_host_pu_by_os asks hwloc, which scans the PUs. */
+static void pu_table(struct topo_nodetype *t)
+{
+	unsigned end = 0, i;
+	hwloc_obj_t pu = NULL;
+
+	while ((pu = hwloc_get_next_obj_by_type(t->topo, HWLOC_OBJ_PU, pu)))
+		end = pu->os_index + 1 > end ? pu->os_index + 1 : end;
+	if (end == 0 || end / 16 > t->npus || !(t->pu_logical = malloc(sizeof(*t->pu_logical) * end)))
+		return;
+	for (i = 0; i < end; i++)
+		t->pu_logical[i] = -1;
+	while ((pu = hwloc_get_next_obj_by_type(t->topo, HWLOC_OBJ_PU, pu)))
+		t->pu_logical[pu->os_index] = (int32_t)pu->logical_index;
+	t->pu_os_end = end;
+}
+
 void topo_nodetype_free(struct topo_nodetype *t)
 {
 	if (!t)
@@ -128,6 +147,7 @@ void topo_nodetype_free(struct topo_nodetype *t)
 	}
 	free(t->shared);
 	topo_gpumodel_free(t->gpu);
+	free(t->pu_logical);
 	if (t->topo)
 		hwloc_topology_destroy(t->topo);
 	free(t->norm);
@@ -168,6 +188,7 @@ struct topo_nodetype *topo_nodetype_intern(struct topo_cluster *c, hwloc_topolog
 	if (t->ncores == 0) /* hwloc trees without cores: count PUs as cores */
 		t->ncores = t->npus;
 	t->disallowed_pus = disallowed_pus(topo);
+	pu_table(t);
 	if (!(t->gpu = topo_gpumodel_build(topo))) {
 		free(t);
 		rm_error_set(err, source, 0, 0, "out of memory");

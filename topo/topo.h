@@ -189,6 +189,9 @@ hwloc_topology_t topo_host_hwloc(topo_cluster_t c, size_t h);
 /* PUs and cores of host h (0 when it has no hardware data). */
 unsigned topo_host_npus(topo_cluster_t c, size_t h);
 unsigned topo_host_ncores(topo_cluster_t c, size_t h);
+/* Logical index of host h's PU of OS index os (what taskset and the slots' pu_os number), or -1 when it
+ * has none. O(1): a table per node type, built when the type is loaded. */
+long topo_host_pu_by_os(topo_cluster_t c, size_t h, unsigned long os);
 /* Number of links on the shortest fabric path between the HCAs of two hosts (2 under one leaf switch),
  * 0 for the same host, -1 when either host is not in the fabric or they are not connected. */
 int topo_host_hops(topo_cluster_t c, size_t a, size_t b);

@@ -255,8 +255,6 @@ static int parse_slot(target_spec_t *ts, const json_t *v, size_t i, const json_t
 		       -1;
 	unsigned np = topo_host_npus(ts->c, (size_t)h);
 	json_int_t pu = p && json_is_integer(p) ? json_integer_value(p) : p ? RM_SLOT_ANY : 0;
-	hwloc_topology_t topo = topo_host_hwloc(ts->c, (size_t)h);
-	hwloc_obj_t o = NULL;
 
 	/* A host the model knows only from the fabric or the torus has no PU to hold a rank: refused here,
 	 * before any PU of it is looked up or reserved (resolve_any indexes its PUs). */
@@ -265,13 +263,14 @@ static int parse_slot(target_spec_t *ts, const json_t *v, size_t i, const json_t
 					       host),
 		       -1;
 	if (pu != RM_SLOT_ANY && ts->pu_index == RM_SLOT_PU_OS) {
-		o = topo && pu >= 0 && pu <= UINT32_MAX ? hwloc_get_pu_obj_by_os_index(topo, (unsigned)pu) : NULL;
-		if (!o)
+		long l = pu >= 0 && pu <= UINT32_MAX ? topo_host_pu_by_os(ts->c, (size_t)h, (unsigned long)pu) : -1;
+
+		if (l < 0)
 			return *error =
 				       rm_proto_error(id, RM_ERR_NOT_FOUND, "slots: host %s has no PU of OS index %lld",
 						      host, (long long)pu),
 			       -1;
-		pu = o->logical_index;
+		pu = l;
 	}
 	if (pu != RM_SLOT_ANY && (pu < 0 || pu >= (json_int_t)np))
 		return *error = rm_proto_error(id, RM_ERR_NOT_FOUND, "slots: host %s has no PU %lld", host,

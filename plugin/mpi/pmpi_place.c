@@ -461,13 +461,8 @@ static int where_real(rmp_call_t *call, topo_cluster_t c, const rmp_gather_t *ga
 			return -1;
 		host[r] = (int32_t)h;
 		pu[r] = -1;
-		hwloc_topology_t t = topo_host_hwloc(c, (size_t)h);
-		hwloc_obj_t o = t && rec->cpu >= 0 && !call->env.fake_node && !call->env.fake_xml
-					? hwloc_get_pu_obj_by_os_index(t, (unsigned)rec->cpu)
-					: NULL;
-
-		if (o)
-			pu[r] = (int32_t)o->logical_index;
+		if (rec->cpu >= 0 && !call->env.fake_node && !call->env.fake_xml)
+			pu[r] = (int32_t)topo_host_pu_by_os(c, (size_t)h, (unsigned long)rec->cpu);
 	}
 	return rc;
 }

@@ -323,6 +323,49 @@ static void test_synthetic_live(void)
 	topo_cluster_destroy(c);
 }
 
+/* topo_host_pu_by_os (a table per node type, or hwloc's scan where OS indices are too sparse) gives what
+ * hwloc's own lookup gives, for every OS index up to past the largest: interleaved SMT numbering, the
+ * recorded nodes of the example cluster (PlaFRIM), and a sparse synthetic node. */
+static void test_pu_by_os(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t err;
+	char dir[600];
+	size_t h;
+	int bad = 0, hosts = 0;
+
+	rm_error_clear(&err);
+	snprintf(dir, sizeof(dir), "%s", plafrim);
+	check(topo_load_hwloc_dir(c, dir, &err) == 0, "example hosts: %s", err.text);
+	check(topo_load_hwloc_synthetic(c, "smt", "pack:2 core:2 pu:2(indexes=0,4,1,5,2,6,3,7)", &err) == 0 &&
+		      topo_load_hwloc_synthetic(c, "sparse", "pack:1 core:2 pu:2(indexes=0,1000,5,7)", &err) == 0,
+	      "synthetic hosts: %s", err.text);
+	for (h = 0; h < topo_nhosts(c); h++) {
+		hwloc_topology_t t = topo_host_hwloc(c, h);
+		hwloc_obj_t last = t ? hwloc_get_obj_by_type(t, HWLOC_OBJ_PU, topo_host_npus(c, h) - 1) : NULL;
+		unsigned long os, end = 0;
+
+		for (hwloc_obj_t pu = NULL; t && (pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, pu));)
+			end = pu->os_index + 1 > end ? pu->os_index + 1 : end;
+		if (!t || !last)
+			continue;
+		hosts++;
+		for (os = 0; os <= end + 1; os++) {
+			hwloc_obj_t o = hwloc_get_pu_obj_by_os_index(t, (unsigned)os);
+
+			bad += topo_host_pu_by_os(c, h, os) != (o ? (long)o->logical_index : -1);
+		}
+		bad += topo_host_pu_by_os(c, h, 1UL << 40) != -1;
+	}
+	check(hosts >= 3 && bad == 0, "PU by OS index as hwloc finds it on %d hosts (%d differ)", hosts, bad);
+	check(topo_host_pu_by_os(c, (size_t)topo_host_find(c, "smt"), 4) == 1, "interleaved SMT: OS 4 is PU 1");
+	check(topo_host_pu_by_os(c, (size_t)topo_host_find(c, "sparse"), 1000) == 1 &&
+		      topo_host_pu_by_os(c, (size_t)topo_host_find(c, "sparse"), 999) == -1,
+	      "sparse OS indices: found, and holes refused");
+	check(topo_host_pu_by_os(c, topo_nhosts(c) + 5, 0) == -1, "unknown host: -1");
+	topo_cluster_destroy(c);
+}
+
 int main(void)
 {
 	snprintf(plafrim, sizeof(plafrim), "%s/plafrim/hwloc", harness_data_dir());
@@ -337,6 +380,7 @@ int main(void)
 	test_diff();
 	test_bad();
 	test_synthetic_live();
+	test_pu_by_os();
 	sh("rm -rf %s", tmp);
 	return harness_done();
 }
