@@ -43,7 +43,6 @@ natural order. Prints one line per problem; exit status 1 if any.
 import json
 import os
 import re
-from collections import deque
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
@@ -395,14 +394,8 @@ def check_fattree_order(path, fabric, args):
     if (got != nleaves and not multi) or got > limit:
         problems.append(f'{path}: the order crosses leaves {got} times for {nleaves} leaves (a leaf\'s hosts '
                         'are not together)')
-    level = {s: 0 for m in member.values() for s in m}
-    q = deque(level)
-    while q:
-        s = q.popleft()
-        for t in adj[s]:
-            if t not in level:
-                level[t] = level[s] + 1
-                q.append(t)
+    from report_topo_check import switch_levels
+    level = switch_levels(adj, list({s for m in member.values() for s in m}))
     for k in range(1, max(level.values(), default=0) + 1):
         comp = {}
         for s in sorted(x for x in level if level[x] <= k):

@@ -522,6 +522,15 @@ static int write_order(const topo_swtree_t *t, const topo_slurm_blocks_t *b, top
 	return 0;
 }
 
+/* After a writer: frees b, and turns its result (rc) and f's state into 0 or -1 with err set. */
+static int written(int rc, topo_slurm_blocks_t *b, FILE *f, rm_error_t *err)
+{
+	topo_slurm_blocks_destroy(b);
+	if (rc < 0 || ferror(f))
+		return rm_error_set(err, "slurm-topology", 0, 0, "%s", rc < 0 ? "out of memory" : "write error");
+	return 0;
+}
+
 static int nothing_kept(rm_error_t *err)
 {
 	return rm_error_set(err, "--nodes/--slurm-conf", 0, 0,
@@ -532,24 +541,18 @@ int topo_slurm_order_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_
 			   rm_error_t *err)
 {
 	topo_slurm_blocks_t *b;
-	int rc;
 
 	if (t->filtered && !t->nplaced)
 		return nothing_kept(err);
 	if (!(b = topo_slurm_blocks_leaves(c, t, err)))
 		return -1;
-	rc = write_order(t, b, how, by, f);
-	topo_slurm_blocks_destroy(b);
-	if (rc < 0 || ferror(f))
-		return rm_error_set(err, "slurm-topology", 0, 0, "%s", rc < 0 ? "out of memory" : "write error");
-	return 0;
+	return written(write_order(t, b, how, by, f), b, f, err);
 }
 
 int topo_slurm_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_format_t fmt, const char *top, FILE *f,
 		     rm_error_t *err)
 {
 	topo_slurm_blocks_t *b;
-	int rc;
 
 	if (t->filtered && !t->nplaced)
 		return nothing_kept(err);
@@ -567,9 +570,6 @@ int topo_slurm_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_format
 		}
 	} else if (!(b = t->ngroups ? topo_slurm_blocks_groups(c, t, err) : topo_slurm_blocks_leaves(c, t, err)))
 		return -1;
-	rc = fmt == TOPO_SLURM_BLOCK ? write_block_conf(t, b, f) : write_yaml(c, t, b, top, f, err);
-	topo_slurm_blocks_destroy(b);
-	if (rc < 0 || ferror(f))
-		return rm_error_set(err, "slurm-topology", 0, 0, "%s", rc < 0 ? "out of memory" : "write error");
-	return 0;
+	return written(fmt == TOPO_SLURM_BLOCK ? write_block_conf(t, b, f) : write_yaml(c, t, b, top, f, err), b, f,
+		       err);
 }
