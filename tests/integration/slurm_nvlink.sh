@@ -7,7 +7,8 @@
 # have one block per domain with exactly the domain's hosts, in the order of their first host in the
 # fat-tree order (order --method fattree), BlockSizes= from the smallest domain doubling up to the largest
 # power of two of domains (computed here), and pass topology.conf(5)'s grammar; the check is shown to
-# reject a host moved between blocks. Bad lines exit 1 naming the file and line. Slurm loads the file
+# reject a host moved between blocks. rankmapd on the same cluster file writes the same file. Bad lines
+# exit 1 naming the file and line. Slurm loads the file
 # where it has topology/block (23.11 and later: the Debian 13 suite, debian13, with Slurm 24.11); Debian
 # 12's 22.05 has none (skipped with the reason).
 . "$(dirname "$0")/../lib.sh"
@@ -17,9 +18,8 @@ R=$BIN/rankmapctl
 FC="python3 $TOP/tests/integration/slurm_formats_check.py"
 NDR=$DATA/ib/ndr-fattree-582ca.ibnetdiscover
 T=$(mktmp) || exit 1
-cleanup() { ctld_kill; rm -rf "$T"; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+rankmapd_on_exit() { ctld_kill; }
+rankmapd_cleanup "$T"
 
 # the fabric's named hosts, and one domain per chassis (the name without its -cNN suffix; the UFM host and
 # the one named ubuntu are in none)
@@ -86,6 +86,15 @@ printf 'ib = %s\nnvlink_domain = one %s\n' "$NDR" "$(head -n 18 "$T/order" | pas
 all=$(grep -c . "$T/hosts")
 expect "one domain of 18: one block, BlockSizes=18, the $((all - 18)) other hosts named in a comment" \
 	sh -c "[ \$(grep -c '^BlockName=' '$T/one.block') = 1 ] && grep -qx 'BlockSizes=18' '$T/one.block' && grep -q '^# $((all - 18)) hosts of the fabric are in no NVLink domain' '$T/one.block'"
+
+# rankmapd with the same cluster file answers slurm_topology with the same blocks (its model keeps the domains)
+printf 'cluster = %s\n' "$T/nvl.conf" >"$T/d.conf"
+if start_rankmapd "$T/d.conf" "$T/sock" "$T/d.log" --state-dir "$T/state"; then
+	"$R" slurm-topology --socket "$T/sock" --format block --out "$T/remote.block" 2>/dev/null
+	expect "rankmapd (cluster file with nvlink_domain lines): the same block file as offline" cmp -s "$T/remote.block" "$T/nvl.block"
+else
+	notok "rankmapd starts on the cluster file with nvlink_domain lines: $(tail -n 3 "$T/d.log")"
+fi
 
 # ---- bad lines: exit 1, file and line -------------------------------------------------------------
 bad() { # DESC LINE CONTENT...: the cluster file (ib line, then CONTENT) fails naming the file and line LINE
