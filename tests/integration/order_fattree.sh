@@ -33,18 +33,13 @@ expect "three-level fabric: the order" fo s3 --ib "$S3"
 expect "three-level fabric: leaves together, pods (the leaves under one aggregation pair) together" \
 	$FC fattree-order "$T/s3" "$S3"
 expect "NDR capture: the order" fo ndr --ib "$NDR"
-# 4 rails: each host on 4 leaves; the order lists each under its first, so it changes leaf no more often
-# than the 9 level-1 pieces... checked: no more runs of a common leaf than the name order has
-nm=$(sort -V "$T/ndr" | tee "$T/ndr.names" | wc -l)
-nr=$(python3 -c "
-import sys; sys.path.insert(0, '$TOP/tests/integration')
-from slurm_formats_check import parse_fabric, runs
-adj, hosts = parse_fabric('$NDR'); m = {}
-for s, hs in hosts.items():
-    for h in hs: m.setdefault(h, set()).add(s)
-print(runs([l.strip() for l in open('$T/ndr.names')], m))")
-expect "NDR capture: every named host once ($nm), no more leaf changes than Slurm's name order ($nr runs)" \
-	$FC fattree-order "$T/ndr" "$NDR" --max-runs "$nr"
+# 4 rails: each host has an HCA on 4 leaves and is listed under its lowest rail's leaf, the leaf of its
+# HCA with the lowest label (mlx5_0 before mlx5_1...), read from the file
+expect "NDR capture: every named host once, each host's lowest-label leaf together (9 leaves)" \
+	$FC fattree-order "$T/ndr" "$NDR" --lowest-label
+sort -V "$T/ndr" >"$T/bad.ndr.names"
+expect "the check rejects the NDR hosts in name order (Slurm's default: one leaf split)" \
+	rejects $FC fattree-order "$T/bad.ndr.names" "$NDR" --lowest-label
 expect "dragonfly: the order" fo df --ib "$DF"
 expect "dragonfly: every host once, each router's hosts together, each group (found here) together" \
 	$FC fattree-order "$T/df" "$DF" --groups
@@ -83,7 +78,7 @@ grep -v '^\(oss\|mds\|reine\)' "$T/pla" >"$T/want.kept"
 expect "--slurm-conf: the file servers (oss, mds01, reine) left out, the rest in the same order" cmp -s "$T/kept" "$T/want.kept"
 expect "--slurm-conf: a note names the count left out" grep -q 'note: 6 fabric hosts are no Slurm node (--slurm-conf)' "$T/kept.err"
 expect "--nodes: the order" fo kn --ib "$NDR" --nodes "$(head -n 30 "$T/ndr" | tr '\n' ',' | sed 's/,$//')"
-expect "--nodes: exactly those hosts, checked against the fabric" $FC fattree-order "$T/kn" "$NDR" --keep "$T/kn" --max-runs "$nr"
+expect "--nodes: exactly those hosts, checked against the fabric" $FC fattree-order "$T/kn" "$NDR" --keep "$T/kn" --lowest-label
 expect "--nodes: weights list the others in a comment" \
 	sh -c "'$R' order --method fattree --ib '$NDR' --nodes '$(head -n 1 "$T/ndr")' --format weights 2>/dev/null | grep -q '^# [0-9]* hosts of the fabric are not Slurm nodes'"
 

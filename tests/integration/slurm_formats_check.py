@@ -367,8 +367,9 @@ def runs(order, member):
 
 def check_fattree_order(path, fabric, args):
     """A fat-tree order (one host a line) against the raw fabric file, derived here: every named host once
-    (or those of --keep FILE); the hosts of each leaf contiguous (single-homed hosts: as many runs as
-    leaves; multi-homed: no more runs than --max-runs N); at each level k, the hosts below one component of
+    (or those of --keep FILE); the hosts of each leaf contiguous (single-homed hosts, or with --lowest-label
+    each multi-rail host under the leaf of its HCA of the lowest label: as many runs as leaves;
+    multi-homed: no more runs than --max-runs N); at each level k, the hosts below one component of
     the switches up to level k contiguous (the leaves under one spine are neighbours); with --groups the
     dragonfly groups of the file contiguous."""
     adj, hosts = parse_fabric(fabric)
@@ -380,6 +381,21 @@ def check_fattree_order(path, fabric, args):
             if not h.startswith('0x'):
                 member.setdefault(h, set()).add(s)
     want = set(member)
+    if '--lowest-label' in args:
+        # multi-rail hosts under the leaf of their HCA with the lowest label (mlx5_0 before mlx5_1, ...)
+        low, cur = {}, None
+        for line in open(fabric):
+            m = re.match(r'^Ca\s+\d+\s+"H-[0-9a-f]+"\s*#\s*"(\S+)\s+(\S+)"', line)
+            if m:
+                cur = (m.group(1), natural_key(m.group(2)))
+                continue
+            m = re.match(r'^\[\d+\](?:\([0-9a-f]+\))?\s+"S-([0-9a-f]+)"', line)
+            if m and cur:
+                h, lab = cur
+                if h in member and (h not in low or lab < low[h][0]):
+                    low[h] = (lab, int(m.group(1), 16))
+                cur = None
+        member = {h: {low[h][1]} if h in low else m for h, m in member.items()}
     if '--keep' in args:
         want &= {l.strip() for l in open(args[args.index('--keep') + 1]) if l.strip()}
         member = {h: m for h, m in member.items() if h in want}
