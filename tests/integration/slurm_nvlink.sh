@@ -126,14 +126,21 @@ if [ "$v" = 0 ]; then
 elif [ "$v" -lt 2311 ]; then
 	skip "Slurm $vs: topology/block is in Slurm 23.11 and later, in no Debian 12 package (the Debian 13 suite, debian13, loads the file)"
 else
-	sd=$T/slurm
-	if ctld_topology "$sd" topology/block "$T/nvl.block" "$T/hosts" &&
-		! grep -qi "error.*\(topology\|block\)\|fatal\|invalid hostnames" "$sd/out" "$sd/log/ctld.log"; then
-		expect "Slurm $vs loads the NVLink block file: scontrol show topology lists every domain with its nodes" \
-			$FC slurm-blocks "$sd/topo.out" "$T/nvl.block"
-	else
-		grep -i "error\|fatal" "$sd/out" "$sd/log/ctld.log" | head -n 5 >&2
-		notok "Slurm $vs loads the NVLink block file"
-	fi
+	# slurm_loads NAME BLOCKS: slurmctld (ctld_topology) loads BLOCKS with topology/block, logs no topology
+	# error, and scontrol lists every block with its nodes
+	slurm_loads() {
+		sd=$T/slurm-$1
+		ctld_topology "$sd" topology/block "$2" "$T/hosts" || return 1
+		if grep -qi "error.*\(topology\|block\)\|fatal\|invalid hostnames" "$sd/out" "$sd/log/ctld.log"; then
+			grep -i "error\|fatal" "$sd/out" "$sd/log/ctld.log" | head -n 5 >&2; return 1
+		fi
+		$FC slurm-blocks "$sd/topo.out" "$2"
+	}
+	expect "Slurm $vs loads the NVLink block file: scontrol show topology lists every domain with its nodes" \
+		slurm_loads nvl "$T/nvl.block"
+	# the Slurm check can fail: a domain naming a node Slurm lacks
+	sed '0,/^BlockName=/s/^\(BlockName=.* Nodes=.*\)$/\1,gb-missing-c01/' "$T/nvl.block" >"$T/nvlbad.block"
+	quiet() { "$@" 2>/dev/null >/dev/null; }
+	expect_fail "the Slurm check refuses a domain naming a node Slurm lacks" quiet slurm_loads nvlbad "$T/nvlbad.block"
 fi
 finish
