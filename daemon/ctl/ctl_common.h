@@ -215,6 +215,12 @@ void ctl_swtree_summarise(const struct topo_swtree *t, struct ctl_swtree_summary
  * ("nodes" or "slurm-conf"); all_leaves and top silence the notes they answer. */
 void ctl_swtree_warnings(const char *cmd, const struct ctl_swtree_summary *w, const char *filter, int all_leaves,
 			 int top);
+/* rankmapd's slurm_topology answer (format NULL: tree; keep NULL: every host): the response (json_decref
+ * it), *text its file and *w its summary (both borrowed from it); NULL after printing the error as
+ * "rankmapctl CMD: ...". */
+json_t *ctl_slurm_topology_call(const char *cmd, const ctl_daemon_t *d, const char *format, int all_leaves,
+				const char *top, const char *const *keep, size_t nkeep, struct ctl_swtree_summary *w,
+				const char **text);
 /* The keep list of --nodes HOSTLIST or --slurm-conf FILE (NULL without either, and on an error: then
  * *bad is set after printing it as "rankmapctl CMD: ..."). Free with hostlist_free. */
 char **ctl_keep_nodes(const char *cmd, const char *nodes, const char *slurm_conf, size_t *n, int *bad);

@@ -25,9 +25,9 @@ static void order_usage(FILE *f)
 		"                     [--mesh] [--method METHOD] [--axes AXES] [--format FORMAT]\n"
 		"                     [--host-pattern PATTERN] [--output FILE]\n"
 		"    rankmapctl order [--server LIST] [--dims ...] [options as above]\n"
-		"    rankmapctl order --method fattree (--ib FILE... | --ib-cache FILE | --ib-live | --cluster FILE)\n"
-		"                     [--node-name-map FILE] [--strict] [--nodes HOSTLIST | --slurm-conf FILE]\n"
-		"                     [--format FORMAT] [--output FILE]\n\n"
+		"    rankmapctl order --method fattree [--ib FILE... | --ib-cache FILE | --ib-live | --cluster FILE\n"
+		"                     | --server LIST] [--node-name-map FILE] [--strict]\n"
+		"                     [--nodes HOSTLIST | --slurm-conf FILE] [--format FORMAT] [--output FILE]\n\n"
 		"DESCRIPTION\n"
 		"    A scheduler that allocates nodes from a free list in a fixed order places jobs as\n"
 		"    compactly as that order is (Albing et al., EuroMPI 2011). This prints such an order.\n"
@@ -42,7 +42,8 @@ static void order_usage(FILE *f)
 		"    top switches, each switch's children in order of their names; on a dragonfly group by\n"
 		"    group), so consecutive nodes share a leaf, then a spine. A host is under its first leaf,\n"
 		"    as in slurm-topology's tree; HCAs named only by their GUID are left out (give\n"
-		"    --node-name-map). It is the order of slurm-topology --format weights.\n\n"
+		"    --node-name-map). It is the order of slurm-topology --format weights. Without fabric\n"
+		"    options it is rankmapd's (--server, else $RANKMAP_SERVER, ...: its model's fabric).\n\n"
 		"OPTIONS\n"
 		"    --torus FILE        torus config (as torus.conf.example, installed): dims, wrap, link costs,\n"
 		"                        nodes per router, host names by table or pattern\n"
@@ -56,7 +57,8 @@ static void order_usage(FILE *f)
 		"                        hilbert generalised 3D Hilbert curve (any extents)\n"
 		"                        bbb[:AxBxC]     basic building blocks (default; extents from the\n"
 		"                                        link costs: slow dimensions short, fast ones long)\n"
-		"                        fattree the fabric's fat-tree order (above; needs the fabric options)\n"
+		"                        fattree the fabric's fat-tree order (above; the fabric options, else\n"
+		"                                rankmapd's fabric)\n"
 		"    --axes AXES         block and traversal axis order, fastest first, e.g. zyx (default:\n"
 		"                        fastest link first; mdf: shortest dimension first)\n"
 		"    --format FORMAT     list           one node per line: \"x y z n\", or its host name\n"
@@ -81,7 +83,10 @@ static void order_usage(FILE *f)
 		"    --server LIST       compute the order in rankmapd: its model's torus (and host names)\n"
 		"                        replace --torus; --dims still describes another torus. Without\n"
 		"                        --torus and --dims, the default: $RANKMAP_SERVER, else\n"
-		"                        $RANKMAP_SOCKET, else " RM_SOCKET_DEFAULT ".\n" CTL_DAEMON_HELP
+		"                        $RANKMAP_SOCKET, else " RM_SOCKET_DEFAULT
+		".\n"
+		"                        fattree: its model's fabric replaces the fabric options (the\n"
+		"                        same order, through its slurm_topology request).\n" CTL_DAEMON_HELP
 		"    -h, --help          this text\n\n"
 		"EXAMPLES\n"
 		"    rankmapctl order --dims 17x8x24:2 --link-cost 1,2,0.67 --method bbb --format weights\n"
@@ -112,14 +117,10 @@ static int fattree_check(struct order_args *a)
 		return ctl_usage_error("order", "%s",
 				       "--method fattree takes no torus option (--torus, --dims, --link-cost, --mesh, "
 				       "--axes, --host-pattern)");
-	if (ctl_daemon_set(&a->t.d))
-		return ctl_usage_error("order", "%s",
-				       "--method fattree reads the fabric here (--ib, --ib-cache, --ib-live, "
-				       "--cluster), not through --server");
+	if (ctl_daemon_set(&a->t.d) && ctl_sources_any(&a->src))
+		return ctl_usage_error("order", "%s", "--server replaces --ib, --ib-cache, --ib-live and --cluster");
 	if (!ctl_sources_any(&a->src))
-		return ctl_usage_error("order", "%s",
-				       "--method fattree needs the fabric: --ib FILE, --ib-cache FILE, --ib-live "
-				       "or --cluster FILE");
+		ctl_daemon_default(&a->t.d); /* no fabric given: rankmapd's ($RANKMAP_SERVER, ..., its socket) */
 	if (a->nodes && a->slurm_conf)
 		return ctl_usage_error("order", "%s", "give --nodes or --slurm-conf, not both");
 	return -1;
@@ -333,6 +334,65 @@ static int fattree_write(const struct order_args *a, topo_cluster_t c, const top
 	return ctl_close_output("order", out, a->output, rc < 0 ? order_fail(err) : 0);
 }
 
+/* Writes rankmapd's fat-tree order (text: its weights, or its tree for topology.conf) in the format. */
+static int fattree_remote_write(const char *text, order_format_t fmt, FILE *out)
+{
+	char *copy, *line, *save = NULL, **names;
+	size_t n = 0;
+	int rc = 0;
+
+	if (fmt == ORDER_FMT_WEIGHTS || fmt == ORDER_FMT_TOPOLOGY)
+		return fputs(text, out) < 0 ? -1 : 0;
+	copy = strdup(text);
+	names = calloc(strlen(text) / 16 + 2, sizeof(*names)); /* a line "NodeName=x Weight=n" is 20+ */
+	if (!copy || !names) {
+		free(copy);
+		free(names);
+		return -1;
+	}
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "NodeName=", 9)) {
+			line[9 + strcspn(line + 9, " ")] = '\0';
+			names[n++] = line + 9;
+		}
+	if (fmt == ORDER_FMT_SLURM_NODES) {
+		char *l = hostlist_compress((const char *const *)names, n);
+
+		rc = l && fprintf(out, "%s\n", l) > 0 ? 0 : -1;
+		free(l);
+	} else {
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = fprintf(out, "%s\n", names[i]) < 0 ? -1 : 0;
+	}
+	free(names);
+	free(copy);
+	return rc;
+}
+
+/* --method fattree through rankmapd: its model's fabric. Returns the exit status. */
+static int order_fattree_remote(const struct order_args *a, order_format_t fmt, const char *const *keep, size_t nkeep)
+{
+	struct ctl_swtree_summary w;
+	const char *text;
+	json_t *resp = ctl_slurm_topology_call("order", &a->t.d, fmt == ORDER_FMT_TOPOLOGY ? "tree" : "weights", 0,
+					       NULL, keep, nkeep, &w, &text);
+	FILE *out;
+	int rc = 1;
+
+	if (!resp)
+		return 1;
+	if ((out = ctl_open_output("order", a->output))) {
+		rc = fattree_remote_write(text, fmt, out);
+		if (rc < 0)
+			fprintf(stderr, "rankmapctl order: cannot write the order\n");
+		rc = ctl_close_output("order", out, a->output, rc < 0 ? 1 : 0);
+	}
+	if (rc == 0)
+		ctl_swtree_warnings("order", &w, a->nodes ? "nodes" : "slurm-conf", 0, 0);
+	json_decref(resp);
+	return rc;
+}
+
 /* --method fattree: the fabric's hosts in fat-tree order. Returns the exit status. */
 static int order_fattree(const struct order_args *a, order_format_t fmt)
 {
@@ -350,6 +410,11 @@ static int order_fattree(const struct order_args *a, order_format_t fmt)
 	if (fmt == ORDER_FMT_SVG) {
 		hostlist_free(keep);
 		return ctl_usage_error("order", "%s", "--format svg draws torus orders only (not --method fattree)");
+	}
+	if (ctl_daemon_set(&a->t.d)) {
+		rc = order_fattree_remote(a, fmt, (const char *const *)keep, nkeep);
+		hostlist_free(keep);
+		return rc;
 	}
 	if (!(c = topo_cluster_create())) {
 		hostlist_free(keep);

@@ -274,42 +274,56 @@ static size_t st_num(const json_t *resp, const char *key)
 	return (size_t)json_integer_value(json_object_get(resp, key));
 }
 
-/* slurm-topology through rankmapd: the same text from its model's fabric. Returns the exit status. */
-static int st_remote(const struct st_opts *o, const char *const *keep, size_t nkeep)
+json_t *ctl_slurm_topology_call(const char *cmd, const ctl_daemon_t *d, const char *format, int all_leaves,
+				const char *top, const char *const *keep, size_t nkeep, struct ctl_swtree_summary *w,
+				const char **text)
 {
 	json_t *req = rm_proto_request("slurm_topology", 1), *resp;
-	struct ctl_swtree_summary w;
-	rm_error_t err = { 0 };
-	const char *text;
-	int rc = 1;
 
-	if (o->all_leaves)
+	if (all_leaves)
 		json_object_set_new(req, "all_leaves", json_true());
-	if (o->top)
-		json_object_set_new(req, "top", json_string(o->top));
-	if (o->format)
-		json_object_set_new(req, "format", json_string(o->format));
+	if (top)
+		json_object_set_new(req, "top", json_string(top));
+	if (format)
+		json_object_set_new(req, "format", json_string(format));
 	if (keep) {
 		char *l = hostlist_compress(keep, nkeep);
 
 		json_object_set_new(req, "nodes", json_string(l ? l : ""));
 		free(l);
 	}
-	if (!(resp = ctl_call("slurm-topology", &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
+	if (!(resp = ctl_call(cmd, d, req, CTL_DAEMON_TIMEOUT_MS)))
+		return NULL;
+	*w = (struct ctl_swtree_summary){ st_num(resp, "trees"),
+					  st_num(resp, "guid_hcas"),
+					  st_num(resp, "unplaced"),
+					  st_num(resp, "multihomed"),
+					  st_num(resp, "excluded"),
+					  st_num(resp, "missing"),
+					  json_string_value(json_object_get(resp, "first_guid_hca")),
+					  json_string_value(json_object_get(resp, "first_unplaced")),
+					  json_string_value(json_object_get(resp, "first_missing")) };
+	if (!(*text = json_string_value(json_object_get(resp, "topology_conf")))) {
+		fprintf(stderr, "rankmapctl %s: rankmapd at %s sent no topology.conf\n", cmd, ctl_daemon_name(d));
+		json_decref(resp);
+		return NULL;
+	}
+	return resp;
+}
+
+/* slurm-topology through rankmapd: the same text from its model's fabric. Returns the exit status. */
+static int st_remote(const struct st_opts *o, const char *const *keep, size_t nkeep)
+{
+	struct ctl_swtree_summary w;
+	rm_error_t err = { 0 };
+	const char *text;
+	json_t *resp = ctl_slurm_topology_call("slurm-topology", &o->d, o->format, o->all_leaves, o->top, keep, nkeep,
+					       &w, &text);
+	int rc = 1;
+
+	if (!resp)
 		return 1;
-	w = (struct ctl_swtree_summary){ st_num(resp, "trees"),
-					 st_num(resp, "guid_hcas"),
-					 st_num(resp, "unplaced"),
-					 st_num(resp, "multihomed"),
-					 st_num(resp, "excluded"),
-					 st_num(resp, "missing"),
-					 json_string_value(json_object_get(resp, "first_guid_hca")),
-					 json_string_value(json_object_get(resp, "first_unplaced")),
-					 json_string_value(json_object_get(resp, "first_missing")) };
-	if (!(text = json_string_value(json_object_get(resp, "topology_conf"))))
-		fprintf(stderr, "rankmapctl slurm-topology: rankmapd at %s sent no topology.conf\n",
-			ctl_daemon_name(&o->d));
-	else if (st_write(NULL, NULL, text, o, &err) < 0)
+	if (st_write(NULL, NULL, text, o, &err) < 0)
 		ctl_fail("slurm-topology", &err, "slurm-topology");
 	else
 		st_warnings(&w, o), rc = 0;

@@ -7,7 +7,8 @@
 # together, a dragonfly's groups together), on the bundled example (PlaFRIM, through its cluster file), a
 # three-level fabric, the NDR capture and the generated dragonfly; each check is first shown to reject
 # an order that breaks it. Its formats agree with one another and with slurm-topology --format weights,
-# --nodes / --slurm-conf keep only Slurm's nodes, bad input exits 1 naming the file and line, misuse 2.
+# --nodes / --slurm-conf keep only Slurm's nodes, rankmapd on the same fabric gives the same order, bad
+# input exits 1 naming the file and line, misuse 2.
 . "$(dirname "$0")/../lib.sh"
 
 R=$BIN/rankmapctl
@@ -17,8 +18,7 @@ PLA=$DATA/plafrim/ib/ib-subnet0.txt
 S3=$DATA/ib/small-3level.ports
 DF=$DATA/ib/df-5x4x4.topo
 T=$(mktmp) || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM
+rankmapd_cleanup "$T"
 # rejects CMD...: the checker finds a problem (exit 1), not a crash (a traceback)
 rejects() { _o=$("$@" 2>&1); _r=$?; [ $_r = 1 ] && ! printf '%s' "$_o" | grep -q Traceback || { printf '%s\n' "$_o" | tail -3 >&2; return 1; }; }
 # fo NAME ARGS...: order --method fattree ARGS into $T/NAME (stderr in $T/NAME.err)
@@ -82,6 +82,23 @@ expect "--nodes: exactly those hosts, checked against the fabric" $FC fattree-or
 expect "--nodes: weights list the others in a comment" \
 	sh -c "'$R' order --method fattree --ib '$NDR' --nodes '$(head -n 1 "$T/ndr")' --format weights 2>/dev/null | grep -q '^# [0-9]* hosts of the fabric are not Slurm nodes'"
 
+# ---- through rankmapd: its model's fabric, the same order ----------------------------------------------
+printf 'cluster = %s\n' "$DATA/example/cluster.conf" >"$T/d.conf"
+if start_rankmapd "$T/d.conf" "$T/sock" "$T/d.log" --state-dir "$T/state"; then
+	for fmt in list slurm-nodes topology.conf; do
+		"$R" order --method fattree --cluster "$DATA/example/cluster.conf" --format $fmt --output "$T/off.$fmt" 2>/dev/null
+		"$R" order --method fattree --server "$T/sock" --format $fmt --output "$T/rem.$fmt" 2>"$T/rem.err"
+		expect "rankmapd: --format $fmt as offline" cmp -s "$T/off.$fmt" "$T/rem.$fmt"
+	done
+	"$R" order --method fattree --cluster "$DATA/example/cluster.conf" --format weights --slurm-conf "$DATA/slurm/slurm.conf.nodes" --output "$T/off.w" 2>/dev/null
+	RANKMAP_SERVER=$T/sock "$R" order --method fattree --format weights --slurm-conf "$DATA/slurm/slurm.conf.nodes" --output "$T/rem.w" 2>"$T/rem.w.err"
+	expect "rankmapd (RANKMAP_SERVER, no fabric option): --slurm-conf weights as offline (but for the header line)" \
+		sh -c "diff '$T/off.w' '$T/rem.w' | grep -c '^[<>]' | grep -qx 2"
+	expect "rankmapd: the note on the hosts left out" grep -q 'note: 6 fabric hosts are no Slurm node' "$T/rem.w.err"
+else
+	notok "rankmapd starts on the example cluster: $(tail -n 3 "$T/d.log")"
+fi
+
 # ---- errors -------------------------------------------------------------------------------------------------
 printf 'Switch 2 "S-000000000000000a"\n[1] "H-000000000000000b"[1] # "x" lid 1\n[2] "S-bogus\n' >"$T/bad.topo"
 "$R" order --method fattree --ib "$T/bad.topo" >/dev/null 2>"$T/e1"; rc=$?
@@ -95,7 +112,9 @@ printf 'NodeName=n[1-2 CPUs=4\n' >"$T/bad.conf"
 expect "a malformed slurm.conf: exit 1 naming the file and line" sh -c "[ $rc = 1 ] && grep -q 'bad.conf:1' '$T/e3'"
 "$R" order --method fattree --ib "$S3" --nodes 'zz[1-3]' >/dev/null 2>"$T/e4"; rc=$?
 expect "a node list that keeps no host: exit 1" sh -c "[ $rc = 1 ] && grep -q 'nothing to write' '$T/e4'"
-for args in "--method fattree" "--method fattree --ib $S3 --dims 2x2x2" "--method fattree --ib $S3 --format svg" \
+RANKMAP_SERVER= RANKMAP_SOCKET=$T/none "$R" order --method fattree >/dev/null 2>"$T/e5"; rc=$?
+expect "no fabric option and no rankmapd: exit 1 naming the socket" sh -c "[ $rc = 1 ] && grep -q '$T/none' '$T/e5'"
+for args in "--method fattree --ib $S3 --dims 2x2x2" "--method fattree --ib $S3 --format svg" \
 	"--method fattree --ib $S3 --nodes a --slurm-conf b" "--dims 2x2x2 --ib $S3" "--method fattree --ib $S3 --server /x" \
 	"--method fattree --ib $S3 --host-pattern n{id}"; do
 	"$R" order $args >/dev/null 2>&1; rc=$?
