@@ -118,6 +118,15 @@ void topo_slurm_blocks_destroy(topo_slurm_blocks_t *b)
 	free(b);
 }
 
+/* Out of memory while building b: frees it, sets err and errno. Returns NULL. */
+static topo_slurm_blocks_t *blocks_nomem(topo_slurm_blocks_t *b, rm_error_t *err)
+{
+	topo_slurm_blocks_destroy(b);
+	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
+	errno = ENOMEM;
+	return NULL;
+}
+
 topo_slurm_blocks_t *topo_slurm_blocks_leaves(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err)
 {
 	topo_slurm_blocks_t *b = calloc(1, sizeof(*b));
@@ -147,10 +156,7 @@ topo_slurm_blocks_t *topo_slurm_blocks_leaves(topo_cluster_t c, const topo_swtre
 	return b;
 nomem:
 	free(leaf);
-	topo_slurm_blocks_destroy(b);
-	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
-	errno = ENOMEM;
-	return NULL;
+	return blocks_nomem(b, err);
 }
 
 topo_slurm_blocks_t *topo_slurm_blocks_groups(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err)
@@ -195,10 +201,7 @@ topo_slurm_blocks_t *topo_slurm_blocks_groups(topo_cluster_t c, const topo_swtre
 nomem:
 	free(leaf);
 	topo_slurm_blocks_destroy(leaves);
-	topo_slurm_blocks_destroy(b);
-	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
-	errno = ENOMEM;
-	return NULL;
+	return blocks_nomem(b, err);
 }
 
 static int cmp_pos(const void *a, const void *b)
@@ -255,6 +258,7 @@ topo_slurm_blocks_t *topo_slurm_blocks_nvlink(topo_cluster_t c, const topo_swtre
 	size_t *by = NULL;
 	unsigned char *in = NULL;
 	struct nvl_dom *dom = calloc(nd + 1, sizeof(*dom));
+	int ok = 0;
 
 	if (!b || !leaves || !dom)
 		goto nomem;
@@ -314,22 +318,14 @@ topo_slurm_blocks_t *topo_slurm_blocks_nvlink(topo_cluster_t c, const topo_swtre
 	for (i = 0; i < nh; i++)
 		if (!in[i])
 			b->outside[b->noutside++] = leaves->host[i];
-	free(pos);
-	free(by);
-	free(in);
-	free(dom);
-	topo_slurm_blocks_destroy(leaves);
-	return b;
+	ok = 1;
 nomem:
 	free(pos);
 	free(by);
 	free(in);
 	free(dom);
 	topo_slurm_blocks_destroy(leaves);
-	topo_slurm_blocks_destroy(b);
-	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
-	errno = ENOMEM;
-	return NULL;
+	return ok ? b : blocks_nomem(b, err);
 }
 
 size_t topo_slurm_block_sizes(const topo_slurm_blocks_t *b, size_t sizes[MAX_BLOCK_SIZES])
