@@ -93,6 +93,7 @@ allowed_skip() {
 	# Slurm's topology/block is in Slurm 23.11 and later, in no Debian 12 package: the block file is
 	# checked there, and Slurm loads it in the Debian 13 suite (debian13)
 	"slurm_block|Slurm 22.05: "*) return 0 ;;
+	"slurm_nvlink|Slurm 22.05: "*) return 0 ;;
 	# Debian 12's Slurm is 22.05, which has no topology/block (23.11): the Debian 13 root loads the file
 	"report_slurm_formats|topology/block needs Slurm 23.11 "*) return 0 ;;
 	esac

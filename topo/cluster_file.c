@@ -11,6 +11,11 @@
  *   ib = site.fabric                a site fabric file (topo/net_ib_site.c) is an ib source too
  *   rail = 0xe09d7303007a4bd8 3     the HCA with this node or port GUID is on rail 3 (repeatable; applied
  *                                   after every source, whatever its line; needs a fabric)
+ *   nvlink_domain = nvl72a gb[001-018]
+ *                                   a multi-node NVLink domain (a GB200 NVL72 rack, ...): NAME (letters,
+ *                                   digits, '.', '_', '-'; unique) and the Slurm host list of its hosts
+ *                                   (each in one domain at most); repeatable, in the order written; needs
+ *                                   a fabric. slurm-topology --format block writes one block per domain.
  *   lat_net = 1.5                   any cost parameter of topo_costs_t, by name
  *
  * Relative paths are relative to the file's directory; values may be double-quoted. Every line is
@@ -25,10 +30,23 @@
 #include <string.h>
 
 #include "cluster_private.h"
+#include "hostlist.h"
 #include "rm_file.h"
 #include "rm_text.h"
 
-enum key_kind { K_HWLOC, K_IB, K_IB_CACHE, K_NAME_MAP, K_TORUS, K_COST, K_STRICT, K_RAIL, K_GPU_LINKS, K_SLOTS };
+enum key_kind {
+	K_HWLOC,
+	K_IB,
+	K_IB_CACHE,
+	K_NAME_MAP,
+	K_TORUS,
+	K_COST,
+	K_STRICT,
+	K_RAIL,
+	K_GPU_LINKS,
+	K_SLOTS,
+	K_NVLINK
+};
 
 struct key {
 	const char *name;
@@ -49,6 +67,7 @@ static const struct key keys[] = {
 	{ "torus", K_TORUS, 0, 0, 0 },
 	{ "strict", K_STRICT, 0, 0, 0 },
 	{ "rail", K_RAIL, 0, 0, 0 },
+	{ "nvlink_domain", K_NVLINK, 0, 0, 0 },
 	COST(lat_core, 0, 0),
 	COST(bw_core, 0, 1),
 	COST(lat_cache, 0, 0),
@@ -75,6 +94,8 @@ struct line {
 	char *value; /* path resolved, or the spec as written */
 	double num;
 	uint64_t guid; /* K_RAIL */
+	char **hosts;  /* K_NVLINK: the domain's hosts (value: its name) */
+	size_t nhosts;
 	int lineno;
 };
 
@@ -137,6 +158,32 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 		out->value = NULL;
 		return 0;
 	}
+	if (keys[i].kind == K_NVLINK) {
+		size_t k = strcspn(val, " \t"), j;
+		char *list = val + k + strspn(val + k, " \t");
+		rm_error_t herr = { 0 };
+		char msg[400];
+
+		out->hosts = NULL;
+		for (j = 0; j < k; j++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", val[j]))
+				break;
+		if (!k || j < k || !*list || list[strcspn(list, " \t")])
+			return rm_error_set(err, path, lineno, 0,
+					    "nvlink_domain: expected 'nvlink_domain = NAME HOSTLIST' (NAME of letters, "
+					    "digits, '.', '_' and '-'; a Slurm host list), got '%s'",
+					    val);
+		val[k] = '\0';
+		if (!(out->hosts = hostlist_expand(list, &out->nhosts, 0, &herr)))
+			return rm_error_set(err, path, lineno, 0, "nvlink_domain %s: host list '%s': %s", val, list,
+					    rm_error_format(&herr, msg, sizeof(msg)));
+		if (!(out->value = strdup(val))) {
+			hostlist_free(out->hosts);
+			errno = ENOMEM;
+			return rm_error_set(err, path, lineno, 0, "out of memory");
+		}
+		return 0;
+	}
 	if (keys[i].kind == K_SLOTS) {
 		topo_slot_kind_t k;
 
@@ -166,9 +213,67 @@ static void free_lines(struct line *v, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		free(v[i].value);
+		if (v[i].key && v[i].key->kind == K_NVLINK)
+			hostlist_free(v[i].hosts);
+	}
 	free(v);
+}
+
+struct nvl_name {
+	const char *name;
+	int lineno;
+};
+
+static int cmp_nvl(const void *a, const void *b)
+{
+	const struct nvl_name *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->lineno > y->lineno) - (x->lineno < y->lineno);
+}
+
+/* NVLink domains: names unique, each host in one domain at most. O(H log H) for H hosts in all. */
+static int check_nvlink(const char *path, const struct line *v, size_t n, rm_error_t *err)
+{
+	struct nvl_name *a;
+	size_t i, j, k = 0, nh = 0;
+	int rc = 0, pass;
+
+	for (i = 0; i < n; i++)
+		if (v[i].key->kind == K_NVLINK)
+			nh += v[i].nhosts + 1;
+	if (!nh)
+		return 0;
+	if (!(a = malloc(nh * sizeof(*a))))
+		return errno = ENOMEM, rm_error_set(err, path, 0, 0, "out of memory");
+	for (pass = 0; pass < 2 && !rc; pass++) { /* 0: domain names, 1: hosts */
+		for (i = 0, k = 0; i < n; i++)
+			if (v[i].key->kind == K_NVLINK) {
+				if (!pass)
+					a[k++] = (struct nvl_name){ v[i].value, v[i].lineno };
+				for (j = 0; pass && j < v[i].nhosts; j++)
+					a[k++] = (struct nvl_name){ v[i].hosts[j], v[i].lineno };
+			}
+		qsort(a, k, sizeof(*a), cmp_nvl);
+		for (i = 1; i < k && !rc; i++)
+			if (!strcmp(a[i].name, a[i - 1].name)) {
+				errno = EINVAL;
+				rc = a[i].lineno == a[i - 1].lineno
+					     ? rm_error_set(err, path, a[i].lineno, 0,
+							    "nvlink_domain: host '%s' is listed twice", a[i].name)
+				     : pass ? rm_error_set(
+						      err, path, a[i].lineno, 0,
+						      "nvlink_domain: host '%s' is already in the domain of line %d",
+						      a[i].name, a[i - 1].lineno)
+					    : rm_error_set(err, path, a[i].lineno, 0,
+							   "nvlink_domain: domain '%s' is already declared on line %d",
+							   a[i].name, a[i - 1].lineno);
+			}
+	}
+	free(a);
+	return rc;
 }
 
 /* Reads and checks every line of the file. Returns the lines (count in *n) or NULL. */
@@ -223,6 +328,8 @@ static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
 	}
 	if (!bad)
 		bad = rm_file_stream_error(f, path, RM_FILE_CONFIG, err);
+	if (!bad)
+		bad = check_nvlink(path, v, *n, err);
 	fclose(f);
 	free(dir);
 	if (bad) {
@@ -259,6 +366,7 @@ static int apply_line(struct topo_cluster *c, const struct line *l, rm_error_t *
 	case K_COST: *(double *)((char *)&c->costs + l->key->cost_off) = l->num; return 0;
 	case K_STRICT: /* applied before any source (apply_strict) */ return 0;
 	case K_RAIL: /* applied after every source (apply_lines) */ return 0;
+	case K_NVLINK: /* applied after every source (apply_lines) */ return 0;
 	case K_GPU_LINKS: return topo_load_gpu_links(c, l->value, err);
 	case K_SLOTS: c->slots = (topo_slot_kind_t)l->num; return 0;
 	}
@@ -288,6 +396,18 @@ static int apply_lines(struct topo_cluster *c, const char *path, const struct li
 		if (topo_fabric_set_rail(c->fabric, v[i].guid, (unsigned)v[i].num) < 0)
 			return rm_error_set(err, path, v[i].lineno, 0, "rail: out of memory");
 		c->finalized = 0;
+	}
+	for (i = 0; i < n; i++) { /* NVLink domains, once the fabric is loaded */
+		if (v[i].key->kind != K_NVLINK)
+			continue;
+		if (!c->fabric) {
+			errno = EINVAL;
+			return rm_error_set(err, path, v[i].lineno, 0,
+					    "nvlink_domain: no fabric (an ib or ib_cache line) to write blocks for");
+		}
+		if (topo_fabric_add_nvlink_domain(c->fabric, v[i].value, (const char *const *)v[i].hosts, v[i].nhosts) <
+		    0)
+			return rm_error_set(err, path, v[i].lineno, 0, "nvlink_domain: out of memory");
 	}
 	if (c->fabric) { /* a GUID no HCA has is a typo, not a silent no-op */
 		uint64_t miss = topo_fabric_rail_unmatched(c->fabric);

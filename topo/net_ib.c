@@ -63,6 +63,13 @@ void topo_fabric_destroy(struct topo_fabric *f)
 	for (i = 0; i < f->nmap_names; i++)
 		free(f->map_names[i]);
 	free(f->map_names);
+	for (i = 0; i < f->nnvl; i++)
+		free(f->nvl_name[i]);
+	for (i = 0; i < f->nnvl_host; i++)
+		free(f->nvl_host[i]);
+	free(f->nvl_name);
+	free(f->nvl_host);
+	free(f->nvl_off);
 	pthread_mutex_destroy(&f->cache_lock);
 	free(f);
 }
@@ -336,6 +343,48 @@ int topo_fabric_set_rail(struct topo_fabric *f, uint64_t guid, unsigned r)
 		return errno = ENOMEM, -1;
 	ib_graph_reset(f);
 	return 0;
+}
+
+int topo_fabric_add_nvlink_domain(struct topo_fabric *f, const char *name, const char *const *hosts, size_t n)
+{
+	char **nn = realloc(f->nvl_name, (f->nnvl + 1) * sizeof(*nn)), **nh;
+	size_t *no, i;
+
+	if (nn)
+		f->nvl_name = nn;
+	no = nn ? realloc(f->nvl_off, (f->nnvl + 2) * sizeof(*no)) : NULL;
+	if (no)
+		f->nvl_off = no;
+	nh = no ? realloc(f->nvl_host, (f->nnvl_host + n + 1) * sizeof(*nh)) : NULL;
+	if (!nh)
+		return errno = ENOMEM, -1;
+	f->nvl_host = nh;
+	if (!f->nnvl)
+		f->nvl_off[0] = 0;
+	for (i = 0; i < n; i++)
+		if (!(nh[f->nnvl_host + i] = strdup(hosts[i])))
+			goto oom;
+	if (!(f->nvl_name[f->nnvl] = strdup(name)))
+		goto oom;
+	f->nnvl_host += n;
+	f->nvl_off[++f->nnvl] = f->nnvl_host;
+	return 0;
+oom:
+	while (i)
+		free(nh[f->nnvl_host + --i]);
+	return errno = ENOMEM, -1;
+}
+
+size_t topo_fabric_nvlink_domains(const topo_fabric_t *f)
+{
+	return f ? f->nnvl : 0;
+}
+
+const char *topo_fabric_nvlink_domain(const topo_fabric_t *f, size_t d, const char *const **hosts, size_t *n)
+{
+	*hosts = (const char *const *)f->nvl_host + f->nvl_off[d];
+	*n = f->nvl_off[d + 1] - f->nvl_off[d];
+	return f->nvl_name[d];
 }
 
 uint64_t topo_fabric_rail_unmatched(const struct topo_fabric *f)

@@ -173,6 +173,11 @@ struct topo_fabric {
 	uint8_t has_ports_subnet;    /* a subnet came from a -p ports report (port GUIDs only) */
 	unsigned long hw_gen;
 	struct ib_u64map rail_override; /* HCA node or port GUID -> rail (topo_fabric_set_rail) */
+	/* NVLink domains (topo_fabric_add_nvlink_domain): domain d is nvl_name[d], its hosts
+	 * nvl_host[nvl_off[d] .. nvl_off[d + 1]) (all owned) */
+	char **nvl_name, **nvl_host;
+	size_t *nvl_off;
+	size_t nnvl, nnvl_host;
 	/* finalize results */
 	int finalized;
 	struct ib_host *hosts;

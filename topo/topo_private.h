@@ -52,6 +52,9 @@ int topo_fabric_finalize(struct topo_fabric *f, rm_error_t *err);
  * fabric suggests; takes effect at the next finalize. 0, or -1 (ENOMEM; EINVAL when r >=
  * TOPO_MAX_RAILS or guid is 0). */
 int topo_fabric_set_rail(struct topo_fabric *f, uint64_t guid, unsigned r);
+/* Adds an NVLink domain: name and its hosts (copied), after those added before (the cluster file's
+ * "nvlink_domain = NAME HOSTLIST", which checks names and overlaps). 0, or -1 (ENOMEM). */
+int topo_fabric_add_nvlink_domain(struct topo_fabric *f, const char *name, const char *const *hosts, size_t n);
 /* The first rail override (topo_fabric_set_rail) whose GUID is no loaded HCA's node or port GUID, 0 when
  * every one names an HCA; UINT64_MAX with errno ENOMEM. O(nodes + overrides). */
 uint64_t topo_fabric_rail_unmatched(const struct topo_fabric *f);

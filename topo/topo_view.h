@@ -107,6 +107,11 @@ int topo_fabric_rail_hops(const topo_fabric_t *f, size_t a, size_t b, unsigned r
  * smallest rail on which both hosts have a port and are connected; -1 when there is none (then the
  * hosts' closest HCA pair is used, as for fabrics of several subnets). */
 long topo_fabric_default_rail(const topo_fabric_t *f, size_t a, size_t b);
+/* Multi-node NVLink domains (e.g. a GB200 NVL72 rack: the hosts whose GPUs share one NVLink fabric), as the
+ * cluster file's nvlink_domain lines give them, in their order: the count, and domain d's name and hosts
+ * (*hosts[0 .. *n), as written; not necessarily fabric hosts). */
+size_t topo_fabric_nvlink_domains(const topo_fabric_t *f);
+const char *topo_fabric_nvlink_domain(const topo_fabric_t *f, size_t d, const char *const **hosts, size_t *n);
 /* Leaf (dense switch) of host h's port on rail r, -1 when none. topo_fabric_host_leaf is the leaf of
  * the host's port on its lowest rail. */
 long topo_fabric_host_rail_leaf(const topo_fabric_t *f, size_t h, unsigned r);

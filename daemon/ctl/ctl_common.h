@@ -201,6 +201,30 @@ int ctl_synthetic_check(const char *spec, rm_error_t *err);
  * live fabric, torus) and finalises it. Returns 0, or -1 with err naming the file and line. */
 int ctl_sources_load(topo_cluster_t c, const ctl_sources_t *s, rm_error_t *err);
 
+/* ---- the switch tree's node lists and warnings (slurm-topology, order --method fattree) ---------- */
+
+struct topo_swtree;
+/* What the tree's warnings need, from a local tree or from rankmapd's answer. */
+struct ctl_swtree_summary {
+	size_t ntrees, nguid, nunplaced, nmultihomed, nexcluded, nmissing;
+	const char *first_guid, *first_unplaced, *first_missing;
+};
+/* The summary of a local tree (strings borrowed from it). */
+void ctl_swtree_summarise(const struct topo_swtree *t, struct ctl_swtree_summary *w);
+/* Warnings and notes on standard error as "rankmapctl CMD: ..."; filter names the node-list option
+ * ("nodes" or "slurm-conf"); all_leaves and top silence the notes they answer. */
+void ctl_swtree_warnings(const char *cmd, const struct ctl_swtree_summary *w, const char *filter, int all_leaves,
+			 int top);
+/* rankmapd's slurm_topology answer (format NULL: tree; keep NULL: every host): the response (json_decref
+ * it), *text its file and *w its summary (both borrowed from it); NULL after printing the error as
+ * "rankmapctl CMD: ...". */
+json_t *ctl_slurm_topology_call(const char *cmd, const ctl_daemon_t *d, const char *format, int all_leaves,
+				const char *top, const char *const *keep, size_t nkeep, struct ctl_swtree_summary *w,
+				const char **text);
+/* The keep list of --nodes HOSTLIST or --slurm-conf FILE (NULL without either, and on an error: then
+ * *bad is set after printing it as "rankmapctl CMD: ..."). Free with hostlist_free. */
+char **ctl_keep_nodes(const char *cmd, const char *nodes, const char *slurm_conf, size_t *n, int *bad);
+
 /* ---- atomic output files ---------------------------------------------------------------------- */
 
 /* Opens a new temporary file next to path (.<name>.tmp.XXXXXX, a name of its own: rm_tmpfile_beside);

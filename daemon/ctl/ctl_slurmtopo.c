@@ -69,7 +69,13 @@ static void usage(FILE *f)
 		"               count (every block must have at least that many nodes), each next size\n"
 		"               twice the one before (sizes must grow by powers of two), up to the\n"
 		"               largest power of two of blocks. On a dragonfly the blocks are its\n"
-		"               groups (group<G>).\n"
+		"               groups (group<G>). Where the cluster file (--cluster) names multi-node\n"
+		"               NVLink domains (lines 'nvlink_domain = NAME HOSTLIST', e.g. one per\n"
+		"               GB200 NVL72 rack: the hosts whose GPUs share one NVLink fabric), the\n"
+		"               blocks are those domains, one each (BlockName=NAME, its hosts of the\n"
+		"               fabric), in the order their first host comes in fat-tree order; hosts\n"
+		"               in no domain are in no block and are named in a comment, and so are\n"
+		"               domain hosts the fabric lacks.\n"
 		"      yaml     topology.yaml of Slurm 25.05 and later: the tree (cluster_default), the\n"
 		"               blocks and flat as three named topologies, with a partition example\n"
 		"               (PartitionName=... Topology=block) in comments. Slurm 25.05 is in no\n"
@@ -185,12 +191,6 @@ static int st_parse(int argc, char **argv, struct st_opts *o)
 	return -1;
 }
 
-/* What the tree's warnings need, from a local tree or from rankmapd's answer. */
-struct st_summary {
-	size_t ntrees, nguid, nunplaced, nmultihomed, nexcluded, nmissing;
-	const char *first_guid, *first_unplaced, *first_missing;
-};
-
 /* The text of topology.conf: from the local tree (t), or rankmapd's (text). */
 static int st_emit(topo_cluster_t c, const topo_swtree_t *t, const char *text, const struct st_opts *o, FILE *f,
 		   rm_error_t *err)
@@ -216,38 +216,57 @@ static int st_write(topo_cluster_t c, const topo_swtree_t *t, const char *text, 
 	return ctl_atomic_commit(f, tmp, o->out, st_emit(c, t, text, o, f, err), err);
 }
 
-static void st_warnings(const struct st_summary *w, const struct st_opts *o)
+void ctl_swtree_warnings(const char *cmd, const struct ctl_swtree_summary *w, const char *filter, int all_leaves,
+			 int top)
 {
-	if (w->ntrees > 1 && !o->top)
+	if (w->ntrees > 1 && !top)
 		fprintf(stderr,
-			"rankmapctl slurm-topology: warning: %zu separate switch trees (no switch reaches every "
-			"host): Slurm will not place a job across them; --top NAME joins them\n",
-			w->ntrees);
+			"rankmapctl %s: warning: %zu separate switch trees (no switch reaches every "
+			"host): Slurm will not place a job across them%s\n",
+			cmd, w->ntrees, strcmp(cmd, "slurm-topology") ? "" : "; --top NAME joins them");
 	if (w->nguid)
 		fprintf(stderr,
-			"rankmapctl slurm-topology: warning: %zu HCAs named only by their GUID (first: %s) are "
+			"rankmapctl %s: warning: %zu HCAs named only by their GUID (first: %s) are "
 			"left out of Nodes= and listed in a comment; give --node-name-map to name them\n",
-			w->nguid, w->first_guid ? w->first_guid : "?");
+			cmd, w->nguid, w->first_guid ? w->first_guid : "?");
 	if (w->nunplaced)
 		fprintf(stderr,
-			"rankmapctl slurm-topology: warning: %zu hosts hang on no switch and are not "
+			"rankmapctl %s: warning: %zu hosts hang on no switch and are not "
 			"listed (first: %s)\n",
-			w->nunplaced, w->first_unplaced ? w->first_unplaced : "?");
+			cmd, w->nunplaced, w->first_unplaced ? w->first_unplaced : "?");
 	if (w->nexcluded)
 		fprintf(stderr,
-			"rankmapctl slurm-topology: note: %zu fabric hosts are no Slurm node (--%s) and are "
+			"rankmapctl %s: note: %zu fabric hosts are no Slurm node (--%s) and are "
 			"listed in a comment only\n",
-			w->nexcluded, o->nodes ? "nodes" : "slurm-conf");
+			cmd, w->nexcluded, filter ? filter : "nodes");
 	if (w->nmissing)
 		fprintf(stderr,
-			"rankmapctl slurm-topology: warning: %zu Slurm nodes have no HCA in the fabric (first: %s) "
+			"rankmapctl %s: warning: %zu Slurm nodes have no HCA in the fabric (first: %s) "
 			"and are on no switch\n",
-			w->nmissing, w->first_missing ? w->first_missing : "?");
-	if (w->nmultihomed && !o->all_leaves)
+			cmd, w->nmissing, w->first_missing ? w->first_missing : "?");
+	if (w->nmultihomed && !all_leaves)
 		fprintf(stderr,
-			"rankmapctl slurm-topology: note: %zu hosts have HCAs on several switches; each is "
-			"listed under its first (--all-leaves: under all)\n",
-			w->nmultihomed);
+			"rankmapctl %s: note: %zu hosts have HCAs on several switches; each is "
+			"listed under its first%s\n",
+			cmd, w->nmultihomed, strcmp(cmd, "slurm-topology") ? "" : " (--all-leaves: under all)");
+}
+
+void ctl_swtree_summarise(const topo_swtree_t *t, struct ctl_swtree_summary *w)
+{
+	*w = (struct ctl_swtree_summary){ t->ntrees,
+					  t->nguid_host,
+					  t->nunplaced,
+					  t->nmultihomed,
+					  t->nexcluded,
+					  t->nmissing,
+					  t->nguid_host ? t->guid_host[0].name : NULL,
+					  t->nunplaced ? t->unplaced[0] : NULL,
+					  t->nmissing ? t->missing[0] : NULL };
+}
+
+static void st_warnings(const struct ctl_swtree_summary *w, const struct st_opts *o)
+{
+	ctl_swtree_warnings("slurm-topology", w, o->nodes ? "nodes" : "slurm-conf", o->all_leaves, o->top != NULL);
 }
 
 static size_t st_num(const json_t *resp, const char *key)
@@ -255,42 +274,56 @@ static size_t st_num(const json_t *resp, const char *key)
 	return (size_t)json_integer_value(json_object_get(resp, key));
 }
 
-/* slurm-topology through rankmapd: the same text from its model's fabric. Returns the exit status. */
-static int st_remote(const struct st_opts *o, const char *const *keep, size_t nkeep)
+json_t *ctl_slurm_topology_call(const char *cmd, const ctl_daemon_t *d, const char *format, int all_leaves,
+				const char *top, const char *const *keep, size_t nkeep, struct ctl_swtree_summary *w,
+				const char **text)
 {
 	json_t *req = rm_proto_request("slurm_topology", 1), *resp;
-	struct st_summary w;
-	rm_error_t err = { 0 };
-	const char *text;
-	int rc = 1;
 
-	if (o->all_leaves)
+	if (all_leaves)
 		json_object_set_new(req, "all_leaves", json_true());
-	if (o->top)
-		json_object_set_new(req, "top", json_string(o->top));
-	if (o->format)
-		json_object_set_new(req, "format", json_string(o->format));
+	if (top)
+		json_object_set_new(req, "top", json_string(top));
+	if (format)
+		json_object_set_new(req, "format", json_string(format));
 	if (keep) {
 		char *l = hostlist_compress(keep, nkeep);
 
 		json_object_set_new(req, "nodes", json_string(l ? l : ""));
 		free(l);
 	}
-	if (!(resp = ctl_call("slurm-topology", &o->d, req, CTL_DAEMON_TIMEOUT_MS)))
+	if (!(resp = ctl_call(cmd, d, req, CTL_DAEMON_TIMEOUT_MS)))
+		return NULL;
+	*w = (struct ctl_swtree_summary){ st_num(resp, "trees"),
+					  st_num(resp, "guid_hcas"),
+					  st_num(resp, "unplaced"),
+					  st_num(resp, "multihomed"),
+					  st_num(resp, "excluded"),
+					  st_num(resp, "missing"),
+					  json_string_value(json_object_get(resp, "first_guid_hca")),
+					  json_string_value(json_object_get(resp, "first_unplaced")),
+					  json_string_value(json_object_get(resp, "first_missing")) };
+	if (!(*text = json_string_value(json_object_get(resp, "topology_conf")))) {
+		fprintf(stderr, "rankmapctl %s: rankmapd at %s sent no topology.conf\n", cmd, ctl_daemon_name(d));
+		json_decref(resp);
+		return NULL;
+	}
+	return resp;
+}
+
+/* slurm-topology through rankmapd: the same text from its model's fabric. Returns the exit status. */
+static int st_remote(const struct st_opts *o, const char *const *keep, size_t nkeep)
+{
+	struct ctl_swtree_summary w;
+	rm_error_t err = { 0 };
+	const char *text;
+	json_t *resp = ctl_slurm_topology_call("slurm-topology", &o->d, o->format, o->all_leaves, o->top, keep, nkeep,
+					       &w, &text);
+	int rc = 1;
+
+	if (!resp)
 		return 1;
-	w = (struct st_summary){ st_num(resp, "trees"),
-				 st_num(resp, "guid_hcas"),
-				 st_num(resp, "unplaced"),
-				 st_num(resp, "multihomed"),
-				 st_num(resp, "excluded"),
-				 st_num(resp, "missing"),
-				 json_string_value(json_object_get(resp, "first_guid_hca")),
-				 json_string_value(json_object_get(resp, "first_unplaced")),
-				 json_string_value(json_object_get(resp, "first_missing")) };
-	if (!(text = json_string_value(json_object_get(resp, "topology_conf"))))
-		fprintf(stderr, "rankmapctl slurm-topology: rankmapd at %s sent no topology.conf\n",
-			ctl_daemon_name(&o->d));
-	else if (st_write(NULL, NULL, text, o, &err) < 0)
+	if (st_write(NULL, NULL, text, o, &err) < 0)
 		ctl_fail("slurm-topology", &err, "slurm-topology");
 	else
 		st_warnings(&w, o), rc = 0;
@@ -298,24 +331,23 @@ static int st_remote(const struct st_opts *o, const char *const *keep, size_t nk
 	return rc;
 }
 
-/* The keep list of --nodes or --slurm-conf (NULL without either; *bad set on an error, reported). */
-static char **st_keep(const struct st_opts *o, size_t *n, int *bad)
+char **ctl_keep_nodes(const char *cmd, const char *nodes, const char *slurm_conf, size_t *n, int *bad)
 {
 	rm_error_t err = { 0 };
 	char **keep = NULL;
 
 	*n = 0, *bad = 0;
-	if (o->nodes)
-		keep = hostlist_expand(o->nodes, n, 0, &err);
-	else if (o->slurm_conf)
-		keep = rm_slurm_conf_nodes(o->slurm_conf, n, &err);
+	if (nodes)
+		keep = hostlist_expand(nodes, n, 0, &err);
+	else if (slurm_conf)
+		keep = rm_slurm_conf_nodes(slurm_conf, n, &err);
 	else
 		return NULL;
 	if (!keep) {
 		char msg[600];
 
 		*bad = 1;
-		fprintf(stderr, "rankmapctl slurm-topology: %s%s\n", o->nodes ? "--nodes: " : "",
+		fprintf(stderr, "rankmapctl %s: %s%s\n", cmd, nodes ? "--nodes: " : "",
 			rm_error_format(&err, msg, sizeof(msg)));
 	}
 	return keep;
@@ -333,7 +365,7 @@ int ctl_slurm_topology_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	keep = st_keep(&o, &nkeep, &bad);
+	keep = ctl_keep_nodes("slurm-topology", o.nodes, o.slurm_conf, &nkeep, &bad);
 	if (bad)
 		return 1;
 	if (ctl_daemon_set(&o.d)) {
@@ -352,16 +384,9 @@ int ctl_slurm_topology_main(int argc, char **argv)
 	    (t = topo_swtree_build_keep(c, (o.all_leaves ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY,
 					(const char *const *)keep, nkeep, &err)) &&
 	    st_write(c, t, NULL, &o, &err) == 0) {
-		struct st_summary w = { t->ntrees,
-					t->nguid_host,
-					t->nunplaced,
-					t->nmultihomed,
-					t->nexcluded,
-					t->nmissing,
-					t->nguid_host ? t->guid_host[0].name : NULL,
-					t->nunplaced ? t->unplaced[0] : NULL,
-					t->nmissing ? t->missing[0] : NULL };
+		struct ctl_swtree_summary w;
 
+		ctl_swtree_summarise(t, &w);
 		st_warnings(&w, &o);
 		rc = 0;
 	} else {

@@ -18,7 +18,7 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{ "report", ctl_report_main, "summarise a cluster: hardware, fabric, hop counts, anomalies" },
 	{ "map", ctl_map_main, "map a communication pattern onto slots (TreeMatch, Scotch, ...)" },
-	{ "order", ctl_order_main, "compute a torus node ordering (MDF, Gray, Hilbert, BBB) for Slurm" },
+	{ "order", ctl_order_main, "compute a torus (MDF, Gray, Hilbert, BBB) or fat-tree node ordering for Slurm" },
 	{ "simulate", ctl_simulate_main, "simulate allocation from a free list to compare orderings" },
 	{ "slurm-topology", ctl_slurm_topology_main, "write Slurm topology.conf from InfiniBand data" },
 	{ "slurm-gres", ctl_slurm_gres_main, "write Slurm gres.conf lines for the GPUs of hwloc data" },

@@ -158,6 +158,18 @@ def parse_topofile(path):
     return adj, hosts
 
 
+def switch_levels(adj, leaves):
+    """Level of each switch reached from the leaves: hops from the nearest leaf (breadth first)."""
+    level, q = {s: 0 for s in leaves}, deque(leaves)
+    while q:
+        s = q.popleft()
+        for t in adj[s]:
+            if t not in level:
+                level[t] = level[s] + 1
+                q.append(t)
+    return level
+
+
 def check_topofile(sw, guid, seen, path, multi=False, conf=None):
     problems = []
     adj, hosts = parse_topofile(path)
@@ -171,17 +183,7 @@ def check_topofile(sw, guid, seen, path, multi=False, conf=None):
         m = re.match(r'^ibsw(\d+)$', name)
         if m and rank.get(g) != int(m.group(1)):
             problems.append(f'switch {name} (0x{g:016x}) is switch {rank.get(g)} of the file in GUID order')
-    level, q = {}, deque()
-    for s, h in hosts.items():
-        if h:
-            level[s] = 0
-            q.append(s)
-    while q:
-        s = q.popleft()
-        for t in adj[s]:
-            if t not in level:
-                level[t] = level[s] + 1
-                q.append(t)
+    level = switch_levels(adj, [s for s, h in hosts.items() if h])
     hosts = {g: {h for h in hs if h not in guid_only} for g, hs in hosts.items()}
     name_of = {g: n for n, g in guid.items()}
     all_hosts = set().union(*hosts.values()) if hosts else set()

@@ -328,6 +328,117 @@ def check_slurm_blocks(path, bfile):
     return problems
 
 
+def parse_fabric(path):
+    """Switch adjacency and hosts per switch (by GUID) of an ibnetdiscover topology file or -p ports report."""
+    from report_topo_check import parse_topofile, host_name
+    text = open(path).read()
+    if re.search(r'^Switch\s', text, re.M):
+        return parse_topofile(path)
+    adj, hosts = {}, {}
+    for line in text.splitlines():
+        m = re.match(r"^SW\s+\d+\s+\d+\s+0x([0-9a-f]+)\s.*?-\s+(SW|CA)\s+\d+\s+\d+\s+0x([0-9a-f]+)\s.*"
+                     r"\(\s*'[^']*'\s+-\s+'([^']*)'\s*\)", line)
+        if not m:
+            continue
+        s, kind, peer = int(m.group(1), 16), m.group(2), int(m.group(3), 16)
+        for x in (s, peer) if kind == 'SW' else (s,):
+            adj.setdefault(x, set())
+            hosts.setdefault(x, set())
+        if kind == 'SW':
+            adj[s].add(peer)
+            adj[peer].add(s)
+        else:
+            hosts[s].add(host_name(m.group(4), peer))
+    return adj, hosts
+
+
+def runs(order, member):
+    """Runs of an order in which consecutive hosts share a set (greedy: a run lasts while the sets of its
+    hosts still have one in common); member[h] is the set of sets host h is in."""
+    n, cur = 0, set()
+    for h in order:
+        m = member.get(h, set())
+        if cur & m:
+            cur &= m
+        else:
+            n, cur = n + 1, set(m)
+    return n
+
+
+def check_fattree_order(path, fabric, args):
+    """A fat-tree order (one host a line) against the raw fabric file, derived here: every named host once
+    (or those of --keep FILE); the hosts of each leaf contiguous (single-homed hosts, or with --lowest-label
+    each multi-rail host under the leaf of its HCA of the lowest label: as many runs as leaves;
+    multi-homed: no more runs than --max-runs N); at each level k, the hosts below one component of
+    the switches up to level k contiguous (the leaves under one spine are neighbours); with --groups the
+    dragonfly groups of the file contiguous."""
+    adj, hosts = parse_fabric(fabric)
+    order = [l.strip() for l in open(path) if l.strip() and not l.startswith('#')]
+    problems = []
+    member = {}
+    for s, hs in hosts.items():
+        for h in hs:
+            if not h.startswith('0x'):
+                member.setdefault(h, set()).add(s)
+    want = set(member)
+    if '--lowest-label' in args:
+        # multi-rail hosts under the leaf of their HCA with the lowest label (mlx5_0 before mlx5_1, ...)
+        low, cur = {}, None
+        for line in open(fabric):
+            m = re.match(r'^Ca\s+\d+\s+"H-[0-9a-f]+"\s*#\s*"(\S+)\s+(\S+)"', line)
+            if m:
+                cur = (m.group(1), natural_key(m.group(2)))
+                continue
+            m = re.match(r'^\[\d+\](?:\([0-9a-f]+\))?\s+"S-([0-9a-f]+)"', line)
+            if m and cur:
+                h, lab = cur
+                if h in member and (h not in low or lab < low[h][0]):
+                    low[h] = (lab, int(m.group(1), 16))
+                cur = None
+        member = {h: {low[h][1]} if h in low else m for h, m in member.items()}
+    if '--keep' in args:
+        want &= {l.strip() for l in open(args[args.index('--keep') + 1]) if l.strip()}
+        member = {h: m for h, m in member.items() if h in want}
+    if len(order) != len(set(order)):
+        problems.append(f'{path}: a host is listed twice')
+    if set(order) != want:
+        problems.append(f'{path}: hosts {sorted(set(order) ^ want)[:5]} differ from the fabric\'s')
+    multi = any(len(m) > 1 for m in member.values())
+    nleaves = len({s for m in member.values() for s in m})
+    got = runs(order, member)
+    limit = int(args[args.index('--max-runs') + 1]) if '--max-runs' in args else nleaves
+    if (got != nleaves and not multi) or got > limit:
+        problems.append(f'{path}: the order crosses leaves {got} times for {nleaves} leaves (a leaf\'s hosts '
+                        'are not together)')
+    from report_topo_check import switch_levels
+    level = switch_levels(adj, list({s for m in member.values() for s in m}))
+    for k in range(1, max(level.values(), default=0) + 1):
+        comp = {}
+        for s in sorted(x for x in level if level[x] <= k):
+            if s in comp:
+                continue
+            comp[s], stack = s, [s]
+            while stack:
+                u = stack.pop()
+                for v in adj[u]:
+                    if v not in comp and level.get(v, k + 1) <= k and abs(level[v] - level[u]) == 1:
+                        comp[v] = s
+                        stack.append(v)
+        cm = {h: {comp[s] for s in m} for h, m in member.items()}
+        ncomp = len({c for m in cm.values() for c in m})
+        if runs(order, cm) > max(ncomp, 1) and not multi:
+            problems.append(f'{path}: the hosts below the {ncomp} level-{k} parts of the tree are not together '
+                            f'({runs(order, cm)} runs)')
+    if '--groups' in args:
+        groups, _, _ = df_groups(fabric)
+        gm = {h: {i for i, g in enumerate(groups) if m & g} for h, m in member.items()}
+        ng = len({i for m in gm.values() for i in m})
+        if runs(order, gm) != ng:
+            problems.append(f'{path}: the {ng} dragonfly groups of {fabric} are not each together '
+                            f'({runs(order, gm)} runs)')
+    return problems
+
+
 def main():
     mode, args = sys.argv[1], sys.argv[2:]
     path = args[0]
@@ -344,6 +455,8 @@ def main():
         problems = check_weights(path, args[args.index('--tree') + 1])
     elif mode == 'dragonfly':
         problems = check_dragonfly(path, args[1], args)
+    elif mode == 'fattree-order':
+        problems = check_fattree_order(path, args[1], args)
     elif mode == 'slurm-blocks':
         problems = check_slurm_blocks(path, args[1])
     else:

@@ -12,7 +12,7 @@
 # hwloc-compress-dir), Scotch and libibnetdisc through the local mapping helper (test_map_engines). TESTS (blank-separated
 # patterns) replaces the list.
 TRIXIE_TESTS="test_topo_hwloc test_spank_* test_report_slurm test_topo_ib_files test_map_engines
- hwloc_doctype hwloc_faults hwloc_v3 report_slurm report_slurm_formats slurm_block
+ hwloc_doctype hwloc_faults hwloc_v3 report_slurm report_slurm_formats slurm_block slurm_nvlink
  pmpi_cart pmpi_graph pmpi_preload pmpi_exports pmpi_wrong_mpi spank_cluster spank_exports"
 B=build-trixie
 export B

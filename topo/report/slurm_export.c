@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostlist.h"
 #include "slurm_private.h"
 #include "topo_slurm.h"
+#include "topo_view.h"
 
 #define MAX_BLOCK_SIZES 16
 
@@ -111,7 +113,18 @@ void topo_slurm_blocks_destroy(topo_slurm_blocks_t *b)
 	free(b->name);
 	free(b->off);
 	free(b->host);
+	free(b->outside);
+	free(b->absent);
 	free(b);
+}
+
+/* Out of memory while building b: frees it, sets err and errno. Returns NULL. */
+static topo_slurm_blocks_t *blocks_nomem(topo_slurm_blocks_t *b, rm_error_t *err)
+{
+	topo_slurm_blocks_destroy(b);
+	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
+	errno = ENOMEM;
+	return NULL;
 }
 
 topo_slurm_blocks_t *topo_slurm_blocks_leaves(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err)
@@ -122,6 +135,8 @@ topo_slurm_blocks_t *topo_slurm_blocks_leaves(topo_cluster_t c, const topo_swtre
 	if (!b)
 		goto nomem;
 	b->kind = "leaf switch";
+	b->kinds = "leaf switches";
+	b->order = "the spines'";
 	nl = topo_swtree_leaf_order(c, t, &leaf);
 	b->name = malloc((nl + 1) * sizeof(*b->name));
 	b->off = malloc((nl + 1) * sizeof(*b->off));
@@ -141,10 +156,7 @@ topo_slurm_blocks_t *topo_slurm_blocks_leaves(topo_cluster_t c, const topo_swtre
 	return b;
 nomem:
 	free(leaf);
-	topo_slurm_blocks_destroy(b);
-	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
-	errno = ENOMEM;
-	return NULL;
+	return blocks_nomem(b, err);
 }
 
 topo_slurm_blocks_t *topo_slurm_blocks_groups(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err)
@@ -155,6 +167,8 @@ topo_slurm_blocks_t *topo_slurm_blocks_groups(topo_cluster_t c, const topo_swtre
 	if (!b || !leaves)
 		goto nomem;
 	b->kind = "dragonfly group";
+	b->kinds = "dragonfly groups";
+	b->order = "group";
 	nl = topo_swtree_leaf_order(c, t, &leaf);
 	b->name = calloc(t->ngroups + 1, sizeof(*b->name));
 	b->names = calloc(t->ngroups + 1, sizeof(*b->names));
@@ -187,10 +201,131 @@ topo_slurm_blocks_t *topo_slurm_blocks_groups(topo_cluster_t c, const topo_swtre
 nomem:
 	free(leaf);
 	topo_slurm_blocks_destroy(leaves);
-	topo_slurm_blocks_destroy(b);
-	rm_error_set(err, "slurm-topology", 0, 0, "out of memory");
-	errno = ENOMEM;
-	return NULL;
+	return blocks_nomem(b, err);
+}
+
+static int cmp_pos(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_host_at(const void *a, const void *b, void *host)
+{
+	const char *const *h = host;
+
+	return strcmp(h[*(const size_t *)a], h[*(const size_t *)b]);
+}
+
+/* Position of host name h in leaf order (leaves->host), SIZE_MAX when the tree does not list it; by[0..n)
+ * holds the positions sorted by name. */
+static size_t host_pos(const topo_slurm_blocks_t *leaves, const size_t *by, size_t n, const char *h)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(leaves->host[by[mid]], h);
+
+		if (!c)
+			return by[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return SIZE_MAX;
+}
+
+struct nvl_dom {
+	size_t first, d; /* position of the first host in leaf order; domain index */
+};
+
+static int cmp_dom(const void *a, const void *b)
+{
+	const struct nvl_dom *x = a, *y = b;
+
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+topo_slurm_blocks_t *topo_slurm_blocks_nvlink(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err)
+{
+	const topo_fabric_t *f = topo_cluster_fabric(c);
+	size_t nd = topo_fabric_nvlink_domains(f), nh = 0, d, i, k, h = 0, *pos = NULL;
+	topo_slurm_blocks_t *b = calloc(1, sizeof(*b)), *leaves = topo_slurm_blocks_leaves(c, t, err);
+	const char *const *dh;
+	size_t *by = NULL;
+	unsigned char *in = NULL;
+	struct nvl_dom *dom = calloc(nd + 1, sizeof(*dom));
+	int ok = 0;
+
+	if (!b || !leaves || !dom)
+		goto nomem;
+	b->kind = "NVLink domain";
+	b->kinds = "NVLink domains";
+	b->order = "fabric";
+	nh = leaves->off[leaves->n];
+	by = malloc((nh + 1) * sizeof(*by));
+	in = calloc(nh + 1, 1);
+	b->name = malloc((nd + 1) * sizeof(*b->name));
+	b->off = malloc((nd + 1) * sizeof(*b->off));
+	b->host = malloc((nh + 1) * sizeof(*b->host));
+	b->outside = malloc((nh + 1) * sizeof(*b->outside));
+	if (!by || !in || !b->name || !b->off || !b->host || !b->outside)
+		goto nomem;
+	for (i = 0; i < nh; i++)
+		by[i] = i;
+	qsort_r(by, nh, sizeof(*by), cmp_host_at, (void *)leaves->host);
+	for (d = 0, k = 0; d < nd; d++) { /* domains by the leaf order of their first host */
+		size_t n, p;
+
+		topo_fabric_nvlink_domain(f, d, &dh, &n);
+		dom[k] = (struct nvl_dom){ SIZE_MAX, d };
+		for (i = 0; i < n; i++)
+			if ((p = host_pos(leaves, by, nh, dh[i])) != SIZE_MAX && p < dom[k].first)
+				dom[k].first = p;
+		b->nabsent += n;
+		k += dom[k].first != SIZE_MAX;
+	}
+	qsort(dom, k, sizeof(*dom), cmp_dom);
+	b->absent = malloc((b->nabsent + 1) * sizeof(*b->absent));
+	pos = malloc((nh + 1) * sizeof(*pos));
+	if (!b->absent || !pos)
+		goto nomem;
+	b->nabsent = 0;
+	for (d = 0; d < nd; d++) { /* the absent hosts, in the file's order */
+		size_t n;
+
+		topo_fabric_nvlink_domain(f, d, &dh, &n);
+		for (i = 0; i < n; i++)
+			if (host_pos(leaves, by, nh, dh[i]) == SIZE_MAX)
+				b->absent[b->nabsent++] = dh[i];
+	}
+	for (d = 0; d < k; d++) {
+		size_t n, m = 0, p;
+
+		b->name[b->n] = topo_fabric_nvlink_domain(f, dom[d].d, &dh, &n);
+		for (i = 0; i < n; i++)
+			if ((p = host_pos(leaves, by, nh, dh[i])) != SIZE_MAX)
+				pos[m++] = p;
+		qsort(pos, m, sizeof(*pos), cmp_pos);
+		b->off[b->n++] = h;
+		for (i = 0; i < m; i++)
+			in[pos[i]] = 1, b->host[h++] = leaves->host[pos[i]];
+	}
+	b->off[b->n] = h;
+	for (i = 0; i < nh; i++)
+		if (!in[i])
+			b->outside[b->noutside++] = leaves->host[i];
+	ok = 1;
+nomem:
+	free(pos);
+	free(by);
+	free(in);
+	free(dom);
+	topo_slurm_blocks_destroy(leaves);
+	return ok ? b : blocks_nomem(b, err);
 }
 
 size_t topo_slurm_block_sizes(const topo_slurm_blocks_t *b, size_t sizes[MAX_BLOCK_SIZES])
@@ -273,18 +408,38 @@ static void small_base_note(const topo_slurm_blocks_t *b, const char *ind, FILE 
 	free(sz);
 }
 
+/* Comment lines naming up to 50 hosts, 8 a line. */
+static void host_comment(FILE *f, const char *ind, const char *head, const char *const *h, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	fprintf(f, "%s# %zu %s:", ind, n, head);
+	for (i = 0; i < n && i < 50; i++) {
+		if (i % 8 == 0)
+			fprintf(f, "\n%s#  ", ind);
+		fprintf(f, " %s", h[i]);
+	}
+	fprintf(f, "%s\n", n > 50 ? " ..." : "");
+}
+
 static void block_comment(const topo_slurm_blocks_t *b, const char *ind, FILE *f)
 {
 	size_t sizes[MAX_BLOCK_SIZES], ns = topo_slurm_block_sizes(b, sizes);
-	int leaves = !strcmp(b->kind, "leaf switch");
 
 	fprintf(f,
 		"%s# Blocks: the %zu %s, in %s order (Slurm pairs neighbouring blocks into larger\n"
 		"%s# ones). Block sizes: the base is the smallest block (%zu nodes; every block has at least\n"
 		"%s# that many), each next size twice the previous one.\n",
-		ind, b->n, leaves ? "leaf switches" : "dragonfly groups", leaves ? "the spines'" : "group", ind,
-		ns ? sizes[0] : 0, ind);
+		ind, b->n, b->kinds, b->order, ind, ns ? sizes[0] : 0, ind);
 	small_base_note(b, ind, f);
+	host_comment(f, ind, "hosts of the fabric are in no NVLink domain (nvlink_domain lines) and in no block",
+		     b->outside, b->noutside);
+	host_comment(f, ind,
+		     "hosts of the NVLink domains are not in the fabric's tree (no HCA of that name, or left out "
+		     "by --nodes/--slurm-conf) and in no block",
+		     b->absent, b->nabsent);
 }
 
 static int write_block_conf(const topo_swtree_t *t, const topo_slurm_blocks_t *b, FILE *f)
@@ -322,20 +477,40 @@ static int write_yaml(topo_cluster_t c, const topo_swtree_t *t, const topo_slurm
 	return 0;
 }
 
-static int write_weights(const topo_swtree_t *t, const topo_slurm_blocks_t *b, FILE *f)
+static void weights_header(const topo_swtree_t *t, const char *by, FILE *f)
 {
-	size_t i, w = 0;
-
 	fprintf(f,
-		"# Slurm node weights in fat-tree order, written by rankmapctl slurm-topology: hosts in leaf\n"
+		"# Slurm node weights in fat-tree order, written by rankmapctl %s: hosts in leaf\n"
 		"# order, the leaves in the order the spines reach them. Slurm allocates the lowest weight\n"
 		"# first, so consecutive nodes of a job share leaves and spines (without weights, Slurm takes\n"
 		"# nodes in the order of their names). Put each Weight= on the node's NodeName line in\n"
-		"# slurm.conf. Note: Slurm lets node weights override topology/tree's switch choice.\n");
+		"# slurm.conf. Note: Slurm lets node weights override topology/tree's switch choice.\n",
+		by);
 	topo_slurm_header_notes(t, f);
-	for (i = 0; i < b->n; i++) {
-		size_t h;
+}
 
+/* The hosts of b (leaves in leaf order) as the order format asks. */
+static int write_order(const topo_swtree_t *t, const topo_slurm_blocks_t *b, topo_slurm_order_t how, const char *by,
+		       FILE *f)
+{
+	size_t i, h, w = 0;
+	char *l;
+
+	switch (how) {
+	case TOPO_SLURM_ORDER_LIST:
+		for (h = 0; h < b->off[b->n]; h++)
+			fprintf(f, "%s\n", b->host[h]);
+		return 0;
+	case TOPO_SLURM_ORDER_HOSTLIST:
+		if (!(l = hostlist_compress(b->host, b->off[b->n])))
+			return -1;
+		fprintf(f, "%s\n", l);
+		free(l);
+		return 0;
+	case TOPO_SLURM_ORDER_WEIGHTS: break;
+	}
+	weights_header(t, by, f);
+	for (i = 0; i < b->n; i++) {
 		fprintf(f, "# %s %s\n", b->kind, b->name[i]);
 		for (h = b->off[i]; h < b->off[i + 1]; h++)
 			fprintf(f, "NodeName=%s Weight=%zu\n", b->host[h], ++w);
@@ -343,29 +518,54 @@ static int write_weights(const topo_swtree_t *t, const topo_slurm_blocks_t *b, F
 	return 0;
 }
 
-int topo_slurm_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_format_t fmt, const char *top, FILE *f,
-		     rm_error_t *err)
+/* After a writer: frees b, and turns its result (rc) and f's state into 0 or -1 with err set. */
+static int written(int rc, topo_slurm_blocks_t *b, FILE *f, rm_error_t *err)
 {
-	topo_slurm_blocks_t *b;
-	int rc;
-
-	if (t->filtered && !t->nplaced)
-		return rm_error_set(
-			err, "slurm-topology", 0, 0,
-			"no host of the fabric is in the node list (--nodes, --slurm-conf): nothing to write");
-	if (fmt == TOPO_SLURM_TREE)
-		return topo_slurm_topology_write(c, t, top, f, err);
-	b = t->ngroups && fmt != TOPO_SLURM_WEIGHTS ? topo_slurm_blocks_groups(c, t, err)
-						    : topo_slurm_blocks_leaves(c, t, err);
-	if (!b)
-		return -1;
-	switch (fmt) {
-	case TOPO_SLURM_BLOCK: rc = write_block_conf(t, b, f); break;
-	case TOPO_SLURM_YAML: rc = write_yaml(c, t, b, top, f, err); break;
-	default: rc = write_weights(t, b, f); break;
-	}
 	topo_slurm_blocks_destroy(b);
 	if (rc < 0 || ferror(f))
 		return rm_error_set(err, "slurm-topology", 0, 0, "%s", rc < 0 ? "out of memory" : "write error");
 	return 0;
+}
+
+static int nothing_kept(rm_error_t *err)
+{
+	return rm_error_set(err, "--nodes/--slurm-conf", 0, 0,
+			    "no host of the fabric is in the node list: nothing to write");
+}
+
+int topo_slurm_order_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_order_t how, const char *by, FILE *f,
+			   rm_error_t *err)
+{
+	topo_slurm_blocks_t *b;
+
+	if (t->filtered && !t->nplaced)
+		return nothing_kept(err);
+	if (!(b = topo_slurm_blocks_leaves(c, t, err)))
+		return -1;
+	return written(write_order(t, b, how, by, f), b, f, err);
+}
+
+int topo_slurm_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_format_t fmt, const char *top, FILE *f,
+		     rm_error_t *err)
+{
+	topo_slurm_blocks_t *b;
+
+	if (t->filtered && !t->nplaced)
+		return nothing_kept(err);
+	if (fmt == TOPO_SLURM_TREE)
+		return topo_slurm_topology_write(c, t, top, f, err);
+	if (fmt == TOPO_SLURM_WEIGHTS)
+		return topo_slurm_order_write(c, t, TOPO_SLURM_ORDER_WEIGHTS, "slurm-topology", f, err);
+	if (topo_fabric_nvlink_domains(topo_cluster_fabric(c))) {
+		if (!(b = topo_slurm_blocks_nvlink(c, t, err)))
+			return -1;
+		if (!b->n) {
+			topo_slurm_blocks_destroy(b);
+			return rm_error_set(err, "nvlink_domain", 0, 0,
+					    "no host of the NVLink domains is in the fabric's tree: no block to write");
+		}
+	} else if (!(b = t->ngroups ? topo_slurm_blocks_groups(c, t, err) : topo_slurm_blocks_leaves(c, t, err)))
+		return -1;
+	return written(fmt == TOPO_SLURM_BLOCK ? write_block_conf(t, b, f) : write_yaml(c, t, b, top, f, err), b, f,
+		       err);
 }

@@ -120,9 +120,12 @@ int topo_slurm_topology_write(topo_cluster_t c, const topo_swtree_t *t, const ch
  *   the fabric. Documented rules kept: every block has at least the base block size of nodes (the
  *   base is the smallest block), and each further size is the previous one times two (a power of two
  *   larger), up to the largest power-of-two number of blocks (at most 16 sizes).
- *   Blocks come from a topo_slurm_blocks_t, whatever forms them: leaf switches, or on a dragonfly its
- *   groups (the base block is then the smallest group); a GPU node's NVLink domain fills the same
- *   structure (the hook for it).
+ *   Blocks come from a topo_slurm_blocks_t, whatever forms them: leaf switches, on a dragonfly its
+ *   groups (the base block is then the smallest group), and where the cluster file names multi-node
+ *   NVLink domains (nvlink_domain lines, topo_fabric_nvlink_domains: GB200 NVL72 racks and the like)
+ *   those domains, before anything else: one block per domain, its hosts in leaf order, the domains in
+ *   the order of their first host in leaf order; hosts in no domain are in no block (named in a
+ *   comment), domain hosts the tree lacks are named in a comment.
  * yaml: Slurm 25.05's topology.yaml (topology.yaml(5)): a list of topologies, each `topology: NAME`
  *   first, `cluster_default`, and exactly one of `tree:` (`switches:` items with `switch`, `children`
  *   or `nodes`), `block:` (`block_sizes`, `blocks:` items with `block`, `nodes`) or `flat: true`. One
@@ -144,6 +147,12 @@ int topo_slurm_format_parse(const char *name, topo_slurm_format_t *fmt);
 typedef struct topo_slurm_blocks {
 	size_t n;
 	const char *kind;  /* what a block is, for comments: "leaf switch", "dragonfly group", ... */
+	const char *kinds; /* the same, plural */
+	const char *order; /* the order the blocks come in, for comments */
+	/* NVLink domains only (NULL, 0 otherwise; arrays owned, strings borrowed): hosts of the tree in no
+	 * domain, and domain hosts the tree does not list (no fabric host, or left out by the keep list) */
+	const char **outside, **absent;
+	size_t noutside, nabsent;
 	const char **name; /* n names (borrowed, or from names) */
 	char **names;      /* names made here (owned; NULL entries allowed), or NULL */
 	size_t *off;       /* n + 1: hosts of block b are host[off[b] .. off[b+1]) */
@@ -161,6 +170,9 @@ topo_slurm_blocks_t *topo_slurm_blocks_leaves(topo_cluster_t c, const topo_swtre
 /* The dragonfly groups of t as blocks ("group<G>", the hosts of the group's leaves in leaf order), in
  * group order; NULL with err set when out of memory. The block format uses them when t has groups. */
 topo_slurm_blocks_t *topo_slurm_blocks_groups(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err);
+/* The NVLink domains of c's fabric as blocks (above); NULL with err set when out of memory. With no
+ * domain, or no domain host in the tree, a block set with n == 0. */
+topo_slurm_blocks_t *topo_slurm_blocks_nvlink(topo_cluster_t c, const topo_swtree_t *t, rm_error_t *err);
 void topo_slurm_blocks_destroy(topo_slurm_blocks_t *b);
 /* The BlockSizes the rules above give for b: fills sizes (at most 16), returns their count (0 when b
  * has no block). */
@@ -170,6 +182,20 @@ size_t topo_slurm_block_sizes(const topo_slurm_blocks_t *b, size_t sizes[16]);
  * Returns 0, or -1 with err set (write error, out of memory). */
 int topo_slurm_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_format_t fmt, const char *top, FILE *f,
 		     rm_error_t *err);
+
+/* The fat-tree node order (the hosts of t's leaves in leaf order, topo_swtree_leaf_order; on a dragonfly
+ * group by group) as `rankmapctl order --method fattree` and `slurm-topology --format weights` write it:
+ * one host a line, one compressed Slurm host list, or NodeName=<host> Weight=<n> lines (1 first) with a
+ * comment header naming the command (by) and a comment line per leaf. */
+typedef enum topo_slurm_order {
+	TOPO_SLURM_ORDER_LIST = 0,
+	TOPO_SLURM_ORDER_HOSTLIST,
+	TOPO_SLURM_ORDER_WEIGHTS,
+} topo_slurm_order_t;
+/* Writes the order to f. Returns 0, or -1 with err set (nothing kept by the node list, write error, out
+ * of memory). */
+int topo_slurm_order_write(topo_cluster_t c, const topo_swtree_t *t, topo_slurm_order_t how, const char *by, FILE *f,
+			   rm_error_t *err);
 
 /* Sanitises name into buf for Slurm (see above); returns buf. An empty result stays empty. */
 char *topo_slurm_sanitise(const char *name, char *buf, size_t len);
