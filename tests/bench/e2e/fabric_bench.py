@@ -178,29 +178,44 @@ def pick(policy, want, free, name_order, rm_order, leaf, group, groups):
                     got.append(c[0])
                     left.discard(c[0])
         return got
-    # rankmap-blk: groups numbered in block order
+    # rankmap-blk: groups numbered in block order (order/sim_hosts.c's block(), split_segment(), take_segments())
     nfree = {g: sum(1 for h in free if group[h] == g) for g in groups}
+
+    def used(run, s):  # groups a split in segments of s takes, the groups holding the most first
+        caps, segs = sorted((nfree[g] // s for g in run), reverse=True), 0
+        for i, c in enumerate(caps):
+            segs += c
+            if c and segs >= want // s:
+                return i + 1
+        return None
+
+    def segment(run):  # two groups at fewest: the largest divisor of want whose split takes two too
+        if used(run, 1) != 2:
+            return 1
+        return max(s for s in range(1, want + 1) if want % s == 0 and used(run, s) == 2)
+
     best = None
     span = 1
     while span <= len(groups) and best is None:
         for d in range(0, len(groups) - span + 1, span):
-            fr = sum(nfree[g] for g in groups[d:d + span])
-            if fr >= want and (best is None or fr < best[1]):
-                best = (groups[d:d + span], fr)
+            run = groups[d:d + span]
+            fr = sum(nfree[g] for g in run)
+            if fr < want:
+                continue
+            seg = segment(run)
+            if best is None or seg > best[2] or (seg == best[2] and fr < best[1]):
+                best = (run, fr, seg)
         span *= 2
-    got = []
-    if best:
-        for g in best[0]:
-            got += [h for h in rm_order if h in free and group[h] == g][:want - len(got)]
-    left = set(free) - set(got)
+    run = best[0] if best else groups  # no run has room: every group
+    s = best[2] if best else segment(groups)
+    got, left = [], dict(nfree)
     while len(got) < want:
-        g = max(groups, key=lambda g: (sum(1 for h in left if group[h] == g), -groups.index(g)))
-        c = [h for h in rm_order if h in left and group[h] == g]
-        if not c:
+        g = max(run, key=lambda g: (left[g] // s, -run.index(g)))
+        segs = min(left[g] // s, (want - len(got)) // s)
+        if not segs:
             break
-        take = c[:want - len(got)]
-        got += take
-        left -= set(take)
+        got += [h for h in rm_order if h in free and group[h] == g][:segs * s]
+        left[g] -= segs * s
     return got
 
 
