@@ -19,7 +19,9 @@ BUSY of the hosts taken, drawn with seeds 26, 27, ...). Hosts are picked by the 
   slurm-df     one leaf when a leaf has room (best fit), else one node from each leaf in turn
   rankmap-wt   the first free nodes in rankmap's Weight order (slurm-topology --format weights)
   rankmap-blk  the smallest aligned run of 2^i blocks (dragonfly groups) with room, best fit; else the
-               groups with the most free nodes first
+               groups with the most free nodes first; a job that must span exactly two blocks takes
+               parts in segments of the largest divisor of its size the two hold (8+8, not 13+3), the
+               run with the largest segment first
 rankmap's order, leaves and blocks (groups; leaves on a fat tree) come from `rankmapctl slurm-topology
 --format weights|tree|block`, not from this script.
 The job's ranks are laid out block by block over its hosts in the scheduler's node order (Slurm's
