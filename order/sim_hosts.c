@@ -157,8 +157,9 @@ static void take_segments(hs_t *S, uint32_t d0, uint32_t n, uint32_t s, uint32_t
 }
 
 /* Smallest aligned run of 2^i domains with room: the one whose split has the largest segment
- * (split_segment), then best fit (fewest free hosts); if no run has room, all domains. Its hosts in segments (split_segment), the domain holding the most first (take_segments).
- * Domains are numbered in block order (the caller numbers them so). */
+ * (split_segment), then best fit (fewest free hosts); if no run has room, all domains. Its hosts in
+ * those segments, the domain holding the most first (take_segments). Domains are numbered in block
+ * order (the caller numbers them so). */
 static void block(hs_t *S, uint32_t want, uint32_t *k)
 {
 	uint32_t span, d, e, best = UINT32_MAX, bspan = 0, bseg = 0;
