@@ -66,9 +66,10 @@ def natural(s):
 
 def parse_topo(path):
     """The cables of an ibnetdiscover file, from its switches' port lines: (host, switch GUID, GB/s) per
-    HCA cable (the host is the first word of the HCA's description) and {(GUID, GUID): GB/s} per pair of
-    switches, parallel cables summed."""
-    hca, sw_links, seen, swg = [], {}, set(), None
+    HCA cable (the host is the first word of the HCA's description), {(GUID, GUID): GB/s} per pair of
+    switches, parallel cables summed, and every switch-to-switch cable on its own, (GUID, port, GUID, port,
+    GB/s), in the order of the file's port lines."""
+    hca, sw_links, cables, seen, swg = [], {}, [], set(), None
     for ln in open(path):
         m = re.match(r'^Switch\s+\d+\s+"(S-[0-9a-f]+)"', ln)
         if m:
@@ -85,31 +86,35 @@ def parse_topo(path):
             seen.add((swg, int(port)))
             key = tuple(sorted((swg, peer)))
             sw_links[key] = sw_links.get(key, 0) + gbs
-    return hca, sw_links
+            cables.append((swg, int(port), peer, int(pport), gbs))
+    return hca, sw_links, cables
 
 
-def fabric_links(hca, sw_links, leaf):
-    """The platform's links: each host by one cable to the switch of its leaf in rankmap's tree (the
-    switch all hosts of that leaf reach), and the switch-to-switch links. Hosts of several HCAs (rails)
-    keep that one cable: see PLACEMENT.md."""
+def host_cables(hca, leaf):
+    """Each host's one cable, to the switch of its leaf in rankmap's tree (the switch all hosts of that leaf
+    reach): {host: (switch GUID, GB/s)}. Hosts of several HCAs (rails) keep that one cable: see PLACEMENT.md."""
     reach = {}
     for h, g, gbs in hca:
         reach.setdefault(h, {})[g] = gbs
     members = {}
     for h, l in leaf.items():
         members.setdefault(l, []).append(h)
-    links = []
+    out = {}
     for l, hs in members.items():
         common = set.intersection(*(set(reach[h]) for h in hs))
         if not common:
             raise SystemExit("no switch reaches every host of rankmap's leaf %s" % l)
         g = sorted(common)[0]
-        links += [(h, g, reach[h][g]) for h in hs]
+        out.update((h, (g, reach[h][g])) for h in hs)
+    return out
+
+
+def platform_floyd(hosts, hcab, sw_links, cores):
+    """The platform before the minhop routes (kept for the figures before them): parallel cables between two
+    switches summed into one link, SimGrid's Floyd routing (one shortest path per pair of points, ties broken
+    by SimGrid: on the NDR capture every pair of leaves took the same spine)."""
+    links = [(h, g, gbs) for h, (g, gbs) in sorted(hcab.items())]
     links += [(a, b, gbs) for (a, b), gbs in sorted(sw_links.items())]
-    return links
-
-
-def platform(hosts, links, cores):
     out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
            '<platform version="4.1">', '<zone id="fabric" routing="Floyd">']
     for h in hosts:
@@ -120,6 +125,80 @@ def platform(hosts, links, cores):
         out.append('  <link id="l%d" bandwidth="%gGBps" latency="%s"/>' % (i, g, LINK_LAT))
     for i, (a, b, g) in enumerate(links):
         out.append('  <route src="%s" dst="%s"><link_ctn id="l%d"/></route>' % (a, b, i))
+    out += ["</zone>", "</platform>"]
+    return "\n".join(out) + "\n"
+
+
+def minhop_routes(hosts, hcab, cables):
+    """Routes as OpenSM's default engine (minhop) programs the switches: every switch forwards by destination
+    (one output port per destination LID, its linear forwarding table); among the ports on a shortest path
+    to a destination it takes the one with the fewest destinations assigned so far, ties to the lowest port
+    number. Every cable is a port of its own (parallel cables are separate links). Destinations are routed
+    in name order (a stand-in for LID order); hosts are not transit points. Returns the cables' links
+    [(a, b, GB/s)] (host cables first) and {(src host, dst host): [(link index, forward?)]}: forward when
+    the route crosses the link from a to b."""
+    links = [(h, g, gbs) for h, (g, gbs) in sorted(hcab.items())]
+    hostlink = {h: i for i, (h, _, _) in enumerate(links)}
+    ports = {}  # switch -> [(port, link index, peer)]
+    for a, pa, b, pb, gbs in cables:
+        i = len(links)
+        links.append((a, b, gbs))
+        ports.setdefault(a, []).append((pa, i, b))
+        ports.setdefault(b, []).append((pb, i, a))
+    for h, (g, gbs) in hcab.items():
+        ports.setdefault(g, []).append((1000 + hostlink[h], hostlink[h], h))  # host ports after the cables
+    for s in ports:
+        ports[s].sort()
+    used = {s: {} for s in ports}
+    lft = {s: {} for s in ports}
+    for d in sorted(hosts, key=natural):
+        dist, todo = {d: 0}, [d]
+        while todo:  # breadth first from d, through switches only
+            nxt = []
+            for x in todo:
+                if x != d and x not in ports:
+                    continue
+                for _, _, y in (ports[x] if x in ports else [(0, hostlink[d], hcab[d][0])]):
+                    if y not in dist and (y in ports or y == d):
+                        dist[y] = dist[x] + 1
+                        nxt.append(y)
+            todo = nxt
+        for s in ports:
+            if s not in dist:
+                continue
+            cand = [(used[s].get(p, 0), p, i, y) for p, i, y in ports[s] if dist.get(y, -1) == dist[s] - 1]
+            n, p, i, y = min(cand)
+            used[s][p] = n + 1
+            lft[s][d] = (i, y)
+    routes = {}
+    for a in hosts:
+        for d in hosts:
+            if a == d:
+                continue
+            x, r = hcab[a][0], [(hostlink[a], True)]
+            while x != d:
+                i, y = lft[x][d]
+                r.append((i, links[i][0] == x))
+                x = y
+            routes[(a, d)] = r
+    return links, routes
+
+
+def platform_minhop(hosts, links, routes, cores, duplex):
+    """A SimGrid Full zone with minhop_routes()'s routes, one per ordered pair of hosts. duplex: each cable
+    full duplex (SPLITDUPLEX: its own bandwidth each way) instead of SimGrid's default, one bandwidth shared
+    by both directions."""
+    out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+           '<platform version="4.1">', '<zone id="fabric" routing="Full">']
+    for h in hosts:
+        out.append('  <host id="%s" speed="1Gf" core="%d"/>' % (h, cores))
+    for i, (a, b, g) in enumerate(links):
+        out.append('  <link id="l%d" bandwidth="%gGBps" latency="%s"%s/>' % (
+            i, g, LINK_LAT, ' sharing_policy="SPLITDUPLEX"' if duplex else ""))
+    for (a, d), r in sorted(routes.items()):
+        out.append('  <route src="%s" dst="%s" symmetrical="NO">%s</route>' % (a, d, "".join(
+            '<link_ctn id="l%d"%s/>' % (i, (' direction="%s"' % ("UP" if fw else "DOWN")) if duplex else "")
+            for i, fw in r)))
     out += ["</zone>", "</platform>"]
     return "\n".join(out) + "\n"
 
@@ -226,6 +305,7 @@ def run(binary, work, plat, hosts, label, env):
     with open(hf, "w") as f:
         f.write("".join(h + "\n" for h in hosts for _ in range(RANKS_PER_HOST)))
     cmd = ["smpirun", "-platform", plat, "-hostfile", hf, "-np", str(len(hosts) * RANKS_PER_HOST)] + SMPI_CFG + \
+          ["--cfg=" + c for c in ARGS.cfg] + \
           [binary, "--dims", DIMS, "--periods", "1,1", "--bytes", BYTES, "--iters", str(ARGS.iters)]
     p = subprocess.run(cmd, cwd=work, env=dict(os.environ, TMPDIR=work, **env), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=600)
@@ -246,6 +326,12 @@ def main():
     ap.add_argument("--seeds", type=int, default=6, help="busy machine states (seeds 26, 27, ...)")
     ap.add_argument("--algos", default="treematch,scotch,auto", help="rankmap algorithms of the mapped runs")
     ap.add_argument("--out", default=os.path.join(TOP, "tests", "bench", "e2e", "out-fabric"))
+    ap.add_argument("--routing", choices=["minhop", "floyd"], default="minhop",
+                    help="minhop: OpenSM's default routes, destination based, every cable a link (default); "
+                    "floyd: the platform before them (parallel cables summed, SimGrid's Floyd routes)")
+    ap.add_argument("--duplex", action="store_true", help="minhop: full-duplex cables (SPLITDUPLEX)")
+    ap.add_argument("--cfg", action="append", default=[],
+                    help="an extra SimGrid option for every run, e.g. smpi/lat-factor:0:1 (repeatable)")
     ARGS = ap.parse_args()
     build = os.path.dirname(os.path.dirname(os.path.abspath(ARGS.bin)))
     rankmapctl = os.path.join(build, "rankmapctl")
@@ -264,7 +350,8 @@ def main():
         with open(cluster, "w") as f:
             f.write("# the SMPI platform's machine for rankmap\nhwloc = synthetic:core:%d pu:1@%s\nib = fabric.topo\n"
                     % (RANKS_PER_HOST, ",".join(sorted(hosts, key=natural))))
-        links = fabric_links(*parse_topo(TOPO), leaf)
+        hca, sw_links, cables = parse_topo(TOPO)
+        hcab = host_cables(hca, leaf)
         busy_n = int(BUSY * len(hosts) + 0.5)
         groups = []
         for h in rm_order:
@@ -272,7 +359,10 @@ def main():
                 groups.append(group[h])
         plat = os.path.join(work, "platform.xml")
         with open(plat, "w") as f:
-            f.write(platform(hosts, links, RANKS_PER_HOST))
+            if ARGS.routing == "floyd":
+                f.write(platform_floyd(hosts, hcab, sw_links, RANKS_PER_HOST))
+            else:
+                f.write(platform_minhop(hosts, *minhop_routes(hosts, hcab, cables), RANKS_PER_HOST, ARGS.duplex))
         name_order = sorted(hosts, key=natural)
         pos = {h: i for i, h in enumerate(rm_order)}
         npos = {h: i for i, h in enumerate(name_order)}
