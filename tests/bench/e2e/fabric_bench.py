@@ -4,13 +4,18 @@
 
     python3 tests/bench/e2e/fabric_bench.py [--fabric dragonfly|ndr] [--bin build/tests/e2e] [--iters 10]
                                             [--seeds 6] [--algos treematch,scotch,auto] [--out DIR]
+                                            [--routing minhop|floyd] [--shared-links] [--cfg SIMGRID-OPTION]
 
 The platform is generated from the fabric file the placement bench reads (tests/data/ib/df-5x4x4.topo;
 --fabric ndr: tests/data/ib/ndr-fattree-582ca.ibnetdiscover): every switch, every switch-to-switch
-cable with its rate (parallel cables summed), and each host by one cable to the switch of its leaf in
-rankmap's tree, routed by shortest path (SimGrid Floyd routing): on the dragonfly a message between
-groups takes the single global link of its pair of groups, as the model sees it. Each host has
-RANKS_PER_HOST cores (hwloc synthetic for rankmap, core= for SimGrid).
+cable with its rate, and each host by one cable to the switch of its leaf in rankmap's tree. Routes
+(--routing minhop, the default) are those OpenSM's default engine (minhop) programs: each switch forwards
+by destination, and among its ports on a shortest path to a destination takes the one with the fewest
+destinations so far; every cable is a link of its own (parallel cables too), full duplex (--shared-links:
+one bandwidth for both directions, SimGrid's default). On the dragonfly a message between groups takes the
+single global link of its pair of groups. --routing floyd is the platform before (parallel cables summed,
+SimGrid's Floyd shortest paths, shared links): on the NDR capture it sent every pair of leaves through the
+same spine. Each host has RANKS_PER_HOST cores (hwloc synthetic for rankmap, core= for SimGrid).
 
 One representative job of NODES nodes on an idle machine and on --seeds partly busy ones (a share
 BUSY of the hosts taken, drawn with seeds 26, 27, ...). Hosts are picked by the rules of bench_placement
@@ -329,7 +334,9 @@ def main():
     ap.add_argument("--routing", choices=["minhop", "floyd"], default="minhop",
                     help="minhop: OpenSM's default routes, destination based, every cable a link (default); "
                     "floyd: the platform before them (parallel cables summed, SimGrid's Floyd routes)")
-    ap.add_argument("--duplex", action="store_true", help="minhop: full-duplex cables (SPLITDUPLEX)")
+    ap.add_argument("--shared-links", action="store_true",
+                    help="minhop: each cable's bandwidth shared by its two directions (SimGrid's default, and the "
+                    "platform before the minhop routes) instead of full duplex, as InfiniBand cables are")
     ap.add_argument("--cfg", action="append", default=[],
                     help="an extra SimGrid option for every run, e.g. smpi/lat-factor:0:1 (repeatable)")
     ARGS = ap.parse_args()
@@ -362,7 +369,8 @@ def main():
             if ARGS.routing == "floyd":
                 f.write(platform_floyd(hosts, hcab, sw_links, RANKS_PER_HOST))
             else:
-                f.write(platform_minhop(hosts, *minhop_routes(hosts, hcab, cables), RANKS_PER_HOST, ARGS.duplex))
+                f.write(platform_minhop(hosts, *minhop_routes(hosts, hcab, cables), RANKS_PER_HOST,
+                                        not ARGS.shared_links))
         name_order = sorted(hosts, key=natural)
         pos = {h: i for i, h in enumerate(rm_order)}
         npos = {h: i for i, h in enumerate(name_order)}
@@ -419,7 +427,7 @@ def main():
             for c in cols:
                 rs = [x["times"][c] / y["times"][c] for x in res for y in res if x["policy"] == pol and
                       y["policy"] == "slurm-names" and x["state"] == y["state"] and x["state"] != "idle"]
-                line += " %-8s %5.3f" % (c, math.exp(sum(math.log(r) for r in rs) / len(rs)))
+                line += " %-8s %5.3f" % (c, math.exp(sum(math.log(r) for r in rs) / len(rs)) if rs else 1)
             print(line)
         print("\ngoal: rankmap's placements never slower than slurm-names (each state, each column)")
         missed = 0
