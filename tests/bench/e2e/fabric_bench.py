@@ -190,7 +190,8 @@ def minhop_routes(hosts, hcab, cables):
 
 
 def platform_minhop(hosts, links, routes, cores, duplex):
-    """A SimGrid Full zone with minhop_routes()'s routes, one per ordered pair of hosts. duplex: each cable
+    """A SimGrid Full zone with minhop_routes()'s routes, one per ordered pair of hosts (a comment names each
+    link's two ends: UP is from the first to the second, see fabric_links.py). duplex: each cable
     full duplex (SPLITDUPLEX: its own bandwidth each way) instead of SimGrid's default, one bandwidth shared
     by both directions."""
     out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
@@ -198,8 +199,8 @@ def platform_minhop(hosts, links, routes, cores, duplex):
     for h in hosts:
         out.append('  <host id="%s" speed="1Gf" core="%d"/>' % (h, cores))
     for i, (a, b, g) in enumerate(links):
-        out.append('  <link id="l%d" bandwidth="%gGBps" latency="%s"%s/>' % (
-            i, g, LINK_LAT, ' sharing_policy="SPLITDUPLEX"' if duplex else ""))
+        out.append('  <link id="l%d" bandwidth="%gGBps" latency="%s"%s/> <!-- %s %s -->' % (
+            i, g, LINK_LAT, ' sharing_policy="SPLITDUPLEX"' if duplex else "", a, b))
     for (a, d), r in sorted(routes.items()):
         out.append('  <route src="%s" dst="%s" symmetrical="NO">%s</route>' % (a, d, "".join(
             '<link_ctn id="l%d"%s/>' % (i, (' direction="%s"' % ("UP" if fw else "DOWN")) if duplex else "")
