@@ -117,7 +117,9 @@ static int build_tree(map_scotch_arch_t *a, const topo_target_t *t, const SCOTCH
 		for (s = 0; s < t->nslots && term[s] == (SCOTCH_Num)s; s++)
 			;
 		rc = 0;
-		if (s < t->nslots) { /* padded: keep the slots' terminals, terminal i of the sub is slot i */
+		/* padded: keep the slots' terminals, terminal i of the sub is slot i. Also when the slots are the
+		 * tree's first terminals (hosts of 4 and 2 slots: 8 terminals, slots 0-5): the rest are no slot */
+		if (s < t->nslots || size > (double)t->nslots) {
 			if (SCOTCH_archInit(&a->sub) != 0 ||
 			    SCOTCH_archSub(&a->sub, &a->tree, (SCOTCH_Num)t->nslots, term) != 0)
 				rc = -1;

@@ -206,8 +206,13 @@ double sim_mean_hop(const topo_torus_spec_t *spec, const uint32_t *nodes, size_t
  *                        has room (best fit), else one host at a time from every leaf with free hosts
  *                        in turn ("spread over as many leaf switches as possible");
  *   SIM_HOSTS_BLOCK      a model of topology/block: blocks are the domains in order; a job takes the
- *                        smallest aligned run of 2^i blocks with room (best fit, fewest free hosts),
- *                        its hosts in order; if none has room, the first free hosts of the order.
+ *                        smallest aligned run of 2^i blocks with room (if none has room, all domains),
+ *                        the domain holding the most of its hosts first, each domain's hosts in order.
+ *                        A job that must span exactly two domains (one shared global link) is split in
+ *                        segments of the largest divisor of its size that the two hold (8+8, not 13+3),
+ *                        the run with the largest such segment first, then best fit (fewest free
+ *                        hosts); what Slurm 24.05's --segment asks of topology/block, sized here by
+ *                        rankmap.
  * Measures per job, for its all-pairs traffic and its rank-to-next-rank (ring) traffic: the fraction
  * that crosses domains, and the fraction that leaves a leaf. */
 typedef enum sim_hosts_policy { SIM_HOSTS_FIRST_FIT = 0, SIM_HOSTS_SPREAD, SIM_HOSTS_BLOCK } sim_hosts_policy_t;

@@ -25,6 +25,7 @@ typedef struct hs {
 	uint32_t ndom, nleaf;
 	uint32_t *dom_free, *leaf_free; /* free hosts per domain, per leaf */
 	uint32_t *cnt;                  /* scratch counts (max(ndom, nleaf)) */
+	uint32_t *caps;                 /* scratch: segments per domain (ndom) */
 	uint32_t *pick;                 /* scratch: the job's hosts */
 	size_t nfree;
 	struct hs_run *heap;
@@ -85,34 +86,103 @@ static void spread(hs_t *S, uint32_t want, uint32_t *k)
 	}
 }
 
-/* Smallest aligned run of 2^i domains with room, best fit; else first fit. Domains are numbered in
- * block order (the caller numbers them so). */
+static int cmp_desc(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x < y) - (x > y);
+}
+
+/* How many of the domains d0 .. d0 + n - 1 a split of want hosts in segments of s takes (each segment
+ * inside one domain, the domains holding the most segments first), UINT32_MAX when they cannot. */
+static uint32_t domains_used(const hs_t *S, uint32_t d0, uint32_t n, uint32_t want, uint32_t s)
+{
+	size_t segs = 0;
+	uint32_t d;
+
+	for (d = 0; d < n; d++)
+		S->caps[d] = S->dom_free[d0 + d] / s;
+	qsort(S->caps, n, sizeof(*S->caps), cmp_desc);
+	for (d = 0; d < n && S->caps[d]; d++)
+		if ((segs += S->caps[d]) >= want / s)
+			return d + 1;
+	return UINT32_MAX;
+}
+
+/* The segment of a split of want hosts over the domains d0 .. d0 + n - 1 when the fewest of them that
+ * hold want are two: the largest divisor s of want whose split takes two domains too (else 1). Two
+ * domains share one global link (dragonfly: the pair's; fat tree: the spine between two leaves), which
+ * carries all of the job's traffic between its two parts. A job's ranks are laid out block by block over
+ * its hosts and most decompositions (MPI_Dims_create's grids, halves, quarters) divide the job evenly:
+ * parts that are multiples of a large divisor are whole sub-grids and cut fewer neighbour pairs across
+ * that link than a split in whatever proportion the free hosts give (8+8 instead of 13+3 or 9+7:
+ * tests/bench/PLACEMENT.md). Over three domains or more the job's cross traffic is spread over several
+ * links, and parts as large as the domains give keep the most pairs inside one (the all-pairs fraction
+ * of bench_placement). O(divisors x n log n). */
+static uint32_t split_segment(const hs_t *S, uint32_t d0, uint32_t n, uint32_t want)
+{
+	uint32_t best = 1, i, q;
+
+	if (domains_used(S, d0, n, want, 1) != 2)
+		return 1;
+	for (i = 1; (uint64_t)i * i <= want; i++) {
+		uint32_t c[2] = { i, want / i };
+
+		if (want % i)
+			continue;
+		for (q = 0; q < 2; q++)
+			if (c[q] > best && domains_used(S, d0, n, want, c[q]) == 2)
+				best = c[q];
+	}
+	return best;
+}
+
+/* Takes want hosts from the domains d0 .. d0 + n - 1 in segments of s, the domain holding the most
+ * segments first (fewest domains; the first in order on a tie), each domain's hosts in order. */
+static void take_segments(hs_t *S, uint32_t d0, uint32_t n, uint32_t s, uint32_t want, uint32_t *k)
+{
+	while (*k < want) {
+		uint32_t d, most = d0, segs;
+
+		for (d = d0 + 1; d < d0 + n; d++)
+			if (S->dom_free[d] / s > S->dom_free[most] / s)
+				most = d;
+		segs = S->dom_free[most] / s;
+		if (!segs)
+			return;
+		if ((size_t)segs * s > want - *k)
+			segs = (want - *k) / s;
+		fill_unit(S, S->m->domain, most, *k + segs * s, k);
+	}
+}
+
+/* Smallest aligned run of 2^i domains with room: the one whose split has the largest segment
+ * (split_segment), then best fit (fewest free hosts); if no run has room, all domains. Its hosts in
+ * those segments, the domain holding the most first (take_segments). Domains are numbered in block
+ * order (the caller numbers them so). */
 static void block(hs_t *S, uint32_t want, uint32_t *k)
 {
-	uint32_t span, d, e, best = UINT32_MAX, bspan = 0;
+	uint32_t span, d, e, best = UINT32_MAX, bspan = 0, bseg = 0;
 	size_t bfree = 0;
 
+	if (!want)
+		return;
 	for (span = 1; span <= S->ndom && best == UINT32_MAX; span *= 2)
 		for (d = 0; d + span <= S->ndom; d += span) {
 			size_t fr = 0;
+			uint32_t seg;
 
 			for (e = d; e < d + span; e++)
 				fr += S->dom_free[e];
-			if (fr >= want && (best == UINT32_MAX || fr < bfree))
-				best = d, bspan = span, bfree = fr;
+			if (fr < want)
+				continue;
+			seg = split_segment(S, d, span, want);
+			if (best == UINT32_MAX || seg > bseg || (seg == bseg && fr < bfree))
+				best = d, bspan = span, bfree = fr, bseg = seg;
 		}
-	for (d = best; best != UINT32_MAX && d < best + bspan && *k < want; d++)
-		fill_unit(S, S->m->domain, d, want, k);
-	while (*k < want) { /* no run has room: the domains with most free hosts first (fewest domains) */
-		uint32_t most = 0;
-
-		for (d = 1; d < S->ndom; d++)
-			if (S->dom_free[d] > S->dom_free[most])
-				most = d;
-		if (!S->dom_free[most])
-			break;
-		fill_unit(S, S->m->domain, most, want, k);
-	}
+	if (best == UINT32_MAX) /* no run has room: every domain */
+		best = 0, bspan = S->ndom, bseg = split_segment(S, 0, S->ndom, want);
+	take_segments(S, best, bspan, bseg, want, k);
 }
 
 /* Fractions of the job's all-pairs and ring traffic crossing units (unit[] of its hosts). */
@@ -189,6 +259,7 @@ static void hs_free(hs_t *S)
 	free(S->dom_free);
 	free(S->leaf_free);
 	free(S->cnt);
+	free(S->caps);
 	free(S->pick);
 }
 
@@ -207,9 +278,10 @@ static int hs_init(hs_t *S, const sim_hosts_t *m)
 	S->dom_free = calloc(S->ndom + 1, sizeof(*S->dom_free));
 	S->leaf_free = calloc(S->nleaf + 1, sizeof(*S->leaf_free));
 	S->cnt = calloc((S->ndom > S->nleaf ? S->ndom : S->nleaf) + 1, sizeof(*S->cnt));
+	S->caps = malloc((S->ndom + 1) * sizeof(*S->caps));
 	S->pick = malloc((m->n + 1) * sizeof(*S->pick));
 	S->heap = malloc((m->n + 1) * sizeof(*S->heap));
-	if (!S->busy || !S->pos || !S->dom_free || !S->leaf_free || !S->cnt || !S->pick || !S->heap)
+	if (!S->busy || !S->pos || !S->dom_free || !S->leaf_free || !S->cnt || !S->caps || !S->pick || !S->heap)
 		return -1;
 	for (h = 0; h < m->n; h++) {
 		S->pos[m->order[h]] = (uint32_t)h;

@@ -9,7 +9,8 @@
  *   slurm-df      Slurm's topology/tree with TopologyParam=Dragonfly (model: best-fit leaf, else
  *                 spread over as many leaves as possible), dragonfly only
  *   rankmap-wt    rankmap's Weight order (slurm-topology --format weights), first free nodes
- *   rankmap-blk   rankmap's blocks (slurm-topology --format block; model of topology/block)
+ *   rankmap-blk   rankmap's blocks (slurm-topology --format block; model of topology/block, a job
+ *                 split over two blocks in segments: order.h, SIM_HOSTS_BLOCK)
  * Targets (issue 26, item 5), on rankmap's blocks: never worse than slurm-names (and, on the dragonfly,
  * slurm-df) on any measure of any class, and strictly better on the dragonfly's global-link fraction
  * for all jobs. Exit status 1 when one is missed. rankmap's Weight order alone is printed beside them

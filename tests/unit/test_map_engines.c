@@ -295,6 +295,29 @@ static void test_irregular(void)
 	topo_target_destroy(t);
 }
 
+/* Hosts of 4 and 2 slots: the padded tree (2 hosts of 4) has 8 terminals and the slots are its first 6, so
+ * terminal i is slot i; terminals 6 and 7 are no slot and the target must still be restricted to the slots
+ * (it was not: Scotch then mapped ranks onto them and the repair scattered them; issue #26 item 5, the NDR
+ * capture's 11+5 hosts over two leaves). */
+static void test_prefix_padding(void)
+{
+	static const uint32_t sizes[] = { 4, 2 };
+	topo_target_t *t = hosts_target(sizes, 2, 10);
+	map_graph_t *g = random_graph(6, 10, 79);
+	map_scotch_arch_t arch;
+	int rc = map_scotch_arch_init(&arch, t, 1000, NULL);
+	SCOTCH_Num size = rc == 0 ? SCOTCH_archSize(arch.arch) : -1;
+
+	check(rc == 0 && arch.has_sub && size == (SCOTCH_Num)t->nslots,
+	      "slots filling the padded tree's first terminals: restricted to them (%d terminals for %u slots)",
+	      (int)size, t->nslots);
+	if (rc == 0)
+		map_scotch_arch_exit(&arch);
+	run_all(g, t, "hosts 4+2, 6 ranks", NULL);
+	map_graph_destroy(g);
+	topo_target_destroy(t);
+}
+
 /* Hosts of 8, 12, 16 and 8 slots (44), 40 ranks of a 5x8 halo exchange: the irregular tree and the
  * spare slots are where Scotch's balancing and TreeMatch's padding hurt; auto must match Scotch. */
 static void test_irregular_vs_scotch(void)
@@ -429,6 +452,7 @@ int main(void)
 	test_issue_table();
 	test_irregular();
 	test_irregular_vs_scotch();
+	test_prefix_padding();
 	test_bad_args();
 	test_refine_start_and_determinism();
 	test_replacements();

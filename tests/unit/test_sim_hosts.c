@@ -1,6 +1,8 @@
 /* tests/unit/test_sim_hosts.c: the allocation simulator on a switched fabric's host list
  * (order/sim_hosts.c). Eight hosts, two per leaf, four per domain (group); each policy's choice and
- * each measure worked out by hand for one job; FCFS waits; a job larger than the fabric refused. */
+ * each measure worked out by hand for one job; the block policy's split over two domains in segments
+ * and over three in the fullest domains (sixteen hosts, four domains); FCFS waits; a job larger than
+ * the fabric refused. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,10 +61,38 @@ int main(void)
 	/* spread with room on a leaf: best fit, one leaf */
 	n = one_job(SIM_HOSTS_SPREAD, 2, v);
 	check(n == 1 && near(v[2], 0) && near(v[0], 0), "spread: a job of 2 on one leaf");
-	/* block larger than a domain: two domains (the aligned run of 2) */
+	/* block larger than a domain: two domains (the aligned run of 2), split into segments of 3 (the
+	 * largest divisor of 6 that both hold), 3+3 rather than 4+2: 12 of 30 ordered pairs inside */
 	n = one_job(SIM_HOSTS_BLOCK, 6, v);
-	check(n == 1 && near(v[0], 1 - (4.0 * 3 + 2 * 1) / 30), "block: 6 hosts over the run of both groups, %.4f",
-	      v[0]);
+	check(n == 1 && near(v[0], 1 - (3.0 * 2 + 3 * 2) / 30), "block: 6 hosts as 3+3 over both groups, %.4f", v[0]);
+
+	/* block over four domains of 4 hosts (leaves of 2), order = host number. A first job of 2 takes
+	 * domain 0's hosts 0 1 (best fit, the first on a tie). A job of 6 fits no domain; of the runs of
+	 * two, (0,1) holds 2+4 (best fit, but 6 splits there only as 2+4: segments of 2) and (2,3) holds
+	 * 4+4 (segments of 3: 3+3): it takes 3+3 in (2,3), 12 of 30 pairs inside a domain (2+4 would
+	 * keep 14). Measures are means over both jobs (the first crosses nothing). */
+	{
+		static const uint32_t lf[16] = { 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7 },
+				      dm[16] = { 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3 },
+				      ord[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+		sim_job_t j[2] = { { 0, 100, 2 }, { 0, 100, 6 } };
+		sim_jobs_t jobs = { j, 2, 0 };
+		sim_hosts_t m = { 16, ord, lf, dm, SIM_HOSTS_BLOCK };
+		sim_hosts_result_t r;
+
+		check(sim_hosts_run(&m, &jobs, &r, NULL) == 0 && r.jobs[SIM_NCLASSES - 1] == 2 &&
+			      near(r.m[SIM_NCLASSES - 1][0], (1 - 12.0 / 30) / 2),
+		      "block: the run of two domains that splits 6 as 3+3 before the best fit's 2+4: domain_pairs "
+		      "%.4f, expected 0.3000",
+		      r.m[SIM_NCLASSES - 1][0]);
+		/* a job of 12 after the first: no run of two holds it, the run of four does; the fewest
+		 * domains that hold 12 are three (4+4+4 from domains 1 2 3, the most free first), not the
+		 * order's 2+4+4+2: 36 of 132 pairs inside a domain */
+		j[1].nodes = 12;
+		check(sim_hosts_run(&m, &jobs, &r, NULL) == 0 && near(r.m[SIM_NCLASSES - 1][0], (1 - 36.0 / 132) / 2),
+		      "block: 12 hosts over the three fullest domains: domain_pairs %.4f, expected %.4f",
+		      r.m[SIM_NCLASSES - 1][0], (1 - 36.0 / 132) / 2);
+	}
 
 	/* FCFS: two jobs of 6 hosts, the second waits until the first ends (10 s after 0, submitted at 1) */
 	{

@@ -4,13 +4,18 @@
 
     python3 tests/bench/e2e/fabric_bench.py [--fabric dragonfly|ndr] [--bin build/tests/e2e] [--iters 10]
                                             [--seeds 6] [--algos treematch,scotch,auto] [--out DIR]
+                                            [--routing minhop|floyd] [--shared-links] [--cfg SIMGRID-OPTION]
 
 The platform is generated from the fabric file the placement bench reads (tests/data/ib/df-5x4x4.topo;
 --fabric ndr: tests/data/ib/ndr-fattree-582ca.ibnetdiscover): every switch, every switch-to-switch
-cable with its rate (parallel cables summed), and each host by one cable to the switch of its leaf in
-rankmap's tree, routed by shortest path (SimGrid Floyd routing): on the dragonfly a message between
-groups takes the single global link of its pair of groups, as the model sees it. Each host has
-RANKS_PER_HOST cores (hwloc synthetic for rankmap, core= for SimGrid).
+cable with its rate, and each host by one cable to the switch of its leaf in rankmap's tree. Routes
+(--routing minhop, the default) are those OpenSM's default engine (minhop) programs: each switch forwards
+by destination, and among its ports on a shortest path to a destination takes the one with the fewest
+destinations so far; every cable is a link of its own (parallel cables too), full duplex (--shared-links:
+one bandwidth for both directions, SimGrid's default). On the dragonfly a message between groups takes the
+single global link of its pair of groups. --routing floyd is the platform before (parallel cables summed,
+SimGrid's Floyd shortest paths, shared links): on the NDR capture it sent every pair of leaves through the
+same spine. Each host has RANKS_PER_HOST cores (hwloc synthetic for rankmap, core= for SimGrid).
 
 One representative job of NODES nodes on an idle machine and on --seeds partly busy ones (a share
 BUSY of the hosts taken, drawn with seeds 26, 27, ...). Hosts are picked by the rules of bench_placement
@@ -19,7 +24,9 @@ BUSY of the hosts taken, drawn with seeds 26, 27, ...). Hosts are picked by the 
   slurm-df     one leaf when a leaf has room (best fit), else one node from each leaf in turn
   rankmap-wt   the first free nodes in rankmap's Weight order (slurm-topology --format weights)
   rankmap-blk  the smallest aligned run of 2^i blocks (dragonfly groups) with room, best fit; else the
-               groups with the most free nodes first
+               groups with the most free nodes first; a job that must span exactly two blocks takes
+               parts in segments of the largest divisor of its size the two hold (8+8, not 13+3), the
+               run with the largest segment first
 rankmap's order, leaves and blocks (groups; leaves on a fat tree) come from `rankmapctl slurm-topology
 --format weights|tree|block`, not from this script.
 The job's ranks are laid out block by block over its hosts in the scheduler's node order (Slurm's
@@ -64,9 +71,10 @@ def natural(s):
 
 def parse_topo(path):
     """The cables of an ibnetdiscover file, from its switches' port lines: (host, switch GUID, GB/s) per
-    HCA cable (the host is the first word of the HCA's description) and {(GUID, GUID): GB/s} per pair of
-    switches, parallel cables summed."""
-    hca, sw_links, seen, swg = [], {}, set(), None
+    HCA cable (the host is the first word of the HCA's description), {(GUID, GUID): GB/s} per pair of
+    switches, parallel cables summed, and every switch-to-switch cable on its own, (GUID, port, GUID, port,
+    GB/s), in the order of the file's port lines."""
+    hca, sw_links, cables, seen, swg = [], {}, [], set(), None
     for ln in open(path):
         m = re.match(r'^Switch\s+\d+\s+"(S-[0-9a-f]+)"', ln)
         if m:
@@ -83,31 +91,35 @@ def parse_topo(path):
             seen.add((swg, int(port)))
             key = tuple(sorted((swg, peer)))
             sw_links[key] = sw_links.get(key, 0) + gbs
-    return hca, sw_links
+            cables.append((swg, int(port), peer, int(pport), gbs))
+    return hca, sw_links, cables
 
 
-def fabric_links(hca, sw_links, leaf):
-    """The platform's links: each host by one cable to the switch of its leaf in rankmap's tree (the
-    switch all hosts of that leaf reach), and the switch-to-switch links. Hosts of several HCAs (rails)
-    keep that one cable: see PLACEMENT.md."""
+def host_cables(hca, leaf):
+    """Each host's one cable, to the switch of its leaf in rankmap's tree (the switch all hosts of that leaf
+    reach): {host: (switch GUID, GB/s)}. Hosts of several HCAs (rails) keep that one cable: see PLACEMENT.md."""
     reach = {}
     for h, g, gbs in hca:
         reach.setdefault(h, {})[g] = gbs
     members = {}
     for h, l in leaf.items():
         members.setdefault(l, []).append(h)
-    links = []
+    out = {}
     for l, hs in members.items():
         common = set.intersection(*(set(reach[h]) for h in hs))
         if not common:
             raise SystemExit("no switch reaches every host of rankmap's leaf %s" % l)
         g = sorted(common)[0]
-        links += [(h, g, reach[h][g]) for h in hs]
+        out.update((h, (g, reach[h][g])) for h in hs)
+    return out
+
+
+def platform_floyd(hosts, hcab, sw_links, cores):
+    """The platform before the minhop routes (kept for the figures before them): parallel cables between two
+    switches summed into one link, SimGrid's Floyd routing (one shortest path per pair of points, ties broken
+    by SimGrid: on the NDR capture every pair of leaves took the same spine)."""
+    links = [(h, g, gbs) for h, (g, gbs) in sorted(hcab.items())]
     links += [(a, b, gbs) for (a, b), gbs in sorted(sw_links.items())]
-    return links
-
-
-def platform(hosts, links, cores):
     out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
            '<platform version="4.1">', '<zone id="fabric" routing="Floyd">']
     for h in hosts:
@@ -118,6 +130,81 @@ def platform(hosts, links, cores):
         out.append('  <link id="l%d" bandwidth="%gGBps" latency="%s"/>' % (i, g, LINK_LAT))
     for i, (a, b, g) in enumerate(links):
         out.append('  <route src="%s" dst="%s"><link_ctn id="l%d"/></route>' % (a, b, i))
+    out += ["</zone>", "</platform>"]
+    return "\n".join(out) + "\n"
+
+
+def minhop_routes(hosts, hcab, cables):
+    """Routes as OpenSM's default engine (minhop) programs the switches: every switch forwards by destination
+    (one output port per destination LID, its linear forwarding table); among the ports on a shortest path
+    to a destination it takes the one with the fewest destinations assigned so far, ties to the lowest port
+    number. Every cable is a port of its own (parallel cables are separate links). Destinations are routed
+    in name order (a stand-in for LID order); hosts are not transit points. Returns the cables' links
+    [(a, b, GB/s)] (host cables first) and {(src host, dst host): [(link index, forward?)]}: forward when
+    the route crosses the link from a to b."""
+    links = [(h, g, gbs) for h, (g, gbs) in sorted(hcab.items())]
+    hostlink = {h: i for i, (h, _, _) in enumerate(links)}
+    ports = {}  # switch -> [(port, link index, peer)]
+    for a, pa, b, pb, gbs in cables:
+        i = len(links)
+        links.append((a, b, gbs))
+        ports.setdefault(a, []).append((pa, i, b))
+        ports.setdefault(b, []).append((pb, i, a))
+    for h, (g, gbs) in hcab.items():
+        ports.setdefault(g, []).append((1000 + hostlink[h], hostlink[h], h))  # host ports after the cables
+    for s in ports:
+        ports[s].sort()
+    used = {s: {} for s in ports}
+    lft = {s: {} for s in ports}
+    for d in sorted(hosts, key=natural):
+        dist, todo = {d: 0}, [d]
+        while todo:  # breadth first from d, through switches only
+            nxt = []
+            for x in todo:
+                if x != d and x not in ports:
+                    continue
+                for _, _, y in (ports[x] if x in ports else [(0, hostlink[d], hcab[d][0])]):
+                    if y not in dist and (y in ports or y == d):
+                        dist[y] = dist[x] + 1
+                        nxt.append(y)
+            todo = nxt
+        for s in ports:
+            if s not in dist:
+                continue
+            cand = [(used[s].get(p, 0), p, i, y) for p, i, y in ports[s] if dist.get(y, -1) == dist[s] - 1]
+            n, p, i, y = min(cand)
+            used[s][p] = n + 1
+            lft[s][d] = (i, y)
+    routes = {}
+    for a in hosts:
+        for d in hosts:
+            if a == d:
+                continue
+            x, r = hcab[a][0], [(hostlink[a], True)]
+            while x != d:
+                i, y = lft[x][d]
+                r.append((i, links[i][0] == x))
+                x = y
+            routes[(a, d)] = r
+    return links, routes
+
+
+def platform_minhop(hosts, links, routes, cores, duplex):
+    """A SimGrid Full zone with minhop_routes()'s routes, one per ordered pair of hosts (a comment names each
+    link's two ends: UP is from the first to the second, see fabric_links.py). duplex: each cable
+    full duplex (SPLITDUPLEX: its own bandwidth each way) instead of SimGrid's default, one bandwidth shared
+    by both directions."""
+    out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+           '<platform version="4.1">', '<zone id="fabric" routing="Full">']
+    for h in hosts:
+        out.append('  <host id="%s" speed="1Gf" core="%d"/>' % (h, cores))
+    for i, (a, b, g) in enumerate(links):
+        out.append('  <link id="l%d" bandwidth="%gGBps" latency="%s"%s/> <!-- %s %s -->' % (
+            i, g, LINK_LAT, ' sharing_policy="SPLITDUPLEX"' if duplex else "", a, b))
+    for (a, d), r in sorted(routes.items()):
+        out.append('  <route src="%s" dst="%s" symmetrical="NO">%s</route>' % (a, d, "".join(
+            '<link_ctn id="l%d"%s/>' % (i, (' direction="%s"' % ("UP" if fw else "DOWN")) if duplex else "")
+            for i, fw in r)))
     out += ["</zone>", "</platform>"]
     return "\n".join(out) + "\n"
 
@@ -178,29 +265,44 @@ def pick(policy, want, free, name_order, rm_order, leaf, group, groups):
                     got.append(c[0])
                     left.discard(c[0])
         return got
-    # rankmap-blk: groups numbered in block order
+    # rankmap-blk: groups numbered in block order (order/sim_hosts.c's block(), split_segment(), take_segments())
     nfree = {g: sum(1 for h in free if group[h] == g) for g in groups}
+
+    def used(run, s):  # groups a split in segments of s takes, the groups holding the most first
+        caps, segs = sorted((nfree[g] // s for g in run), reverse=True), 0
+        for i, c in enumerate(caps):
+            segs += c
+            if c and segs >= want // s:
+                return i + 1
+        return None
+
+    def segment(run):  # two groups at fewest: the largest divisor of want whose split takes two too
+        if used(run, 1) != 2:
+            return 1
+        return max(s for s in range(1, want + 1) if want % s == 0 and used(run, s) == 2)
+
     best = None
     span = 1
     while span <= len(groups) and best is None:
         for d in range(0, len(groups) - span + 1, span):
-            fr = sum(nfree[g] for g in groups[d:d + span])
-            if fr >= want and (best is None or fr < best[1]):
-                best = (groups[d:d + span], fr)
+            run = groups[d:d + span]
+            fr = sum(nfree[g] for g in run)
+            if fr < want:
+                continue
+            seg = segment(run)
+            if best is None or seg > best[2] or (seg == best[2] and fr < best[1]):
+                best = (run, fr, seg)
         span *= 2
-    got = []
-    if best:
-        for g in best[0]:
-            got += [h for h in rm_order if h in free and group[h] == g][:want - len(got)]
-    left = set(free) - set(got)
+    run = best[0] if best else groups  # no run has room: every group
+    s = best[2] if best else segment(groups)
+    got, left = [], dict(nfree)
     while len(got) < want:
-        g = max(groups, key=lambda g: (sum(1 for h in left if group[h] == g), -groups.index(g)))
-        c = [h for h in rm_order if h in left and group[h] == g]
-        if not c:
+        g = max(run, key=lambda g: (left[g] // s, -run.index(g)))
+        segs = min(left[g] // s, (want - len(got)) // s)
+        if not segs:
             break
-        take = c[:want - len(got)]
-        got += take
-        left -= set(take)
+        got += [h for h in rm_order if h in free and group[h] == g][:segs * s]
+        left[g] -= segs * s
     return got
 
 
@@ -209,6 +311,7 @@ def run(binary, work, plat, hosts, label, env):
     with open(hf, "w") as f:
         f.write("".join(h + "\n" for h in hosts for _ in range(RANKS_PER_HOST)))
     cmd = ["smpirun", "-platform", plat, "-hostfile", hf, "-np", str(len(hosts) * RANKS_PER_HOST)] + SMPI_CFG + \
+          ["--cfg=" + c for c in ARGS.cfg] + \
           [binary, "--dims", DIMS, "--periods", "1,1", "--bytes", BYTES, "--iters", str(ARGS.iters)]
     p = subprocess.run(cmd, cwd=work, env=dict(os.environ, TMPDIR=work, **env), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=600)
@@ -229,6 +332,14 @@ def main():
     ap.add_argument("--seeds", type=int, default=6, help="busy machine states (seeds 26, 27, ...)")
     ap.add_argument("--algos", default="treematch,scotch,auto", help="rankmap algorithms of the mapped runs")
     ap.add_argument("--out", default=os.path.join(TOP, "tests", "bench", "e2e", "out-fabric"))
+    ap.add_argument("--routing", choices=["minhop", "floyd"], default="minhop",
+                    help="minhop: OpenSM's default routes, destination based, every cable a link (default); "
+                    "floyd: the platform before them (parallel cables summed, SimGrid's Floyd routes)")
+    ap.add_argument("--shared-links", action="store_true",
+                    help="minhop: each cable's bandwidth shared by its two directions (SimGrid's default, and the "
+                    "platform before the minhop routes) instead of full duplex, as InfiniBand cables are")
+    ap.add_argument("--cfg", action="append", default=[],
+                    help="an extra SimGrid option for every run, e.g. smpi/lat-factor:0:1 (repeatable)")
     ARGS = ap.parse_args()
     build = os.path.dirname(os.path.dirname(os.path.abspath(ARGS.bin)))
     rankmapctl = os.path.join(build, "rankmapctl")
@@ -247,7 +358,8 @@ def main():
         with open(cluster, "w") as f:
             f.write("# the SMPI platform's machine for rankmap\nhwloc = synthetic:core:%d pu:1@%s\nib = fabric.topo\n"
                     % (RANKS_PER_HOST, ",".join(sorted(hosts, key=natural))))
-        links = fabric_links(*parse_topo(TOPO), leaf)
+        hca, sw_links, cables = parse_topo(TOPO)
+        hcab = host_cables(hca, leaf)
         busy_n = int(BUSY * len(hosts) + 0.5)
         groups = []
         for h in rm_order:
@@ -255,7 +367,11 @@ def main():
                 groups.append(group[h])
         plat = os.path.join(work, "platform.xml")
         with open(plat, "w") as f:
-            f.write(platform(hosts, links, RANKS_PER_HOST))
+            if ARGS.routing == "floyd":
+                f.write(platform_floyd(hosts, hcab, sw_links, RANKS_PER_HOST))
+            else:
+                f.write(platform_minhop(hosts, *minhop_routes(hosts, hcab, cables), RANKS_PER_HOST,
+                                        not ARGS.shared_links))
         name_order = sorted(hosts, key=natural)
         pos = {h: i for i, h in enumerate(rm_order)}
         npos = {h: i for i, h in enumerate(name_order)}
@@ -312,7 +428,7 @@ def main():
             for c in cols:
                 rs = [x["times"][c] / y["times"][c] for x in res for y in res if x["policy"] == pol and
                       y["policy"] == "slurm-names" and x["state"] == y["state"] and x["state"] != "idle"]
-                line += " %-8s %5.3f" % (c, math.exp(sum(math.log(r) for r in rs) / len(rs)))
+                line += " %-8s %5.3f" % (c, math.exp(sum(math.log(r) for r in rs) / len(rs)) if rs else 1)
             print(line)
         print("\ngoal: rankmap's placements never slower than slurm-names (each state, each column)")
         missed = 0
