@@ -455,8 +455,17 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 		return rm_proto_error(id, RM_ERR_PERMISSION, "register: %s", msg);
 	}
 	/* parsed once, here: in a child when the hardware is new (a crash costs this request only) */
-	if (!(seq = srv_model_pool_add(ctx, host, xml, len, &err)))
-		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", rm_error_format(&err, msg, sizeof(msg)));
+	if (!(seq = srv_model_pool_add(ctx, host, xml, len, &err))) {
+		/* a parser that hung or had no memory says nothing of the XML: refused as transient, nothing
+		 * kept, so that the registrant tries again (and a backup that got the same XML agrees after) */
+		int e = errno;
+
+		rm_error_format(&err, msg, sizeof(msg));
+		if (e == ETIMEDOUT || e == ENOMEM)
+			return rm_proto_error(id, e == ETIMEDOUT ? RM_ERR_TIMEOUT : RM_ERR_INTERNAL,
+					      "xml: %s; nothing of this registration was kept: register again", msg);
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", msg);
+	}
 	/* saved with the registrations that arrive together, the model updated once for them all; answered
 	 * once durable (srv_commit.c) */
 	return srv_commit_register(ctx, host, xml, len, seq, id, peer);
