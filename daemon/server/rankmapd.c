@@ -301,7 +301,9 @@ int main(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, &o)))
 		return rc == 1 ? 0 : 2;
 	rc = 1;
-	if (topo_parse_program("/proc/self/exe", (char *[]){ argv[0], PARSER_CHILD_ARG, NULL }) < 0) {
+	/* without /proc (a bare chroot) the parser child stays a fork, as in rankmapctl */
+	if (access("/proc/self/exe", X_OK) == 0 &&
+	    topo_parse_program("/proc/self/exe", (char *[]){ argv[0], PARSER_CHILD_ARG, NULL }) < 0) {
 		fprintf(stderr, "rankmapd: out of memory\n");
 		return 1;
 	}
