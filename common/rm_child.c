@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,7 +378,12 @@ struct rm_child_srv {
 	pid_t pid; /* 0: no child */
 	int fd;    /* the parent's end of the socket pair */
 	unsigned forks;
+	char *path;  /* rm_child_srv_exec: the program children are, else NULL (forks) */
+	char **argv; /* its arguments, with two free slots at the end (the caller's pid, NULL) */
 };
+
+/* The descriptor of the request socket in a child (forked or exec'd). */
+#define SRV_FD 3
 
 static int read_full(int fd, void *buf, size_t len)
 {
@@ -385,11 +391,8 @@ static int read_full(int fd, void *buf, size_t len)
 }
 
 /* The child's loop: [u64 length][request] in, [child_head][answer or rm_error_t] out, until end of file. */
-static __attribute__((noreturn)) void srv_child_main(pid_t parent, int sfd, rm_child_srv_t *s)
+static __attribute__((noreturn)) void srv_loop(int fd, rm_child_req_fn fn, void *arg)
 {
-	int fd;
-
-	fd = child_start(parent, sfd, &s->lim);
 	for (;;) {
 		child_head_t h = { .magic = CHILD_MAGIC };
 		uint64_t rl;
@@ -405,7 +408,7 @@ static __attribute__((noreturn)) void srv_child_main(pid_t parent, int sfd, rm_c
 			_exit(124);
 		memset(&err, 0, sizeof(err));
 		errno = 0;
-		out = s->fn(s->arg, req, (size_t)rl, &len, &err);
+		out = fn(arg, req, (size_t)rl, &len, &err);
 		free(req);
 		if (!out) {
 			h.status = 1, h.err_no = errno ? errno : EIO;
@@ -418,6 +421,23 @@ static __attribute__((noreturn)) void srv_child_main(pid_t parent, int sfd, rm_c
 			_exit(125);
 		free(out);
 	}
+}
+
+static __attribute__((noreturn)) void srv_child_main(pid_t parent, int sfd, rm_child_srv_t *s)
+{
+	srv_loop(child_start(parent, sfd, &s->lim), s->fn, s->arg);
+}
+
+void rm_child_srv_serve(const char *parent, rm_child_req_fn fn, void *arg, const rm_child_limits_t *lim)
+{
+	rm_child_limits_t l = *lim;
+	char *end;
+	long ppid = parent ? strtol(parent, &end, 10) : 0;
+
+	if (!parent || *end || ppid <= 1)
+		_exit(127);
+	l.cpu_s = 0; /* as for a forked server: wall_ms bounds each request */
+	srv_loop(child_start((pid_t)ppid, SRV_FD, &l), fn, arg);
 }
 
 rm_child_srv_t *rm_child_srv_create(const char *what, rm_child_req_fn fn, void *arg, const rm_child_limits_t *lim)
@@ -438,6 +458,88 @@ rm_child_srv_t *rm_child_srv_create(const char *what, rm_child_req_fn fn, void *
 	return s;
 }
 
+int rm_child_srv_exec(rm_child_srv_t *s, const char *path, char *const argv[])
+{
+	size_t n = 0;
+	char **v;
+
+	if (!s || !path || !argv || !argv[0] || s->path) {
+		errno = EINVAL;
+		return -1;
+	}
+	while (argv[n])
+		n++;
+	if (!(v = calloc(n + 2, sizeof(*v))) || !(s->path = strdup(path))) {
+		free(v);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!(v[i] = strdup(argv[i]))) {
+			while (i--)
+				free(v[i]);
+			free(v), free(s->path), s->path = NULL;
+			errno = ENOMEM;
+			return -1;
+		}
+	s->argv = v;
+	return 0;
+}
+
+/* Starts s->path with the child's end of the socket on SRV_FD, stdin, stdout and stderr on /dev/null,
+ * nothing else open (where glibc can close the rest; the program closes it itself anyway), fatal signals
+ * at their default action and none blocked. posix_spawn runs no code of the caller in the child (no
+ * fork handler, no allocation) before exec. Returns the pid, or -1 with errno set. */
+static pid_t srv_spawn(rm_child_srv_t *s, int fd, pid_t self)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,  SIGABRT, SIGXCPU, SIGPIPE,
+				    SIGTERM, SIGINT, SIGHUP, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD };
+	extern char **environ;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t def, none;
+	char ppid[24];
+	size_t n = 0;
+	pid_t pid = -1;
+	int rc, moved = -1;
+
+	if (fd == SRV_FD && (fd = moved = fcntl(fd, F_DUPFD_CLOEXEC, SRV_FD + 1)) < 0)
+		return -1; /* dup2 onto itself would keep its close-on-exec flag */
+	while (s->argv[n])
+		n++;
+	snprintf(ppid, sizeof(ppid), "%ld", (long)self);
+	s->argv[n] = ppid;
+	sigemptyset(&def);
+	sigemptyset(&none);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&def, sigs[i]);
+	if ((rc = posix_spawn_file_actions_init(&fa)) == 0) {
+		if ((rc = posix_spawnattr_init(&at)) == 0) {
+			if (!(rc = posix_spawn_file_actions_adddup2(&fa, fd, SRV_FD)) &&
+			    !(rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0)) &&
+			    !(rc = posix_spawn_file_actions_adddup2(&fa, 0, 1)) &&
+			    !(rc = posix_spawn_file_actions_adddup2(&fa, 0, 2)) &&
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+			    !(rc = posix_spawn_file_actions_addclosefrom_np(&fa, SRV_FD + 1)) &&
+#endif
+			    !(rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)) &&
+			    !(rc = posix_spawnattr_setsigdefault(&at, &def)) &&
+			    !(rc = posix_spawnattr_setsigmask(&at, &none)))
+				rc = posix_spawn(&pid, s->path, &fa, &at, s->argv, environ);
+			posix_spawnattr_destroy(&at);
+		}
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	s->argv[n] = NULL;
+	if (moved >= 0)
+		close(moved);
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	return pid;
+}
+
 unsigned rm_child_srv_forks(const rm_child_srv_t *s)
 {
 	return s ? s->forks : 0;
@@ -450,7 +552,7 @@ static int srv_start(rm_child_srv_t *s, rm_error_t *err)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		sp[0] = sp[1] = -1, s->pid = -1;
-	else if ((s->pid = fork()) < 0)
+	else if ((s->pid = s->path ? srv_spawn(s, sp[1], self) : fork()) < 0)
 		e = errno, close(sp[0]), close(sp[1]), errno = e;
 	if (s->pid < 0) {
 		e = errno;
@@ -530,5 +632,9 @@ void rm_child_srv_destroy(rm_child_srv_t *s)
 	if (!s)
 		return;
 	srv_stop(s, 0, &cpu_s);
+	for (size_t i = 0; s->argv && s->argv[i]; i++)
+		free(s->argv[i]);
+	free(s->argv);
+	free(s->path);
 	free(s);
 }

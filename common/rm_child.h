@@ -62,6 +62,20 @@ rm_child_srv_t *rm_child_srv_create(const char *what, rm_child_req_fn fn, void *
 /* Sends one request (forking a child when none runs). Returns the answer, a new buffer the caller frees
  * (*len: its size), or NULL under the error rule above (ECHILD: the child died on this request). */
 void *rm_child_srv_call(rm_child_srv_t *s, const void *req, size_t reqlen, size_t *len, rm_error_t *err);
+/* Children of s from now on are a new program instead of forks of the caller: path run with argv (argv[0]
+ * first, NULL-terminated; the caller's pid is appended as one more argument), started with posix_spawn,
+ * so nothing of the caller runs in the child before exec. That program calls rm_child_srv_serve() with
+ * the same function. For a threaded caller: a fork runs the function in a copy of a process whose other
+ * threads may hold locks the copy then waits for forever (GCC 12's AddressSanitizer allocator and stack
+ * depot, a library's own). Returns 0, or -1 with errno ENOMEM or EINVAL. path and argv are copied. */
+int rm_child_srv_exec(rm_child_srv_t *s, const char *path, char *const argv[]);
+/* In a program started by an exec'ing server (rm_child_srv_exec): parent is the pid the server appended
+ * to its argv (a string). Sets the child up as a forked one is (signals, death with its parent, stdin,
+ * stdout and stderr on /dev/null, every other descriptor but the request socket closed, lim's memory
+ * limit on top of this program's own size), then serves fn's requests until the server closes the
+ * socket. Never returns. */
+__attribute__((noreturn)) void rm_child_srv_serve(const char *parent, rm_child_req_fn fn, void *arg,
+						  const rm_child_limits_t *lim);
 /* How many children the server has started so far. */
 unsigned rm_child_srv_forks(const rm_child_srv_t *s);
 /* Ends the child (if any), reaps it and frees s. NULL is fine. */

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <glob.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -20,6 +21,7 @@ typedef struct sc_names {
 	char **v;
 	size_t n, cap;
 	size_t nfiles; /* files read so far (Include patterns can name many) */
+	int included;  /* the error already says "included from" (the innermost Include named) */
 } sc_names_t;
 
 static int names_add(sc_names_t *s, char **add, size_t n)
@@ -46,6 +48,37 @@ static int names_add(sc_names_t *s, char **add, size_t n)
 
 static int read_file(const char *path, sc_names_t *s, int depth, rm_error_t *err);
 
+/* An error inside an included file (or its absence) also names the Include line that led there, as a C
+ * compiler does: "inc.conf:3:10: ... (included from slurm.conf:12, from site.conf:4)", innermost first.
+ * The error's own text is cut (on a character boundary, "...") where the whole would not fit, never the
+ * chain of includes. */
+static void included_from(rm_error_t *err, sc_names_t *s, const char *from, int line)
+{
+	char add[RM_ERROR_TEXT_LEN];
+	size_t tl, al;
+	int k;
+
+	if (!err || !rm_error_isset(err))
+		return;
+	tl = strlen(err->text);
+	if (s->included && tl && err->text[tl - 1] == ')')
+		tl--;
+	k = snprintf(add, sizeof(add), "%s %s:%d)", s->included ? ", from" : " (included from", from, line);
+	al = k < 0 ? 0 : (size_t)k < sizeof(add) ? (size_t)k : sizeof(add) - 1;
+	if (tl + al >= sizeof(err->text)) { /* cut the text before it, on a character boundary */
+		tl = al + 4 < sizeof(err->text) ? sizeof(err->text) - 1 - al - 3 : 0;
+		while (tl && ((unsigned char)err->text[tl] & 0xc0) == 0x80)
+			tl--;
+		memcpy(err->text + tl, "...", tl ? 3 : 0);
+		tl += tl ? 3 : 0;
+	}
+	if (tl + al >= sizeof(err->text))
+		al = sizeof(err->text) - 1 - tl;
+	memcpy(err->text + tl, add, al);
+	err->text[tl + al] = '\0';
+	s->included = 1;
+}
+
 /* `Include PATTERN`: every file the pattern names, relative to the including file's directory. */
 static int include(const char *from, const char *arg, sc_names_t *s, int depth, int line, rm_error_t *err)
 {
@@ -68,6 +101,8 @@ static int include(const char *from, const char *arg, sc_names_t *s, int depth, 
 	}
 	for (i = 0; i < g.gl_pathc && rc == 0; i++)
 		rc = read_file(g.gl_pathv[i], s, depth + 1, err);
+	if (rc < 0)
+		included_from(err, s, from, line);
 	globfree(&g);
 	free(pat);
 	return rc;

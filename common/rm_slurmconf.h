@@ -9,7 +9,9 @@
  * are followed (a relative FILE from the including file's directory; shell patterns as glob(3) expands
  * them; at most 8 levels deep and 256 files in all). Nothing else of the file is interpreted.
  *
- * Error rule as in rm_error.h: NULL with errno set and err naming the file and line.
+ * Error rule as in rm_error.h: NULL with errno set and err naming the file and line; an error inside an
+ * included file (or a missing one) names that file and line and then each Include that led there, as a
+ * C compiler does: "inc.conf:3:10: NodeName=bad[1-: ... (included from slurm.conf:12, from a.conf:4)".
  */
 #ifndef RANKMAP_RM_SLURMCONF_H
 #define RANKMAP_RM_SLURMCONF_H

@@ -8,7 +8,8 @@
  * caller would and sends back hwloc's own export of the result; the caller only ever parses that export.
  * When the child dies on an input, that input fails with the reason, and the next one starts a new child.
  * Inputs whose normalised form is a known node type never reach a parser (node_hwloc.c), so a load of
- * 10,000 copies of one machine costs one fork.
+ * 10,000 copies of one machine costs one fork. A threaded program (rankmapd) has its parser children
+ * exec'd instead of forked (topo_parse_program: rankmapd runs itself with --hwloc-parser-child).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -117,15 +118,53 @@ static void *child_parse(void *arg, const void *req, size_t reqlen, size_t *out_
 	return out;
 }
 
+/* topo_parse_program: the program parser children are (NULL: forks) */
+static char *parse_path;
+static char **parse_argv;
+
+int topo_parse_program(const char *path, char *const argv[])
+{
+	size_t n = 0;
+
+	while (argv && argv[n])
+		n++;
+	if (!path || !n) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!(parse_path = strdup(path)) || !(parse_argv = calloc(n + 1, sizeof(*parse_argv)))) {
+		free(parse_path), parse_path = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!(parse_argv[i] = strdup(argv[i]))) {
+			errno = ENOMEM;
+			return -1;
+		}
+	return 0;
+}
+
+static const rm_child_limits_t parse_limits = { .wall_ms = PARSE_WALL_MS,
+						.mem_bytes = PARSE_MEM,
+						.max_out = PARSE_MAX_OUT };
+
+void topo_parse_serve(const char *parent)
+{
+	rm_child_srv_serve(parent, child_parse, NULL, &parse_limits);
+}
+
 char *topo_parse_guarded(struct topo_cluster *c, int kind, const char *buf, size_t len, const char *source,
 			 size_t *out_len, rm_error_t *err)
 {
-	rm_child_limits_t lim = { .wall_ms = PARSE_WALL_MS, .mem_bytes = PARSE_MEM, .max_out = PARSE_MAX_OUT };
 	rm_error_t e = { 0 };
 	char *req, *out;
 	int saved;
 
-	if (!c->parser && !(c->parser = rm_child_srv_create("hwloc's parser", child_parse, NULL, &lim))) {
+	if (!c->parser && (!(c->parser = rm_child_srv_create("hwloc's parser", child_parse, NULL, &parse_limits)) ||
+			   (parse_path && rm_child_srv_exec(c->parser, parse_path, parse_argv) < 0))) {
+		rm_child_srv_destroy(c->parser);
+		c->parser = NULL;
 		errno = ENOMEM;
 		return rm_error_set(err, source, 0, 0, "out of memory"), NULL;
 	}

@@ -61,6 +61,15 @@ int topo_cluster_replace_hw(topo_cluster_t c, int on);
  * to the next instead of ended by each (rankmapd's pool of registrations: one fork for many new node
  * types, not one each); topo_cluster_destroy ends it. Returns 0. */
 int topo_cluster_keep_parser(topo_cluster_t c, int on);
+/* From now on, in this process, hwloc's parser children (node_parse.c) are the program path run with
+ * argv (NULL-terminated) instead of forks of the caller: that program's main calls topo_parse_serve()
+ * when it sees those arguments. For a threaded caller (rankmapd): a fork of a threaded process may wait
+ * forever on a lock another thread held at fork time (GCC 12's AddressSanitizer runtime does), an exec'd
+ * program starts clean. Call before any load, before other threads start. Returns 0, or -1 (ENOMEM). */
+int topo_parse_program(const char *path, char *const argv[]);
+/* The parser child's main in such a program: parent is the argument topo_parse_program's caller appends
+ * (its pid). Serves parse requests until its parent closes the connection; never returns. */
+__attribute__((noreturn)) void topo_parse_serve(const char *parent);
 /* Loads every <host>.xml of a directory, and every <host>.diff.xml applied to the reference XML it
  * names (hwloc topology diff, refname attribute; hwloc 1.x diffs too: each hunk is applied on its own,
  * 1.x object depths translated). An empty directory is an error; faults are isolated per host (see

@@ -74,6 +74,9 @@ typedef struct opts {
 	int foreground, verbose, print_config;
 } opts_t;
 
+/* argv[1] of rankmapd run as its own hwloc parser child (argv[2]: the daemon's pid); not an option */
+#define PARSER_CHILD_ARG "--hwloc-parser-child"
+
 /* Returns 0 to go on, 1 to exit 0 (help/version), 2 on a usage error. */
 static int parse_args(int argc, char **argv, opts_t *o)
 {
@@ -291,9 +294,19 @@ int main(int argc, char **argv)
 	char where[1024];
 	int rc = 1;
 
+	/* hwloc's parser child (node_parse.c): this program again, exec'd clean rather than forked from the
+	 * threaded daemon (a fork can inherit a lock another thread held: GCC 12's ASan runtime hung there) */
+	if (argc == 3 && strcmp(argv[1], PARSER_CHILD_ARG) == 0)
+		topo_parse_serve(argv[2]);
 	if ((rc = parse_args(argc, argv, &o)))
 		return rc == 1 ? 0 : 2;
 	rc = 1;
+	/* without /proc (a bare chroot) the parser child stays a fork, as in rankmapctl */
+	if (access("/proc/self/exe", X_OK) == 0 &&
+	    topo_parse_program("/proc/self/exe", (char *[]){ argv[0], PARSER_CHILD_ARG, NULL }) < 0) {
+		fprintf(stderr, "rankmapd: out of memory\n");
+		return 1;
+	}
 	if (ctx_init(&ctx) < 0)
 		return 1;
 	if (configure(&ctx, &o, &err) < 0) {

@@ -303,7 +303,9 @@ void srv_model_publish(srv_ctx_t *ctx, srv_model_t *m);
  * always). Serialised: concurrent callers share one build. */
 int srv_model_rebuild(srv_ctx_t *ctx, unsigned long reg_seq, rm_error_t *err);
 /* Loads one registration into the pool (hwloc parses it in a child, only when its hardware is new) and
- * marks the host pending. Returns the pool sequence that includes it, or 0 with err (the XML is bad). */
+ * marks the host pending. Returns the pool sequence that includes it, or 0 with err and errno (EINVAL,
+ * ECHILD, EMSGSIZE: the XML is bad; ETIMEDOUT: the parser gave no answer in time; ENOMEM), the pool then
+ * unchanged. */
 unsigned long srv_model_pool_add(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, rm_error_t *err);
 /* Loads every saved registration (srv_state_load_registrations) into the pool, once at start; one that
  * cannot be loaded is logged and reported as ignored. */

@@ -266,16 +266,20 @@ unsigned long srv_model_pool_add(srv_ctx_t *ctx, const char *host, const char *x
 {
 	unsigned long seq = 0;
 	topo_cluster_t pool;
+	int e = ENOMEM;
 
 	pthread_mutex_lock(&ctx->pool_lock);
 	if (!(pool = pool_get(ctx)))
 		rm_error_set(err, "register", 0, 0, "out of memory");
-	else if (topo_load_hwloc_xmlbuf(pool, host, xml, len, host, err) == 0 &&
-		 json_array_append_new(ctx->pool_pending, json_string(host)) == 0) {
+	else if (topo_load_hwloc_xmlbuf(pool, host, xml, len, host, err) < 0)
+		e = errno; /* the pool is as it was (topo's loads are all or nothing) */
+	else if (json_array_append_new(ctx->pool_pending, json_string(host)) == 0) {
 		json_object_del(ctx->pool_ignored, host);
 		seq = ++ctx->pool_seq;
-	}
+	} else
+		rm_error_set(err, "register", 0, 0, "out of memory");
 	pthread_mutex_unlock(&ctx->pool_lock);
+	errno = seq ? 0 : e;
 	return seq;
 }
 

@@ -455,8 +455,17 @@ json_t *srv_req_register(srv_ctx_t *ctx, const json_t *req, const json_t *id, co
 		return rm_proto_error(id, RM_ERR_PERMISSION, "register: %s", msg);
 	}
 	/* parsed once, here: in a child when the hardware is new (a crash costs this request only) */
-	if (!(seq = srv_model_pool_add(ctx, host, xml, len, &err)))
-		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", rm_error_format(&err, msg, sizeof(msg)));
+	if (!(seq = srv_model_pool_add(ctx, host, xml, len, &err))) {
+		/* a parser that hung or had no memory says nothing of the XML: refused as transient, nothing
+		 * kept, so that the registrant tries again (and a backup that got the same XML agrees after) */
+		int e = errno;
+
+		rm_error_format(&err, msg, sizeof(msg));
+		if (e == ETIMEDOUT || e == ENOMEM)
+			return rm_proto_error(id, e == ETIMEDOUT ? RM_ERR_TIMEOUT : RM_ERR_INTERNAL,
+					      "xml: %s; nothing of this registration was kept: register again", msg);
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "xml: %s", msg);
+	}
 	/* saved with the registrations that arrive together, the model updated once for them all; answered
 	 * once durable (srv_commit.c) */
 	return srv_commit_register(ctx, host, xml, len, seq, id, peer);
@@ -474,6 +483,35 @@ json_t *srv_reload_json(srv_ctx_t *ctx)
 		json_object_set_new(r, "error", json_string(ctx->last_reload.error));
 	pthread_mutex_unlock(&ctx->ib_lock);
 	return r;
+}
+
+/* A request field that is a Slurm host list, expanded into at most SRV_HOSTLIST_MIN_CAP names or twice
+ * the model's hosts, whichever is larger: the expansion stops at the bound (hostlist_expand counts a range
+ * before expanding it), so that "x[0-999999]" costs no million names. NULL with *error (bad_request
+ * naming field) when the list is malformed, empty or too long. */
+char **srv_hostlist_bounded(const srv_model_t *m, const char *list, const char *field, const json_t *id, size_t *n,
+			    json_t **error)
+{
+	size_t nh = m && m->cluster ? topo_nhosts(m->cluster) : 0;
+	size_t cap = nh > SRV_HOSTLIST_MIN_CAP / 2 ? 2 * nh : SRV_HOSTLIST_MIN_CAP;
+	rm_error_t err = { 0 };
+	char msg[600], **v;
+
+	if (!*list) {
+		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: empty host list", field);
+		return NULL;
+	}
+	if ((v = hostlist_expand(list, n, cap, &err)))
+		return v;
+	rm_error_format(&err, msg, sizeof(msg));
+	if (strstr(err.text, "too many hosts"))
+		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST,
+					"%s: more than %zu host names (at most %d or twice the model's %zu hosts): %s",
+					field, cap, SRV_HOSTLIST_MIN_CAP, nh, msg);
+	else
+		*error = rm_proto_error(id, strstr(err.text, "out of memory") ? RM_ERR_INTERNAL : RM_ERR_BAD_REQUEST,
+					"%s: %s", field, msg);
+	return NULL;
 }
 
 static json_t *slurm_topology_ok(const json_t *id, const topo_swtree_t *t, const char *text)
@@ -516,15 +554,21 @@ json_t *srv_req_slurm_topology(srv_ctx_t *ctx, const json_t *req, const json_t *
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "format: tree, block, yaml or weights");
 	if (all && fmt != TOPO_SLURM_TREE)
 		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "all_leaves: for format tree only");
-	if (nodes && !(keep = hostlist_expand(nodes, &nkeep, 0, &err)))
-		return rm_proto_error(id, RM_ERR_BAD_REQUEST, "nodes: %s", rm_error_format(&err, msg, sizeof(msg)));
-	if (!(m = srv_model_get(ctx))) {
-		hostlist_free(keep);
+	if (nodes && !*nodes)
+		return rm_proto_error(id, RM_ERR_BAD_REQUEST,
+				      "nodes: empty host list (leave 'nodes' out for every host)");
+	if (!(m = srv_model_get(ctx)))
 		return rm_proto_error(id, RM_ERR_NO_MODEL, "no model loaded");
+	if (nodes && !(keep = srv_hostlist_bounded(m, nodes, "nodes", id, &nkeep, &resp))) {
+		srv_model_put(m);
+		return resp;
 	}
 	t = topo_swtree_build_keep(m->cluster, (all ? TOPO_SWTREE_ALL_LEAVES : 0) | TOPO_SWTREE_NAMED_ONLY,
 				   (const char *const *)keep, nkeep, &err);
-	if (t && (f = open_memstream(&text, &len))) {
+	if (t && t->filtered && !t->nplaced) /* the request's own list, not the daemon, leaves nothing */
+		resp = rm_proto_error(id, RM_ERR_BAD_REQUEST,
+				      "nodes: none of its %zu names is a host of the fabric: nothing to write", nkeep);
+	else if (t && (f = open_memstream(&text, &len))) {
 		int rc = topo_slurm_write(m->cluster, t, fmt, top, f, &err);
 
 		if (fclose(f) == 0 && rc == 0)

@@ -15,6 +15,14 @@
 /* Builds the bad_request error naming the offending field of req against schema. New reference. */
 json_t *srv_request_invalid(const json_t *req, const json_t *id, const char *schema, const json_error_t *jerr);
 
+/* A request field holding a Slurm host list (slurm_topology's nodes): expanded into at most the larger of
+ * SRV_HOSTLIST_MIN_CAP and twice the model's hosts, refused beyond without expanding it all. Returns the
+ * names (hostlist_free; count in *n), or NULL with *error set: bad_request naming field (empty,
+ * malformed, too many names), internal when out of memory. */
+#define SRV_HOSTLIST_MIN_CAP 100000
+char **srv_hostlist_bounded(const srv_model_t *m, const char *list, const char *field, const json_t *id, size_t *n,
+			    json_t **error);
+
 json_t *srv_req_ping(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_hosts(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);
 json_t *srv_req_report(srv_ctx_t *ctx, const json_t *req, const json_t *id, const srv_peer_t *peer);

@@ -52,6 +52,10 @@ requests() { # one JSON request a line, seeds of the daemon targets
 {"version":1,"type":"order","id":8,"method":"hilbert","dims":[4,4,2],"wrap":[true,true,false]}
 {"version":1,"type":"register","id":9,"host":"n1","xml":"<topology/>"}
 {"version":1,"type":"reload","id":10}
+{"version":1,"type":"slurm_topology","id":13,"nodes":"bonobo[001-002],nosuch[1-3]","format":"block"}
+{"version":1,"type":"slurm_topology","id":14,"nodes":""}
+{"version":1,"type":"slurm_topology","id":15,"nodes":"x[0-999999]"}
+{"version":1,"type":"slurm_topology","id":16,"nodes":"x[0-999][0-999]"}
 {"version":2,"type":"ping","id":11}
 {"version":1,"type":"nosuch","id":12}
 JSON

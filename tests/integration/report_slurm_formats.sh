@@ -176,7 +176,8 @@ expect "a bad host list in slurm.conf: exit 1 ($rc), the message names file and 
 	sh -c "[ $rc = 1 ] && grep -q 'bad.conf:3:.*NodeName=bad\[1-' '$T/err'"
 printf 'Include %s/none.conf\n' "$T" >"$T/inc.conf"
 "$R" slurm-topology --ib "$PLA" --slurm-conf "$T/inc.conf" >/dev/null 2>"$T/err"; rc=$?
-expect "an Include of a missing file: exit 1 ($rc), named" sh -c "[ $rc = 1 ] && grep -q 'none.conf' '$T/err'"
+expect "an Include of a missing file: exit 1 ($rc), named with the including file and line" \
+	sh -c "[ $rc = 1 ] && grep -q 'none.conf: .*(included from $T/inc.conf:1)' '$T/err'"
 "$R" slurm-topology --ib "$PLA" --slurm-conf "$T/nope.conf" >/dev/null 2>"$T/err"; rc=$?
 expect "a missing slurm.conf: exit 1 ($rc), named" sh -c "[ $rc = 1 ] && grep -q 'nope.conf' '$T/err'"
 "$R" slurm-topology --ib "$PLA" --nodes 'a[1-' >/dev/null 2>"$T/err"; rc=$?

@@ -1,6 +1,6 @@
 /*
  * Starts a real rankmapd on a temporary socket and state directory and sends every request type:
- * ping, hosts, report, distance, map, order, register, reload; then the permission check (a client
+ * ping, hosts, report, distance, map, order, slurm_topology's host list, register, reload; then the permission check (a client
  * running as nobody), registration surviving kill -9, a failed save, a second instance on the same
  * state directory, and configuration errors naming file and line.
  * Expected values come from the input files (PU counts read from the XML text) or from properties
@@ -312,6 +312,41 @@ static void test_order(tdaemon_t *d)
 	json_decref(r);
 }
 
+static json_t *slurm_topology(tdaemon_t *d, const char *nodes)
+{
+	json_t *q = req("slurm_topology");
+
+	json_object_set_new(q, "nodes", json_string(nodes));
+	return td_call(d->sock, q);
+}
+
+/* slurm_topology's nodes, a Slurm host list: empty or malformed is bad_request naming the field; its
+ * expansion is bounded (100,000 names, or twice the model's hosts), refused beyond without expanding it
+ * (was: "" answered internal, x[0-999999] expanded a million names a request). */
+static void test_slurm_topology_nodes(tdaemon_t *d)
+{
+	static const char *const bad[] = { "", "x[0-999999]", "x[0-999][0-999]", "bad[", "a,,b", "nosuch[1-9]" };
+	json_t *r;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = slurm_topology(d, bad[i]);
+		check(!strcmp(td_code(r), RM_ERR_BAD_REQUEST) && !strncmp(td_msg(r), "nodes: ", 7) &&
+			      (i == 0 || i > 2 || strstr(td_msg(r), "more than 100000 host names")),
+		      "slurm_topology nodes '%s': bad_request naming the field (%s: %s)", bad[i], td_code(r),
+		      td_msg(r));
+		json_decref(r);
+	}
+	r = slurm_topology(d, "nosuch[1-500],bonobo001");
+	check(json_is_true(json_object_get(r, "ok")) && json_integer_value(json_object_get(r, "missing")) >= 500,
+	      "names the fabric lacks are served, each counted missing (%s, missing %lld)", td_code(r),
+	      (long long)json_integer_value(json_object_get(r, "missing")));
+	json_decref(r);
+	r = td_call(d->sock, req("ping"));
+	check(json_is_true(json_object_get(r, "ok")), "the daemon still answers");
+	json_decref(r);
+}
+
 /* PUs the daemon reports for host, -1 when it does not list it. */
 static int host_pus(tdaemon_t *d, const char *host)
 {
@@ -521,6 +556,7 @@ int main(void)
 	test_map_cart_and_errors(&d);
 	test_map_edges_text(&d);
 	test_order(&d);
+	test_slurm_topology_nodes(&d);
 	test_permissions(&d);
 	test_register_persist(&d);
 	test_failed_save(&d);

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +262,80 @@ static void test_server(void)
 		free(out[i]);
 }
 
+/* A lock a thread of this process holds: a fork copies it held, an exec'd program starts without it
+ * (as GCC 12's ASan allocator locks, or a library's own, in rankmapd's parser child). */
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static int held_pipe[2] = { -1, -1 }, release_pipe[2] = { -1, -1 };
+
+static void *holder(void *arg)
+{
+	char c;
+
+	(void)arg;
+	pthread_mutex_lock(&held);
+	if (write(held_pipe[1], "h", 1) != 1 || read(release_pipe[0], &c, 1) < 0) /* held until told */
+		c = 0;
+	pthread_mutex_unlock(&held);
+	return NULL;
+}
+
+static void *lock_fn(void *arg, const void *req, size_t reqlen, size_t *out_len, rm_error_t *err)
+{
+	char *out;
+
+	(void)arg, (void)err;
+	pthread_mutex_lock(&held);
+	pthread_mutex_unlock(&held);
+	if (asprintf(&out, "%.*s %d %d", (int)reqlen, (const char *)req, (int)getpid(), (int)getppid()) < 0)
+		return NULL;
+	*out_len = strlen(out) + 1;
+	return out;
+}
+
+/* rm_child_srv_exec: children are this program again (main: --serve-lock PARENT), not forks. */
+static void test_exec_server(void)
+{
+	rm_child_limits_t lim = { .wall_ms = 2000 };
+	rm_child_srv_t *f = rm_child_srv_create("forked", lock_fn, NULL, &lim);
+	rm_child_srv_t *x = rm_child_srv_create("exec'd", lock_fn, NULL, &lim);
+	char *argv[] = { "test_rm_child", "--serve-lock", NULL }, *out[3] = { NULL }, c;
+	char mine[32];
+	rm_error_t err = { 0 };
+	pthread_t th;
+	size_t len = 0;
+	unsigned i;
+	double t0;
+
+	check(f && x && pipe(held_pipe) == 0 && pipe(release_pipe) == 0 && pthread_create(&th, NULL, holder, NULL) == 0,
+	      "set up");
+	if (!f || !x || held_pipe[0] < 0)
+		return;
+	check(read(held_pipe[0], &c, 1) == 1, "a thread holds a lock");
+	check(rm_child_srv_exec(x, "/proc/self/exe", argv) == 0, "exec mode set");
+	check(rm_child_srv_exec(x, "/proc/self/exe", argv) < 0 && errno == EINVAL, "set once only");
+	out[0] = rm_child_srv_call(f, "f", 1, &len, &err);
+	check(!out[0] && errno == ETIMEDOUT, "a forked child waits forever for the lock a thread held at fork: %s",
+	      err.text);
+	t0 = now_s();
+	for (i = 0; i < 3; i++)
+		out[i] = rm_child_srv_call(x, i == 1 ? "y" : "x", 1, &len, &err);
+	snprintf(mine, sizeof(mine), " %d", (int)getpid());
+	check(out[0] && out[1] && out[2] && !strncmp(out[1], "y ", 2), "an exec'd child answers every request: %s",
+	      out[0] ? out[0] : err.text);
+	check(out[0] && out[2] && strstr(out[0], mine) && !strcmp(out[0], out[2]),
+	      "one exec'd child (its parent: this process) serves them all (%s, %s)", out[0] ? out[0] : "",
+	      out[2] ? out[2] : "");
+	check(rm_child_srv_forks(x) == 1, "1 child for 3 requests (%u)", rm_child_srv_forks(x));
+	check(now_s() - t0 < 20, "within 20 s (%.1f s)", now_s() - t0);
+	for (i = 0; i < 3; i++)
+		free(out[i]);
+	rm_child_srv_destroy(x);
+	rm_child_srv_destroy(f);
+	check(write(release_pipe[1], "x", 1) == 1 && pthread_join(th, NULL) == 0, "the lock released");
+	check(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no child left behind");
+	close(held_pipe[0]), close(held_pipe[1]), close(release_pipe[0]), close(release_pipe[1]);
+}
+
 static void test_guard(void)
 {
 	topo_target_t *t = topo_target_from_tleaf("tleaf 2 4 10 4 1", NULL);
@@ -296,12 +371,17 @@ static void test_guard(void)
 	topo_target_destroy(t);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--serve-lock")) { /* test_exec_server's child */
+		rm_child_limits_t lim = { .wall_ms = 2000 };
+		rm_child_srv_serve(argv[2], lock_fn, NULL, &lim);
+	}
 	test_runs();
 	test_faults();
 	test_fds();
 	test_server();
+	test_exec_server();
 	test_guard();
 	return harness_done();
 }
