@@ -9,6 +9,9 @@
  *  - it is deterministic for a seed when the budget does not cut it (a small graph, a large budget);
  *  - the multilevel construction alone gives a bijection onto the slots, with fewer ranks than slots
  *    too (the first children filled first);
+ *  - its V-cycles (the quality mode's construction): a bijection, never more traffic between the top
+ *    level's groups than the same seed without them (each is kept only when it cuts less), and less on
+ *    some seed of a 2,048-rank random graph (they do something);
  *  - budgets out of range are refused with an error naming time_budget_ms (above one minute, NaN).
  * Costs are recomputed here from the edge list and the tleaf's arities (integer division of slot
  * numbers), not by map_cost.
@@ -259,6 +262,43 @@ static void check_multilevel_alone(void)
 	map_graph_destroy(g);
 }
 
+/* Traffic between ranks in different top-level groups (arity a0 of slots / a0 each), counted here. */
+static double top_cut(const map_graph_t *g, uint32_t per_group, const uint32_t *perm)
+{
+	double s = 0;
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+			if (perm[u] / per_group != perm[g->adj[k]] / per_group)
+				s += g->w[k];
+	return s / 2;
+}
+
+static void check_vcycles(void)
+{
+	map_graph_t *g = gen_random(2048);
+	topo_target_t *t = topo_target_from_tleaf("tleaf 3 16 10 4 2 32 1", NULL); /* 2,048 slots */
+	uint32_t *p0 = malloc(t->nslots * sizeof(*p0)), *p4 = malloc(t->nslots * sizeof(*p4));
+	map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
+	int less = 0, worse = 0, ok = 1;
+
+	for (unsigned seed = 0; seed < 3; seed++) {
+		double c0, c4;
+
+		ok &= map_multilevel_vc(&ctx, seed, 0, p0) == 0 && map_multilevel_vc(&ctx, seed, 4, p4) == 0;
+		ok &= map_check_perm(p4, g->n, t->nslots) == 0;
+		c0 = top_cut(g, 128, p0), c4 = top_cut(g, 128, p4);
+		printf("# seed %u: top-level cut %.0f without V-cycles, %.0f with 4\n", seed, c0, c4);
+		less += c4<c0, worse += c4> c0;
+	}
+	check(ok, "the construction with V-cycles runs and gives bijections onto the slots");
+	check(!worse, "V-cycles never leave more traffic between the top-level groups (%d of 3 seeds did)", worse);
+	check(less > 0, "and leave less on some seed (%d of 3)", less);
+	free(p0), free(p4);
+	topo_target_destroy(t);
+	map_graph_destroy(g);
+}
+
 /* On a mesh-like graph (an irregular 2D mesh, not a Cartesian grid) auto's portfolio includes the
  * multilevel construction: its result is no costlier than that construction alone. The budget is just
  * under twice the default (0.04 ms a rank; still the portfolio, not the quality mode), so that the
@@ -335,6 +375,7 @@ int main(void)
 	check(better * 2 > (int)nc, "the quality mode is strictly cheaper on most graphs (%d of %zu)", better, nc);
 	check_determinism();
 	check_multilevel_alone();
+	check_vcycles();
 	check_default_mesh();
 	check_refusals();
 	return harness_done();
