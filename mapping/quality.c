@@ -77,7 +77,7 @@ static void run_item(struct item *it)
 	it->rc = 0;
 	if (it->restart)
 		memcpy(it->perm, it->best, (size_t)n * sizeof(*it->perm));
-	else if (map_multilevel_vc(&sub, it->seed, QUALITY_VCYCLES, it->perm) < 0 ||
+	else if (map_multilevel_vc(&sub, it->seed, 0, QUALITY_VCYCLES, it->perm) < 0 ||
 		 map_repair(sub.g, sub.t, it->perm) < 0)
 		it->rc = -1;
 	if (it->rc == 0 && map_refine_run(&sub, it->perm, it->restart ? it->strength : 1) < 0)

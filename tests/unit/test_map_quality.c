@@ -285,7 +285,7 @@ static void check_vcycles(void)
 	for (unsigned seed = 0; seed < 3; seed++) {
 		double c0, c4;
 
-		ok &= map_multilevel_vc(&ctx, seed, 0, p0) == 0 && map_multilevel_vc(&ctx, seed, 4, p4) == 0;
+		ok &= map_multilevel_vc(&ctx, seed, 0, 0, p0) == 0 && map_multilevel_vc(&ctx, seed, 0, 4, p4) == 0;
 		ok &= map_check_perm(p4, g->n, t->nslots) == 0;
 		c0 = top_cut(g, 128, p0), c4 = top_cut(g, 128, p4);
 		printf("# seed %u: top-level cut %.0f without V-cycles, %.0f with 4\n", seed, c0, c4);
