@@ -14,7 +14,8 @@
  *  - a node's k-way split is recursive bisection: the children are halved, the ranks bisected into
  *    exactly the two halves' sizes, each side split again, then k-way FM over the node's graph at exact
  *    sizes polishes across the bisections' boundaries;
- *  - each bisection (and k-way split of 2) is multilevel: heavy-edge matching in a seeded random order,
+ *  - each bisection (and k-way split of 2) is multilevel: heavy-edge matching in a seeded random order
+ *    (or, in the quality mode, size-constrained label propagation: lp_coarsen),
  *    the rating w(u,v) / (c(u) c(v)) (c the ranks a coarse vertex holds) so that clusters stay even, no
  *    cluster above an eighth of the smallest part, until the graph is small (ML_COARSE_PER_PART x parts,
  *    and at least ML_COARSE_MIN vertices) or stops shrinking;
@@ -69,6 +70,7 @@ struct ml {
 	double deadline; /* thread CPU time (map_now_ms) past which the construction gives up */
 	int vcycles;     /* V-cycles on each tree node's k-way split (ML_VCYCLE_MIN_PER_PART) */
 	int tries;       /* initial partitions tried on the coarsest graph */
+	int lp;          /* coarsening by label propagation (lp_coarsen), else by matching (coarsen) */
 	int oom, late;
 };
 
@@ -240,6 +242,121 @@ out:
 	if (!*stop && !hc)
 		M->oom = 1;
 	free(order), free(match), free(mark), free(touched), free(acc);
+	return hc;
+}
+
+/* Size-constrained label propagation (Meyerhenke, Sanders, Schulz, "Partitioning complex networks via
+ * size-constrained clustering", SEA 2014): every vertex, in a seeded random order, joins the cluster of
+ * its neighbours it is most connected to while that cluster stays within maxc (with cp: only clusters
+ * of its own part), LP_ROUNDS rounds; the clusters are contracted. Same contract as coarsen. */
+#define LP_ROUNDS 3
+static struct lgraph *lp_coarsen(struct ml *M, const struct lgraph *h, uint32_t maxc, const uint32_t *cp,
+				 uint32_t *cmap, int *stop)
+{
+	uint32_t n = h->n, nc = 0, i, u, r, *cl = malloc(((size_t)n + 1) * sizeof(*cl)),
+		 *ord = malloc(((size_t)n + 1) * sizeof(*ord)), *cw = malloc(((size_t)n + 1) * sizeof(*cw)),
+		 *tl = malloc(((size_t)n + 1) * sizeof(*tl)), *start = NULL, *mem = NULL;
+	double *conn = calloc((size_t)n + 1, sizeof(*conn));
+	struct lgraph *hc = NULL;
+	uint64_t e, pos = 0;
+
+	*stop = 0;
+	if (!cl || !ord || !cw || !tl || !conn)
+		goto out;
+	for (u = 0; u < n; u++)
+		cl[u] = u, cw[u] = h->c[u], ord[u] = u;
+	for (i = n; i > 1; i--) {
+		uint32_t j = rnd(M) % i, x = ord[i - 1];
+
+		ord[i - 1] = ord[j], ord[j] = x;
+	}
+	for (r = 0; r < LP_ROUNDS; r++) {
+		uint32_t moved = 0;
+
+		for (i = 0; i < n; i++) {
+			uint32_t own, best, nt = 0, t;
+			double bc;
+
+			u = ord[i], own = cl[u], best = own;
+			for (e = h->xadj[u]; e < h->xadj[u + 1]; e++) {
+				uint32_t v = h->adj[e], c = cl[v];
+
+				if (v == u || (cp && cp[v] != cp[u]))
+					continue;
+				if (conn[c] == 0)
+					tl[nt++] = c;
+				conn[c] += h->w[e];
+			}
+			bc = conn[own];
+			for (t = 0; t < nt; t++) {
+				uint32_t c = tl[t];
+
+				if (c != own && cw[c] + h->c[u] <= maxc && conn[c] > bc)
+					bc = conn[c], best = c;
+			}
+			for (t = 0; t < nt; t++)
+				conn[tl[t]] = 0;
+			conn[own] = 0;
+			if (best != own) {
+				cw[own] -= h->c[u], cw[best] += h->c[u];
+				cl[u] = best;
+				moved++;
+			}
+		}
+		if (!moved)
+			break;
+	}
+	for (u = 0; u < n; u++)
+		tl[u] = NONE;
+	for (u = 0; u < n; u++) {
+		if (tl[cl[u]] == NONE)
+			tl[cl[u]] = nc++;
+		cmap[u] = tl[cl[u]];
+	}
+	if (nc > n - n / 10) {
+		*stop = 1;
+		goto out;
+	}
+	start = calloc((size_t)nc + 2, sizeof(*start));
+	mem = malloc(((size_t)n + 1) * sizeof(*mem));
+	if (!start || !mem || !(hc = lg_alloc(nc, h->xadj[n])))
+		goto out;
+	for (u = 0; u < n; u++)
+		start[cmap[u] + 2]++;
+	for (i = 0; i < nc; i++)
+		start[i + 2] += start[i + 1];
+	for (u = 0; u < n; u++)
+		mem[start[cmap[u] + 1]++] = u;
+	for (i = 0; i < nc; i++) /* (tl: the touched coarse neighbours, cw: their index, conn: weights) */
+		cw[i] = NONE;
+	for (i = 0; i < nc; i++) {
+		uint32_t nt = 0, t, j;
+
+		hc->c[i] = 0;
+		for (j = start[i]; j < start[i + 1]; j++) {
+			uint32_t x = mem[j];
+
+			hc->c[i] += h->c[x];
+			for (e = h->xadj[x]; e < h->xadj[x + 1]; e++) {
+				uint32_t cv = cmap[h->adj[e]];
+
+				if (cv == i)
+					continue;
+				if (cw[cv] == NONE)
+					cw[cv] = nt, tl[nt] = cv, conn[nt++] = 0;
+				conn[cw[cv]] += h->w[e];
+			}
+		}
+		for (t = 0; t < nt; t++) {
+			hc->adj[pos] = tl[t], hc->w[pos++] = conn[t];
+			cw[tl[t]] = NONE;
+		}
+		hc->xadj[i + 1] = pos;
+	}
+out:
+	if (!*stop && !hc)
+		M->oom = 1;
+	free(cl), free(ord), free(cw), free(tl), free(conn), free(start), free(mem);
 	return hc;
 }
 
@@ -731,7 +848,8 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 			M->oom = 1;
 			break;
 		}
-		lv[nl] = coarsen(M, lv[nl - 1], mint / ML_CLUSTER_DIV + 1, cps[nl - 1], cmaps[nl - 1], &stop);
+		lv[nl] = (M->lp ? lp_coarsen : coarsen)(M, lv[nl - 1], mint / ML_CLUSTER_DIV + 1, cps[nl - 1],
+							cmaps[nl - 1], &stop);
 		if (!lv[nl]) {
 			free(cmaps[nl - 1]);
 			break;
@@ -1034,10 +1152,10 @@ out:
 
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
-	return map_multilevel_vc(ctx, seed, ML_DEFAULT_TRIES, ML_DEFAULT_VCYCLES, perm);
+	return map_multilevel_vc(ctx, seed, ML_DEFAULT_TRIES, ML_DEFAULT_VCYCLES, 0, perm);
 }
 
-int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, uint32_t *perm)
+int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, uint32_t *perm)
 {
 	struct ml M;
 	uint32_t n = ctx->g->n, i, *vs;
@@ -1045,7 +1163,7 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
 
 	memset(&M, 0, sizeof(M));
 	M.g = ctx->g, M.t = ctx->t, M.perm = perm, M.deadline = ctx->deadline, M.vcycles = nvcycles;
-	M.tries = tries > 0 ? tries : ML_INIT_TRIES;
+	M.tries = tries > 0 ? tries : ML_INIT_TRIES, M.lp = lp;
 	M.rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)seed * 0xd1b54a32d192ed03ull + 1);
 	M.loc = malloc(((size_t)n + 1) * sizeof(*M.loc));
 	vs = malloc(((size_t)n + 1) * sizeof(*vs));
@@ -1067,4 +1185,39 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
 		return -1;
 	}
 	return 0;
+}
+
+int map_ml_lp_level(const map_graph_t *g, unsigned seed, uint32_t maxc, uint32_t *cmap, uint32_t *nc, uint64_t *cw,
+		    double *cew)
+{
+	struct ml M;
+	struct lgraph *h, *hc;
+	uint32_t i, *vs = malloc(((size_t)g->n + 1) * sizeof(*vs));
+	int stop = 0, rc = -1;
+
+	memset(&M, 0, sizeof(M));
+	M.g = g, M.rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)seed * 0xd1b54a32d192ed03ull + 1);
+	M.loc = malloc(((size_t)g->n + 1) * sizeof(*M.loc));
+	if (!vs || !M.loc) {
+		free(vs), free(M.loc);
+		return -1;
+	}
+	for (i = 0; i < g->n; i++)
+		vs[i] = i, M.loc[i] = i;
+	h = induced(&M, vs, g->n);
+	if (h && (hc = lp_coarsen(&M, h, maxc, NULL, cmap, &stop))) {
+		*nc = hc->n, *cw = 0, *cew = 0;
+		for (i = 0; i < hc->n; i++)
+			*cw += hc->c[i];
+		for (i = 0; i < hc->xadj[hc->n]; i++)
+			*cew += hc->w[i];
+		lg_free(hc);
+		rc = 0;
+	} else if (h && stop) {
+		*nc = g->n, *cw = g->n, *cew = -1;
+		rc = 0;
+	}
+	lg_free(h);
+	free(vs), free(M.loc);
+	return rc;
 }

@@ -8,7 +8,8 @@
  * its own seed:
  *
  *  - a multilevel construction (multilevel.c: hierarchical multisection by multilevel recursive
- *    bisection, each tree node's split then improved by QUALITY_VCYCLES V-cycles), followed by
+ *    bisection, coarsening by size-constrained label propagation, each tree node's split then improved
+ *    by QUALITY_VCYCLES V-cycles), followed by
  *    refine.c's hierarchy-aware swap search and its iterated local search;
  *  - every second item (from the second round; at the best peer's CPU time this gave 1.2 % less than
  *    every third on mesh2d-4k, 0.3 % less on powerlaw-1k, 0.1 % more on rand1024) instead restarts the
@@ -77,7 +78,7 @@ static void run_item(struct item *it)
 	it->rc = 0;
 	if (it->restart)
 		memcpy(it->perm, it->best, (size_t)n * sizeof(*it->perm));
-	else if (map_multilevel_vc(&sub, it->seed, 0, QUALITY_VCYCLES, it->perm) < 0 ||
+	else if (map_multilevel_vc(&sub, it->seed, 0, QUALITY_VCYCLES, 1, it->perm) < 0 ||
 		 map_repair(sub.g, sub.t, it->perm) < 0)
 		it->rc = -1;
 	if (it->rc == 0 && map_refine_run(&sub, it->perm, it->restart ? it->strength : 1) < 0)
