@@ -7,8 +7,9 @@
  *  - it respects its budget: CPU time of the whole process (all threads) within 1.5 x the budget +
  *    50 ms;
  *  - it is deterministic for a seed when the budget does not cut it (a small graph, a large budget);
- *  - the multilevel construction alone gives a bijection onto the slots, with fewer ranks than slots
- *    too (the first children filled first);
+ *  - the multilevel construction alone (the default portfolio's, and the quality mode's with label
+ *    propagation and V-cycles) gives a bijection onto the slots, with fewer ranks than slots too (the
+ *    first children filled first);
  *  - its V-cycles (the quality mode's construction): a bijection, never more traffic between the top
  *    level's groups than the same seed without them (each is kept only when it cuts less), and less on
  *    some seed of a 2,048-rank random graph (they do something);
@@ -260,6 +261,12 @@ static void check_multilevel_alone(void)
 	for (uint32_t i = 0; i < g->n; i++)
 		hi = p[i] > hi ? p[i] : hi;
 	check(hi < 400, "the first children are filled first (highest slot %u < 400)", hi);
+	hi = 0; /* the quality mode's construction: label propagation and V-cycles, same rules */
+	check(map_multilevel_vc(&ctx, 3, 0, 4, 1, p) == 0 && map_check_perm(p, g->n, t->nslots) == 0,
+	      "the quality mode's construction too, with fewer ranks than slots");
+	for (uint32_t i = 0; i < g->n; i++)
+		hi = p[i] > hi ? p[i] : hi;
+	check(hi < 400, "and fills the first children first too (highest slot %u < 400)", hi);
 	free(p);
 	topo_target_destroy(t);
 	map_graph_destroy(g);
