@@ -115,6 +115,17 @@ int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine);
  * by a multilevel k-way partition, exact sizes), deterministic for seed; perm is a bijection onto
  * slots. Returns 0, or -1: errno ENOMEM, or ETIMEDOUT past ctx->deadline (checked between partitions). */
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
+/* The same with tries initial partitions of each coarsest graph (0: ML_INIT_TRIES, 24), nvcycles
+ * V-cycles on each tree node's split (multilevel.c: vcycles) and, lp set, coarsening by label
+ * propagation instead of matching: the quality mode's construction is (0, 4, 1); map_multilevel, auto's
+ * default portfolio's, is (16, 4, 0): as fast as (24, 0, 0), and cheaper. */
+int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, uint32_t *perm);
+/* For tests: one level of multilevel.c's label-propagation coarsening of g (clusters of at most maxc
+ * ranks): cmap[rank] = its cluster, *nc clusters, *cw their total weight (ranks), *cew the coarse
+ * graph's total edge weight (both directions; -1 when it shrank by under 10 % and was not built).
+ * Returns 0, or -1 when out of memory. */
+int map_ml_lp_level(const map_graph_t *g, unsigned seed, uint32_t maxc, uint32_t *cmap, uint32_t *nc, uint64_t *cw,
+		    double *cew);
 /* quality.c: improves perm (a bijection, auto's result at the default budget) with the rest of the
  * budget (ctx->deadline, CPU time of all threads together); never returns a costlier perm. Returns 0,
  * or -1 (err set) when out of memory. */

@@ -7,8 +7,15 @@
  *  - it respects its budget: CPU time of the whole process (all threads) within 1.5 x the budget +
  *    50 ms;
  *  - it is deterministic for a seed when the budget does not cut it (a small graph, a large budget);
- *  - the multilevel construction alone gives a bijection onto the slots, with fewer ranks than slots
- *    too (the first children filled first);
+ *  - the multilevel construction alone (the default portfolio's, and the quality mode's with label
+ *    propagation and V-cycles) gives a bijection onto the slots, with fewer ranks than slots too (the
+ *    first children filled first);
+ *  - its V-cycles (the quality mode's construction): a bijection, never more traffic between the top
+ *    level's groups than the same seed without them (each is kept only when it cuts less), and less on
+ *    some seed of a 2,048-rank random graph (they do something);
+ *  - its coarsening by label propagation (the quality mode's): a bijection, and 32 planted clusters of
+ *    16 ranks (heavy edges inside, light random ones between, ranks shuffled) each land in one group of
+ *    16 slots, on every seed tried;
  *  - budgets out of range are refused with an error naming time_budget_ms (above one minute, NaN).
  * Costs are recomputed here from the edge list and the tleaf's arities (integer division of slot
  * numbers), not by map_cost.
@@ -254,7 +261,118 @@ static void check_multilevel_alone(void)
 	for (uint32_t i = 0; i < g->n; i++)
 		hi = p[i] > hi ? p[i] : hi;
 	check(hi < 400, "the first children are filled first (highest slot %u < 400)", hi);
+	hi = 0; /* the quality mode's construction: label propagation and V-cycles, same rules */
+	check(map_multilevel_vc(&ctx, 3, 0, 4, 1, p) == 0 && map_check_perm(p, g->n, t->nslots) == 0,
+	      "the quality mode's construction too, with fewer ranks than slots");
+	for (uint32_t i = 0; i < g->n; i++)
+		hi = p[i] > hi ? p[i] : hi;
+	check(hi < 400, "and fills the first children first too (highest slot %u < 400)", hi);
 	free(p);
+	topo_target_destroy(t);
+	map_graph_destroy(g);
+}
+
+/* Traffic between ranks in different top-level groups (arity a0 of slots / a0 each), counted here. */
+static double top_cut(const map_graph_t *g, uint32_t per_group, const uint32_t *perm)
+{
+	double s = 0;
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+			if (perm[u] / per_group != perm[g->adj[k]] / per_group)
+				s += g->w[k];
+	return s / 2;
+}
+
+static void check_vcycles(void)
+{
+	map_graph_t *g = gen_random(2048);
+	topo_target_t *t = topo_target_from_tleaf("tleaf 3 16 10 4 2 32 1", NULL); /* 2,048 slots */
+	uint32_t *p0 = malloc(t->nslots * sizeof(*p0)), *p4 = malloc(t->nslots * sizeof(*p4));
+	map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
+	int less = 0, worse = 0, ok = 1;
+
+	for (unsigned seed = 0; seed < 3; seed++) {
+		double c0, c4;
+
+		ok &= map_multilevel_vc(&ctx, seed, 0, 0, 0, p0) == 0 &&
+		      map_multilevel_vc(&ctx, seed, 0, 4, 0, p4) == 0;
+		ok &= map_check_perm(p4, g->n, t->nslots) == 0;
+		c0 = top_cut(g, 128, p0), c4 = top_cut(g, 128, p4);
+		printf("# seed %u: top-level cut %.0f without V-cycles, %.0f with 4\n", seed, c0, c4);
+		less += c4<c0, worse += c4> c0;
+	}
+	check(ok, "the construction with V-cycles runs and gives bijections onto the slots");
+	check(!worse, "V-cycles never leave more traffic between the top-level groups (%d of 3 seeds did)", worse);
+	check(less > 0, "and leave less on some seed (%d of 3)", less);
+	free(p0), free(p4);
+	topo_target_destroy(t);
+	map_graph_destroy(g);
+}
+
+static void check_lp_clusters(void)
+{
+	struct edges e = { 0 };
+	uint32_t n = 512, *id = malloc(n * sizeof(*id)), *p = malloc(n * sizeof(*p));
+	topo_target_t *t = topo_target_from_tleaf("tleaf 3 4 10 8 2 16 1", NULL); /* groups of 16 slots */
+	map_graph_t *g;
+	int ok = 1, split = 0;
+
+	for (uint32_t i = 0; i < n; i++) /* a random order: cluster c is ranks id[16c .. 16c+15] */
+		id[i] = i;
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = rnd() % i, x = id[i - 1];
+
+		id[i - 1] = id[j], id[j] = x;
+	}
+	for (uint32_t c = 0; c < n / 16; c++)
+		for (uint32_t a = 0; a < 16; a++)
+			for (uint32_t k = 0; k < 3; k++) /* a ring and two random chords a member */
+				add(&e, id[16 * c + a], id[16 * c + (k ? rnd() % 16 : (a + 1) % 16)], 100);
+	for (uint32_t i = 0; i < 2 * n; i++)
+		add(&e, rnd() % n, rnd() % n, 1);
+	g = finish(&e, n);
+	for (unsigned seed = 0; seed < 3; seed++) {
+		map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
+
+		ok &= map_multilevel_vc(&ctx, seed, 0, 4, 1, p) == 0 && map_check_perm(p, n, t->nslots) == 0;
+		for (uint32_t c = 0; c < n / 16; c++)
+			for (uint32_t a = 1; a < 16; a++)
+				if (p[id[16 * c + a]] / 16 != p[id[16 * c]] / 16) {
+					split++;
+					break;
+				}
+	}
+	{ /* one level of the coarsening itself: clusters never mix two planted ones, and the coarse graph
+	   * keeps every rank and exactly the traffic between clusters */
+		uint32_t *cm = malloc(n * sizeof(*cm)), *owner = malloc(n * sizeof(*owner)), nc = 0, mixed = 0;
+		uint64_t cw = 0;
+		double cew = 0, want = 0;
+
+		for (uint32_t c = 0; c < n / 16; c++)
+			for (uint32_t a = 0; a < 16; a++)
+				p[id[16 * c + a]] = c; /* (p: the planted cluster of each rank) */
+		int lok = map_ml_lp_level(g, 5, 16, cm, &nc, &cw, &cew) == 0;
+		for (uint32_t i = 0; i < n; i++)
+			owner[i] = UINT32_MAX;
+		for (uint32_t u = 0; u < n; u++) {
+			if (owner[cm[u]] == UINT32_MAX)
+				owner[cm[u]] = p[u];
+			mixed += owner[cm[u]] != p[u];
+			for (uint64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+				want += cm[g->adj[k]] != cm[u] ? g->w[k] : 0;
+		}
+		check(lok && nc < n / 2, "label propagation shrinks the planted graph (%u clusters of %u ranks)", nc,
+		      n);
+		check(!mixed, "its clusters never join two planted clusters (%u ranks in a mixed one)", mixed);
+		check(cw == n && fabs(cew - want) < 1e-6,
+		      "the coarse graph keeps every rank (%llu) and the traffic between clusters (%.0f, want %.0f)",
+		      (unsigned long long)cw, cew, want);
+		free(cm), free(owner);
+	}
+	check(ok, "the construction with label propagation runs and gives bijections onto the slots");
+	check(!split, "it puts each planted cluster in one group of slots (%d of 96 clusters split)", split);
+	free(id), free(p);
 	topo_target_destroy(t);
 	map_graph_destroy(g);
 }
@@ -335,6 +453,8 @@ int main(void)
 	check(better * 2 > (int)nc, "the quality mode is strictly cheaper on most graphs (%d of %zu)", better, nc);
 	check_determinism();
 	check_multilevel_alone();
+	check_vcycles();
+	check_lp_clusters();
 	check_default_mesh();
 	check_refusals();
 	return harness_done();
