@@ -126,14 +126,18 @@ static void pu_table(struct topo_nodetype *t)
 	unsigned end = 0, i;
 	hwloc_obj_t pu = NULL;
 
+	/* a PU of unknown OS index (HWLOC_UNKNOWN_INDEX, e.g. a synthetic description's index 4294967295)
+	 * has none to be found by: left out of the table (its slot was written past the table's end) */
 	while ((pu = hwloc_get_next_obj_by_type(t->topo, HWLOC_OBJ_PU, pu)))
-		end = pu->os_index + 1 > end ? pu->os_index + 1 : end;
+		if (pu->os_index != HWLOC_UNKNOWN_INDEX)
+			end = pu->os_index + 1 > end ? pu->os_index + 1 : end;
 	if (end == 0 || end / 16 > t->npus || !(t->pu_logical = malloc(sizeof(*t->pu_logical) * end)))
 		return;
 	for (i = 0; i < end; i++)
 		t->pu_logical[i] = -1;
 	while ((pu = hwloc_get_next_obj_by_type(t->topo, HWLOC_OBJ_PU, pu)))
-		t->pu_logical[pu->os_index] = (int32_t)pu->logical_index;
+		if (pu->os_index != HWLOC_UNKNOWN_INDEX)
+			t->pu_logical[pu->os_index] = (int32_t)pu->logical_index;
 	t->pu_os_end = end;
 }
 

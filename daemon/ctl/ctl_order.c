@@ -344,7 +344,10 @@ static int fattree_remote_write(const char *text, order_format_t fmt, FILE *out)
 	if (fmt == ORDER_FMT_WEIGHTS || fmt == ORDER_FMT_TOPOLOGY)
 		return fputs(text, out) < 0 ? -1 : 0;
 	copy = strdup(text);
-	names = calloc(strlen(text) / 16 + 2, sizeof(*names)); /* a line "NodeName=x Weight=n" is 20+ */
+	for (const char *p = text; (p = strstr(p, "NodeName=")); p += 9) /* what the daemon sent, not 20+ a line */
+		n++;
+	names = calloc(n + 1, sizeof(*names));
+	n = 0;
 	if (!copy || !names) {
 		free(copy);
 		free(names);

@@ -10,9 +10,12 @@ Listens on a Unix socket and, for every client:
   close    accepts and closes at once (a daemon dying mid-request)
   busy     sends a "busy" error frame at once and closes without reading (a daemon refusing a client
            that is still sending its request: the client's send fails, the frame waits to be read)
+  shortnames  answers every request ok, with a topology_conf of 20,000 lines "NodeName=a" (shorter than
+           the "NodeName=x Weight=n" lines rankmapd writes: a client must not size its buffers by them)
 Connections are held open until the server is killed (SIGTERM, by PID). Writes READY_FILE once
 listening. Counts clients on stderr.
 """
+import json
 import os
 import signal
 import socket
@@ -37,13 +40,25 @@ def handle(mode, conn, held):
             return
         conn.settimeout(30)
         hdr = conn.recv(4)
+        req = b""
         if len(hdr) == 4:
             (n,) = struct.unpack(">I", hdr)
             while n > 0:
                 chunk = conn.recv(min(n, 65536))
                 if not chunk:
                     break
+                req += chunk
                 n -= len(chunk)
+        if mode == "shortnames":
+            try:
+                rid = json.loads(req).get("id")
+            except ValueError:
+                rid = None
+            text = "NodeName=a\n" * 20000
+            body = json.dumps({"version": 1, "id": rid, "ok": True, "topology_conf": text}).encode()
+            conn.sendall(struct.pack(">I", len(body)) + body)
+            conn.close()
+            return
         if mode == "half":
             body = b'{"version":1,"id":1,"ok":true,"hosts":[{"name":"n1","pus":4}]}'
             conn.sendall(struct.pack(">I", len(body)) + body[: len(body) // 2])
@@ -60,7 +75,7 @@ def handle(mode, conn, held):
 
 def main():
     mode, path = sys.argv[1], sys.argv[2]
-    if mode not in ("stall", "half", "garbage", "huge", "close", "busy"):
+    if mode not in ("stall", "half", "garbage", "huge", "close", "busy", "shortnames"):
         sys.exit("unknown mode " + mode)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     if os.path.exists(path):

@@ -98,6 +98,18 @@ if start_rankmapd "$T/d.conf" "$T/sock" "$T/d.log" --state-dir "$T/state"; then
 else
 	notok "rankmapd starts on the example cluster: $(tail -n 3 "$T/d.log")"
 fi
+# a daemon's answer of lines shorter than rankmapd's own "NodeName=x Weight=n" (tests/faults/fake_rankmapd.py
+# shortnames: 20,000 lines "NodeName=a"): every name listed, none lost (the client sized its list by 16
+# bytes a line and wrote past it)
+. "$TOP/tests/faults/lib.sh"
+if fake_start shortnames "$T/fake.sock"; then
+	"$R" order --method fattree --server "$T/fake.sock" --format list --output "$T/short" 2>"$T/short.err"; rc=$?
+	expect "a daemon's short NodeName lines: exit 0, its 20000 names as sent ($(wc -l <"$T/short") lines)" \
+		sh -c "[ $rc = 0 ] && [ \$(grep -cx a '$T/short') = 20000 ] && [ \$(wc -l <'$T/short') = 20000 ]"
+	fake_stop
+else
+	notok "the fake daemon starts"
+fi
 
 # ---- errors -------------------------------------------------------------------------------------------------
 printf 'Switch 2 "S-000000000000000a"\n[1] "H-000000000000000b"[1] # "x" lid 1\n[2] "S-bogus\n' >"$T/bad.topo"

@@ -505,11 +505,13 @@ static void test_pair_exact(void)
 		map_result_t res;
 		int rings = 1, pcie = 0;
 
-		/* a budget that a sanitized build's slower search also finds the rings in (the default, 2 ms for
-		 * 32 ranks, is CPU time the instrumented build spends 20-50x over) */
-		map_options_t opt = { .time_budget_ms = 500 };
+		/* a budget of its own: auto's default for 32 ranks is 2 ms of CPU, which finds the xGMI rings
+		 * in the plain build and not in the sanitized one (8 PCIe hops, cost 4,282 against 3,682): what
+		 * is checked is the target's pair costs, not how far 2 ms of search gets; 250 ms is 5x what the
+		 * sanitized build needs */
+		map_options_t mo = { .time_budget_ms = 250 };
 
-		check(g && map_compute("auto", g, t, &opt, perm, &res, &e) == 0, "map the 8x4 halo: %s", e.text);
+		check(g && map_compute("auto", g, t, &mo, perm, &res, &e) == 0, "map the 8x4 halo: %s", e.text);
 		for (j = 0; g && j < 4; j++) /* ring j: ranks i * 4 + j, i = 0..7 */
 			for (i = 0; i < 8; i++) {
 				uint32_t s1 = perm[i * 4 + j], s2 = perm[((i + 1) % 8) * 4 + j];
@@ -522,6 +524,55 @@ static void test_pair_exact(void)
 		map_graph_destroy(g);
 	}
 	topo_target_destroy(t);
+	topo_cluster_destroy(c);
+}
+
+/* Two GPU node types in one target (MI250X: 8 GCDs, pairs costed apart; Lassen: 4 V100): every pair of
+ * one host is at its own type's pair cost, whatever order the hosts are given in (each slot reads its
+ * own type's matrix). */
+static void test_pair_exact_mixed(void)
+{
+	static const char *const order[2][4] = { { "t0", "l0", "t1", "l1" }, { "l1", "t1", "l0", "t0" } };
+	static const char *const xml[4] = { "mpibind/eas-tioga.xml", "mpibind/coral-lassen.xml",
+					    "mpibind/eas-tioga.xml", "mpibind/coral-lassen.xml" };
+	static const char *const name[4] = { "t0", "l0", "t1", "l1" };
+	topo_cluster_t c = topo_cluster_create();
+	rm_error_t e = { 0 };
+	char links[1024];
+	int k, ok = 1;
+
+	snprintf(links, sizeof(links), "%s/../conf/gpu-links-mi250x.conf", harness_data_dir());
+	if (access(links, R_OK) != 0)
+		snprintf(links, sizeof(links), "conf/gpu-links-mi250x.conf");
+	for (k = 0; k < 4 && ok; k++)
+		ok = topo_load_hwloc_xml(c, data(xml[k]), name[k], &e) == 0;
+	ok = ok && topo_load_gpu_links(c, links, &e) == 0 && topo_cluster_finalize(c, &e) == 0;
+	check(ok, "MI250X and Lassen nodes: %s", e.text);
+	for (k = 0; ok && k < 2; k++) {
+		topo_target_t *t = topo_target_from_gpus(c, order[k], 4, &e);
+		uint32_t a, b;
+		int same = 1, pairs = 0, want_pairs;
+
+		check(t != NULL, "target of both types (order %d): %s", k, e.text);
+		for (a = 0; t && a < t->nslots; a++)
+			for (b = 0; b < t->nslots; b++)
+				if (a != b && t->slot[a].host == t->slot[b].host) {
+					double want =
+						topo_gpu_pair_cost(c, t->slot[a].host, t->slot_gpu[a], t->slot_gpu[b]);
+
+					same &= fabs(topo_target_distance(t, a, b) - want) < 1e-9;
+					pairs++;
+				}
+		for (a = 0, want_pairs = 0; a < 4; a++) {
+			size_t ng = topo_host_ngpus(c, (size_t)topo_host_find(c, name[a]));
+
+			want_pairs += (int)(ng * (ng - 1));
+		}
+		check(t && same && pairs == want_pairs && want_pairs > 0,
+		      "hosts %s %s %s %s: each of the %d same-host pairs at its own type's pair cost", order[k][0],
+		      order[k][1], order[k][2], order[k][3], pairs);
+		topo_target_destroy(t);
+	}
 	topo_cluster_destroy(c);
 }
 
@@ -926,6 +977,7 @@ int main(void)
 	test_uniform();
 	test_mi250x();
 	test_pair_exact();
+	test_pair_exact_mixed();
 	test_gpu_slots();
 	test_bad_links();
 	test_derive();

@@ -340,6 +340,10 @@ static void test_pu_by_os(void)
 	check(topo_load_hwloc_synthetic(c, "smt", "pack:2 core:2 pu:2(indexes=0,4,1,5,2,6,3,7)", &err) == 0 &&
 		      topo_load_hwloc_synthetic(c, "sparse", "pack:1 core:2 pu:2(indexes=0,1000,5,7)", &err) == 0,
 	      "synthetic hosts: %s", err.text);
+	/* index 4294967295 is hwloc's "unknown": that PU has no OS index (its table slot was written 16 GiB
+	 * past the table: a crash at load) */
+	check(topo_load_hwloc_synthetic(c, "unknown", "pack:1 core:2 pu:2(indexes=0,1,2,4294967295)", &err) == 0,
+	      "a PU of unknown OS index loads: %s", err.text);
 	for (h = 0; h < topo_nhosts(c); h++) {
 		hwloc_topology_t t = topo_host_hwloc(c, h);
 		hwloc_obj_t last = t ? hwloc_get_obj_by_type(t, HWLOC_OBJ_PU, topo_host_npus(c, h) - 1) : NULL;
@@ -362,6 +366,10 @@ static void test_pu_by_os(void)
 	check(topo_host_pu_by_os(c, (size_t)topo_host_find(c, "sparse"), 1000) == 1 &&
 		      topo_host_pu_by_os(c, (size_t)topo_host_find(c, "sparse"), 999) == -1,
 	      "sparse OS indices: found, and holes refused");
+	check(topo_host_pu_by_os(c, (size_t)topo_host_find(c, "unknown"), 2) == 2 &&
+		      topo_host_pu_by_os(c, (size_t)topo_host_find(c, "unknown"), 3) == -1 &&
+		      topo_host_pu_by_os(c, (size_t)topo_host_find(c, "unknown"), 4294967295UL) == -1,
+	      "a PU of unknown OS index: the others found, it is by no OS index");
 	check(topo_host_pu_by_os(c, topo_nhosts(c) + 5, 0) == -1, "unknown host: -1");
 	topo_cluster_destroy(c);
 }
