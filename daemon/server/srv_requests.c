@@ -493,21 +493,45 @@ char **srv_hostlist_bounded(const srv_model_t *m, const char *list, const char *
 			    json_t **error)
 {
 	size_t nh = m && m->cluster ? topo_nhosts(m->cluster) : 0;
-	size_t cap = nh > SRV_HOSTLIST_MIN_CAP / 2 ? 2 * nh : SRV_HOSTLIST_MIN_CAP;
+	size_t cap = nh > SRV_HOSTLIST_MIN_CAP / 2 ? 2 * nh : SRV_HOSTLIST_MIN_CAP, longest = 0, len = 0;
 	rm_error_t err = { 0 };
 	char msg[600], **v;
+	int depth = 0;
 
 	if (!*list) {
 		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: empty host list", field);
 		return NULL;
 	}
+	/* A name is never longer than the comma-separated part that gives it (each [range] becomes one
+	 * number no longer than the range's text): bound the names' length, and their bytes in all */
+	for (const char *p = list;; p++) {
+		if (!*p || (*p == ',' && depth == 0)) {
+			longest = len > longest ? len : longest;
+			len = 0;
+			if (!*p)
+				break;
+			continue;
+		}
+		depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+		len++;
+	}
+	if (longest > SRV_HOSTNAME_MAX) {
+		*error =
+			rm_proto_error(id, RM_ERR_BAD_REQUEST, "%s: a host name pattern of %zu characters (at most %d)",
+				       field, longest, SRV_HOSTNAME_MAX);
+		return NULL;
+	}
+	if (cap > SRV_HOSTLIST_MAX_BYTES / (longest + 1))
+		cap = SRV_HOSTLIST_MAX_BYTES / (longest + 1);
 	if ((v = hostlist_expand(list, n, cap, &err)))
 		return v;
 	rm_error_format(&err, msg, sizeof(msg));
 	if (strstr(err.text, "too many hosts"))
-		*error = rm_proto_error(id, RM_ERR_BAD_REQUEST,
-					"%s: more than %zu host names (at most %d or twice the model's %zu hosts): %s",
-					field, cap, SRV_HOSTLIST_MIN_CAP, nh, msg);
+		*error = rm_proto_error(
+			id, RM_ERR_BAD_REQUEST,
+			"%s: more than %zu host names (at most %d, or twice the model's %zu hosts, and %d MiB "
+			"of names): %s",
+			field, cap, SRV_HOSTLIST_MIN_CAP, nh, SRV_HOSTLIST_MAX_BYTES >> 20, msg);
 	else
 		*error = rm_proto_error(id, strstr(err.text, "out of memory") ? RM_ERR_INTERNAL : RM_ERR_BAD_REQUEST,
 					"%s: %s", field, msg);

@@ -16,10 +16,15 @@
 json_t *srv_request_invalid(const json_t *req, const json_t *id, const char *schema, const json_error_t *jerr);
 
 /* A request field holding a Slurm host list (slurm_topology's nodes): expanded into at most the larger of
- * SRV_HOSTLIST_MIN_CAP and twice the model's hosts, refused beyond without expanding it all. Returns the
+ * SRV_HOSTLIST_MIN_CAP and twice the model's hosts (fewer for long names, below), refused beyond without
+ * expanding it all. Returns the
  * names (hostlist_free; count in *n), or NULL with *error set: bad_request naming field (empty,
  * malformed, too many names), internal when out of memory. */
 #define SRV_HOSTLIST_MIN_CAP 100000
+/* ... and to names of at most SRV_HOSTNAME_MAX characters, SRV_HOSTLIST_MAX_BYTES of them in all (fewer
+ * names when they are long: a 1 KB request must not make 100 MB of names) */
+#define SRV_HOSTNAME_MAX 255
+#define SRV_HOSTLIST_MAX_BYTES (16 << 20)
 char **srv_hostlist_bounded(const srv_model_t *m, const char *list, const char *field, const json_t *id, size_t *n,
 			    json_t **error);
 

@@ -337,6 +337,22 @@ static void test_slurm_topology_nodes(tdaemon_t *d)
 		      td_msg(r));
 		json_decref(r);
 	}
+	{ /* long names: their bytes are bounded too (a 1 KB request made 100 MB of names) */
+		char pat[1100];
+
+		memset(pat, 'n', 1000), strcpy(pat + 1000, "[0-99999]");
+		r = slurm_topology(d, pat);
+		check(!strcmp(td_code(r), RM_ERR_BAD_REQUEST) &&
+			      strstr(td_msg(r), "nodes: a host name pattern of 1009"),
+		      "a 1,009-character name pattern: bad_request (%s: %.80s)", td_code(r), td_msg(r));
+		json_decref(r);
+		memset(pat, 'n', 200), strcpy(pat + 200, "[0-99999]");
+		r = slurm_topology(d, pat);
+		check(!strcmp(td_code(r), RM_ERR_BAD_REQUEST) && strstr(td_msg(r), "MiB of names"),
+		      "100,000 names of 205 characters: bad_request, bounded in bytes (%s: %.120s)", td_code(r),
+		      td_msg(r));
+		json_decref(r);
+	}
 	r = slurm_topology(d, "nosuch[1-500],bonobo001");
 	check(json_is_true(json_object_get(r, "ok")) && json_integer_value(json_object_get(r, "missing")) >= 500,
 	      "names the fabric lacks are served, each counted missing (%s, missing %lld)", td_code(r),
