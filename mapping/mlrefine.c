@@ -58,15 +58,19 @@ static int tree_shape(const topo_target_t *t, uint32_t *ar, double *co)
 	int l, L = t->nlevels - 1;
 	uint32_t s;
 
-	if (L < 1 || L > 63 || t->host_level >= 0 || topo_target_tleaf_string(t, buf, sizeof(buf)) < 0)
+	if (L < 1 || L > 63 || topo_target_tleaf_string(t, buf, sizeof(buf)) < 0)
 		return -1;
 	for (l = 0; l < L; l++) {
 		ar[l] = t->ngroups[l + 1] / t->ngroups[l];
 		co[l] = t->cost[l];
 	}
-	for (s = 0; s < t->nslots; s++) /* depth-first numbering of the lowest groups */
-		if (t->group[(size_t)s * t->nlevels + L - 1] != s / ar[L - 1])
-			return -1;
+	for (l = 1; l <= L; l++) { /* depth-first numbering of every level's groups */
+		uint32_t below = t->nslots / t->ngroups[l];
+
+		for (s = 0; s < t->nslots; s++)
+			if (t->group[(size_t)s * t->nlevels + l] != s / below)
+				return -1;
+	}
 	return L;
 }
 

@@ -20,8 +20,9 @@
  *    coarsened, refine.c's search on every level): from a local optimum of refine.c's single-rank
  *    swaps it gives a bijection never costlier, deterministic for a seed, and cheaper than refine.c's
  *    search run once more from there on most seeds (its coarse levels move pairs that single swaps
- *    cannot); on targets it does not fit (fewer ranks
- *    than slots, an odd lowest arity) it is refine.c's search alone, result for result;
+ *    cannot); on targets it does not fit (fewer ranks than slots, an odd lowest arity) it is
+ *    refine.c's search alone, result for result; it fits a target of hosts (8 hosts of 32 cores, a
+ *    uniform tree) as well as a tleaf;
  *  - budgets out of range are refused with an error naming time_budget_ms (above one minute, NaN).
  * Costs are recomputed here from the edge list and the tleaf's arities (integer division of slot
  * numbers), not by map_cost.
@@ -500,6 +501,54 @@ static int mlrefine_fallback(uint32_t n, const char *tl)
 	return same;
 }
 
+/* A target of 8 hosts (2 packages of 16 cores each, flat network): mlrefine.c fits it (a uniform tree
+ * numbered depth-first), so it does better than refine.c alone there too (costs by map_cost: the
+ * hosts' distances are the cluster's, not a tleaf's). */
+static void check_mlrefine_hosts(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	const char *hosts[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
+	topo_target_t *t;
+	map_graph_t *g = gen_random(256);
+	uint32_t *p = malloc(256 * sizeof(*p)), *f = malloc(256 * sizeof(*f)), i;
+	int ok = 1, less = 0;
+
+	ok &= topo_load_hwloc_spec(c, "synthetic:pack:2 core:16 pu:1@a,b,c,d,e,f,g,h", NULL) == 0 &&
+	      topo_cluster_finalize(c, NULL) == 0;
+	t = ok ? topo_target_from_hosts(c, hosts, 8, 1, NULL) : NULL;
+	check(t && t->nslots == 256 && !t->net_dist, "8 hosts of 32 cores, flat network: a target of 256 slots");
+	for (unsigned seed = 0; t && seed < 3; seed++) {
+		map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
+		double c0, cf, c1;
+
+		ctx.opt.seed = seed;
+		for (i = 0; i < 256; i++)
+			p[i] = i;
+		for (i = 256; i > 1; i--) {
+			uint32_t j = rnd() % i, x = p[i - 1];
+
+			p[i - 1] = p[j], p[j] = x;
+		}
+		ok &= map_refine_run(&ctx, p, 0) >= 0;
+		memcpy(f, p, 256 * sizeof(*f));
+		c0 = map_cost(g, t, p);
+		ok &= map_refine_run(&ctx, f, 0) >= 0 && map_mlrefine_run(&ctx, p, 0) >= 0 &&
+		      map_check_perm(p, 256, t->nslots) == 0;
+		cf = map_cost(g, t, f), c1 = map_cost(g, t, p);
+		ok &= c1 <= c0;
+		less += c1 < cf;
+		printf("# mlrefine on 8 hosts, seed %u: %.0f at refine's local optimum, %.0f refine once more, %.0f "
+		       "after the V-cycle\n",
+		       seed, c0, cf, c1);
+	}
+	check(ok, "on a target of hosts the V-cycle gives bijections never costlier than its start");
+	check(less >= 2, "and is cheaper than refine's search alone on most seeds (%d of 3)", less);
+	free(p), free(f);
+	topo_target_destroy(t);
+	map_graph_destroy(g);
+	topo_cluster_destroy(c);
+}
+
 static void check_mlrefine(void)
 {
 	const uint32_t a1[] = { 8, 8, 2, 8 }, a2[] = { 4, 4, 16 };
@@ -542,6 +591,7 @@ int main(void)
 	check_lp_clusters();
 	check_default_mesh();
 	check_mlrefine();
+	check_mlrefine_hosts();
 	check_refusals();
 	return harness_done();
 }
