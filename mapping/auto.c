@@ -14,7 +14,10 @@
  * left exceeds what the first one took (the first always runs, and so does the tiling: it takes
  * O(ranks x levels), 0.1 s at 1M ranks). Each is repaired into a bijection and brought to a local optimum
  * of refine.c's swaps, unless it starts AUTO_HOPELESS times worse than the best so far; the cheapest
- * then gets the rest of the budget for refine's iterated local search, unless it is the tiling: on
+ * then gets the rest of the budget for refine's iterated local search (up to AUTO_MLREFINE_MAX_RANKS
+ * ranks on every level of mlrefine.c's V-cycle, which coarsens the mapping itself: at the default
+ * budget powerlaw-1k of tests/bench/mapping 877,425 instead of 884,645, mesh2d-4k 2,379,188 instead of
+ * 2,382,913, cg128 71,315 instead of 71,357), unless it is the tiling: on
  * 12 grids (tests/bench/SCALE.md) that search never improved a winning tiling, and spent the whole
  * budget on it (64x64x16 ranks: 1 s, against 0.08 s without it). auto is never worse than any
  * candidate it ran, and map_compute guarantees it is never worse than the identity.
@@ -29,6 +32,7 @@
 #define AUTO_HOPELESS 1.2
 #define AUTO_MESH_DEGREE 8.0
 #define AUTO_MESH_SPREAD 0.2
+#define AUTO_MLREFINE_MAX_RANKS 16384 /* the final search on mlrefine.c's V-cycle up to here */
 
 struct candidate {
 	const char *name;
@@ -155,7 +159,7 @@ static int portfolio(const map_ctx_t *ctx, uint32_t *perm)
 	/* The iterated local search walks plateaus of equal cost; a walk that ends no cheaper than it began
 	 * gives the best candidate back unchanged (an arbitrary equal-cost shuffle is not a better mapping). */
 	memcpy(tmp, perm, (size_t)n * sizeof(*perm));
-	if (map_refine_run(ctx, perm, 1) < 0) {
+	if ((n <= AUTO_MLREFINE_MAX_RANKS ? map_mlrefine_run(ctx, perm, 1) : map_refine_run(ctx, perm, 1)) < 0) {
 		free(tmp);
 		return rm_error_set(ctx->err, "auto", 0, 0, "out of memory");
 	}

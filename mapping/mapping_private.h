@@ -134,5 +134,9 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm);
 /* refine.c: improves perm in place (must be a bijection) until no gain or the deadline, then (kicks > 0)
  * by iterated local search, kicks + 1 random moves a step (1: two, the engines' own strength). Returns the number of improving moves, -1 on allocation failure. */
 long map_refine_run(const map_ctx_t *ctx, uint32_t *perm, int kicks);
+/* mlrefine.c: map_refine_run on every level of a V-cycle that coarsens the mapping itself (pairs of
+ * ranks within a lowest group), coarsest first; on targets it does not fit, map_refine_run alone. Same
+ * contract as map_refine_run. */
+long map_mlrefine_run(const map_ctx_t *ctx, uint32_t *perm, int kicks);
 
 #endif

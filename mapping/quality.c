@@ -10,11 +10,17 @@
  *  - a multilevel construction (multilevel.c: hierarchical multisection by multilevel recursive
  *    bisection, coarsening by size-constrained label propagation, each tree node's split then improved
  *    by QUALITY_VCYCLES V-cycles), followed by
- *    refine.c's hierarchy-aware swap search and its iterated local search;
+ *    refine.c's hierarchy-aware swap search and its iterated local search, run on every level of a
+ *    V-cycle that coarsens the mapping itself (mlrefine.c: pairs of ranks of one lowest group become
+ *    one vertex, so the coarse levels swap pairs, quadruples, ... by the whole mapping's hierarchical
+ *    objective; at the best peer's CPU time, one seed each: powerlaw-1k 0.9924 of the best peer instead
+ *    of 1.0022, mesh2d-4k 1.0059 instead of 1.0126, mesh3d-16k 1.0170 instead of 1.0192, powerlaw-8k
+ *    1.0086 instead of 1.0099, rand1024 1.0040 instead of 1.0041);
  *  - every second item (from the second round; at the best peer's CPU time this gave 1.2 % less than
  *    every third on mesh2d-4k, 0.3 % less on powerlaw-1k, 0.1 % more on rand1024) instead restarts the
  *    iterated local search from the rounds' best mapping so far, with a fresh seed and two to five
- *    random moves a step (its kicks move a rank next to one of its neighbours, in any group of the
+ *    random moves a step, on every level of mlrefine.c's V-cycle too (a fresh matching of the best
+ *    mapping's pairs each time: Walshaw's iterated multilevel refinement; its kicks move a rank next to one of its neighbours, in any group of the
  *    tree: the swap neighbourhoods N_C^d of von Kirchbach, Schulz and Traeff, "Better process mapping
  *    and sparse quadratic assignment", SEA 2017, with d = 1 and C the groups of the lowest level).
  *
@@ -81,7 +87,7 @@ static void run_item(struct item *it)
 	else if (map_multilevel_vc(&sub, it->seed, 0, QUALITY_VCYCLES, 1, it->perm) < 0 ||
 		 map_repair(sub.g, sub.t, it->perm) < 0)
 		it->rc = -1;
-	if (it->rc == 0 && map_refine_run(&sub, it->perm, it->restart ? it->strength : 1) < 0)
+	if (it->rc == 0 && map_mlrefine_run(&sub, it->perm, it->restart ? it->strength : 1) < 0)
 		it->rc = -1;
 	it->cost = it->rc == 0 ? map_cost(sub.g, sub.t, it->perm) : -1;
 	it->cpu = map_now_ms() - t0;

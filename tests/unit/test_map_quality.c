@@ -16,6 +16,13 @@
  *  - its coarsening by label propagation (the quality mode's): a bijection, and 32 planted clusters of
  *    16 ranks (heavy edges inside, light random ones between, ranks shuffled) each land in one group of
  *    16 slots, on every seed tried;
+ *  - the V-cycle on the mapping itself (mapping/mlrefine.c: pairs of ranks of one lowest group
+ *    coarsened, refine.c's search on every level): from a local optimum of refine.c's single-rank
+ *    swaps it gives a bijection never costlier, deterministic for a seed, and cheaper than refine.c's
+ *    search run once more from there on most seeds (its coarse levels move pairs that single swaps
+ *    cannot); on targets it does not fit (fewer ranks than slots, an odd lowest arity) it is
+ *    refine.c's search alone, result for result; it fits a target of hosts (8 hosts of 32 cores, a
+ *    uniform tree) as well as a tleaf;
  *  - budgets out of range are refused with an error naming time_budget_ms (above one minute, NaN).
  * Costs are recomputed here from the edge list and the tleaf's arities (integer division of slot
  * numbers), not by map_cost.
@@ -434,6 +441,133 @@ static void check_refusals(void)
 	topo_target_destroy(t);
 }
 
+/* mapping/mlrefine.c on a random graph of n ranks and tleaf tl (L levels), from refine.c's local optimum
+ * of a random start; returns 1 when strictly cheaper than refine.c's search run once more from that
+ * optimum (what the V-cycle's finest level alone would do). */
+static int mlrefine_once(uint32_t n, const char *tl, int L, const uint32_t *ar, const double *di, unsigned seed,
+			 int *ok)
+{
+	map_graph_t *g = gen_random(n);
+	topo_target_t *t = topo_target_from_tleaf(tl, NULL);
+	uint32_t *p = malloc(t->nslots * sizeof(*p)), *q = malloc(t->nslots * sizeof(*q)),
+		 *f = malloc(t->nslots * sizeof(*f)), i;
+	map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
+	double c0, c1, cf;
+
+	ctx.opt.seed = seed;
+	for (i = 0; i < n; i++)
+		p[i] = i;
+	for (i = n; i > 1; i--) {
+		uint32_t j = rnd() % i, x = p[i - 1];
+
+		p[i - 1] = p[j], p[j] = x;
+	}
+	*ok &= map_refine_run(&ctx, p, 0) >= 0;
+	memcpy(q, p, n * sizeof(*q));
+	memcpy(f, p, n * sizeof(*f));
+	c0 = cost_indep(g, L, ar, di, p);
+	*ok &= map_refine_run(&ctx, f, 0) >= 0;
+	cf = cost_indep(g, L, ar, di, f);
+	*ok &= map_mlrefine_run(&ctx, p, 0) >= 0 && map_check_perm(p, n, t->nslots) == 0;
+	c1 = cost_indep(g, L, ar, di, p);
+	*ok &= c1 <= c0;
+	*ok &= map_mlrefine_run(&ctx, q, 0) >= 0 && !memcmp(p, q, n * sizeof(*p)); /* same seed, same result */
+	printf("# mlrefine %s, %u ranks, seed %u: %.0f at refine's local optimum, %.0f after refine once more, "
+	       "%.0f after the V-cycle\n",
+	       tl, n, seed, c0, cf, c1);
+	free(p), free(q), free(f);
+	topo_target_destroy(t);
+	map_graph_destroy(g);
+	return c1 < cf;
+}
+
+/* On a target mlrefine.c does not fit, the result is refine.c's, for the same seed and start. */
+static int mlrefine_fallback(uint32_t n, const char *tl)
+{
+	map_graph_t *g = gen_random(n);
+	topo_target_t *t = topo_target_from_tleaf(tl, NULL);
+	uint32_t *p = malloc(t->nslots * sizeof(*p)), *q = malloc(t->nslots * sizeof(*q)), i;
+	map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
+	int same;
+
+	ctx.opt.seed = 5;
+	for (i = 0; i < n; i++)
+		p[i] = q[i] = (i * 7919u) % t->nslots; /* distinct: 7919 is prime, the slots a power of 2 or 3 */
+	same = map_check_perm(p, n, t->nslots) == 0 && map_refine_run(&ctx, p, 1) >= 0 &&
+	       map_mlrefine_run(&ctx, q, 1) >= 0 && !memcmp(p, q, n * sizeof(*p));
+	free(p), free(q);
+	topo_target_destroy(t);
+	map_graph_destroy(g);
+	return same;
+}
+
+/* A target of 8 hosts (2 packages of 16 cores each, flat network): mlrefine.c fits it (a uniform tree
+ * numbered depth-first), so it does better than refine.c alone there too (costs by map_cost: the
+ * hosts' distances are the cluster's, not a tleaf's). */
+static void check_mlrefine_hosts(void)
+{
+	topo_cluster_t c = topo_cluster_create();
+	const char *hosts[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
+	topo_target_t *t;
+	map_graph_t *g = gen_random(256);
+	uint32_t *p = malloc(256 * sizeof(*p)), *f = malloc(256 * sizeof(*f)), i;
+	int ok = 1, less = 0;
+
+	ok &= topo_load_hwloc_spec(c, "synthetic:pack:2 core:16 pu:1@a,b,c,d,e,f,g,h", NULL) == 0 &&
+	      topo_cluster_finalize(c, NULL) == 0;
+	t = ok ? topo_target_from_hosts(c, hosts, 8, 1, NULL) : NULL;
+	check(t && t->nslots == 256 && !t->net_dist, "8 hosts of 32 cores, flat network: a target of 256 slots");
+	for (unsigned seed = 0; t && seed < 3; seed++) {
+		map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
+		double c0, cf, c1;
+
+		ctx.opt.seed = seed;
+		for (i = 0; i < 256; i++)
+			p[i] = i;
+		for (i = 256; i > 1; i--) {
+			uint32_t j = rnd() % i, x = p[i - 1];
+
+			p[i - 1] = p[j], p[j] = x;
+		}
+		ok &= map_refine_run(&ctx, p, 0) >= 0;
+		memcpy(f, p, 256 * sizeof(*f));
+		c0 = map_cost(g, t, p);
+		ok &= map_refine_run(&ctx, f, 0) >= 0 && map_mlrefine_run(&ctx, p, 0) >= 0 &&
+		      map_check_perm(p, 256, t->nslots) == 0;
+		cf = map_cost(g, t, f), c1 = map_cost(g, t, p);
+		ok &= c1 <= c0;
+		less += c1 < cf;
+		printf("# mlrefine on 8 hosts, seed %u: %.0f at refine's local optimum, %.0f refine once more, %.0f "
+		       "after the V-cycle\n",
+		       seed, c0, cf, c1);
+	}
+	check(ok, "on a target of hosts the V-cycle gives bijections never costlier than its start");
+	check(less >= 2, "and is cheaper than refine's search alone on most seeds (%d of 3)", less);
+	free(p), free(f);
+	topo_target_destroy(t);
+	map_graph_destroy(g);
+	topo_cluster_destroy(c);
+}
+
+static void check_mlrefine(void)
+{
+	const uint32_t a1[] = { 8, 8, 2, 8 }, a2[] = { 4, 4, 16 };
+	const double d1[] = { 14, 10, 2, 1 }, d2[] = { 10, 2, 1 };
+	int ok = 1, less = 0;
+
+	for (unsigned seed = 0; seed < 3; seed++) {
+		less += mlrefine_once(1024, "tleaf 4 8 14 8 10 2 2 8 1", 4, a1, d1, seed, &ok);
+		less += mlrefine_once(256, "tleaf 3 4 10 4 2 16 1", 3, a2, d2, seed, &ok);
+	}
+	check(ok, "the V-cycle on the mapping gives bijections, never costlier than its start, the same for a seed");
+	check(less >= 5, "and strictly cheaper than refine's search alone from the same start on most seeds (%d of 6)",
+	      less);
+	check(mlrefine_fallback(300, "tleaf 3 4 10 4 2 32 1"),
+	      "fewer ranks than slots: the V-cycle is refine's search alone, result for result");
+	check(mlrefine_fallback(243, "tleaf 3 3 10 9 2 9 1"),
+	      "an odd lowest arity: the V-cycle is refine's search alone, result for result");
+}
+
 int main(void)
 {
 	struct tcase cases[] = {
@@ -456,6 +590,8 @@ int main(void)
 	check_vcycles();
 	check_lp_clusters();
 	check_default_mesh();
+	check_mlrefine();
+	check_mlrefine_hosts();
 	check_refusals();
 	return harness_done();
 }
