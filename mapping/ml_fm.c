@@ -1,0 +1,438 @@
+/*
+ * mapping/ml_fm.c: one level of the multilevel construction's k-way partitions (multilevel.c): the
+ * initial partition by greedy growing, greedy k-way moves, k-way Fiduccia-Mattheyses with a gain heap,
+ * exact sizes at the finest level (balance), diffusion of an overfull part's excess, and the size bounds
+ * of a level.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ml_private.h"
+
+#define ML_PASSES 4
+
+/* Cut of a partition (each edge counted twice). */
+double ml_cut_of(const struct lgraph *h, const uint32_t *part)
+{
+	double s = 0;
+	uint32_t u;
+	uint64_t k;
+
+	for (u = 0; u < h->n; u++)
+		for (k = h->xadj[u]; k < h->xadj[u + 1]; k++)
+			if (part[h->adj[k]] != part[u])
+				s += h->w[k];
+	return s;
+}
+
+/* Greedy growing: part p takes, while it has room, the unassigned vertex most connected to it (a fresh
+ * start vertex when none is connected). The last part takes the rest. conn is scratch (n). */
+void ml_grow(struct ml *M, const struct lgraph *h, uint32_t k, const uint32_t *tgt, uint32_t *part, double *conn,
+	     uint32_t *front)
+{
+	uint32_t n = h->n, p, u, nf;
+	uint64_t e;
+
+	for (u = 0; u < n; u++)
+		part[u] = NONE, conn[u] = 0;
+	for (p = 0; p + 1 < k; p++) {
+		uint32_t wt = 0;
+
+		nf = 0;
+		while (wt < tgt[p]) {
+			uint32_t best = NONE, bi = 0, i;
+			double bc = -1;
+
+			for (i = 0; i < nf; i++) { /* the frontier, assigned ones dropped as met */
+				uint32_t v = front[i];
+
+				if (part[v] != NONE || wt + h->c[v] > tgt[p]) {
+					if (part[v] != NONE)
+						front[i--] = front[--nf];
+					continue;
+				}
+				if (conn[v] > bc)
+					bc = conn[v], best = v, bi = i;
+			}
+			if (best == NONE) { /* nothing connected fits: a random unassigned vertex that fits */
+				uint32_t start = ml_rnd(M) % n, j;
+
+				for (j = 0; j < n; j++) {
+					uint32_t v = (start + j) % n;
+
+					if (part[v] == NONE && wt + h->c[v] <= tgt[p]) {
+						best = v;
+						break;
+					}
+				}
+				if (best == NONE)
+					break;
+			} else {
+				front[bi] = front[--nf];
+			}
+			part[best] = p;
+			wt += h->c[best];
+			for (e = h->xadj[best]; e < h->xadj[best + 1]; e++) {
+				uint32_t v = h->adj[e];
+
+				if (part[v] != NONE)
+					continue;
+				if (conn[v] == 0)
+					front[nf++] = v;
+				conn[v] += h->w[e];
+			}
+		}
+		for (u = 0; u < nf; u++)
+			conn[front[u]] = 0;
+		for (u = 0; u < n; u++)
+			if (part[u] == NONE)
+				conn[u] = 0;
+	}
+	for (u = 0; u < n; u++)
+		if (part[u] == NONE)
+			part[u] = k - 1;
+}
+
+/* u's connection to each part: conn[p] += the weight of u's edges into p, for the parts listed in
+ * tl[0..return-1] (conn[] all 0 before, and to be zeroed by the caller through tl). */
+static uint32_t part_conn(const struct lgraph *h, const uint32_t *part, uint32_t u, double *conn, uint32_t *tl)
+{
+	uint32_t nt = 0;
+	uint64_t e;
+
+	for (e = h->xadj[u]; e < h->xadj[u + 1]; e++) {
+		uint32_t p = part[h->adj[e]];
+
+		if (conn[p] == 0)
+			tl[nt++] = p;
+		conn[p] += h->w[e];
+	}
+	return nt;
+}
+
+/* Greedy k-way moves: each vertex, in the order ord, to the part it is most connected to, within cap[].
+ * wt[] is each part's weight (kept up to date). scratch: conn (k doubles, zero), tl (k). */
+void ml_kway_pass(const struct lgraph *h, uint32_t k, const double *cap, const uint32_t *ord, uint32_t *part,
+		  double *wt, double *conn, uint32_t *tl)
+{
+	uint32_t n = h->n, i;
+	int pass;
+
+	for (pass = 0; pass < ML_PASSES; pass++) {
+		uint32_t moved = 0;
+
+		for (i = 0; i < n; i++) {
+			uint32_t u = ord[i], own = part[u], best = own, nt = 0, t;
+			double bg = 0;
+
+			nt = part_conn(h, part, u, conn, tl);
+			for (t = 0; t < nt; t++) {
+				uint32_t p = tl[t];
+				double gain = conn[p] - conn[own];
+
+				if (p != own && wt[p] + h->c[u] <= cap[p] && gain > bg)
+					bg = gain, best = p;
+			}
+			for (t = 0; t < nt; t++)
+				conn[tl[t]] = 0;
+			if (best != own) {
+				part[u] = best;
+				wt[own] -= h->c[u], wt[best] += h->c[u];
+				moved++;
+			}
+		}
+		if (!moved)
+			break;
+	}
+}
+
+struct hitem {
+	double gain;
+	uint32_t v;
+};
+
+struct heap {
+	struct hitem *a;
+	size_t n, cap;
+};
+
+static int hpush(struct heap *H, double gain, uint32_t v)
+{
+	size_t i;
+
+	if (H->n == H->cap) {
+		size_t cap = H->cap ? 2 * H->cap : 256;
+		struct hitem *na = realloc(H->a, cap * sizeof(*na));
+
+		if (!na)
+			return -1;
+		H->a = na, H->cap = cap;
+	}
+	for (i = H->n++; i > 0 && H->a[(i - 1) / 2].gain < gain; i = (i - 1) / 2)
+		H->a[i] = H->a[(i - 1) / 2];
+	H->a[i] = (struct hitem){ gain, v };
+	return 0;
+}
+
+static struct hitem hpop(struct heap *H)
+{
+	struct hitem top = H->a[0], last = H->a[--H->n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < H->n) {
+		if (c + 1 < H->n && H->a[c + 1].gain > H->a[c].gain)
+			c++;
+		if (H->a[c].gain <= last.gain)
+			break;
+		H->a[i] = H->a[c], i = c;
+	}
+	if (H->n)
+		H->a[i] = last;
+	return top;
+}
+
+/* The best move of u (to a part with room, its own part keeping at least lo[]): *to, or NONE. */
+static double best_move(const struct lgraph *h, const uint32_t *part, const double *wt, const double *cap,
+			const double *lo, double *conn, uint32_t *tl, uint32_t u, uint32_t *to)
+{
+	uint32_t own = part[u], nt = 0, t;
+	double bg = -1e300;
+
+	*to = NONE;
+	nt = part_conn(h, part, u, conn, tl);
+	if (wt[own] - h->c[u] >= lo[own])
+		for (t = 0; t < nt; t++) {
+			uint32_t p = tl[t];
+
+			if (p != own && wt[p] + h->c[u] <= cap[p] && conn[p] - conn[own] > bg)
+				bg = conn[p] - conn[own], *to = p;
+		}
+	for (t = 0; t < nt; t++)
+		conn[tl[t]] = 0;
+	return bg;
+}
+
+/* k-way Fiduccia-Mattheyses: moves by best gain, negative ones too (each vertex once a pass), then
+ * the best prefix of the pass is kept; passes until one gains nothing. Returns -1 when out of memory. */
+int ml_kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const double *lo, uint32_t *part, double *wt,
+	       double *conn, uint32_t *tl)
+{
+	uint32_t n = h->n, u, *logv = malloc(((size_t)n + 1) * sizeof(*logv)),
+		 *logp = malloc(((size_t)n + 1) * sizeof(*logp));
+	unsigned char *locked = calloc((size_t)n + 1, 1);
+	uint32_t stall_max = n / 8 < 64 ? 64 : n / 8;
+	struct heap H = { 0 };
+	int pass, rc = -1;
+
+	if (!logv || !logp || !locked)
+		goto out;
+	for (pass = 0; pass < ML_PASSES; pass++) {
+		double cur = 0, best = 0;
+		uint32_t nlog = 0, bestpos = 0, stall = 0, to;
+
+		H.n = 0;
+		memset(locked, 0, n);
+		for (u = 0; u < n; u++) {
+			double gn = best_move(h, part, wt, cap, lo, conn, tl, u, &to);
+
+			if (to != NONE && hpush(&H, gn, u) < 0)
+				goto out;
+		}
+		while (H.n && stall < stall_max) {
+			struct hitem it = hpop(&H);
+			double gn;
+			uint64_t e;
+
+			if (locked[it.v])
+				continue;
+			gn = best_move(h, part, wt, cap, lo, conn, tl, it.v, &to);
+			if (to == NONE)
+				continue;
+			if (gn < it.gain - 1e-12 * (1 + (it.gain < 0 ? -it.gain : it.gain))) { /* stale */
+				if (hpush(&H, gn, it.v) < 0)
+					goto out;
+				continue;
+			}
+			locked[it.v] = 1;
+			logv[nlog] = it.v, logp[nlog++] = part[it.v];
+			wt[part[it.v]] -= h->c[it.v], wt[to] += h->c[it.v];
+			part[it.v] = to;
+			cur += gn;
+			if (cur > best + 1e-9 * (1 + best))
+				best = cur, bestpos = nlog, stall = 0;
+			else
+				stall++;
+			for (e = h->xadj[it.v]; e < h->xadj[it.v + 1]; e++) {
+				uint32_t x = h->adj[e];
+				double gx;
+
+				if (locked[x])
+					continue;
+				gx = best_move(h, part, wt, cap, lo, conn, tl, x, &to);
+				if (to != NONE && hpush(&H, gx, x) < 0)
+					goto out;
+			}
+		}
+		while (nlog > bestpos) { /* back to the best prefix */
+			uint32_t v = logv[--nlog];
+
+			wt[part[v]] -= h->c[v], wt[logp[nlog]] += h->c[v];
+			part[v] = logp[nlog];
+		}
+		if (best <= 0)
+			break;
+	}
+	rc = 0;
+out:
+	free(logv), free(logp), free(locked), free(H.a);
+	return rc;
+}
+
+struct cand {
+	double loss;
+	uint32_t v, to;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->loss < y->loss ? -1 : x->loss > y->loss ? 1 : x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* Finest level (unit weights): makes every part exactly tgt[p], moving from each overfull part the
+ * vertices that lose least to the underfull part they are most connected to. */
+int ml_balance(const struct lgraph *h, uint32_t k, const uint32_t *tgt, uint32_t *part, double *wt, double *conn,
+	       uint32_t *tl)
+{
+	uint32_t n = h->n, p, u, nc;
+	struct cand *cs = malloc(((size_t)n + 1) * sizeof(*cs));
+
+	if (!cs)
+		return -1;
+	for (p = 0; p < k; p++) {
+		uint32_t i, need;
+
+		if (wt[p] <= tgt[p])
+			continue;
+		need = (uint32_t)(wt[p] - tgt[p]);
+		nc = 0;
+		for (u = 0; u < n; u++) {
+			uint32_t nt = 0, t, to = NONE;
+			double bc = -1;
+
+			if (part[u] != p)
+				continue;
+			nt = part_conn(h, part, u, conn, tl);
+			for (t = 0; t < nt; t++)
+				if (tl[t] != p && wt[tl[t]] < tgt[tl[t]] && conn[tl[t]] > bc)
+					bc = conn[tl[t]], to = tl[t];
+			cs[nc].loss = conn[p] - (bc > 0 ? bc : 0);
+			cs[nc].v = u, cs[nc++].to = to;
+			for (t = 0; t < nt; t++)
+				conn[tl[t]] = 0;
+		}
+		qsort(cs, nc, sizeof(*cs), cand_cmp);
+		for (i = 0; i < nc && need; i++) {
+			uint32_t q = cs[i].to;
+
+			if (q == NONE || wt[q] >= tgt[q]) /* its choice is full now: the first part with room */
+				for (q = 0; q < k && wt[q] >= tgt[q]; q++)
+					;
+			if (q >= k)
+				break;
+			part[cs[i].v] = q;
+			wt[p]--, wt[q]++, need--;
+		}
+	}
+	free(cs);
+	return 0;
+}
+
+/* Moves vertices downhill until no part is above cap: from a part above its cap to a neighbouring part
+ * whose excess over its size stays below the source's (the source's excess less the vertex), best gain
+ * first, pass after pass, so that an excess travels through the parts between to a part with room,
+ * along the boundary. */
+int ml_diffuse(const struct lgraph *h, uint32_t k, const uint32_t *tgt, const double *cap, uint32_t *part, double *wt,
+	       double *conn, uint32_t *tl)
+{
+	uint32_t n = h->n, u, nc, i, p;
+	struct cand *cs = malloc(((size_t)n + 1) * sizeof(*cs));
+	int pass;
+
+	if (!cs)
+		return -1;
+	for (pass = 0; pass < 64; pass++) {
+		int over = 0;
+
+		for (p = 0; p < k; p++)
+			over |= wt[p] > cap[p];
+		if (!over)
+			break;
+		nc = 0;
+		for (u = 0; u < n; u++) {
+			uint32_t own = part[u], nt = 0, t, to = NONE;
+			double bg = -1e300;
+
+			if (wt[own] <= cap[own])
+				continue;
+			nt = part_conn(h, part, u, conn, tl);
+			for (t = 0; t < nt; t++) {
+				uint32_t q = tl[t];
+
+				if (q != own && wt[q] + h->c[u] - tgt[q] < wt[own] - tgt[own] &&
+				    conn[q] - conn[own] > bg)
+					bg = conn[q] - conn[own], to = q;
+			}
+			for (t = 0; t < nt; t++)
+				conn[tl[t]] = 0;
+			if (to != NONE)
+				cs[nc].loss = -bg, cs[nc].v = u, cs[nc++].to = to;
+		}
+		if (!nc)
+			break;
+		qsort(cs, nc, sizeof(*cs), cand_cmp);
+		for (i = 0; i < nc; i++) {
+			uint32_t v = cs[i].v, own = part[v], q = cs[i].to;
+
+			if (wt[own] > cap[own] && wt[q] + h->c[v] - tgt[q] < wt[own] - tgt[own]) {
+				part[v] = q;
+				wt[own] -= h->c[v], wt[q] += h->c[v];
+			}
+		}
+	}
+	free(cs);
+	return 0;
+}
+
+/* cap[] and lo[] of a level: the size give or take frac of it and one; wt[] recounted from part. */
+void ml_bounds(const struct lgraph *h, uint32_t k, const uint32_t *tgt, double frac, const uint32_t *part, double *wt,
+	       double *cap, double *lo)
+{
+	uint32_t i;
+
+	for (i = 0; i < k; i++)
+		wt[i] = 0;
+	for (i = 0; i < h->n; i++)
+		wt[part[i]] += h->c[i];
+	for (i = 0; i < k; i++) {
+		double slack = frac * tgt[i] + 1;
+
+		cap[i] = tgt[i] + slack, lo[i] = tgt[i] - slack;
+	}
+}
+
+/* After ml_diffuse: a part still outside its bounds keeps what it holds (it may not grow past it, nor
+ * shrink below it), so that FM never makes it worse. */
+void ml_widen(uint32_t k, const double *wt, double *cap, double *lo)
+{
+	uint32_t i;
+
+	for (i = 0; i < k; i++) {
+		if (cap[i] < wt[i])
+			cap[i] = wt[i];
+		if (lo[i] > wt[i])
+			lo[i] = wt[i];
+	}
+}
