@@ -41,8 +41,6 @@ import os
 import re
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -129,20 +127,9 @@ def daemon_core_map(rankmapd, cluster, work, hosts, gpus):
         slots = [[h, first[g]] for h in hosts for g in range(len(gpus))]
         req = {"version": 1, "type": "map", "id": 1, "cart": "%s:1,1:%s" % (DIMS, WEIGHTS), "slots": slots,
                "pu_index": "os", "index": "request", "slot_kind": "core"}
-        s = socket.socket(socket.AF_UNIX)
-        s.connect(sock)
-        b = json.dumps(req).encode()
-        s.sendall(struct.pack(">I", len(b)) + b)
-
-        def rd(n):
-            d = b""
-            while len(d) < n:
-                c = s.recv(n - len(d))
-                if not c:
-                    raise SystemExit("rankmapd closed the connection")
-                d += c
-            return d
-        a = json.loads(rd(struct.unpack(">I", rd(4))[0]))
+        out = subprocess.check_output([sys.executable, os.path.join(TOP, "tests", "raw_client.py"), "unix", sock,
+                                       "json", json.dumps(req)], text=True)
+        a = json.loads(out) if out.strip() != "closed" else {}
         if not a.get("ok"):
             raise SystemExit("rankmapd: %s" % a)
         return [tuple(slots[i]) for i in a["permutation"]], first
