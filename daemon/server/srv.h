@@ -421,7 +421,8 @@ typedef struct srv_job {
 	uid_t charged_uid;                 /* the pool does not touch these */
 	struct srv_sched_user *sched_user; /* srv_sched.c: the user whose queue it is in (NULL: internal) */
 	struct srv_workers *pool;          /* a deferred job: its pool, and how many of its worker and its */
-	int holds;                         /* answerer still hold it (srv_workers_defer) */
+	int holds;                         /* answerer still hold it (srv_job_defer) */
+	void (*complete)(struct srv_job *job, json_t *resp); /* its pool's answer (srv_job_complete) */
 } srv_job_t;
 
 /* ---- fair service (srv_sched.c) ---------------------------------------------------------------- */
@@ -466,13 +467,20 @@ void srv_workers_submit(srv_workers_t *w, srv_job_t *job);
 srv_job_t *srv_workers_done(srv_workers_t *w);
 /* Number of jobs queued, running or deferred. */
 int srv_workers_pending(srv_workers_t *w);
-/* For a handler that a worker thread runs: the job is answered later, by srv_workers_complete (from
- * any thread), not by the handler's return value (the handler returns NULL), and the worker goes on
- * to the next job meanwhile. Returns the job, or NULL when the caller is not a worker running a request
- * (a handler called directly, as the fuzzers do: it must answer itself). */
-srv_job_t *srv_workers_defer(void);
-/* Answers a deferred job with resp (stolen; NULL: an `internal` error). */
-void srv_workers_complete(srv_job_t *job, json_t *resp);
+/* ---- deferred answers (srv_defer.c) -------------------------------------------------------------- */
+
+/* For a handler that a worker thread runs: the job is answered later, by srv_job_complete (from any
+ * thread), not by the handler's return value (the handler returns NULL), and the worker goes on to the
+ * next job meanwhile. Returns the job, or NULL when the caller is not a worker running a request (a
+ * handler called directly, as the fuzzers do: it must answer itself). */
+srv_job_t *srv_job_defer(void);
+/* Answers a deferred job with resp (stolen; NULL: an `internal` error), through the job's pool
+ * (job->complete). */
+void srv_job_complete(srv_job_t *job, json_t *resp);
+/* For the worker thread: job is the request it runs now (srv_job_defer's), until srv_job_ran, which
+ * returns 1 when its handler deferred it. */
+void srv_job_running(srv_job_t *job);
+int srv_job_ran(void);
 /* Stops the pool without waiting on a stuck request: worker processes are killed at once, threads
  * get SRV_STOP_WAIT_MS to finish. Returns 0 when every thread ended (the pool and queued jobs are
  * freed), -1 when a thread is still running a request in the daemon (nothing is freed: the caller
@@ -496,7 +504,7 @@ int srv_commit_stop(srv_commit_t *c, const struct timespec *deadline);
  * together: written to a temporary file now, then, in a batch, fsync'ed and renamed into place, the
  * directory fsync'ed once, recorded (srv_reg_put), the model updated once, and only then answered.
  * Run by a worker thread (ctx->commit set), the job is deferred and NULL returned: the committer
- * answers it (srv_workers_complete). Else the batch is this registration alone, and the answer is
+ * answers it (srv_job_complete). Else the batch is this registration alone, and the answer is
  * returned. host, xml and id are borrowed from the request, which lives until the answer. */
 json_t *srv_commit_register(srv_ctx_t *ctx, const char *host, const char *xml, size_t len, unsigned long seq,
 			    const json_t *id, const srv_peer_t *peer);

@@ -33,7 +33,7 @@
 
 typedef struct item {
 	struct item *next;
-	srv_job_t *job;   /* answered through srv_workers_complete; NULL: answered by the handler */
+	srv_job_t *job;   /* answered through srv_job_complete; NULL: answered by the handler */
 	const char *host; /* these three and id are borrowed from the request, alive until the answer */
 	const char *xml;
 	size_t len;
@@ -197,7 +197,7 @@ static void commit_batch(srv_ctx_t *ctx, srv_commit_t *c, item_t **v, size_t n, 
 		item_t *it = v[i];
 		json_t *resp = answer(it, m, rc, &uerr, gen);
 		if (it->job) {
-			srv_workers_complete(it->job, resp);
+			srv_job_complete(it->job, resp);
 			free(it);
 		} else {
 			it->resp = resp;
@@ -334,7 +334,7 @@ json_t *srv_commit_register(srv_ctx_t *ctx, const char *host, const char *xml, s
 	it->peer = *peer;
 	it->seq = seq;
 	srv_state_stage_registration(ctx, host, xml, len, &it->file, &it->serr); /* fd -1 when it failed */
-	if (c && (it->job = srv_workers_defer())) {
+	if (c && (it->job = srv_job_defer())) {
 		pthread_mutex_lock(&c->lock);
 		while (c->n >= SRV_COMMIT_MAX)
 			pthread_cond_wait(&c->space, &c->lock);

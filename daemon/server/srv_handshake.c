@@ -259,7 +259,7 @@ static void auth_encoded(loop_t *l, conn_t *c, const srv_auth_job_t *j)
 	json_object_set_new(ok, "auth_version", json_integer(RM_AUTH_VERSION));
 	json_object_set_new(ok, "cred", json_stringn(j->cred, j->len));
 	if (conn_respond(l, c, ok) == 0)
-		conn_readable(l, c);
+		l->readable(l, c);
 }
 
 /* The client's credential was decoded (step 5): an accepted one gives its address's failure tokens back
@@ -291,7 +291,7 @@ static void auth_result(loop_t *l, conn_t *c, const srv_auth_job_t *j)
 	json_object_set_new(ok, "uid", json_integer((json_int_t)j->uid));
 	json_object_set_new(ok, "gid", json_integer((json_int_t)j->gid));
 	if (conn_respond(l, c, ok) == 0)
-		conn_readable(l, c);
+		l->readable(l, c);
 }
 
 void collect_auth(loop_t *l)

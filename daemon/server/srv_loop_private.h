@@ -1,6 +1,7 @@
 /*
- * daemon/server/srv_loop_private.h: what the event loop (srv_loop.c) and the TCP handshake it runs
- * (srv_handshake.c) share: a connection, the loop, and the functions each calls in the other.
+ * daemon/server/srv_loop_private.h: what the event loop (srv_loop.c), the TCP handshake it runs
+ * (srv_handshake.c) and the connection functions both use (srv_conn.c) share: a connection, the loop,
+ * and those functions.
  */
 #ifndef RANKMAP_SRV_LOOP_PRIVATE_H
 #define RANKMAP_SRV_LOOP_PRIVATE_H
@@ -80,9 +81,10 @@ typedef struct loop {
 	long long next_refresh;
 	int reserve_fd; /* /dev/null, given up to accept one client when out of descriptors */
 	long long last_emfile_log;
+	void (*readable)(struct loop *l, conn_t *c); /* conn_readable: reads what a connection sent */
 } loop_t;
 
-/* srv_loop.c */
+/* srv_conn.c */
 conn_t *conn_lookup(loop_t *l, uint64_t id);
 void silent_leave(loop_t *l, conn_t *c);
 void silent_join(loop_t *l, conn_t *c);
@@ -92,6 +94,15 @@ int conn_respond(loop_t *l, conn_t *c, json_t *resp);
 int conn_fail(loop_t *l, conn_t *c, const char *code, const char *msg);
 int conn_set_uid(loop_t *l, conn_t *c, uid_t uid);
 void conn_uncount_frame(loop_t *l, conn_t *c);
+void conn_uncount(loop_t *l, conn_t *c);
+void conn_close(loop_t *l, conn_t *c);
+void conn_drain_start(loop_t *l, conn_t *c);
+void conn_drain(loop_t *l, conn_t *c);
+int conn_flush(loop_t *l, conn_t *c);
+int conn_queue(loop_t *l, conn_t *c, char *buf, size_t len);
+int conn_refuse(loop_t *l, conn_t *c, srv_limit_t lim, size_t n, const char *what);
+
+/* srv_loop.c (the handshake calls it through l->readable) */
 void conn_readable(loop_t *l, conn_t *c);
 
 /* srv_handshake.c: TCP authentication (PROTOCOL.md "TCP and MUNGE") and the bounds on connections that

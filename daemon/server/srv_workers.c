@@ -7,7 +7,7 @@
  * the requests that run engines; the rest (register, reload, hosts, internal jobs) run in the thread.
  * Stopping never waits on a stuck request: a second eventfd wakes threads waiting on their process,
  * which is killed, and threads busy in the daemon itself get SRV_STOP_WAIT_MS.
- * A handler may defer its job (srv_workers_defer: `register`, answered by the committer of srv_commit.c
+ * A handler may defer its job (srv_job_defer of srv_defer.c: `register`, answered by the committer of srv_commit.c
  * once its batch is durable); the worker then takes its next job, and the job comes back to the loop
  * when it is answered. The committer starts and stops with the pool.
  */
@@ -77,10 +77,6 @@ static json_t *parse_and_run(srv_workers_t *w, srv_job_t *job)
 	return job->handler(w->ctx, job->req, json_object_get(job->req, "id"), &job->peer);
 }
 
-/* The job the calling worker thread runs now, or NULL; whether its handler deferred it (srv_workers_defer). */
-static __thread srv_job_t *running;
-static __thread int deferred;
-
 /* Encodes resp (stolen) as the job's answer; counts and logs a refusal. */
 static void answer(srv_workers_t *w, srv_job_t *job, json_t *resp)
 {
@@ -108,19 +104,8 @@ static void give_back(srv_workers_t *w, srv_job_t *job)
 		srv_log(SRV_LOG_ERR, "eventfd write: %s", strerror(errno));
 }
 
-srv_job_t *srv_workers_defer(void)
-{
-	srv_job_t *job = running;
-
-	if (job) {
-		job->holds = 2; /* its worker, until the handler returns, and whoever answers it */
-		running = NULL;
-		deferred = 1;
-	}
-	return job;
-}
-
-void srv_workers_complete(srv_job_t *job, json_t *resp)
+/* A deferred job's answer (job->complete, called through srv_job_complete from any thread). */
+static void complete(srv_job_t *job, json_t *resp)
 {
 	srv_workers_t *w = job->pool;
 
@@ -132,7 +117,7 @@ void srv_workers_complete(srv_job_t *job, json_t *resp)
 }
 
 /* Runs a job; returns -1 when the pool stopped while the job's worker process had it, 1 when its handler
- * deferred it (srv_workers_defer). */
+ * deferred it (srv_job_defer). */
 static int run_job(worker_t *wk, srv_job_t *job)
 {
 	srv_workers_t *w = wk->w;
@@ -158,11 +143,10 @@ static int run_job(worker_t *wk, srv_job_t *job)
 	free(job->text); /* the worker process had it, or it runs here on job->req */
 	job->text = NULL;
 	job->pool = w;
-	running = job;
-	deferred = 0;
+	job->complete = complete;
+	srv_job_running(job);
 	resp = job->payload ? parse_and_run(w, job) : job->handler(w->ctx, job->req, job->id, &job->peer);
-	running = NULL;
-	if (deferred) { /* answered by srv_workers_complete (maybe already): the job is not ours to touch */
+	if (srv_job_ran()) { /* deferred, answered by srv_job_complete (maybe already): not ours to touch */
 		json_decref(resp);
 		return 1;
 	}

@@ -34,12 +34,13 @@ allowed() { # source file -> allowed -I folders, or "exempt"
 }
 
 # The modules whose files must form no cycle, as "module:object folder under $B". Every module is
-# named; one is not enabled yet: daemon/server (its request table and the handlers call each other
-# through srv_request_invalid and srv_parse_slot, and the event loop and the TCP handshake call each
-# other). Enable it once its cycles are gone by moving it from CYCLE_PENDING to CYCLE_MODULES.
+# named and enabled (daemon/server since its request table's validation helper moved to srv_schema.c
+# and deferred answers to srv_defer.c). A module whose cycles are being removed would go in
+# CYCLE_PENDING: its cycles are shown, not counted.
 CYCLE_MODULES="common:common topo:topo topo/report:topo/report order:order mapping:mapping
-daemon/client:daemon/client daemon/ctl:daemon/ctl plugin/spank:plugin/spank plugin/mpi:plugin/openmpi"
-CYCLE_PENDING="daemon/server:daemon/server"
+daemon/client:daemon/client daemon/server:daemon/server daemon/ctl:daemon/ctl plugin/spank:plugin/spank
+plugin/mpi:plugin/openmpi"
+CYCLE_PENDING=""
 # Cycles with a design reason: "module: a.o b.o ...: reason", the objects sorted as file_cycles prints
 # them. None today: a new entry says why the files cannot be ordered.
 CYCLE_ALLOWED=''
@@ -179,7 +180,8 @@ out=$(check_cycles "$BIN" "$CYCLE_MODULES" "$CYCLE_ALLOWED"); rc=$?
 [ -n "$out" ] && echo "$out"
 expect "no file cycle in $(echo "$CYCLE_MODULES" | sed 's/:[^ ]*//g' | tr '\n' ' ')(except CYCLE_ALLOWED)" [ "$rc" -eq 0 ]
 # The modules not enabled yet: their cycles are shown, not counted.
-out=$(check_cycles "$BIN" "$CYCLE_PENDING" "$CYCLE_ALLOWED") || echo "not enforced yet: $out" | sed '2,$s/^/  /'
+[ -z "$CYCLE_PENDING" ] ||
+	out=$(check_cycles "$BIN" "$CYCLE_PENDING" "$CYCLE_ALLOWED") || echo "not enforced yet: $out" | sed '2,$s/^/  /'
 
 out=$(check_private "$TOP"); rc=$?
 [ -n "$out" ] && echo "$out"
