@@ -4,8 +4,9 @@
  * Candidates, in this order: TreeMatch with multilevel refinement (lookahead ties), the quality mode's
  * multilevel multisection (multilevel.c) on mesh-like graphs up to 16,384 ranks that are not Cartesian
  * grids (mesh_like: low, even degrees; on the 2D mesh of tests/bench/mapping it starts 8 % cheaper, on
- * random, power-law and stencil graphs it cost the others their time and lost 1-3 %), the nested boxes
- * of a Cartesian grid (tiling.c, only for graphs map_graph_cart built, on uniform targets), recursive
+ * random, power-law and stencil graphs it cost the others their time and lost 1-3 %; above
+ * AUTO_LARGE_RANKS ranks it runs first, lighter, on every sparse graph but a grid: see ml_candidate),
+ * the nested boxes of a Cartesian grid (tiling.c, only for graphs map_graph_cart built, on uniform targets), recursive
  * bipartitioning (bisect.c, strong on irregular trees and random graphs), the identity, two more
  * TreeMatch variants (cheap levels merged; finest level grouped, the rest bipartitioned), TreeMatch
  * with discovery-order ties, and Scotch when the budget leaves it AUTO_SCOTCH_MS_PER_RANK per rank
