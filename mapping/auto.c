@@ -4,8 +4,9 @@
  * Candidates, in this order: TreeMatch with multilevel refinement (lookahead ties), the quality mode's
  * multilevel multisection (multilevel.c) on mesh-like graphs up to 16,384 ranks that are not Cartesian
  * grids (mesh_like: low, even degrees; on the 2D mesh of tests/bench/mapping it starts 8 % cheaper, on
- * random, power-law and stencil graphs it cost the others their time and lost 1-3 %), the nested boxes
- * of a Cartesian grid (tiling.c, only for graphs map_graph_cart built, on uniform targets), recursive
+ * random, power-law and stencil graphs it cost the others their time and lost 1-3 %; above
+ * AUTO_LARGE_RANKS ranks it runs first, lighter, on every sparse graph but a grid: see ml_candidate),
+ * the nested boxes of a Cartesian grid (tiling.c, only for graphs map_graph_cart built, on uniform targets), recursive
  * bipartitioning (bisect.c, strong on irregular trees and random graphs), the identity, two more
  * TreeMatch variants (cheap levels merged; finest level grouped, the rest bipartitioned), TreeMatch
  * with discovery-order ties, and Scotch when the budget leaves it AUTO_SCOTCH_MS_PER_RANK per rank
@@ -32,6 +33,8 @@
 #define AUTO_HOPELESS 1.2
 #define AUTO_MESH_DEGREE 8.0
 #define AUTO_MESH_SPREAD 0.2
+#define AUTO_LARGE_RANKS 4096         /* above: the multilevel candidate on every sparse graph (ml_candidate) */
+#define AUTO_LARGE_DEGREE 12.0        /* sparse: an average degree of at most this */
 #define AUTO_MLREFINE_MAX_RANKS 16384 /* the final search on mlrefine.c's V-cycle up to here */
 
 struct candidate {
@@ -79,15 +82,30 @@ static int mesh_like(const map_graph_t *g)
 	return mean > 0 && mean <= AUTO_MESH_DEGREE && var <= AUTO_MESH_SPREAD * AUTO_MESH_SPREAD * mean * mean;
 }
 
+/* Average degree at most AUTO_LARGE_DEGREE. */
+static int sparse(const map_graph_t *g)
+{
+	return g->n > 0 && (double)g->xadj[g->n] <= AUTO_LARGE_DEGREE * g->n;
+}
+
 /* The quality mode's multilevel multisection (multilevel.c) with the request's seed, on mesh-like graphs
- * that are not Cartesian grids (the tiling places those). */
+ * that are not Cartesian grids (the tiling places those); above AUTO_LARGE_RANKS ranks on every sparse
+ * graph that is not a grid, in the lighter form that fits the default budget there (map_multilevel_fast:
+ * tests/bench/mapping's mesh3d-16k and powerlaw-8k, neither mesh-like, start 5-10 % cheaper from it than
+ * from TreeMatch). */
+static int ml_large(const map_graph_t *g)
+{
+	return !g->cart && g->n > AUTO_LARGE_RANKS && sparse(g);
+}
+
 static int ml_candidate(const map_ctx_t *ctx, uint32_t *perm)
 {
-	if (ctx->g->cart || !mesh_like(ctx->g)) {
+	if (ctx->g->cart || !(mesh_like(ctx->g) || ml_large(ctx->g))) {
 		errno = ENOENT;
 		return -1;
 	}
-	return map_multilevel(ctx, ctx->opt.seed, perm);
+	return ctx->g->n > AUTO_LARGE_RANKS ? map_multilevel_fast(ctx, ctx->opt.seed, perm)
+					    : map_multilevel(ctx, ctx->opt.seed, perm);
 }
 
 static const struct candidate candidates[] = {
@@ -123,15 +141,21 @@ static double run_candidate(const map_ctx_t *ctx, const struct candidate *c, dou
 static int portfolio(const map_ctx_t *ctx, uint32_t *perm)
 {
 	uint32_t n = ctx->g->n, *tmp = malloc(((size_t)n + 1) * sizeof(*tmp));
-	double best = -1, first_ms = 0;
-	size_t i, won = NCAND;
+	double best = -1, first_ms = -1;
+	size_t i, j, won = NCAND, order[NCAND];
 
 	if (!tmp) {
 		errno = ENOMEM;
 		return rm_error_set(ctx->err, "auto", 0, 0, "out of memory");
 	}
-	for (i = 0; i < NCAND; i++) {
+	for (i = 0; i < NCAND; i++)
+		order[i] = i;
+	if (ml_large(ctx->g)) /* the multilevel candidate first: see ml_candidate */
+		order[0] = 1, order[1] = 0;
+	for (j = 0; j < NCAND; j++) {
 		double cost, t0 = map_now_ms();
+
+		i = order[j];
 
 		if (candidates[i].always && !ctx->g->cart)
 			continue; /* (the tiling needs a grid) */
@@ -141,8 +165,8 @@ static int portfolio(const map_ctx_t *ctx, uint32_t *perm)
 		    (candidates[i].scotch && ctx->deadline - map_now_ms() < AUTO_SCOTCH_MS_PER_RANK * n))
 			continue;
 		cost = run_candidate(ctx, &candidates[i], best, tmp);
-		if (i == 0)
-			first_ms = map_now_ms() - t0; /* what one candidate costs, about */
+		if (first_ms < 0 && cost >= 0)
+			first_ms = map_now_ms() - t0; /* what one candidate costs, about (the first that ran) */
 		if (cost >= 0 && (best < 0 || cost < best)) {
 			best = cost, won = i;
 			memcpy(perm, tmp, (size_t)n * sizeof(*perm));

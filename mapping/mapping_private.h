@@ -115,6 +115,9 @@ int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine);
  * by a multilevel k-way partition, exact sizes), deterministic for seed; perm is a bijection onto
  * slots. Returns 0, or -1: errno ENOMEM, or ETIMEDOUT past ctx->deadline (checked between partitions). */
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
+/* map_multilevel for auto's default portfolio above 4,096 ranks, where its budget is too short for 16
+ * initial partitions and 4 V-cycles: 8 and 1, coarsening by label propagation. */
+int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
 /* The same with tries initial partitions of each coarsest graph (0: ML_INIT_TRIES, 24), nvcycles
  * V-cycles on each tree node's split (multilevel.c: vcycles) and, lp set, coarsening by label
  * propagation instead of matching: the quality mode's construction is (0, 4, 1); map_multilevel, auto's

@@ -213,6 +213,159 @@ static double best_move(const struct lgraph *h, const uint32_t *part, const doub
 	return bg;
 }
 
+/* v's gain (the weight of its edges into the other part less that into its own) and its number of
+ * edges into the other part, from scratch. */
+static void fm2_gain(const struct lgraph *h, const uint32_t *part, uint32_t v, double *gain, uint32_t *next)
+{
+	uint64_t e;
+	double g = 0;
+	uint32_t x = 0;
+
+	for (e = h->xadj[v]; e < h->xadj[v + 1]; e++)
+		if (part[h->adj[e]] != part[v])
+			g += h->w[e], x++;
+		else
+			g -= h->w[e];
+	gain[v] = g, next[v] = x;
+}
+
+/* An addressable max-heap of vertices by gain[] (pos[v]: v's index, NONE outside). */
+struct iheap {
+	uint32_t *a, *pos, n;
+	const double *key;
+};
+
+static void ih_set(struct iheap *H, uint32_t i, uint32_t v)
+{
+	H->a[i] = v, H->pos[v] = i;
+}
+
+static void ih_up(struct iheap *H, uint32_t i)
+{
+	uint32_t v = H->a[i];
+
+	for (; i > 0 && H->key[H->a[(i - 1) / 2]] < H->key[v]; i = (i - 1) / 2)
+		ih_set(H, i, H->a[(i - 1) / 2]);
+	ih_set(H, i, v);
+}
+
+static void ih_down(struct iheap *H, uint32_t i)
+{
+	uint32_t v = H->a[i], c;
+
+	while ((c = 2 * i + 1) < H->n) {
+		if (c + 1 < H->n && H->key[H->a[c + 1]] > H->key[H->a[c]])
+			c++;
+		if (H->key[H->a[c]] <= H->key[v])
+			break;
+		ih_set(H, i, H->a[c]), i = c;
+	}
+	ih_set(H, i, v);
+}
+
+/* v's key changed (or v is new: pushed). */
+static void ih_update(struct iheap *H, uint32_t v)
+{
+	if (H->pos[v] == NONE) {
+		ih_set(H, H->n++, v);
+		ih_up(H, H->n - 1);
+	} else {
+		ih_up(H, H->pos[v]);
+		ih_down(H, H->pos[v]);
+	}
+}
+
+static void ih_remove(struct iheap *H, uint32_t v)
+{
+	uint32_t i = H->pos[v], last = H->a[--H->n];
+
+	H->pos[v] = NONE;
+	if (i == H->n)
+		return;
+	ih_set(H, i, last);
+	ih_up(H, i);
+	ih_down(H, H->pos[last]);
+}
+
+/* ml_kway_fm for two parts, with a gain cache: a move changes only its neighbours' gains, by twice the
+ * edge's weight, so that a move costs O(its degree x log n) instead of the sum of its neighbours'
+ * degrees (the gain bookkeeping of Fiduccia and Mattheyses, "A linear-time heuristic for improving
+ * network partitions", DAC 1982), each vertex once in an addressable heap. */
+static int fm2(const struct lgraph *h, const double *cap, const double *lo, uint32_t *part, double *wt)
+{
+	uint32_t n = h->n, u, *logv = malloc(((size_t)n + 1) * sizeof(*logv)),
+		 *next = malloc(((size_t)n + 1) * sizeof(*next));
+	double *gain = malloc(((size_t)n + 1) * sizeof(*gain));
+	unsigned char *locked = calloc((size_t)n + 1, 1);
+	uint32_t stall_max = n / 8 < 64 ? 64 : n / 8;
+	struct iheap H = { malloc(((size_t)n + 1) * sizeof(uint32_t)), malloc(((size_t)n + 1) * sizeof(uint32_t)), 0,
+			   gain };
+	int pass, rc = -1;
+
+	if (!logv || !next || !gain || !locked || !H.a || !H.pos)
+		goto out;
+	for (u = 0; u < n; u++)
+		H.pos[u] = NONE;
+	for (pass = 0; pass < ML_PASSES; pass++) {
+		double cur = 0, best = 0;
+		uint32_t nlog = 0, bestpos = 0, stall = 0;
+
+		memset(locked, 0, n);
+		for (u = 0; u < n; u++) {
+			fm2_gain(h, part, u, gain, next);
+			if (next[u])
+				ih_set(&H, H.n++, u);
+		}
+		for (u = H.n / 2; u-- > 0;) /* (heapify) */
+			ih_down(&H, u);
+		while (H.n && stall < stall_max) {
+			uint32_t v = H.a[0], from = part[v], to = 1 - from;
+			uint64_t e;
+
+			ih_remove(&H, v);
+			if (wt[from] - h->c[v] < lo[from] || wt[to] + h->c[v] > cap[to])
+				continue; /* (back when a neighbour's move changes its gain) */
+			locked[v] = 1;
+			logv[nlog++] = v;
+			wt[from] -= h->c[v], wt[to] += h->c[v];
+			part[v] = to;
+			cur += gain[v];
+			if (cur > best + 1e-9 * (1 + best))
+				best = cur, bestpos = nlog, stall = 0;
+			else
+				stall++;
+			for (e = h->xadj[v]; e < h->xadj[v + 1]; e++) {
+				uint32_t x = h->adj[e];
+
+				if (x == v || locked[x])
+					continue;
+				if (part[x] == to)
+					gain[x] -= 2 * h->w[e], next[x]--;
+				else
+					gain[x] += 2 * h->w[e], next[x]++;
+				if (next[x])
+					ih_update(&H, x);
+				else if (H.pos[x] != NONE)
+					ih_remove(&H, x);
+			}
+		}
+		while (H.n)
+			H.pos[H.a[--H.n]] = NONE;
+		while (nlog > bestpos) { /* back to the best prefix */
+			uint32_t v = logv[--nlog];
+
+			wt[part[v]] -= h->c[v], wt[1 - part[v]] += h->c[v];
+			part[v] = 1 - part[v];
+		}
+		if (best <= 0)
+			break;
+	}
+	rc = 0;
+out:
+	free(logv), free(next), free(gain), free(locked), free(H.a), free(H.pos);
+	return rc;
+}
+
 /* k-way Fiduccia-Mattheyses: moves by best gain, negative ones too (each vertex once a pass), then
  * the best prefix of the pass is kept; passes until one gains nothing. Returns -1 when out of memory. */
 int ml_kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const double *lo, uint32_t *part, double *wt,
@@ -225,6 +378,10 @@ int ml_kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const doub
 	struct heap H = { 0 };
 	int pass, rc = -1;
 
+	if (k == 2) {
+		free(logv), free(logp), free(locked);
+		return fm2(h, cap, lo, part, wt);
+	}
 	if (!logv || !logp || !locked)
 		goto out;
 	for (pass = 0; pass < ML_PASSES; pass++) {

@@ -48,6 +48,8 @@
 #define ML_INIT_TRIES 24  /* the quality mode's; auto's default portfolio: ML_DEFAULT_TRIES */
 #define ML_DEFAULT_TRIES 16
 #define ML_DEFAULT_VCYCLES 4
+#define ML_FAST_TRIES 8 /* map_multilevel_fast's (auto's default portfolio above 4,096 ranks) */
+#define ML_FAST_VCYCLES 1
 #define ML_IMBALANCE 0.03
 #define ML_VCYCLE_MIN_PER_PART ML_COARSE_PER_PART /* V-cycles only where the split's graph coarsens */
 
@@ -369,6 +371,11 @@ out:
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
 	return map_multilevel_vc(ctx, seed, ML_DEFAULT_TRIES, ML_DEFAULT_VCYCLES, 0, perm);
+}
+
+int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
+{
+	return map_multilevel_vc(ctx, seed, ML_FAST_TRIES, ML_FAST_VCYCLES, 1, perm);
 }
 
 int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, uint32_t *perm)
