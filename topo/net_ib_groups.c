@@ -340,3 +340,30 @@ size_t topo_fabric_nglobal_links(const struct topo_fabric *f)
 {
 	return f->finalized ? f->nglobal : 0;
 }
+
+long topo_fabric_switch_dgroup(const struct topo_fabric *f, long s)
+{
+	if (!f->finalized || !f->dfgroup || s < 0 || (size_t)s >= f->nsw || f->dfgroup[s] == IB_NONE)
+		return -1;
+	return (long)f->dfgroup[s];
+}
+
+long topo_fabric_group_gateway(const struct topo_fabric *f, uint32_t ga, uint32_t gb)
+{
+	size_t i;
+
+	if (!f->finalized || !f->dfgroup || ga == gb)
+		return -1;
+	for (i = 0; i < f->nlinks; i++) {
+		const struct ib_link *l = &f->links[i];
+		long s = f->nodes[l->node[0]].sw, t = f->nodes[l->node[1]].sw;
+
+		if (s < 0 || t < 0)
+			continue;
+		if (f->dfgroup[s] == ga && f->dfgroup[t] == gb)
+			return s;
+		if (f->dfgroup[t] == ga && f->dfgroup[s] == gb)
+			return t;
+	}
+	return -1;
+}
