@@ -104,7 +104,7 @@ static size_t uniq(long *a, size_t n)
 static int collect(const struct topo_fabric *f, const long *fabric_host, uint32_t nh, long **sw, size_t *nsw,
 		   long **grp, size_t *ng, long **gw)
 {
-	size_t G, i, j, n = 0;
+	size_t G, i, n = 0;
 	uint32_t h;
 
 	*sw = malloc(nh * sizeof(**sw));
@@ -121,10 +121,9 @@ static int collect(const struct topo_fabric *f, const long *fabric_host, uint32_
 		return 1;
 	if (!(*gw = malloc(G * G * sizeof(**gw))))
 		return errno = ENOMEM, -1;
-	for (i = 0; i < G; i++)
-		for (j = 0; j < G; j++)
-			n += ((*gw)[i * G + j] =
-				      topo_fabric_group_gateway(f, (uint32_t)(*grp)[i], (uint32_t)(*grp)[j])) >= 0;
+	topo_fabric_group_gateways(f, *grp, G, *gw);
+	for (i = 0; i < G * G; i++)
+		n += (*gw)[i] >= 0;
 	if (n && !(*sw = realloc(*sw, (nh + n) * sizeof(**sw))))
 		return errno = ENOMEM, -1;
 	for (i = 0, n = nh; i < G * G; i++)
