@@ -16,8 +16,10 @@
  * dragonfly of tests/bench/PLACEMENT.md the equal-cost mappings all kept a router cable above the host
  * cables; 0.08 % more cost brought it down to them). map_linkload_refine checks the result's cost and
  * gives the input back otherwise. Each round takes the busiest link, the hosts and then the ranks with an
- * edge over it, and the first exchange of one of them with any other host (rank) that lowers the order; it stops when none does or after
- * LL_MAX_WORK edge visits (deterministic, about 0.1 s at most). Memory O(ranks + links).
+ * edge over it, and the first exchange of one of them with any other host (rank) that lowers the order;
+ * it stops when none does or after LL_MAX_WORK edge and link visits (deterministic; 2^21 took 14 ms of
+ * CPU from a poor start of 160 ranks in test_map_links, on a loaded machine; from the engines' mappings
+ * of fabric_bench's jobs it ends long before). Memory O(ranks + links), whatever the job's size.
  */
 #include <errno.h>
 #include <math.h>
@@ -26,7 +28,7 @@
 
 #include "mapping_private.h"
 
-#define LL_MAX_WORK (1ull << 25) /* edge visits of one search */
+#define LL_MAX_WORK (1ull << 21) /* edge and link visits of one search */
 #define LL_REL_EPS 1e-3          /* the cost may rise by this fraction at most (0.1 %) */
 
 struct ll {

@@ -103,6 +103,46 @@ static void test_s30(void)
 	topo_cluster_destroy(c);
 }
 
+/* The search is bounded: 80 hosts of all 5 groups, a 16x10 halo; its CPU time printed. */
+static void test_bounded(void)
+{
+	topo_cluster_t c = df_cluster();
+	const char *hosts[80];
+	char names[80][8];
+	map_cart_t cart;
+	map_graph_t *g;
+	topo_target_t *t;
+	uint32_t perm[160], i;
+	double t0, c0, c1;
+	int r;
+
+	if (!c)
+		return;
+	for (i = 0; i < 80; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%03u", i);
+		hosts[i] = names[i];
+	}
+	t = topo_target_from_hosts(c, hosts, 80, 1, NULL);
+	map_cart_parse("16x10:1,1:16,1", &cart, NULL);
+	g = map_graph_cart(&cart, NULL);
+	check(t && t->links && t->links->ngroups == 5 && g, "80 hosts: a target with 5 groups");
+	if (t && t->links && g) {
+		for (i = 0; i < 160; i++)
+			perm[i] = (i * 37u) % 160; /* a poor start: much to lower */
+		c0 = map_cost(g, t, perm);
+		t0 = map_now_ms();
+		r = map_linkload_refine(g, t, perm);
+		c1 = map_cost(g, t, perm);
+		printf("# 160 ranks on 80 hosts: link loads search %.1f ms CPU, cost %g -> %g\n", map_now_ms() - t0, c0,
+		       c1);
+		check(r == 0 && map_check_perm(perm, 160, t->nslots) == 0 && c1 <= c0 * (1 + 1e-3),
+		      "80 hosts: a permutation, cost within 0.1 %%");
+	}
+	map_graph_destroy(g);
+	topo_target_destroy(t);
+	topo_cluster_destroy(c);
+}
+
 /* No links where the routes are not known: a flat network, a fat tree without groups. */
 static void test_none(void)
 {
@@ -127,6 +167,7 @@ static void test_none(void)
 int main(void)
 {
 	test_s30();
+	test_bounded();
 	test_none();
 	return harness_done();
 }
