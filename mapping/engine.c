@@ -1,7 +1,9 @@
 /*
  * mapping/engine.c: the engine table and map_compute, which wraps every engine with the same
  * guarantees: sizes checked, output repaired into a bijection, ties between equal-cost mappings broken the
- * same way (ties.c: rank order follows slot order), never worse than the identity.
+ * same way (ties.c: rank order follows slot order), then on a target whose routes are known (t->links: a
+ * dragonfly) the busiest link's load lowered by swaps that keep the cost (linkload.c; the tie order then
+ * yields to the lower load), never worse than the identity.
  */
 #include <errno.h>
 #include <math.h>
@@ -134,7 +136,8 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 				    "the target's distances): scale the weights down");
 	}
 	rc = e->fn(&ctx, perm);
-	if (rc == 0 && (map_repair(g, t, perm) < 0 || map_order_ties(g, t, perm) < 0))
+	if (rc == 0 && (map_repair(g, t, perm) < 0 || map_order_ties(g, t, perm) < 0 ||
+			(strcmp(e->name, "identity") && map_linkload_refine(g, t, perm) < 0)))
 		rc = rm_error_set(err, algo, 0, 0, "out of memory");
 	cost = rc == 0 ? map_cost(g, t, perm) : idcost;
 	if (rc < 0 || cost > idcost || map_check_perm(perm, g->n, t->nslots) < 0) {

@@ -110,7 +110,9 @@ typedef struct map_result {
  * g->n <= t->nslots (more ranks than slots is an error naming both counts); with fewer ranks the engine
  * chooses the best subset of slots. Among mappings of equal cost the engine might return, the result is the one
  * whose rank order follows the slot order as far as the cost allows (mapping/ties.c), whatever the engine
- * and the weights. opt and res may be NULL. Returns 0, or -1 (unknown engine, bad
+ * and the weights; except on a target whose routes are known (t->links, a dragonfly), where every engine
+ * but the identity then takes, among mappings of that cost, one whose busiest link carries less
+ * (mapping/linkload.c). opt and res may be NULL. Returns 0, or -1 (unknown engine, bad
  * sizes, a cost that overflows a double, allocation failure); on failure perm holds the identity. */
 int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
 		uint32_t *perm, map_result_t *res, rm_error_t *err);
@@ -153,6 +155,10 @@ const char *map_algorithm_find(const char *name);
 
 /* Cost of a mapping: sum over undirected edges of weight x target distance. */
 double map_cost(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm);
+/* The largest load of a link of the target's routes (t->links, a dragonfly: topo.h): the weights of the
+ * edges whose route uses it, over its rate (Gb/s); its link number in *link (may be NULL). -1 when the
+ * target has no links or out of memory. */
+double map_link_load_max(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm, uint64_t *link);
 /* Traffic (sum of weights of undirected edges) per deepest common level: per_level has t->nlevels
  * entries; per_level[l] is the weight of edges whose two slots first share level l. */
 void map_breakdown(const map_graph_t *g, const topo_target_t *t, const uint32_t *perm, double *per_level);

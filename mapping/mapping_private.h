@@ -18,6 +18,7 @@
  * target_scotch.c  Scotch target architectures from topo_target_t (target_scotch.h)
  * refine.c         swap-based local search and iterated local search
  * bisect.c         recursive bipartitioning along the target tree (greedy growing + FM)
+ * linkload.c       loads of the links of known routes (dragonfly), and swaps that lower the busiest
  * auto.c           portfolio of the above within a time budget; above the default budget, quality.c
  * quality.c        auto's quality mode: multilevel constructions and local searches on threads
  * multilevel.c     hierarchical multisection by multilevel k-way partitioning
@@ -66,6 +67,10 @@ int map_engine_bisect(const map_ctx_t *ctx, uint32_t *perm);
 /* tiling.c: nested boxes of a Cartesian grid (g->cart) on a uniform target of its size; an error
  * (EINVAL) for other graphs and targets. */
 int map_engine_tiling(const map_ctx_t *ctx, uint32_t *perm);
+
+/* linkload.c: lowers the busiest link's load (t->links) by swaps that do not raise the cost; the input
+ * back when it cannot. A no-op without t->links. 0, or -1 (ENOMEM). */
+int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *perm);
 
 /* CPU time of the calling thread in milliseconds: budgets and deadlines are counted in it, so that a
  * loaded machine (or other threads of rankmapd) does not change what the search does. */

@@ -187,4 +187,10 @@ struct topo_nameset *topo_nameset_create(size_t hint);
 int topo_nameset_add(struct topo_nameset *s, const char *name);
 void topo_nameset_destroy(struct topo_nameset *s);
 
+/* ---- the links of a dragonfly target's routes (target_links.c) ---- */
+/* Sets t->links from each target host's fabric index (all >= 0). Leaves t->links NULL (and returns 0)
+ * when a host's router has no dragonfly group, past TOPO_LINKS_MAX_GROUPS groups or TOPO_LINKS_MAX_LOCAL
+ * router cables. 0, or -1 (ENOMEM). */
+int topo_links_attach(topo_cluster_t c, topo_target_t *t, const long *fabric_host);
+
 #endif

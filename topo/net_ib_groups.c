@@ -340,3 +340,51 @@ size_t topo_fabric_nglobal_links(const struct topo_fabric *f)
 {
 	return f->finalized ? f->nglobal : 0;
 }
+
+long topo_fabric_switch_dgroup(const struct topo_fabric *f, long s)
+{
+	if (!f->finalized || !f->dfgroup || s < 0 || (size_t)s >= f->nsw || f->dfgroup[s] == IB_NONE)
+		return -1;
+	return (long)f->dfgroup[s];
+}
+
+/* Index of v in the sorted array a[0 .. n-1], or -1. */
+static long sorted_index(const long *a, size_t n, long v)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && a[lo] == v ? (long)lo : -1;
+}
+
+void topo_fabric_group_gateways(const struct topo_fabric *f, const long *groups, size_t n, long *gw)
+{
+	size_t i;
+
+	for (i = 0; i < n * n; i++)
+		gw[i] = -1;
+	if (!f->finalized || !f->dfgroup)
+		return;
+	for (i = 0; i < f->nlinks; i++) { /* one pass: the first link of each pair, in link order */
+		const struct ib_link *l = &f->links[i];
+		long s = f->nodes[l->node[0]].sw, t = f->nodes[l->node[1]].sw, a, b;
+
+		if (s < 0 || t < 0 || f->dfgroup[s] == IB_NONE || f->dfgroup[t] == IB_NONE ||
+		    f->dfgroup[s] == f->dfgroup[t])
+			continue;
+		if ((a = sorted_index(groups, n, (long)f->dfgroup[s])) < 0 ||
+		    (b = sorted_index(groups, n, (long)f->dfgroup[t])) < 0)
+			continue;
+		if (gw[(size_t)a * n + (size_t)b] < 0)
+			gw[(size_t)a * n + (size_t)b] = s;
+		if (gw[(size_t)b * n + (size_t)a] < 0)
+			gw[(size_t)b * n + (size_t)a] = t;
+	}
+}

@@ -32,6 +32,7 @@ void topo_target_destroy(topo_target_t *t)
 		t->net_free(t->net_ctx);
 	if (t->host_free && t->host_ctx)
 		t->host_free(t->host_ctx);
+	topo_links_free(t->links);
 	free(t->level_name);
 	free(t->host_name);
 	free(t->group);

@@ -684,6 +684,26 @@ static int apply_cut(struct build *b, topo_target_t *t)
 	return 0;
 }
 
+/* ---- the links of a dragonfly's routes (target_links.c) --------------------------------------------- */
+
+/* The fabric index of each target host, for target_links.c (a dragonfly's routes). */
+static int attach_links(struct build *b, topo_target_t *t)
+{
+	size_t i;
+	long *fh;
+	int r = 0;
+
+	if (b->net_mode != 1 || b->cut || !topo_fabric_ngroups(b->c->fabric))
+		return 0;
+	if (!(fh = malloc(t->nhosts * sizeof(*fh))))
+		return errno = ENOMEM, -1;
+	for (i = 0; i < b->n; i++)
+		r |= (fh[t->slot_host[i]] = b->c->hosts[t->slot[i].host].fabric_host) < 0;
+	r = r ? 0 : topo_links_attach(b->c, t, fh);
+	free(fh);
+	return r;
+}
+
 /* ---- assembling the target ----------------------------------------------------------------------- */
 
 static int alloc_target(topo_target_t *t, size_t n, int nl, uint32_t nhosts)
@@ -752,7 +772,7 @@ static topo_target_t *assemble(struct build *b)
 		return NULL;
 	}
 	if (check_connected(b, t) < 0 || level_costs(b, t->cost) < 0 || attach_matrix(b, t, t->cost) < 0 ||
-	    (b->cut && apply_cut(b, t) < 0) || (b->net_mode == 2 && attach_torus(b, t) < 0)) {
+	    (b->cut && apply_cut(b, t) < 0) || (b->net_mode == 2 && attach_torus(b, t) < 0) || attach_links(b, t) < 0) {
 		int e = errno;
 
 		topo_target_destroy(t);

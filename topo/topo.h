@@ -301,6 +301,66 @@ topo_net_class_t topo_host_net_class(topo_cluster_t c, size_t a, size_t b);
  * The struct is public so that mapping inner loops can read it directly; build it only with the
  * functions below.
  */
+/*
+ * The links a target's traffic takes, where its network's routes are known from the fabric: a dragonfly
+ * (topo/target_links.c). Links: each host's cable (0 .. nhosts-1), each cable between two routers (leaves)
+ * of one group (nhosts + local_base[g] + i * group_nleaves[g] + j for the group's leaves i < j, numbered
+ * by leaf_local), each pair of groups' global links (nhosts + nlocal + ga * ngroups + gb, ga < gb). The
+ * leaves are the routers of the target's hosts and the routers that hold the global links between the
+ * target's groups (gateway). A route between two hosts: both host cables; on two routers of one group,
+ * their cable; in two groups, the cable from the source's router to its group's gateway towards the
+ * other group (when they differ), the pair's global links, and the cable from the other gateway to the
+ * destination's router (minimal routing, the first global link of the pair). Rates in Gb/s: host cables
+ * at their HCA port's rate, router cables at the same rate (the model does not know them), global links
+ * at the sum of the pair's links. Memory: O(hosts + leaves + sum over groups of leaves^2 + groups^2),
+ * built only up to TOPO_LINKS_MAX_GROUPS groups and TOPO_LINKS_MAX_LOCAL router cables.
+ */
+#define TOPO_LINKS_MAX_GROUPS 64
+#define TOPO_LINKS_MAX_LOCAL (1u << 16)
+typedef struct topo_links {
+	uint32_t nhosts, nleaves, ngroups;
+	uint32_t *host_leaf;     /* nhosts: the host's router, 0 .. nleaves-1 */
+	uint32_t *leaf_group;    /* nleaves: its group, 0 .. ngroups-1 */
+	uint32_t *leaf_local;    /* nleaves: its index among its group's leaves */
+	uint32_t *group_nleaves; /* ngroups */
+	uint64_t *local_base;    /* ngroups */
+	uint32_t *gateway;       /* ngroups x ngroups: [ga * ngroups + gb] the leaf of ga linked to gb, or
+				  * UINT32_MAX (unknown: no cable counted inside the groups) */
+	uint64_t nlocal, nlinks; /* router cables; all links */
+	double *rate;            /* nlinks, Gb/s (> 0) */
+} topo_links_t;
+/* The cable between two different leaves of one group. */
+static inline uint64_t topo_links_local(const topo_links_t *x, uint32_t la, uint32_t lb)
+{
+	uint32_t g = x->leaf_group[la], i = x->leaf_local[la], j = x->leaf_local[lb];
+
+	if (i > j)
+		i ^= j, j ^= i, i ^= j;
+	return x->nhosts + x->local_base[g] + (uint64_t)i * x->group_nleaves[g] + j;
+}
+/* The links of the route between target hosts ha != hb besides their cables, in out (at most 3); their
+ * number. */
+static inline int topo_links_route(const topo_links_t *x, uint32_t ha, uint32_t hb, uint64_t out[3])
+{
+	uint32_t la = x->host_leaf[ha], lb = x->host_leaf[hb], ga, gb, wa, wb;
+	int n = 0;
+
+	if (la == lb)
+		return 0;
+	ga = x->leaf_group[la], gb = x->leaf_group[lb];
+	if (ga == gb) {
+		out[0] = topo_links_local(x, la, lb);
+		return 1;
+	}
+	wa = x->gateway[(size_t)ga * x->ngroups + gb], wb = x->gateway[(size_t)gb * x->ngroups + ga];
+	if (wa != UINT32_MAX && wa != la)
+		out[n++] = topo_links_local(x, la, wa);
+	out[n++] = x->nhosts + x->nlocal + (ga < gb ? (uint64_t)ga * x->ngroups + gb : (uint64_t)gb * x->ngroups + ga);
+	if (wb != UINT32_MAX && wb != lb)
+		out[n++] = topo_links_local(x, wb, lb);
+	return n;
+}
+
 typedef struct topo_target topo_target_t;
 struct topo_target {
 	uint32_t nslots;
@@ -340,6 +400,8 @@ struct topo_target {
 	 * does not connect (topo_hosts_connected); those pairs are at a penalty distance, twice the largest
 	 * network distance of the target, so that mappings keep heavy traffic within each group */
 	char *warning;
+	/* the links of the network's routes, where they are known (a dragonfly), else NULL (owned) */
+	topo_links_t *links;
 };
 
 /* Parses a Scotch tleaf string "tleaf N a1 c1 a2 c2 ... aN cN": N levels, arity a_i, and cost c_i
@@ -357,6 +419,8 @@ topo_target_t *topo_target_from_hosts(topo_cluster_t c, const char *const *hosts
 				      rm_error_t *err);
 /* Frees a target. NULL is fine. */
 void topo_target_destroy(topo_target_t *t);
+/* Frees a target's links (topo_links_t). NULL is fine. */
+void topo_links_free(topo_links_t *x);
 
 /* Deepest level shared by slots a and b (nlevels-1 when a == b). */
 static inline int topo_target_common_level(const topo_target_t *t, uint32_t a, uint32_t b)

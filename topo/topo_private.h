@@ -77,6 +77,11 @@ int topo_fabric_names_by_guid(const struct topo_fabric *f);
  * share a spine set, ...), for building target hierarchies; number of such levels in *nlevels. With
  * dragonfly groups (topo_view.h) there are two levels: the leaf, and k = 1 its dragonfly group number. */
 int topo_fabric_network_levels(const struct topo_fabric *f);
+/* The dragonfly group of switch s (dense index), -1 when none; and, for the n groups of groups[] (sorted,
+ * distinct), gw[a * n + b] = the switch of group a that holds the first global link to group b (in the
+ * fabric's link order), -1 when none: one pass over the fabric's links (net_ib_groups.c). */
+long topo_fabric_switch_dgroup(const struct topo_fabric *f, long s);
+void topo_fabric_group_gateways(const struct topo_fabric *f, const long *groups, size_t n, long *gw);
 long topo_fabric_leaf_group(const struct topo_fabric *f, long leaf, int k);
 /* The fabric components host h's HCA ports are cabled into, as ids (distinct, unsorted) in out[0 ..
  * max-1]: a connected set of switches of one subnet (its smallest switch index), or one back-to-back
