@@ -65,7 +65,9 @@ int topo_cluster_keep_parser(topo_cluster_t c, int on);
  * argv (NULL-terminated) instead of forks of the caller: that program's main calls topo_parse_serve()
  * when it sees those arguments. For a threaded caller (rankmapd): a fork of a threaded process may wait
  * forever on a lock another thread held at fork time (GCC 12's AddressSanitizer runtime does), an exec'd
- * program starts clean. Call before any load, before other threads start. Returns 0, or -1 (ENOMEM). */
+ * program starts clean. Call before any load, before other threads start. A later call replaces the
+ * earlier one; path and argv both NULL go back to forks. Returns 0, or -1 (EINVAL: path or argv missing
+ * or empty; ENOMEM) with nothing kept (forks again) and nothing leaked. */
 int topo_parse_program(const char *path, char *const argv[]);
 /* The parser child's main in such a program: parent is the argument topo_parse_program's caller appends
  * (its pid). Serves parse requests until its parent closes the connection; never returns. */
