@@ -62,7 +62,7 @@ serial_group() {
 	spank_cluster | fault_spank | fault_pmpi | pmpi_cart | pmpi_fallback | pmpi_graph | pmpi_trace | pmpi_daemon | \
 	fault_spank_pattern | fault_pmpi_guard | pmpi_learn | pmpi_unconnected | cluster_tcp | cluster_slurm_tcp | make_run | \
 	pmpi_wrong_mpi | pmpi_pattern_fake | cluster_slurm_learn | map_placement | mtx_readers | pmpi_preload | pmpi_slots | \
-	pmpi_gpu | spank_gpu | pmpi_mixed_env | pmpi_conform | auth_flood | debian13) echo mpi ;; # auth_flood: a churn of connections takes both cores for a minute;
+	pmpi_gpu | spank_gpu | pmpi_mixed_env | pmpi_conform | auth_flood | spank_register_retry | debian13) echo mpi ;; # auth_flood: a churn of connections takes both cores for a minute;
 	# debian13: the second suite (its own MPI jobs and Slurm cluster, in the Debian 13 root)
 	# each runs make in $B: concurrent makes would write the same files
 	fuzz_replay | e2e_smpi_smoke | install | install_service) echo make ;;

@@ -16,6 +16,10 @@
  *                                   digits, '.', '_', '-'; unique) and the Slurm host list of its hosts
  *                                   (each in one domain at most); repeatable, in the order written; needs
  *                                   a fabric. slurm-topology --format block writes one block per domain.
+ *                                   All the lines together name at most TOPO_NVLINK_MAX_NAMES hosts while
+ *                                   the file is read, and at most max(100,000, twice the fabric's hosts)
+ *                                   once the fabric is loaded (hosts outside the fabric are allowed, up to
+ *                                   that bound): admin input cannot make the loader hold unbounded memory.
  *   lat_net = 1.5                   any cost parameter of topo_costs_t, by name
  *
  * Relative paths are relative to the file's directory; values may be double-quoted. Every line is
@@ -113,8 +117,10 @@ static char *resolve(const char *dir, const char *value, enum key_kind kind)
 	return p;
 }
 
-/* Parses one non-empty line into *out; errors name path and line. */
-static int parse_line(const char *path, const char *dir, int lineno, char *s, struct line *out, rm_error_t *err)
+/* Parses one non-empty line into *out; errors name path and line. *nvl_names: the host names the file's
+ * nvlink_domain lines before this one expanded to (this line's are added). */
+static int parse_line(const char *path, const char *dir, int lineno, char *s, struct line *out, size_t *nvl_names,
+		      rm_error_t *err)
 {
 	char *key, *val, *end;
 	size_t i;
@@ -162,7 +168,7 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 		size_t k = strcspn(val, " \t"), j;
 		char *list = val + k + strspn(val + k, " \t");
 		rm_error_t herr = { 0 };
-		char msg[400];
+		char msg[400], bound[120];
 
 		out->hosts = NULL;
 		for (j = 0; j < k; j++)
@@ -174,9 +180,20 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 					    "digits, '.', '_' and '-'; a Slurm host list), got '%s'",
 					    val);
 		val[k] = '\0';
-		if (!(out->hosts = hostlist_expand(list, &out->nhosts, 0, &herr)))
-			return rm_error_set(err, path, lineno, 0, "nvlink_domain %s: host list '%s': %s", val, list,
-					    rm_error_format(&herr, msg, sizeof(msg)));
+		snprintf(bound, sizeof(bound),
+			 " (the nvlink_domain lines of one file name at most %d hosts in all; %zu before this line)",
+			 TOPO_NVLINK_MAX_NAMES, *nvl_names);
+		if (*nvl_names >= TOPO_NVLINK_MAX_NAMES)
+			return rm_error_set(
+				err, path, lineno, 0,
+				"nvlink_domain %s: the nvlink_domain lines before this one already name %zu "
+				"hosts, the most one file may name in all (%d)",
+				val, *nvl_names, TOPO_NVLINK_MAX_NAMES);
+		if (!(out->hosts = hostlist_expand(list, &out->nhosts, TOPO_NVLINK_MAX_NAMES - *nvl_names, &herr)))
+			return rm_error_set(err, path, lineno, 0, "nvlink_domain %s: host list '%s': %s%s", val, list,
+					    rm_error_format(&herr, msg, sizeof(msg)),
+					    strstr(herr.text, "too many hosts") ? bound : "");
+		*nvl_names += out->nhosts;
 		if (!(out->value = strdup(val))) {
 			hostlist_free(out->hosts);
 			errno = ENOMEM;
@@ -282,7 +299,7 @@ static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
 	FILE *f = rm_file_fopen(path, RM_FILE_CONFIG, NULL, err);
 	char buf[8192], *dir = strdup(path), *slash, *s;
 	struct line *v = NULL;
-	size_t cap = 0;
+	size_t cap = 0, nvl_names = 0;
 	int lineno = 0, bad = 0;
 
 	*n = 0;
@@ -321,7 +338,7 @@ static struct line *read_lines(const char *path, size_t *n, rm_error_t *err)
 			}
 			v = nv;
 		}
-		if (parse_line(path, dir, lineno, s, &v[*n], err) < 0)
+		if (parse_line(path, dir, lineno, s, &v[*n], &nvl_names, err) < 0)
 			bad = -1;
 		else
 			++*n;
@@ -375,7 +392,7 @@ static int apply_line(struct topo_cluster *c, const struct line *l, rm_error_t *
 
 static int apply_lines(struct topo_cluster *c, const char *path, const struct line *v, size_t n, rm_error_t *err)
 {
-	size_t i;
+	size_t i, names, fh, cap;
 
 	for (i = 0; i < n; i++)
 		if (apply_line(c, &v[i], err) < 0) {
@@ -397,13 +414,24 @@ static int apply_lines(struct topo_cluster *c, const char *path, const struct li
 			return rm_error_set(err, path, v[i].lineno, 0, "rail: out of memory");
 		c->finalized = 0;
 	}
-	for (i = 0; i < n; i++) { /* NVLink domains, once the fabric is loaded */
+	for (i = 0, names = 0; i < n; i++) { /* NVLink domains, once the fabric is loaded */
 		if (v[i].key->kind != K_NVLINK)
 			continue;
 		if (!c->fabric) {
 			errno = EINVAL;
 			return rm_error_set(err, path, v[i].lineno, 0,
 					    "nvlink_domain: no fabric (an ib or ib_cache line) to write blocks for");
+		}
+		fh = topo_fabric_nhosts(c->fabric);
+		cap = fh > TOPO_NVLINK_MIN_CAP / 2 ? 2 * fh : TOPO_NVLINK_MIN_CAP;
+		if ((names += v[i].nhosts) > cap) {
+			errno = EINVAL;
+			return rm_error_set(
+				err, path, v[i].lineno, 0,
+				"nvlink_domain %s: the nvlink_domain lines up to this one name %zu hosts, more "
+				"than the fabric's %zu hosts allow (at most %zu: twice the fabric's hosts, and "
+				"never fewer than %d)",
+				v[i].value, names, fh, cap, TOPO_NVLINK_MIN_CAP);
 		}
 		if (topo_fabric_add_nvlink_domain(c->fabric, v[i].value, (const char *const *)v[i].hosts, v[i].nhosts) <
 		    0)

@@ -122,27 +122,40 @@ static void *child_parse(void *arg, const void *req, size_t reqlen, size_t *out_
 static char *parse_path;
 static char **parse_argv;
 
+/* Frees the program and arguments topo_parse_program kept (back to forking). */
+static void parse_program_clear(void)
+{
+	for (size_t i = 0; parse_argv && parse_argv[i]; i++)
+		free(parse_argv[i]);
+	free(parse_argv);
+	free(parse_path);
+	parse_argv = NULL;
+	parse_path = NULL;
+}
+
 int topo_parse_program(const char *path, char *const argv[])
 {
 	size_t n = 0;
 
+	parse_program_clear();
+	if (!path && !argv)
+		return 0;
 	while (argv && argv[n])
 		n++;
 	if (!path || !n) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (!(parse_path = strdup(path)) || !(parse_argv = calloc(n + 1, sizeof(*parse_argv)))) {
-		free(parse_path), parse_path = NULL;
-		errno = ENOMEM;
-		return -1;
-	}
+	if (!(parse_path = strdup(path)) || !(parse_argv = calloc(n + 1, sizeof(*parse_argv))))
+		goto oom;
 	for (size_t i = 0; i < n; i++)
-		if (!(parse_argv[i] = strdup(argv[i]))) {
-			errno = ENOMEM;
-			return -1;
-		}
+		if (!(parse_argv[i] = strdup(argv[i])))
+			goto oom;
 	return 0;
+oom: /* nothing kept: parser children stay forks */
+	parse_program_clear();
+	errno = ENOMEM;
+	return -1;
 }
 
 static const rm_child_limits_t parse_limits = { .wall_ms = PARSE_WALL_MS,

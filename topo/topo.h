@@ -65,7 +65,9 @@ int topo_cluster_keep_parser(topo_cluster_t c, int on);
  * argv (NULL-terminated) instead of forks of the caller: that program's main calls topo_parse_serve()
  * when it sees those arguments. For a threaded caller (rankmapd): a fork of a threaded process may wait
  * forever on a lock another thread held at fork time (GCC 12's AddressSanitizer runtime does), an exec'd
- * program starts clean. Call before any load, before other threads start. Returns 0, or -1 (ENOMEM). */
+ * program starts clean. Call before any load, before other threads start. A later call replaces the
+ * earlier one; path and argv both NULL go back to forks. Returns 0, or -1 (EINVAL: path or argv missing
+ * or empty; ENOMEM) with nothing kept (forks again) and nothing leaked. */
 int topo_parse_program(const char *path, char *const argv[]);
 /* The parser child's main in such a program: parent is the argument topo_parse_program's caller appends
  * (its pid). Serves parse requests until its parent closes the connection; never returns. */
@@ -159,8 +161,13 @@ size_t topo_torus_host_names(topo_cluster_t c, const char **names, size_t nnodes
 
 /* Loads a cluster description: `key = value` lines, # comments, keys hwloc (as topo_load_hwloc_spec),
  * ib, ib_cache, node_name_map, torus, strict (yes/no: topo_cluster_set_strict, applied before any
- * source whatever its line) and the cost parameters of topo_costs_t by name. Relative paths
- * are relative to the file's directory. Used by `--cluster FILE` and RANKMAP_CLUSTER. */
+ * source whatever its line), rail, nvlink_domain and the cost parameters of topo_costs_t by name.
+ * Relative paths are relative to the file's directory. Used by `--cluster FILE` and RANKMAP_CLUSTER.
+ * The nvlink_domain lines of one file name at most TOPO_NVLINK_MAX_NAMES hosts in all while it is read,
+ * and at most max(TOPO_NVLINK_MIN_CAP, twice the fabric's hosts) once its fabric is loaded; beyond,
+ * the load fails naming the file and the line where the count passed the bound. */
+#define TOPO_NVLINK_MAX_NAMES 1000000
+#define TOPO_NVLINK_MIN_CAP 100000
 int topo_load_cluster_file(topo_cluster_t c, const char *path, rm_error_t *err);
 
 /* ---- finalize and hosts --------------------------------------------------------------------- */

@@ -227,9 +227,14 @@ int rmp_gpu_gather(rmp_call_t *call, rmp_gpu_rec_t **recs);
 int rmp_gpu_resolve(rmp_call_t *call, topo_cluster_t c, const int32_t *host, const rmp_gpu_rec_t *recs, uint32_t *gpu,
 		    char *why, size_t len);
 
+/* Root: the one warning of a job whose GPUs cannot be its slots (mixed, unknown, shared, or refused by
+ * rankmapd): it maps onto cores. Once per process and cause; it also goes into the report line. */
+void rmp_gpu_fallback_warn(rmp_call_t *call, const char *why);
 /* Root, through rankmapd (which holds the hosts' GPUs): the GPU of each rank as the map request names it
  * (*ids: call->size strings, an index "3" or a UUID; free each and the array) when every rank names a GPU
- * and no two the same one of a host: returns 1. Returns 0 for core slots (why as rmp_gpu_resolve). */
+ * and no two the same one of a host: returns 1. Returns 0 for core slots (why as rmp_gpu_resolve). The
+ * daemon resolves the names on its model: two ranks on one GPU named two ways (a UUID and an index) are
+ * seen there, and rmp_daemon_map then maps onto core slots with one warning. */
 int rmp_gpu_daemon_ids(rmp_call_t *call, const char *const *host, const rmp_gpu_rec_t *recs, char ***ids, char *why,
 		       size_t len);
 

@@ -595,9 +595,7 @@ static int make_gpu_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *hos
 	return 0;
 }
 
-/* Root: the one warning of a job whose GPUs cannot be its slots (mixed, unknown, shared): it maps onto
- * cores. Once per process and cause; it also goes into the report line. */
-static void gpu_fallback_warn(rmp_call_t *call, const char *why)
+void rmp_gpu_fallback_warn(rmp_call_t *call, const char *why)
 {
 	static char last[256];
 
@@ -630,7 +628,7 @@ static int make_slots(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, in
 	if (g == 1)
 		return rc;
 	if (why[0])
-		gpu_fallback_warn(call, why);
+		rmp_gpu_fallback_warn(call, why);
 	rc = assign_pus(call, pl->cluster, host, pu);
 	return rc == 0 ? make_target(call, pl, host, pu, ga) : rc;
 }
@@ -699,7 +697,8 @@ int rmp_place_gather(rmp_call_t *call, rmp_place_t *pl)
 				hosts && rmp_gpu_daemon_ids(call, hosts, grecs, &pl->gpu_ids, why, sizeof(why)) == 1;
 			free(hosts);
 			if (!pl->gpu_slots && (why[0] || call->env.slots == RMP_SLOTS_GPU))
-				gpu_fallback_warn(call, why[0] ? why : "RANKMAP_SLOTS=gpu, but no rank names a GPU");
+				rmp_gpu_fallback_warn(call,
+						      why[0] ? why : "RANKMAP_SLOTS=gpu, but no rank names a GPU");
 			if (pl->gpu_slots && !(pl->gpu = calloc((size_t)call->size, sizeof(uint32_t))))
 				rc = rm_error_set(&call->err, "placement", 0, 0, "out of memory");
 		}

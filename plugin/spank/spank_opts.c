@@ -438,3 +438,13 @@ void rm_spank_servers_first(char *list, int i)
 	if (used < sizeof(out))
 		memcpy(list, out, used + 1);
 }
+
+int rm_spank_register_retry_ms(const char *code, int tries, long left_ms)
+{
+	long wait;
+
+	if (!code || strcmp(code, "timeout") || tries < 1 || tries >= RM_SPANK_REGISTER_TRIES)
+		return -1;
+	wait = (long)RM_SPANK_REGISTER_BACKOFF_MS << (tries - 1);
+	return left_ms - wait >= RM_SPANK_REGISTER_MIN_TRY_MS ? (int)wait : -1;
+}

@@ -137,4 +137,16 @@ size_t rm_spank_job_env(const rm_spank_job_t *job, const rm_spank_conf_t *conf, 
  * order: after a failover, the step's tasks try the server that answered first. */
 void rm_spank_servers_first(char *list, int i);
 
+/* slurmd's registration with one server (spank_register.c) is sent again when the daemon answers
+ * `timeout` (transient: its hwloc parse gave no answer in time and it kept nothing), at most
+ * RM_SPANK_REGISTER_TRIES sends in all, after a backoff doubling from RM_SPANK_REGISTER_BACKOFF_MS, and
+ * only while the server's share of the plugin's timeout leaves RM_SPANK_REGISTER_MIN_TRY_MS for the send. */
+#define RM_SPANK_REGISTER_TRIES 3
+#define RM_SPANK_REGISTER_BACKOFF_MS 250
+#define RM_SPANK_REGISTER_MIN_TRY_MS 500
+/* After send number tries (1 = the first) failed with code (the daemon's error code, or the client's
+ * "socket", "frame"...: rm_client_call_opts's err->source) and left_ms of the server's share remain:
+ * returns how many ms to wait before sending again, or -1 to give up. */
+int rm_spank_register_retry_ms(const char *code, int tries, long left_ms);
+
 #endif

@@ -4,7 +4,8 @@
  * hardware. With a server list (plugstack server=A,B: a primary and a backup), the node registers with
  * every server of the list, each alone: the daemons share nothing, each keeps its own registrations.
  * Runs inside slurmd: bounded by the plugin's timeout (shared by all the servers), logs, never fails
- * slurmd.
+ * slurmd. A server answering `timeout` (its hwloc parse of new hardware gave no answer in time; it kept
+ * nothing) is sent the registration again after a backoff, within its share (rm_spank_register_retry_ms).
  *
  * The node name is slurmd's -N argument when given (several slurmd on one host), else the short host
  * name (Slurm's default NodeName). Test-only: RANKMAP_FAKE_NODE='<hwloc synthetic description>' in
@@ -109,32 +110,60 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Sends req (borrowed) to server entry within its deadline (ms, now_ms's clock), again after a backoff
+ * while the daemon answers `timeout` (rm_spank_register_retry_ms). Logs the outcome once. */
+static void register_one(rm_spank_ctx_t *ctx, const char *host, const char *entry, long long deadline,
+			 const json_t *req)
+{
+	char buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
+	rm_client_opts_t o = { .servers = entry,
+			       .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket : NULL,
+			       .server_uid = ctx->conf.server_uid[0] ? ctx->conf.server_uid : NULL };
+	int tries, wait, rc;
+
+	for (tries = 1;; tries++) {
+		rm_error_t err = { 0 };
+		json_t *resp = NULL;
+		long long left = deadline - now_ms();
+
+		o.timeout_ms = left > 1 ? (int)left : 1;
+		rc = rm_client_call_opts(&o, json_deep_copy(req), &resp, NULL, &err);
+		json_decref(resp);
+		if (rc == 0) {
+			if (tries > 1)
+				slurm_info("rankmap: registered %s's topology with rankmapd at %s (send %d of %d)",
+					   host, entry, tries, RM_SPANK_REGISTER_TRIES);
+			else
+				slurm_info("rankmap: registered %s's topology with rankmapd at %s", host, entry);
+			return;
+		}
+		wait = rm_spank_register_retry_ms(err.source, tries, (long)(deadline - now_ms()));
+		if (wait < 0) {
+			slurm_error("rankmap: registering %s with rankmapd at %s failed%s (slurmd continues): %s", host,
+				    entry, tries > 1 ? " every time" : "", rm_error_format(&err, buf, sizeof(buf)));
+			return;
+		}
+		slurm_verbose(
+			"rankmap: rankmapd at %s answered timeout to %s's registration (send %d): sending "
+			"it again in %d ms",
+			entry, host, tries, wait);
+		usleep((useconds_t)wait * 1000);
+	}
+}
+
 /* Sends req (borrowed) to every server of the list in turn, each within its share of the plugin's
- * timeout. Logs each outcome. */
+ * timeout. */
 static void register_everywhere(rm_spank_ctx_t *ctx, const char *host, const json_t *req)
 {
-	char entry[256], buf[RM_ERROR_TEXT_LEN + RM_ERROR_SOURCE_LEN + 32];
-	int i, n = rm_client_server_count(ctx->conf.socket), left;
-	long long deadline = now_ms() + ctx->conf.timeout_ms;
-	json_t *resp;
+	char entry[256];
+	int i, n = rm_client_server_count(ctx->conf.socket);
+	long long deadline = now_ms() + ctx->conf.timeout_ms, left;
 
 	for (i = 0; i < n; i++) {
-		rm_error_t err = { 0 };
-		rm_client_opts_t o = { .servers = entry,
-				       .munge_socket = ctx->conf.munge_socket[0] ? ctx->conf.munge_socket : NULL,
-				       .server_uid = ctx->conf.server_uid[0] ? ctx->conf.server_uid : NULL };
-
-		left = (int)(deadline - now_ms());
+		left = deadline - now_ms();
 		if (rm_client_server_entry(ctx->conf.socket, i, entry, sizeof(entry)) < 0 || left < 1)
 			break;
-		o.timeout_ms = left / (n - i) > 0 ? left / (n - i) : 1;
-		resp = NULL;
-		if (rm_client_call_opts(&o, json_deep_copy(req), &resp, NULL, &err) < 0)
-			slurm_error("rankmap: registering %s with rankmapd at %s failed (slurmd continues): %s", host,
-				    entry, rm_error_format(&err, buf, sizeof(buf)));
-		else
-			slurm_info("rankmap: registered %s's topology with rankmapd at %s", host, entry);
-		json_decref(resp);
+		register_one(ctx, host, entry, now_ms() + (left / (n - i) > 0 ? left / (n - i) : 1), req);
 	}
 }
 

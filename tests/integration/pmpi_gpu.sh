@@ -222,6 +222,28 @@ for m in $PMPI_MPIS; do
 	[ "$(field slots "$R")" = core ] && [ "$(warnings "$T/$m.o6.err")" = 1 ] && grep -q "GPU slots not used (rank 3 names no GPU" "$T/$m.o6.err" &&
 		ok "$m: through rankmapd, a rank without a GPU: core slots, one warning" ||
 		notok "$m: through rankmapd, mixed: slots=$(field slots "$R") $(cat "$T/$m.o6.err")"
+	# through rankmapd, GPUs named by UUID on some ranks and by index on others: the daemon resolves both on
+	# its model: distinct GPUs are GPU slots with no warning; two ranks on one GPU (its UUID on rank 0, its
+	# index on rank 1) are core slots with one warning naming the daemon's refusal (the job ran unreordered)
+	set -- $SCRAMBLED
+	MIX="GPU-$(uuid "$1") $2 GPU-$(uuid "$3") $4 $5 GPU-$(uuid "$6") $7 $8"
+	R=$T/$m.r8
+	rm -f "$R"
+	RM_NODE=gpunode RANKMAP_SOCKET=$T/sock RANKMAP_REPORT=$R gpu_job "$m" 8 ROCR_VISIBLE_DEVICES "$MIX" "$T/$m.o8" 1 8 0
+	[ "$(field slots "$R")" = gpu ] && out=$(place_gpus "$R" "$SCRAMBLED") && [ "$(warnings "$T/$m.o8.err")" = 0 ] &&
+		case $(field algo "$R") in rankmapd:*) true ;; *) false ;; esac &&
+		ok "$m: through rankmapd, GPUs named by UUID and by index: GPU slots, no warning" ||
+		notok "$m: through rankmapd, UUIDs and indices: slots=$(field slots "$R") algo=$(field algo "$R") $out $(head -3 "$T/$m.o8.err")"
+	SAME="GPU-$(uuid "$1") $1 $3 $4 $5 $6 $7 $8"
+	R=$T/$m.r9
+	rm -f "$R"
+	RM_NODE=gpunode RANKMAP_SOCKET=$T/sock RANKMAP_REPORT=$R gpu_job "$m" 8 ROCR_VISIBLE_DEVICES "$SAME" "$T/$m.o9" 1 8 0
+	[ "$(field slots "$R")" = core ] && [ "$(warnings "$T/$m.o9.err")" = 1 ] &&
+		grep -q "GPU slots not used (rankmapd: .*given twice" "$T/$m.o9.err" &&
+		case $(field algo "$R") in rankmapd:* | current) true ;; *) false ;; esac &&
+		out=$(same_devices "$T/$m.o9" ROCR_VISIBLE_DEVICES "$SAME") &&
+		ok "$m: through rankmapd, one GPU named by its UUID and its index: core slots, one warning, GPUs kept" ||
+		notok "$m: through rankmapd, one GPU two ways: slots=$(field slots "$R") algo=$(field algo "$R") $out $(cat "$T/$m.o9.err")"
 	# through rankmapd, two hosts whose names hash alike, GPUs 0-3 on each: GPU slots, no warning
 	R=$T/$m.r7
 	rm -f "$R"

@@ -110,6 +110,16 @@ bad "words after the host list" 2 "nvlink_domain = rackA n[1-2] n3"
 bad "a domain declared twice" 3 "nvlink_domain = rackA n[1-2]" "nvlink_domain = rackA n[3-4]"
 bad "a host in two domains" 3 "nvlink_domain = rackA n[1-2]" "nvlink_domain = rackB n[2-3]"
 bad "a host twice in one domain" 2 "nvlink_domain = rackA n1,n2,n1"
+# the names of all nvlink_domain lines together are bounded (admin input must not exhaust memory): at most
+# 1,000,000 while the file is read (each line alone stays under it here), then at most max(100,000, twice the
+# fabric's hosts); refused at the line where the count passes, saying the bound
+bad "three lines of 400,000 names (1,200,000 in all)" 4 "nvlink_domain = a x[0-399999]" "nvlink_domain = b y[0-399999]" "nvlink_domain = c z[0-399999]"
+expect "... the error says the bound across the file" grep -q "at most 1000000 hosts in all; 800000 before this line" "$T/bad.err"
+bad "two lines of 60,000 names (more than 100,000 and twice the fabric's hosts)" 3 "nvlink_domain = a x[0-59999]" "nvlink_domain = b y[0-59999]"
+expect "... the error names the count and the bound" grep -q "name 120000 hosts, more than the fabric's .* hosts allow (at most 100000" "$T/bad.err"
+printf 'ib = %s\nnvlink_domain = one %s\nnvlink_domain = far x[0-%d]\n' "$NDR" "$(head -n 18 "$T/order" | paste -sd, -)" $((100000 - 18 - 1)) >"$T/cap.conf"
+expect "exactly 100,000 names (18 of the fabric, the rest outside it) are accepted" \
+	sh -c "'$R' slurm-topology --cluster '$T/cap.conf' --format block --out '$T/cap.block' 2>'$T/cap.err' && grep -qx 'BlockSizes=18' '$T/cap.block'"
 printf 'nvlink_domain = rackA n[1-2]\ntorus = %s\n' "$DATA/torus/xe6.conf" >"$T/nofab.conf"
 "$R" slurm-topology --cluster "$T/nofab.conf" >/dev/null 2>"$T/nofab.err"; rc=$?
 expect "nvlink_domain without a fabric: exit 1, nofab.conf:1" sh -c "[ $rc = 1 ] && grep -q 'nofab.conf:1:' '$T/nofab.err'"

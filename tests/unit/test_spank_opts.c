@@ -389,6 +389,27 @@ static void test_apply(void)
 	sched_setaffinity(0, sizeof(orig), &orig);
 }
 
+/* slurmd's registration: sent again only after a daemon's `timeout`, a bounded number of times, with a
+ * growing backoff, and only while the server's share leaves time for the send */
+static void test_register_retry(void)
+{
+	int w1 = rm_spank_register_retry_ms("timeout", 1, 60000), w2 = rm_spank_register_retry_ms("timeout", 2, 60000);
+
+	check(w1 > 0 && w2 > w1, "timeout: sent again, the second wait longer (%d ms, then %d ms)", w1, w2);
+	check(rm_spank_register_retry_ms("timeout", RM_SPANK_REGISTER_TRIES, 60000) < 0,
+	      "timeout: at most %d sends in all", RM_SPANK_REGISTER_TRIES);
+	check(rm_spank_register_retry_ms("timeout", 1, w1 + RM_SPANK_REGISTER_MIN_TRY_MS) == w1 &&
+		      rm_spank_register_retry_ms("timeout", 1, w1 + RM_SPANK_REGISTER_MIN_TRY_MS - 1) < 0,
+	      "timeout: sent again only when the wait leaves %d ms of the share", RM_SPANK_REGISTER_MIN_TRY_MS);
+	check(rm_spank_register_retry_ms("timeout", 1, 0) < 0 && rm_spank_register_retry_ms("timeout", 1, -5) < 0,
+	      "timeout: not sent again past the share");
+	check(rm_spank_register_retry_ms("socket", 1, 60000) < 0 &&
+		      rm_spank_register_retry_ms("bad_request", 1, 60000) < 0 &&
+		      rm_spank_register_retry_ms("failed", 1, 60000) < 0 &&
+		      rm_spank_register_retry_ms(NULL, 1, 60000) < 0,
+	      "other failures (the client's own timeout, a refusal) are not sent again");
+}
+
 int main(void)
 {
 	test_conf();
@@ -401,5 +422,6 @@ int main(void)
 	test_learn();
 	test_lists();
 	test_apply();
+	test_register_retry();
 	return harness_done();
 }
