@@ -145,6 +145,16 @@ int map_compute_guarded(const char *algo, const map_graph_t *g, const topo_targe
 #define MAP_QUALITY_FACTOR 2.0
 #define MAP_QUALITY_MIN_MS 20.0
 
+/* The default budget for n ranks (time_budget_ms <= 0): 0.025 ms a rank up to 512 ranks, 0.04 above, at
+ * least 2 ms, at most 1 s. It is what a job's first call gets (the MPI library, the SPANK plugin,
+ * rankmapd's map request): it must stay small. */
+double map_default_budget_ms(uint32_t n);
+/* The default budget of an offline caller (rankmapctl map computing the mapping itself, without
+ * --budget; tests/bench/mapping's "offline" column): map_default_budget_ms, but at least
+ * MAP_OFFLINE_MIN_BUDGET_MS, which is the same from 2,500 ranks on. */
+#define MAP_OFFLINE_MIN_BUDGET_MS 100.0
+double map_offline_budget_ms(uint32_t n);
+
 /* Names of the engines, NULL-terminated (static). */
 const char *const *map_algorithms(void);
 /* The same names as one string, "treematch, scotch, ..." (static), for messages. */

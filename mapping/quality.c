@@ -37,6 +37,14 @@
  * chosen by (cost, number) after each round, so the result is the same for a seed whatever the number
  * of threads, unless the budget cuts a search short. A construction is skipped (the item restarts the
  * local search instead) when the first one took more CPU time than the item's share.
+ *
+ * Small budgets (rankmapctl map's offline default, engine.c: 100 ms at 128 to 2,500 ranks): until a round
+ * has found a mapping, a round has only as many items as leave each QUALITY_BUILD_FIT times a
+ * construction's CPU time (QUALITY_BUILD_MS_PER_RANK a rank until one was measured), at least one; when
+ * even one item's share is below that, its construction tries QUALITY_FEW_TRIES initial partitions
+ * instead of 24 (on rand1024 of tests/bench/mapping 33 ms instead of 70, its raw cost 0.3 % higher).
+ * Four items cut short by their deadline found nothing at 100 ms on rand1024 (mean of 5 seeds 1,691,839,
+ * the default's); one construction of 8 tries and its search: 1,672,155 (1.5 % above the best peer).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -51,16 +59,19 @@
 #define QUALITY_MAX_ROUNDS 256
 #define QUALITY_STALL_ROUNDS 32
 #define QUALITY_MIN_SHARE_MS 1.0
-#define QUALITY_VCYCLES 4 /* multilevel.c's V-cycles per tree node's split (see the opening comment) */
+#define QUALITY_BUILD_MS_PER_RANK 0.08 /* a construction's CPU time, about, before one was measured */
+#define QUALITY_BUILD_FIT 1.25         /* an item's share: at least this many times a construction, if it can */
+#define QUALITY_FEW_TRIES 8            /* a construction's initial partitions when one with its own 24 does not fit */
+#define QUALITY_VCYCLES 4              /* multilevel.c's V-cycles per tree node's split (see the opening comment) */
 
 struct item {
 	const map_ctx_t *ctx;
 	const uint32_t *best; /* start of a restart */
 	uint32_t *perm;
 	unsigned seed;
-	int restart, strength, on_main;
+	int restart, strength, on_main, tries; /* tries: initial partitions of a construction (0: its own) */
 	/* on_main: run by the calling thread (its clock counts it) */ /* strength: kicks + 1 random moves a step of the restarted local search */
-	double share, cpu, cost;
+	double share, cpu, cost, build; /* build: the construction's CPU time (restarts: 0) */
 	int rc;
 };
 
@@ -84,9 +95,10 @@ static void run_item(struct item *it)
 	it->rc = 0;
 	if (it->restart)
 		memcpy(it->perm, it->best, (size_t)n * sizeof(*it->perm));
-	else if (map_multilevel_vc(&sub, it->seed, 0, QUALITY_VCYCLES, 1, it->perm) < 0 ||
+	else if (map_multilevel_vc(&sub, it->seed, it->tries, QUALITY_VCYCLES, 1, it->perm) < 0 ||
 		 map_repair(sub.g, sub.t, it->perm) < 0)
 		it->rc = -1;
+	it->build = it->restart ? 0 : map_now_ms() - t0;
 	if (it->rc == 0 && map_mlrefine_run(&sub, it->perm, it->restart ? it->strength : 1) < 0)
 		it->rc = -1;
 	it->cost = it->rc == 0 ? map_cost(sub.g, sub.t, it->perm) : -1;
@@ -116,7 +128,7 @@ static size_t nthreads(void)
 
 /* Runs the items on up to nt threads (the calling thread is one of them); returns the CPU time that the
  * other threads took (the calling thread's own is on its clock). */
-static double run_round(struct item *items, size_t nt)
+static double run_round(struct item *items, size_t ni, size_t nt)
 {
 	pthread_t th[QUALITY_ITEMS];
 	struct worker w[QUALITY_ITEMS];
@@ -124,7 +136,7 @@ static double run_round(struct item *items, size_t nt)
 	double cpu = 0;
 
 	for (i = 0; i < nt; i++)
-		w[i] = (struct worker){ items, i, nt, QUALITY_ITEMS, i == 0 };
+		w[i] = (struct worker){ items, i, nt, ni, i == 0 };
 	for (i = 1; i < nt; i++) {
 		if (pthread_create(&th[i], NULL, worker_main, &w[i]) != 0)
 			break;
@@ -136,12 +148,12 @@ static double run_round(struct item *items, size_t nt)
 	for (i = started + 1; i < nt; i++) { /* the items of threads that did not start */
 		size_t j;
 
-		for (j = i; j < QUALITY_ITEMS; j += nt) {
+		for (j = i; j < ni; j += nt) {
 			items[j].on_main = 1;
 			run_item(&items[j]);
 		}
 	}
-	for (i = 0; i < QUALITY_ITEMS; i++)
+	for (i = 0; i < ni; i++)
 		if (!items[i].on_main)
 			cpu += items[i].cpu;
 	return cpu;
@@ -152,8 +164,10 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 	uint32_t n = ctx->g->n, *mem, *cur;
 	struct item items[QUALITY_ITEMS];
 	double anchor = map_cost(ctx->g, ctx->t, perm), best = -1, spent = 0, ml_cpu = -1;
+	double build = QUALITY_BUILD_MS_PER_RANK * n; /* a construction's CPU time: estimated, then measured */
 	size_t nt = nthreads(), i;
-	unsigned round, stall = 0;
+	unsigned round, stall = 0, k = 0;
+	int tries;
 
 	if (n < 2 || ctx->t->nlevels < 2)
 		return 0;
@@ -165,14 +179,18 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 	cur = mem + (size_t)QUALITY_ITEMS * n; /* the best of the rounds (best: its cost, -1 for none) */
 	for (round = 0; round < QUALITY_MAX_ROUNDS && stall < QUALITY_STALL_ROUNDS; round++) {
 		/* CPU left: the budget less this thread's time since the start and the other threads' */
-		double left = ctx->deadline - map_now_ms() - spent, share = left / QUALITY_ITEMS;
-		size_t won = QUALITY_ITEMS;
+		double left = ctx->deadline - map_now_ms() - spent, share;
+		size_t ni = QUALITY_ITEMS, won;
 
+		/* until a round has found a mapping, as many items as leave each a construction and time
+		 * for its search (small budgets: one construction taken to its end beats four cut short) */
+		while (best < 0 && ni > 1 && left / (double)ni < QUALITY_BUILD_FIT * build)
+			ni--;
+		share = left / (double)ni, won = ni;
 		if (share < QUALITY_MIN_SHARE_MS)
 			break;
-		for (i = 0; i < QUALITY_ITEMS; i++) {
-			unsigned k = round * QUALITY_ITEMS + (unsigned)i;
-
+		tries = best < 0 && share < QUALITY_BUILD_FIT * build ? QUALITY_FEW_TRIES : 0;
+		for (i = 0; i < ni; i++, k++) {
 			/* restarts from the rounds' best (from the default's result only when no construction
 			 * fits the share: the rounds then depend on nothing that the default's budget cut) */
 			items[i] = (struct item){
@@ -181,17 +199,18 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 			items[i].seed = ctx->opt.seed * 2654435761u + k + 1;
 			items[i].restart = (best >= 0 && k % 2 == 0) || ml_cpu > share;
 			items[i].strength = 1 + (int)(k / 3 % 4); /* two to five kicks a step */
+			items[i].tries = tries;
 		}
-		spent += run_round(items, nt);
-		for (i = 0; i < QUALITY_ITEMS; i++) {
+		spent += run_round(items, ni, nt < ni ? nt : ni);
+		for (i = 0; i < ni; i++) {
 			if (!items[i].restart && ml_cpu < 0)
-				ml_cpu = items[i].cpu;
+				ml_cpu = items[i].cpu, build = items[i].build;
 			if (items[i].rc == 0 && items[i].cost >= 0 &&
 			    (best < 0 || items[i].cost < best * (1 - 1e-12)) &&
-			    (won == QUALITY_ITEMS || items[i].cost < items[won].cost))
+			    (won == ni || items[i].cost < items[won].cost))
 				won = i;
 		}
-		if (won < QUALITY_ITEMS) {
+		if (won < ni) {
 			best = items[won].cost;
 			memcpy(cur, items[won].perm, (size_t)n * sizeof(*cur));
 			stall = 0;

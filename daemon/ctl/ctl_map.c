@@ -74,12 +74,16 @@ static void map_usage(FILE *f)
 		"    --metric METRIC     which weight of a matrix with message counts: bytes (default),\n"
 		"                        messages, or loggp (messages x (L + 2o) + bytes x G, DDR InfiniBand)\n"
 		"    --budget MS         time budget of auto and refine, in CPU milliseconds of all their\n"
-		"                        threads together, at most 60000 (default: 0.025 ms per rank up to\n"
-		"                        512 ranks, 0.04 above; at least 2 ms, at most 1 s). Given more than\n"
-		"                        twice its default (and at least 20 ms), auto spends the rest in its\n"
+		"                        threads together, at most 60000. Default, when rankmapctl maps\n"
+		"                        (--topology, --cluster): 0.025 ms per rank up to 512 ranks, 0.04\n"
+		"                        above, at least 100 ms, at most 1 s (the offline default; the same\n"
+		"                        as a job's from 2,500 ranks on). Through rankmapd: rankmapd's\n"
+		"                        default, which is a job's (as the MPI library's and SPANK's: the\n"
+		"                        same rule at least 2 ms instead of 100). Given more than twice a\n"
+		"                        job's default (and at least 20 ms), auto spends the rest in its\n"
 		"                        quality mode: multilevel constructions (hierarchical multisection)\n"
 		"                        and swap searches with several seeds on the machine's cores, the\n"
-		"                        cheapest kept; never worse than at the default budget\n"
+		"                        cheapest kept; never worse than at a job's default budget\n"
 		"    --seed N            seed of the randomised steps (default 0); results are\n"
 		"                        reproducible for a seed unless the budget cuts the search\n"
 		"    --out PERM          write the permutation there ('-': standard output, and the\n"
@@ -361,7 +365,8 @@ static int map_run(const struct map_args *a, const map_graph_t *g, const topo_ta
 {
 	struct map_slots where = { NULL, (unsigned *)cpu };
 	ctl_progress_t *prog;
-	map_options_t opt = { .time_budget_ms = a->budget, .seed = a->seed };
+	map_options_t opt = { .time_budget_ms = a->budget > 0 ? a->budget : map_offline_budget_ms(g->n),
+			      .seed = a->seed }; /* offline: at least 100 ms by default (mapping.h) */
 	uint32_t *perm = malloc(((size_t)g->n + 1) * sizeof(*perm)), *id = malloc(((size_t)g->n + 1) * sizeof(*id)), i;
 	double *bd = calloc(t->nlevels, sizeof(double)), *idbd = calloc(t->nlevels, sizeof(double));
 	char tleaf[1024];

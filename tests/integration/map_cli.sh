@@ -124,4 +124,33 @@ rc=$?
 expect "treematch maps the same 65,536 ranks" \
 	"$R" map --cart 256x256 --topology 'tleaf 4 512 14 16 10 2 2 4 1' --algo treematch --out "$T/big.perm"
 
+# the offline default budget: rankmapctl map without --budget spends at least 100 ms (mapping.h,
+# map_offline_budget_ms), a job's first call 0.025 ms a rank (3.2 ms at 128 ranks); on a random sparse
+# graph of 128 ranks (4 edges a rank, weights 1-100, a fixed seed) that runs auto's quality mode, which
+# finds a cheaper mapping than a job's default (2.9 % on rand128 of tests/bench/mapping)
+awk 'BEGIN { srand(7); m = 0
+	for (i = 1; i <= 128; i++) for (k = 0; k < 4; k++) { j = 1 + int(rand() * 128)
+		if (j != i && !((i, j) in e) && !((j, i) in e)) { e[i, j] = 1 + int(rand() * 100); m++ } }
+	print "%%MatrixMarket matrix coordinate real general"; print 128, 128, m
+	for (p in e) { split(p, ij, SUBSEP); print ij[1], ij[2], e[p] } }' >"$T/r128.mtx"
+RT='tleaf 4 2 14 8 10 2 2 4 1'
+# CPU seconds of rankmapctl alone (the subshell's children, from the shell's times)
+cpu=$( ("$R" map --matrix "$T/r128.mtx" --topology "$RT" --json >"$T/off.json" 2>"$T/off.err"; times) |
+	sed -n 2p | awk '{ split($1, u, "m"); split($2, s, "m"); print u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+awk -v c="$cpu" 'BEGIN { exit !(c >= 0.05) }' &&
+	ok "offline default: rankmapctl map without --budget took $cpu CPU s (at least 100 ms of budget)" ||
+	notok "offline default: $cpu CPU s, expected at least 0.05 (a job's default is 3.2 ms at 128 ranks)"
+if "$R" map --matrix "$T/r128.mtx" --topology "$RT" --budget 3.2 --json >"$T/job.json" 2>>"$T/off.err"; then
+	co=$(json_num cost "$T/off.json"); cj=$(json_num cost "$T/job.json")
+	if ldd "$R" 2>/dev/null | grep -q libasan; then # 20-50x slower: 100 ms holds no construction there
+		ok "offline default: cost $co, at a job's default $cj (sanitized build: the gain is not checked)"
+	else
+		awk -v o="$co" -v j="$cj" 'BEGIN { exit !(o < j) }' &&
+			ok "offline default: cost $co below $cj at a job's default budget (3.2 ms at 128 ranks)" ||
+			notok "offline default: cost $co, at a job's default $cj"
+	fi
+else
+	notok "random 128 ranks ($(cat "$T/off.err"))"
+fi
+
 finish

@@ -23,7 +23,10 @@
  *    cannot); on targets it does not fit (fewer ranks than slots, an odd lowest arity) it is
  *    refine.c's search alone, result for result; it fits a target of hosts (8 hosts of 32 cores, a
  *    uniform tree) as well as a tleaf;
- *  - budgets out of range are refused with an error naming time_budget_ms (above one minute, NaN).
+ *  - budgets out of range are refused with an error naming time_budget_ms (above one minute, NaN);
+ *  - the two default budgets (a job's, the offline one of rankmapctl map), and the quality mode at the
+ *    offline default on 1,024 ranks, where a construction with its 24 initial partitions does not fit
+ *    (quality.c's small-budget rounds): cheaper than a job's default on most seeds.
  * Costs are recomputed here from the edge list and the tleaf's arities (integer division of slot
  * numbers), not by map_cost.
  */
@@ -597,6 +600,63 @@ static void check_mlrefine(void)
 	      "an odd lowest arity: the V-cycle is refine's search alone, result for result");
 }
 
+/* The two default budgets (mapping.h): a job's is the rule of engine.c (0.025 ms a rank up to 512
+ * ranks, 0.04 above, 2 ms to 1 s), the offline one at least 100 ms and the same from 2,500 ranks on; at
+ * the offline default on a 1,024-rank random graph the quality mode has 59 ms, less than one
+ * construction with 24 initial partitions takes, and still finds a cheaper mapping than a job's default
+ * on most seeds (before quality.c's small-budget rounds: four constructions cut short, nothing found). */
+static void check_offline_default(void)
+{
+	static const uint32_t ar[4] = { 8, 8, 2, 8 };
+	static const double di[4] = { 14, 10, 2, 1 };
+	topo_target_t *t = topo_target_from_tleaf("tleaf 4 8 14 8 10 2 2 8 1", NULL);
+	map_graph_t *g = gen_random(1024);
+	uint32_t *p0 = malloc(1024 * sizeof(*p0)), *p1 = malloc(1024 * sizeof(*p1));
+	map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
+	int less = 0, ok = 1, fits;
+	double build = cpu_s();
+
+	/* one construction as the quality mode makes it at this budget (8 initial partitions): about 33 CPU
+	 * ms; under the sanitizers (20-50x slower) it does not fit the 59 ms left, and the gain is not checked */
+	check(map_multilevel_vc(&ctx, 0, 8, 4, 1, p1) == 0, "a construction with 8 initial partitions");
+	build = cpu_s() - build;
+	fits = build < 0.05;
+	if (!fits)
+		printf("# a construction took %.3f CPU s, more than the offline default leaves: gain not checked\n",
+		       build);
+
+	check(map_default_budget_ms(1) == 2 && map_default_budget_ms(128) == 3.2 &&
+		      fabs(map_default_budget_ms(1024) - 40.96) < 1e-9 && map_default_budget_ms(1u << 20) == 1000,
+	      "a job's default budget: 2 ms, 3.2 ms at 128 ranks, 40.96 ms at 1,024, 1 s at 1M");
+	check(map_offline_budget_ms(8) == 100 && map_offline_budget_ms(1024) == 100 &&
+		      map_offline_budget_ms(2500) == 100 &&
+		      map_offline_budget_ms(4096) == map_default_budget_ms(4096) &&
+		      map_offline_budget_ms(1u << 20) == 1000,
+	      "the offline default: 100 ms up to 2,500 ranks, a job's above");
+	for (unsigned seed = 0; seed < 3; seed++) {
+		map_options_t d = { .seed = seed }, o = { .time_budget_ms = map_offline_budget_ms(1024), .seed = seed };
+		double c0, c1, cpu;
+
+		ok &= map_compute("auto", g, t, &d, p0, NULL, NULL) == 0;
+		cpu = cpu_s();
+		ok &= map_compute("auto", g, t, &o, p1, NULL, NULL) == 0 && map_check_perm(p1, 1024, 1024) == 0;
+		cpu = cpu_s() - cpu;
+		c0 = cost_indep(g, 4, ar, di, p0), c1 = cost_indep(g, 4, ar, di, p1);
+		ok &= c1 <= c0 && (cpu <= 0.2 || !fits);
+		less += c1 < c0;
+		printf("# random sparse 1024, seed %u: a job's default %.0f, offline default %.0f (%+.2f %%), %.3f CPU "
+		       "s\n",
+		       seed, c0, c1, 100 * (c1 / c0 - 1), cpu);
+	}
+	check(ok, "at the offline default: bijections never costlier than at a job's, within 0.2 CPU s (%s)",
+	      fits ? "checked" : "not checked: the construction does not fit");
+	if (fits)
+		check(less >= 2, "and strictly cheaper on most seeds (%d of 3)", less);
+	free(p0), free(p1);
+	map_graph_destroy(g);
+	topo_target_destroy(t);
+}
+
 int main(void)
 {
 	struct tcase cases[] = {
@@ -623,5 +683,6 @@ int main(void)
 	check_mlrefine();
 	check_mlrefine_hosts();
 	check_refusals();
+	check_offline_default();
 	return harness_done();
 }

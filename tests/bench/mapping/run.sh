@@ -1,5 +1,6 @@
 #!/bin/sh
-# tests/bench/mapping/run.sh: auto at its default budget, 1 s and 10 s beside Scotch 7 and the identity
+# tests/bench/mapping/run.sh: auto at its two default budgets (a job's, and rankmapctl map's offline
+# default: at least 100 ms), 1 s and 10 s beside Scotch 7 and the identity
 # on gen_instances.py's instances (bench_quality.c), every mapping then costed again by score.py, the
 # scorer that shares no code with the engines; the figures of VieM, Mt-KaHyPar and SharedMap are in
 # RESULTS.md (peers.txt, when present, puts them beside auto: bench_quality.c).
