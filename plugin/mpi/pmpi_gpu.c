@@ -251,3 +251,17 @@ out:
 	free(hg);
 	return rc;
 }
+
+/* One warning when a call that could use GPU slots maps onto cores (the library, pmpi_place.c, or
+ * rankmapd refused them, pmpi_daemon.c); the same reason again only when verbose. */
+void rmp_gpu_fallback_warn(rmp_call_t *call, const char *why)
+{
+	static char last[256];
+
+	snprintf(call->warning, sizeof(call->warning), "GPU slots not used: %s", why);
+	if (strcmp(last, why) == 0 && !call->env.verbose)
+		return;
+	snprintf(last, sizeof(last), "%s", why);
+	fprintf(stderr, "rankmap: %s: GPU slots not used (%s); mapping onto cores\n", call->fn, why);
+	fflush(stderr);
+}

@@ -595,18 +595,6 @@ static int make_gpu_target(rmp_call_t *call, rmp_place_t *pl, const int32_t *hos
 	return 0;
 }
 
-void rmp_gpu_fallback_warn(rmp_call_t *call, const char *why)
-{
-	static char last[256];
-
-	snprintf(call->warning, sizeof(call->warning), "GPU slots not used: %s", why);
-	if (strcmp(last, why) == 0 && !call->env.verbose)
-		return;
-	snprintf(last, sizeof(last), "%s", why);
-	fprintf(stderr, "rankmap: %s: GPU slots not used (%s); mapping onto cores\n", call->fn, why);
-	fflush(stderr);
-}
-
 /* Root: GPU slots when every rank drives a known GPU (make_gpu_target), else core slots (make_target). */
 static int make_slots(rmp_call_t *call, rmp_place_t *pl, const int32_t *host, int32_t *pu, const rmp_gather_t *ga,
 		      const rmp_gpu_rec_t *grecs)
