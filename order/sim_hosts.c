@@ -27,7 +27,6 @@ typedef struct hs {
 	uint32_t *cnt;                  /* scratch counts (max(ndom, nleaf)) */
 	uint32_t *caps;                 /* scratch: segments per domain (ndom) */
 	uint32_t *pick;                 /* scratch: the job's hosts */
-	uint32_t *lfree, *llist;        /* scratch: one domain's free hosts per leaf, its leaves (nleaf) */
 	size_t nfree;
 	struct hs_run *heap;
 	size_t nrun;
@@ -138,55 +137,8 @@ static uint32_t split_segment(const hs_t *S, uint32_t d0, uint32_t n, uint32_t w
 	return best;
 }
 
-/* Takes cnt free hosts of domain d leaf by leaf: while no leaf of it holds what is left, all of the leaf
- * with the most free hosts; then the leaf that holds the rest with the fewest free hosts (best fit); the
- * first in order (of its first free host) on a tie; each leaf's hosts in order. The fewest leaves (routers)
- * per segment: a job's traffic inside a group then crosses fewer router cables, each route between two
- * routers of a group one link longer than a route inside one (tests/bench/PLACEMENT.md). O(n + leaves^2). */
-static void fill_domain(hs_t *S, uint32_t d, uint32_t cnt, uint32_t *k)
-{
-	uint32_t nl = 0, i, want = *k + cnt;
-	size_t p;
-
-	for (p = 0; p < S->m->n; p++) {
-		uint32_t h = S->m->order[p], l = S->m->leaf[h];
-
-		if (S->busy[h] || S->m->domain[h] != d)
-			continue;
-		if (!S->lfree[l]++)
-			S->llist[nl++] = l;
-	}
-	while (*k < want) {
-		uint32_t left = want - *k, best = UINT32_MAX, most = UINT32_MAX;
-
-		for (i = 0; i < nl; i++) {
-			uint32_t f = S->lfree[S->llist[i]];
-
-			if (f >= left && (best == UINT32_MAX || f < S->lfree[S->llist[best]]))
-				best = i;
-			if (f && (most == UINT32_MAX || f > S->lfree[S->llist[most]]))
-				most = i;
-		}
-		if (best == UINT32_MAX)
-			best = most;
-		if (best == UINT32_MAX)
-			break;
-		for (p = 0, i = S->lfree[S->llist[best]] < left ? S->lfree[S->llist[best]] : left; p < S->m->n && i;
-		     p++) {
-			uint32_t h = S->m->order[p];
-
-			if (!S->busy[h] && S->m->domain[h] == d && S->m->leaf[h] == S->llist[best])
-				take(S, h, k), i--;
-		}
-		S->lfree[S->llist[best]] = 0; /* taken whole, or the last leaf */
-	}
-	for (i = 0; i < nl; i++)
-		S->lfree[S->llist[i]] = 0;
-}
-
 /* Takes want hosts from the domains d0 .. d0 + n - 1 in segments of s, the domain holding the most
- * segments first (fewest domains; the first in order on a tie), each domain's hosts leaf by leaf
- * (fill_domain). */
+ * segments first (fewest domains; the first in order on a tie), each domain's hosts in order. */
 static void take_segments(hs_t *S, uint32_t d0, uint32_t n, uint32_t s, uint32_t want, uint32_t *k)
 {
 	while (*k < want) {
@@ -200,7 +152,7 @@ static void take_segments(hs_t *S, uint32_t d0, uint32_t n, uint32_t s, uint32_t
 			return;
 		if ((size_t)segs * s > want - *k)
 			segs = (want - *k) / s;
-		fill_domain(S, most, segs * s, k);
+		fill_unit(S, S->m->domain, most, *k + segs * s, k);
 	}
 }
 
@@ -309,8 +261,6 @@ static void hs_free(hs_t *S)
 	free(S->cnt);
 	free(S->caps);
 	free(S->pick);
-	free(S->lfree);
-	free(S->llist);
 }
 
 static int hs_init(hs_t *S, const sim_hosts_t *m)
@@ -330,11 +280,8 @@ static int hs_init(hs_t *S, const sim_hosts_t *m)
 	S->cnt = calloc((S->ndom > S->nleaf ? S->ndom : S->nleaf) + 1, sizeof(*S->cnt));
 	S->caps = malloc((S->ndom + 1) * sizeof(*S->caps));
 	S->pick = malloc((m->n + 1) * sizeof(*S->pick));
-	S->lfree = calloc(S->nleaf + 1, sizeof(*S->lfree));
-	S->llist = malloc((S->nleaf + 1) * sizeof(*S->llist));
 	S->heap = malloc((m->n + 1) * sizeof(*S->heap));
-	if (!S->busy || !S->pos || !S->dom_free || !S->leaf_free || !S->cnt || !S->caps || !S->pick || !S->heap ||
-	    !S->lfree || !S->llist)
+	if (!S->busy || !S->pos || !S->dom_free || !S->leaf_free || !S->cnt || !S->caps || !S->pick || !S->heap)
 		return -1;
 	for (h = 0; h < m->n; h++) {
 		S->pos[m->order[h]] = (uint32_t)h;

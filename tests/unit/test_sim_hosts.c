@@ -1,8 +1,7 @@
 /* tests/unit/test_sim_hosts.c: the allocation simulator on a switched fabric's host list
  * (order/sim_hosts.c). Eight hosts, two per leaf, four per domain (group); each policy's choice and
  * each measure worked out by hand for one job; the block policy's split over two domains in segments
- * and over three in the fullest domains (sixteen hosts, four domains); inside a domain, leaf by leaf
- * (the fullest leaf, then the best fit); FCFS waits; a job larger than
+ * and over three in the fullest domains (sixteen hosts, four domains); FCFS waits; a job larger than
  * the fabric refused. */
 #include <math.h>
 #include <stdio.h>
@@ -93,29 +92,6 @@ int main(void)
 		check(sim_hosts_run(&m, &jobs, &r, NULL) == 0 && near(r.m[SIM_NCLASSES - 1][0], (1 - 36.0 / 132) / 2),
 		      "block: 12 hosts over the three fullest domains: domain_pairs %.4f, expected %.4f",
 		      r.m[SIM_NCLASSES - 1][0], (1 - 36.0 / 132) / 2);
-	}
-
-	/* block inside a domain, leaf by leaf: one domain of six hosts, leaves 0 | 1 1 1 | 2 2 (order = host
-	 * number). A job of 3: leaf 1 holds it (best fit), hosts 1 2 3, no pair crosses a leaf (the order's
-	 * 0 1 2 would cross 4 of 6). A job of 5: no leaf holds it, all of the fullest (leaf 1), then the rest
-	 * from the leaf that holds it (leaf 2): 8 of 20 pairs inside a leaf (the order's 0..4 keep 6). */
-	{
-		static const uint32_t lf[6] = { 0, 1, 1, 1, 2, 2 }, dm[6] = { 0 }, ord[6] = { 0, 1, 2, 3, 4, 5 };
-		sim_job_t j = { 0, 100, 3 };
-		sim_jobs_t jobs = { &j, 1, 0 };
-		sim_hosts_t m = { 6, ord, lf, dm, SIM_HOSTS_BLOCK };
-		sim_hosts_result_t r;
-		int rc;
-
-		rc = sim_hosts_run(&m, &jobs, &r, NULL); /* before check(): its arguments print r */
-		check(rc == 0 && near(r.m[SIM_NCLASSES - 1][2], 0),
-		      "block: 3 hosts on the leaf that holds them: leaf_pairs %.4f, expected 0",
-		      r.m[SIM_NCLASSES - 1][2]);
-		j.nodes = 5;
-		rc = sim_hosts_run(&m, &jobs, &r, NULL);
-		check(rc == 0 && near(r.m[SIM_NCLASSES - 1][2], 1 - 8.0 / 20),
-		      "block: 5 hosts as the fullest leaf's 3 and a leaf's 2: leaf_pairs %.4f, expected 0.6000",
-		      r.m[SIM_NCLASSES - 1][2]);
 	}
 
 	/* FCFS: two jobs of 6 hosts, the second waits until the first ends (10 s after 0, submitted at 1) */

@@ -314,30 +314,8 @@ def pick(policy, want, free, name_order, rm_order, leaf, group, groups):
         segs = min(left[g] // s, (want - len(got)) // s)
         if not segs:
             break
-        got += fill_group([h for h in rm_order if h in free and group[h] == g], segs * s, leaf)
+        got += [h for h in rm_order if h in free and group[h] == g][:segs * s]
         left[g] -= segs * s
-    return got
-
-
-def fill_group(hs, cnt, leaf):
-    """cnt of a group's free hosts hs (in order) leaf by leaf (order/sim_hosts.c's fill_domain()): while no
-    leaf holds what is left, all of the leaf with the most; then the fewest that holds the rest (best fit);
-    the first in order on a tie."""
-    leaves = []
-    for h in hs:
-        if leaf[h] not in leaves:
-            leaves.append(leaf[h])
-    nfree = {l: sum(1 for h in hs if leaf[h] == l) for l in leaves}
-    got = []
-    while len(got) < cnt:
-        need = cnt - len(got)
-        fit = [l for l in leaves if nfree[l] >= need]
-        rest = [l for l in leaves if nfree[l]]
-        if not fit and not rest:
-            break
-        l = min(fit, key=lambda l: nfree[l]) if fit else max(rest, key=lambda l: nfree[l])
-        got += [h for h in hs if leaf[h] == l][:need]
-        nfree[l] = 0
     return got
 
 
