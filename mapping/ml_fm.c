@@ -192,27 +192,6 @@ static struct hitem hpop(struct heap *H)
 	return top;
 }
 
-/* The best move of u (to a part with room, its own part keeping at least lo[]): *to, or NONE. */
-static double best_move(const struct lgraph *h, const uint32_t *part, const double *wt, const double *cap,
-			const double *lo, double *conn, uint32_t *tl, uint32_t u, uint32_t *to)
-{
-	uint32_t own = part[u], nt = 0, t;
-	double bg = -1e300;
-
-	*to = NONE;
-	nt = part_conn(h, part, u, conn, tl);
-	if (wt[own] - h->c[u] >= lo[own])
-		for (t = 0; t < nt; t++) {
-			uint32_t p = tl[t];
-
-			if (p != own && wt[p] + h->c[u] <= cap[p] && conn[p] - conn[own] > bg)
-				bg = conn[p] - conn[own], *to = p;
-		}
-	for (t = 0; t < nt; t++)
-		conn[tl[t]] = 0;
-	return bg;
-}
-
 /* v's gain (the weight of its edges into the other part less that into its own) and its number of
  * edges into the other part, from scratch. */
 static void fm2_gain(const struct lgraph *h, const uint32_t *part, uint32_t v, double *gain, uint32_t *next)
@@ -366,8 +345,86 @@ out:
 	return rc;
 }
 
+/* The k-way gain cache: each vertex's connection to each part it has edges into, in slots at the
+ * vertex's own edge offsets (at most its degree of them), so that a move updates its neighbours' entries
+ * in O(their number of adjacent parts) and their best moves are found without their edges. */
+struct kslot {
+	uint32_t p, cnt;
+	double conn;
+};
+
+struct kcache {
+	struct kslot *s;     /* vertex u's slots: s[xadj[u] .. xadj[u] + ns[u]) */
+	uint32_t *ns, *pidx; /* pidx: scratch, a part's slot (k, NONE) */
+};
+
+static void kc_build(const struct lgraph *h, const uint32_t *part, struct kcache *C, uint32_t u)
+{
+	struct kslot *s = C->s + h->xadj[u];
+	uint32_t ns = 0, j;
+	uint64_t e;
+
+	for (e = h->xadj[u]; e < h->xadj[u + 1]; e++) {
+		uint32_t p = part[h->adj[e]];
+
+		if (C->pidx[p] == NONE)
+			C->pidx[p] = ns, s[ns++] = (struct kslot){ p, 0, 0 };
+		s[C->pidx[p]].cnt++, s[C->pidx[p]].conn += h->w[e];
+	}
+	for (j = 0; j < ns; j++)
+		C->pidx[s[j].p] = NONE;
+	C->ns[u] = ns;
+}
+
+/* x lost (sign -1) or gained (+1) an edge of weight w into part p. */
+static void kc_add(const struct lgraph *h, struct kcache *C, uint32_t x, uint32_t p, double w, int sign)
+{
+	struct kslot *s = C->s + h->xadj[x];
+	uint32_t j, ns = C->ns[x];
+
+	for (j = 0; j < ns && s[j].p != p; j++)
+		;
+	if (sign > 0) {
+		if (j == ns)
+			s[C->ns[x]++] = (struct kslot){ p, 0, 0 };
+		s[j].cnt++, s[j].conn += w;
+	} else if (j < ns && !--s[j].cnt) { /* (no edge into p left: the slot goes, the order kept) */
+		memmove(s + j, s + j + 1, (ns - j - 1) * sizeof(*s));
+		C->ns[x]--;
+	} else if (j < ns) {
+		s[j].conn -= w;
+	}
+}
+
+/* The best move of u (to a part with room, its own part keeping at least lo[]), from the cache: *to,
+ * or NONE. */
+static double kc_best(const struct lgraph *h, const uint32_t *part, const double *wt, const double *cap,
+		      const double *lo, const struct kcache *C, uint32_t u, uint32_t *to)
+{
+	const struct kslot *s = C->s + h->xadj[u];
+	uint32_t own = part[u], ns = C->ns[u], j;
+	double bg = -1e300, co = 0;
+
+	*to = NONE;
+	if (wt[own] - h->c[u] < lo[own])
+		return bg;
+	for (j = 0; j < ns; j++)
+		if (s[j].p == own)
+			co = s[j].conn;
+	for (j = 0; j < ns; j++) {
+		uint32_t p = s[j].p;
+
+		if (p != own && wt[p] + h->c[u] <= cap[p] && s[j].conn - co > bg)
+			bg = s[j].conn - co, *to = p;
+	}
+	return bg;
+}
+
 /* k-way Fiduccia-Mattheyses: moves by best gain, negative ones too (each vertex once a pass), then
- * the best prefix of the pass is kept; passes until one gains nothing. Returns -1 when out of memory. */
+ * the best prefix of the pass is kept; passes until one gains nothing. Each vertex's connections to
+ * the parts are cached (struct kcache, rebuilt each pass), a move updating only its neighbours'; a
+ * heap entry whose gain fell since it was pushed goes back with its current gain. Returns -1 when out
+ * of memory. */
 int ml_kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const double *lo, uint32_t *part, double *wt,
 	       double *conn, uint32_t *tl)
 {
@@ -376,34 +433,42 @@ int ml_kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const doub
 	unsigned char *locked = calloc((size_t)n + 1, 1);
 	uint32_t stall_max = n / 8 < 64 ? 64 : n / 8;
 	struct heap H = { 0 };
+	struct kcache C = { malloc(((size_t)h->xadj[n] + 1) * sizeof(struct kslot)),
+			    malloc(((size_t)n + 1) * sizeof(uint32_t)), malloc(((size_t)k + 1) * sizeof(uint32_t)) };
 	int pass, rc = -1;
 
+	(void)conn, (void)tl;
 	if (k == 2) {
-		free(logv), free(logp), free(locked);
+		free(logv), free(logp), free(locked), free(C.s), free(C.ns), free(C.pidx);
 		return fm2(h, cap, lo, part, wt);
 	}
-	if (!logv || !logp || !locked)
+	if (!logv || !logp || !locked || !C.s || !C.ns || !C.pidx)
 		goto out;
+	for (u = 0; u < k; u++)
+		C.pidx[u] = NONE;
 	for (pass = 0; pass < ML_PASSES; pass++) {
 		double cur = 0, best = 0;
-		uint32_t nlog = 0, bestpos = 0, stall = 0, to;
+		uint32_t nlog = 0, bestpos = 0, stall = 0, to, to2;
 
 		H.n = 0;
 		memset(locked, 0, n);
 		for (u = 0; u < n; u++) {
-			double gn = best_move(h, part, wt, cap, lo, conn, tl, u, &to);
+			double gn;
 
+			kc_build(h, part, &C, u);
+			gn = kc_best(h, part, wt, cap, lo, &C, u, &to);
 			if (to != NONE && hpush(&H, gn, u) < 0)
 				goto out;
 		}
 		while (H.n && stall < stall_max) {
 			struct hitem it = hpop(&H);
+			uint32_t from;
 			double gn;
 			uint64_t e;
 
 			if (locked[it.v])
 				continue;
-			gn = best_move(h, part, wt, cap, lo, conn, tl, it.v, &to);
+			gn = kc_best(h, part, wt, cap, lo, &C, it.v, &to);
 			if (to == NONE)
 				continue;
 			if (gn < it.gain - 1e-12 * (1 + (it.gain < 0 ? -it.gain : it.gain))) { /* stale */
@@ -411,9 +476,10 @@ int ml_kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const doub
 					goto out;
 				continue;
 			}
+			from = part[it.v];
 			locked[it.v] = 1;
-			logv[nlog] = it.v, logp[nlog++] = part[it.v];
-			wt[part[it.v]] -= h->c[it.v], wt[to] += h->c[it.v];
+			logv[nlog] = it.v, logp[nlog++] = from;
+			wt[from] -= h->c[it.v], wt[to] += h->c[it.v];
 			part[it.v] = to;
 			cur += gn;
 			if (cur > best + 1e-9 * (1 + best))
@@ -426,8 +492,10 @@ int ml_kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const doub
 
 				if (locked[x])
 					continue;
-				gx = best_move(h, part, wt, cap, lo, conn, tl, x, &to);
-				if (to != NONE && hpush(&H, gx, x) < 0)
+				kc_add(h, &C, x, from, h->w[e], -1);
+				kc_add(h, &C, x, to, h->w[e], +1);
+				gx = kc_best(h, part, wt, cap, lo, &C, x, &to2);
+				if (to2 != NONE && hpush(&H, gx, x) < 0)
 					goto out;
 			}
 		}
@@ -442,7 +510,7 @@ int ml_kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const doub
 	}
 	rc = 0;
 out:
-	free(logv), free(logp), free(locked), free(H.a);
+	free(logv), free(logp), free(locked), free(H.a), free(C.s), free(C.ns), free(C.pidx);
 	return rc;
 }
 

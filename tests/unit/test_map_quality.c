@@ -39,6 +39,7 @@
 
 #include "mapping.h"
 #include "mapping_private.h"
+#include "ml_private.h"
 #include "tests/harness.h"
 
 #define QBUDGET 400.0
@@ -445,6 +446,65 @@ static void check_default_large(void)
 	map_graph_destroy(c.g);
 }
 
+/* The k-way FM of the multilevel construction (its gain cache: each vertex's connections to its parts,
+ * updated as its neighbours move) from random partitions of circulant graphs (6 neighbours a vertex,
+ * weights 1-9 and halves, vertex weights 1-3) into 3-8 parts: the cut never grows, it falls from a
+ * random start, the part weights it reports are the true ones, and every part stays within its bounds. */
+static void check_kway_fm(void)
+{
+	int trial, worse = 0, fell = 0, wrongwt = 0, outside = 0, failed = 0;
+
+	for (trial = 0; trial < 24; trial++) {
+		uint32_t n = 200 + rnd() % 300, k = 3 + trial % 6, d[3] = { 1, 2 + rnd() % 20, 25 + rnd() % 60 }, u, j;
+		struct lgraph *h = ml_lg_alloc(n, 6 * (uint64_t)n);
+		uint32_t *part = malloc(n * sizeof(*part)), *tgt = malloc(k * sizeof(*tgt)), *tl = malloc((n + k) * 4);
+		double *wt = calloc(k, sizeof(*wt)), *cap = calloc(k, sizeof(*cap)), *lo = calloc(k, sizeof(*lo)),
+		       *conn = calloc(n + k, sizeof(*conn)), *w2 = calloc(k, sizeof(*w2)), c0, c1, tot = 0;
+		uint64_t e = 0;
+
+		if (!h || !part || !tgt || !tl || !wt || !cap || !lo || !conn || !w2) {
+			failed++;
+			goto next;
+		}
+		for (u = 0; u < n; u++) {
+			h->c[u] = 1 + u % 3, tot += h->c[u], part[u] = rnd() % k;
+			for (j = 0; j < 6; j++) {
+				uint32_t v = j & 1 ? (u + d[j / 2]) % n : (u + n - d[j / 2]) % n, a = u < v ? u : v,
+					 b = u < v ? v : u;
+
+				h->adj[e] = v, h->w[e++] = 1 + (a * 31 + b * 17) % 9 + ((a ^ b) & 1 ? 0.5 : 0);
+			}
+			h->xadj[u + 1] = e;
+		}
+		for (j = 0; j < k; j++)
+			tgt[j] = (uint32_t)(tot / k) + (j < (uint32_t)tot % k);
+		ml_bounds(h, k, tgt, 0.05, part, wt, cap, lo);
+		ml_widen(k, wt, cap, lo);
+		c0 = ml_cut_of(h, part);
+		if (ml_kway_fm(h, k, cap, lo, part, wt, conn, tl) < 0) {
+			failed++;
+			goto next;
+		}
+		c1 = ml_cut_of(h, part);
+		worse += c1 > c0 + 1e-9 * c0;
+		fell += c1 < c0;
+		for (u = 0; u < n; u++)
+			w2[part[u]] += h->c[u];
+		for (j = 0; j < k; j++) {
+			wrongwt += w2[j] != wt[j];
+			outside += w2[j] > cap[j] || w2[j] < lo[j];
+		}
+	next:
+		ml_lg_free(h);
+		free(part), free(tgt), free(tl), free(wt), free(cap), free(lo), free(conn), free(w2);
+	}
+	check(!failed, "k-way FM: runs on 24 graphs (%d failed)", failed);
+	check(!worse, "k-way FM: the cut never grows (%d of 24 grew)", worse);
+	check(fell == 24, "k-way FM: the cut falls from a random partition (%d of 24)", fell);
+	check(!wrongwt && !outside, "k-way FM: part weights true (%d wrong) and within bounds (%d outside)", wrongwt,
+	      outside);
+}
+
 static void check_refusals(void)
 {
 	map_graph_t *g = gen_random(16);
@@ -682,6 +742,7 @@ int main(void)
 	check_default_large();
 	check_mlrefine();
 	check_mlrefine_hosts();
+	check_kway_fm();
 	check_refusals();
 	check_offline_default();
 	return harness_done();
