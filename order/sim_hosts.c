@@ -27,6 +27,8 @@ typedef struct hs {
 	uint32_t *cnt;                  /* scratch counts (max(ndom, nleaf)) */
 	uint32_t *caps;                 /* scratch: segments per domain (ndom) */
 	uint32_t *pick;                 /* scratch: the job's hosts */
+	uint32_t *dom_at, *dom_host;    /* hosts of each domain in order: dom_host[dom_at[d] .. dom_at[d + 1]) */
+	unsigned char *leaf_seen;       /* scratch: per leaf */
 	size_t nfree;
 	struct hs_run *heap;
 	size_t nrun;
@@ -109,20 +111,75 @@ static uint32_t domains_used(const hs_t *S, uint32_t d0, uint32_t n, uint32_t wa
 	return UINT32_MAX;
 }
 
-/* The segment of a split of want hosts over the domains d0 .. d0 + n - 1 when the fewest of them that
- * hold want are two: the largest divisor s of want whose split takes two domains too (else 1). Two
- * domains share one global link (dragonfly: the pair's; fat tree: the spine between two leaves), which
- * carries all of the job's traffic between its two parts. A job's ranks are laid out block by block over
- * its hosts and most decompositions (MPI_Dims_create's grids, halves, quarters) divide the job evenly:
- * parts that are multiples of a large divisor are whole sub-grids and cut fewer neighbour pairs across
- * that link than a split in whatever proportion the free hosts give (8+8 instead of 13+3 or 9+7:
- * tests/bench/PLACEMENT.md). Over three domains or more the job's cross traffic is spread over several
- * links, and parts as large as the domains give keep the most pairs inside one (the all-pairs fraction
- * of bench_placement). O(divisors x n log n). */
-static uint32_t split_segment(const hs_t *S, uint32_t d0, uint32_t n, uint32_t want)
+/* Leaves spanned by the first m free hosts in order of domain d (as fill_unit takes them); marks them in
+ * leaf_seen so that a second domain's count adds only new leaves. O(hosts of d). */
+static uint32_t leaves_of_first(hs_t *S, uint32_t d, uint32_t m)
 {
-	uint32_t best = 1, i, q;
+	uint32_t i, got = 0, nl = 0;
 
+	for (i = S->dom_at[d]; i < S->dom_at[d + 1] && got < m; i++) {
+		uint32_t h = S->dom_host[i];
+
+		if (S->busy[h])
+			continue;
+		got++;
+		if (!S->leaf_seen[S->m->leaf[h]]) {
+			S->leaf_seen[S->m->leaf[h]] = 1;
+			nl++;
+		}
+	}
+	return nl;
+}
+
+/* Leaves spanned by a split of want hosts over the domains d0 .. d0 + n - 1 in segments of s, taken as
+ * take_segments takes them (the domain holding the most segments first, each domain once). */
+static uint32_t split_leaves(hs_t *S, uint32_t d0, uint32_t n, uint32_t s, uint32_t want)
+{
+	uint32_t d, k = 0, nl = 0, *left = S->caps;
+
+	for (d = 0; d < n; d++)
+		left[d] = S->dom_free[d0 + d];
+	while (k < want) {
+		uint32_t most = 0, segs;
+
+		for (d = 1; d < n; d++)
+			if (left[d] / s > left[most] / s)
+				most = d;
+		segs = left[most] / s;
+		if (!segs)
+			break;
+		if ((size_t)segs * s > want - k)
+			segs = (want - k) / s;
+		nl += leaves_of_first(S, d0 + most, segs * s);
+		left[most] = 0;
+		k += segs * s;
+	}
+	for (d = d0; d < d0 + n; d++) /* clear the marks */
+		for (k = S->dom_at[d]; k < S->dom_at[d + 1]; k++)
+			S->leaf_seen[S->m->leaf[S->dom_host[k]]] = 0;
+	return nl;
+}
+
+/* The segment of a split of want hosts over the domains d0 .. d0 + n - 1 when the fewest of them that
+ * hold want are two; *leaves: the leaves the split spans, UINT32_MAX when no split of the rule applies.
+ * Two domains share one global link (dragonfly: the pair's; fat tree: the spine between two leaves),
+ * which carries all of the job's traffic between its two parts. A job's ranks are laid out block by
+ * block over its hosts and most decompositions (MPI_Dims_create's grids, halves, quarters) divide the
+ * job evenly: parts that are multiples of a large divisor are whole sub-grids and cut fewer neighbour
+ * pairs across that link than a split in whatever proportion the free hosts give (8+8 or 12+4 instead
+ * of 13+3 or 9+7: tests/bench/PLACEMENT.md). Among the divisors s of want whose split takes two
+ * domains and that are at least a quarter of want (16: 8+8, 12+4), the split spanning the fewest leaves
+ * (routers) is taken, then the largest s: every message between two leaves of a group crosses two more
+ * links than one inside a leaf, and with rendezvous each link's latency is paid three times before the
+ * data (s27 in PLACEMENT.md); when no divisor is that large, the largest whose split takes two (else 1).
+ * Over three domains or more the job's cross traffic is spread over several links, and parts as large
+ * as the domains give keep the most pairs inside one (the all-pairs fraction of bench_placement).
+ * O(divisors x n log n + hosts of the run). */
+static uint32_t split_segment(hs_t *S, uint32_t d0, uint32_t n, uint32_t want, uint32_t *leaves)
+{
+	uint32_t best = 1, bl = UINT32_MAX, i, q;
+
+	*leaves = UINT32_MAX;
 	if (domains_used(S, d0, n, want, 1) != 2)
 		return 1;
 	for (i = 1; (uint64_t)i * i <= want; i++) {
@@ -130,10 +187,18 @@ static uint32_t split_segment(const hs_t *S, uint32_t d0, uint32_t n, uint32_t w
 
 		if (want % i)
 			continue;
-		for (q = 0; q < 2; q++)
-			if (c[q] > best && domains_used(S, d0, n, want, c[q]) == 2)
-				best = c[q];
+		for (q = 0; q < 2; q++) {
+			uint32_t l = UINT32_MAX;
+
+			if ((q && c[1] == c[0]) || domains_used(S, d0, n, want, c[q]) != 2)
+				continue;
+			if ((uint64_t)c[q] * 4 >= want)
+				l = split_leaves(S, d0, n, c[q], want);
+			if (l < bl || (l == bl && c[q] > best))
+				best = c[q], bl = l;
+		}
 	}
+	*leaves = bl;
 	return best;
 }
 
@@ -156,13 +221,13 @@ static void take_segments(hs_t *S, uint32_t d0, uint32_t n, uint32_t s, uint32_t
 	}
 }
 
-/* Smallest aligned run of 2^i domains with room: the one whose split has the largest segment
- * (split_segment), then best fit (fewest free hosts); if no run has room, all domains. Its hosts in
+/* Smallest aligned run of 2^i domains with room: the one whose split spans the fewest leaves, then has
+ * the largest segment (split_segment), then best fit (fewest free hosts); if no run has room, all domains. Its hosts in
  * those segments, the domain holding the most first (take_segments). Domains are numbered in block
  * order (the caller numbers them so). */
 static void block(hs_t *S, uint32_t want, uint32_t *k)
 {
-	uint32_t span, d, e, best = UINT32_MAX, bspan = 0, bseg = 0;
+	uint32_t span, d, e, best = UINT32_MAX, bspan = 0, bseg = 0, bleaves = 0, leaves;
 	size_t bfree = 0;
 
 	if (!want)
@@ -176,12 +241,13 @@ static void block(hs_t *S, uint32_t want, uint32_t *k)
 				fr += S->dom_free[e];
 			if (fr < want)
 				continue;
-			seg = split_segment(S, d, span, want);
-			if (best == UINT32_MAX || seg > bseg || (seg == bseg && fr < bfree))
-				best = d, bspan = span, bfree = fr, bseg = seg;
+			seg = split_segment(S, d, span, want, &leaves);
+			if (best == UINT32_MAX || leaves < bleaves ||
+			    (leaves == bleaves && (seg > bseg || (seg == bseg && fr < bfree))))
+				best = d, bspan = span, bfree = fr, bseg = seg, bleaves = leaves;
 		}
 	if (best == UINT32_MAX) /* no run has room: every domain */
-		best = 0, bspan = S->ndom, bseg = split_segment(S, 0, S->ndom, want);
+		best = 0, bspan = S->ndom, bseg = split_segment(S, 0, S->ndom, want, &leaves);
 	take_segments(S, best, bspan, bseg, want, k);
 }
 
@@ -261,6 +327,9 @@ static void hs_free(hs_t *S)
 	free(S->cnt);
 	free(S->caps);
 	free(S->pick);
+	free(S->dom_at);
+	free(S->dom_host);
+	free(S->leaf_seen);
 }
 
 static int hs_init(hs_t *S, const sim_hosts_t *m)
@@ -281,12 +350,35 @@ static int hs_init(hs_t *S, const sim_hosts_t *m)
 	S->caps = malloc((S->ndom + 1) * sizeof(*S->caps));
 	S->pick = malloc((m->n + 1) * sizeof(*S->pick));
 	S->heap = malloc((m->n + 1) * sizeof(*S->heap));
-	if (!S->busy || !S->pos || !S->dom_free || !S->leaf_free || !S->cnt || !S->caps || !S->pick || !S->heap)
+	S->dom_at = calloc(S->ndom + 2, sizeof(*S->dom_at));
+	S->dom_host = malloc((m->n + 1) * sizeof(*S->dom_host));
+	S->leaf_seen = calloc(S->nleaf + 1, 1);
+	if (!S->busy || !S->pos || !S->dom_free || !S->leaf_free || !S->cnt || !S->caps || !S->pick || !S->heap ||
+	    !S->dom_at || !S->dom_host || !S->leaf_seen)
 		return -1;
 	for (h = 0; h < m->n; h++) {
 		S->pos[m->order[h]] = (uint32_t)h;
 		S->dom_free[m->domain[h]]++;
 		S->leaf_free[m->leaf[h]]++;
+		S->dom_at[m->domain[h] + 1]++;
+	}
+	for (h = 0; h < S->ndom; h++)
+		S->dom_at[h + 1] += S->dom_at[h];
+	for (h = 0; h < m->n; h++) { /* each domain's hosts in order (dom_free as the cursor, then recounted) */
+		uint32_t x = m->order[h], d = m->domain[x];
+
+		S->dom_host[S->dom_at[d] + --S->dom_free[d]] = x;
+	}
+	for (h = 0; h < S->ndom; h++) { /* filled back to front: reverse each domain's run */
+		uint32_t a = S->dom_at[h], b = S->dom_at[h + 1];
+
+		S->dom_free[h] = b - a;
+		while (a + 1 < b) {
+			uint32_t t = S->dom_host[a];
+
+			S->dom_host[a++] = S->dom_host[--b];
+			S->dom_host[b] = t;
+		}
 	}
 	S->nfree = m->n;
 	return 0;

@@ -37,8 +37,9 @@ BUSY of the hosts taken, drawn with seeds 26, 27, ...). Hosts are picked by the 
   rankmap-wt   the first free nodes in rankmap's Weight order (slurm-topology --format weights)
   rankmap-blk  the smallest aligned run of 2^i blocks (dragonfly groups) with room, best fit; else the
                groups with the most free nodes first; a job that must span exactly two blocks takes
-               parts in segments of the largest divisor of its size the two hold (8+8, not 13+3), the
-               run with the largest segment first
+               parts in segments of a divisor of its size the two hold (8+8 or 12+4, not 13+3): of
+               those at least a quarter of the job, the split over the fewest leaves, then the largest
+               segment; the run whose split spans the fewest leaves first, then the largest segment
 rankmap's order, leaves and blocks (groups; leaves on a fat tree) come from `rankmapctl slurm-topology
 --format weights|tree|block`, not from this script.
 The job's ranks are laid out block by block over its hosts in the scheduler's node order (Slurm's
@@ -289,10 +290,37 @@ def pick(policy, want, free, name_order, rm_order, leaf, group, groups):
                 return i + 1
         return None
 
-    def segment(run):  # two groups at fewest: the largest divisor of want whose split takes two too
+    def take(run, s):  # a split in segments of s as taken: [(group, hosts)], the group holding the most first
+        out, left, k = [], dict(nfree), 0
+        while k < want:
+            g = max(run, key=lambda g: (left[g] // s, -run.index(g)))
+            segs = min(left[g] // s, (want - k) // s)
+            if not segs:
+                break
+            out.append((g, segs * s))
+            left[g] -= segs * s
+            k += segs * s
+        return out
+
+    def leaves(run, s):  # leaves (routers) the split's hosts span, each group's first free hosts in order
+        ls = set()
+        for g, m in take(run, s):
+            ls |= {leaf[h] for h in [h for h in rm_order if h in free and group[h] == g][:m]}
+        return len(ls)
+
+    def segment(run):  # two groups at fewest: among the divisors of want whose split takes two too and
+        # that are at least a quarter of want, the fewest leaves, then the largest; else the largest
         if used(run, 1) != 2:
-            return 1
-        return max(s for s in range(1, want + 1) if want % s == 0 and used(run, s) == 2)
+            return 1, None
+        cands = [s for s in range(1, want + 1) if want % s == 0 and used(run, s) == 2]
+        adm = [s for s in cands if 4 * s >= want]
+        if not adm:
+            return max(cands), None
+        s = min(adm, key=lambda s: (leaves(run, s), -s))
+        return s, leaves(run, s)
+
+    def key(seg, nl, fr):  # fewest leaves (splits of the rule first), largest segment, best fit
+        return (nl if nl is not None else float("inf"), -seg, fr)
 
     best = None
     span = 1
@@ -302,12 +330,12 @@ def pick(policy, want, free, name_order, rm_order, leaf, group, groups):
             fr = sum(nfree[g] for g in run)
             if fr < want:
                 continue
-            seg = segment(run)
-            if best is None or seg > best[2] or (seg == best[2] and fr < best[1]):
-                best = (run, fr, seg)
+            seg, nl = segment(run)
+            if best is None or key(seg, nl, fr) < key(best[2], best[3], best[1]):
+                best = (run, fr, seg, nl)
         span *= 2
     run = best[0] if best else groups  # no run has room: every group
-    s = best[2] if best else segment(groups)
+    s = best[2] if best else segment(groups)[0]
     got, left = [], dict(nfree)
     while len(got) < want:
         g = max(run, key=lambda g: (left[g] // s, -run.index(g)))
