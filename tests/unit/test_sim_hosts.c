@@ -1,7 +1,7 @@
 /* tests/unit/test_sim_hosts.c: the allocation simulator on a switched fabric's host list
  * (order/sim_hosts.c). Eight hosts, two per leaf, four per domain (group); each policy's choice and
  * each measure worked out by hand for one job; the block policy's split over two domains in segments
- * and over three in the fullest domains (sixteen hosts, four domains); FCFS waits; a job larger than
+ * (the fewest leaves, then the largest segment) and over three in the fullest domains (sixteen hosts, four domains); FCFS waits; a job larger than
  * the fabric refused. */
 #include <math.h>
 #include <stdio.h>
@@ -61,18 +61,24 @@ int main(void)
 	/* spread with room on a leaf: best fit, one leaf */
 	n = one_job(SIM_HOSTS_SPREAD, 2, v);
 	check(n == 1 && near(v[2], 0) && near(v[0], 0), "spread: a job of 2 on one leaf");
-	/* block larger than a domain: two domains (the aligned run of 2), split into segments of 3 (the
-	 * largest divisor of 6 that both hold), 3+3 rather than 4+2: 12 of 30 ordered pairs inside */
+	/* block larger than a domain: two domains (the aligned run of 2). The divisors of 6 at least a quarter
+	 * of it whose split both hold: 3 (3+3: hosts 0 1 2 and 4 5 6, leaves 0 1 2 3) and 2 (4+2, the
+	 * domain holding the most segments first: hosts 0 1 2 3 and 4 5, leaves 0 1 2): the fewest leaves
+	 * win, 4+2, 14 of 30 ordered pairs inside a domain and 6 inside a leaf (3+3 would keep 12 and 4) */
 	n = one_job(SIM_HOSTS_BLOCK, 6, v);
-	check(n == 1 && near(v[0], 1 - (3.0 * 2 + 3 * 2) / 30), "block: 6 hosts as 3+3 over both groups, %.4f", v[0]);
+	check(n == 1 && near(v[0], 1 - 14.0 / 30) && near(v[2], 1 - 6.0 / 30),
+	      "block: 6 hosts as 4+2 over both groups (3 leaves, not 3+3's 4): domain_pairs %.4f leaf_pairs %.4f, "
+	      "expected %.4f %.4f",
+	      v[0], v[2], 1 - 14.0 / 30, 1 - 6.0 / 30);
 
-	/* block over four domains of 4 hosts (leaves of 2), order = host number. A first job of 2 takes
-	 * domain 0's hosts 0 1 (best fit, the first on a tie). A job of 6 fits no domain; of the runs of
-	 * two, (0,1) holds 2+4 (best fit, but 6 splits there only as 2+4: segments of 2) and (2,3) holds
-	 * 4+4 (segments of 3: 3+3): it takes 3+3 in (2,3), 12 of 30 pairs inside a domain (2+4 would
-	 * keep 14). Measures are means over both jobs (the first crosses nothing). */
+	/* block over four domains of 4 hosts, one leaf per host (every split of a job spans as many leaves
+	 * as it has hosts: the leaves tie), order = host number. A first job of 2 takes domain 0's hosts 0 1
+	 * (best fit, the first on a tie). A job of 6 fits no domain; of the runs of two, (0,1) holds 2+4
+	 * (best fit, but 6 splits there only as 2+4: segments of 2) and (2,3) holds 4+4 (segments of 3:
+	 * 3+3): on the leaves' tie the largest segment wins, 3+3 in (2,3), 12 of 30 pairs inside a domain
+	 * (2+4 would keep 14). Measures are means over both jobs (the first crosses nothing). */
 	{
-		static const uint32_t lf[16] = { 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7 },
+		static const uint32_t lf[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 },
 				      dm[16] = { 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3 },
 				      ord[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
 		sim_job_t j[2] = { { 0, 100, 2 }, { 0, 100, 6 } };
