@@ -209,10 +209,12 @@ double sim_mean_hop(const topo_torus_spec_t *spec, const uint32_t *nodes, size_t
  *                        smallest aligned run of 2^i blocks with room (if none has room, all domains),
  *                        the domain holding the most of its hosts first, each domain's hosts in order.
  *                        A job that must span exactly two domains (one shared global link) is split in
- *                        segments of the largest divisor of its size that the two hold (8+8, not 13+3),
- *                        the run with the largest such segment first, then best fit (fewest free
- *                        hosts); what Slurm 24.05's --segment asks of topology/block, sized here by
- *                        rankmap.
+ *                        segments of a divisor of its size that the two hold: of those at least a
+ *                        quarter of the job (16: 8+8 or 12+4, not 13+3), the split whose hosts span the
+ *                        fewest leaves, then the largest segment (else the largest divisor); the run
+ *                        whose split spans the fewest leaves first, then the largest segment, then best
+ *                        fit (fewest free hosts); what Slurm 24.05's --segment asks of topology/block,
+ *                        sized here by rankmap.
  * Measures per job, for its all-pairs traffic and its rank-to-next-rank (ring) traffic: the fraction
  * that crosses domains, and the fraction that leaves a leaf. */
 typedef enum sim_hosts_policy { SIM_HOSTS_FIRST_FIT = 0, SIM_HOSTS_SPREAD, SIM_HOSTS_BLOCK } sim_hosts_policy_t;
