@@ -25,8 +25,8 @@ starts after the route's latency (smpi/lat-factor 1); at and above it, rendezvou
 the sender's RTS crosses the route, the receiver's RDMA read request crosses back, and the data follows,
 three one-way latencies before the data (smpi/lat-factor 3), and the send completes only once the
 receiver has matched it (smpi/send-is-detached-thresh at the threshold). --lat-model simgrid keeps SimGrid
-3.32's defaults (smpi/lat-factor up to 11.64 from 64 KiB, send-is-detached-thresh 65536: a calibration of
-SimGrid's own Ethernet cluster, not of InfiniBand; the tables of PLACEMENT.md before "An InfiniBand latency
+3.32's defaults (smpi/lat-factor up to 11.64 from 64 KiB, send-is-detached-thresh 65536: the calibration
+SimGrid ships as its default, not one of InfiniBand with UCX; the tables of PLACEMENT.md before "An InfiniBand latency
 model" were made with it).
 
 One representative job of NODES nodes on an idle machine and on --seeds partly busy ones (a share
@@ -391,7 +391,7 @@ def main():
                     help="an extra SimGrid option for every run, e.g. smpi/lat-factor:0:1 (repeatable)")
     ap.add_argument("--lat-model", choices=["ib", "simgrid"], default="ib",
                     help="ib: eager (latency x1) below --rndv-thresh, rendezvous (x3) from it, as UCX sends over "
-                    "InfiniBand (default); simgrid: SimGrid's default smpi/lat-factor (Ethernet-calibrated)")
+                    "InfiniBand (default); simgrid: SimGrid's default smpi/lat-factor (its shipped calibration)")
     ap.add_argument("--rndv-thresh", type=int, default=8192,
                     help="--lat-model ib: the eager/rendezvous threshold in bytes (UCX_RNDV_THRESH; default 8192)")
     ARGS = ap.parse_args()
