@@ -96,7 +96,7 @@ static int sparse(const map_graph_t *g)
  * tests/bench/mapping's mesh3d-16k and powerlaw-8k, neither mesh-like, start 5-10 % cheaper from it than
  * from TreeMatch). It runs first there, and on mesh-like graphs from AUTO_LARGE_RANKS ranks on (in its
  * full form at exactly that many): on mesh2d-4k it wins, and first it leaves the final search the time
- * that TreeMatch and the other candidates took (80 of 164 ms, none of them won): 0.19 % cheaper on the
+ * that TreeMatch and the other candidates took (80 of 164 ms, none of them won): 0.17 % cheaper on the
  * mean of 8 seeds, and on each (RESULTS.md, seventh round). */
 static int ml_large(const map_graph_t *g)
 {
