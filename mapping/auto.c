@@ -5,7 +5,9 @@
  * multilevel multisection (multilevel.c) on mesh-like graphs up to 16,384 ranks that are not Cartesian
  * grids (mesh_like: low, even degrees; on the 2D mesh of tests/bench/mapping it starts 8 % cheaper, on
  * random, power-law and stencil graphs it cost the others their time and lost 1-3 %; above
- * AUTO_LARGE_RANKS ranks it runs first, lighter, on every sparse graph but a grid: see ml_candidate),
+ * AUTO_LARGE_RANKS ranks it runs first, lighter, on every sparse graph but a grid, and first from that
+ * many ranks on mesh-like ones: see ml_candidate; above AUTO_LARGE_RANKS ranks on dense graphs that are
+ * not grids bisect runs first: see bisect_first),
  * the nested boxes of a Cartesian grid (tiling.c, only for graphs map_graph_cart built, on uniform targets), recursive
  * bipartitioning (bisect.c, strong on irregular trees and random graphs), the identity, two more
  * TreeMatch variants (cheap levels merged; finest level grouped, the rest bipartitioned), TreeMatch
@@ -92,10 +94,25 @@ static int sparse(const map_graph_t *g)
  * that are not Cartesian grids (the tiling places those); above AUTO_LARGE_RANKS ranks on every sparse
  * graph that is not a grid, in the lighter form that fits the default budget there (map_multilevel_fast:
  * tests/bench/mapping's mesh3d-16k and powerlaw-8k, neither mesh-like, start 5-10 % cheaper from it than
- * from TreeMatch). */
+ * from TreeMatch). It runs first there, and on mesh-like graphs from AUTO_LARGE_RANKS ranks on (in its
+ * full form at exactly that many): on mesh2d-4k it wins, and first it leaves the final search the time
+ * that TreeMatch and the other candidates took (80 of 164 ms, none of them won): 0.17 % cheaper on the
+ * mean of 8 seeds, and on each (RESULTS.md, seventh round). */
 static int ml_large(const map_graph_t *g)
 {
 	return !g->cart && g->n > AUTO_LARGE_RANKS && sparse(g);
+}
+
+/* Recursive bipartitioning first: above AUTO_LARGE_RANKS ranks on dense graphs (an average degree above
+ * AUTO_LARGE_DEGREE) that are not Cartesian grids. On tests/bench/mapping's 27-point stencil of 8,640 ranks
+ * bisect's result, at its local optimum, costs 2.6 % less than TreeMatch's, but each takes about half the
+ * default budget (190 and 180 ms of 346): run second, bisect started only when TreeMatch left more than
+ * its own time, which a few milliseconds decided (a budget cliff: 8.83 M at the default, 8.61 M from
+ * 370 ms on; RESULTS.md, fifth and seventh rounds). Above 16,384 ranks bisect is skipped (max_ranks) and
+ * TreeMatch runs first as before. */
+static int bisect_first(const map_graph_t *g)
+{
+	return !g->cart && g->n > AUTO_LARGE_RANKS && !sparse(g);
 }
 
 static int ml_candidate(const map_ctx_t *ctx, uint32_t *perm)
@@ -150,8 +167,10 @@ static int portfolio(const map_ctx_t *ctx, uint32_t *perm)
 	}
 	for (i = 0; i < NCAND; i++)
 		order[i] = i;
-	if (ml_large(ctx->g)) /* the multilevel candidate first: see ml_candidate */
-		order[0] = 1, order[1] = 0;
+	if (ml_large(ctx->g) || (n >= AUTO_LARGE_RANKS && !ctx->g->cart && mesh_like(ctx->g)))
+		order[0] = 1, order[1] = 0; /* the multilevel candidate first: see ml_candidate */
+	else if (bisect_first(ctx->g))      /* bisect, treematch, multilevel, tiling, then the rest */
+		order[0] = 3, order[1] = 0, order[2] = 1, order[3] = 2;
 	for (j = 0; j < NCAND; j++) {
 		double cost, t0 = map_now_ms();
 
