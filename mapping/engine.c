@@ -155,7 +155,7 @@ int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, 
 	}
 	rc = e->fn(&ctx, perm);
 	if (rc == 0 && (map_repair(g, t, perm) < 0 || map_order_ties(g, t, perm) < 0 ||
-			(strcmp(e->name, "identity") && map_linkload_refine(g, t, perm) < 0)))
+			(strcmp(e->name, "identity") && map_linkload_refine(g, t, perm, ctx.opt.time_budget_ms) < 0)))
 		rc = rm_error_set(err, algo, 0, 0, "out of memory");
 	cost = rc == 0 ? map_cost(g, t, perm) : idcost;
 	if (rc < 0 || cost > idcost || map_check_perm(perm, g->n, t->nslots) < 0) {

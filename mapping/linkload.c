@@ -28,8 +28,12 @@
 
 #include "mapping_private.h"
 
-#define LL_MAX_WORK (1ull << 21) /* edge and link visits of one search */
-#define LL_REL_EPS 1e-3          /* the cost may rise by this fraction at most (0.1 %) */
+#define LL_MAX_WORK (1ull << 21) /* edge and link visits of one search, at most */
+/* ... and in proportion to the caller's time budget (a job's first call: a few ms): 2^16 visits a budget
+ * millisecond, about 0.45 ms of CPU (2^21 took 14 ms), at least 2^16 */
+#define LL_WORK_PER_MS 65536.0
+#define LL_MIN_WORK (1ull << 16)
+#define LL_REL_EPS 1e-3 /* the cost may rise by this fraction at most (0.1 %) */
 
 struct ll {
 	const map_graph_t *g;
@@ -41,7 +45,7 @@ struct ll {
 	uint32_t *first, *count; /* nhosts: each host's slots (a contiguous range: slots are depth-first) */
 	uint8_t *moved;          /* n: ranks of a host swap */
 	double spent;            /* the cost added by the swaps taken */
-	uint64_t work;
+	uint64_t work, max_work; /* visits so far, and the most this search may make */
 };
 
 static inline uint32_t host_of(const struct ll *s, uint32_t u)
@@ -259,12 +263,14 @@ static int host_round(struct ll *s, uint64_t at, double tol, double m0, double s
 	double m, sq;
 	uint64_t dummy;
 
-	for (a = 0; a < H && s->work < LL_MAX_WORK; a++) {
+	for (a = 0; a < H && s->work < s->max_work; a++) {
+		s->work++;
 		if (!host_uses(s, a, at))
 			continue;
-		for (b = 0; b < H && s->work < LL_MAX_WORK; b++) {
+		for (b = 0; b < H && s->work < s->max_work; b++) {
 			double d;
 
+			s->work++; /* a host passed over is a step too (hosts of other slot counts: H x H) */
 			if (b == a || s->count[b] != s->count[a] || (d = hosts_delta(s, a, b)) > tol)
 				continue;
 			hosts_swap(s, a, b);
@@ -291,14 +297,16 @@ static int round_once(struct ll *s, double cost, double *m0, double *sq0)
 	s->work += s->x->nlinks;
 	if (host_round(s, at, tol, *m0, *sq0))
 		return 1;
-	for (u = 0; u < n && s->work < LL_MAX_WORK; u++) {
+	for (u = 0; u < n && s->work < s->max_work; u++) {
+		s->work++;
 		if (!uses(s, u, at))
 			continue;
-		for (v = 0; v < n && s->work < LL_MAX_WORK; v++) {
+		for (v = 0; v < n && s->work < s->max_work; v++) {
 			uint64_t dummy;
 
 			double d;
 
+			s->work++;
 			if (v == u || host_of(s, v) == host_of(s, u) || (d = swap_delta(s, u, v)) > tol)
 				continue;
 			swap_ranks(s, u, v);
@@ -377,8 +385,10 @@ double map_link_load_max(const map_graph_t *g, const topo_target_t *t, const uin
 	return m;
 }
 
-int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *perm)
+int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *perm, double budget_ms)
 {
+	double w = budget_ms * LL_WORK_PER_MS;
+
 	struct ll s;
 	double cost, m0, sq0, m1, sq1;
 	uint64_t at;
@@ -391,6 +401,7 @@ int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *
 	memcpy(keep, perm, (size_t)g->n * sizeof(*keep));
 	memset(&s, 0, sizeof(s));
 	s.g = g, s.t = t, s.x = t->links, s.perm = perm;
+	s.max_work = !(w < (double)LL_MAX_WORK) ? LL_MAX_WORK : w < (double)LL_MIN_WORK ? LL_MIN_WORK : (uint64_t)w;
 	if (loads(&s) < 0 || hosts_index(&s) < 0) {
 		free_state(&s);
 		free(keep);
@@ -398,7 +409,7 @@ int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *
 	}
 	cost = map_cost(g, t, perm);
 	m0 = measure(&s, &at, &sq0);
-	while (s.work < LL_MAX_WORK && round_once(&s, cost, &m1, &sq1))
+	while (s.work < s.max_work && round_once(&s, cost, &m1, &sq1))
 		;
 	m1 = measure(&s, &at, &sq1);
 	/* the cost may not rise (rounding of the deltas included), and the loads must be lower */

@@ -111,8 +111,9 @@ typedef struct map_result {
  * chooses the best subset of slots. Among mappings of equal cost the engine might return, the result is the one
  * whose rank order follows the slot order as far as the cost allows (mapping/ties.c), whatever the engine
  * and the weights; except on a target whose routes are known (t->links, a dragonfly), where every engine
- * but the identity then takes, among mappings of that cost, one whose busiest link carries less
- * (mapping/linkload.c). opt and res may be NULL. Returns 0, or -1 (unknown engine, bad
+ * but the identity then takes a mapping whose busiest link carries less, for at most 0.1 % more cost, with
+ * work bounded in proportion to the time budget (mapping/linkload.c; should that raise the cost above the
+ * identity's, the identity is returned, as for any engine). opt and res may be NULL. Returns 0, or -1 (unknown engine, bad
  * sizes, a cost that overflows a double, allocation failure); on failure perm holds the identity. */
 int map_compute(const char *algo, const map_graph_t *g, const topo_target_t *t, const map_options_t *opt,
 		uint32_t *perm, map_result_t *res, rm_error_t *err);

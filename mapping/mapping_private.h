@@ -68,9 +68,10 @@ int map_engine_bisect(const map_ctx_t *ctx, uint32_t *perm);
  * (EINVAL) for other graphs and targets. */
 int map_engine_tiling(const map_ctx_t *ctx, uint32_t *perm);
 
-/* linkload.c: lowers the busiest link's load (t->links) by swaps that do not raise the cost; the input
- * back when it cannot. A no-op without t->links. 0, or -1 (ENOMEM). */
-int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *perm);
+/* linkload.c: lowers the busiest link's load (t->links) by swaps that raise the cost by at most 0.1 % in
+ * all; the input back when it cannot. Its work is bounded in proportion to budget_ms (the caller's time
+ * budget; deterministic: counted in visits, not timed). A no-op without t->links. 0, or -1 (ENOMEM). */
+int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *perm, double budget_ms);
 
 /* CPU time of the calling thread in milliseconds: budgets and deadlines are counted in it, so that a
  * loaded machine (or other threads of rankmapd) does not change what the search does. */

@@ -124,8 +124,13 @@ static int collect(const struct topo_fabric *f, const long *fabric_host, uint32_
 	topo_fabric_group_gateways(f, *grp, G, *gw);
 	for (i = 0; i < G * G; i++)
 		n += (*gw)[i] >= 0;
-	if (n && !(*sw = realloc(*sw, (nh + n) * sizeof(**sw))))
-		return errno = ENOMEM, -1;
+	if (n) {
+		long *more = realloc(*sw, (nh + n) * sizeof(**sw));
+
+		if (!more)
+			return errno = ENOMEM, -1; /* *sw is still the caller's to free */
+		*sw = more;
+	}
 	for (i = 0, n = nh; i < G * G; i++)
 		if ((*gw)[i] >= 0)
 			(*sw)[n++] = (*gw)[i];
