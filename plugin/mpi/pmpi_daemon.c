@@ -177,17 +177,24 @@ int rmp_daemon_map(rmp_call_t *call, const map_graph_t *g, rmp_place_t *pl, uint
 	    (!strcmp(err.source, RM_ERR_BAD_REQUEST) || !strcmp(err.source, RM_ERR_NOT_FOUND))) {
 		/* the daemon resolved the ranks' GPU names (UUIDs, indices) on its model and refused them (two ranks
 		 * on one GPU named two ways, a UUID it does not know): core slots, one warning, as where the
-		 * library resolves them itself */
+		 * library resolves them itself. A refusal that is not about the GPUs (an unknown host, no
+		 * hardware data) refuses the core slots too: then the first error is the one warning. */
+		rm_error_t gerr = err;
 		char why[200];
 
-		snprintf(why, sizeof(why), "rankmapd: %.180s", err.text);
-		rmp_gpu_fallback_warn(call, why);
 		rm_map_answer_free(&a);
 		pl->gpu_slots = 0;
 		q.gpus = NULL;
 		err = (rm_error_t){ 0 };
 		info = (rm_client_info_t){ .server = -1 };
 		rc = rm_client_map(&o, &q, &a, &info, &err);
+		if (rc == 0) {
+			snprintf(why, sizeof(why), "rankmapd: %.180s", gerr.text);
+			rmp_gpu_fallback_warn(call, why);
+		} else {
+			pl->gpu_slots = 1;
+			err = gerr;
+		}
 	}
 	free(e.src), free(e.dst), free(e.w);
 	failover_note(call, &info);
