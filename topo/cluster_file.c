@@ -168,7 +168,9 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 		size_t k = strcspn(val, " \t"), j;
 		char *list = val + k + strspn(val + k, " \t");
 		rm_error_t herr = { 0 };
-		char msg[400], bound[120];
+		char msg[400], bound[200];
+		size_t longest, part, cap;
+		int depth;
 
 		out->hosts = NULL;
 		for (j = 0; j < k; j++)
@@ -181,18 +183,40 @@ static int parse_line(const char *path, const char *dir, int lineno, char *s, st
 					    val);
 		val[k] = '\0';
 		snprintf(bound, sizeof(bound),
-			 " (the nvlink_domain lines of one file name at most %d hosts in all; %zu before this line)",
-			 TOPO_NVLINK_MAX_NAMES, *nvl_names);
+			 " (the nvlink_domain lines of one file name at most %d hosts in all, %zu before this line; "
+			 "one line at most %d MiB of names)",
+			 TOPO_NVLINK_MAX_NAMES, *nvl_names, TOPO_NVLINK_LINE_BYTES >> 20);
 		if (*nvl_names >= TOPO_NVLINK_MAX_NAMES)
 			return rm_error_set(
 				err, path, lineno, 0,
 				"nvlink_domain %s: the nvlink_domain lines before this one already name %zu "
 				"hosts, the most one file may name in all (%d)",
 				val, *nvl_names, TOPO_NVLINK_MAX_NAMES);
-		if (!(out->hosts = hostlist_expand(list, &out->nhosts, TOPO_NVLINK_MAX_NAMES - *nvl_names, &herr)))
-			return rm_error_set(err, path, lineno, 0, "nvlink_domain %s: host list '%s': %s%s", val, list,
-					    rm_error_format(&herr, msg, sizeof(msg)),
-					    strstr(herr.text, "too many hosts") ? bound : "");
+		/* a name is never longer than the comma-separated part that gives it (a [range] becomes one number
+		 * no longer than its text): bound the names' length, then their bytes on this line */
+		for (j = 0, longest = 0, part = 0, depth = 0;; j++) {
+			if (!list[j] || (list[j] == ',' && depth == 0)) {
+				longest = part > longest ? part : longest;
+				part = 0;
+				if (!list[j])
+					break;
+				continue;
+			}
+			depth += list[j] == '[' ? 1 : list[j] == ']' ? -1 : 0;
+			part++;
+		}
+		if (longest > TOPO_NVLINK_NAME_MAX)
+			return rm_error_set(err, path, lineno, 0,
+					    "nvlink_domain %s: a host name pattern of %zu characters (at most %d)", val,
+					    longest, TOPO_NVLINK_NAME_MAX);
+		cap = TOPO_NVLINK_MAX_NAMES - *nvl_names;
+		if (cap > TOPO_NVLINK_LINE_BYTES / (longest + 1))
+			cap = TOPO_NVLINK_LINE_BYTES / (longest + 1);
+		if (!(out->hosts = hostlist_expand(list, &out->nhosts, cap, &herr)))
+			return rm_error_set(err, path, lineno, 0, "nvlink_domain %s: host list '%.64s%s'%s: %s", val,
+					    list, strlen(list) > 64 ? "..." : "",
+					    strstr(herr.text, "too many hosts") ? bound : "",
+					    rm_error_format(&herr, msg, sizeof(msg)));
 		*nvl_names += out->nhosts;
 		if (!(out->value = strdup(val))) {
 			hostlist_free(out->hosts);

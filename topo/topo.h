@@ -165,8 +165,12 @@ size_t topo_torus_host_names(topo_cluster_t c, const char **names, size_t nnodes
  * Relative paths are relative to the file's directory. Used by `--cluster FILE` and RANKMAP_CLUSTER.
  * The nvlink_domain lines of one file name at most TOPO_NVLINK_MAX_NAMES hosts in all while it is read,
  * and at most max(TOPO_NVLINK_MIN_CAP, twice the fabric's hosts) once its fabric is loaded; beyond,
- * the load fails naming the file and the line where the count passed the bound. */
+ * the load fails naming the file and the line where the count passed the bound. A name there is at most
+ * TOPO_NVLINK_NAME_MAX characters, and one line's names at most TOPO_NVLINK_LINE_BYTES bytes (fewer names
+ * for long ones: 1M names of 1,000 characters would be 1 GB). */
 #define TOPO_NVLINK_MAX_NAMES 1000000
+#define TOPO_NVLINK_NAME_MAX 255
+#define TOPO_NVLINK_LINE_BYTES (16 << 20)
 #define TOPO_NVLINK_MIN_CAP 100000
 int topo_load_cluster_file(topo_cluster_t c, const char *path, rm_error_t *err);
 

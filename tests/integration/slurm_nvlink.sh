@@ -114,7 +114,15 @@ bad "a host twice in one domain" 2 "nvlink_domain = rackA n1,n2,n1"
 # 1,000,000 while the file is read (each line alone stays under it here), then at most max(100,000, twice the
 # fabric's hosts); refused at the line where the count passes, saying the bound
 bad "three lines of 400,000 names (1,200,000 in all)" 4 "nvlink_domain = a x[0-399999]" "nvlink_domain = b y[0-399999]" "nvlink_domain = c z[0-399999]"
-expect "... the error says the bound across the file" grep -q "at most 1000000 hosts in all; 800000 before this line" "$T/bad.err"
+expect "... the error says the bound across the file" grep -q "at most 1000000 hosts in all, 800000 before this line" "$T/bad.err"
+# ... and long names: a name pattern of at most 255 characters, a line's names at most 16 MiB (fewer names
+# when they are long: 1,000,000 names of 1,000 characters would be 1 GB)
+long=$(printf 'n%.0s' $(seq 300))
+bad "a host name pattern of 300 characters" 2 "nvlink_domain = a ${long}[1-2]"
+expect "... the error says the name's bound" grep -q "a host name pattern of 30[0-9] characters (at most 255)" "$T/bad.err"
+long=$(printf 'n%.0s' $(seq 200))
+bad "100,000 names of 206 characters (20 MiB) on one line" 2 "nvlink_domain = a ${long}[000000-099999]"
+expect "... the error says the line's bound" grep -q "one line at most 16 MiB of names" "$T/bad.err"
 bad "two lines of 60,000 names (more than 100,000 and twice the fabric's hosts)" 3 "nvlink_domain = a x[0-59999]" "nvlink_domain = b y[0-59999]"
 expect "... the error names the count and the bound" grep -q "name 120000 hosts, more than the fabric's .* hosts allow (at most 100000" "$T/bad.err"
 printf 'ib = %s\nnvlink_domain = one %s\nnvlink_domain = far x[0-%d]\n' "$NDR" "$(head -n 18 "$T/order" | paste -sd, -)" $((100000 - 18 - 1)) >"$T/cap.conf"
