@@ -483,7 +483,7 @@ static void check_kway_fm(void)
 	int trial, worse = 0, fell = 0, wrongwt = 0, outside = 0, failed = 0;
 
 	for (trial = 0; trial < 24; trial++) {
-		uint32_t n = 200 + rnd() % 300, k = 3 + trial % 6, d[3] = { 1, 2 + rnd() % 20, 25 + rnd() % 60 }, u, j;
+		uint32_t n = 200 + rnd() % 300, k = 2 + trial % 7, d[3] = { 1, 2 + rnd() % 20, 25 + rnd() % 60 }, u, j;
 		struct lgraph *h = ml_lg_alloc(n, 6 * (uint64_t)n);
 		uint32_t *part = malloc(n * sizeof(*part)), *tgt = malloc(k * sizeof(*tgt)), *tl = malloc((n + k) * 4);
 		double *wt = calloc(k, sizeof(*wt)), *cap = calloc(k, sizeof(*cap)), *lo = calloc(k, sizeof(*lo)),
