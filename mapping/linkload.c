@@ -157,11 +157,12 @@ static int lower(double m, double sq, double m0, double sq0)
 	return m <= m0 * (1 + 1e-9) && sq < sq0 * (1 - 1e-9);
 }
 
-/* The cost of the edges of the ranks of hosts a and b (an edge between two of them counted once). */
-static double hosts_cost(struct ll *s, uint32_t a, uint32_t b)
+/* Walks the edges of the ranks of hosts a and b. sign 0: returns their cost (an edge between two of them
+ * counted once: half from each end); otherwise adds sign x each edge, once, to the loads, and returns 0. */
+static double hosts_edges(struct ll *s, uint32_t a, uint32_t b, double sign)
 {
 	const map_graph_t *g = s->g;
-	uint32_t hs[2] = { a, b }, i, j, u;
+	uint32_t hs[2] = { a, b }, i, j, u, v;
 	double c = 0;
 	uint64_t k;
 
@@ -169,30 +170,17 @@ static double hosts_cost(struct ll *s, uint32_t a, uint32_t b)
 		for (j = s->first[hs[i]]; j < s->first[hs[i]] + s->count[hs[i]]; j++) {
 			if ((u = s->rank[j]) == UINT32_MAX)
 				continue;
-			for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
-				c += g->w[k] * topo_target_distance(s->t, s->perm[u], s->perm[g->adj[k]]) *
-				     (s->moved[g->adj[k]] ? 0.5 : 1.0);
+			for (k = g->xadj[u]; k < g->xadj[u + 1]; k++) {
+				v = g->adj[k];
+				if (sign == 0)
+					c += g->w[k] * topo_target_distance(s->t, s->perm[u], s->perm[v]) *
+					     (s->moved[v] ? 0.5 : 1.0);
+				else if (!s->moved[v] || v > u)
+					route_add(s, host_of(s, u), host_of(s, v), g->w[k], sign);
+			}
 			s->work += g->xadj[u + 1] - g->xadj[u];
 		}
 	return c;
-}
-
-/* Adds sign x the edges of the ranks of hosts a and b to the loads (each edge once). */
-static void hosts_add(struct ll *s, uint32_t a, uint32_t b, double sign)
-{
-	const map_graph_t *g = s->g;
-	uint32_t hs[2] = { a, b }, i, j, u, v;
-	uint64_t k;
-
-	for (i = 0; i < 2; i++)
-		for (j = s->first[hs[i]]; j < s->first[hs[i]] + s->count[hs[i]]; j++) {
-			if ((u = s->rank[j]) == UINT32_MAX)
-				continue;
-			for (k = g->xadj[u]; k < g->xadj[u + 1]; k++)
-				if (!s->moved[v = g->adj[k]] || v > u)
-					route_add(s, host_of(s, u), host_of(s, v), g->w[k], sign);
-			s->work += g->xadj[u + 1] - g->xadj[u];
-		}
 }
 
 /* Exchanges what hosts a and b hold, slot for slot (their slot counts are equal). */
@@ -225,9 +213,9 @@ static void mark(struct ll *s, uint32_t a, uint32_t b, uint8_t on)
 static void hosts_swap(struct ll *s, uint32_t a, uint32_t b)
 {
 	mark(s, a, b, 1);
-	hosts_add(s, a, b, -1);
+	hosts_edges(s, a, b, -1);
 	hosts_exchange(s, a, b);
-	hosts_add(s, a, b, 1);
+	hosts_edges(s, a, b, 1);
 	mark(s, a, b, 0);
 }
 
@@ -236,9 +224,9 @@ static double hosts_delta(struct ll *s, uint32_t a, uint32_t b)
 	double before, after;
 
 	mark(s, a, b, 1);
-	before = hosts_cost(s, a, b);
+	before = hosts_edges(s, a, b, 0);
 	hosts_exchange(s, a, b);
-	after = hosts_cost(s, a, b);
+	after = hosts_edges(s, a, b, 0);
 	hosts_exchange(s, a, b);
 	mark(s, a, b, 0);
 	return after - before;
@@ -387,6 +375,12 @@ double map_link_load_max(const map_graph_t *g, const topo_target_t *t, const uin
 
 int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *perm, double budget_ms)
 {
+	return map_linkload_refine_stats(g, t, perm, budget_ms, NULL);
+}
+
+int map_linkload_refine_stats(const map_graph_t *g, const topo_target_t *t, uint32_t *perm, double budget_ms,
+			      map_ll_stats_t *st)
+{
 	double w = budget_ms * LL_WORK_PER_MS;
 
 	struct ll s;
@@ -394,6 +388,8 @@ int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *
 	uint64_t at;
 	uint32_t *keep;
 
+	if (st)
+		memset(st, 0, sizeof(*st));
 	if (!t->links || !t->slot_host || g->n < 2)
 		return 0;
 	if (!(keep = malloc((size_t)g->n * sizeof(*keep))))
@@ -411,6 +407,8 @@ int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *
 	m0 = measure(&s, &at, &sq0);
 	while (s.work < s.max_work && round_once(&s, cost, &m1, &sq1))
 		;
+	if (st)
+		st->work = s.work, st->max_work = s.max_work;
 	m1 = measure(&s, &at, &sq1);
 	/* the cost may not rise (rounding of the deltas included), and the loads must be lower */
 	if (map_cost(g, t, perm) > cost * (1 + LL_REL_EPS) || !lower(m1, sq1, m0, sq0))

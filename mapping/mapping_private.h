@@ -72,6 +72,14 @@ int map_engine_tiling(const map_ctx_t *ctx, uint32_t *perm);
  * all; the input back when it cannot. Its work is bounded in proportion to budget_ms (the caller's time
  * budget; deterministic: counted in visits, not timed). A no-op without t->links. 0, or -1 (ENOMEM). */
 int map_linkload_refine(const map_graph_t *g, const topo_target_t *t, uint32_t *perm, double budget_ms);
+/* ... and what its search did: visits made, and the most it could make (both 0 where no search ran). A
+ * search stops after the step that reaches max_work, so work exceeds it by at most one step (one
+ * exchange's edges, twice, and the links once). */
+typedef struct {
+	uint64_t work, max_work;
+} map_ll_stats_t;
+int map_linkload_refine_stats(const map_graph_t *g, const topo_target_t *t, uint32_t *perm, double budget_ms,
+			      map_ll_stats_t *st);
 
 /* CPU time of the calling thread in milliseconds: budgets and deadlines are counted in it, so that a
  * loaded machine (or other threads of rankmapd) does not change what the search does. */

@@ -103,17 +103,27 @@ static void test_s30(void)
 	topo_cluster_destroy(c);
 }
 
-/* The search is bounded: 80 hosts of all 5 groups, a 16x10 halo; its CPU time printed. */
+/* The search is bounded: 80 hosts of all 5 groups, a 16x10 halo. Its visits are counted (not timed): at
+ * the largest bound (2^21), at a job's budget of 1 ms (2^16 a millisecond) and below the floor (2^16), the
+ * search never passes its bound by more than one step, and from a poor start it is the bound that stops
+ * it. Its CPU time printed. */
 static void test_bounded(void)
 {
+	static const struct {
+		double budget_ms;
+		uint64_t max_work;
+	} cases[] = { { 1e9, 1ull << 21 }, { 1, 1ull << 16 }, { 0.001, 1ull << 16 } };
 	topo_cluster_t c = df_cluster();
 	const char *hosts[80];
 	char names[80][8];
 	map_cart_t cart;
 	map_graph_t *g;
 	topo_target_t *t;
-	uint32_t perm[160], i;
+	uint32_t perm[160], i, maxdeg = 0;
 	double t0, c0, c1;
+	map_ll_stats_t st;
+	uint64_t step;
+	size_t j;
 	int r;
 
 	if (!c)
@@ -127,16 +137,34 @@ static void test_bounded(void)
 	g = map_graph_cart(&cart, NULL);
 	check(t && t->links && t->links->ngroups == 5 && g, "80 hosts: a target with 5 groups");
 	if (t && t->links && g) {
-		for (i = 0; i < 160; i++)
-			perm[i] = (i * 37u) % 160; /* a poor start: much to lower */
-		c0 = map_cost(g, t, perm);
-		t0 = map_now_ms();
-		r = map_linkload_refine(g, t, perm, 1e9); /* the largest bound */
-		c1 = map_cost(g, t, perm);
-		printf("# 160 ranks on 80 hosts: link loads search %.1f ms CPU, cost %g -> %g\n", map_now_ms() - t0, c0,
-		       c1);
-		check(r == 0 && map_check_perm(perm, 160, t->nslots) == 0 && c1 <= c0 * (1 + 1e-3),
-		      "80 hosts: a permutation, cost within 0.1 %%");
+		for (i = 0; i < g->n; i++)
+			maxdeg =
+				g->xadj[i + 1] - g->xadj[i] > maxdeg ? (uint32_t)(g->xadj[i + 1] - g->xadj[i]) : maxdeg;
+		/* one step at most: an exchange of two hosts of 2 slots, its edges walked four times (cost before
+		 * and after, loads off and on) and twice more when it is undone, the links measured, the counters */
+		step = 6ull * 4 * maxdeg + 2 * t->links->nlinks + 4;
+		for (j = 0; j < sizeof(cases) / sizeof(cases[0]); j++) {
+			for (i = 0; i < 160; i++)
+				perm[i] = (i * 37u) % 160; /* a poor start: much to lower */
+			c0 = map_cost(g, t, perm);
+			t0 = map_now_ms();
+			r = map_linkload_refine_stats(g, t, perm, cases[j].budget_ms, &st);
+			c1 = map_cost(g, t, perm);
+			printf("# 160 ranks on 80 hosts, budget %g ms: link loads search %.1f ms CPU, %llu of %llu "
+			       "visits, "
+			       "cost %g -> %g\n",
+			       cases[j].budget_ms, map_now_ms() - t0, (unsigned long long)st.work,
+			       (unsigned long long)st.max_work, c0, c1);
+			check(r == 0 && map_check_perm(perm, 160, t->nslots) == 0 && c1 <= c0 * (1 + 1e-3),
+			      "80 hosts, budget %g ms: a permutation, cost within 0.1 %%", cases[j].budget_ms);
+			check(st.max_work == cases[j].max_work && st.work >= st.max_work &&
+				      st.work <= st.max_work + step,
+			      "budget %g ms: bound %llu visits (want %llu), stopped by it after %llu (at most one step "
+			      "of %llu more)",
+			      cases[j].budget_ms, (unsigned long long)st.max_work,
+			      (unsigned long long)cases[j].max_work, (unsigned long long)st.work,
+			      (unsigned long long)step);
+		}
 	}
 	map_graph_destroy(g);
 	topo_target_destroy(t);
