@@ -208,6 +208,33 @@ static void fm2_gain(const struct lgraph *h, const uint32_t *part, uint32_t v, d
 	gain[v] = g, next[v] = x;
 }
 
+#ifdef ML_FM_CHECK
+/* Built only into tests/unit/test_ml_fm_cache.c, which includes this file with ML_FM_CHECK defined: after
+ * every move, each neighbour's cached gain and count (fm2) or part connections (k-way) are compared with
+ * their values from scratch; mismatches are counted, not fixed. */
+unsigned long ml_fm_checked, ml_fm_stale;
+
+static void fm2_check(const struct lgraph *h, const uint32_t *part, const double *gain, const uint32_t *next,
+		      uint32_t x)
+{
+	uint64_t e;
+	double g = 0;
+	uint32_t c = 0;
+
+	for (e = h->xadj[x]; e < h->xadj[x + 1]; e++)
+		if (part[h->adj[e]] != part[x])
+			g += h->w[e], c++;
+		else
+			g -= h->w[e];
+	ml_fm_checked++;
+	if (c != next[x] || g - gain[x] > 1e-9 * (1 + (g < 0 ? -g : g)) || gain[x] - g > 1e-9 * (1 + (g < 0 ? -g : g)))
+		ml_fm_stale++;
+}
+#define FM2_CHECK(h, part, gain, next, x) fm2_check(h, part, gain, next, x)
+#else
+#define FM2_CHECK(h, part, gain, next, x) ((void)0)
+#endif
+
 /* An addressable max-heap of vertices by gain[] (pos[v]: v's index, NONE outside). */
 struct iheap {
 	uint32_t *a, *pos, n;
@@ -322,6 +349,7 @@ static int fm2(const struct lgraph *h, const double *cap, const double *lo, uint
 					gain[x] -= 2 * h->w[e], next[x]--;
 				else
 					gain[x] += 2 * h->w[e], next[x]++;
+				FM2_CHECK(h, part, gain, next, x);
 				if (next[x])
 					ih_update(&H, x);
 				else if (H.pos[x] != NONE)
@@ -395,6 +423,38 @@ static void kc_add(const struct lgraph *h, struct kcache *C, uint32_t x, uint32_
 		s[j].conn -= w;
 	}
 }
+
+#ifdef ML_FM_CHECK
+/* x's cached connections against its edges (see fm2_check): every part it has edges into once, with the
+ * right count and weight, and no other. */
+static void kc_check(const struct lgraph *h, const uint32_t *part, const struct kcache *C, uint32_t x)
+{
+	const struct kslot *s = C->s + h->xadj[x];
+	uint32_t j, i, cnt;
+	uint64_t e;
+	double w;
+	int bad = 0;
+
+	for (j = 0; j < C->ns[x] && !bad; j++) {
+		for (i = 0; i < j; i++)
+			bad |= s[i].p == s[j].p;
+		for (cnt = 0, w = 0, e = h->xadj[x]; e < h->xadj[x + 1]; e++)
+			if (part[h->adj[e]] == s[j].p)
+				cnt++, w += h->w[e];
+		bad |= cnt != s[j].cnt || w - s[j].conn > 1e-9 * (1 + w) || s[j].conn - w > 1e-9 * (1 + w);
+	}
+	for (e = h->xadj[x]; e < h->xadj[x + 1] && !bad; e++) {
+		for (j = 0; j < C->ns[x] && s[j].p != part[h->adj[e]]; j++)
+			;
+		bad |= j == C->ns[x];
+	}
+	ml_fm_checked++;
+	ml_fm_stale += bad;
+}
+#define KC_CHECK(h, part, C, x) kc_check(h, part, C, x)
+#else
+#define KC_CHECK(h, part, C, x) ((void)0)
+#endif
 
 /* The best move of u (to a part with room, its own part keeping at least lo[]), from the cache: *to,
  * or NONE. */
@@ -494,6 +554,7 @@ int ml_kway_fm(const struct lgraph *h, uint32_t k, const double *cap, const doub
 					continue;
 				kc_add(h, &C, x, from, h->w[e], -1);
 				kc_add(h, &C, x, to, h->w[e], +1);
+				KC_CHECK(h, part, &C, x);
 				gx = kc_best(h, part, wt, cap, lo, &C, x, &to2);
 				if (to2 != NONE && hpush(&H, gx, x) < 0)
 					goto out;
