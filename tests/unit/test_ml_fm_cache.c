@@ -67,7 +67,7 @@ static void one_case(uint32_t n, uint32_t m, uint32_t k, int unit, double slack)
 {
 	struct lgraph *h = random_graph(n, m, unit);
 	uint32_t *part = malloc((size_t)n * sizeof(*part)), *tl = malloc(((size_t)k + 1) * sizeof(*tl)), i, p;
-	double *wt = calloc(k, sizeof(*wt)), *cap = malloc(k * sizeof(*cap)), *lo = malloc(k * sizeof(*lo)),
+	double *wt = calloc(k, sizeof(*wt)), *cap = calloc(k, sizeof(*cap)), *lo = calloc(k, sizeof(*lo)),
 	       *conn = calloc(k, sizeof(*conn)), total = 0, before, after, w[9] = { 0 };
 	unsigned long checked = ml_fm_checked, stale = ml_fm_stale;
 	int rc, in = 1;
