@@ -53,6 +53,43 @@
 #define ML_IMBALANCE 0.03
 #define ML_VCYCLE_MIN_PER_PART ML_COARSE_PER_PART /* V-cycles only where the split's graph coarsens */
 
+/* Flow refinement (ml_flow.c) of level l's partition after its FM. Above the finest level within the
+ * level's bounds; at the finest level (sizes exact but for one, where a band would hold a vertex or two)
+ * within ML_IMBALANCE, then sizes and FM again at the finest level's bounds, the result kept only when
+ * it cuts less than FM's (saved: scratch of h->n). */
+static int flow_level(struct ml *M, const struct lgraph *hl, uint32_t k, const uint32_t *tgt, int l, uint32_t *part,
+		      double *wt, double *cap, double *lo, double *conn, uint32_t *tl, uint32_t *saved)
+{
+	double c0;
+	int r;
+
+	if (getenv("FLOWKMAX") && k > (uint32_t)atoi(getenv("FLOWKMAX")))
+		return 0;
+	if (getenv("FLOWNOFINE") && l == 0)
+		return 0;
+	if (l > 0)
+		return ml_flow_refine(M, hl, k, cap, lo, part, wt) < 0 ? -1 : 0;
+	memcpy(saved, part, (size_t)hl->n * sizeof(*part));
+	c0 = ml_cut_of(hl, part);
+	ml_bounds(hl, k, tgt, ML_IMBALANCE, part, wt, cap, lo);
+	ml_widen(k, wt, cap, lo);
+	if ((r = ml_flow_refine(M, hl, k, cap, lo, part, wt)) < 0)
+		return -1;
+	if (r > 0) {
+		ml_bounds(hl, k, tgt, 0, part, wt, cap, lo);
+		if (ml_diffuse(hl, k, tgt, cap, part, wt, conn, tl) < 0)
+			return -1;
+		ml_widen(k, wt, cap, lo);
+		if (ml_kway_fm(hl, k, cap, lo, part, wt, conn, tl) < 0)
+			return -1;
+		if (ml_cut_of(hl, part) >= c0)
+			memcpy(part, saved, (size_t)hl->n * sizeof(*part));
+	}
+	ml_bounds(hl, k, tgt, 0, part, wt, cap, lo);
+	ml_widen(k, wt, cap, lo);
+	return 0;
+}
+
 /* Multilevel k-way partition of h into parts of exactly tgt[0..k-1] vertices (sum = h->n). With init (a
  * partition of h at those sizes), a V-cycle instead: coarsening matches only vertices of one part of
  * init, so that init projects exactly onto the coarsest graph, where it replaces the initial
@@ -172,6 +209,9 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 		ml_shuffle(M, ord, hl->n);
 		ml_kway_pass(hl, k, cap, ord, part, wt, conn, tl);
 		if (ml_kway_fm(hl, k, cap, lo, part, wt, conn, tl) < 0)
+			goto out;
+		if (M->flow && hl->n >= (uint32_t)M->flow &&
+		    flow_level(M, hl, k, tgt, l, part, wt, cap, lo, conn, tl, best) < 0)
 			goto out;
 		if (l == 0) { /* exact sizes */
 			for (i = 0; i < k; i++)
@@ -387,6 +427,8 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
 	memset(&M, 0, sizeof(M));
 	M.g = ctx->g, M.t = ctx->t, M.perm = perm, M.deadline = ctx->deadline, M.vcycles = nvcycles;
 	M.tries = tries > 0 ? tries : ML_INIT_TRIES, M.lp = lp;
+	if (getenv("RANKMAP_ML_FLOW"))
+		M.flow = atoi(getenv("RANKMAP_ML_FLOW"));
 	M.rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)seed * 0xd1b54a32d192ed03ull + 1);
 	M.loc = malloc(((size_t)n + 1) * sizeof(*M.loc));
 	vs = malloc(((size_t)n + 1) * sizeof(*vs));
