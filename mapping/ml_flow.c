@@ -27,7 +27,7 @@
 
 #include "ml_private.h"
 
-#define ML_FLOW_ALPHA_MAX 16 /* the band's scaling doubles from 1 while it helps, up to this */
+#define ML_FLOW_ALPHA_MAX 4 /* the band's scaling doubles from 1 up to this, unless its cuts break the bounds */
 #define ML_FLOW_EPS 1e-9
 
 /* The flow network of one band: nodes 0..nb-1 the band's vertices, nb the source, nb+1 the sink; arcs
@@ -445,8 +445,7 @@ int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const doubl
 			if (r < 0)
 				goto out;
 			improved |= r == 1;
-			if (r == 2 || alpha >= (getenv("FLOWAMAX") ? atof(getenv("FLOWAMAX")) : ML_FLOW_ALPHA_MAX) ||
-			    (getenv("FLOWSTOP0") && r == 0))
+			if (r == 2 || alpha >= ML_FLOW_ALPHA_MAX)
 				break;
 			alpha *= 2;
 		}

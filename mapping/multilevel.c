@@ -51,6 +51,8 @@
 #define ML_FAST_TRIES 8 /* map_multilevel_fast's (auto's default portfolio above 4,096 ranks) */
 #define ML_FAST_VCYCLES 1
 #define ML_IMBALANCE 0.03
+#define ML_FLOW_MIN_RANKS 4096 /* flow refinement by default from this many ranks (map_multilevel_vc) */
+#define ML_FLOW_MIN_LEVEL 64   /* flow refinement on levels of at least this many vertices */
 #define ML_VCYCLE_MIN_PER_PART ML_COARSE_PER_PART /* V-cycles only where the split's graph coarsens */
 
 /* Flow refinement (ml_flow.c) of level l's partition after its FM. Above the finest level within the
@@ -63,10 +65,6 @@ static int flow_level(struct ml *M, const struct lgraph *hl, uint32_t k, const u
 	double c0;
 	int r;
 
-	if (getenv("FLOWKMAX") && k > (uint32_t)atoi(getenv("FLOWKMAX")))
-		return 0;
-	if (getenv("FLOWNOFINE") && l == 0)
-		return 0;
 	if (l > 0)
 		return ml_flow_refine(M, hl, k, cap, lo, part, wt) < 0 ? -1 : 0;
 	memcpy(saved, part, (size_t)hl->n * sizeof(*part));
@@ -420,6 +418,11 @@ int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 
 int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, uint32_t *perm)
 {
+	return map_multilevel_flow(ctx, seed, tries, nvcycles, lp, -1, perm);
+}
+
+int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, int flow, uint32_t *perm)
+{
 	struct ml M;
 	uint32_t n = ctx->g->n, i, *vs;
 	int rc;
@@ -427,8 +430,9 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
 	memset(&M, 0, sizeof(M));
 	M.g = ctx->g, M.t = ctx->t, M.perm = perm, M.deadline = ctx->deadline, M.vcycles = nvcycles;
 	M.tries = tries > 0 ? tries : ML_INIT_TRIES, M.lp = lp;
-	if (getenv("RANKMAP_ML_FLOW"))
-		M.flow = atoi(getenv("RANKMAP_ML_FLOW"));
+	if (flow < 0)
+		flow = n >= ML_FLOW_MIN_RANKS;
+	M.flow = flow ? ML_FLOW_MIN_LEVEL : 0;
 	M.rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)seed * 0xd1b54a32d192ed03ull + 1);
 	M.loc = malloc(((size_t)n + 1) * sizeof(*M.loc));
 	vs = malloc(((size_t)n + 1) * sizeof(*vs));
@@ -484,5 +488,33 @@ int map_ml_lp_level(const map_graph_t *g, unsigned seed, uint32_t maxc, uint32_t
 	}
 	ml_lg_free(h);
 	free(vs), free(M.loc);
+	return rc;
+}
+
+int map_ml_refine_level(const map_graph_t *g, uint32_t k, const double *cap, const double *lo, int flow, uint32_t *part)
+{
+	struct ml M;
+	struct lgraph *h;
+	uint32_t i, *vs = malloc(((size_t)g->n + 1) * sizeof(*vs)), *tl = malloc(((size_t)g->n + k) * sizeof(*tl));
+	double *wt = calloc(k, sizeof(*wt)), *conn = calloc(k, sizeof(*conn));
+	int rc = -1;
+
+	memset(&M, 0, sizeof(M));
+	M.g = g, M.deadline = 1e300;
+	M.loc = malloc(((size_t)g->n + 1) * sizeof(*M.loc));
+	if (!vs || !tl || !wt || !conn || !M.loc)
+		goto out;
+	for (i = 0; i < g->n; i++)
+		vs[i] = i, M.loc[i] = i;
+	if (!(h = ml_induced(&M, vs, g->n)))
+		goto out;
+	for (i = 0; i < g->n; i++)
+		wt[part[i]] += h->c[i];
+	rc = (flow ? ml_flow_refine(&M, h, k, cap, lo, part, wt) : ml_kway_fm(h, k, cap, lo, part, wt, conn, tl)) < 0
+		     ? -1
+		     : 0;
+	ml_lg_free(h);
+out:
+	free(vs), free(tl), free(wt), free(conn), free(M.loc);
 	return rc;
 }
