@@ -133,11 +133,6 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
  * (map_multilevel_vc's: on from ML_FLOW_MIN_RANKS ranks, 4,096, so that a job's first call below that
  * runs as before). */
 int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, int flow, uint32_t *perm);
-/* For tests: one refinement of a k-way partition of g at one level of the multilevel construction,
- * within cap[] and lo[] (part weights, in ranks): flow 0 k-way FM (ml_fm.c), 1 flow refinement
- * (ml_flow.c). Returns 0, or -1 when out of memory. */
-int map_ml_refine_level(const map_graph_t *g, uint32_t k, const double *cap, const double *lo, int flow,
-			uint32_t *part);
 /* For tests: one level of multilevel.c's label-propagation coarsening of g (clusters of at most maxc
  * ranks): cmap[rank] = its cluster, *nc clusters, *cw their total weight (ranks), *cew the coarse
  * graph's total edge weight (both directions; -1 when it shrank by under 10 % and was not built).

@@ -28,6 +28,7 @@
 #include "ml_private.h"
 
 #define ML_FLOW_ALPHA_MAX 4 /* the band's scaling doubles from 1 up to this, unless its cuts break the bounds */
+#define ML_FLOW_ROUNDS 8    /* rounds per pair: the band grown again while it improves */
 #define ML_FLOW_EPS 1e-9
 
 /* The flow network of one band: nodes 0..nb-1 the band's vertices, nb the source, nb+1 the sink; arcs
@@ -139,7 +140,61 @@ struct fscratch {
 	uint32_t *bfsq; /* (n) */
 	unsigned char *ms, *mt;
 	size_t msz;
+	/* the strongly connected components of the residual graph between the two sides (scc_order) */
+	uint32_t *comp, *low, *tstack, *call, ncomp;
+	double *cw; /* cw[j]: the vertex weight of components 0..j */
 };
+
+/* The strongly connected components of the residual graph among the band's vertices that neither the
+ * source reaches nor reach the sink (Tarjan's algorithm, without recursion): comp[x] their number
+ * (NONE for the others), in the order Tarjan completes them, every component after those it reaches, so
+ * that the source's side with the first j of them is closed: a minimum cut for every j (Picard and
+ * Queyranne, "On the structure of all minimum cuts in a network", 1980). cw[j]: the vertex weight of
+ * components 0..j, ncomp their number. Returns 0 (-1 never: the scratch is allocated by the caller). */
+static int scc_order(struct fnet *F, struct fscratch *S, const struct lgraph *h)
+{
+	uint32_t *idx = F->level, counter = 0, sp = 0, cs = 0, r, x;
+
+	S->ncomp = 0;
+	for (x = 0; x < F->nn; x++)
+		idx[x] = NONE, S->comp[x] = NONE;
+	for (r = 0; r < F->nb; r++) {
+		if (S->ms[r] || S->mt[r] || idx[r] != NONE)
+			continue;
+		idx[r] = S->low[r] = counter++, S->tstack[sp++] = r, F->it[r] = F->first[r], S->call[cs++] = r;
+		while (cs) {
+			x = S->call[cs - 1];
+			if (F->it[x] < F->first[x + 1]) {
+				uint64_t a = F->it[x]++;
+				uint32_t y = F->head[a];
+
+				if (F->res[a] <= ML_FLOW_EPS || S->ms[y] || S->mt[y])
+					continue;
+				if (idx[y] == NONE) {
+					idx[y] = S->low[y] = counter++, S->tstack[sp++] = y;
+					F->it[y] = F->first[y], S->call[cs++] = y;
+				} else if (S->comp[y] == NONE && idx[y] < S->low[x]) {
+					S->low[x] = idx[y];
+				}
+				continue;
+			}
+			cs--;
+			if (cs && S->low[x] < S->low[S->call[cs - 1]])
+				S->low[S->call[cs - 1]] = S->low[x];
+			if (S->low[x] == idx[x]) {
+				double w = S->ncomp ? S->cw[S->ncomp - 1] : 0;
+				uint32_t y;
+
+				do {
+					y = S->tstack[--sp];
+					S->comp[y] = S->ncomp, w += h->c[S->band[y]];
+				} while (y != x);
+				S->cw[S->ncomp++] = w;
+			}
+		}
+	}
+	return 0;
+}
 
 /* Grows side `side` of the band: breadth-first from the a-b boundary into part p (the other part q),
  * no heavier than limit. Appends to band from *nb. */
@@ -242,6 +297,14 @@ static int flow_pair(const struct lgraph *h, uint32_t a, uint32_t b, double la, 
 		if (!m1 || !m2)
 			goto out;
 		S->msz = F.nn;
+		free(S->comp), free(S->low), free(S->tstack), free(S->call), free(S->cw);
+		S->comp = malloc((size_t)F.nn * sizeof(uint32_t)), S->low = malloc((size_t)F.nn * sizeof(uint32_t));
+		S->tstack = malloc((size_t)F.nn * sizeof(uint32_t)), S->call = malloc((size_t)F.nn * sizeof(uint32_t));
+		S->cw = malloc((size_t)F.nn * sizeof(double));
+		if (!S->comp || !S->low || !S->tstack || !S->call || !S->cw) {
+			S->msz = 0;
+			goto out;
+		}
 	}
 	memcpy(pos, F.first, ((size_t)F.nn + 1) * sizeof(*pos));
 	for (i = 0; i < nb; i++) { /* each arc with its reverse: band pairs once, from the lower index */
@@ -292,38 +355,39 @@ static int flow_pair(const struct lgraph *h, uint32_t a, uint32_t b, double la, 
 		flow += fnet_block(&F, init - flow);
 	rc = 0;
 	if (flow < init - ML_FLOW_EPS * (1 + init) - 1e-6) {
-		double da[2] = { 0, 0 }, best = -1;
-		int c, pick = -1;
+		uint32_t j, jbest = NONE;
+		double base = wt[a], best = 0;
 
 		fnet_reach(&F, s, S->ms);
 		fnet_reach(&F, t, S->mt);
-		for (c = 0; c < 2; c++) { /* c 0: the source's side goes to a; c 1: the sink's side to b */
-			double na_ = wt[a], nbw = wt[b], dev;
+		if (scc_order(&F, S, h) < 0) {
+			rc = -1;
+			goto out;
+		}
+		/* the source's side X: what the source reaches and the first j components; a's weight then */
+		for (i = 0; i < nb; i++) {
+			if (part[S->band[i]] == a)
+				base -= h->c[S->band[i]];
+			if (S->ms[i])
+				base += h->c[S->band[i]];
+		}
+		for (j = 0; j <= S->ncomp; j++) {
+			double wa = base + (j ? S->cw[j - 1] : 0), wb = wt[a] + wt[b] - wa, dev;
 
-			for (i = 0; i < nb; i++) {
-				uint32_t v = S->band[i], toa = c ? !S->mt[i] : S->ms[i];
-
-				if (toa && part[v] == b)
-					na_ += h->c[v], nbw -= h->c[v];
-				else if (!toa && part[v] == a)
-					na_ -= h->c[v], nbw += h->c[v];
+			if (wa <= cap[a] + 1e-9 && wb <= cap[b] + 1e-9 && wa >= lo[a] - 1e-9 && wb >= lo[b] - 1e-9) {
+				dev = wa - (cap[a] + lo[a]) / 2;
+				dev = dev < 0 ? -dev : dev;
+				if (jbest == NONE || dev < best)
+					best = dev, jbest = j;
 			}
-			if (na_ > cap[a] + 1e-9 || nbw > cap[b] + 1e-9 || na_ < lo[a] - 1e-9 || nbw < lo[b] - 1e-9)
-				continue;
-			da[c] = na_;
-			dev = na_ - (cap[a] + lo[a]) / 2;
-			dev = dev < 0 ? -dev : dev;
-			if (pick < 0 || dev < best)
-				best = dev, pick = c;
 		}
 		rc = 2;
-		if (pick >= 0) {
-			for (i = 0; i < nb; i++) {
-				uint32_t v = S->band[i], toa = pick ? !S->mt[i] : S->ms[i];
+		if (jbest != NONE) {
+			double wa = base + (jbest ? S->cw[jbest - 1] : 0);
 
-				part[v] = toa ? a : b;
-			}
-			wt[b] += wt[a] - da[pick], wt[a] = da[pick];
+			for (i = 0; i < nb; i++)
+				part[S->band[i]] = S->ms[i] || (S->comp[i] != NONE && S->comp[i] < jbest) ? a : b;
+			wt[b] += wt[a] - wa, wt[a] = wa;
 			rc = 1;
 		}
 	}
@@ -429,10 +493,11 @@ int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const doubl
 	for (i = 0; i < npairs; i++) {
 		uint32_t a = pw[i].a, b = pw[i].b, nbnd;
 		double alpha = 1;
+		int round;
 
 		if (map_now_ms() > M->deadline)
 			break;
-		for (;;) {
+		for (round = 0; round < ML_FLOW_ROUNDS; round++) {
 			double la = wt[a] - lo[a] < cap[b] - wt[b] ? wt[a] - lo[a] : cap[b] - wt[b];
 			double lb = wt[b] - lo[b] < cap[a] - wt[a] ? wt[b] - lo[b] : cap[a] - wt[a];
 			int r;
@@ -445,13 +510,15 @@ int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const doubl
 			if (r < 0)
 				goto out;
 			improved |= r == 1;
-			if (r == 2 || alpha >= ML_FLOW_ALPHA_MAX)
+			if (r == 2 || (r == 0 && alpha >= ML_FLOW_ALPHA_MAX))
 				break;
-			alpha *= 2;
+			if (alpha < ML_FLOW_ALPHA_MAX)
+				alpha *= 2;
 		}
 	}
 	rc = improved;
 out:
 	free(S.idx), free(S.band), free(S.ms), free(S.mt), free(bnd), free(pw);
+	free(S.comp), free(S.low), free(S.tstack), free(S.call), free(S.cw);
 	return rc;
 }

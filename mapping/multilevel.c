@@ -490,31 +490,3 @@ int map_ml_lp_level(const map_graph_t *g, unsigned seed, uint32_t maxc, uint32_t
 	free(vs), free(M.loc);
 	return rc;
 }
-
-int map_ml_refine_level(const map_graph_t *g, uint32_t k, const double *cap, const double *lo, int flow, uint32_t *part)
-{
-	struct ml M;
-	struct lgraph *h;
-	uint32_t i, *vs = malloc(((size_t)g->n + 1) * sizeof(*vs)), *tl = malloc(((size_t)g->n + k) * sizeof(*tl));
-	double *wt = calloc(k, sizeof(*wt)), *conn = calloc(k, sizeof(*conn));
-	int rc = -1;
-
-	memset(&M, 0, sizeof(M));
-	M.g = g, M.deadline = 1e300;
-	M.loc = malloc(((size_t)g->n + 1) * sizeof(*M.loc));
-	if (!vs || !tl || !wt || !conn || !M.loc)
-		goto out;
-	for (i = 0; i < g->n; i++)
-		vs[i] = i, M.loc[i] = i;
-	if (!(h = ml_induced(&M, vs, g->n)))
-		goto out;
-	for (i = 0; i < g->n; i++)
-		wt[part[i]] += h->c[i];
-	rc = (flow ? ml_flow_refine(&M, h, k, cap, lo, part, wt) : ml_kway_fm(h, k, cap, lo, part, wt, conn, tl)) < 0
-		     ? -1
-		     : 0;
-	ml_lg_free(h);
-out:
-	free(vs), free(tl), free(wt), free(conn), free(M.loc);
-	return rc;
-}
