@@ -25,6 +25,12 @@
  *    neighbouring parts, best gain first), then greedy k-way moves and k-way Fiduccia-Mattheyses
  *    (negative moves too, best prefix kept) within ML_IMBALANCE of the sizes, exact but for one rank at
  *    the finest level (FM's pairs of moves are then exchanges); the finest level ends at exact sizes.
+ *    From ML_FLOW_MIN_RANKS ranks (4,096: a job's first call below is unchanged), on every level of at
+ *    least ML_FLOW_MIN_LEVEL vertices, flow refinement after FM (ml_flow.c: minimum cuts of band
+ *    regions between pairs of parts, KaFFPa's and Mt-KaHyPar's flows); at the finest level within
+ *    ML_IMBALANCE, then sizes and FM again at that level's bounds, kept only when it cuts less.
+ *    Measured (tests/bench/mapping, auto at the default budget, RESULTS.md's eighth round): 1.2 %
+ *    cheaper on mesh2d-4k (mean of 8 seeds), 1.1 % on mesh3d-16k (4 seeds), 0.2 % on powerlaw-8k.
  *  - V-cycles: each node's k-way split is then run again ML_DEFAULT_VCYCLES times as a V-cycle:
  *    coarsening that never joins two parts of the split, the split itself as the coarsest level's
  *    partition, k-way FM on the way up; a V-cycle is kept only when it cuts less. Measured
