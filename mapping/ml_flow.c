@@ -142,7 +142,8 @@ struct fscratch {
 	size_t msz;
 	/* the strongly connected components of the residual graph between the two sides (scc_order) */
 	uint32_t *comp, *low, *tstack, *call, ncomp;
-	double *cw; /* cw[j]: the vertex weight of components 0..j */
+	uint32_t nb; /* the last band's size (its vertices in band[]) */
+	double *cw;  /* cw[j]: the vertex weight of components 0..j */
 };
 
 /* The strongly connected components of the residual graph among the band's vertices that neither the
@@ -394,6 +395,7 @@ static int flow_pair(const struct lgraph *h, uint32_t a, uint32_t b, double la, 
 out:
 	for (i = 0; i < nb; i++)
 		S->idx[S->band[i]] = NONE;
+	S->nb = nb;
 	free(pos);
 	fnet_free(&F);
 	return rc;
@@ -422,12 +424,15 @@ static int pair_wcmp(const void *x, const void *y)
 	return pair_cmp(x, y);
 }
 
-/* The boundary of the pair (a, b): the vertices of a with a neighbour in b and those of b with one in a. */
-static uint32_t pair_boundary(const struct lgraph *h, const uint32_t *part, uint32_t a, uint32_t b, uint32_t *bnd)
+/* The boundary of the pair (a, b): the vertices of a with a neighbour in b and those of b with one in a,
+ * among the candidates cand[0..nc-1] (every vertex with a neighbour in another part is one). */
+static uint32_t pair_boundary(const struct lgraph *h, const uint32_t *part, uint32_t a, uint32_t b,
+			      const uint32_t *cand, uint32_t nc, uint32_t *bnd)
 {
-	uint32_t u, nbnd = 0;
+	uint32_t i, nbnd = 0;
 
-	for (u = 0; u < h->n; u++) {
+	for (i = 0; i < nc; i++) {
+		uint32_t u = cand[i];
 		uint64_t e;
 
 		if (part[u] != a && part[u] != b)
@@ -444,22 +449,40 @@ static uint32_t pair_boundary(const struct lgraph *h, const uint32_t *part, uint
 	return nbnd;
 }
 
+/* v a candidate of pair_boundary (once). */
+static void cand_add(uint32_t v, uint32_t *cand, uint32_t *nc, unsigned char *incand)
+{
+	if (!incand[v])
+		incand[v] = 1, cand[(*nc)++] = v;
+}
+
 int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const double *cap, const double *lo,
 		   uint32_t *part, double *wt)
 {
 	struct fscratch S;
 	struct pairw *pw = NULL;
-	uint32_t *bnd = NULL, u, np = 0, i, j, npairs = 0;
+	uint32_t *bnd = NULL, *cand = NULL, nc = 0, u, np = 0, i, j, npairs = 0;
+	unsigned char *incand = NULL;
 	int rc = -1, improved = 0;
 
 	memset(&S, 0, sizeof(S));
 	S.idx = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
 	S.band = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
 	bnd = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
-	if (!S.idx || !S.band || !bnd)
+	cand = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
+	incand = calloc((size_t)h->n + 1, 1);
+	if (!S.idx || !S.band || !bnd || !cand || !incand)
 		goto out;
-	for (u = 0; u < h->n; u++)
+	for (u = 0; u < h->n; u++) {
+		uint64_t e;
+
 		S.idx[u] = NONE;
+		for (e = h->xadj[u]; e < h->xadj[u + 1]; e++)
+			if (part[h->adj[e]] != part[u]) {
+				cand_add(u, cand, &nc, incand);
+				break;
+			}
+	}
 	if (k == 2) {
 		if (!(pw = malloc(sizeof(*pw))))
 			goto out;
@@ -502,7 +525,7 @@ int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const doubl
 			double lb = wt[b] - lo[b] < cap[a] - wt[a] ? wt[b] - lo[b] : cap[a] - wt[a];
 			int r;
 
-			nbnd = pair_boundary(h, part, a, b, bnd);
+			nbnd = pair_boundary(h, part, a, b, cand, nc, bnd);
 			if (!nbnd)
 				break;
 			r = flow_pair(h, a, b, alpha * (la > 0 ? la : 0), alpha * (lb > 0 ? lb : 0), cap, lo, part, wt,
@@ -510,6 +533,15 @@ int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const doubl
 			if (r < 0)
 				goto out;
 			improved |= r == 1;
+			for (j = 0; r == 1 && j < S.nb;
+			     j++) { /* (what moved, and its neighbours, may be boundary now) */
+				uint32_t v = S.band[j];
+				uint64_t e;
+
+				cand_add(v, cand, &nc, incand);
+				for (e = h->xadj[v]; e < h->xadj[v + 1]; e++)
+					cand_add(h->adj[e], cand, &nc, incand);
+			}
 			if (r == 2 || (r == 0 && alpha >= ML_FLOW_ALPHA_MAX))
 				break;
 			if (alpha < ML_FLOW_ALPHA_MAX)
@@ -518,7 +550,7 @@ int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const doubl
 	}
 	rc = improved;
 out:
-	free(S.idx), free(S.band), free(S.ms), free(S.mt), free(bnd), free(pw);
+	free(S.idx), free(S.band), free(S.ms), free(S.mt), free(bnd), free(pw), free(cand), free(incand);
 	free(S.comp), free(S.low), free(S.tstack), free(S.call), free(S.cw);
 	return rc;
 }
