@@ -288,6 +288,8 @@ static int ml_kway(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *t
 	ml_widen(k, wt, cap, lo);
 	if (ml_kway_fm(h, k, cap, lo, part, wt, conn, tl) < 0)
 		goto out;
+	if (M->flow && h->n >= (uint32_t)M->flow && flow_level(M, h, k, tgt, 0, part, wt, cap, lo, conn, tl, vs) < 0)
+		goto out;
 	for (i = 0; i < k; i++)
 		cap[i] = tgt[i];
 	if (ml_diffuse(h, k, tgt, cap, part, wt, conn, tl) < 0 || ml_balance(h, k, tgt, part, wt, conn, tl) < 0)
