@@ -27,9 +27,7 @@
 
 #include "ml_private.h"
 
-#ifndef ML_FLOW_ALPHA_MAX
 #define ML_FLOW_ALPHA_MAX 4 /* the band's scaling doubles from 1 up to this, unless its cuts break the bounds */
-#endif
 #define ML_FLOW_ROUNDS 8    /* rounds per pair: the band grown again while it improves */
 #define ML_FLOW_EPS 1e-9
 
