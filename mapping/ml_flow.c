@@ -6,18 +6,21 @@
  * heaviest first), a band region is grown by breadth-first search from the a-b boundary into each side,
  * on side a no heavier than what a may lose and b may take (and the same the other way), times a
  * scaling alpha. The rest of a is contracted into the source, the rest of b into the sink; a maximum
- * flow (Dinic's blocking flows, memory O(band)) gives a minimum cut of the band, every one of which is
- * within the parts' bounds when alpha is 1 (a side never gives more than it may lose, nor takes more than
- * it may take). Of the two minimum cuts the residual graph gives (what the source reaches, what reaches
- * the sink) the more balanced one within the bounds is kept, and only when it cuts less than the
- * partition did: the cut never grows and the bounds hold. While a pair improves, the band is grown
- * again with alpha doubled (up to ML_FLOW_ALPHA_MAX), as in KaFFPa's adaptive flow refinement (Sanders
- * and Schulz, "Engineering multilevel graph partitioning algorithms", ESA 2011: band regions whose every
- * cut is balanced, the most balanced minimum cut, the region scaled while it helps); Mt-KaHyPar's flows
- * (Gottesbueren, Heuer, Sanders, Schlag, "Scalable shared-memory hypergraph partitioning", ALENEX 2021,
- * and "Advanced flow-based multilevel hypergraph partitioning", SEA 2020) refine pairs of blocks the same
- * way, scheduled by their cut. Only the edges between a and b change with a move between them, so the
- * pair's minimum cut is the k-way cut's change exactly. No code is taken from those projects.
+ * flow (Dinic's blocking flows, memory O(band)) gives the band's minimum cuts; at alpha 1 every one of
+ * them is within the parts' bounds (a side never gives more than it may lose, nor takes more than it may
+ * take). Among them the most balanced one within the bounds is taken: the residual graph's strongly
+ * connected components between what the source reaches and what reaches the sink, added to the
+ * source's side in an order that keeps it closed (scc_order), each prefix a minimum cut. It is kept only
+ * when it cuts less than the partition did: the cut never grows and the bounds hold. The band is then
+ * grown again with alpha doubled (up to ML_FLOW_ALPHA_MAX, and again at that scale while it improves),
+ * until its smaller cuts break the bounds, as in KaFFPa's adaptive flow refinement (Sanders and Schulz,
+ * "Engineering multilevel graph partitioning algorithms", ESA 2011: band regions whose every cut is
+ * balanced, the most balanced minimum cut, the region scaled while it helps); Mt-KaHyPar's flows
+ * (Gottesbueren, Heuer and Sanders, "Parallel flow-based hypergraph partitioning", SEA 2022, after
+ * Gottesbueren, Hamann, Schlag and Wagner, "Advanced flow-based multilevel hypergraph partitioning", SEA
+ * 2020) refine pairs of blocks the same way, scheduled by their cut. Only the edges between a and b
+ * change with a move between them, so the pair's minimum cut is the k-way cut's change exactly. No code
+ * is taken from those projects.
  *
  * Time per pair and round O(band x band edges) at worst (Dinic), in practice a few breadth-first
  * searches of the band; memory O(n) for the band's index and O(band + band edges) for the network.
@@ -197,10 +200,10 @@ static int scc_order(struct fnet *F, struct fscratch *S, const struct lgraph *h)
 	return 0;
 }
 
-/* Grows side `side` of the band: breadth-first from the a-b boundary into part p (the other part q),
- * no heavier than limit. Appends to band from *nb. */
-static void grow_side(const struct lgraph *h, const uint32_t *part, uint32_t p, uint32_t q, double limit,
-		      struct fscratch *S, uint32_t *nb, const uint32_t *bnd, uint32_t nbnd)
+/* Grows one side of the band: breadth-first from the pair's boundary bnd[] into part p, no heavier than
+ * limit. Appends to band[] from *nb. */
+static void grow_side(const struct lgraph *h, const uint32_t *part, uint32_t p, double limit, struct fscratch *S,
+		      uint32_t *nb, const uint32_t *bnd, uint32_t nbnd)
 {
 	uint32_t qh = 0, qt = 0, i, start = *nb;
 	double w = 0;
@@ -212,7 +215,6 @@ static void grow_side(const struct lgraph *h, const uint32_t *part, uint32_t p, 
 			continue;
 		S->idx[v] = (*nb)++, S->band[S->idx[v]] = v, w += h->c[v];
 	}
-	(void)q;
 	for (qh = start, qt = *nb; qh < qt; qh++) {
 		uint32_t v = S->band[qh];
 		uint64_t e;
@@ -243,8 +245,8 @@ static int flow_pair(const struct lgraph *h, uint32_t a, uint32_t b, double la, 
 	int rc = -1;
 
 	memset(&F, 0, sizeof(F));
-	grow_side(h, part, a, b, la, S, &nb, bnd, nbnd);
-	grow_side(h, part, b, a, lb, S, &nb, bnd, nbnd);
+	grow_side(h, part, a, la, S, &nb, bnd, nbnd);
+	grow_side(h, part, b, lb, S, &nb, bnd, nbnd);
 	if (!nb)
 		return 0;
 	s = nb, t = nb + 1;
@@ -285,7 +287,11 @@ static int flow_pair(const struct lgraph *h, uint32_t a, uint32_t b, double la, 
 	F.pathv = malloc((size_t)F.nn * sizeof(*F.pathv));
 	F.patha = malloc((size_t)F.nn * sizeof(*F.patha));
 	F.it = malloc((size_t)F.nn * sizeof(*F.it));
-	if (na >= NONE || !F.head || !F.rev || !F.res || !F.level || !F.queue || !F.pathv || !F.patha || !F.it)
+	if (na >= NONE) { /* (arcs beyond 32-bit indices: this band is left alone) */
+		rc = 0;
+		goto out;
+	}
+	if (!F.head || !F.rev || !F.res || !F.level || !F.queue || !F.pathv || !F.patha || !F.it)
 		goto out;
 	if (S->msz < F.nn) {
 		unsigned char *m1 = realloc(S->ms, F.nn), *m2;

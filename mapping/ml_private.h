@@ -98,10 +98,10 @@ void ml_widen(uint32_t k, const double *wt, double *cap, double *lo);
 
 /* For each pair of adjacent parts (k = 2: the one pair; else the pairs cut edges join, heaviest first):
  * a band around their boundary, within what each part may give and take (cap[], lo[]), the rest of each
- * part contracted into source and sink, a minimum cut by maximum flow, kept when it cuts less and the
- * bounds hold; the band doubled while that helps. The cut never grows; part sizes stay within cap[] and
- * lo[] (or where they were). wt[] kept up to date. Returns 1 when the cut fell, 0 when not, -1 when out
- * of memory. */
+ * part contracted into source and sink, the most balanced minimum cut by maximum flow, kept when it cuts
+ * less and both parts end within cap[] and lo[]; the band grown again (up to 4x) while that helps. The
+ * cut never grows; a part that changes ends within its bounds. wt[] kept up to date. Returns 1 when the
+ * cut fell, 0 when not, -1 when out of memory. */
 int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const double *cap, const double *lo,
 		   uint32_t *part, double *wt);
 
