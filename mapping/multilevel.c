@@ -29,8 +29,9 @@
  *    least ML_FLOW_MIN_LEVEL vertices, flow refinement after FM (ml_flow.c: minimum cuts of band
  *    regions between pairs of parts, KaFFPa's and Mt-KaHyPar's flows); at the finest level within
  *    ML_IMBALANCE, then sizes and FM again at that level's bounds, kept only when it cuts less.
- *    Measured (tests/bench/mapping, auto at the default budget, RESULTS.md's eighth round): 1.2 %
- *    cheaper on mesh2d-4k (mean of 8 seeds), 1.1 % on mesh3d-16k (4 seeds), 0.2 % on powerlaw-8k.
+ *    The same after ml_kway's k-way FM across the bisections. Measured (tests/bench/mapping, auto at
+ *    the default budget, RESULTS.md's eighth round): 1.4 % cheaper on mesh2d-4k and 1.3 % on mesh3d-16k
+ *    (means of 8 seeds), 0.3 % on powerlaw-8k (4 seeds), the construction 1.5-2x slower.
  *  - V-cycles: each node's k-way split is then run again ML_DEFAULT_VCYCLES times as a V-cycle:
  *    coarsening that never joins two parts of the split, the split itself as the coarsest level's
  *    partition, k-way FM on the way up; a V-cycle is kept only when it cuts less. Measured
