@@ -137,6 +137,10 @@ int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
  * propagation instead of matching: the quality mode's construction is (0, 4, 1); map_multilevel, auto's
  * default portfolio's, is (16, 4, 0): as fast as (24, 0, 0), and cheaper. */
 int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, uint32_t *perm);
+/* map_multilevel_vc with flow refinement (ml_flow.c) chosen: flow 1 on, 0 off, -1 the default
+ * (map_multilevel_vc's: on from ML_FLOW_MIN_RANKS ranks, 4,096, so that a job's first call below that
+ * runs as before). */
+int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, int flow, uint32_t *perm);
 /* For tests: one level of multilevel.c's label-propagation coarsening of g (clusters of at most maxc
  * ranks): cmap[rank] = its cluster, *nc clusters, *cw their total weight (ranks), *cew the coarse
  * graph's total edge weight (both directions; -1 when it shrank by under 10 % and was not built).

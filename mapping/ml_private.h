@@ -1,8 +1,8 @@
 /*
- * mapping/ml_private.h: what the three files of the multilevel construction share (mapping/multilevel.c:
+ * mapping/ml_private.h: what the four files of the multilevel construction share (mapping/multilevel.c:
  * the hierarchical multisection and its k-way partitions; mapping/ml_coarsen.c: the graphs of each level
- * and their coarsening; mapping/ml_fm.c: initial partitions and their refinement at one level). Private
- * to them.
+ * and their coarsening; mapping/ml_fm.c: initial partitions and their refinement at one level;
+ * mapping/ml_flow.c: flow-based refinement of pairs of parts at one level). Private to them.
  */
 #ifndef RANKMAP_ML_PRIVATE_H
 #define RANKMAP_ML_PRIVATE_H
@@ -28,6 +28,7 @@ struct ml {
 	int vcycles;     /* V-cycles on each tree node's k-way split (ML_VCYCLE_MIN_PER_PART) */
 	int tries;       /* initial partitions tried on the coarsest graph */
 	int lp;          /* coarsening by label propagation (lp_coarsen), else by matching (coarsen) */
+	int flow; /* flow refinement (ml_flow_refine) after FM on levels of at least this many vertices; 0: none */
 	int oom, late;
 };
 
@@ -92,5 +93,16 @@ void ml_bounds(const struct lgraph *h, uint32_t k, const uint32_t *tgt, double f
 /* After ml_diffuse: a part still outside its bounds keeps what it holds (it may not grow past it, nor
  * shrink below it), so that FM never makes it worse. */
 void ml_widen(uint32_t k, const double *wt, double *cap, double *lo);
+
+/* ---- mapping/ml_flow.c: flow-based refinement at one level --------------------------------------- */
+
+/* For each pair of adjacent parts (k = 2: the one pair; else the pairs cut edges join, heaviest first):
+ * a band around their boundary, within what each part may give and take (cap[], lo[]), the rest of each
+ * part contracted into source and sink, the most balanced minimum cut by maximum flow, kept when it cuts
+ * less and both parts end within cap[] and lo[]; the band grown again (up to 4x) while that helps. The
+ * cut never grows; a part that changes ends within its bounds. wt[] kept up to date. Returns 1 when the
+ * cut fell, 0 when not, -1 when out of memory. */
+int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const double *cap, const double *lo,
+		   uint32_t *part, double *wt);
 
 #endif
