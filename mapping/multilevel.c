@@ -49,9 +49,32 @@
 #define ML_DEFAULT_TRIES 16
 #define ML_DEFAULT_VCYCLES 4
 #define ML_FAST_TRIES 8 /* map_multilevel_fast's (auto's default portfolio above 4,096 ranks) */
-#define ML_FAST_VCYCLES 1
+#define ML_FAST_VCYCLES 2
 #define ML_IMBALANCE 0.03
+#define ML_FINE_IMBALANCE 0.03 /* the finest level's FM first, then exact sizes (exact_fm) */
 #define ML_VCYCLE_MIN_PER_PART ML_COARSE_PER_PART /* V-cycles only where the split's graph coarsens */
+
+/* The finest level after its FM within ML_FINE_IMBALANCE: exact sizes (the excess diffused away, least
+ * loss first), FM within one vertex of them (its pairs of moves are exchanges), exact sizes again. */
+static int exact_fm(const struct lgraph *h, uint32_t k, const uint32_t *tgt, uint32_t *part, double *wt, double *cap,
+		    double *lo, double *conn, uint32_t *tl)
+{
+	uint32_t i, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		if (pass) {
+			ml_bounds(h, k, tgt, 0, part, wt, cap, lo);
+			ml_widen(k, wt, cap, lo);
+			if (ml_kway_fm(h, k, cap, lo, part, wt, conn, tl) < 0)
+				return -1;
+		}
+		for (i = 0; i < k; i++)
+			cap[i] = tgt[i];
+		if (ml_diffuse(h, k, tgt, cap, part, wt, conn, tl) < 0 || ml_balance(h, k, tgt, part, wt, conn, tl) < 0)
+			return -1;
+	}
+	return 0;
+}
 
 /* Multilevel k-way partition of h into parts of exactly tgt[0..k-1] vertices (sum = h->n). With init (a
  * partition of h at those sizes), a V-cycle instead: coarsening matches only vertices of one part of
@@ -164,8 +187,8 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 				best[u] = part[cmaps[l][u]];
 			memcpy(part, best, (size_t)hl->n * sizeof(*part));
 		}
-		/* sizes first (the finest level: exact but for one, for FM's exchanges), then the cut */
-		ml_bounds(hl, k, tgt, l ? ML_IMBALANCE : 0, part, wt, cap, lo);
+		/* sizes first (the finest level: within ML_FINE_IMBALANCE, then exact; see below), then the cut */
+		ml_bounds(hl, k, tgt, l ? ML_IMBALANCE : ML_FINE_IMBALANCE, part, wt, cap, lo);
 		if (ml_diffuse(hl, k, tgt, cap, part, wt, conn, tl) < 0)
 			goto out;
 		ml_widen(k, wt, cap, lo);
@@ -173,13 +196,8 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 		ml_kway_pass(hl, k, cap, ord, part, wt, conn, tl);
 		if (ml_kway_fm(hl, k, cap, lo, part, wt, conn, tl) < 0)
 			goto out;
-		if (l == 0) { /* exact sizes */
-			for (i = 0; i < k; i++)
-				cap[i] = tgt[i];
-			if (ml_diffuse(hl, k, tgt, cap, part, wt, conn, tl) < 0 ||
-			    ml_balance(hl, k, tgt, part, wt, conn, tl) < 0)
-				goto out;
-		}
+		if (l == 0 && exact_fm(hl, k, tgt, part, wt, cap, lo, conn, tl) < 0)
+			goto out;
 	}
 	rc = 0;
 out:
