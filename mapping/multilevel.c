@@ -52,16 +52,18 @@
 #define ML_FAST_VCYCLES 2
 #define ML_IMBALANCE 0.03
 #define ML_FINE_IMBALANCE 0.03 /* the finest level's FM first, then exact sizes (exact_fm) */
+
+double ml_fine_imbalance = ML_FINE_IMBALANCE;
 #define ML_VCYCLE_MIN_PER_PART ML_COARSE_PER_PART /* V-cycles only where the split's graph coarsens */
 
 /* The finest level after its FM within ML_FINE_IMBALANCE: exact sizes (the excess diffused away, least
  * loss first), FM within one vertex of them (its pairs of moves are exchanges), exact sizes again. */
-static int exact_fm(const struct lgraph *h, uint32_t k, const uint32_t *tgt, uint32_t *part, double *wt, double *cap,
-		    double *lo, double *conn, uint32_t *tl)
+static int exact_fm(const struct lgraph *h, uint32_t k, const uint32_t *tgt, int again, uint32_t *part, double *wt,
+		    double *cap, double *lo, double *conn, uint32_t *tl)
 {
 	uint32_t i, pass;
 
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < (again ? 2u : 1u); pass++) {
 		if (pass) {
 			ml_bounds(h, k, tgt, 0, part, wt, cap, lo);
 			ml_widen(k, wt, cap, lo);
@@ -188,7 +190,7 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 			memcpy(part, best, (size_t)hl->n * sizeof(*part));
 		}
 		/* sizes first (the finest level: within ML_FINE_IMBALANCE, then exact; see below), then the cut */
-		ml_bounds(hl, k, tgt, l ? ML_IMBALANCE : ML_FINE_IMBALANCE, part, wt, cap, lo);
+		ml_bounds(hl, k, tgt, l ? ML_IMBALANCE : ml_fine_imbalance, part, wt, cap, lo);
 		if (ml_diffuse(hl, k, tgt, cap, part, wt, conn, tl) < 0)
 			goto out;
 		ml_widen(k, wt, cap, lo);
@@ -196,7 +198,7 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 		ml_kway_pass(hl, k, cap, ord, part, wt, conn, tl);
 		if (ml_kway_fm(hl, k, cap, lo, part, wt, conn, tl) < 0)
 			goto out;
-		if (l == 0 && exact_fm(hl, k, tgt, part, wt, cap, lo, conn, tl) < 0)
+		if (l == 0 && exact_fm(hl, k, tgt, ml_fine_imbalance > 0, part, wt, cap, lo, conn, tl) < 0)
 			goto out;
 	}
 	rc = 0;
