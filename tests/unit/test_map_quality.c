@@ -340,7 +340,8 @@ static void check_fine_imbalance(void)
 		ml_fine_imbalance = with ? keep : 0;
 		for (unsigned seed = 0; seed < 8; seed++)
 			for (int form = 0; form < 2; form++) {
-				ok &= (form ? map_multilevel_fast(&ctx, seed, p) : map_multilevel(&ctx, seed, p)) == 0 &&
+				ok &= (form ? map_multilevel_fast(&ctx, seed, p) : map_multilevel(&ctx, seed, p)) ==
+					      0 &&
 				      map_check_perm(p, c.g->n, t->nslots) == 0;
 				sum[form][with] += cost_indep(c.g, c.L, c.arity, c.dist, p);
 			}
