@@ -122,7 +122,7 @@ int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine);
  * slots. Returns 0, or -1: errno ENOMEM, or ETIMEDOUT past ctx->deadline (checked between partitions). */
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
 /* map_multilevel for auto's default portfolio above 4,096 ranks, where its budget is too short for 16
- * initial partitions and 4 V-cycles: 8 and 2, coarsening by label propagation. */
+ * initial partitions and 4 V-cycles: 12 and 3, coarsening by label propagation. */
 int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
 /* The same with tries initial partitions of each coarsest graph (0: ML_INIT_TRIES, 24), nvcycles
  * V-cycles on each tree node's split (multilevel.c: vcycles) and, lp set, coarsening by label

@@ -55,8 +55,12 @@
 #define ML_INIT_TRIES 24  /* the quality mode's; auto's default portfolio: ML_DEFAULT_TRIES */
 #define ML_DEFAULT_TRIES 16
 #define ML_DEFAULT_VCYCLES 4
-#define ML_FAST_TRIES 8 /* map_multilevel_fast's (auto's default portfolio above 4,096 ranks) */
-#define ML_FAST_VCYCLES 2
+/* map_multilevel_fast's (auto's default portfolio above 4,096 ranks): 12 and 3, paid by ML_FM_STALL
+ * (ml_fm.c), about half the default budget there; with 8 and 2 auto's default gave on tests/bench/mapping
+ * mesh3d-16k 20,552,434 (12 seeds) and powerlaw-8k 13,748,067 (6 seeds), with 12 and 3 20,387,336 and
+ * 13,708,575 (RESULTS.md, eighth round). */
+#define ML_FAST_TRIES 12
+#define ML_FAST_VCYCLES 3
 #define ML_IMBALANCE 0.03
 #define ML_FINE_IMBALANCE 0.03 /* the finest level's FM first, then exact sizes (exact_fm) */
 
