@@ -15,8 +15,8 @@
  * was the larger of 64 and an eighth of the level's vertices; 32 (tests/bench/mapping, the construction
  * alone, 6 seeds each, means): mesh3d-16k's lighter form 18 % faster at the same cost (21.016 M against
  * 21.012 M), powerlaw-8k's 16 % faster, 0.4 % costlier, mesh2d-4k's full form 10 % faster and the same
- * mappings on 24 seeds. With ML_FINE_IMBALANCE (multilevel.c) the three are cheaper than before in less
- * time (RESULTS.md, eighth round). */
+ * mappings on 24 seeds. With ML_FINE_IMBALANCE (multilevel.c) as well, in less time than before:
+ * mesh3d-16k 0.8 % and mesh2d-4k 0.5 % cheaper, powerlaw-8k 0.05 % costlier (RESULTS.md, eighth round). */
 #define ML_FM_STALL 32
 
 /* Cut of a partition (each edge counted twice). */
