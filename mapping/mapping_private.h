@@ -130,17 +130,22 @@ int tm_map(const map_ctx_t *ctx, uint32_t *perm, int mode, int mlrefine);
  * slots. Returns 0, or -1: errno ENOMEM, or ETIMEDOUT past ctx->deadline (checked between partitions). */
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
 /* map_multilevel for auto's default portfolio above 4,096 ranks, where its budget is too short for 16
- * initial partitions and 4 V-cycles: 8 and 1, coarsening by label propagation. */
+ * initial partitions and 4 V-cycles: 12 and 3, coarsening by label propagation. */
 int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
 /* The same with tries initial partitions of each coarsest graph (0: ML_INIT_TRIES, 24), nvcycles
  * V-cycles on each tree node's split (multilevel.c: vcycles) and, lp set, coarsening by label
- * propagation instead of matching: the quality mode's construction is (0, 4, 1); map_multilevel, auto's
- * default portfolio's, is (16, 4, 0): as fast as (24, 0, 0), and cheaper. */
+ * propagation instead of matching: the quality mode's construction is (0, MAP_QUALITY_VCYCLES, 1);
+ * map_multilevel, auto's default portfolio's, is (16, 4, 0): as fast as (24, 0, 0), and cheaper. */
 int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, uint32_t *perm);
 /* map_multilevel_vc with flow refinement (ml_flow.c) chosen: flow 1 on, 0 off, -1 the default
  * (map_multilevel_vc's: on from ML_FLOW_MIN_RANKS ranks, 4,096, so that a job's first call below that
  * runs as before). */
 int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, int flow, uint32_t *perm);
+/* The quality mode's V-cycles per tree node's split (quality.c). 8 instead of 4 (tests/bench/mapping,
+ * RESULTS.md, eighth round): at the best peer's CPU time mesh3d-16k 0.9 % cheaper (2 seeds), powerlaw-1k
+ * 0.3 % (4 seeds), powerlaw-8k 0.1 % (1 seed), rand1024 0.1 % (6 seeds), mesh2d-4k equal (4 seeds); at
+ * rankmapctl map's offline default of 100 ms, rand1024 0.35 % and powerlaw-1k 0.2 % cheaper (5 seeds). */
+#define MAP_QUALITY_VCYCLES 8
 /* For tests: one level of multilevel.c's label-propagation coarsening of g (clusters of at most maxc
  * ranks): cmap[rank] = its cluster, *nc clusters, *cw their total weight (ranks), *cew the coarse
  * graph's total edge weight (both directions; -1 when it shrank by under 10 % and was not built).

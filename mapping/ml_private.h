@@ -32,6 +32,11 @@ struct ml {
 	int oom, late;
 };
 
+/* multilevel.c: the finest level's FM works within this fraction of the sizes before exact sizes and an
+ * FM within one vertex of them (ML_FINE_IMBALANCE); at 0, FM within one vertex only (as before the
+ * eighth round of tests/bench/mapping/RESULTS.md). Only tests change it, to compare. */
+extern double ml_fine_imbalance;
+
 static inline uint32_t ml_rnd(struct ml *M)
 {
 	M->rng ^= M->rng << 13, M->rng ^= M->rng >> 7, M->rng ^= M->rng << 17;

@@ -23,15 +23,23 @@
  *    ML_INIT_TRIES seeded tries each balanced and refined by FM, the smallest cut kept;
  *  - uncoarsening: at every level, sizes first (diffusion: an overfull part's excess moves downhill to
  *    neighbouring parts, best gain first), then greedy k-way moves and k-way Fiduccia-Mattheyses
- *    (negative moves too, best prefix kept) within ML_IMBALANCE of the sizes, exact but for one rank at
- *    the finest level (FM's pairs of moves are then exchanges); the finest level ends at exact sizes.
+ *    (negative moves too, best prefix kept, a pass ending after ML_FM_STALL moves without a new best)
+ *    within ML_IMBALANCE of the sizes; at the finest level within ML_FINE_IMBALANCE, then exact sizes
+ *    (the excess diffused away, least loss first), FM again within one rank of them (its pairs of moves
+ *    are exchanges) and exact sizes again (exact_fm). Before, the finest level's FM worked within one
+ *    rank only, where a move must wait for its partner: the construction alone on tests/bench/mapping,
+ *    0.5 % cheaper on mesh2d-4k (mean of 24 seeds) and 0.85 % on mesh3d-16k (6 seeds), for 9-11 % more
+ *    time (RESULTS.md, eighth round). The relaxed balance is the usual one of multilevel partitioners (Sanders and Schulz,
+ *    "Engineering multilevel graph partitioning algorithms", ESA 2011, refine within an imbalance
+ *    epsilon); the slots here need exact sizes, hence the repair and the second FM.
  *    From ML_FLOW_MIN_RANKS ranks (4,096: a job's first call below is unchanged), on every level of at
- *    least ML_FLOW_MIN_LEVEL vertices, flow refinement after FM (ml_flow.c: minimum cuts of band
- *    regions between pairs of parts, KaFFPa's and Mt-KaHyPar's flows); at the finest level within
- *    ML_IMBALANCE, then sizes and FM again at that level's bounds, kept only when it cuts less.
- *    The same after ml_kway's k-way FM across the bisections. Measured (tests/bench/mapping, auto at
- *    the default budget, RESULTS.md's eighth round): 1.4 % cheaper on mesh2d-4k and 1.3 % on mesh3d-16k
- *    (means of 8 seeds), 0.3 % on powerlaw-8k (4 seeds), the construction 1.5-2x slower.
+ *    least ML_FLOW_MIN_LEVEL vertices, flow refinement after FM (ml_flow.c: minimum cuts of band regions
+ *    between pairs of parts, KaFFPa's and Mt-KaHyPar's flows) within the level's bounds; at a finest
+ *    level, FM at exact sizes but for one and flows within ML_IMBALANCE (flow_level) instead of
+ *    ML_FINE_IMBALANCE; and after ml_kway's k-way FM across the bisections (flow_level).
+ *    Measured (tests/bench/mapping, auto at the default budget, RESULTS.md's eighth round): 1.4 %
+ *    cheaper on mesh2d-4k and 1.3 % on mesh3d-16k (means of 8 seeds), 0.3 % on powerlaw-8k (4 seeds),
+ *    the construction 1.5-2x slower.
  *  - V-cycles: each node's k-way split is then run again ML_DEFAULT_VCYCLES times as a V-cycle:
  *    coarsening that never joins two parts of the split, the split itself as the coarsest level's
  *    partition, k-way FM on the way up; a V-cycle is kept only when it cuts less. Measured
@@ -55,25 +63,52 @@
 #define ML_INIT_TRIES 24  /* the quality mode's; auto's default portfolio: ML_DEFAULT_TRIES */
 #define ML_DEFAULT_TRIES 16
 #define ML_DEFAULT_VCYCLES 4
-#define ML_FAST_TRIES 8 /* map_multilevel_fast's (auto's default portfolio above 4,096 ranks) */
-#define ML_FAST_VCYCLES 1
+/* map_multilevel_fast's (auto's default portfolio above 4,096 ranks): 12 and 3, paid by ML_FM_STALL
+ * (ml_fm.c), about half the default budget there; with 8 and 2 auto's default gave on tests/bench/mapping
+ * mesh3d-16k 20,552,434 (12 seeds) and powerlaw-8k 13,748,067 (6 seeds), with 12 and 3 20,387,336 and
+ * 13,708,575 (RESULTS.md, eighth round). */
+#define ML_FAST_TRIES 12
+#define ML_FAST_VCYCLES 3
 #define ML_IMBALANCE 0.03
 #define ML_FLOW_MIN_RANKS 4096 /* flow refinement by default from this many ranks (map_multilevel_vc) */
 #define ML_FLOW_MIN_LEVEL 64   /* flow refinement on levels of at least this many vertices */
+#define ML_FINE_IMBALANCE 0.03 /* the finest level's FM first, then exact sizes (exact_fm) */
+
+double ml_fine_imbalance = ML_FINE_IMBALANCE;
 #define ML_VCYCLE_MIN_PER_PART ML_COARSE_PER_PART /* V-cycles only where the split's graph coarsens */
 
-/* Flow refinement (ml_flow.c) of level l's partition after its FM. Above the finest level within the
- * level's bounds; at the finest level (sizes exact but for one, where a band would hold a vertex or two)
- * within ML_IMBALANCE, then sizes and FM again at the finest level's bounds, the result kept only when
- * it cuts less than FM's (saved: scratch of h->n). */
-static int flow_level(struct ml *M, const struct lgraph *hl, uint32_t k, const uint32_t *tgt, int l, uint32_t *part,
+/* The finest level after its FM within ML_FINE_IMBALANCE: exact sizes (the excess diffused away, least
+ * loss first), FM within one vertex of them (its pairs of moves are exchanges), exact sizes again. */
+static int exact_fm(const struct lgraph *h, uint32_t k, const uint32_t *tgt, int again, uint32_t *part, double *wt,
+		    double *cap, double *lo, double *conn, uint32_t *tl)
+{
+	uint32_t i, pass;
+
+	for (pass = 0; pass < (again ? 2u : 1u); pass++) {
+		if (pass) {
+			ml_bounds(h, k, tgt, 0, part, wt, cap, lo);
+			ml_widen(k, wt, cap, lo);
+			if (ml_kway_fm(h, k, cap, lo, part, wt, conn, tl) < 0)
+				return -1;
+		}
+		for (i = 0; i < k; i++)
+			cap[i] = tgt[i];
+		if (ml_diffuse(h, k, tgt, cap, part, wt, conn, tl) < 0 || ml_balance(h, k, tgt, part, wt, conn, tl) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Flow refinement (ml_flow.c) of a partition at exact sizes but for one (a finest level's, and ml_kway's
+ * after its k-way FM across the bisections), where a band would hold a vertex or two: within
+ * ML_IMBALANCE, then sizes and FM again at exact sizes but for one, the result kept only when it cuts less
+ * than before (saved: scratch of h->n). */
+static int flow_level(struct ml *M, const struct lgraph *hl, uint32_t k, const uint32_t *tgt, uint32_t *part,
 		      double *wt, double *cap, double *lo, double *conn, uint32_t *tl, uint32_t *saved)
 {
 	double c0;
 	int r;
 
-	if (l > 0)
-		return ml_flow_refine(M, hl, k, cap, lo, part, wt) < 0 ? -1 : 0;
 	memcpy(saved, part, (size_t)hl->n * sizeof(*part));
 	c0 = ml_cut_of(hl, part);
 	ml_bounds(hl, k, tgt, ML_IMBALANCE, part, wt, cap, lo);
@@ -194,6 +229,11 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 	}
 	for (l = (int)nl - 1; l >= 0; l--) {
 		const struct lgraph *hl = lv[l];
+		/* flows on this level; the finest level's FM then works at exact sizes but for one, and its flows
+		 * within ML_IMBALANCE (flow_level): the finest level within ml_fine_imbalance and then flows
+		 * within it was 0.5 % costlier on mesh2d-4k at auto's default (8 seeds, RESULTS.md) */
+		int flows = M->flow && hl->n >= (uint32_t)M->flow;
+		double fine = flows ? 0 : ml_fine_imbalance;
 
 		if (map_now_ms() > M->deadline) { /* (every level: the budget holds within a level's time) */
 			M->late = 1;
@@ -206,8 +246,8 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 				best[u] = part[cmaps[l][u]];
 			memcpy(part, best, (size_t)hl->n * sizeof(*part));
 		}
-		/* sizes first (the finest level: exact but for one, for FM's exchanges), then the cut */
-		ml_bounds(hl, k, tgt, l ? ML_IMBALANCE : 0, part, wt, cap, lo);
+		/* sizes first (the finest level: within ML_FINE_IMBALANCE, then exact; see below), then the cut */
+		ml_bounds(hl, k, tgt, l ? ML_IMBALANCE : fine, part, wt, cap, lo);
 		if (ml_diffuse(hl, k, tgt, cap, part, wt, conn, tl) < 0)
 			goto out;
 		ml_widen(k, wt, cap, lo);
@@ -215,16 +255,12 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 		ml_kway_pass(hl, k, cap, ord, part, wt, conn, tl);
 		if (ml_kway_fm(hl, k, cap, lo, part, wt, conn, tl) < 0)
 			goto out;
-		if (M->flow && hl->n >= (uint32_t)M->flow &&
-		    flow_level(M, hl, k, tgt, l, part, wt, cap, lo, conn, tl, best) < 0)
+		if (flows && l > 0 && ml_flow_refine(M, hl, k, cap, lo, part, wt) < 0)
 			goto out;
-		if (l == 0) { /* exact sizes */
-			for (i = 0; i < k; i++)
-				cap[i] = tgt[i];
-			if (ml_diffuse(hl, k, tgt, cap, part, wt, conn, tl) < 0 ||
-			    ml_balance(hl, k, tgt, part, wt, conn, tl) < 0)
-				goto out;
-		}
+		if (flows && l == 0 && flow_level(M, hl, k, tgt, part, wt, cap, lo, conn, tl, best) < 0)
+			goto out;
+		if (l == 0 && exact_fm(hl, k, tgt, fine > 0, part, wt, cap, lo, conn, tl) < 0)
+			goto out;
 	}
 	rc = 0;
 out:
@@ -289,7 +325,7 @@ static int ml_kway(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *t
 	ml_widen(k, wt, cap, lo);
 	if (ml_kway_fm(h, k, cap, lo, part, wt, conn, tl) < 0)
 		goto out;
-	if (M->flow && h->n >= (uint32_t)M->flow && flow_level(M, h, k, tgt, 0, part, wt, cap, lo, conn, tl, vs) < 0)
+	if (M->flow && h->n >= (uint32_t)M->flow && flow_level(M, h, k, tgt, part, wt, cap, lo, conn, tl, vs) < 0)
 		goto out;
 	for (i = 0; i < k; i++)
 		cap[i] = tgt[i];

@@ -62,7 +62,7 @@
 #define QUALITY_BUILD_MS_PER_RANK 0.08 /* a construction's CPU time, about, before one was measured */
 #define QUALITY_BUILD_FIT 1.25         /* an item's share: at least this many times a construction, if it can */
 #define QUALITY_FEW_TRIES 8            /* a construction's initial partitions when one with its own 24 does not fit */
-#define QUALITY_VCYCLES 4              /* multilevel.c's V-cycles per tree node's split (see the opening comment) */
+#define QUALITY_VCYCLES MAP_QUALITY_VCYCLES /* multilevel.c's V-cycles per tree node's split (mapping_private.h) */
 
 struct item {
 	const map_ctx_t *ctx;
