@@ -67,6 +67,10 @@
  * (ml_fm.c), about half the default budget there; with 8 and 2 auto's default gave on tests/bench/mapping
  * mesh3d-16k 20,552,434 (12 seeds) and powerlaw-8k 13,748,067 (6 seeds), with 12 and 3 20,387,336 and
  * 13,708,575 (RESULTS.md, eighth round). */
+/* map_multilevel_strong's tries (auto at 4,096 ranks with 1.5 times a job's default, the offline one):
+ * on tests/bench/mapping's mesh2d-4k at 246 ms, 64 seeds, 0.6 % cheaper than 16 tries, whose construction
+ * takes about as large a share of 165 ms (RESULTS.md, ninth round). */
+#define ML_STRONG_TRIES 48
 #define ML_FAST_TRIES 12
 #define ML_FAST_VCYCLES 3
 #define ML_IMBALANCE 0.03
@@ -454,6 +458,11 @@ out:
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
 	return map_multilevel_vc(ctx, seed, ML_DEFAULT_TRIES, ML_DEFAULT_VCYCLES, 0, perm);
+}
+
+int map_multilevel_strong(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
+{
+	return map_multilevel_vc(ctx, seed, ML_STRONG_TRIES, ML_DEFAULT_VCYCLES, 0, perm);
 }
 
 int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
