@@ -41,7 +41,7 @@
 /* At exactly AUTO_LARGE_RANKS ranks, with a budget of at least this many times a job's default (the
  * offline default, mapping.h: 1.5 times; below twice, where the quality mode starts), the full form
  * with 48 initial partitions (map_multilevel_strong): on tests/bench/mapping's mesh2d-4k at 246 ms
- * 2,353,338 (mean of seeds 0-63) against 2,367,664 with 16 at the former default of 165 ms (the budget
+ * 2,353,145 (mean of seeds 0-63) against 2,367,664 with 16 at the former default of 165 ms (the budget
  * alone: 2,365,344 on seeds 0-31, against 2,366,602; RESULTS.md, ninth round). */
 #define AUTO_STRONG_FACTOR 1.45
 
