@@ -40,9 +40,10 @@
 #define AUTO_MLREFINE_MAX_RANKS 16384 /* the final search on mlrefine.c's V-cycle up to here */
 /* At exactly AUTO_LARGE_RANKS ranks, with a budget of at least this many times a job's default (the
  * offline default, mapping.h: 1.5 times; below twice, where the quality mode starts), the full form
- * with 48 initial partitions (map_multilevel_strong): on tests/bench/mapping's mesh2d-4k at 246 ms
- * 2,353,145 (mean of seeds 0-63) against 2,367,664 with 16 at the former default of 165 ms (the budget
- * alone: 2,365,344 on seeds 0-31, against 2,366,602; RESULTS.md, ninth round). */
+ * with 48 initial partitions and up to 6 V-cycles (map_multilevel_strong): on tests/bench/mapping's
+ * mesh2d-4k at 246 ms 2,343,691 on seeds 0-7 (1.0192 of SharedMap) and 2,347,778 on seeds 0-63, against
+ * 2,357,025 and 2,367,664 with 16 and 4 at the former default of 165 ms (the budget alone: 2,365,344 on
+ * seeds 0-31, against 2,366,602; RESULTS.md, ninth round). */
 #define AUTO_STRONG_FACTOR 1.45
 
 struct candidate {
