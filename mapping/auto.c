@@ -38,6 +38,13 @@
 #define AUTO_LARGE_RANKS 4096         /* above: the multilevel candidate on every sparse graph (ml_candidate) */
 #define AUTO_LARGE_DEGREE 12.0        /* sparse: an average degree of at most this */
 #define AUTO_MLREFINE_MAX_RANKS 16384 /* the final search on mlrefine.c's V-cycle up to here */
+/* At exactly AUTO_LARGE_RANKS ranks, with a budget of at least this many times a job's default (the
+ * offline default, mapping.h: 1.5 times; below twice, where the quality mode starts), the full form
+ * with 48 initial partitions and up to 6 V-cycles (map_multilevel_strong): on tests/bench/mapping's
+ * mesh2d-4k at 246 ms 2,343,691 on seeds 0-7 (1.0192 of SharedMap) and 2,347,778 on seeds 0-63, against
+ * 2,357,025 and 2,367,664 with 16 and 4 at the former default of 165 ms (the budget alone: 2,365,344 on
+ * seeds 0-31, against 2,366,602; RESULTS.md, ninth round). */
+#define AUTO_STRONG_FACTOR 1.45
 
 struct candidate {
 	const char *name;
@@ -95,7 +102,7 @@ static int sparse(const map_graph_t *g)
  * graph that is not a grid, in the lighter form that fits the default budget there (map_multilevel_fast:
  * tests/bench/mapping's mesh3d-16k and powerlaw-8k, neither mesh-like, start 5-10 % cheaper from it than
  * from TreeMatch). It runs first there, and on mesh-like graphs from AUTO_LARGE_RANKS ranks on (in its
- * full form at exactly that many): on mesh2d-4k it wins, and first it leaves the final search the time
+ * full form at exactly that many, stronger with 1.5 times a job's default: AUTO_STRONG_FACTOR): on mesh2d-4k it wins, and first it leaves the final search the time
  * that TreeMatch and the other candidates took (80 of 164 ms, none of them won): 0.17 % cheaper on the
  * mean of 8 seeds, and on each (RESULTS.md, seventh round). */
 static int ml_large(const map_graph_t *g)
@@ -121,8 +128,12 @@ static int ml_candidate(const map_ctx_t *ctx, uint32_t *perm)
 		errno = ENOENT;
 		return -1;
 	}
-	return ctx->g->n > AUTO_LARGE_RANKS ? map_multilevel_fast(ctx, ctx->opt.seed, perm)
-					    : map_multilevel(ctx, ctx->opt.seed, perm);
+	if (ctx->g->n > AUTO_LARGE_RANKS)
+		return map_multilevel_fast(ctx, ctx->opt.seed, perm);
+	if (ctx->g->n == AUTO_LARGE_RANKS && ctx->default_ms > 0 &&
+	    ctx->opt.time_budget_ms >= AUTO_STRONG_FACTOR * ctx->default_ms)
+		return map_multilevel_strong(ctx, ctx->opt.seed, perm);
+	return map_multilevel(ctx, ctx->opt.seed, perm);
 }
 
 static const struct candidate candidates[] = {

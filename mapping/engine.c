@@ -107,11 +107,19 @@ double map_default_budget_ms(uint32_t n)
  * the peers of tests/bench/mapping take less than 20 x 100 ms = 2 s: the smallest peer time from 1,024
  * ranks on is 2.15 s (SharedMap, rand1024). Below, 100 ms lets auto's quality mode take one multilevel
  * construction to its end (RESULTS.md, fifth round: within 2 % of the best peer on rand128, cg128,
- * powerlaw-1k and rand1024, where the in-job default is 2.6-7.2 % above). */
+ * powerlaw-1k and rand1024, where the in-job default is 2.6-7.2 % above). From MAP_OFFLINE_LARGE_RANKS
+ * ranks on, MAP_OFFLINE_LARGE_MS_PER_RANK (0.06 ms) a rank, at most MAP_DEFAULT_BUDGET_MS: auto's
+ * multilevel candidate then has 1.5 times a job's default, enough for its stronger form at 4,096 ranks
+ * (auto.c: ml_candidate; RESULTS.md, ninth round), and every instance of tests/bench/mapping from 4,096
+ * ranks on stays at least 20x faster than its best peer (the closest: cart3d-24x20x18, 8,640 ranks,
+ * 0.52 s against SharedMap's 11.87 s, 22.9x; mesh2d-4k 0.25 s against 6.22 s, 25x). */
 double map_offline_budget_ms(uint32_t n)
 {
 	double b = default_budget(n);
 
+	if (n >= MAP_OFFLINE_LARGE_RANKS && MAP_OFFLINE_LARGE_MS_PER_RANK * n > b)
+		b = MAP_OFFLINE_LARGE_MS_PER_RANK * n > MAP_DEFAULT_BUDGET_MS ? MAP_DEFAULT_BUDGET_MS
+									      : MAP_OFFLINE_LARGE_MS_PER_RANK * n;
 	return b < MAP_OFFLINE_MIN_BUDGET_MS ? MAP_OFFLINE_MIN_BUDGET_MS : b;
 }
 

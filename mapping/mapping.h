@@ -152,8 +152,11 @@ int map_compute_guarded(const char *algo, const map_graph_t *g, const topo_targe
 double map_default_budget_ms(uint32_t n);
 /* The default budget of an offline caller (rankmapctl map computing the mapping itself, without
  * --budget; tests/bench/mapping's "offline" column): map_default_budget_ms, but at least
- * MAP_OFFLINE_MIN_BUDGET_MS, which is the same from 2,500 ranks on. */
+ * MAP_OFFLINE_MIN_BUDGET_MS, which is the same from 2,500 ranks on, and from MAP_OFFLINE_LARGE_RANKS
+ * ranks on MAP_OFFLINE_LARGE_MS_PER_RANK a rank (at most 1 s, as a job's). */
 #define MAP_OFFLINE_MIN_BUDGET_MS 100.0
+#define MAP_OFFLINE_LARGE_RANKS 4096
+#define MAP_OFFLINE_LARGE_MS_PER_RANK 0.06
 double map_offline_budget_ms(uint32_t n);
 
 /* Names of the engines, NULL-terminated (static). */

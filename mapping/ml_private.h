@@ -26,9 +26,11 @@ struct ml {
 	uint64_t rng;
 	double deadline; /* thread CPU time (map_now_ms) past which the construction gives up */
 	int vcycles;     /* V-cycles on each tree node's k-way split (ML_VCYCLE_MIN_PER_PART) */
-	int tries;       /* initial partitions tried on the coarsest graph */
-	int lp;          /* coarsening by label propagation (lp_coarsen), else by matching (coarsen) */
-	int flow; /* flow refinement (ml_flow_refine) after FM on levels of at least this many vertices; 0: none */
+	int xvcycles;    /* and up to this many more while the thread's CPU time is before xuntil */
+	double xuntil;
+	int tries; /* initial partitions tried on the coarsest graph */
+	int lp;    /* coarsening by label propagation (lp_coarsen), else by matching (coarsen) */
+	int flow;  /* flow refinement (ml_flow_refine) after FM on levels of at least this many vertices; 0: none */
 	int oom, late;
 };
 

@@ -67,6 +67,16 @@
  * (ml_fm.c), about half the default budget there; with 8 and 2 auto's default gave on tests/bench/mapping
  * mesh3d-16k 20,552,434 (12 seeds) and powerlaw-8k 13,748,067 (6 seeds), with 12 and 3 20,387,336 and
  * 13,708,575 (RESULTS.md, eighth round). */
+/* map_multilevel_strong's tries and V-cycles (auto at 4,096 ranks with 1.5 times a job's default, the
+ * offline one): 48 initial partitions and 6 V-cycles, the last 2 only while the construction has used
+ * less than ML_STRONG_SHARE of its time to the deadline (so that a slower machine drops them on the
+ * later tree nodes instead of running past the deadline, where auto would keep TreeMatch's). On
+ * tests/bench/mapping's mesh2d-4k at 246 ms (RESULTS.md, ninth round), means of seeds 0-63: 16 and 4
+ * 2,367,664 at 165 ms, 48 and 4 2,353,145, 48 and 6 2,347,403; the construction takes 112, 165 and 192
+ * CPU ms here. */
+#define ML_STRONG_TRIES 48
+#define ML_STRONG_XVCYCLES 2
+#define ML_STRONG_SHARE 0.7
 #define ML_FAST_TRIES 12
 #define ML_FAST_VCYCLES 3
 #define ML_IMBALANCE 0.03
@@ -339,8 +349,8 @@ out:
 	return rc;
 }
 
-/* M->vcycles V-cycles (ml_partition with init) on the k-way split part of h, each kept when its cut is
- * smaller, so that the split a child recurses on is at least as good; none where h would not coarsen
+/* M->vcycles V-cycles (ml_partition with init) on the k-way split part of h (and M->xvcycles more while
+ * the CPU time is before M->xuntil), each kept when its cut is smaller, so that the split a child recurses on is at least as good; none where h would not coarsen
  * (there a V-cycle is the k-way FM that ml_kway ran already). The cut is the objective of this tree
  * node: every pair of its children is at the same distance. */
 static int vcycles(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *tgt, uint32_t *part)
@@ -354,7 +364,7 @@ static int vcycles(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *t
 	if (!(p2 = malloc((size_t)h->n * sizeof(*p2))))
 		return -1;
 	c0 = ml_cut_of(h, part);
-	for (v = 0; v < M->vcycles; v++) {
+	for (v = 0; v < M->vcycles || (v < M->vcycles + M->xvcycles && map_now_ms() < M->xuntil); v++) {
 		double c1;
 
 		if (ml_partition(M, h, k, tgt, part, p2) < 0) {
@@ -456,6 +466,14 @@ int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 	return map_multilevel_vc(ctx, seed, ML_DEFAULT_TRIES, ML_DEFAULT_VCYCLES, 0, perm);
 }
 
+static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int xvcycles, int lp, int flow,
+		  uint32_t *perm);
+
+int map_multilevel_strong(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
+{
+	return ml_run(ctx, seed, ML_STRONG_TRIES, ML_DEFAULT_VCYCLES, ML_STRONG_XVCYCLES, 0, -1, perm);
+}
+
 int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
 	return map_multilevel_vc(ctx, seed, ML_FAST_TRIES, ML_FAST_VCYCLES, 1, perm);
@@ -468,12 +486,20 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
 
 int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, int flow, uint32_t *perm)
 {
+	return ml_run(ctx, seed, tries, nvcycles, 0, lp, flow, perm);
+}
+
+static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int xvcycles, int lp, int flow,
+		  uint32_t *perm)
+{
 	struct ml M;
 	uint32_t n = ctx->g->n, i, *vs;
+	double now = map_now_ms();
 	int rc;
 
 	memset(&M, 0, sizeof(M));
 	M.g = ctx->g, M.t = ctx->t, M.perm = perm, M.deadline = ctx->deadline, M.vcycles = nvcycles;
+	M.xvcycles = xvcycles, M.xuntil = now + ML_STRONG_SHARE * (ctx->deadline - now);
 	M.tries = tries > 0 ? tries : ML_INIT_TRIES, M.lp = lp;
 	if (flow < 0)
 		flow = n >= ML_FLOW_MIN_RANKS;

@@ -8,7 +8,8 @@
  * prints the cost and the CPU seconds (this process, all threads: CLOCK_PROCESS_CPUTIME_ID around the
  * call) of: the identity, Scotch 7 ("scotch" engine, default strategy, repaired into one rank per slot;
  * "-" above MAP_SCOTCH_MAX_RANKS ranks), auto at its default budget (a job's: map_default_budget_ms),
- * auto at the offline default (rankmapctl map's: map_offline_budget_ms, at least 100 ms; where it equals
+ * auto at the offline default (rankmapctl map's: map_offline_budget_ms, at least 100 ms, 0.06 ms a rank
+ * from 4,096 ranks; where it equals
  * a job's, the same run is printed again) and auto at each budget of BENCH_QUALITY_BUDGETS (CPU ms, comma-separated, default "1000,10000"). Costs are computed here from
  * the Metis file and the tleaf arities alone (cost_indep below: integer division of slot numbers, no
  * call into mapping/ or topo/), the same rule as score.py; with OUT, every mapping is also written to
