@@ -66,7 +66,12 @@
 /* map_multilevel_fast's (auto's default portfolio above 4,096 ranks): 12 and 3, paid by ML_FM_STALL
  * (ml_fm.c), about half the default budget there; with 8 and 2 auto's default gave on tests/bench/mapping
  * mesh3d-16k 20,552,434 (12 seeds) and powerlaw-8k 13,748,067 (6 seeds), with 12 and 3 20,387,336 and
- * 13,708,575 (RESULTS.md, eighth round). */
+ * 13,708,575 (RESULTS.md, eighth round). The first V-cycle always, the other two only while the
+ * construction has used less than ML_STRONG_SHARE of its time: with flow refinement on (from 4,096 ranks)
+ * all three took powerlaw-8k's construction to 387 CPU ms, past a job's default of 328 ms, where auto
+ * then kept TreeMatch's mapping (14,272,600 on seeds 0-3, 1.053 of SharedMap); with the guard 13,771,500
+ * (1.016), and at rankmapctl map's offline default (492 ms) the same as before (13,707,025 against
+ * 13,703,775); mesh3d-16k equal at both (20,343,375 / 20,341,900 at 655 ms, 4 seeds). */
 /* map_multilevel_strong's tries and V-cycles (auto at 4,096 ranks with 1.5 times a job's default, the
  * offline one): 48 initial partitions and 6 V-cycles, the last 2 only while the construction has used
  * less than ML_STRONG_SHARE of its time to the deadline (so that a slower machine drops them on the
@@ -476,7 +481,7 @@ int map_multilevel_strong(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 
 int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
-	return map_multilevel_vc(ctx, seed, ML_FAST_TRIES, ML_FAST_VCYCLES, 1, perm);
+	return ml_run(ctx, seed, ML_FAST_TRIES, 1, ML_FAST_VCYCLES - 1, 1, -1, perm);
 }
 
 int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, uint32_t *perm)
