@@ -160,6 +160,11 @@ int map_ml_lp_level(const map_graph_t *g, unsigned seed, uint32_t maxc, uint32_t
  * budget (ctx->deadline, CPU time of all threads together); never returns a costlier perm. Returns 0,
  * or -1 (err set) when out of memory. */
 int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm);
+/* quality.c: an item's share of a round's CPU time (ms), given left ms for ni items, a construction's
+ * build ms and first, an item's share of the first round without a plan (its left / ni): left / ni, or
+ * the plan, first / QUALITY_PLAN_ROUNDS but at least QUALITY_BUILD_FIT x build, where left / ni is more
+ * than QUALITY_PLAN_LAST x that (*capped then 1, else 0; the last round takes what is left). */
+double map_quality_share(double left, size_t ni, double build, double first, int *capped);
 
 /* refine.c: improves perm in place (must be a bijection) until no gain or the deadline, then (kicks > 0)
  * by iterated local search, kicks + 1 random moves a step (1: two, the engines' own strength). Returns the number of improving moves, -1 on allocation failure. */

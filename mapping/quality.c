@@ -32,11 +32,20 @@
  *
  * The budget is CPU time, all threads together: each item gets an equal share of what is left at its
  * round's start (CPU time of its own thread), and the next round starts only with QUALITY_MIN_SHARE_MS
- * a share left. The rounds stop at the budget, after QUALITY_MAX_ROUNDS rounds, or after
+ * a share left. The budget is planned over QUALITY_PLAN_ROUNDS rounds (map_quality_share): an item's
+ * share is at most an eighth of the first round's (but never less than QUALITY_BUILD_FIT constructions),
+ * and the round that would leave less than QUALITY_PLAN_LAST shares takes the rest: more rounds of
+ * shorter searches, every second restarted from the best so far, instead of one round of four long
+ * searches each from its own construction. At the best peer's CPU time (tests/bench/mapping,
+ * RESULTS.md, ninth round): rand1024 0.12 % cheaper (10 seeds), powerlaw-8k 0.27 % (2 seeds),
+ * powerlaw-1k 0.32 %, rand128 0.27 % (4 seeds each), mesh3d-16k 0.27 % (1 seed), mesh2d-4k (8 seeds)
+ * and cg128 equal. The rounds stop at the budget, after QUALITY_MAX_ROUNDS rounds, or after
  * QUALITY_STALL_ROUNDS rounds in a row that found nothing cheaper. Items are numbered and the best is
  * chosen by (cost, number) after each round, so the result is the same for a seed whatever the number
  * of threads, unless the budget cuts a search short. A construction is skipped (the item restarts the
- * local search instead) when the first one took more CPU time than the item's share.
+ * local search instead) when the first construction took more CPU time than the item's share (the
+ * construction's own time: the whole item's, which equals a share, skipped every construction of the
+ * later rounds, by a few microseconds; on mesh2d-4k 0.3 % costlier over 8 seeds).
  *
  * Small budgets (rankmapctl map's offline default, engine.c: 100 ms at 128 to 2,500 ranks): until a round
  * has found a mapping, a round has only as many items as leave each QUALITY_BUILD_FIT times a
@@ -62,6 +71,8 @@
 #define QUALITY_BUILD_MS_PER_RANK 0.08 /* a construction's CPU time, about, before one was measured */
 #define QUALITY_BUILD_FIT 1.25         /* an item's share: at least this many times a construction, if it can */
 #define QUALITY_FEW_TRIES 8            /* a construction's initial partitions when one with its own 24 does not fit */
+#define QUALITY_PLAN_ROUNDS 8          /* the budget's rounds, planned (map_quality_share) */
+#define QUALITY_PLAN_LAST 1.5          /* a round with less than this many planned shares left takes the rest */
 #define QUALITY_VCYCLES MAP_QUALITY_VCYCLES /* multilevel.c's V-cycles per tree node's split (mapping_private.h) */
 
 struct item {
@@ -159,6 +170,17 @@ static double run_round(struct item *items, size_t ni, size_t nt)
 	return cpu;
 }
 
+/* An item's share of a round (mapping_private.h). */
+double map_quality_share(double left, size_t ni, double build, double first, int *capped)
+{
+	double plan = first / QUALITY_PLAN_ROUNDS;
+
+	if (plan < QUALITY_BUILD_FIT * build)
+		plan = QUALITY_BUILD_FIT * build;
+	*capped = left / (double)ni > QUALITY_PLAN_LAST * plan;
+	return *capped ? plan : left / (double)ni;
+}
+
 int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 {
 	uint32_t n = ctx->g->n, *mem, *cur;
@@ -168,6 +190,8 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 	size_t nt = nthreads(), i;
 	unsigned round, stall = 0, k = 0;
 	int tries;
+	double first = 0; /* an item's share of the first round without a plan */
+	int capped;
 
 	if (n < 2 || ctx->t->nlevels < 2)
 		return 0;
@@ -186,7 +210,9 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 		 * for its search (small budgets: one construction taken to its end beats four cut short) */
 		while (best < 0 && ni > 1 && left / (double)ni < QUALITY_BUILD_FIT * build)
 			ni--;
-		share = left / (double)ni, won = ni;
+		if (round == 0)
+			first = left / (double)ni;
+		share = map_quality_share(left, ni, build, first, &capped), won = ni;
 		if (share < QUALITY_MIN_SHARE_MS)
 			break;
 		tries = best < 0 && share < QUALITY_BUILD_FIT * build ? QUALITY_FEW_TRIES : 0;
@@ -204,7 +230,7 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 		spent += run_round(items, ni, nt < ni ? nt : ni);
 		for (i = 0; i < ni; i++) {
 			if (!items[i].restart && ml_cpu < 0)
-				ml_cpu = items[i].cpu, build = items[i].build;
+				ml_cpu = build = items[i].build;
 			if (items[i].rc == 0 && items[i].cost >= 0 &&
 			    (best < 0 || items[i].cost < best * (1 - 1e-12)) &&
 			    (won == ni || items[i].cost < items[won].cost))

@@ -869,6 +869,28 @@ static void check_offline_default(void)
 	topo_target_destroy(t);
 }
 
+/* The quality mode's plan (quality.c, map_quality_share): a budget that leaves an item many constructions
+ * is spread over rounds (restarts from the best between them) instead of one long search each. */
+static void check_plan(void)
+{
+	int capped = -1, c2 = -1, c3 = -1, c4 = -1;
+	/* rand1024 of tests/bench/mapping at its best peer's 3.27 CPU s: 4 items, 800 ms each, 30 ms a construction */
+	double s = map_quality_share(3200, 4, 30, 800, &capped);
+	/* the last round: less than one and a half plans left an item takes all of it */
+	double last = map_quality_share(140, 4, 30, 800, &c2);
+	/* rankmapctl map's offline default at 1,024 ranks: one item, 60 ms left, an estimated construction of 82 */
+	double small = map_quality_share(60, 1, 82, 60, &c3);
+	/* a plan shorter than a construction: the plan is a construction and its search (1.25 x 82 ms) */
+	double fit = map_quality_share(900, 4, 82, 225, &c4);
+
+	check(capped == 1 && s < 800 / 4.0 && s >= 800 / 16.0,
+	      "with 800 ms an item and 30 ms a construction, a round's share is planned (%.1f ms, 8 rounds: 100)", s);
+	check(c2 == 0 && fabs(last - 35) < 1e-9, "the last round takes what is left (%.1f ms of 35)", last);
+	check(c3 == 0 && fabs(small - 60) < 1e-9, "the offline default's 60 ms are not planned (%.1f ms)", small);
+	check(c4 == 1 && fabs(fit - 1.25 * 82) < 1e-9, "a plan never leaves less than a construction's 1.25 (%.1f ms)",
+	      fit);
+}
+
 int main(void)
 {
 	struct tcase cases[] = {
@@ -905,5 +927,6 @@ int main(void)
 	check_kway_fm();
 	check_refusals();
 	check_offline_default();
+	check_plan();
 	return harness_done();
 }
