@@ -49,7 +49,9 @@
  *
  * The swaps between the parts that exact sizes forbid as moves are left to refine.c's hierarchy-aware
  * swap search, which quality.c runs on the result. Time O((ranks + edges) x levels x passes), memory
- * O(ranks + edges). Deterministic for a seed. No code is taken from those projects.
+ * O(ranks + edges). Deterministic for a seed without a deadline; with one, the lighter and stronger forms'
+ * extra V-cycles and the flows' pairs stop at 70 % of the time (ML_STRONG_SHARE), so that how many run
+ * depends on the machine's speed. No code is taken from those projects.
  */
 #include <errno.h>
 #include <stdlib.h>
