@@ -595,8 +595,8 @@ int ml_flow_refine(struct ml *M, const struct lgraph *h, uint32_t k, const doubl
 		double alpha = 1;
 		int round;
 
-		if (map_now_ms() > (M->xuntil > 0 ? M->xuntil : M->deadline))
-			break; /* (past the construction's share for extras: its rest must fit the deadline) */
+		if (map_now_ms() > (M->funtil > 0 && M->funtil < M->deadline ? M->funtil : M->deadline))
+			break; /* (in auto's portfolio, past the construction's share for extras: its rest must fit) */
 		for (round = 0; round < ML_FLOW_ROUNDS && (round == 0 || map_now_ms() <= M->deadline); round++) {
 			double la = wt[a] - lo[a] < cap[b] - wt[b] ? wt[a] - lo[a] : cap[b] - wt[b];
 			double lb = wt[b] - lo[b] < cap[a] - wt[a] ? wt[b] - lo[b] : cap[a] - wt[a];

@@ -28,9 +28,10 @@ struct ml {
 	int vcycles;     /* V-cycles on each tree node's k-way split (ML_VCYCLE_MIN_PER_PART) */
 	int xvcycles;    /* and up to this many more while the thread's CPU time is before xuntil */
 	double xuntil;
-	int tries; /* initial partitions tried on the coarsest graph */
-	int lp;    /* coarsening by label propagation (lp_coarsen), else by matching (coarsen) */
-	int flow;  /* flow refinement (ml_flow_refine) after FM on levels of at least this many vertices; 0: none */
+	double funtil; /* no flow refinement of a new pair after this CPU time (ml_flow.c) */
+	int tries;     /* initial partitions tried on the coarsest graph */
+	int lp;        /* coarsening by label propagation (lp_coarsen), else by matching (coarsen) */
+	int flow;      /* flow refinement (ml_flow_refine) after FM on levels of at least this many vertices; 0: none */
 	int oom, late;
 };
 
