@@ -95,7 +95,8 @@ double ml_fine_imbalance = ML_FINE_IMBALANCE;
 #define ML_VCYCLE_MIN_PER_PART ML_COARSE_PER_PART /* V-cycles only where the split's graph coarsens */
 
 /* The finest level after its FM within ML_FINE_IMBALANCE: exact sizes (the excess diffused away, least
- * loss first), FM within one vertex of them (its pairs of moves are exchanges), exact sizes again. */
+ * loss first), FM within one vertex of them (its pairs of moves are exchanges), exact sizes again. Without
+ * again, the exact sizes only (a finest level where flows ran, and the end of ml_kway). */
 static int exact_fm(const struct lgraph *h, uint32_t k, const uint32_t *tgt, int again, uint32_t *part, double *wt,
 		    double *cap, double *lo, double *conn, uint32_t *tl)
 {
@@ -344,9 +345,7 @@ static int ml_kway(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *t
 		goto out;
 	if (M->flow && h->n >= (uint32_t)M->flow && flow_level(M, h, k, tgt, part, wt, cap, lo, conn, tl, vs) < 0)
 		goto out;
-	for (i = 0; i < k; i++)
-		cap[i] = tgt[i];
-	if (ml_diffuse(h, k, tgt, cap, part, wt, conn, tl) < 0 || ml_balance(h, k, tgt, part, wt, conn, tl) < 0)
+	if (exact_fm(h, k, tgt, 0, part, wt, cap, lo, conn, tl) < 0) /* exact sizes */
 		goto out;
 	rc = 0;
 out:
