@@ -23,6 +23,8 @@
 #define PARSE_WALL_MS 30000.0             /* one input: hwloc parses megabytes in well under a second */
 #define PARSE_MEM ((size_t)2 << 30)       /* address space the child may add to its parent's */
 #define PARSE_MAX_OUT ((size_t)256 << 20) /* an export larger than this is refused */
+/* the highest PU or NUMA node index a topology may hold (Linux's NR_CPUS is at most 8,192 on x86-64) */
+#define PARSE_MAX_INDEX 65535
 
 /* The caller's bytes, NUL-terminated (hwloc wants the size including the NUL). */
 static char *zcopy(const char *buf, size_t len)
@@ -77,6 +79,17 @@ static void *child_diff(const char *buf, size_t len, size_t *out_len, rm_error_t
 	return out;
 }
 
+/* No index above PARSE_MAX_INDEX in set. An index no machine has (fuzz_hwloc_xml: a misspelt os_index
+ * left hwloc a processor at bit 2^32-1 of the root's cpuset, beyond int, where hwloc_bitmap_last gives
+ * -1) makes hwloc's export write every word of the bitmap: 17-30 s and hundreds of megabytes for one
+ * 13 KB file. */
+static int index_ok(hwloc_const_bitmap_t set)
+{
+	int last = set ? hwloc_bitmap_last(set) : -1;
+
+	return !set || hwloc_bitmap_iszero(set) || (last >= 0 && last <= PARSE_MAX_INDEX);
+}
+
 /* Set in the child only (child_parse never runs in the caller's process). */
 static hwloc_topology_t keep_loaded;
 
@@ -107,9 +120,21 @@ static void *child_parse(void *arg, const void *req, size_t reqlen, size_t *out_
 	}
 	if (r[0] == TOPO_PARSE_ALL_TYPES)
 		hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-	if (topo_hwloc_load_bytes(topo, buf, len) == 0 && hwloc_topology_export_xmlbuffer(topo, &xml, &xlen, 0) == 0) {
-		out = export_copy(xml, xlen, out_len);
-		hwloc_free_xmlbuffer(topo, xml);
+	if (topo_hwloc_load_bytes(topo, buf, len) == 0) {
+		hwloc_obj_t root = hwloc_get_root_obj(topo);
+
+		if (!root || !index_ok(root->cpuset) || !index_ok(root->complete_cpuset) ||
+		    !index_ok(root->complete_nodeset)) {
+			hwloc_topology_destroy(topo);
+			errno = EINVAL;
+			return rm_error_set(err, "", 0, 0, "a PU or NUMA node index above %d: no machine has one",
+					    PARSE_MAX_INDEX),
+			       NULL;
+		}
+		if (hwloc_topology_export_xmlbuffer(topo, &xml, &xlen, 0) == 0) {
+			out = export_copy(xml, xlen, out_len);
+			hwloc_free_xmlbuffer(topo, xml);
+		}
 	}
 	hwloc_topology_destroy(topo);
 	if (!out)
