@@ -126,7 +126,7 @@ static void *child_parse(void *arg, const void *req, size_t reqlen, size_t *out_
 		if (!root || !index_ok(root->cpuset) || !index_ok(root->complete_cpuset) ||
 		    !index_ok(root->complete_nodeset)) {
 			hwloc_topology_destroy(topo);
-			errno = EINVAL;
+			errno = EDOM; /* (not EINVAL: the caller shows this text, not its guess at hwloc's reason) */
 			return rm_error_set(err, "", 0, 0, "a PU or NUMA node index above %d: no machine has one",
 					    PARSE_MAX_INDEX),
 			       NULL;
@@ -228,6 +228,8 @@ char *topo_parse_guarded(struct topo_cluster *c, int kind, const char *buf, size
 	}
 	if (saved == EINVAL) /* hwloc refused the input: the caller explains why */
 		rm_error_set(err, source, 0, 0, "hwloc cannot parse it");
+	else if (saved == EDOM) /* hwloc parsed it, and child_parse refused it: its own reason */
+		rm_error_set(err, source, 0, 0, "malformed hwloc XML topology (%s)", e.text);
 	else /* crashed, hung, too large: named, and this input only */
 		rm_error_set(err, source, 0, 0, "%s %s", e.source, e.text);
 	errno = saved;

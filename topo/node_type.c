@@ -247,10 +247,14 @@ struct topo_nodetype *topo_hwloc_type_from_xml(struct topo_cluster *c, const cha
 	}
 	if (!canon) {
 		free(norm);
-		if (errno == EINVAL)
+		if (errno == EINVAL) {
 			topo_hwloc_xml_error(buf, len, source, err);
-		else
+		} else {
+			int e = errno == EDOM ? EINVAL : errno; /* (EDOM: refused by node_parse.c, its text given) */
+
 			rm_error_set(err, source, 0, 0, "%s", perr.text);
+			errno = e;
+		}
 		return NULL;
 	}
 	if (hwloc_topology_init(&topo) < 0) {

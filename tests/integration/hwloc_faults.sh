@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/integration/hwloc_faults.sh: real cluster data whose files no test had seen.
 # - Per-host fault isolation: a bad diff, a truncated reference (its diffs too), an unreadable file
-#   (run as an unprivileged user: root reads anyway), a symlink loop, a FIFO and an empty file, each
+#   (run as an unprivileged user: root reads anyway), a symlink loop, a FIFO, an empty file and a PU
+#   index above 65535 (refused with that reason, not hwloc's generic one), each
 #   among good files: `rankmapctl report` keeps the other hosts and lists the bad one (kind, host,
 #   file, line, reason); --strict fails naming the file. rankmapd on a directory holding all of them
 #   starts, warns once per bad host, serves ping and the anomalies through `report --socket`; on a
@@ -67,6 +68,9 @@ mkcase fifo && mkfifo "$T/fifo/ff.xml"
 check_case fifo bad_host_file ff ff.xml "not a regular file (a FIFO)" 1
 mkcase empty && : >"$T/empty/ee.xml"
 check_case empty bad_host_file ee ee.xml "empty file" 1
+# a processor index no machine has (fuzz_hwloc_xml's regression input): refused with its own reason
+mkcase bigidx && cp "$DATA/fuzz-regressions/fuzz_hwloc_xml/hwloc-pu-index-2p32" "$T/bigidx/bi.xml"
+check_case bigidx bad_host_file bi bi.xml "index above 65535: no machine has one" 1
 mkcase unreadable && cp "$V1/node002.xml" "$T/unreadable/yy.xml" && chmod 000 "$T/unreadable/yy.xml"
 if [ "$(id -u)" -ne 0 ]; then
 	check_case unreadable bad_host_file yy yy.xml "Permission denied" 1
