@@ -44,7 +44,7 @@
  * mesh2d-4k at 246 ms 2,343,691 on seeds 0-7 (1.0192 of SharedMap) and 2,347,778 on seeds 0-63, against
  * 2,357,025 and 2,367,664 with 16 and 4 at the former default of 165 ms (the budget alone: 2,365,344 on
  * seeds 0-31, against 2,366,602; RESULTS.md, ninth round). */
-#define AUTO_STRONG_FACTOR 1.45
+#define AUTO_STRONG_FACTOR MAP_STRONG_FACTOR /* (mapping.h) */
 
 struct candidate {
 	const char *name;

@@ -144,6 +144,9 @@ int map_compute_guarded(const char *algo, const map_graph_t *g, const topo_targe
 /* auto's quality mode starts at a budget of this many times its default for the graph (and at least
  * MAP_QUALITY_MIN_MS): below, auto is the fast portfolio, whatever the budget. */
 #define MAP_QUALITY_FACTOR 2.0
+/* At 4,096 ranks (mesh-like graphs), a budget of at least this many times the default gives auto's
+ * stronger construction (auto.c; the offline default, map_offline_budget_ms, is 1.5 times there). */
+#define MAP_STRONG_FACTOR 1.45
 #define MAP_QUALITY_MIN_MS 20.0
 
 /* The default budget for n ranks (time_budget_ms <= 0): 0.025 ms a rank up to 512 ranks, 0.04 above, at

@@ -842,7 +842,7 @@ static void check_offline_default(void)
 		      fabs(map_offline_budget_ms(8640) - 518.4) < 1e-9 && map_offline_budget_ms(1u << 20) == 1000,
 	      "the offline default: 100 ms up to 2,500 ranks, a job's above, 0.06 ms a rank from 4,096 (at most "
 	      "1 s)");
-	check(map_offline_budget_ms(4096) >= 1.45 * map_default_budget_ms(4096) &&
+	check(map_offline_budget_ms(4096) >= MAP_STRONG_FACTOR * map_default_budget_ms(4096) &&
 		      map_offline_budget_ms(4096) < MAP_QUALITY_FACTOR * map_default_budget_ms(4096),
 	      "at 4,096 ranks the offline default gives auto's stronger construction, not the quality mode");
 	for (unsigned seed = 0; seed < 3; seed++) {
