@@ -145,6 +145,9 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
  * (map_multilevel_vc's: on from ML_FLOW_MIN_RANKS ranks, 4,096, so that a job's first call below that
  * runs as before). */
 int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, int flow, uint32_t *perm);
+/* map_multilevel_vc with each tree node's split made reps times (each a fresh multilevel k-way partition
+ * and its nvcycles V-cycles), the smallest cut kept: the quality mode's stronger form (quality.c). */
+int map_multilevel_reps(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int reps, int lp, uint32_t *perm);
 /* The quality mode's V-cycles per tree node's split (quality.c). 8 instead of 4 (tests/bench/mapping,
  * RESULTS.md, eighth round): at the best peer's CPU time mesh3d-16k 0.9 % cheaper (2 seeds), powerlaw-1k
  * 0.3 % (4 seeds), powerlaw-8k 0.1 % (1 seed), rand1024 0.1 % (6 seeds), mesh2d-4k equal (4 seeds); at
@@ -156,6 +159,10 @@ int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcy
  * Returns 0, or -1 when out of memory. */
 int map_ml_lp_level(const map_graph_t *g, unsigned seed, uint32_t maxc, uint32_t *cmap, uint32_t *nc, uint64_t *cw,
 		    double *cew);
+/* quality.c: the form of the quality mode's constructions for a budget of left ms and a plain
+ * construction's estimated CPU time build: QUALITY_SPLIT_REPS (4) partitions of each split when left
+ * holds four items of 1.25 times the stronger form's (2.5 times build), else 1 (the plain form). */
+int map_quality_reps(double left, double build);
 /* quality.c: improves perm (a bijection, auto's result at the default budget) with the rest of the
  * budget (ctx->deadline, CPU time of all threads together); never returns a costlier perm. Returns 0,
  * or -1 (err set) when out of memory. */

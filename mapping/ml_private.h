@@ -30,6 +30,8 @@ struct ml {
 	double xuntil;
 	double funtil; /* no flow refinement of a new pair after this CPU time (ml_flow.c) */
 	int tries;     /* initial partitions tried on the coarsest graph */
+	int reps;      /* independent k-way partitions of each tree node's split (each with its V-cycles), the
+			* smallest cut kept (at least 1) */
 	int lp;        /* coarsening by label propagation (lp_coarsen), else by matching (coarsen) */
 	int flow;      /* flow refinement (ml_flow_refine) after FM on levels of at least this many vertices; 0: none */
 	int oom, late;

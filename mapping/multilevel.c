@@ -47,6 +47,10 @@
  *    rand1024, 0.8 % on powerlaw-1k, 0.1 % on mesh2d-4k; in auto's default portfolio, with 16 initial
  *    partitions instead of 24 to keep its time, 2.3 % cheaper on mesh2d-4k (mean of 5 seeds).
  *
+ *  - in the quality mode's stronger form, each node's split (its k-way partition and V-cycles) is made
+ *    several times, each from the rng where the last left it, and the smallest cut kept (split): a
+ *    multi-start of the whole multilevel partition, which varies far more than its V-cycles improve.
+ *
  * The swaps between the parts that exact sizes forbid as moves are left to refine.c's hierarchy-aware
  * swap search, which quality.c runs on the result. Time O((ranks + edges) x levels x passes), memory
  * O(ranks + edges). Deterministic for a seed without a deadline; with one, the lighter and stronger forms'
@@ -385,6 +389,35 @@ static int vcycles(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *t
 	return 0;
 }
 
+/* A tree node's k-way split of h: ml_kway and its V-cycles, M->reps times with the rng going on (each
+ * a fresh multilevel partition), the smallest cut kept. The first is the split that one would give. */
+static int split(struct ml *M, struct lgraph *h, uint32_t k, const uint32_t *tgt, uint32_t *part)
+{
+	uint32_t *p2;
+	double c0;
+	int r;
+
+	if (ml_kway(M, h, k, tgt, part) < 0 || vcycles(M, h, k, tgt, part) < 0)
+		return -1;
+	if (M->reps <= 1)
+		return 0;
+	if (!(p2 = malloc(((size_t)h->n + 1) * sizeof(*p2))))
+		return M->oom = 1, -1;
+	c0 = ml_cut_of(h, part);
+	for (r = 1; r < M->reps; r++) {
+		double c1;
+
+		if (ml_kway(M, h, k, tgt, p2) < 0 || vcycles(M, h, k, tgt, p2) < 0) {
+			free(p2);
+			return -1;
+		}
+		if ((c1 = ml_cut_of(h, p2)) < c0)
+			memcpy(part, p2, (size_t)h->n * sizeof(*p2)), c0 = c1;
+	}
+	free(p2);
+	return 0;
+}
+
 /* Places ranks vs[0..n-1] in the subtree of level lev spanning slots [lo, hi). */
 static int place(struct ml *M, int lev, uint32_t lo, uint32_t hi, uint32_t *vs, uint32_t n)
 {
@@ -441,7 +474,7 @@ static int place(struct ml *M, int lev, uint32_t lo, uint32_t hi, uint32_t *vs, 
 	if (k == 1) {
 		for (i = 0; i < n; i++)
 			part[i] = 0;
-	} else if (ml_kway(M, h, k, tgt, part) < 0 || vcycles(M, h, k, tgt, part) < 0) {
+	} else if (split(M, h, k, tgt, part) < 0) {
 		goto out;
 	}
 	ml_lg_free(h);
@@ -467,22 +500,22 @@ out:
 	return rc;
 }
 
-static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int xvcycles, int lp, int flow,
-		  int guard, uint32_t *perm);
+static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int xvcycles, int reps, int lp,
+		  int flow, int guard, uint32_t *perm);
 
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
-	return ml_run(ctx, seed, ML_DEFAULT_TRIES, ML_DEFAULT_VCYCLES, 0, 0, -1, 1, perm);
+	return ml_run(ctx, seed, ML_DEFAULT_TRIES, ML_DEFAULT_VCYCLES, 0, 1, 0, -1, 1, perm);
 }
 
 int map_multilevel_strong(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
-	return ml_run(ctx, seed, ML_STRONG_TRIES, ML_DEFAULT_VCYCLES, ML_STRONG_XVCYCLES, 0, -1, 1, perm);
+	return ml_run(ctx, seed, ML_STRONG_TRIES, ML_DEFAULT_VCYCLES, ML_STRONG_XVCYCLES, 1, 0, -1, 1, perm);
 }
 
 int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
-	return ml_run(ctx, seed, ML_FAST_TRIES, 1, ML_FAST_VCYCLES - 1, 1, -1, 1, perm);
+	return ml_run(ctx, seed, ML_FAST_TRIES, 1, ML_FAST_VCYCLES - 1, 1, 1, -1, 1, perm);
 }
 
 int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, uint32_t *perm)
@@ -492,14 +525,19 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
 
 int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, int flow, uint32_t *perm)
 {
-	return ml_run(ctx, seed, tries, nvcycles, 0, lp, flow, 0, perm);
+	return ml_run(ctx, seed, tries, nvcycles, 0, 1, lp, flow, 0, perm);
+}
+
+int map_multilevel_reps(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int reps, int lp, uint32_t *perm)
+{
+	return ml_run(ctx, seed, tries, nvcycles, 0, reps, lp, -1, 0, perm);
 }
 
 /* guard: the flows' pairs too stop at ML_STRONG_SHARE of the time (auto's portfolio, whose construction must
  * end within its budget; the quality mode's items end at their deadline, where a construction cut short is
  * only one item lost: there the guard cost mesh3d-16k 0.17 % at the best peer's CPU time, 2 seeds) */
-static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int xvcycles, int lp, int flow,
-		  int guard, uint32_t *perm)
+static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int xvcycles, int reps, int lp,
+		  int flow, int guard, uint32_t *perm)
 {
 	struct ml M;
 	uint32_t n = ctx->g->n, i, *vs;
@@ -510,7 +548,7 @@ static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, 
 	M.g = ctx->g, M.t = ctx->t, M.perm = perm, M.deadline = ctx->deadline, M.vcycles = nvcycles;
 	M.xvcycles = xvcycles, M.xuntil = now + ML_STRONG_SHARE * (ctx->deadline - now);
 	M.funtil = guard ? M.xuntil : ctx->deadline;
-	M.tries = tries > 0 ? tries : ML_INIT_TRIES, M.lp = lp;
+	M.tries = tries > 0 ? tries : ML_INIT_TRIES, M.lp = lp, M.reps = reps > 1 ? reps : 1;
 	if (flow < 0)
 		flow = n >= ML_FLOW_MIN_RANKS;
 	M.flow = flow ? ML_FLOW_MIN_LEVEL : 0;

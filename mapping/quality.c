@@ -47,6 +47,16 @@
  * construction's own time: the whole item's, which equals a share, skipped every construction of the
  * later rounds, by a few microseconds; on mesh2d-4k 0.3 % costlier over 8 seeds).
  *
+ * The stronger construction (map_quality_reps, from a budget that holds four of its constructions at
+ * QUALITY_BUILD_FIT each): each tree node's split is made QUALITY_SPLIT_REPS times, each a fresh multilevel
+ * partition with QUALITY_REPS_VCYCLES V-cycles, and the smallest cut kept (multilevel.c: split). The
+ * splits below the top vary most: on mesh3d-16k the best of 4 of each 1,024-rank group's 16-way split
+ * cut 2-6 % less than the first, where 8 more V-cycles are rarely kept (about 30 % of them cut less), and
+ * the construction alone cost 19,980,935 after one search instead of 20,124,988 (4 seeds, 2.3 times the
+ * time). At the best peer's CPU time (tests/bench/mapping, RESULTS.md, tenth round), against the plain
+ * form: mesh3d-16k 0.9963 of SharedMap instead of 1.0023 (2 seeds), powerlaw-8k 1.0036 instead of 1.0059
+ * (2), rand1024 1.0005 instead of 1.0025 (4), mesh2d-4k 0.9955 instead of 0.9990 (4).
+ *
  * Small budgets (rankmapctl map's offline default, engine.c: 100 ms at 128 to 2,500 ranks): until a round
  * has found a mapping, a round has only as many items as leave each QUALITY_BUILD_FIT times a
  * construction's CPU time (QUALITY_BUILD_MS_PER_RANK a rank until one was measured), at least one; when
@@ -74,6 +84,11 @@
 #define QUALITY_PLAN_ROUNDS 8          /* the budget's rounds, planned (map_quality_share) */
 #define QUALITY_PLAN_LAST 1.5          /* a round with less than this many planned shares left takes the rest */
 #define QUALITY_VCYCLES MAP_QUALITY_VCYCLES /* multilevel.c's V-cycles per tree node's split (mapping_private.h) */
+/* The stronger construction (map_quality_reps): each tree node's split made QUALITY_SPLIT_REPS times with
+ * QUALITY_REPS_VCYCLES V-cycles each, about QUALITY_REPS_COST times the plain one's CPU time. */
+#define QUALITY_SPLIT_REPS 4
+#define QUALITY_REPS_VCYCLES 2
+#define QUALITY_REPS_COST 2.5
 
 struct item {
 	const map_ctx_t *ctx;
@@ -81,6 +96,7 @@ struct item {
 	uint32_t *perm;
 	unsigned seed;
 	int restart, strength, on_main, tries; /* tries: initial partitions of a construction (0: its own) */
+	int reps;                              /* each split's partitions (map_multilevel_reps; 1: the plain form) */
 	/* on_main: run by the calling thread (its clock counts it) */ /* strength: kicks + 1 random moves a step of the restarted local search */
 	double share, cpu, cost, build; /* build: the construction's CPU time (restarts: 0) */
 	int rc;
@@ -106,7 +122,8 @@ static void run_item(struct item *it)
 	it->rc = 0;
 	if (it->restart)
 		memcpy(it->perm, it->best, (size_t)n * sizeof(*it->perm));
-	else if (map_multilevel_vc(&sub, it->seed, it->tries, QUALITY_VCYCLES, 1, it->perm) < 0 ||
+	else if (map_multilevel_reps(&sub, it->seed, it->tries, it->reps > 1 ? QUALITY_REPS_VCYCLES : QUALITY_VCYCLES,
+				     it->reps, 1, it->perm) < 0 ||
 		 map_repair(sub.g, sub.t, it->perm) < 0)
 		it->rc = -1;
 	it->build = it->restart ? 0 : map_now_ms() - t0;
@@ -181,6 +198,12 @@ double map_quality_share(double left, size_t ni, double build, double first, int
 	return *capped ? plan : left / (double)ni;
 }
 
+/* The construction's form for a quality mode of left ms (mapping_private.h). */
+int map_quality_reps(double left, double build)
+{
+	return left >= QUALITY_ITEMS * QUALITY_BUILD_FIT * QUALITY_REPS_COST * build ? QUALITY_SPLIT_REPS : 1;
+}
+
 int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 {
 	uint32_t n = ctx->g->n, *mem, *cur;
@@ -189,8 +212,8 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 	double build = QUALITY_BUILD_MS_PER_RANK * n; /* a construction's CPU time: estimated, then measured */
 	size_t nt = nthreads(), i;
 	unsigned round, stall = 0, k = 0;
-	int tries;
-	double first = 0; /* an item's share of the first round without a plan */
+	int tries, reps = 0; /* reps: the constructions' form, chosen at the first round */
+	double first = 0;    /* an item's share of the first round without a plan */
 	int capped;
 
 	if (n < 2 || ctx->t->nlevels < 2)
@@ -206,6 +229,8 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 		double left = ctx->deadline - map_now_ms() - spent, share;
 		size_t ni = QUALITY_ITEMS, won;
 
+		if (!reps && (reps = map_quality_reps(left, build)) > 1)
+			build *= QUALITY_REPS_COST;
 		/* until a round has found a mapping, as many items as leave each a construction and time
 		 * for its search (small budgets: one construction taken to its end beats four cut short) */
 		while (best < 0 && ni > 1 && left / (double)ni < QUALITY_BUILD_FIT * build)
@@ -226,6 +251,7 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 			items[i].restart = (best >= 0 && k % 2 == 0) || ml_cpu > share;
 			items[i].strength = 1 + (int)(k / 3 % 4); /* two to five kicks a step */
 			items[i].tries = tries;
+			items[i].reps = reps;
 		}
 		spent += run_round(items, ni, nt < ni ? nt : ni);
 		for (i = 0; i < ni; i++) {
