@@ -132,8 +132,8 @@ int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
 /* map_multilevel for auto's default portfolio above 4,096 ranks, where its budget is too short for 16
  * initial partitions and 4 V-cycles: 12 and 3, coarsening by label propagation. */
 int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
-/* map_multilevel with 48 initial partitions instead of 16 and 6 V-cycles instead of 4, the last 2 only
- * while it has used less than 70 % of its time to the deadline: auto's at 4,096 ranks when
+/* map_multilevel with 48 initial partitions instead of 16, 6 V-cycles instead of 4 (the last 2 only
+ * while it has used less than 70 % of its time to the deadline) and coarsening by label propagation: auto's at 4,096 ranks when
  * its budget is at least 1.45 times a job's default (the offline default there: 1.5 times). */
 int map_multilevel_strong(const map_ctx_t *ctx, unsigned seed, uint32_t *perm);
 /* The same with tries initial partitions of each coarsest graph (0: ML_INIT_TRIES, 24), nvcycles
