@@ -3,9 +3,10 @@
  *
  * auto first runs its portfolio at the default budget (auto.c); the quality mode returns that result
  * unless its rounds find a mapping no costlier, and the rounds start from nothing the default's budget
- * could cut (so that a seed gives one result). The rest of the budget goes to rounds of QUALITY_ITEMS
- * independent searches, run on up to QUALITY_MAX_THREADS threads (the machine's online CPUs), each with
- * its own seed:
+ * could cut (so that a seed gives one result). The rest of the budget goes to rounds of searches, run
+ * on up to QUALITY_MAX_THREADS threads (the machine's online CPUs), each with its own seed: QUALITY_ITEMS
+ * independent constructions until a round has found a mapping, then QUALITY_RESTART_ITEMS restarts a
+ * round:
  *
  *  - a multilevel construction (multilevel.c: hierarchical multisection by multilevel recursive
  *    bisection, coarsening by size-constrained label propagation, each tree node's split then improved
@@ -16,13 +17,18 @@
  *    objective; at the best peer's CPU time, one seed each: powerlaw-1k 0.9924 of the best peer instead
  *    of 1.0022, mesh2d-4k 1.0059 instead of 1.0126, mesh3d-16k 1.0170 instead of 1.0192, powerlaw-8k
  *    1.0086 instead of 1.0099, rand1024 1.0040 instead of 1.0041);
- *  - every second item (from the second round; at the best peer's CPU time this gave 1.2 % less than
- *    every third on mesh2d-4k, 0.3 % less on powerlaw-1k, 0.1 % more on rand1024) instead restarts the
+ *  - from the second round, every item restarts the
  *    iterated local search from the rounds' best mapping so far, with a fresh seed and two to five
  *    random moves a step, on every level of mlrefine.c's V-cycle too (a fresh matching of the best
  *    mapping's pairs each time: Walshaw's iterated multilevel refinement; its kicks move a rank next to one of its neighbours, in any group of the
  *    tree: the swap neighbourhoods N_C^d of von Kirchbach, Schulz and Traeff, "Better process mapping
  *    and sparse quadratic assignment", SEA 2017, with d = 1 and C the groups of the lowest level).
+ *    Before the tenth round of RESULTS.md every second item of a later round was a new construction;
+ *    at the best peer's CPU time none of them won after the first round on rand1024, mesh2d-4k,
+ *    mesh3d-16k or powerlaw-8k, and a round of two restarts gives the chain of restarts twice the
+ *    time: rand1024 1.0000 of VieM instead of 1.0004 (6 seeds), mesh2d-4k 0.9923 of SharedMap instead
+ *    of 0.9939 (6), powerlaw-8k 1.0027 instead of 1.0036 (2), mesh3d-16k 0.9971 against 0.9963 (2).
+ *    Two a round, not one per thread, so that a seed gives one result whatever the number of threads.
  *
  * refine.c's gains are those of the tree's distances, which for a tree target are the Steiner-tree
  * gains of Mt-KaHyPar's process mapping (Heuer, Maas, Schlag, Schulz, Seemaier, Sanders, "Multilevel
@@ -35,8 +41,8 @@
  * a share left. The budget is planned over QUALITY_PLAN_ROUNDS rounds (map_quality_share): an item's
  * share is at most an eighth of the first round's (but never less than QUALITY_BUILD_FIT constructions),
  * and the round that would leave less than QUALITY_PLAN_LAST shares takes the rest: more rounds of
- * shorter searches, every second restarted from the best so far, instead of one round of four long
- * searches each from its own construction. At the best peer's CPU time (tests/bench/mapping,
+ * shorter searches, restarted from the best so far (every second until the tenth round), instead of
+ * one round of four long searches each from its own construction. At the best peer's CPU time (tests/bench/mapping,
  * RESULTS.md, ninth round): rand1024 0.12 % cheaper (10 seeds), powerlaw-8k 0.27 % (2 seeds),
  * powerlaw-1k 0.32 %, rand128 0.27 % (4 seeds each), mesh3d-16k 0.27 % (1 seed), mesh2d-4k (8 seeds)
  * and cg128 equal. The rounds stop at the budget, after QUALITY_MAX_ROUNDS rounds, or after
@@ -73,7 +79,8 @@
 
 #include "mapping_private.h"
 
-#define QUALITY_ITEMS 4
+#define QUALITY_ITEMS 4         /* a round's items until one found a mapping */
+#define QUALITY_RESTART_ITEMS 2 /* and then: restarts from the best (whatever the number of threads) */
 #define QUALITY_MAX_THREADS 8
 #define QUALITY_MAX_ROUNDS 256
 #define QUALITY_STALL_ROUNDS 32
@@ -227,7 +234,7 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 	for (round = 0; round < QUALITY_MAX_ROUNDS && stall < QUALITY_STALL_ROUNDS; round++) {
 		/* CPU left: the budget less this thread's time since the start and the other threads' */
 		double left = ctx->deadline - map_now_ms() - spent, share;
-		size_t ni = QUALITY_ITEMS, won;
+		size_t ni = best >= 0 ? QUALITY_RESTART_ITEMS : QUALITY_ITEMS, won;
 
 		if (!reps && (reps = map_quality_reps(left, build)) > 1)
 			build *= QUALITY_REPS_COST;
@@ -248,7 +255,7 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 				.ctx = ctx, .best = best >= 0 ? cur : perm, .perm = mem + i * n, .share = share
 			};
 			items[i].seed = ctx->opt.seed * 2654435761u + k + 1;
-			items[i].restart = (best >= 0 && k % 2 == 0) || ml_cpu > share;
+			items[i].restart = best >= 0 || ml_cpu > share;
 			items[i].strength = 1 + (int)(k / 3 % 4); /* two to five kicks a step */
 			items[i].tries = tries;
 			items[i].reps = reps;
