@@ -161,7 +161,8 @@ int map_ml_lp_level(const map_graph_t *g, unsigned seed, uint32_t maxc, uint32_t
 		    double *cew);
 /* quality.c: the form of the quality mode's constructions for a budget of left ms and a plain
  * construction's estimated CPU time build: QUALITY_SPLIT_REPS (4) partitions of each split when left
- * holds four items of 1.25 times the stronger form's (2.5 times build), else 1 (the plain form). */
+ * holds 1.4 times four items of 1.25 times the stronger form's (2.5 times build), else 1 (the plain
+ * form; also when a first round of the stronger form found nothing). */
 int map_quality_reps(double left, double build);
 /* quality.c: improves perm (a bijection, auto's result at the default budget) with the rest of the
  * budget (ctx->deadline, CPU time of all threads together); never returns a costlier perm. Returns 0,

@@ -53,8 +53,9 @@
  * construction's own time: the whole item's, which equals a share, skipped every construction of the
  * later rounds, by a few microseconds; on mesh2d-4k 0.3 % costlier over 8 seeds).
  *
- * The stronger construction (map_quality_reps, from a budget that holds four of its constructions at
- * QUALITY_BUILD_FIT each): each tree node's split is made QUALITY_SPLIT_REPS times, each a fresh multilevel
+ * The stronger construction (map_quality_reps, from a budget that holds QUALITY_REPS_MARGIN times four of
+ * its constructions at QUALITY_BUILD_FIT each, so that a later round is left when they take longer than
+ * estimated; a first round of them that found nothing turns the plain form back on): each tree node's split is made QUALITY_SPLIT_REPS times, each a fresh multilevel
  * partition with QUALITY_REPS_VCYCLES V-cycles, and the smallest cut kept (multilevel.c: split). The
  * splits below the top vary most: on mesh3d-16k the best of 4 of each 1,024-rank group's 16-way split
  * cut 2-6 % less than the first, where 8 more V-cycles are rarely kept (about 30 % of them cut less), and
@@ -96,6 +97,7 @@
 #define QUALITY_SPLIT_REPS 4
 #define QUALITY_REPS_VCYCLES 2
 #define QUALITY_REPS_COST 2.5
+#define QUALITY_REPS_MARGIN 1.4 /* the stronger form when the budget holds this many times four of them */
 
 struct item {
 	const map_ctx_t *ctx;
@@ -208,7 +210,9 @@ double map_quality_share(double left, size_t ni, double build, double first, int
 /* The construction's form for a quality mode of left ms (mapping_private.h). */
 int map_quality_reps(double left, double build)
 {
-	return left >= QUALITY_ITEMS * QUALITY_BUILD_FIT * QUALITY_REPS_COST * build ? QUALITY_SPLIT_REPS : 1;
+	return left >= QUALITY_REPS_MARGIN * QUALITY_ITEMS * QUALITY_BUILD_FIT * QUALITY_REPS_COST * build
+		       ? QUALITY_SPLIT_REPS
+		       : 1;
 }
 
 int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
@@ -268,6 +272,11 @@ int map_auto_quality(const map_ctx_t *ctx, uint32_t *perm)
 			    (best < 0 || items[i].cost < best * (1 - 1e-12)) &&
 			    (won == ni || items[i].cost < items[won].cost))
 				won = i;
+		}
+		if (best < 0 && won == ni && reps > 1) { /* (no stronger construction fitted: the plain form) */
+			reps = 1;
+			build /= QUALITY_REPS_COST;
+			ml_cpu = -1;
 		}
 		if (won < ni) {
 			best = items[won].cost;

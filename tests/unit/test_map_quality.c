@@ -16,7 +16,7 @@
  *    (MAP_QUALITY_VCYCLES) the same against 4;
  *  - its stronger form (each split made 4 times, the smallest cut kept): never more traffic between the
  *    top-level groups than the plain form, less on some seed and cheaper over 4 seeds; with 1 the plain
- *    form itself; chosen from a budget of four of its constructions;
+ *    form itself; chosen from a budget of 1.4 times four of its constructions;
  *  - the finest level's FM within 3 % of the sizes before exact sizes: cheaper over 8 seeds of an
  *    irregular mesh than FM within one vertex only (the default portfolio's form of the construction);
  *  - the lighter form's 12 initial partitions and 3 V-cycles: cheaper over 6 seeds of a power-law graph
@@ -50,7 +50,13 @@
 #include "ml_private.h"
 #include "tests/harness.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+/* (the sanitizers make a construction several times slower: at 400 ms the quality mode's first round did
+ * not end on three of the five graphs on a loaded machine, with or without its stronger form) */
+#define QBUDGET 1600.0
+#else
 #define QBUDGET 400.0
+#endif
 
 struct edges {
 	uint32_t *s, *d;
@@ -381,10 +387,12 @@ static void check_split_reps(void)
 	      worse);
 	check(less > 0 && s4 < s1, "and cost less: top-level cut lower on %d of 4 seeds, mean cost %.0f against %.0f",
 	      less, s4 / 4, s1 / 4);
-	check(map_quality_reps(100, 0.08 * 1024) == 1 && map_quality_reps(3270, 0.08 * 1024) > 1 &&
-		      map_quality_reps(10000, 0.08 * 16384) == 1 && map_quality_reps(36310, 0.08 * 16384) > 1,
-	      "the stronger form from four of its constructions' time: not at 100 ms on 1,024 ranks nor 10 s on "
-	      "16,384, at 3.27 s and 36.31 s (the best peers' times there)");
+	check(map_quality_reps(100, 0.08 * 1024) == 1 && map_quality_reps(400, 0.08 * 384) == 1 &&
+		      map_quality_reps(3270, 0.08 * 1024) > 1 && map_quality_reps(10000, 0.08 * 16384) == 1 &&
+		      map_quality_reps(6220, 0.08 * 4096) > 1 && map_quality_reps(36310, 0.08 * 16384) > 1,
+	      "the stronger form from 1.4 times four of its constructions' time: not at 100 ms on 1,024 ranks, "
+	      "400 ms on 384 (where four would take it all) nor 10 s on 16,384; at 3.27 s, 6.22 s and 36.31 s "
+	      "(the best peers' times on 1,024, 4,096 and 16,384)");
 	free(p1), free(p4), free(pr);
 	topo_target_destroy(t);
 	map_graph_destroy(g);
