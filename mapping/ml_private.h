@@ -40,8 +40,9 @@ struct ml {
  * FM within one vertex of them (ML_FINE_IMBALANCE); at 0, FM within one vertex only (as before the
  * eighth round of tests/bench/mapping/RESULTS.md). Only tests change it, to compare. */
 extern double ml_fine_imbalance;
-/* multilevel.c: the quality mode's construction (map_multilevel_flow with label propagation) keeps every
- * cluster within 1/ml_quality_cluster_div of the smallest part (32; auto's portfolio ML_CLUSTER_DIV, 8).
+/* multilevel.c: the quality mode's construction (map_multilevel_flow with label propagation) on a graph
+ * with hubs keeps every cluster within 1/ml_quality_cluster_div of the smallest part (32; elsewhere
+ * ML_CLUSTER_DIV, 8).
  * Only tests change it, to compare. */
 extern uint32_t ml_quality_cluster_div;
 

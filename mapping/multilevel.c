@@ -17,7 +17,7 @@
  *  - each bisection (and k-way split of 2) is multilevel: heavy-edge matching in a seeded random order
  *    (or, in the quality mode, size-constrained label propagation: lp_coarsen),
  *    the rating w(u,v) / (c(u) c(v)) (c the ranks a coarse vertex holds) so that clusters stay even, no
- *    cluster above an eighth of the smallest part (the quality mode's:
+ *    cluster above an eighth of the smallest part (the quality mode's on a graph with hubs:
  *    a 32nd, ml_quality_cluster_div), until the graph is small (ML_COARSE_PER_PART x parts,
  *    and at least ML_COARSE_MIN vertices) or stops shrinking;
  *  - initial partition of the coarsest graph: greedy growing of each part by strongest connection,
@@ -93,8 +93,9 @@
 #define ML_FINE_IMBALANCE 0.03 /* the finest level's FM first, then exact sizes (exact_fm) */
 
 double ml_fine_imbalance = ML_FINE_IMBALANCE;
-/* The quality mode's construction (map_multilevel_flow with label propagation): no cluster above 1/32 of
- * the smallest part of the partition being computed, instead of ML_CLUSTER_DIV's 1/8. Label propagation
+/* The quality mode's construction (map_multilevel_flow with label propagation) on a graph with hubs
+ * (has_hubs): no cluster above 1/32 of the smallest part of the partition being computed, instead of
+ * ML_CLUSTER_DIV's 1/8. Label propagation
  * on a power-law graph grows clusters around the hubs up to the limit, and a bisection's halves are
  * large (4,096 ranks at the top of tests/bench/mapping's powerlaw-8k, clusters of up to 513): the coarse
  * graph of the first bisection had 36 vertices, the split's initial partitions were made of a few hub
@@ -105,7 +106,11 @@ double ml_fine_imbalance = ML_FINE_IMBALANCE;
  * 750,963; the whole construction's cost 13,736,834 / 13,743,647 at 1/8 and 13,626,437 / 13,654,774 at
  * 1/32 (-0.8 % / -0.65 %), its CPU time 436 -> 524 ms. mesh3d-16k's top-level cut 378,696 -> 373,566
  * (cost 20,358,113 -> 20,339,722), rand1024 88,775 -> 87,922, mesh2d-4k's cost 2,377,371 -> 2,369,831
- * (seeds 0-3). Only tests change it, to compare. */
+ * (seeds 0-3). The quality mode (auto at 3 s), seeds 0-3: powerlaw-8k 13,688,651 -> 13,592,246 (-0.70 %;
+ * at 10 s, seeds 0-1, -0.66 %); but mesh2d-4k, seeds 0-11, 2,306,337 -> 2,320,737 (+0.6 %), hence only
+ * on graphs with hubs, where the large clusters are hub neighbourhoods. Only tests change it, to
+ * compare. */
+#define ML_HUB_RATIO 8
 uint32_t ml_quality_cluster_div = 32;
 #define ML_VCYCLE_MIN_PER_PART ML_COARSE_PER_PART /* V-cycles only where the split's graph coarsens */
 
@@ -506,9 +511,24 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
 	return map_multilevel_flow(ctx, seed, tries, nvcycles, lp, -1, perm);
 }
 
+/* Whether g has hubs: a rank with more than ML_HUB_RATIO times the mean number of neighbours (the
+ * power-law graphs of tests/bench/mapping: 16-37 times; its meshes, stencils and random graphs at most
+ * 2.1). O(ranks). */
+static int has_hubs(const map_graph_t *g)
+{
+	uint64_t most = 0;
+	uint32_t u;
+
+	for (u = 0; u < g->n; u++)
+		if (g->xadj[u + 1] - g->xadj[u] > most)
+			most = g->xadj[u + 1] - g->xadj[u];
+	return g->n && (double)most > ML_HUB_RATIO * (double)g->xadj[g->n] / g->n;
+}
+
 int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, int flow, uint32_t *perm)
 {
-	return ml_run(ctx, seed, tries, nvcycles, 0, lp, flow, 0, lp ? ml_quality_cluster_div : ML_CLUSTER_DIV, perm);
+	return ml_run(ctx, seed, tries, nvcycles, 0, lp, flow, 0,
+		      lp && has_hubs(ctx->g) ? ml_quality_cluster_div : ML_CLUSTER_DIV, perm);
 }
 
 /* guard: the flows' pairs too stop at ML_STRONG_SHARE of the time (auto's portfolio, whose construction must

@@ -342,10 +342,11 @@ static void check_vcycles(void)
 	map_graph_destroy(g);
 }
 
-/* The quality mode's construction keeps clusters within a 32nd of the smallest part
+/* The quality mode's construction on a graph with hubs keeps clusters within a 32nd of the smallest part
  * (ml_quality_cluster_div, multilevel.c), not an eighth: on a power-law graph of 4,096 ranks split 8 ways
  * at the top, the mean top-level cut over 4 seeds is smaller than with an eighth (on tests/bench/mapping's
- * powerlaw-8k 747,115 against 761,082), and both give bijections. */
+ * powerlaw-8k 747,115 against 761,082), and both give bijections; on a mesh of 4,096 ranks (no hubs) the
+ * limit is not used (the same mapping with either). */
 static void check_quality_clusters(void)
 {
 	map_graph_t *g = gen_powerlaw(4096);
@@ -363,6 +364,20 @@ static void check_quality_clusters(void)
 		}
 	}
 	ml_quality_cluster_div = keep;
+	{ /* a mesh has no hubs (has_hubs): its construction keeps an eighth, the same mapping either way */
+		map_graph_t *m = gen_mesh(64);
+		map_ctx_t mc = { .g = m, .t = t, .deadline = 1e300 };
+		uint32_t *q = malloc(t->nslots * sizeof(*q));
+
+		ml_quality_cluster_div = 8;
+		ok &= map_multilevel_vc(&mc, 1, 8, 2, 1, q) == 0;
+		ml_quality_cluster_div = keep;
+		ok &= map_multilevel_vc(&mc, 1, 8, 2, 1, p) == 0;
+		check(ok && !memcmp(p, q, m->n * sizeof(*p)),
+		      "on a mesh (no hubs) the quality mode's construction is the same with either limit");
+		free(q);
+		map_graph_destroy(m);
+	}
 	printf("# power law 4096, top-level cut over 4 seeds: %.0f with clusters within 1/8, %.0f within 1/%u\n",
 	       sum[0], sum[1], keep);
 	check(ok, "the quality mode's construction gives bijections with either cluster limit");
