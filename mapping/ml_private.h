@@ -33,6 +33,7 @@ struct ml {
 	int reps;      /* independent k-way partitions of each tree node's split (each with its V-cycles), the
 			* smallest cut kept (at least 1) */
 	int lp;        /* coarsening by label propagation (lp_coarsen), else by matching (coarsen) */
+	uint32_t cdiv; /* no cluster above 1/cdiv of the smallest part (ML_CLUSTER_DIV, ml_quality_cluster_div) */
 	int flow;      /* flow refinement (ml_flow_refine) after FM on levels of at least this many vertices; 0: none */
 	int oom, late;
 };
@@ -41,6 +42,11 @@ struct ml {
  * FM within one vertex of them (ML_FINE_IMBALANCE); at 0, FM within one vertex only (as before the
  * eighth round of tests/bench/mapping/RESULTS.md). Only tests change it, to compare. */
 extern double ml_fine_imbalance;
+/* multilevel.c: the quality mode's construction (map_multilevel_flow with label propagation) on a graph
+ * with hubs keeps every cluster within 1/ml_quality_cluster_div of the smallest part (32; elsewhere
+ * ML_CLUSTER_DIV, 8).
+ * Only tests change it, to compare. */
+extern uint32_t ml_quality_cluster_div;
 
 static inline uint32_t ml_rnd(struct ml *M)
 {

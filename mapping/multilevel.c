@@ -17,7 +17,8 @@
  *  - each bisection (and k-way split of 2) is multilevel: heavy-edge matching in a seeded random order
  *    (or, in the quality mode, size-constrained label propagation: lp_coarsen),
  *    the rating w(u,v) / (c(u) c(v)) (c the ranks a coarse vertex holds) so that clusters stay even, no
- *    cluster above an eighth of the smallest part, until the graph is small (ML_COARSE_PER_PART x parts,
+ *    cluster above an eighth of the smallest part (the quality mode's on a graph with hubs:
+ *    a 32nd, ml_quality_cluster_div), until the graph is small (ML_COARSE_PER_PART x parts,
  *    and at least ML_COARSE_MIN vertices) or stops shrinking;
  *  - initial partition of the coarsest graph: greedy growing of each part by strongest connection,
  *    ML_INIT_TRIES seeded tries each balanced and refined by FM, the smallest cut kept;
@@ -65,7 +66,7 @@
 
 #define ML_COARSE_PER_PART 24
 #define ML_COARSE_MIN 160 /* the coarsest graph keeps at least this many vertices */
-#define ML_CLUSTER_DIV 8  /* no cluster above 1/8 of the smallest part */
+#define ML_CLUSTER_DIV 8  /* no cluster above 1/8 of the smallest part (matching, auto's portfolio) */
 #define ML_INIT_TRIES 24  /* the quality mode's; auto's default portfolio: ML_DEFAULT_TRIES */
 #define ML_DEFAULT_TRIES 16
 #define ML_DEFAULT_VCYCLES 4
@@ -98,6 +99,25 @@
 #define ML_FINE_IMBALANCE 0.03 /* the finest level's FM first, then exact sizes (exact_fm) */
 
 double ml_fine_imbalance = ML_FINE_IMBALANCE;
+/* The quality mode's construction (map_multilevel_flow with label propagation) on a graph with hubs
+ * (has_hubs): no cluster above 1/32 of the smallest part of the partition being computed, instead of
+ * ML_CLUSTER_DIV's 1/8. Label propagation
+ * on a power-law graph grows clusters around the hubs up to the limit, and a bisection's halves are
+ * large (4,096 ranks at the top of tests/bench/mapping's powerlaw-8k, clusters of up to 513): the coarse
+ * graph of the first bisection had 36 vertices, the split's initial partitions were made of a few hub
+ * neighbourhoods, and neither FM, flows nor V-cycles recovered from them. Measured with the quality
+ * mode's construction alone (24 initial partitions, 4 V-cycles, flows), top-level 8-way cut of powerlaw-8k
+ * (kaffpa strong with --imbalance=0: 740,055 and 738,999 on seeds 0 and 1), means of seeds 0-3 / 4-7:
+ * 1/8 761,082 / 762,542, 1/16 763,507, 1/24 748,138, 1/32 747,115 / 748,071, 1/40 746,765, 1/64
+ * 750,963; the whole construction's cost 13,736,834 / 13,743,647 at 1/8 and 13,626,437 / 13,654,774 at
+ * 1/32 (-0.8 % / -0.65 %), its CPU time 436 -> 524 ms. mesh3d-16k's top-level cut 378,696 -> 373,566
+ * (cost 20,358,113 -> 20,339,722), rand1024 88,775 -> 87,922, mesh2d-4k's cost 2,377,371 -> 2,369,831
+ * (seeds 0-3). The quality mode (auto at 3 s), seeds 0-3: powerlaw-8k 13,688,651 -> 13,592,246 (-0.70 %;
+ * at 10 s, seeds 0-1, -0.66 %); but mesh2d-4k, seeds 0-11, 2,306,337 -> 2,320,737 (+0.6 %), hence only
+ * on graphs with hubs, where the large clusters are hub neighbourhoods. Only tests change it, to
+ * compare. */
+#define ML_HUB_RATIO 8
+uint32_t ml_quality_cluster_div = 32;
 #define ML_VCYCLE_MIN_PER_PART ML_COARSE_PER_PART /* V-cycles only where the split's graph coarsens */
 
 /* The finest level after its FM within ML_FINE_IMBALANCE: exact sizes (the excess diffused away, least
@@ -192,7 +212,7 @@ static int ml_partition(struct ml *M, struct lgraph *h, uint32_t k, const uint32
 			M->oom = 1;
 			break;
 		}
-		lv[nl] = (M->lp ? ml_lp_coarsen : ml_coarsen)(M, lv[nl - 1], mint / ML_CLUSTER_DIV + 1, cps[nl - 1],
+		lv[nl] = (M->lp ? ml_lp_coarsen : ml_coarsen)(M, lv[nl - 1], mint / M->cdiv + 1, cps[nl - 1],
 							      cmaps[nl - 1], &stop);
 		if (!lv[nl]) {
 			free(cmaps[nl - 1]);
@@ -503,21 +523,22 @@ out:
 }
 
 static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int xvcycles, int reps, int lp,
-		  int flow, int guard, uint32_t *perm);
+		  int flow, int guard, uint32_t cdiv, uint32_t *perm);
 
 int map_multilevel(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
-	return ml_run(ctx, seed, ML_DEFAULT_TRIES, ML_DEFAULT_VCYCLES, 0, 1, 0, -1, 1, perm);
+	return ml_run(ctx, seed, ML_DEFAULT_TRIES, ML_DEFAULT_VCYCLES, 0, 1, 0, -1, 1, ML_CLUSTER_DIV, perm);
 }
 
 int map_multilevel_strong(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
-	return ml_run(ctx, seed, ML_STRONG_TRIES, ML_DEFAULT_VCYCLES, ML_STRONG_XVCYCLES, 1, 1, -1, 1, perm);
+	return ml_run(ctx, seed, ML_STRONG_TRIES, ML_DEFAULT_VCYCLES, ML_STRONG_XVCYCLES, 1, 1, -1, 1, ML_CLUSTER_DIV,
+		      perm);
 }
 
 int map_multilevel_fast(const map_ctx_t *ctx, unsigned seed, uint32_t *perm)
 {
-	return ml_run(ctx, seed, ML_FAST_TRIES, 1, ML_FAST_VCYCLES - 1, 1, 1, -1, 1, perm);
+	return ml_run(ctx, seed, ML_FAST_TRIES, 1, ML_FAST_VCYCLES - 1, 1, 1, -1, 1, ML_CLUSTER_DIV, perm);
 }
 
 int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, uint32_t *perm)
@@ -525,21 +546,37 @@ int map_multilevel_vc(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycl
 	return map_multilevel_flow(ctx, seed, tries, nvcycles, lp, -1, perm);
 }
 
+/* Whether g has hubs: a rank with more than ML_HUB_RATIO times the mean number of neighbours (the
+ * power-law graphs of tests/bench/mapping: 16-37 times; its meshes, stencils and random graphs at most
+ * 2.1). O(ranks). */
+static int has_hubs(const map_graph_t *g)
+{
+	uint64_t most = 0;
+	uint32_t u;
+
+	for (u = 0; u < g->n; u++)
+		if (g->xadj[u + 1] - g->xadj[u] > most)
+			most = g->xadj[u + 1] - g->xadj[u];
+	return g->n && (double)most > ML_HUB_RATIO * (double)g->xadj[g->n] / g->n;
+}
+
 int map_multilevel_flow(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int lp, int flow, uint32_t *perm)
 {
-	return ml_run(ctx, seed, tries, nvcycles, 0, 1, lp, flow, 0, perm);
+	return ml_run(ctx, seed, tries, nvcycles, 0, 1, lp, flow, 0,
+		      lp && has_hubs(ctx->g) ? ml_quality_cluster_div : ML_CLUSTER_DIV, perm);
 }
 
 int map_multilevel_reps(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int reps, int lp, uint32_t *perm)
 {
-	return ml_run(ctx, seed, tries, nvcycles, 0, reps, lp, -1, 0, perm);
+	return ml_run(ctx, seed, tries, nvcycles, 0, reps, lp, -1, 0,
+		      lp && has_hubs(ctx->g) ? ml_quality_cluster_div : ML_CLUSTER_DIV, perm);
 }
 
 /* guard: the flows' pairs too stop at ML_STRONG_SHARE of the time (auto's portfolio, whose construction must
  * end within its budget; the quality mode's items end at their deadline, where a construction cut short is
  * only one item lost: there the guard cost mesh3d-16k 0.17 % at the best peer's CPU time, 2 seeds) */
 static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, int xvcycles, int reps, int lp,
-		  int flow, int guard, uint32_t *perm)
+		  int flow, int guard, uint32_t cdiv, uint32_t *perm)
 {
 	struct ml M;
 	uint32_t n = ctx->g->n, i, *vs;
@@ -551,6 +588,7 @@ static int ml_run(const map_ctx_t *ctx, unsigned seed, int tries, int nvcycles, 
 	M.xvcycles = xvcycles, M.xuntil = now + ML_STRONG_SHARE * (ctx->deadline - now);
 	M.funtil = guard ? M.xuntil : ctx->deadline;
 	M.tries = tries > 0 ? tries : ML_INIT_TRIES, M.lp = lp, M.reps = reps > 1 ? reps : 1;
+	M.cdiv = cdiv ? cdiv : ML_CLUSTER_DIV;
 	if (flow < 0)
 		flow = n >= ML_FLOW_MIN_RANKS;
 	M.flow = flow ? ML_FLOW_MIN_LEVEL : 0;
