@@ -5,8 +5,8 @@
  * unless its rounds find a mapping no costlier, and the rounds start from nothing the default's budget
  * could cut (so that a seed gives one result). The rest of the budget goes to rounds of searches, run
  * on up to QUALITY_MAX_THREADS threads (the machine's online CPUs), each with its own seed: QUALITY_ITEMS
- * independent constructions until a round has found a mapping, then QUALITY_RESTART_ITEMS restarts a
- * round:
+ * constructions a round until a round has found a mapping (restarts from the default's result instead,
+ * when a construction did not fit a share), then QUALITY_RESTART_ITEMS restarts a round:
  *
  *  - a multilevel construction (multilevel.c: hierarchical multisection by multilevel recursive
  *    bisection, coarsening by size-constrained label propagation, each tree node's split then improved
@@ -17,7 +17,7 @@
  *    objective; at the best peer's CPU time, one seed each: powerlaw-1k 0.9924 of the best peer instead
  *    of 1.0022, mesh2d-4k 1.0059 instead of 1.0126, mesh3d-16k 1.0170 instead of 1.0192, powerlaw-8k
  *    1.0086 instead of 1.0099, rand1024 1.0040 instead of 1.0041);
- *  - from the second round, every item restarts the
+ *  - after the first round that found a mapping, every item restarts the
  *    iterated local search from the rounds' best mapping so far, with a fresh seed and two to five
  *    random moves a step, on every level of mlrefine.c's V-cycle too (a fresh matching of the best
  *    mapping's pairs each time: Walshaw's iterated multilevel refinement; its kicks move a rank next to one of its neighbours, in any group of the
@@ -27,7 +27,7 @@
  *    at the best peer's CPU time none of them won after the first round on rand1024, mesh2d-4k,
  *    mesh3d-16k or powerlaw-8k, and a round of two restarts gives the chain of restarts twice the
  *    time: rand1024 1.0000 of VieM instead of 1.0004 (6 seeds), mesh2d-4k 0.9923 of SharedMap instead
- *    of 0.9939 (6), powerlaw-8k 1.0027 instead of 1.0036 (2), mesh3d-16k 0.9971 against 0.9963 (2).
+ *    of 0.9939 (6), powerlaw-8k 1.0027 instead of 1.0036 (2), mesh3d-16k 0.9955 against 0.9956 (4).
  *    Two a round, not one per thread, so that a seed gives one result whatever the number of threads.
  *
  * refine.c's gains are those of the tree's distances, which for a tree target are the Steiner-tree

@@ -114,8 +114,9 @@ int topo_hwloc_xml_error(const char *buf, size_t len, const char *source, rm_err
 /* hwloc's parsers in a child process. kind: TOPO_PARSE_TOPO (as topo_hwloc_load_bytes
  * with the default filters), TOPO_PARSE_ALL_TYPES (every object type kept), TOPO_PARSE_DIFF (a topology
  * diff). Returns hwloc's export of what the child parsed (XML, NUL-terminated, *out_len without the NUL;
- * caller frees), or NULL with err naming source: errno EINVAL when hwloc refused the input, else ECHILD
- * (the parser crashed), ETIMEDOUT, EMSGSIZE or ENOMEM, with the reason. The child is kept for the next
+ * caller frees), or NULL with err naming source: errno EINVAL when hwloc refused the input, EDOM when
+ * hwloc parsed it and the child refused it (a PU or NUMA index above 65535; its reason in err), else
+ * ECHILD (the parser crashed), ETIMEDOUT, EMSGSIZE or ENOMEM, with the reason. The child is kept for the next
  * input until topo_parse_end(c). */
 enum { TOPO_PARSE_TOPO = 'X', TOPO_PARSE_ALL_TYPES = 'A', TOPO_PARSE_DIFF = 'D' };
 char *topo_parse_guarded(struct topo_cluster *c, int kind, const char *buf, size_t len, const char *source,
