@@ -14,9 +14,7 @@
  *    level's groups than the same seed without them (each is kept only when it cuts less), and less on
  *    some seed of a 2,048-rank random graph (they do something); the quality mode's number of them
  *    (MAP_QUALITY_VCYCLES) the same against 4;
- *  - its stronger form (each split made 4 times, the smallest cut kept): never more traffic between the
- *    top-level groups than the plain form, less on some seed and cheaper over 4 seeds; with 1 the plain
- *    form itself; chosen from a budget of 1.4 times four of its constructions;
+ *  - (its stronger form and its clusters on graphs with hubs: test_map_construct.c);
  *  - the finest level's FM within 3 % of the sizes before exact sizes: cheaper over 8 seeds of an
  *    irregular mesh than FM within one vertex only (the default portfolio's form of the construction);
  *  - the lighter form's 12 initial partitions and 3 V-cycles: cheaper over 6 seeds of a power-law graph
@@ -49,6 +47,7 @@
 #include "mapping_private.h"
 #include "ml_private.h"
 #include "tests/harness.h"
+#include "map_quality_gen.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /* (the sanitizers make a construction several times slower: at 400 ms the quality mode's first round did
@@ -57,175 +56,6 @@
 #else
 #define QBUDGET 400.0
 #endif
-
-struct edges {
-	uint32_t *s, *d;
-	double *w;
-	size_t n, cap;
-};
-
-static uint64_t rng = 0x243f6a8885a308d3ull;
-
-static uint32_t rnd(void)
-{
-	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-	return (uint32_t)(rng >> 11);
-}
-
-static void add(struct edges *e, uint32_t a, uint32_t b, double w)
-{
-	if (a == b)
-		return;
-	if (e->n == e->cap) {
-		e->cap = e->cap ? 2 * e->cap : 1024;
-		e->s = realloc(e->s, e->cap * sizeof(*e->s));
-		e->d = realloc(e->d, e->cap * sizeof(*e->d));
-		e->w = realloc(e->w, e->cap * sizeof(*e->w));
-		if (!e->s || !e->d || !e->w)
-			abort();
-	}
-	e->s[e->n] = a, e->d[e->n] = b, e->w[e->n++] = w;
-}
-
-static map_graph_t *finish(struct edges *e, uint32_t n)
-{
-	map_graph_t *g = map_graph_from_edges(n, e->n, e->s, e->d, e->w, NULL);
-
-	free(e->s), free(e->d), free(e->w);
-	memset(e, 0, sizeof(*e));
-	return g;
-}
-
-static map_graph_t *gen_random(uint32_t n)
-{
-	struct edges e = { 0 };
-
-	for (uint32_t i = 0; i < n; i++)
-		for (int k = 0; k < 4; k++)
-			add(&e, i, rnd() % n, 1 + rnd() % 100);
-	return finish(&e, n);
-}
-
-/* An irregular 2D mesh: a grid with every cell joined to its right and lower neighbours, a third of
- * the diagonals, random weights, ranks shuffled. */
-static map_graph_t *gen_mesh(uint32_t side)
-{
-	uint32_t n = side * side, *p = malloc(n * sizeof(*p));
-	struct edges e = { 0 };
-
-	for (uint32_t i = 0; i < n; i++)
-		p[i] = i;
-	for (uint32_t i = n; i > 1; i--) {
-		uint32_t j = rnd() % i, x = p[i - 1];
-
-		p[i - 1] = p[j], p[j] = x;
-	}
-	for (uint32_t x = 0; x < side; x++)
-		for (uint32_t y = 0; y < side; y++) {
-			uint32_t r = x * side + y;
-
-			if (y + 1 < side)
-				add(&e, p[r], p[r + 1], 10 + rnd() % 91);
-			if (x + 1 < side)
-				add(&e, p[r], p[r + side], 10 + rnd() % 91);
-			if (x + 1 < side && y + 1 < side && rnd() % 3 == 0)
-				add(&e, p[r], p[r + side + 1], 10 + rnd() % 40);
-		}
-	free(p);
-	return finish(&e, n);
-}
-
-static map_graph_t *gen_powerlaw(uint32_t n)
-{
-	struct edges e = { 0 };
-	uint32_t *ends = malloc(8 * (size_t)n * sizeof(*ends)), ne = 0;
-
-	for (uint32_t v = 1; v < n; v++)
-		for (int k = 0; k < 3; k++) {
-			uint32_t t = ne ? ends[rnd() % ne] : 0;
-
-			if (t == v)
-				continue;
-			add(&e, v, t, 1 + rnd() % 100);
-			ends[ne++] = t, ends[ne++] = v;
-		}
-	free(ends);
-	return finish(&e, n);
-}
-
-static map_graph_t *gen_stencil27(uint32_t nx, uint32_t ny, uint32_t nz, const double wd[3])
-{
-	struct edges e = { 0 };
-
-	for (uint32_t x = 0; x < nx; x++)
-		for (uint32_t y = 0; y < ny; y++)
-			for (uint32_t z = 0; z < nz; z++)
-				for (int d = 1; d < 27; d++) {
-					int o[3] = { d / 9 - 1, d / 3 % 3 - 1, d % 3 - 1 };
-					int X = (int)x + o[0], Y = (int)y + o[1], Z = (int)z + o[2];
-					double w = 1;
-
-					if ((o[0] == 0 && o[1] == 0 && o[2] == 0) || X < 0 || Y < 0 || Z < 0 ||
-					    X >= (int)nx || Y >= (int)ny || Z >= (int)nz)
-						continue;
-					for (int k = 0; k < 3; k++)
-						w *= o[k] ? wd[k] : 1;
-					if ((uint32_t)((X * (int)ny + Y) * (int)nz + Z) > (x * ny + y) * nz + z)
-						add(&e, (x * ny + y) * nz + z,
-						    (uint32_t)((X * (int)ny + Y) * (int)nz + Z), w);
-				}
-	return finish(&e, nx * ny * nz);
-}
-
-/* The cost from the edges and the tleaf's arities alone. */
-static double cost_indep(const map_graph_t *g, int L, const uint32_t *arity, const double *dist, const uint32_t *perm)
-{
-	uint64_t below[16], slots = 1;
-	double total = 0;
-
-	for (int l = 0; l < L; l++)
-		slots *= arity[l];
-	for (int l = 0; l < L; l++)
-		slots /= arity[l], below[l] = slots;
-	for (uint32_t u = 0; u < g->n; u++)
-		for (uint64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++) {
-			uint32_t v = g->adj[k], a = perm[u], b = perm[v];
-			int l = 0;
-
-			if (v <= u || a == b)
-				continue;
-			while (l < L && a / below[l] == b / below[l])
-				l++;
-			total += g->w[k] * dist[l];
-		}
-	return total;
-}
-
-static double cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-struct tcase {
-	const char *name;
-	map_graph_t *g;
-	int L;
-	uint32_t arity[4];
-	double dist[4];
-};
-
-static topo_target_t *target_of(const struct tcase *c)
-{
-	char s[256];
-	int used = snprintf(s, sizeof(s), "tleaf %d", c->L);
-
-	for (int l = 0; l < c->L; l++)
-		used += snprintf(s + used, sizeof(s) - (size_t)used, " %u %g", c->arity[l], c->dist[l]);
-	return topo_target_from_tleaf(s, NULL);
-}
 
 /* auto at the default budget and at QBUDGET: never costlier; returns 1 when strictly cheaper. */
 static int check_better(const struct tcase *c)
@@ -297,16 +127,6 @@ static void check_multilevel_alone(void)
 }
 
 /* Traffic between ranks in different top-level groups (arity a0 of slots / a0 each), counted here. */
-static double top_cut(const map_graph_t *g, uint32_t per_group, const uint32_t *perm)
-{
-	double s = 0;
-
-	for (uint32_t u = 0; u < g->n; u++)
-		for (uint64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++)
-			if (perm[u] / per_group != perm[g->adj[k]] / per_group)
-				s += g->w[k];
-	return s / 2;
-}
 
 static void check_vcycles(void)
 {
@@ -347,101 +167,6 @@ static void check_vcycles(void)
 	      MAP_QUALITY_VCYCLES, worse);
 	check(less > 0, "and leave less on some seed (%d of 3)", less);
 	free(p0), free(p4);
-	topo_target_destroy(t);
-	map_graph_destroy(g);
-}
-
-/* The quality mode's stronger construction (map_multilevel_reps, quality.c's QUALITY_SPLIT_REPS): each tree
- * node's split made 4 times, the smallest cut kept. Its first partition is the plain form's (the same seed
- * and rng), so it never leaves more traffic between the top-level groups; with 1 it is the plain form,
- * rank for rank; over 4 seeds of a 2,048-rank random graph it costs less (tests/bench/mapping, RESULTS.md
- * tenth round: at the best peer's CPU time mesh3d-16k 0.996 of SharedMap instead of 1.002). */
-static void check_split_reps(void)
-{
-	map_graph_t *g = gen_random(2048);
-	topo_target_t *t = topo_target_from_tleaf("tleaf 3 16 10 4 2 32 1", NULL); /* 2,048 slots */
-	const uint32_t ar[3] = { 16, 4, 32 };
-	const double di[3] = { 10, 2, 1 };
-	uint32_t *p1 = malloc(t->nslots * sizeof(*p1)), *p4 = malloc(t->nslots * sizeof(*p4));
-	uint32_t *pr = malloc(t->nslots * sizeof(*pr));
-	map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
-	int less = 0, worse = 0, same = 1, ok = 1;
-	double s1 = 0, s4 = 0;
-
-	for (unsigned seed = 0; seed < 4; seed++) {
-		double c1, c4;
-
-		ok &= map_multilevel_vc(&ctx, seed, 0, 2, 1, p1) == 0 &&
-		      map_multilevel_reps(&ctx, seed, 0, 2, 1, 1, pr) == 0 &&
-		      map_multilevel_reps(&ctx, seed, 0, 2, 4, 1, p4) == 0;
-		ok &= map_check_perm(p4, g->n, t->nslots) == 0;
-		same &= memcmp(p1, pr, g->n * sizeof(*p1)) == 0;
-		c1 = top_cut(g, 128, p1), c4 = top_cut(g, 128, p4);
-		s1 += cost_indep(g, 3, ar, di, p1), s4 += cost_indep(g, 3, ar, di, p4);
-		printf("# seed %u: top-level cut %.0f with one partition a split, %.0f with 4\n", seed, c1, c4);
-		less += c4<c1, worse += c4> c1;
-	}
-	check(ok, "the construction with 4 partitions a split runs and gives bijections onto the slots");
-	check(same, "with 1 partition a split it is the plain construction, rank for rank");
-	check(!worse, "4 partitions a split never leave more traffic between the top-level groups (%d of 4 seeds did)",
-	      worse);
-	check(less > 0 && s4 < s1, "and cost less: top-level cut lower on %d of 4 seeds, mean cost %.0f against %.0f",
-	      less, s4 / 4, s1 / 4);
-	check(map_quality_reps(100, 0.08 * 1024) == 1 && map_quality_reps(400, 0.08 * 384) == 1 &&
-		      map_quality_reps(3270, 0.08 * 1024) > 1 && map_quality_reps(10000, 0.08 * 16384) == 1 &&
-		      map_quality_reps(6220, 0.08 * 4096) > 1 && map_quality_reps(36310, 0.08 * 16384) > 1,
-	      "the stronger form from 1.4 times four of its constructions' time: not at 100 ms on 1,024 ranks, "
-	      "400 ms on 384 (where four would take it all) nor 10 s on 16,384; at 3.27 s, 6.22 s and 36.31 s "
-	      "(the best peers' times on 1,024, 4,096 and 16,384)");
-	free(p1), free(p4), free(pr);
-	topo_target_destroy(t);
-	map_graph_destroy(g);
-}
-
-/* The quality mode's construction on a graph with hubs keeps clusters within a 32nd of the smallest part
- * (ml_quality_cluster_div, multilevel.c), not an eighth: on a power-law graph of 4,096 ranks split 8 ways
- * at the top, the mean top-level cut over 4 seeds is smaller than with an eighth (on tests/bench/mapping's
- * powerlaw-8k 747,115 against 761,082), and both give bijections; on a mesh of 4,096 ranks (no hubs) the
- * limit is not used (the same mapping with either). */
-static void check_quality_clusters(void)
-{
-	map_graph_t *g = gen_powerlaw(4096);
-	topo_target_t *t = topo_target_from_tleaf("tleaf 3 8 14 16 10 32 1", NULL); /* 4,096 slots */
-	uint32_t *p = malloc(t->nslots * sizeof(*p)), keep = ml_quality_cluster_div;
-	map_ctx_t ctx = { .g = g, .t = t, .deadline = 1e300 };
-	double sum[2] = { 0, 0 };
-	int ok = 1;
-
-	for (int with = 0; with < 2; with++) {
-		ml_quality_cluster_div = with ? keep : 8;
-		for (unsigned seed = 0; seed < 4; seed++) {
-			ok &= map_multilevel_vc(&ctx, seed, 0, 4, 1, p) == 0 && map_check_perm(p, g->n, t->nslots) == 0;
-			sum[with] += top_cut(g, 512, p);
-		}
-	}
-	ml_quality_cluster_div = keep;
-	{ /* a mesh has no hubs (has_hubs): its construction keeps an eighth, the same mapping either way */
-		map_graph_t *m = gen_mesh(64);
-		map_ctx_t mc = { .g = m, .t = t, .deadline = 1e300 };
-		uint32_t *q = malloc(t->nslots * sizeof(*q));
-
-		ml_quality_cluster_div = 8;
-		ok &= map_multilevel_vc(&mc, 1, 8, 2, 1, q) == 0;
-		ml_quality_cluster_div = keep;
-		ok &= map_multilevel_vc(&mc, 1, 8, 2, 1, p) == 0;
-		check(ok && !memcmp(p, q, m->n * sizeof(*p)),
-		      "on a mesh (no hubs) the quality mode's construction is the same with either limit");
-		free(q);
-		map_graph_destroy(m);
-	}
-	printf("# power law 4096, top-level cut over 4 seeds: %.0f with clusters within 1/8, %.0f within 1/%u\n",
-	       sum[0], sum[1], keep);
-	check(ok, "the quality mode's construction gives bijections with either cluster limit");
-	check(sum[1] < sum[0],
-	      "its clusters within 1/%u of the smallest part cut less at the top than within 1/8 "
-	      "(%.0f against %.0f)",
-	      keep, sum[1], sum[0]);
-	free(p);
 	topo_target_destroy(t);
 	map_graph_destroy(g);
 }
@@ -1027,7 +752,6 @@ int main(void)
 	check_vcycles();
 	check_lp_clusters();
 	check_fine_imbalance();
-	check_quality_clusters();
 	check_fast_form();
 	check_strong_form();
 	check_default_mesh();
@@ -1039,7 +763,5 @@ int main(void)
 	check_refusals();
 	check_offline_default();
 	check_plan();
-	check_split_reps(); /* (last: the generators share one random sequence, and the checks above were
-			     * measured on the graphs it gave them) */
 	return harness_done();
 }
